@@ -1,0 +1,1 @@
+"""Tagging, trends and topics (filled by the tagging and trends issues)."""

@@ -1,0 +1,50 @@
+"""`radar`: a thin command line over the library. main(argv) -> exit code.
+
+Exit codes: 0 success; 1 usage or input error (one line naming the fix); 2 partial failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from store.errors import RadarError
+
+# Each module has register(subparsers); add a stage's command module here.
+COMMAND_MODULES = ("app.cmd_core",)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 1 (argparse's default is 2)
+        self.exit(1, f"radar: error: {message} (see `{self.prog} --help`)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="radar", description="Research Radar: track, tag, trend, report, reproduce.")
+    parser.add_argument("--workspace", "-w", metavar="DIR", help="workspace folder (default: $RADAR_HOME)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except RadarError as exc:
+        print(f"radar: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("radar: interrupted; what was stored is kept, rerun the command to resume", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

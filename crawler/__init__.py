@@ -1,0 +1,1 @@
+"""Crawlers: arXiv API and RSS listing, blog/news feeds, and snapshot import."""

@@ -1,0 +1,1 @@
+"""Embedding index and hybrid search (filled by the embedding issue)."""

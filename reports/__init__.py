@@ -1,0 +1,1 @@
+"""Weekly adoption reports (filled by the report issue)."""

@@ -1,0 +1,1 @@
+"""GRPO-family reproduction runs (filled by the repro issue)."""

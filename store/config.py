@@ -1,0 +1,158 @@
+"""radar.toml: one small, validated dataclass per stage.
+
+Errors say which key is wrong and how to fix it. Sections that later stages own
+(embedding, taxonomy, delivery, ...) are kept as parsed tables for those stages to
+validate with their own dataclasses.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from store.errors import ConfigError
+
+SOURCE_TYPES = ("arxiv", "arxiv-rss", "feed")
+ARXIV_MAX_PAGE_SIZE = 2000
+ARXIV_MAX_PER_QUERY = 30000
+ARXIV_MIN_INTERVAL_S = 3.0
+DEFAULT_CONFIG_TEXT = (Path(__file__).with_name("default_config.toml")).read_text(encoding="utf-8")
+
+
+def _check_keys(table: dict[str, Any], allowed: set[str], where: str) -> None:
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise ConfigError(
+            f"unknown key(s) {', '.join(unknown)} in {where}; valid keys: {', '.join(sorted(allowed))}"
+        )
+
+
+def _is_arxiv_host(url: str) -> bool:
+    host = (urlparse(url).hostname or "").lower()
+    return host == "arxiv.org" or host.endswith(".arxiv.org")
+
+
+@dataclass(frozen=True)
+class CrawlConfig:
+    """How to fetch: politeness, timeouts and bounded retries."""
+
+    user_agent: str = "research-radar/0.1 (mailto:you@example.org)"
+    timeout_s: float = 30.0
+    max_retries: int = 4
+    backoff_base_s: float = 3.0
+    max_backoff_s: float = 120.0
+
+    def __post_init__(self) -> None:
+        if self.timeout_s <= 0:
+            raise ConfigError("[crawl] timeout_s must be > 0 seconds")
+        if not 0 <= self.max_retries <= 10:
+            raise ConfigError("[crawl] max_retries must be between 0 and 10 (retries are bounded)")
+        if self.backoff_base_s < 0 or self.max_backoff_s < self.backoff_base_s:
+            raise ConfigError("[crawl] need 0 <= backoff_base_s <= max_backoff_s")
+
+
+@dataclass(frozen=True)
+class SourceConfig:
+    """What to fetch from one source."""
+
+    name: str
+    type: str
+    url: str = ""
+    base_url: str = ""
+    categories: tuple[str, ...] = ()
+    queries: tuple[str, ...] = ()
+    page_size: int = ARXIV_MAX_PAGE_SIZE
+    min_interval_s: float = ARXIV_MIN_INTERVAL_S
+    max_results: int = ARXIV_MAX_PER_QUERY
+    initial_days: int = 7
+    enabled: bool = True
+
+    def __post_init__(self) -> None:
+        where = f"source '{self.name}'"
+        if not self.name or not self.name.replace("-", "").replace("_", "").replace(".", "").isalnum():
+            raise ConfigError(f"source name {self.name!r} must be letters, digits, '-', '_' or '.'")
+        if self.type not in SOURCE_TYPES:
+            raise ConfigError(f"{where}: type {self.type!r} is not one of {', '.join(SOURCE_TYPES)}")
+        if self.type == "feed" and not self.url:
+            raise ConfigError(f"{where}: a feed needs url = \"https://.../feed.xml\"")
+        if self.type in ("arxiv", "arxiv-rss") and not self.base_url:
+            raise ConfigError(f"{where}: set base_url (e.g. https://export.arxiv.org/api/query)")
+        if self.type == "arxiv" and not (self.categories or self.queries):
+            raise ConfigError(f"{where}: give categories = [\"cs.LG\"] or queries = [\"all:GRPO\"]")
+        if self.type == "arxiv-rss" and not self.categories:
+            raise ConfigError(f"{where}: give categories = [\"cs.LG\", \"cs.AI\"]")
+        if not 1 <= self.page_size <= ARXIV_MAX_PAGE_SIZE:
+            raise ConfigError(f"{where}: page_size must be 1..{ARXIV_MAX_PAGE_SIZE} (the API maximum)")
+        if not 1 <= self.max_results <= ARXIV_MAX_PER_QUERY:
+            raise ConfigError(f"{where}: max_results must be 1..{ARXIV_MAX_PER_QUERY} (the API maximum)")
+        if self.min_interval_s < 0:
+            raise ConfigError(f"{where}: min_interval_s must be >= 0")
+        target = self.base_url or self.url
+        if _is_arxiv_host(target) and self.min_interval_s < ARXIV_MIN_INTERVAL_S:
+            raise ConfigError(
+                f"{where}: arXiv allows one request per {ARXIV_MIN_INTERVAL_S:g} s; set min_interval_s >= 3"
+            )
+        if self.initial_days < 0:
+            raise ConfigError(f"{where}: initial_days must be >= 0")
+
+    @property
+    def target(self) -> str:
+        return self.url or self.base_url
+
+
+@dataclass(frozen=True)
+class Config:
+    crawl: CrawlConfig = field(default_factory=CrawlConfig)
+    sources: tuple[SourceConfig, ...] = ()
+    sections: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def source(self, name: str) -> SourceConfig:
+        for src in self.sources:
+            if src.name == name:
+                return src
+        valid = ", ".join(s.name for s in self.sources) or "(none configured)"
+        raise ConfigError(f"unknown source {name!r}; configured sources: {valid}")
+
+    def section(self, name: str) -> dict[str, Any]:
+        """A later stage's raw table, for that stage's own config dataclass to validate."""
+        return dict(self.sections.get(name, {}))
+
+
+def _dataclass_from(cls: type, table: dict[str, Any], where: str) -> Any:
+    allowed = {f.name for f in fields(cls)}
+    _check_keys(table, allowed, where)
+    kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in table.items()}
+    try:
+        return cls(**kwargs)
+    except TypeError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+def parse_config(text: str, origin: str = "radar.toml") -> Config:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{origin} is not valid TOML ({exc}); fix that line or re-create it with `radar init`") from None
+    crawl_table = data.pop("crawl", {})
+    source_tables = data.pop("sources", [])
+    if not isinstance(crawl_table, dict):
+        raise ConfigError(f"{origin}: [crawl] must be a table")
+    if not isinstance(source_tables, list):
+        raise ConfigError(f"{origin}: sources must be written as [[sources]] tables")
+    crawl = _dataclass_from(CrawlConfig, crawl_table, f"{origin} [crawl]")
+    sources = []
+    for i, table in enumerate(source_tables):
+        name = table.get("name", f"#{i + 1}")
+        sources.append(_dataclass_from(SourceConfig, table, f"{origin} [[sources]] '{name}'"))
+    names = [s.name for s in sources]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise ConfigError(f"{origin}: source names must be unique; rename {', '.join(dupes)}")
+    sections = {k: v for k, v in data.items() if isinstance(v, dict)}
+    loose = sorted(k for k, v in data.items() if not isinstance(v, dict))
+    if loose:
+        raise ConfigError(f"{origin}: top-level key(s) {', '.join(loose)} belong inside a [section]")
+    return Config(crawl=crawl, sources=tuple(sources), sections=sections)

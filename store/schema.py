@@ -1,0 +1,67 @@
+"""Schema migrations, applied in order; ``PRAGMA user_version`` records the last one applied.
+
+Never edit a released migration: append a new one.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: list[tuple[int, str]] = [
+    (
+        1,
+        """
+        CREATE TABLE documents (
+            id               TEXT PRIMARY KEY,
+            kind             TEXT NOT NULL CHECK (kind IN ('paper', 'post')),
+            source           TEXT NOT NULL,
+            title            TEXT NOT NULL,
+            abstract         TEXT NOT NULL DEFAULT '',
+            authors          TEXT NOT NULL DEFAULT '[]',
+            categories       TEXT NOT NULL DEFAULT '[]',
+            primary_category TEXT NOT NULL DEFAULT '',
+            published        TEXT NOT NULL,
+            updated          TEXT NOT NULL DEFAULT '',
+            url              TEXT NOT NULL DEFAULT '',
+            version          INTEGER NOT NULL DEFAULT 0,
+            date_estimated   INTEGER NOT NULL DEFAULT 0,
+            content_hash     TEXT NOT NULL,
+            first_seen       TEXT NOT NULL,
+            changed_at       TEXT NOT NULL,
+            extra            TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX documents_published ON documents (published);
+        CREATE INDEX documents_source ON documents (source, published);
+        CREATE INDEX documents_url ON documents (url) WHERE url != '';
+
+        CREATE TABLE crawl_state (
+            source        TEXT PRIMARY KEY,
+            cursor        TEXT NOT NULL DEFAULT '',
+            etag          TEXT NOT NULL DEFAULT '',
+            last_modified TEXT NOT NULL DEFAULT '',
+            last_attempt  TEXT NOT NULL DEFAULT '',
+            last_success  TEXT NOT NULL DEFAULT '',
+            last_error    TEXT NOT NULL DEFAULT '',
+            last_error_at TEXT NOT NULL DEFAULT '',
+            last_summary  TEXT NOT NULL DEFAULT ''
+        );
+
+        CREATE TABLE runs (
+            id           TEXT PRIMARY KEY,
+            kind         TEXT NOT NULL,
+            status       TEXT NOT NULL CHECK (status IN ('queued', 'running', 'done', 'failed', 'cancelled')),
+            params       TEXT NOT NULL DEFAULT '{}',
+            result       TEXT NOT NULL DEFAULT '{}',
+            progress     REAL NOT NULL DEFAULT 0,
+            pid          INTEGER,
+            error        TEXT NOT NULL DEFAULT '',
+            created_at   TEXT NOT NULL,
+            started_at   TEXT NOT NULL DEFAULT '',
+            finished_at  TEXT NOT NULL DEFAULT '',
+            heartbeat_at TEXT NOT NULL DEFAULT '',
+            cancel_requested INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX runs_status ON runs (status, created_at);
+        """,
+    ),
+]
+
+LATEST_VERSION = MIGRATIONS[-1][0]
