@@ -1,0 +1,154 @@
+"""Polite HTTP: per-host minimum interval, bounded retries with exponential backoff, Retry-After.
+
+The arXiv package's Client has a fixed delay and no backoff or Retry-After; this wraps requests
+with what it lacks. ``file://`` URLs are read from disk (bundled feeds, offline demo).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import requests
+
+from crawler.errors import FetchError
+from store import CrawlConfig
+
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+
+
+@dataclass(frozen=True)
+class Response:
+    url: str
+    status: int
+    headers: Mapping[str, str]
+    body: bytes
+
+    @property
+    def not_modified(self) -> bool:
+        return self.status == 304
+
+
+class RetryableEmpty(Exception):
+    """Raised by a validator to ask for a retry (e.g. arXiv's spurious empty pages)."""
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or HTTP-date); None if absent/garbled."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - (now if now is not None else time.time()))
+
+
+class HttpClient:
+    """GETs with politeness and bounded retries. ``sleep`` and ``clock`` are injectable for tests."""
+
+    def __init__(
+        self,
+        policy: CrawlConfig,
+        *,
+        session: requests.Session | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        jitter: float = 0.1,
+    ) -> None:
+        self.policy = policy
+        self.session = session or requests.Session()
+        self.session.headers["User-Agent"] = policy.user_agent
+        self.sleep = sleep
+        self.clock = clock
+        self.jitter = jitter
+        self._last_request: dict[str, float] = {}
+        self._lock = threading.Lock()
+        self.requests_made = 0
+
+    def _wait_turn(self, host: str, min_interval: float) -> None:
+        with self._lock:
+            last = self._last_request.get(host)
+            if last is not None:
+                wait = min_interval - (self.clock() - last)
+                if wait > 0:
+                    self.sleep(wait)
+            self._last_request[host] = self.clock()
+
+    def backoff(self, attempt: int, retry_after: float | None = None) -> float:
+        delay = min(self.policy.max_backoff_s, self.policy.backoff_base_s * (2**attempt))
+        delay *= 1 + self.jitter * random.random()
+        if retry_after is not None:
+            delay = max(delay, retry_after)
+        return delay
+
+    def get(
+        self,
+        url: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        headers: Mapping[str, str] | None = None,
+        min_interval_s: float = 0.0,
+        validate: Callable[[Response], None] | None = None,
+        source: str = "",
+    ) -> Response:
+        """GET with retries on 429/5xx/connection errors and on RetryableEmpty from ``validate``."""
+        if url.startswith("file://"):
+            self.requests_made += 1
+            return self._get_file(url, source)
+        host = urlparse(url).netloc
+        last_problem = ""
+        attempts = self.policy.max_retries + 1
+        for attempt in range(attempts):
+            self._wait_turn(host, min_interval_s)
+            self.requests_made += 1
+            retry_after = None
+            try:
+                raw = self.session.get(url, params=params, headers=headers, timeout=self.policy.timeout_s)
+                resp = Response(raw.url, raw.status_code, raw.headers, raw.content)
+            except requests.RequestException as exc:
+                last_problem = f"connection failed ({type(exc).__name__})"
+            else:
+                if resp.status in RETRY_STATUSES:
+                    retry_after = parse_retry_after(resp.headers.get("Retry-After"))
+                    if retry_after is not None and retry_after > self.policy.max_backoff_s:
+                        raise FetchError(
+                            f"{host} answered {resp.status} and asks to wait {retry_after:.0f} s "
+                            f"(more than max_backoff_s={self.policy.max_backoff_s:g}); try again later",
+                            url=resp.url, status=resp.status, source=source, attempt=attempt + 1,
+                        )  # fmt: skip
+                    last_problem = f"HTTP {resp.status}"
+                elif resp.status >= 400:
+                    return resp  # not retryable; the caller explains it (e.g. arXiv's error feed)
+                else:
+                    try:
+                        if validate is not None:
+                            validate(resp)
+                        return resp
+                    except RetryableEmpty as exc:
+                        last_problem = str(exc) or "empty page"
+            if attempt + 1 < attempts:
+                self.sleep(self.backoff(attempt, retry_after))
+        raise FetchError(
+            f"{host} failed {attempts} times, last: {last_problem}; the source is skipped this run, "
+            "rerun later (already stored entries are kept)",
+            url=url, source=source, attempt=attempts,
+        )  # fmt: skip
+
+    @staticmethod
+    def _get_file(url: str, source: str) -> Response:
+        path = Path(unquote(urlparse(url).path))
+        try:
+            return Response(url, 200, {}, path.read_bytes())
+        except OSError as exc:
+            raise FetchError(f"cannot read {path} ({exc.strerror}); fix the url of source '{source}'",
+                             url=url, source=source) from None

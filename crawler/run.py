@@ -1,0 +1,156 @@
+"""Crawl configured sources into the store: one source failing never stops the others.
+
+Every page is stored in its own transaction and the source's cursor moves with it, so a crawl
+killed between pages resumes where it stopped, and a rerun stores nothing twice.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from crawler.arxiv_api import ArxivClient, ArxivQuery
+from crawler.errors import CrawlError, FetchError
+from crawler.feeds import ParsedFeed, parse_arxiv_rss, parse_feed
+from crawler.http import HttpClient
+from store import Config, CrawlState, SourceConfig, Store, UpsertCounts, utc_now
+
+# progress(source_name, documents_in_this_step, total_expected_or_None)
+ProgressFn = Callable[[str, int, int | None], None]
+
+
+@dataclass
+class SourceResult:
+    source: str
+    ok: bool = True
+    counts: UpsertCounts = field(default_factory=UpsertCounts)
+    requests: int = 0
+    seconds: float = 0.0
+    not_modified: bool = False
+    message: str = ""
+
+    def line(self) -> str:
+        if not self.ok:
+            return f"{self.source}: FAILED: {self.message}"
+        if self.not_modified:
+            return f"{self.source}: not modified since last crawl ({self.requests} request, {self.seconds:.1f} s)"
+        c = self.counts
+        text = (f"{self.source}: {c.added} new, {c.updated} updated, {c.unchanged} unchanged "
+                f"({self.requests} requests, {self.seconds:.1f} s)")  # fmt: skip
+        return text + (f"; {self.message}" if self.message else "")
+
+    def as_dict(self) -> dict[str, object]:
+        return {"source": self.source, "ok": self.ok, "added": self.counts.added, "updated": self.counts.updated,
+                "unchanged": self.counts.unchanged, "requests": self.requests, "seconds": round(self.seconds, 2),
+                "not_modified": self.not_modified, "message": self.message}  # fmt: skip
+
+
+def _parse_stamp(value: str) -> datetime:
+    return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC)
+
+
+def crawl_arxiv(store: Store, src: SourceConfig, http: HttpClient, state: CrawlState, result: SourceResult,
+                since: datetime | None, progress: ProgressFn | None) -> None:  # fmt: skip
+    now = datetime.now(UTC)
+    if since is not None:
+        start = since
+    elif state.cursor:
+        start = _parse_stamp(state.cursor)
+    else:
+        start = now - timedelta(days=src.initial_days)
+    query = ArxivQuery(categories=src.categories, queries=src.queries, since=start, until=now)
+    client = ArxivClient(http, src.base_url, page_size=src.page_size, min_interval_s=src.min_interval_s,
+                         source=src.name)  # fmt: skip
+    for page in client.pages(query, max_results=src.max_results):
+        result.counts += store.upsert_documents(page.documents)
+        if page.newest_update and page.newest_update > state.cursor:
+            state.cursor = page.newest_update
+        store.save_crawl_state(state)  # the cursor moves only after the page is stored
+        if progress:
+            progress(src.name, len(page.documents), min(page.total_results, src.max_results))
+
+
+def _conditional_get(http: HttpClient, url: str, src: SourceConfig, state: CrawlState):  # type: ignore[no-untyped-def]
+    headers = {}
+    if state.etag:
+        headers["If-None-Match"] = state.etag
+    if state.last_modified:
+        headers["If-Modified-Since"] = state.last_modified
+    resp = http.get(url, headers=headers, min_interval_s=src.min_interval_s if src.type == "arxiv-rss" else 0.0,
+                    source=src.name)  # fmt: skip
+    if resp.status >= 400:
+        raise FetchError(f"{url} answered HTTP {resp.status}; check the url of source '{src.name}' in radar.toml",
+                         url=url, status=resp.status, source=src.name)  # fmt: skip
+    return resp
+
+
+def crawl_feed(store: Store, src: SourceConfig, http: HttpClient, state: CrawlState, result: SourceResult,
+               since: datetime | None, progress: ProgressFn | None) -> None:  # fmt: skip
+    if src.type == "arxiv-rss":
+        url = src.base_url.rstrip("/") + "/" + "+".join(src.categories)
+    else:
+        url = src.url
+    resp = _conditional_get(http, url, src, state)
+    if resp.not_modified:
+        result.not_modified = True
+        return
+    parsed: ParsedFeed
+    if src.type == "arxiv-rss":
+        parsed = parse_arxiv_rss(resp.body, url=url, source=src.name, headers=resp.headers)
+    else:
+        parsed = parse_feed(resp.body, url=url, source=src.name, headers=resp.headers, fetched_at=utc_now())
+    docs = parsed.documents
+    if since is not None:
+        cutoff = since.strftime("%Y-%m-%dT%H:%M:%SZ")
+        docs = [d for d in docs if d.published >= cutoff]
+    result.counts += store.upsert_documents(docs)
+    result.message = "; ".join(m for m in (parsed.warning, f"{parsed.skipped} entries without title or link skipped"
+                                           if parsed.skipped else "") if m)  # fmt: skip
+    # validators are saved only once the entries are stored, so a failed store re-fetches next time
+    state.etag = resp.headers.get("ETag", "") or ""
+    state.last_modified = resp.headers.get("Last-Modified", "") or ""
+    if progress:
+        progress(src.name, len(docs), len(docs))
+
+
+CRAWLERS = {"arxiv": crawl_arxiv, "arxiv-rss": crawl_feed, "feed": crawl_feed}
+
+
+def _record_failure(result: SourceResult, state: CrawlState, message: str) -> None:
+    result.ok = False
+    result.message = message
+    state.last_error = message
+    state.last_error_at = utc_now()
+
+
+def crawl_source(store: Store, src: SourceConfig, http: HttpClient, *, since: datetime | None = None,
+                 progress: ProgressFn | None = None) -> SourceResult:  # fmt: skip
+    result = SourceResult(src.name)
+    state = store.crawl_state(src.name)
+    state.last_attempt = utc_now()
+    requests_before = http.requests_made
+    started = time.perf_counter()
+    try:
+        CRAWLERS[src.type](store, src, http, state, result, since, progress)
+    except CrawlError as exc:
+        _record_failure(result, state, str(exc))
+    except Exception as exc:  # noqa: BLE001 - one broken source must not stop the others
+        _record_failure(result, state, f"unexpected {type(exc).__name__}: {exc}; the source is skipped this run")
+    else:
+        state.last_success = utc_now()
+        state.last_error = ""
+    finally:
+        result.requests = http.requests_made - requests_before
+        result.seconds = time.perf_counter() - started
+        state.last_summary = result.line()
+        store.save_crawl_state(state)
+    return result
+
+
+def crawl(store: Store, config: Config, *, only: str | None = None, since: datetime | None = None,
+          http: HttpClient | None = None, progress: ProgressFn | None = None) -> list[SourceResult]:  # fmt: skip
+    sources = [config.source(only)] if only else [s for s in config.sources if s.enabled]
+    http = http or HttpClient(config.crawl)
+    return [crawl_source(store, src, http, since=since, progress=progress) for src in sources]

@@ -1,0 +1,196 @@
+"""The policy: a character-level tokenizer and a small causal LM (transformers' Qwen2) built from a
+config, warm-started by supervised fine-tuning to a *partial* success rate, cached per task and size.
+
+Why partial: GRPO learns only from groups whose rewards differ. A policy that is always right or
+always wrong gives zero-std groups and no gradient, so SFT stops once sampled accuracy (temperature
+1, as in RL) reaches ``target_accuracy``.
+
+Nothing here touches a model hub: the tokenizer is built from the task's alphabet, the model from a
+config, and the cache is a local folder that ``GRPOTrainer`` loads by path (it needs a path to build
+the reference model when beta > 0).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+
+import torch  # noqa: E402
+from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers  # noqa: E402
+from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM  # noqa: E402
+
+from repro.errors import ReproError  # noqa: E402
+from repro.tasks import Task  # noqa: E402
+
+SPECIAL = ("<pad>", "<eos>", "<unk>")
+CACHE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class PolicySize:
+    """A model size preset plus the SFT and RL batch shapes that suit it."""
+
+    name: str
+    hidden: int
+    layers: int
+    heads: int
+    intermediate: int
+    sft_lr: float
+    sft_batch: int
+    sft_max_steps: int
+    target_accuracy: float  # stop SFT once sampled accuracy reaches this
+    difficulty: int  # passed to the task generator
+    prompts_per_step: int
+    num_generations: int
+    rl_lr: float
+    default_steps: int
+
+
+SIZES: dict[str, PolicySize] = {
+    # ~0.1M parameters: SFT in well under a minute on 2 CPU cores.
+    "tiny": PolicySize("tiny", 64, 2, 4, 192, 3e-3, 128, 1500, 0.35, 0, 8, 8, 5e-4, 60),
+    # ~25M parameters: for a GPU (the same code runs on CPU, slowly).
+    "small": PolicySize("small", 512, 8, 8, 1536, 5e-4, 256, 4000, 0.35, 1, 32, 8, 5e-5, 200),
+}
+
+
+def get_size(name: str) -> PolicySize:
+    try:
+        return SIZES[name]
+    except KeyError:
+        raise ReproError(f"unknown preset {name!r}; choose one of: {', '.join(SIZES)}") from None
+
+
+def build_tokenizer(task: Task) -> PreTrainedTokenizerFast:
+    """One token per character of the task's alphabet, plus pad/eos/unk. Decoding concatenates."""
+    vocab = {tok: i for i, tok in enumerate(SPECIAL)}
+    for ch in sorted(set(task.alphabet)):
+        vocab.setdefault(ch, len(vocab))
+    core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    core.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")
+    core.decoder = decoders.Fuse()
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=core, pad_token="<pad>", eos_token="<eos>", unk_token="<unk>", padding_side="left"
+    )
+    tok.model_max_length = task.max_prompt_chars + task.max_answer_chars + 4
+    return tok
+
+
+def build_model(size: PolicySize, tokenizer: PreTrainedTokenizerFast, seed: int = 0) -> Qwen2ForCausalLM:
+    torch.manual_seed(seed)
+    config = Qwen2Config(
+        vocab_size=len(tokenizer),
+        hidden_size=size.hidden,
+        intermediate_size=size.intermediate,
+        num_hidden_layers=size.layers,
+        num_attention_heads=size.heads,
+        num_key_value_heads=size.heads,
+        max_position_embeddings=64,
+        tie_word_embeddings=True,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        bos_token_id=None,
+        attention_dropout=0.0,
+    )
+    model = Qwen2ForCausalLM(config)
+    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    model.generation_config.bos_token_id = None
+    return model
+
+
+def _encode_batch(tok: PreTrainedTokenizerFast, examples: list[dict], device: torch.device) -> tuple:
+    """Right-padded prompt+answer+eos; labels only on the answer and eos."""
+    seqs, labels = [], []
+    for ex in examples:
+        p = tok(ex["prompt"], add_special_tokens=False)["input_ids"]
+        a = tok(ex["answer"], add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
+        seqs.append(p + a)
+        labels.append([-100] * len(p) + a)
+    width = max(map(len, seqs))
+    ids = torch.full((len(seqs), width), tok.pad_token_id)
+    lab = torch.full((len(seqs), width), -100)
+    att = torch.zeros((len(seqs), width), dtype=torch.long)
+    for i, (s, la) in enumerate(zip(seqs, labels, strict=True)):
+        ids[i, : len(s)] = torch.tensor(s)
+        lab[i, : len(la)] = torch.tensor(la)
+        att[i, : len(s)] = 1
+    return ids.to(device), att.to(device), lab.to(device)
+
+
+@torch.no_grad()
+def sampled_accuracy(
+    model: Qwen2ForCausalLM, tok: PreTrainedTokenizerFast, task: Task, examples: list[dict],
+    device: torch.device, greedy: bool = False,
+) -> float:  # fmt: skip
+    """Share of examples answered correctly when sampling at temperature 1 (or greedily)."""
+    model.eval()
+    enc = tok([e["prompt"] for e in examples], return_tensors="pt", padding=True, add_special_tokens=False)
+    out = model.generate(
+        input_ids=enc["input_ids"].to(device), attention_mask=enc["attention_mask"].to(device),
+        max_new_tokens=task.max_answer_chars + 2, do_sample=not greedy, temperature=1.0, top_k=0, top_p=1.0,
+        pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
+    )  # fmt: skip
+    texts = tok.batch_decode(out[:, enc["input_ids"].shape[1] :], skip_special_tokens=True)
+    model.train()
+    return sum(task.check(e, t) for e, t in zip(examples, texts, strict=True)) / len(examples)
+
+
+def warm_start(task: Task, size: PolicySize, device: torch.device, seed: int = 1234, log=print) -> tuple:
+    """Train from scratch with next-token cross-entropy on answers until sampled accuracy >= target."""
+    tok = build_tokenizer(task)
+    model = build_model(size, tok, seed).to(device)
+    model.train()
+    opt = torch.optim.AdamW(model.parameters(), lr=size.sft_lr, weight_decay=0.0)
+    rng = random.Random(seed)
+    held_out = task.examples(256, seed=seed + 1, difficulty=size.difficulty)
+    started, acc, step = time.perf_counter(), 0.0, 0
+    for step in range(1, size.sft_max_steps + 1):
+        batch = [task.make(rng, size.difficulty) for _ in range(size.sft_batch)]
+        ids, att, lab = _encode_batch(tok, batch, device)
+        loss = model(input_ids=ids, attention_mask=att, labels=lab).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        if step % 50 == 0:
+            acc = sampled_accuracy(model, tok, task, held_out, device)
+            log(f"sft step {step}: loss {loss.item():.3f}, sampled accuracy {acc:.2f}")
+            if acc >= size.target_accuracy:
+                break
+    info = {
+        "task": task.name, "size": asdict(size), "sft_steps": step, "sampled_accuracy": acc,
+        "parameters": sum(p.numel() for p in model.parameters()), "seconds": round(time.perf_counter() - started, 1),
+        "cache_version": CACHE_VERSION,
+    }  # fmt: skip
+    return model, tok, info
+
+
+def cached_policy(cache_root: Path, task: Task, size: PolicySize, device: torch.device, log=print) -> tuple[Path, dict]:
+    """Path of the warm-started policy for (task, size), training and saving it on first use."""
+    folder = cache_root / f"{task.name}-{size.name}-v{CACHE_VERSION}"
+    info_path = folder / "warm_start.json"
+    if info_path.exists():
+        return folder, json.loads(info_path.read_text(encoding="utf-8"))
+    model, tok, info = warm_start(task, size, device, log=log)
+    tmp = cache_root / f".{folder.name}.{os.getpid()}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    model.to("cpu").save_pretrained(tmp)
+    tok.save_pretrained(tmp)
+    (tmp / "warm_start.json").write_text(json.dumps(info, indent=2), encoding="utf-8")
+    try:
+        tmp.rename(folder)  # atomic: a concurrent worker either wins or finds the finished folder
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if not info_path.exists():
+            raise
+    return folder, json.loads(info_path.read_text(encoding="utf-8"))
