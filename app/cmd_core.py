@@ -6,7 +6,7 @@ import argparse
 import time
 from pathlib import Path
 
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from app.output import console, err_console, print_json
 from crawler.snapshot import describe_problems, import_snapshot
@@ -139,7 +139,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed:,} entries"),
         TimeElapsedColumn(), console=err_console, disable=args.json,
     ) as bar:  # fmt: skip
-        tasks: dict[str, int] = {}
+        tasks: dict[str, TaskID] = {}
 
         def progress(source: str, n: int, total: int | None) -> None:
             if source not in tasks:
@@ -185,7 +185,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if not snapshot.is_file():
         from store import WorkspaceError
 
-        raise WorkspaceError(f"bundled snapshot not found at {snapshot}; run from a project checkout or pass --data DIR")
+        raise WorkspaceError(
+            f"bundled snapshot not found at {snapshot}; run from a project checkout or pass --data DIR"
+        )
     root = resolve_root(args.workspace)
     ws, created = Workspace.init(root, config_text=demo_config(data_dir))
     console.rule("[bold]Research Radar demo")

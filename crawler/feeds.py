@@ -89,7 +89,7 @@ def _plausible(st: time.struct_time | None) -> bool:
 
 def _entry_time(entry: Any) -> time.struct_time | None:
     for key in ("published_parsed", "updated_parsed", "created_parsed"):
-        value = entry.get(key)
+        value = dict.get(entry, key)  # plain dict access: no feedparser key-fallback warnings
         if _plausible(value):
             return value  # type: ignore[no-any-return]
     return None
@@ -130,7 +130,7 @@ def _parse(body: bytes, url: str, headers: Mapping[str, str] | None) -> Any:
                               resolve_relative_uris=True)  # fmt: skip
     if not parsed.entries:
         version = parsed.get("version") or ""
-        if parsed.get("bozo") and not version:
+        if not version:
             reason = type(parsed.get("bozo_exception")).__name__
             raise FeedParseError(
                 f"{url} is not an RSS/Atom feed ({reason}); check that the url points at the feed, not a web page",
@@ -143,7 +143,7 @@ def parse_feed(body: bytes, *, url: str, source: str, headers: Mapping[str, str]
                fetched_at: str = "") -> ParsedFeed:  # fmt: skip
     """Parse a blog/news feed into post Documents. Pure: no network, no store."""
     parsed = _parse(body, url, headers)
-    feed_time = next((t for t in (parsed.feed.get("updated_parsed"), parsed.feed.get("published_parsed"))
+    feed_time = next((t for t in (dict.get(parsed.feed, "updated_parsed"), dict.get(parsed.feed, "published_parsed"))
                       if _plausible(t)), None)
     fallback_date = _iso(feed_time) if feed_time else fetched_at or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     docs: list[Document] = []
@@ -161,7 +161,8 @@ def parse_feed(body: bytes, *, url: str, source: str, headers: Mapping[str, str]
             continue
         st = _entry_time(entry)
         published = _iso(st) if st else fallback_date
-        updated_st = entry.get("updated_parsed") if _plausible(entry.get("updated_parsed")) else None
+        updated_st = dict.get(entry, "updated_parsed")
+        updated_st = updated_st if _plausible(updated_st) else None
         tags = tuple(t.get("term", "").strip() for t in entry.get("tags") or [] if t.get("term"))
         docs.append(Document(
             id=post_id(link, guid, title, published),

@@ -135,7 +135,9 @@ def parse_config(text: str, origin: str = "radar.toml") -> Config:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{origin} is not valid TOML ({exc}); fix that line or re-create it with `radar init`") from None
+        raise ConfigError(
+            f"{origin} is not valid TOML ({exc}); fix that line or re-create it with `radar init`"
+        ) from None
     crawl_table = data.pop("crawl", {})
     source_tables = data.pop("sources", [])
     if not isinstance(crawl_table, dict):

@@ -205,7 +205,9 @@ class Store:
         q = self.conn.execute
         return {
             "documents": self.count_documents(),
-            "by_source": {r[0]: r[1] for r in q("SELECT source, COUNT(*) FROM documents GROUP BY source ORDER BY source")},
+            "by_source": {
+                r[0]: r[1] for r in q("SELECT source, COUNT(*) FROM documents GROUP BY source ORDER BY source")
+            },
             "by_kind": {r[0]: r[1] for r in q("SELECT kind, COUNT(*) FROM documents GROUP BY kind ORDER BY kind")},
             "by_month": {
                 r[0]: r[1]

@@ -90,7 +90,9 @@ class Workspace:
     def open(cls, root: Path) -> Workspace:
         ws = cls(root)
         if not ws.config_path.exists():
-            raise WorkspaceError(f"{root} is not a Radar workspace (no radar.toml); run `radar --workspace {root} init`")
+            raise WorkspaceError(
+                f"{root} is not a Radar workspace (no radar.toml); run `radar --workspace {root} init`"
+            )
         return ws
 
     def config(self) -> Config:

@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+import gzip
+import itertools
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from store import Workspace
+from store.config import DEFAULT_CONFIG_TEXT
+from tests.feedserver import FeedServer
+
+ROOT = Path(__file__).resolve().parents[1]
+SNAPSHOT = ROOT / "data" / "snapshot.jsonl.gz"
+FAST_CRAWL = """
+[crawl]
+user_agent = "radar-tests"
+timeout_s = 5.0
+max_retries = 3
+backoff_base_s = 0.05
+max_backoff_s = 2.0
+"""
+
+
+@pytest.fixture
+def server() -> Iterator[FeedServer]:
+    srv = FeedServer().start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Workspace:
+    ws, _ = Workspace.init(tmp_path / "ws", config_text=DEFAULT_CONFIG_TEXT)
+    return ws
+
+
+def make_workspace(root: Path, sources_toml: str) -> Workspace:
+    ws, _ = Workspace.init(root, config_text=FAST_CRAWL + sources_toml)
+    return ws
+
+
+@pytest.fixture(scope="session")
+def small_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The first 500 lines of the bundled snapshot (real papers)."""
+    path = tmp_path_factory.mktemp("snap") / "small.jsonl.gz"
+    with gzip.open(SNAPSHOT, "rb") as src, gzip.open(path, "wb") as dst:
+        for line in itertools.islice(src, 500):
+            dst.write(line)
+    return path

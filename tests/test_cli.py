@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.cli import build_parser
+from tests.cli_helpers import run_cli
+from tests.conftest import ROOT
+
+
+def _commands() -> list[list[str]]:
+    parser = build_parser()
+    found: list[list[str]] = []
+
+    def walk(p: argparse.ArgumentParser, prefix: list[str]) -> None:
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, child in action.choices.items():
+                    found.append([*prefix, name])
+                    walk(child, [*prefix, name])
+
+    walk(parser, [])
+    return found
+
+
+def test_core_commands_exist() -> None:
+    names = {" ".join(c) for c in _commands()}
+    assert {"init", "import", "crawl", "stats", "demo"} <= names
+
+
+@pytest.mark.parametrize("command", [[]] + _commands(), ids=lambda c: " ".join(c) or "radar")
+def test_every_command_has_help(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    res = run_cli(capsys, *command, "--help")
+    assert res.code == 0 and "usage: radar" in res.out
+
+
+def test_missing_workspace_is_one_line_naming_the_fix(capsys: pytest.CaptureFixture[str],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    monkeypatch.delenv("RADAR_HOME", raising=False)
+    res = run_cli(capsys, "stats")
+    assert res.code == 1
+    assert res.err.strip() == "radar: error: no workspace given: pass --workspace DIR or set RADAR_HOME=DIR"
+
+
+def test_not_a_workspace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    res = run_cli(capsys, "--workspace", str(tmp_path), "stats")
+    assert res.code == 1 and "run `radar --workspace" in res.err and "init`" in res.err
+
+
+def test_radar_home_works_like_workspace(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                         monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    monkeypatch.setenv("RADAR_HOME", str(tmp_path / "home"))
+    assert run_cli(capsys, "init").code == 0
+    assert run_cli(capsys, "stats", "--json").json()["documents"] == 0
+
+
+def test_unknown_command_is_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    res = run_cli(capsys, "frobnicate")
+    assert res.code == 1 and "invalid choice" in res.err
+
+
+def test_broken_config_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_cli(capsys, "--workspace", str(tmp_path), "init")
+    (tmp_path / "radar.toml").write_text("[crawl]\ntimeout_s = -1\n")
+    res = run_cli(capsys, "--workspace", str(tmp_path), "crawl")
+    assert res.code == 1 and "timeout_s must be > 0" in res.err
+
+
+@pytest.mark.slow
+def test_demo_runs_offline_on_the_bundled_snapshot(tmp_path: Path) -> None:
+    """The installed console script, as `make demo` runs it."""
+    radar = Path(sys.executable).with_name("radar")
+    proc = subprocess.run([str(radar), "--workspace", str(tmp_path / "demo"), "demo"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "20,000 added" in proc.stdout and "lilianweng: 53 new" in proc.stdout
+    assert "documents" in proc.stdout and "Traceback" not in proc.stderr
