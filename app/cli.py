@@ -9,15 +9,16 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from store.errors import RadarError
 
 # Each module has register(subparsers); add a stage's command module here.
-COMMAND_MODULES = ("app.cmd_core",)
+COMMAND_MODULES = ("app.cmd_core", "app.cmd_repro")
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 1 (argparse's default is 2)
+    def error(self, message: str) -> NoReturn:  # one line, exit 1 (argparse's default is 2)
         self.exit(1, f"radar: error: {message} (see `{self.prog} --help`)\n")
 
 

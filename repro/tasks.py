@@ -128,7 +128,9 @@ def get_task(name: str) -> Task:
 def correctness_reward(task: Task) -> Callable[..., list[float]]:
     """1.0 for a verified answer, else 0.0. Also logs mean completion length of right and wrong answers."""
 
-    def correct(prompts: list[str], completions: list[str], completion_ids: list[list[int]], **cols: Any) -> list[float]:
+    def correct(
+        prompts: list[str], completions: list[str], completion_ids: list[list[int]], **cols: Any
+    ) -> list[float]:
         keys = [k for k in cols if k not in ("trainer_state", "log_extra", "log_metric")]
         rows = [{k: cols[k][i] for k in keys} | {"prompt": p} for i, p in enumerate(prompts)]
         scores = [1.0 if task.check(row, c) else 0.0 for row, c in zip(rows, completions, strict=True)]

@@ -1,0 +1,248 @@
+"""One training arm: a warm-started policy trained with TRL's ``GRPOTrainer`` under one method preset.
+
+The engine is TRL (``GRPOConfig`` + ``GRPOTrainer``); this module only maps a preset onto the
+config, records per-step metrics, and offers one extension point for losses TRL lacks:
+
+    @register_loss("my_method")
+    def my_loss(batch: LossBatch) -> tuple[torch.Tensor, dict[str, float]]:
+        ...  # return (loss over the micro-batch, metrics such as {"clip_ratio": 0.1})
+
+and a preset with ``loss_plugin="my_method"``. ``RadarGRPOTrainer._compute_loss`` then replaces
+TRL's loss with the plug-in's, keeping TRL's generation, rewards, advantages, old log-probs and
+num_iterations reuse. ``gmpo`` below is the worked example.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from datasets import Dataset
+from transformers import PrinterCallback, TrainerCallback
+from trl import GRPOConfig, GRPOTrainer
+from trl.rewards import get_soft_overlong_punishment
+
+from repro.errors import ReproError, RunCancelled
+from repro.methods import Method
+from repro.policy import PolicySize, sampled_accuracy
+from repro.tasks import Task, correctness_reward, format_reward
+
+NUM_ITERATIONS = 2  # mu > 1, else ratio == 1 and all clipping variants coincide (TRL #3120)
+
+
+# -- loss plug-ins ----------------------------------------------------------------------------------
+@dataclass
+class LossBatch:
+    """What a plug-in loss sees for one micro-batch. Token tensors are (B, T); advantages are (B, 1)."""
+
+    per_token_logps: torch.Tensor
+    old_per_token_logps: torch.Tensor
+    advantages: torch.Tensor
+    mask: torch.Tensor
+    entropies: torch.Tensor
+    config: GRPOConfig
+
+
+LossPlugin = Callable[[LossBatch], tuple[torch.Tensor, dict[str, float]]]
+LOSS_PLUGINS: dict[str, LossPlugin] = {}
+
+
+def register_loss(name: str) -> Callable[[LossPlugin], LossPlugin]:
+    def deco(fn: LossPlugin) -> LossPlugin:
+        LOSS_PLUGINS[name] = fn
+        return fn
+
+    return deco
+
+
+@register_loss("gmpo")
+def gmpo_loss(b: LossBatch) -> tuple[torch.Tensor, dict[str, float]]:
+    """GMPO (arXiv 2507.20673): maximise A * geometric mean of token ratios, each clipped in log space.
+
+    Pessimistic per token: for A > 0 take min(log rho, clip(log rho)), for A < 0 the max, then
+    s_i = exp(mean_t of the chosen log-ratios) and loss = -mean_i(A_i * s_i).
+    """
+    log_ratio = b.per_token_logps - b.old_per_token_logps
+    clipped = torch.clamp(log_ratio, -b.config.epsilon, b.config.epsilon_high or b.config.epsilon)
+    sign = torch.sign(b.advantages)
+    sign = torch.where(sign == 0, torch.ones_like(sign), sign)
+    pessimistic = sign * torch.minimum(sign * log_ratio, sign * clipped)
+    lengths = b.mask.sum(-1).clamp(min=1.0)
+    seq_ratio = torch.exp((pessimistic * b.mask).sum(-1) / lengths)
+    loss = -(b.advantages.squeeze(-1) * seq_ratio).mean()
+    was_clipped = ((pessimistic != log_ratio).float() * b.mask).sum() / b.mask.sum().clamp(min=1.0)
+    return loss, {"clip_ratio/region_mean": was_clipped.item()}
+
+
+class RadarGRPOTrainer(GRPOTrainer):
+    """TRL's GRPOTrainer with an optional plug-in loss (see module docstring)."""
+
+    def __init__(self, *args: Any, loss_plugin: str = "", **kwargs: Any) -> None:
+        if loss_plugin and loss_plugin not in LOSS_PLUGINS:
+            raise ReproError(f"unknown loss plug-in {loss_plugin!r}; registered: {', '.join(LOSS_PLUGINS)}")
+        self.loss_plugin = LOSS_PLUGINS.get(loss_plugin) if loss_plugin else None
+        super().__init__(*args, **kwargs)
+        if self.loss_plugin is not None and self.beta != 0.0:
+            raise ReproError("loss plug-ins run with beta = 0; set beta to 0.0 in the method preset")
+
+    def _compute_loss(self, model: Any, inputs: dict[str, Any]) -> torch.Tensor:
+        if self.loss_plugin is None:
+            return super()._compute_loss(model, inputs)
+        completion_ids, mask = inputs["completion_ids"], inputs["completion_mask"]
+        input_ids = torch.cat([inputs["prompt_ids"], completion_ids], dim=1)
+        attention_mask = torch.cat([inputs["prompt_mask"], mask], dim=1)
+        logps, entropies, _ = self._get_per_token_logps_and_entropies(
+            model, input_ids, attention_mask, completion_ids.size(1), compute_entropy=True
+        )
+        old = inputs.get("old_per_token_logps")
+        advantages = inputs["advantages"]
+        batch = LossBatch(
+            per_token_logps=logps,
+            old_per_token_logps=logps.detach() if old is None else old,
+            advantages=advantages.unsqueeze(1) if advantages.dim() == 1 else advantages,
+            mask=mask.float(),
+            entropies=entropies,
+            config=self.args,
+        )
+        loss, metrics = self.loss_plugin(batch)
+        mode = "train" if self.model.training else "eval"
+        self._metrics[mode]["entropy"].append(((entropies * mask).sum() / mask.sum().clamp(min=1)).item())
+        for key, value in metrics.items():
+            self._metrics[mode][key].append(float(value))
+        return loss / (self.current_gradient_accumulation_steps if mode == "train" else 1.0)
+
+
+# -- configuration ----------------------------------------------------------------------------------
+def build_config(
+    method: Method, size: PolicySize, task: Task, *, steps: int, seed: int, output_dir: Path, device: str
+) -> GRPOConfig:
+    """The GRPOConfig for one arm: shared batch shape and schedule, then the method's own fields."""
+    shared: dict[str, Any] = {
+        "output_dir": str(output_dir),
+        "max_steps": steps,
+        "learning_rate": size.rl_lr,
+        "lr_scheduler_type": "constant",
+        "warmup_steps": 0,
+        "per_device_train_batch_size": size.prompts_per_step * size.num_generations,
+        "gradient_accumulation_steps": 1,
+        "num_generations": size.num_generations,
+        "num_iterations": NUM_ITERATIONS,
+        "max_completion_length": task.max_answer_chars + 2,
+        "temperature": 1.0,
+        "top_p": 1.0,
+        "max_grad_norm": 1.0,
+        "logging_steps": 1,
+        "save_strategy": "no",
+        "report_to": "none",
+        "disable_tqdm": True,
+        "gradient_checkpointing": False,
+        "use_cpu": device == "cpu",
+        "bf16": False,
+        "seed": seed,
+        "data_seed": seed,
+        "dataloader_num_workers": 0,
+        "model_init_kwargs": {"dtype": "float32"},
+        "log_completions": False,
+    }
+    overlap = set(shared) & set(method.config)
+    if overlap:
+        raise ReproError(f"method {method.name} may not set shared run fields: {', '.join(sorted(overlap))}")
+    return GRPOConfig(**shared, **method.config)
+
+
+def reward_functions(method: Method, task: Task, eos_token_id: int) -> list[Callable[..., list[float]]]:
+    funcs: list[Callable[..., list[float]]] = [correctness_reward(task), format_reward(task, eos_token_id)]
+    if method.overlong_shaping:
+        max_len = task.max_answer_chars + 2
+        funcs.append(get_soft_overlong_punishment(max_len, max(1, max_len // 4)))
+    return funcs
+
+
+# -- metrics ----------------------------------------------------------------------------------------
+# TRL's log keys -> the names the run records use (the first key present wins).
+METRIC_KEYS: dict[str, tuple[str, ...]] = {
+    "reward": ("reward",),
+    "correct": ("rewards/correct/mean",),
+    "reward_std": ("reward_std",),
+    "frac_reward_zero_std": ("frac_reward_zero_std",),
+    "entropy": ("entropy",),
+    "length": ("completions/mean_length",),
+    "correct_length": ("completions/correct_length",),
+    "incorrect_length": ("completions/incorrect_length",),
+    "clip_ratio": ("clip_ratio/region_mean", "cispo_clip_ratio"),
+    "clip_low": ("clip_ratio/low_mean",),
+    "clip_high": ("clip_ratio/high_mean",),
+    "kl": ("kl",),
+    "loss": ("loss",),
+    "grad_norm": ("grad_norm",),
+}
+
+
+def normalize_log(logs: dict[str, Any]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for name, keys in METRIC_KEYS.items():
+        for key in keys:
+            value = logs.get(key)
+            if isinstance(value, int | float) and math.isfinite(value):
+                out[name] = float(value)
+                break
+    return out
+
+
+class RecordCallback(TrainerCallback):
+    """Per-step metrics to a callback; stops training (and flags it) when ``should_cancel()`` says so."""
+
+    def __init__(self, on_record: Callable[[dict[str, Any]], None], should_cancel: Callable[[], bool]) -> None:
+        self.on_record = on_record
+        self.should_cancel = should_cancel
+        self.started = time.perf_counter()
+        self.cancelled = False
+
+    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **_: Any) -> None:
+        if logs and "train_runtime" not in logs:
+            rec = {"step": state.global_step, "time": round(time.perf_counter() - self.started, 3)}
+            self.on_record(rec | normalize_log(logs))
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **_: Any) -> None:
+        if self.should_cancel():
+            self.cancelled = True
+            control.should_training_stop = True
+
+
+def train_arm(
+    *, policy_path: Path, method: Method, task: Task, size: PolicySize, steps: int, seed: int, device: str,
+    output_dir: Path, on_record: Callable[[dict[str, Any]], None], should_cancel: Callable[[], bool],
+    eval_examples: list[dict[str, Any]],
+) -> dict[str, Any]:  # fmt: skip
+    """Train one (method, seed) arm from the cached warm-start; returns its summary."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(policy_path, padding_side="left")
+    examples = task.examples(steps * size.prompts_per_step, seed=10_000 + seed, difficulty=size.difficulty)
+    config = build_config(method, size, task, steps=steps, seed=seed, output_dir=output_dir, device=device)
+    record = RecordCallback(on_record, should_cancel)
+    trainer = RadarGRPOTrainer(
+        model=str(policy_path),
+        reward_funcs=reward_functions(method, task, tokenizer.eos_token_id),
+        args=config,
+        train_dataset=Dataset.from_list(examples),
+        processing_class=tokenizer,
+        callbacks=[record],
+        loss_plugin=method.loss_plugin,
+    )
+    trainer.remove_callback(PrinterCallback)
+    started = time.perf_counter()
+    trainer.train()
+    seconds = time.perf_counter() - started
+    if record.cancelled:
+        raise RunCancelled("run cancelled")
+    model = trainer.model
+    accuracy = sampled_accuracy(model, tokenizer, task, eval_examples, model.device, greedy=True)
+    done = trainer.state.global_step
+    return {"steps": done, "seconds": round(seconds, 2), "steps_per_s": round(done / seconds, 3) if seconds else None,
+            "eval_accuracy": accuracy}  # fmt: skip
