@@ -32,8 +32,6 @@ from repro.methods import Method
 from repro.policy import PolicySize, sampled_accuracy
 from repro.tasks import Task, correctness_reward, format_reward
 
-NUM_ITERATIONS = 2  # mu > 1, else ratio == 1 and all clipping variants coincide (TRL #3120)
-
 
 # -- loss plug-ins ----------------------------------------------------------------------------------
 @dataclass
@@ -131,7 +129,7 @@ def build_config(
         "per_device_train_batch_size": size.prompts_per_step * size.num_generations,
         "gradient_accumulation_steps": 1,
         "num_generations": size.num_generations,
-        "num_iterations": NUM_ITERATIONS,
+        "num_iterations": size.num_iterations,
         "max_completion_length": task.max_answer_chars + 2,
         "temperature": 1.0,
         "top_p": 1.0,
