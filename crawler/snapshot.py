@@ -24,6 +24,18 @@ BATCH = 5000
 _ID_RE = re.compile(r"^(?:\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})$")
 _VERSION_RE = re.compile(r"v(\d+)$")
 REQUIRED = ("id", "title", "published")
+SOURCE_FIELDS = ("source_repo", "source_path", "source_commit")  # provenance kept in Document.extra
+_ASCII_SPACE_RUNS = ("  ", "\t", "\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f")
+
+
+def _clean(text: str) -> str:
+    """Collapse whitespace like " ".join(text.split()); most corpus text is already clean ASCII,
+    so substring checks (in C) decide before a new string is built."""
+    if not text:
+        return text
+    if not text.isascii() or text[0] == " " or text[-1] == " " or any(s in text for s in _ASCII_SPACE_RUNS):
+        return " ".join(text.split())
+    return text
 
 
 @dataclass
@@ -67,13 +79,13 @@ def record_to_document(record: Any, default_source: str = "snapshot") -> Documen
     categories = record.get("categories") or []
     if not isinstance(authors, list) or not isinstance(categories, list):
         raise ValueError("authors and categories must be lists")
-    extra = {k: str(v) for k, v in record.items() if k.startswith("source_") and v}
+    extra = {k: str(record[k]) for k in SOURCE_FIELDS if record.get(k)}
     return Document(
         id=raw_id,
         kind="paper",
         source=source_name(record, default_source),
-        title=" ".join(str(record["title"]).split()),
-        abstract=" ".join(str(record.get("abstract") or "").split()),
+        title=_clean(str(record["title"])),
+        abstract=_clean(str(record.get("abstract") or "")),
         published=published + "T00:00:00Z",
         authors=tuple(str(a) for a in authors),
         categories=tuple(str(c) for c in categories),

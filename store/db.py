@@ -159,11 +159,12 @@ class Store:
         if not rows:
             return UpsertCounts()
         with self.transaction() as conn:
-            before_count = conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
+            # new rows get rowids above the current maximum: counting them is a cheap range scan
+            max_rowid = conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM documents").fetchone()[0]
             before_changes = conn.total_changes
             conn.executemany(_UPSERT_SQL, rows)
             changed = conn.total_changes - before_changes
-            added = conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0] - before_count
+            added = conn.execute("SELECT COUNT(*) FROM documents WHERE rowid > ?", (max_rowid,)).fetchone()[0]
         return UpsertCounts(added=added, updated=changed - added, unchanged=len(rows) - changed)
 
     def get_document(self, doc_id: str) -> Document | None:

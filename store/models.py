@@ -47,11 +47,8 @@ class Document:
 
     @property
     def content_hash(self) -> str:
-        h = hashlib.blake2b(digest_size=12)
-        for part in (self.title, self.abstract, "\x1f".join(self.authors), "\x1f".join(self.categories)):
-            h.update(part.encode("utf-8", "surrogatepass"))
-            h.update(b"\x1e")
-        return h.hexdigest()
+        text = "\x1e".join((self.title, self.abstract, "\x1f".join(self.authors), "\x1f".join(self.categories)))
+        return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
 
 
 @dataclass
