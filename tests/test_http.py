@@ -91,3 +91,24 @@ def test_timeout_is_retried_then_reported(server: FeedServer) -> None:
     with pytest.raises(FetchError, match="connection failed"):
         HttpClient(policy).get(server.url + "/slow")
     assert time.monotonic() - started < 3
+
+
+def test_arxiv_politeness_with_the_default_config() -> None:
+    """With the shipped config, two requests to one arXiv host are >= 3 s apart (fake clock, no network)."""
+    from store.config import DEFAULT_CONFIG_TEXT, parse_config
+
+    src = parse_config(DEFAULT_CONFIG_TEXT).source("arxiv")
+    now = {"t": 100.0}
+    waits: list[float] = []
+
+    def sleep(s: float) -> None:
+        waits.append(s)
+        now["t"] += s
+
+    client = HttpClient(POLICY, sleep=sleep, clock=lambda: now["t"])
+    client._wait_turn("export.arxiv.org", src.min_interval_s)
+    now["t"] += 0.5
+    client._wait_turn("export.arxiv.org", src.min_interval_s)
+    client._wait_turn("rss.arxiv.org", src.min_interval_s)  # another host has its own turn
+    assert waits == [pytest.approx(2.5)]
+    assert src.min_interval_s >= 3.0 and src.page_size == 2000

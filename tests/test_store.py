@@ -147,3 +147,18 @@ def test_store_round_trip(workspace: Workspace, doc: Document) -> None:
         back = store.get_document(doc.id)
         assert back == doc
         assert back.extra == doc.extra
+
+
+def test_migrations_upgrade_an_existing_database_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import store.db as db_module
+
+    db = tmp_path / "radar.db"
+    with Store(db) as store:
+        store.upsert_documents([paper()])
+    extra = (LATEST_VERSION + 1, "ALTER TABLE documents ADD COLUMN note TEXT NOT NULL DEFAULT ''")
+    monkeypatch.setattr(db_module, "MIGRATIONS", [*db_module.MIGRATIONS, extra])
+    monkeypatch.setattr(db_module, "LATEST_VERSION", LATEST_VERSION + 1)
+    with Store(db) as store:
+        assert store.schema_version == LATEST_VERSION + 1
+        assert store.count_documents() == 1
+        assert store.conn.execute("SELECT note FROM documents").fetchone()[0] == ""
