@@ -1,0 +1,82 @@
+"""Time to a verdict for a reproduction run, and training steps/s.
+
+    python benchmarks/bench_repro.py                       # dapo vs grpo, 3 seeds, tiny, CPU
+    python benchmarks/bench_repro.py --preset small --device cuda --steps 100
+
+Runs the real command path (worker subprocess, TRL, warm start) in a fresh temporary workspace:
+first cold (the SFT warm start is trained and cached), then again with the cache warm unless
+--once. Prints a table and, with --json FILE, writes the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from repro import runner  # noqa: E402
+from store import Workspace  # noqa: E402
+
+
+def one(ws: Workspace, spec: runner.RunSpec) -> dict:
+    started = time.perf_counter()
+    run_id = runner.submit(ws, spec)
+    run = runner.wait(ws, run_id, runner.start(ws, run_id))
+    wall = time.perf_counter() - started
+    if run["status"] != "done":
+        raise SystemExit(f"run {run_id} {run['status']}: {run['error']}")
+    m, v = run["result"]["metrics"], run["result"]["verdict"]
+    return {
+        "run_id": run_id, "wall_s": round(wall, 1), "time_to_verdict_s": m["time_to_verdict_s"],
+        "warm_start_s": m["warm_start_seconds"], "train_s": m["train_seconds"], "steps_per_s": m["steps_per_s"],
+        "device": m["device"], "overall": v["overall"], "claim": v["claim"]["status"], "summary": v["summary"],
+        "final_correct": m["final_correct"], "eval_accuracy": m["eval_accuracy"],
+    }  # fmt: skip
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--method", default="dapo")
+    ap.add_argument("--baseline", default="grpo")
+    ap.add_argument("--task", default="addition")
+    ap.add_argument("--preset", default="tiny")
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=0)
+    ap.add_argument("--device", default="auto")
+    ap.add_argument("--once", action="store_true", help="only the cold run")
+    ap.add_argument("--workspace", default="", help="reuse this workspace (default: a fresh temporary one)")
+    ap.add_argument("--json", default="", help="write the figures to this file")
+    args = ap.parse_args()
+
+    root = Path(args.workspace) if args.workspace else Path(tempfile.mkdtemp(prefix="radar-bench-repro-"))
+    ws, _ = Workspace.init(root)
+    spec = runner.RunSpec(method=args.method, baseline=args.baseline, task=args.task, preset=args.preset,
+                          seeds=args.seeds, steps=args.steps, device=args.device)  # fmt: skip
+    rows = [("cold (trains the warm start)", one(ws, spec))]
+    if not args.once:
+        rows.append(("cached warm start", one(ws, spec)))
+
+    print(f"\nrepro benchmark: {spec.method} vs {spec.baseline}, task {spec.task}, preset {spec.preset}, "
+          f"{spec.seeds} seeds x {spec.total_steps} steps, cpu cores {os.cpu_count()}")  # fmt: skip
+    header = (
+        f"{'run':<30} {'device':<7} {'verdict s':>9} {'warm-up s':>9} {'train s':>8} {'steps/s':>8}  verdict / claim"
+    )
+    print(header)
+    print("-" * len(header))
+    for name, r in rows:
+        print(f"{name:<30} {r['device']:<7} {r['time_to_verdict_s']:>9.1f} {r['warm_start_s']:>9.1f} "
+              f"{r['train_s']:>8.1f} {r['steps_per_s']:>8.1f}  {r['overall']} / claim {r['claim']}")  # fmt: skip
+    print("\n" + rows[-1][1]["summary"])
+    if args.json:
+        Path(args.json).write_text(json.dumps({"spec": spec.__dict__, "rows": dict(rows)}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
