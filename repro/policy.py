@@ -12,6 +12,7 @@ the reference model when beta > 0).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -59,9 +60,9 @@ class PolicySize:
 
 SIZES: dict[str, PolicySize] = {
     # ~0.1M parameters: SFT in well under a minute on 2 CPU cores.
-    "tiny": PolicySize("tiny", 64, 2, 4, 192, 3e-3, 128, 1500, 0.35, 0, 8, 8, 1e-4, 160, 4, cpu_threads=1),
+    "tiny": PolicySize("tiny", 64, 2, 4, 192, 3e-3, 128, 1500, 0.45, 0, 8, 8, 2e-4, 300, 2, cpu_threads=1),
     # ~25M parameters: for a GPU (the same code runs on CPU, slowly).
-    "small": PolicySize("small", 512, 8, 8, 1536, 5e-4, 256, 4000, 0.35, 1, 32, 8, 3e-5, 200, 4),
+    "small": PolicySize("small", 512, 8, 8, 1536, 5e-4, 256, 4000, 0.35, 1, 32, 8, 5e-5, 200, 2),
 }
 
 
@@ -177,9 +178,16 @@ def warm_start(task: Task, size: PolicySize, device: torch.device, seed: int = 1
     return model, tok, info
 
 
+def warm_start_key(task: Task, size: PolicySize) -> str:
+    """Changes whenever anything that shapes the warm start changes (so a stale cache is never used)."""
+    fields = (CACHE_VERSION, task.name, task.alphabet, size.hidden, size.layers, size.heads, size.intermediate,
+              size.sft_lr, size.sft_batch, size.sft_max_steps, size.target_accuracy, size.difficulty)  # fmt: skip
+    return hashlib.blake2b(repr(fields).encode(), digest_size=4).hexdigest()
+
+
 def cached_policy(cache_root: Path, task: Task, size: PolicySize, device: torch.device, log=print) -> tuple[Path, dict]:
     """Path of the warm-started policy for (task, size), training and saving it on first use."""
-    folder = cache_root / f"{task.name}-{size.name}-v{CACHE_VERSION}"
+    folder = cache_root / f"{task.name}-{size.name}-{warm_start_key(task, size)}"
     info_path = folder / "warm_start.json"
     if info_path.exists():
         return folder, json.loads(info_path.read_text(encoding="utf-8"))

@@ -110,6 +110,13 @@ def start(ws: Workspace, run_id: str) -> subprocess.Popen[bytes]:
     return proc
 
 
+def launch(ws: Workspace, spec: RunSpec) -> str:
+    """Submit and start in the background: what a dashboard calls. Returns the run id at once."""
+    run_id = submit(ws, spec)
+    start(ws, run_id)
+    return run_id
+
+
 def wait(ws: Workspace, run_id: str, proc: subprocess.Popen[bytes], on_progress: Any = None) -> dict[str, Any]:
     """Wait for a worker started by ``start``; Ctrl-C asks it to cancel. Returns the final run."""
     last = -1.0
@@ -370,4 +377,6 @@ def _execute(ws: Workspace, run_id: str, params: dict[str, Any], log: Any) -> di
     }  # fmt: skip
     Workspace.write_text_atomic(folder / "verdict.json", json.dumps(doc | {"metrics": metrics}, indent=2))
     log(doc["summary"])
-    return {"verdict": doc, "metrics": metrics, "plots": [str(p) for p in plots], "folder": str(folder)}
+    prov = {k: record[k] for k in ("git_commit", "repro_dirty", "python", "packages")}
+    return {"verdict": doc, "metrics": metrics, "plots": [str(p) for p in plots], "folder": str(folder),
+            "record": {"device": device, "cuda_device": record["cuda_device"], "seeds": seeds, **prov}}  # fmt: skip

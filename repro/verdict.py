@@ -73,13 +73,18 @@ def compare(
     }  # fmt: skip
 
 
-def label(cmp: dict[str, Any], threshold: float = 0.0) -> str:
+MIN_EFFECT = 0.01  # a difference under 1 point of correctness is not called better/worse, however tight
+
+
+def label(cmp: dict[str, Any], min_effect: float = MIN_EFFECT) -> str:
+    """'better'/'worse' when the CI excludes 0 and the mean difference is at least ``min_effect``."""
     lo, hi = cmp["ci"]
-    if lo is None or hi is None:
+    diff = cmp.get("diff_mean")
+    if lo is None or hi is None or diff is None:
         return "no data"
-    if lo > threshold:
+    if lo > 0 and diff >= min_effect:
         return "better"
-    if hi < -threshold:
+    if hi < 0 and diff <= -min_effect:
         return "worse"
     return "no clear difference"
 
