@@ -29,11 +29,22 @@ _AGG = {"grpo": "seq-mean-token-mean", "sapo": "seq-mean-token-mean", "dr_grpo":
         "dapo": "token-mean", "cispo": "token-mean", "bnpo": "token-mean"}  # fmt: skip
 
 
-def verl_overrides(method: Method, params: dict[str, Any], model_path: str) -> dict[str, Any]:
-    """Hydra overrides for ``python3 -m verl.trainer.main_ppo`` that reproduce ``method``."""
+def verl_overrides(
+    method: Method, params: dict[str, Any], model_path: str, trl_config: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Hydra overrides for ``python3 -m verl.trainer.main_ppo`` that reproduce ``method``.
+
+    ``trl_config``: the arm's recorded GRPOConfig (run.json); batch shape, mu and lr come from it,
+    else from the preset.
+    """
     cfg = method.config
     loss_type = cfg.get("loss_type", "dapo")
     size, task = get_size(params["preset"]), get_task(params["task"])
+    rec = trl_config or {}
+    generations = int(rec.get("num_generations", size.num_generations))
+    prompts = int(rec.get("per_device_train_batch_size", size.prompts_per_step * generations)) // generations
+    mu = int(rec.get("num_iterations", size.num_iterations))
+    lr = float(rec.get("learning_rate", size.rl_lr))
     if loss_type in ("luspo", "vespo"):
         raise ReproError(f"{method.name} has no verl policy loss; export it with --engine trl")
     sequence_level = cfg.get("importance_sampling_level") == "sequence"
@@ -56,16 +67,16 @@ def verl_overrides(method: Method, params: dict[str, Any], model_path: str) -> d
         "actor_rollout_ref.actor.use_kl_loss": beta > 0,
         "actor_rollout_ref.actor.kl_loss_coef": beta,
         "actor_rollout_ref.actor.kl_loss_type": "low_var_kl",  # k3, as TRL's GRPO KL
-        "actor_rollout_ref.actor.ppo_epochs": size.num_iterations,
-        "actor_rollout_ref.actor.ppo_mini_batch_size": size.prompts_per_step,
-        "actor_rollout_ref.actor.optim.lr": size.rl_lr,
+        "actor_rollout_ref.actor.ppo_epochs": mu,
+        "actor_rollout_ref.actor.ppo_mini_batch_size": prompts,
+        "actor_rollout_ref.actor.optim.lr": lr,
         "actor_rollout_ref.actor.entropy_coeff": 0,
         "actor_rollout_ref.actor.grad_clip": 1.0,
-        "actor_rollout_ref.rollout.n": size.num_generations,
+        "actor_rollout_ref.rollout.n": generations,
         "actor_rollout_ref.rollout.temperature": 1.0,
         "actor_rollout_ref.rollout.name": "vllm",
         "actor_rollout_ref.model.path": model_path,
-        "data.train_batch_size": size.prompts_per_step,
+        "data.train_batch_size": prompts,
         "data.max_prompt_length": task.max_prompt_chars + 2,
         "data.max_response_length": task.max_answer_chars + 2,
         "data.train_files": "train.parquet",
@@ -193,7 +204,7 @@ def export_run(
         lines = ["#!/usr/bin/env bash", "# verl launch exported by Research Radar; run on a Ray cluster with verl.",
                  "set -euo pipefail", 'cd "$(dirname "$0")"']  # fmt: skip
         for arm, name in arms.items():
-            overrides = verl_overrides(get_method(name), params, model_path)
+            overrides = verl_overrides(get_method(name), params, model_path, record["configs"][arm])
             write(f"verl_{arm}_{name}.yaml", yaml.safe_dump(overrides, sort_keys=False))
             args = " \\\n    ".join(shlex.quote(f"{k}={_hydra(v)}") for k, v in overrides.items())
             lines.append(f"# {arm}: {name}\npython3 -m verl.trainer.main_ppo \\\n    {args}\n")

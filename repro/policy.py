@@ -60,7 +60,7 @@ class PolicySize:
 
 SIZES: dict[str, PolicySize] = {
     # ~0.1M parameters: SFT in well under a minute on 2 CPU cores.
-    "tiny": PolicySize("tiny", 64, 2, 4, 192, 3e-3, 128, 1500, 0.45, 0, 8, 8, 2e-4, 300, 2, cpu_threads=1),
+    "tiny": PolicySize("tiny", 64, 2, 4, 192, 3e-3, 128, 1500, 0.45, 0, 16, 8, 2e-4, 200, 2, cpu_threads=1),
     # ~25M parameters: for a GPU (the same code runs on CPU, slowly).
     "small": PolicySize("small", 512, 8, 8, 1536, 5e-4, 256, 4000, 0.35, 1, 32, 8, 5e-5, 200, 2),
 }

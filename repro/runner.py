@@ -38,7 +38,7 @@ from store import Store, Workspace, utc_now
 
 KIND = "repro"
 ACTIVE = ("queued", "running")
-STALE_HEARTBEAT_S = 15 * 60  # a live worker beats at least once per step; this only catches pid reuse
+STALE_HEARTBEAT_S = 30 * 60  # a live worker beats every step / 50 SFT steps; this only catches pid reuse
 
 
 @dataclass(frozen=True)
@@ -305,7 +305,13 @@ def _execute(ws: Workspace, run_id: str, params: dict[str, Any], log: Any) -> di
     seeds = list(range(spec.seeds))
 
     started = time.perf_counter()
-    policy_path, warm = cached_policy(policy_cache_dir(ws), task, size, torch.device(device), log=log)
+
+    def log_and_beat(msg: str) -> None:  # the warm start logs every 50 SFT steps: keep the heartbeat fresh
+        log(msg)
+        with ws.store() as store:
+            store.update_run(run_id, heartbeat_at=utc_now())
+
+    policy_path, warm = cached_policy(policy_cache_dir(ws), task, size, torch.device(device), log=log_and_beat)
     warm_s = time.perf_counter() - started  # ~0 when the warm start was cached
     eval_examples = task.examples(200, seed=999_999, difficulty=size.difficulty)
     record = {
