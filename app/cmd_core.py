@@ -197,7 +197,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     steps = [("import the bundled snapshot", ["import", str(snapshot)]),
              ("ingest the bundled feeds", ["crawl"]),
-             ("stats", ["stats"])]  # fmt: skip
+             ("stats", ["stats"]),
+             ("embed and index (first run exports the model to ONNX once)", ["index"]),
+             ("search: \"group relative policy optimization variance\"",
+              ["search", "group relative policy optimization variance", "-k", "5"]),
+             ("search with a filter: KV cache, published 2025-06 or later",
+              ["search", "KV cache memory management for LLM serving", "-k", "5",
+               "--since", "2025-06-01"])]  # fmt: skip
     worst = 0
     for title, argv in steps:
         console.rule(title)

@@ -16,6 +16,8 @@ from urllib.parse import urlparse
 from store.errors import ConfigError
 
 SOURCE_TYPES = ("arxiv", "arxiv-rss", "feed")
+# Sections owned by later stages; each stage validates its own table with its own dataclass.
+STAGE_SECTIONS = ("embedding", "search", "tagging", "trends", "report", "delivery", "profile", "repro", "app")
 ARXIV_MAX_PAGE_SIZE = 2000
 ARXIV_MAX_PER_QUERY = 30000
 ARXIV_MIN_INTERVAL_S = 3.0
@@ -154,6 +156,12 @@ def parse_config(text: str, origin: str = "radar.toml") -> Config:
     if dupes:
         raise ConfigError(f"{origin}: source names must be unique; rename {', '.join(dupes)}")
     sections = {k: v for k, v in data.items() if isinstance(v, dict)}
+    unknown = sorted(set(sections) - set(STAGE_SECTIONS))
+    if unknown:
+        raise ConfigError(
+            f"{origin}: unknown section(s) [{'], ['.join(unknown)}]; valid: [crawl], [[sources]], "
+            + ", ".join(f"[{s}]" for s in STAGE_SECTIONS)
+        )
     loose = sorted(k for k, v in data.items() if not isinstance(v, dict))
     if loose:
         raise ConfigError(f"{origin}: top-level key(s) {', '.join(loose)} belong inside a [section]")

@@ -216,6 +216,143 @@ class Store:
             },
         }
 
+    # -- embeddings and tags (written by index/ and analysis/) -------------------------------------
+
+    def pending_embeddings(self, model_id: str) -> list[tuple[str, str, str, str]]:
+        """(id, content_hash, title, abstract) of documents with no vector from ``model_id`` for
+        their current content: new, changed, or embedded by another model."""
+        rows = self.conn.execute(
+            "SELECT d.id, d.content_hash, d.title, d.abstract FROM documents d "
+            "LEFT JOIN embeddings e ON e.doc_id = d.id "
+            "WHERE e.doc_id IS NULL OR e.model_id != ? OR e.content_hash != d.content_hash ORDER BY d.rowid",
+            (model_id,),
+        )
+        return [tuple(r) for r in rows]  # type: ignore[misc]
+
+    def save_embeddings(self, rows: Iterable[tuple[str, str, str, bytes]]) -> None:
+        """Store (doc_id, model_id, content_hash, vector bytes) in one transaction; a doc keeps its vec_id."""
+        with self.transaction() as conn:
+            conn.execute("INSERT INTO meta (key, value) VALUES ('embeddings_generation', '1') ON CONFLICT(key) "
+                         "DO UPDATE SET value = CAST(value AS INTEGER) + 1")  # fmt: skip
+            conn.executemany(
+                "INSERT INTO embeddings (doc_id, model_id, content_hash, vector) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT(doc_id) DO UPDATE SET model_id = excluded.model_id, "
+                "content_hash = excluded.content_hash, vector = excluded.vector",
+                list(rows),
+            )
+
+    def embeddings_generation(self) -> int:
+        """Grows with every save_embeddings: an index built at generation g is current iff this is g."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'embeddings_generation'").fetchone()
+        return int(row[0]) if row else 0
+
+    def vec_ids_of(self, doc_ids: Iterable[str]) -> dict[str, int]:
+        ids = list(doc_ids)
+        out: dict[str, int] = {}
+        for start in range(0, len(ids), 900):
+            chunk = ids[start : start + 900]
+            rows = self.conn.execute(
+                f"SELECT doc_id, vec_id FROM embeddings WHERE doc_id IN ({','.join('?' * len(chunk))})", chunk
+            )
+            out.update((r[0], r[1]) for r in rows)
+        return out
+
+    def known_tags(self) -> list[str]:
+        return [r[0] for r in self.conn.execute("SELECT DISTINCT tag FROM document_tags ORDER BY tag")]
+
+    def embedding_models(self) -> dict[str, int]:
+        return {r[0]: r[1] for r in self.conn.execute("SELECT model_id, COUNT(*) FROM embeddings GROUP BY model_id")}
+
+    def iter_vectors(self, model_id: str, batch: int = 20000) -> Iterator[list[tuple[int, bytes]]]:
+        """Batches of (vec_id, vector bytes) for the current content of every document."""
+        cur = self.conn.execute(
+            "SELECT e.vec_id, e.vector FROM embeddings e JOIN documents d ON d.id = e.doc_id "
+            "WHERE e.model_id = ? AND e.content_hash = d.content_hash ORDER BY e.vec_id",
+            (model_id,),
+        )
+        while rows := cur.fetchmany(batch):
+            yield [(r[0], r[1]) for r in rows]
+
+    def vector_of(self, doc_id: str, model_id: str) -> tuple[int, bytes] | None:
+        row = self.conn.execute(
+            "SELECT vec_id, vector FROM embeddings WHERE doc_id = ? AND model_id = ?", (doc_id, model_id)
+        ).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def doc_ids_for_vectors(self, vec_ids: Iterable[int]) -> dict[int, str]:
+        ids = list(vec_ids)
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = self.conn.execute(f"SELECT vec_id, doc_id FROM embeddings WHERE vec_id IN ({marks})", ids)
+        return {r[0]: r[1] for r in rows}
+
+    def filter_documents(self, *, since: str = "", until: str = "", tags: Iterable[str] = (),
+                         sources: Iterable[str] = (), categories: Iterable[str] = (),
+                         kinds: Iterable[str] = ()) -> list[str]:  # fmt: skip
+        """Ids of documents matching every given filter (tags: any of them)."""
+        clauses, params = self._filter_sql(since, until, tags, sources, categories, kinds)
+        where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+        return [r[0] for r in self.conn.execute(f"SELECT d.id FROM documents d {where}", params)]
+
+    @staticmethod
+    def _filter_sql(since: str, until: str, tags: Iterable[str], sources: Iterable[str],
+                    categories: Iterable[str], kinds: Iterable[str]) -> tuple[list[str], list[Any]]:  # fmt: skip
+        clauses: list[str] = []
+        params: list[Any] = []
+        if since:
+            clauses.append("d.published >= ?")
+            params.append(since)
+        if until:
+            clauses.append("d.published <= ?")
+            params.append(until)
+        for column, values in (("d.source", list(sources)), ("d.kind", list(kinds))):
+            if values:
+                clauses.append(f"{column} IN ({','.join('?' * len(values))})")
+                params.extend(values)
+        cats = list(categories)
+        if cats:
+            clauses.append("EXISTS (SELECT 1 FROM json_each(d.categories) c WHERE c.value IN "
+                           f"({','.join('?' * len(cats))}))")  # fmt: skip
+            params.extend(cats)
+        tag_list = list(tags)
+        if tag_list:
+            clauses.append("EXISTS (SELECT 1 FROM document_tags t WHERE t.doc_id = d.id AND t.tag IN "
+                           f"({','.join('?' * len(tag_list))}))")  # fmt: skip
+            params.extend(tag_list)
+        return clauses, params
+
+    def documents(self, ids: Iterable[str]) -> dict[str, Document]:
+        out: dict[str, Document] = {}
+        ids = list(ids)
+        for start in range(0, len(ids), 900):
+            chunk = ids[start : start + 900]
+            rows = self.conn.execute(
+                f"SELECT {_DOC_COLUMNS} FROM documents WHERE id IN ({','.join('?' * len(chunk))})", chunk
+            )
+            out.update((r["id"], _row_doc(r)) for r in rows)
+        return out
+
+    def tags_of(self, ids: Iterable[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        ids = list(ids)
+        for start in range(0, len(ids), 900):
+            chunk = ids[start : start + 900]
+            rows = self.conn.execute(
+                f"SELECT doc_id, tag FROM document_tags WHERE doc_id IN ({','.join('?' * len(chunk))}) "
+                "ORDER BY doc_id, tag",
+                chunk,
+            )
+            for doc_id, tag in rows:
+                out.setdefault(doc_id, []).append(tag)
+        return out
+
+    def fingerprint(self) -> str:
+        """Changes whenever a document is added or its content changes (for derived indexes)."""
+        row = self.conn.execute("SELECT COUNT(*), COALESCE(MAX(rowid), 0), COALESCE(MAX(changed_at), '') "
+                                "FROM documents").fetchone()  # fmt: skip
+        return f"{row[0]}:{row[1]}:{row[2]}"
+
     # -- crawl state -----------------------------------------------------------------------------
 
     def crawl_state(self, source: str) -> CrawlState:

@@ -1,6 +1,7 @@
 """Schema migrations, applied in order; ``PRAGMA user_version`` records the last one applied.
 
-Never edit a released migration: append a new one.
+Never edit a released migration: append a new one. Statements are split on semicolons,
+so none may appear inside a statement or a comment.
 """
 
 from __future__ import annotations
@@ -60,6 +61,35 @@ MIGRATIONS: list[tuple[int, str]] = [
             cancel_requested INTEGER NOT NULL DEFAULT 0
         );
         CREATE INDEX runs_status ON runs (status, created_at);
+        """,
+    ),
+    (
+        2,
+        """
+        CREATE TABLE embeddings (
+            vec_id       INTEGER PRIMARY KEY,  -- the id in the vector index, explicit so VACUUM keeps it
+            doc_id       TEXT NOT NULL UNIQUE REFERENCES documents(id) ON DELETE CASCADE,
+            model_id     TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            vector       BLOB NOT NULL
+        );
+        CREATE INDEX embeddings_model ON embeddings (model_id);
+
+        CREATE TABLE document_tags (
+            doc_id     TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            tag        TEXT NOT NULL,
+            score      REAL NOT NULL DEFAULT 1.0,
+            origin     TEXT NOT NULL CHECK (origin IN ('model', 'rule', 'user')),
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (doc_id, tag)
+        );
+        CREATE INDEX document_tags_tag ON document_tags (tag, doc_id);
+        CREATE INDEX documents_primary_category ON documents (primary_category);
+
+        CREATE TABLE meta (
+            key   TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
         """,
     ),
 ]

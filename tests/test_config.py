@@ -37,3 +37,8 @@ def test_bad_config_says_how_to_fix(toml: str, message: str) -> None:
 def test_unknown_source_lists_valid_names() -> None:
     with pytest.raises(ConfigError, match="configured sources: arxiv, arxiv-rss"):
         parse_config(DEFAULT_CONFIG_TEXT).source("nope")
+
+
+def test_misspelt_section_is_refused() -> None:
+    with pytest.raises(ConfigError, match=r"unknown section\(s\) \[embeding\]; valid: .*\[embedding\]"):
+        parse_config("[embeding]\nmodel = 'x'\n")

@@ -1,0 +1,64 @@
+"""[embedding] and [search] sections of radar.toml."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+from store.errors import ConfigError
+
+BACKENDS = ("auto", "onnx", "torch")
+
+
+def _from_table(cls: type, table: dict[str, Any], where: str) -> Any:
+    allowed = {f.name for f in fields(cls)}
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise ConfigError(f"unknown key(s) {', '.join(unknown)} in [{where}]; valid keys: {', '.join(sorted(allowed))}")
+    return cls(**table)
+
+
+@dataclass(frozen=True)
+class EmbeddingConfig:
+    """Which model embeds documents, and how fast."""
+
+    model: str = "default"  # the packaged all-MiniLM-L6-v2, or any sentence-transformers name or local path
+    max_seq_length: int = 128  # MiniLM was trained at 128 tokens; see README "Embedding speed"
+    batch_size: int = 32
+    backend: str = "auto"  # auto: ONNX Runtime on CPU when the model allows it, torch on GPU
+    quantize: bool = False  # int8 dynamic quantization (ONNX only); changes the vectors, so the model id
+    threads: int = 0  # 0 = all cores
+
+    def __post_init__(self) -> None:
+        if not 8 <= self.max_seq_length <= 8192:
+            raise ConfigError("[embedding] max_seq_length must be 8..8192 tokens")
+        if not 1 <= self.batch_size <= 4096:
+            raise ConfigError("[embedding] batch_size must be 1..4096")
+        if self.backend not in BACKENDS:
+            raise ConfigError(f"[embedding] backend must be one of {', '.join(BACKENDS)}")
+        if self.threads < 0:
+            raise ConfigError("[embedding] threads must be >= 0 (0 = all cores)")
+
+    @classmethod
+    def from_section(cls, table: dict[str, Any]) -> EmbeddingConfig:
+        return _from_table(cls, table, "embedding")  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """Vector index and hybrid ranking."""
+
+    exact_below: int = 200_000  # flat (exact) index below this many vectors, IVF above
+    nprobe: int = 24  # IVF lists searched per query (recall >= 0.95 measured at 1M, see README)
+    rrf_k: int = 60  # reciprocal rank fusion constant
+    candidates: int = 100  # per retriever, before fusion
+
+    def __post_init__(self) -> None:
+        if self.exact_below < 1000:
+            raise ConfigError("[search] exact_below must be >= 1000")
+        if self.nprobe < 1 or self.rrf_k < 1 or self.candidates < 1:
+            raise ConfigError("[search] nprobe, rrf_k and candidates must be >= 1")
+
+    @classmethod
+    def from_section(cls, table: dict[str, Any]) -> SearchConfig:
+        return _from_table(cls, table, "search")  # type: ignore[no-any-return]

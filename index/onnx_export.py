@@ -1,0 +1,114 @@
+"""Export a sentence-transformers model (transformer + mean pooling + normalize) to ONNX, once.
+
+The graph includes pooling and L2 normalisation, so ONNX Runtime returns finished sentence
+vectors. ONNX Runtime's transformer optimizer fuses attention, LayerNorm and GELU; optional int8
+dynamic quantization (per channel) is a separate file, since it changes the vectors. Files are
+written atomically into the cache folder and reused across runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import warnings
+from pathlib import Path
+
+from index.errors import IndexError_
+
+
+def supports_onnx(model_dir: Path) -> bool:
+    """True for a local sentence-transformers folder whose pipeline is Transformer -> mean Pooling [-> Normalize]."""
+    modules_file = model_dir / "modules.json"
+    if not modules_file.is_file():
+        return False
+    modules = json.loads(modules_file.read_text())
+    kinds = [m.get("type", "").rsplit(".", 1)[-1] for m in modules]
+    if kinds[:2] != ["Transformer", "Pooling"] or any(k not in ("Transformer", "Pooling", "Normalize") for k in kinds):
+        return False
+    pooling = model_dir / modules[1].get("path", "1_Pooling") / "config.json"
+    if not pooling.is_file():
+        return False
+    conf = json.loads(pooling.read_text())
+    others = [k for k, v in conf.items() if k.startswith("pooling_mode_") and v and k != "pooling_mode_mean_tokens"]
+    return bool(conf.get("pooling_mode_mean_tokens")) and not others
+
+
+def _replace_atomically(src: Path, dst: Path) -> None:
+    os.replace(src, dst)
+
+
+def export(model_dir: Path, out_dir: Path, *, quantize: bool) -> Path:
+    """Return the path of the ONNX file for this model, exporting it first if needed."""
+    name = "model_int8.onnx" if quantize else "model.onnx"
+    target = out_dir / name
+    if target.is_file():
+        return target
+    out_dir.mkdir(parents=True, exist_ok=True)
+    fp32 = out_dir / "model.onnx"
+    if not fp32.is_file():
+        _export_fp32(model_dir, fp32)
+    if quantize:
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        with tempfile.TemporaryDirectory(dir=out_dir) as tmp:
+            tmp_path = Path(tmp) / name
+            quantize_dynamic(str(fp32), str(tmp_path), weight_type=QuantType.QInt8, per_channel=True)
+            _replace_atomically(tmp_path, target)
+    return target
+
+
+def _export_fp32(model_dir: Path, target: Path) -> None:
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(model_dir)
+        model = AutoModel.from_pretrained(model_dir).eval()
+    except OSError as exc:
+        raise IndexError_(f"cannot load the model in {model_dir} ({exc}); check [embedding] model") from None
+    hidden = int(model.config.hidden_size)
+    heads = int(model.config.num_attention_heads)
+
+    class SentenceEncoder(torch.nn.Module):
+        def __init__(self, inner: torch.nn.Module) -> None:
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                    token_type_ids: torch.Tensor) -> torch.Tensor:  # fmt: skip
+            states = self.inner(input_ids=input_ids, attention_mask=attention_mask,
+                                token_type_ids=token_type_ids).last_hidden_state  # fmt: skip
+            mask = attention_mask.unsqueeze(-1).to(states.dtype)
+            pooled = (states * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+            return torch.nn.functional.normalize(pooled, dim=-1)
+
+    sample = tokenizer(["a sample sentence", "another one, a little longer"], return_tensors="pt", padding=True)
+    if "token_type_ids" not in sample:
+        sample["token_type_ids"] = torch.zeros_like(sample["input_ids"])
+    dynamic = {0: "batch", 1: "tokens"}
+    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
+        raw = Path(tmp) / "raw.onnx"
+        with warnings.catch_warnings(), torch.no_grad():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(
+                SentenceEncoder(model),
+                (sample["input_ids"], sample["attention_mask"], sample["token_type_ids"]),
+                str(raw),
+                input_names=["input_ids", "attention_mask", "token_type_ids"],
+                output_names=["embedding"],
+                dynamic_axes={"input_ids": dynamic, "attention_mask": dynamic, "token_type_ids": dynamic,
+                              "embedding": {0: "batch"}},  # fmt: skip
+                opset_version=17,
+                dynamo=False,
+            )
+        optimized = Path(tmp) / "optimized.onnx"
+        try:
+            from onnxruntime.transformers import optimizer
+
+            fused = optimizer.optimize_model(str(raw), model_type="bert", num_heads=heads, hidden_size=hidden,
+                                             opt_level=1)  # fmt: skip
+            fused.save_model_to_file(str(optimized))
+        except Exception:  # noqa: BLE001 - fusion is an optimisation; the plain graph is still correct
+            optimized = raw
+        _replace_atomically(optimized, target)

@@ -1,0 +1,146 @@
+"""`radar index`: embed what is new or changed, keep the vector and keyword indexes in step.
+
+Vectors are committed to the store chunk by chunk; the FAISS index is updated in memory and saved
+every few chunks and at the end, stamped with the store's embeddings generation. A run killed
+midway loses at most the chunk in flight: the next run embeds only what is still missing, and an
+index whose stamp does not match the store is rebuilt from the stored vectors (seconds), so the
+index never disagrees with the store.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from index.config import EmbeddingConfig, SearchConfig
+from index.embedder import Embedder, document_text
+from index.keyword import KeywordIndex
+from index.vectors import VectorIndex, vectors_from_blobs
+from store import Store, Workspace
+
+CHUNK = 256
+SAVE_EVERY_S = 30.0
+
+# progress(done, total)
+Progress = Callable[[int, int], None]
+# embed(list of (doc_id, text)) -> iterator of (doc_ids, vectors) in any order
+BatchEmbedder = Callable[[list[tuple[str, str]]], Iterator[tuple[list[str], np.ndarray]]]
+
+
+@dataclass
+class IndexReport:
+    model_id: str
+    embedded: int
+    vectors: int
+    kind: str
+    seconds: float
+    keyword_rebuilt: bool
+    vector_rebuilt: bool
+
+    @property
+    def docs_per_s(self) -> float:
+        return self.embedded / self.seconds if self.seconds > 0 else 0.0
+
+    def as_dict(self) -> dict[str, object]:
+        return {"model_id": self.model_id, "embedded": self.embedded, "vectors": self.vectors, "kind": self.kind,
+                "seconds": round(self.seconds, 2), "docs_per_s": round(self.docs_per_s, 1),
+                "keyword_rebuilt": self.keyword_rebuilt, "vector_rebuilt": self.vector_rebuilt}  # fmt: skip
+
+
+def vector_dir(ws: Workspace) -> Path:
+    return ws.index_dir / "vectors"
+
+
+def keyword_dir(ws: Workspace) -> Path:
+    return ws.index_dir / "bm25"
+
+
+def model_cache_dir(ws: Workspace) -> Path:
+    """Exported ONNX models; RADAR_MODEL_CACHE shares one folder between workspaces."""
+    shared = os.environ.get("RADAR_MODEL_CACHE")
+    return Path(shared).expanduser() if shared else ws.index_dir / "models"
+
+
+def load_vectors(ws: Workspace, store: Store, model_id: str, dim: int, cfg: SearchConfig) -> tuple[VectorIndex, bool]:
+    """The saved index if it matches the store; otherwise one rebuilt from the stored vectors."""
+    saved = VectorIndex.load(vector_dir(ws), cfg.nprobe)
+    generation = store.embeddings_generation()
+    if saved is not None and saved.manifest.model_id == model_id and saved.manifest.generation == generation:
+        return saved, False
+    ids, vectors = _all_vectors(store, model_id, dim)
+    return VectorIndex.build(model_id, ids, vectors, exact_below=cfg.exact_below, nprobe=cfg.nprobe,
+                             generation=generation), True  # fmt: skip
+
+
+def load_keyword(ws: Workspace, store: Store, *, rebuild_if_stale: bool = True) -> tuple[KeywordIndex, bool]:
+    fingerprint = store.fingerprint()
+    saved = KeywordIndex.load(keyword_dir(ws))
+    if saved is not None and (saved.fingerprint == fingerprint or not rebuild_if_stale):
+        return saved, False
+    docs = [(d.id, d.title, d.abstract) for d in store.iter_documents()]
+    return KeywordIndex.build(docs, fingerprint), True
+
+
+def local_batches(embedder: Embedder) -> BatchEmbedder:
+    def run(items: list[tuple[str, str]]) -> Iterator[tuple[list[str], np.ndarray]]:
+        for start in range(0, len(items), CHUNK):
+            chunk = items[start : start + CHUNK]
+            yield [i for i, _ in chunk], embedder.embed([t for _, t in chunk])
+
+    return run
+
+
+def run_index(ws: Workspace, store: Store, *, model_id: str, dim: int, batches: BatchEmbedder,
+              search_cfg: SearchConfig, progress: Progress | None = None) -> IndexReport:  # fmt: skip
+    started = time.perf_counter()
+    pending = store.pending_embeddings(model_id)
+    hashes = {doc_id: content_hash for doc_id, content_hash, _, _ in pending}
+    items = [(doc_id, document_text(title, abstract)) for doc_id, _, title, abstract in pending]
+    vi, rebuilt = load_vectors(ws, store, model_id, dim, search_cfg)
+    if progress:
+        progress(0, len(items))
+    done = 0
+    last_save = time.monotonic()
+    for doc_ids, vectors in batches(items):
+        store.save_embeddings((d, model_id, hashes[d], v.astype(np.float32).tobytes())
+                              for d, v in zip(doc_ids, vectors, strict=True))  # fmt: skip
+        vec_ids = store.vec_ids_of(doc_ids)
+        vi.upsert(np.array([vec_ids[d] for d in doc_ids], dtype=np.int64), vectors)
+        vi.manifest.generation = store.embeddings_generation()
+        done += len(doc_ids)
+        if progress:
+            progress(done, len(items))
+        if time.monotonic() - last_save > SAVE_EVERY_S:
+            vi.save(vector_dir(ws))
+            last_save = time.monotonic()
+    # switch between exact and approximate when the size crosses the threshold
+    wants_ivf = len(vi) >= search_cfg.exact_below
+    if wants_ivf != (vi.manifest.kind == "ivf"):
+        vi = VectorIndex.build(model_id, *_all_vectors(store, model_id, dim), exact_below=search_cfg.exact_below,
+                               nprobe=search_cfg.nprobe, generation=store.embeddings_generation())  # fmt: skip
+    vi.save(vector_dir(ws))
+    keyword, keyword_rebuilt = load_keyword(ws, store)
+    if keyword_rebuilt:
+        keyword.save(keyword_dir(ws))
+    return IndexReport(model_id, done, len(vi), vi.manifest.kind, time.perf_counter() - started, keyword_rebuilt,
+                       rebuilt)  # fmt: skip
+
+
+def _all_vectors(store: Store, model_id: str, dim: int) -> tuple[np.ndarray, np.ndarray]:
+    parts = [vectors_from_blobs(rows, dim) for rows in store.iter_vectors(model_id)]
+    if not parts:
+        return np.zeros(0, np.int64), np.zeros((0, dim), np.float32)
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+
+def embedding_config(ws: Workspace) -> EmbeddingConfig:
+    return EmbeddingConfig.from_section(ws.config().section("embedding"))
+
+
+def search_config(ws: Workspace) -> SearchConfig:
+    return SearchConfig.from_section(ws.config().section("search"))

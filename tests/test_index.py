@@ -1,0 +1,250 @@
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from app.cli import main
+from index.config import EmbeddingConfig
+from index.embedder import make_embedder, model_id_for, resolve_model_dir
+from index.errors import ModelNotFound
+from index.search import rrf
+from index.vectors import VectorIndex
+from store import Workspace
+from tests.cli_helpers import run_cli
+from tests.conftest import ROOT
+from tests.index_helpers import dev_queries, write_subset
+
+N_BACKGROUND = 300
+
+
+@pytest.fixture(scope="session")
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    root = tmp_path_factory.mktemp("indexed") / "ws"
+    subset = root.parent / "subset.jsonl.gz"
+    write_subset(subset, N_BACKGROUND)
+    assert main(["--workspace", str(root), "init"]) == 0
+    assert main(["--workspace", str(root), "import", str(subset)]) == 0
+    assert main(["--workspace", str(root), "index"]) == 0
+    return Workspace.open(root)
+
+
+@pytest.fixture
+def copy_of(indexed: Workspace, tmp_path: Path) -> Workspace:
+    shutil.copytree(indexed.root, tmp_path / "ws")
+    return Workspace.open(tmp_path / "ws")
+
+
+def _count(ws: Workspace, sql: str) -> int:
+    conn = sqlite3.connect(ws.db_path)
+    try:
+        return int(conn.execute(sql).fetchone()[0])
+    finally:
+        conn.close()
+
+
+def test_index_embeds_everything_once(indexed: Workspace, capsys: pytest.CaptureFixture[str]) -> None:
+    docs = _count(indexed, "SELECT COUNT(*) FROM documents")
+    assert _count(indexed, "SELECT COUNT(*) FROM embeddings") == docs
+    again = run_cli(capsys, "--workspace", str(indexed.root), "index", "--json")
+    assert again.code == 0
+    report = again.json()
+    assert report["embedded"] == 0 and report["vectors"] == docs and report["kind"] == "flat"
+    assert report["model_id"].startswith("all-MiniLM-L6-v2@") and "/len128/fp32" in report["model_id"]
+
+
+def test_known_item_search_finds_most_dev_queries(indexed: Workspace, capsys: pytest.CaptureFixture[str]) -> None:
+    found = 0
+    for q in dev_queries():
+        res = run_cli(capsys, "--workspace", str(indexed.root), "search", q["q"], "-k", "10", "--json")
+        assert res.code == 0, res.err
+        hits = res.json()
+        assert all(set(h) == {"id", "title", "score", "published", "tags", "url"} for h in hits)
+        found += q["id"] in [h["id"] for h in hits]
+    assert found >= 8, f"only {found}/10 dev queries found their paper in the top 10"
+
+
+def test_filters_apply_inside_retrieval(indexed: Workspace, capsys: pytest.CaptureFixture[str]) -> None:
+    ws = str(indexed.root)
+    res = run_cli(capsys, "--workspace", ws, "search", "reinforcement learning for reasoning", "-k", "20",
+                  "--since", "2025-06-01", "--until", "2025-12-31", "--json")  # fmt: skip
+    hits = res.json()
+    assert hits and all("2025-06-01" <= h["published"] <= "2025-12-31" for h in hits)
+    cat = run_cli(capsys, "--workspace", ws, "search", "GPU cluster scheduling", "--category", "cs.DC", "--json").json()
+    with indexed.store() as store:
+        docs = store.documents([h["id"] for h in cat])
+    assert cat and all("cs.DC" in d.categories for d in docs.values())
+    none = run_cli(capsys, "--workspace", ws, "search", "anything", "--source", "no-such-source", "--json")
+    assert none.code == 0 and none.json() == []
+
+
+def test_tag_filter_names_known_tags(copy_of: Workspace, capsys: pytest.CaptureFixture[str]) -> None:
+    with copy_of.store() as store:
+        doc_id = next(store.iter_documents()).id
+        store.conn.execute("INSERT INTO document_tags VALUES (?, 'graphics-xr', 0.9, 'user', '2026-01-01')", (doc_id,))
+    ws = str(copy_of.root)
+    bad = run_cli(capsys, "--workspace", ws, "search", "rendering", "--tag", "nope")
+    assert bad.code == 1 and "tags in use: graphics-xr" in bad.err
+    good = run_cli(capsys, "--workspace", ws, "search", "rendering", "--tag", "graphics-xr", "--json").json()
+    assert [h["id"] for h in good] == [doc_id] and good[0]["tags"] == ["graphics-xr"]
+
+
+def test_similar_excludes_the_paper_itself(indexed: Workspace, capsys: pytest.CaptureFixture[str]) -> None:
+    target = dev_queries()[0]["id"]
+    res = run_cli(capsys, "--workspace", str(indexed.root), "similar", target, "-k", "5", "--json")
+    hits = res.json()
+    assert len(hits) == 5 and target not in [h["id"] for h in hits]
+    assert hits == sorted(hits, key=lambda h: -h["score"])
+    missing = run_cli(capsys, "--workspace", str(indexed.root), "similar", "9999.99999")
+    assert missing.code == 1 and "no document" in missing.err
+
+
+def test_changed_abstract_is_re_embedded_alone(copy_of: Workspace, capsys: pytest.CaptureFixture[str]) -> None:
+    target = dev_queries()[1]["id"]
+    with copy_of.store() as store:
+        doc = store.get_document(target)
+        old_vec = store.vector_of(target, store.embedding_models().popitem()[0])
+        from dataclasses import replace
+
+        store.upsert_documents([replace(doc, abstract="A completely new abstract about FPGA accelerators.",
+                                        version=doc.version + 1)])  # fmt: skip
+    report = run_cli(capsys, "--workspace", str(copy_of.root), "index", "--json").json()
+    assert report["embedded"] == 1
+    with copy_of.store() as store:
+        new_vec = store.vector_of(target, report["model_id"])
+    assert new_vec[0] == old_vec[0] and new_vec[1] != old_vec[1]  # same vec_id, new vector
+    hits = run_cli(capsys, "--workspace", str(copy_of.root), "search", "FPGA accelerators abstract", "--json").json()
+    assert target in [h["id"] for h in hits[:3]]
+
+
+def test_switching_model_settings_re_embeds_everything(copy_of: Workspace, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = copy_of.config_path
+    cfg.write_text(cfg.read_text().replace("max_seq_length = 128", "max_seq_length = 64"))
+    ws = str(copy_of.root)
+    stale = run_cli(capsys, "--workspace", ws, "search", "GRPO")
+    assert stale.code == 1 and "run `radar index` to re-embed" in stale.err
+    report = run_cli(capsys, "--workspace", ws, "index", "--json").json()
+    docs = _count(copy_of, "SELECT COUNT(*) FROM documents")
+    assert report["embedded"] == docs and report["vectors"] == docs and "/len64/" in report["model_id"]
+    assert _count(copy_of, "SELECT COUNT(DISTINCT model_id) FROM embeddings") == 1
+
+
+def test_stale_index_file_is_rebuilt_not_trusted(copy_of: Workspace, capsys: pytest.CaptureFixture[str]) -> None:
+    manifest = copy_of.index_dir / "vectors" / "vectors.json"
+    manifest.write_text(manifest.read_text().replace('"generation": ', '"generation": 1000'))
+    (copy_of.index_dir / "bm25" / "doc_ids.json").write_text("{broken")
+    q = dev_queries()[2]
+    hits = run_cli(capsys, "--workspace", str(copy_of.root), "search", q["q"], "--json").json()
+    assert q["id"] in [h["id"] for h in hits]
+
+
+def test_nothing_indexed_yet(workspace: Workspace, capsys: pytest.CaptureFixture[str]) -> None:
+    res = run_cli(capsys, "--workspace", str(workspace.root), "search", "x")
+    assert res.code == 1 and "run `radar index` first" in res.err
+
+
+def test_onnx_and_torch_backends_agree(shared_model_cache: Path) -> None:
+    texts = ["Group relative policy optimization for reasoning.", "FlashAttention kernels on H100 GPUs.", "x"]
+    onnx = make_embedder(EmbeddingConfig(backend="onnx"), cache_dir=shared_model_cache).embed(texts)
+    torch_ = make_embedder(EmbeddingConfig(backend="torch"), device="cpu", cache_dir=shared_model_cache).embed(texts)
+    assert onnx.shape == (3, 384)
+    assert np.allclose(np.linalg.norm(onnx, axis=1), 1.0, atol=1e-4)
+    assert (onnx * torch_).sum(1).min() > 0.9999
+
+
+def test_model_id_tracks_what_changes_vectors() -> None:
+    d = resolve_model_dir("default")
+    base = model_id_for(EmbeddingConfig(), d)
+    assert model_id_for(EmbeddingConfig(max_seq_length=256), d) != base
+    assert model_id_for(EmbeddingConfig(quantize=True), d) != base
+    assert model_id_for(EmbeddingConfig(batch_size=8, threads=1), d) == base
+
+
+def test_unknown_model_never_downloads() -> None:
+    with pytest.raises(ModelNotFound, match="not a local folder nor in the local Hugging Face cache"):
+        resolve_model_dir("someone/some-model-that-is-not-here")
+
+
+def test_vector_index_exact_and_ivf(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    centers = rng.normal(size=(50, 32)).astype(np.float32)
+    data = centers[rng.integers(0, 50, 20000)] + 0.3 * rng.normal(size=(20000, 32)).astype(np.float32)
+    data /= np.linalg.norm(data, axis=1, keepdims=True)
+    ids = np.arange(10, 20010, dtype=np.int64)
+    exact = VectorIndex.build("m", ids, data, exact_below=100_000)
+    ivf = VectorIndex.build("m", ids, data, exact_below=1000, nprobe=32)
+    assert (exact.manifest.kind, ivf.manifest.kind) == ("flat", "ivf")
+    queries = data[:200] + 0.05 * rng.normal(size=(200, 32)).astype(np.float32)
+    _, truth = exact.search(queries, 10)
+    _, approx = ivf.search(queries, 10)
+    recall = np.mean([len(set(a) & set(t)) / 10 for a, t in zip(approx, truth, strict=True)])
+    assert recall >= 0.95
+    # replace by id, restrict by id, persist
+    exact.upsert(np.array([10], np.int64), -data[:1])
+    assert len(exact) == 20000
+    _, top = exact.search(-data[:1], 1)
+    assert top[0][0] == 10
+    _, only = exact.search(queries[:1], 5, allowed=np.array([11, 12, 13], np.int64))
+    assert set(only[0]) <= {11, 12, 13, -1}
+    exact.save(tmp_path / "v")
+    again = VectorIndex.load(tmp_path / "v")
+    assert again is not None and len(again) == 20000 and again.manifest.model_id == "m"
+
+
+def test_rrf_prefers_agreement() -> None:
+    scores = rrf([["a", "b", "c"], ["b", "a", "d"]], k=60)
+    assert max(scores, key=scores.get) in {"a", "b"} and scores["a"] == scores["b"] > scores["c"] > 0
+
+
+@pytest.mark.slow
+def test_index_killed_midway_resumes_consistently(tmp_path: Path) -> None:
+    subset = tmp_path / "subset.jsonl.gz"
+    write_subset(subset, 700, step=23)
+    ws = tmp_path / "ws"
+    assert main(["--workspace", str(ws), "init"]) == 0
+    assert main(["--workspace", str(ws), "import", str(subset)]) == 0
+    proc = subprocess.Popen([sys.executable, "-m", "app.cli", "--workspace", str(ws), "index"], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    workspace = Workspace.open(ws)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None:
+        if workspace.db_path.exists() and _count(workspace, "SELECT COUNT(*) FROM embeddings") >= 256:
+            break
+        time.sleep(0.2)
+    proc.kill()
+    proc.wait()
+    partial = _count(workspace, "SELECT COUNT(*) FROM embeddings")
+    docs = _count(workspace, "SELECT COUNT(*) FROM documents")
+    assert 0 < partial < docs, "the kill should land midway"
+    assert main(["--workspace", str(ws), "index"]) == 0
+    assert _count(workspace, "SELECT COUNT(*) FROM embeddings") == docs
+    loaded = VectorIndex.load(workspace.index_dir / "vectors")
+    with workspace.store() as store:
+        assert loaded is not None and len(loaded) == docs
+        assert loaded.manifest.generation == store.embeddings_generation()
+
+
+@pytest.mark.slow
+def test_ray_engine_gives_the_local_engine_results(copy_of: Workspace, capsys: pytest.CaptureFixture[str]) -> None:
+    ws = str(copy_of.root)
+    with copy_of.store() as store:
+        model_id = next(iter(store.embedding_models()))
+        local = {d: store.vector_of(d, model_id)[1] for d in [q["id"] for q in dev_queries()]}
+        store.conn.execute("DELETE FROM embeddings")
+    res = run_cli(capsys, "--workspace", ws, "index", "--engine", "ray", "--json")
+    assert res.code == 0, res.err
+    docs = _count(copy_of, "SELECT COUNT(*) FROM documents")
+    assert res.json()["embedded"] == docs
+    with copy_of.store() as store:
+        for doc_id, blob in local.items():
+            a = np.frombuffer(blob, np.float32)
+            b = np.frombuffer(store.vector_of(doc_id, model_id)[1], np.float32)
+            assert float(a @ b) > 0.9999
+    q = dev_queries()[3]
+    assert q["id"] in [h["id"] for h in run_cli(capsys, "--workspace", ws, "search", q["q"], "--json").json()]
