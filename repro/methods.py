@@ -107,7 +107,7 @@ METHODS: dict[str, Method] = {
             hparams_from_paper={"tau_pos": 1.0, "tau_neg": 1.05},
         ),
         Method(
-            "bnpo", "BNPO (batch-normalized token loss)", "2506.02864",
+            "bnpo", "BNPO (batch-normalized token loss)", "",
             {"loss_type": "bnpo", "beta": 0.0, "scale_rewards": "group", "epsilon": 0.2},
             _REWARD_NOT_WORSE,
             notes="Token losses normalised by the local batch's active tokens.",

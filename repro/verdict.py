@@ -45,12 +45,12 @@ def aggregate(records: Records, metric: str, window: str) -> float:
 
 
 def bootstrap_ci(values: Sequence[float], seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap CI of the mean of ``values`` (NaNs dropped)."""
+    """Percentile bootstrap CI of the mean of ``values`` (NaNs dropped); NaNs for fewer than 2 values."""
     vals = [v for v in values if not math.isnan(v)]
     if not vals:
         return math.nan, math.nan
-    if len(vals) == 1:
-        return vals[0], vals[0]
+    if len(vals) == 1:  # one seed gives no interval: never "better"/"worse"/"holds" from one seed
+        return math.nan, math.nan
     rng = random.Random(seed)
     means = sorted(sum(rng.choices(vals, k=len(vals))) / len(vals) for _ in range(BOOTSTRAP_DRAWS))
     alpha = (1 - CONFIDENCE) / 2
@@ -80,8 +80,10 @@ def label(cmp: dict[str, Any], min_effect: float = MIN_EFFECT) -> str:
     """'better'/'worse' when the CI excludes 0 and the mean difference is at least ``min_effect``."""
     lo, hi = cmp["ci"]
     diff = cmp.get("diff_mean")
-    if lo is None or hi is None or diff is None:
+    if diff is None:
         return "no data"
+    if lo is None or hi is None:
+        return "too few seeds"
     if lo > 0 and diff >= min_effect:
         return "better"
     if hi < 0 and diff <= -min_effect:
@@ -147,7 +149,9 @@ def verdict(method: Method, baseline: Method, runs: dict[str, dict[int, Records]
         f'{_pct(auc["baseline_mean"])} (diff {_ci_text(auc)}) -> {overall}. Claim "{claim["claim"]}": '
         f"{claim['status']}."
     )
-    if n < 3:
+    if n < 2:
+        summary += " One seed gives no confidence interval: run --seeds 3 or more for a verdict."
+    elif n < 3:
         summary += " Fewer than 3 seeds: treat the interval as indicative only."
     return {"overall": overall, "final_reward": final, "reward_auc": auc, "claim": claim, "summary": summary}
 
@@ -175,6 +179,8 @@ def _pct(x: float | None) -> str:
 
 def _ci_text(cmp: dict[str, Any]) -> str:
     lo, hi = cmp["ci"]
-    if cmp["diff_mean"] is None or lo is None:
+    if cmp["diff_mean"] is None:
         return "n/a"
+    if lo is None:
+        return f"{100 * cmp['diff_mean']:+.1f} pts, no interval from one seed"
     return f"{100 * cmp['diff_mean']:+.1f} pts, {int(100 * cmp['confidence'])}% CI [{100 * lo:+.1f}, {100 * hi:+.1f}]"

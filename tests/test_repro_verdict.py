@@ -28,7 +28,7 @@ def test_aggregate_windows() -> None:
 def test_bootstrap_ci_brackets_the_mean() -> None:
     lo, hi = bootstrap_ci([1.0, 2.0, 3.0, 4.0, 5.0])
     assert lo < 3.0 < hi and lo >= 1.0 and hi <= 5.0
-    assert bootstrap_ci([2.0]) == (2.0, 2.0)
+    assert all(math.isnan(v) for v in bootstrap_ci([2.0]))  # one seed: no interval
     assert bootstrap_ci([0.1, 0.1, 0.1]) == pytest.approx((0.1, 0.1))
     assert all(math.isnan(v) for v in bootstrap_ci([]))
 
@@ -43,6 +43,9 @@ def test_clear_improvement_is_better_and_noise_is_not() -> None:
     doc = verdict(get_method("dapo"), get_method("grpo"), {"method": better, "baseline": base})
     assert doc["overall"] == "better" and "dapo vs grpo over 3 seed(s)" in doc["summary"]
     assert doc["final_reward"]["seeds"] == [0, 1, 2]
+    one = verdict(get_method("dapo"), get_method("grpo"), {"method": {0: better[0]}, "baseline": {0: base[0]}})
+    assert one["overall"] == "no clear difference" and one["claim"]["status"] == "inconclusive"
+    assert label(one["final_reward"]) == "too few seeds"
 
 
 def test_claims() -> None:
