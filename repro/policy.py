@@ -150,6 +150,16 @@ def sampled_accuracy(
 
 def warm_start(task: Task, size: PolicySize, device: torch.device, seed: int = 1234, log=print) -> tuple:
     """Train from scratch with next-token cross-entropy on answers until sampled accuracy >= target."""
+    threads = torch.get_num_threads()
+    if device.type == "cpu" and size.cpu_threads:
+        torch.set_num_threads(size.cpu_threads)
+    try:
+        return _warm_start(task, size, device, seed, log)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _warm_start(task: Task, size: PolicySize, device: torch.device, seed: int, log) -> tuple:  # noqa: ANN001
     tok = build_tokenizer(task)
     model = build_model(size, tok, seed).to(device)
     model.train()
