@@ -20,6 +20,7 @@ import shutil
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -132,8 +133,7 @@ def _encode_batch(tok: PreTrainedTokenizerFast, examples: list[dict], device: to
 
 @torch.no_grad()
 def sampled_accuracy(
-    model: Qwen2ForCausalLM, tok: PreTrainedTokenizerFast, task: Task, examples: list[dict],
-    device: torch.device, greedy: bool = False,
+    model: Any, tok: Any, task: Task, examples: list[dict], device: Any, greedy: bool = False,
 ) -> float:  # fmt: skip
     """Share of examples answered correctly when sampling at temperature 1 (or greedily)."""
     model.eval()
@@ -161,7 +161,8 @@ def warm_start(task: Task, size: PolicySize, device: torch.device, seed: int = 1
 
 def _warm_start(task: Task, size: PolicySize, device: torch.device, seed: int, log) -> tuple:  # noqa: ANN001
     tok = build_tokenizer(task)
-    model = build_model(size, tok, seed).to(device)
+    model = build_model(size, tok, seed)
+    model.to(device)  # type: ignore[arg-type]  # transformers' typed .to wrapper
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=size.sft_lr, weight_decay=0.0)
     rng = random.Random(seed)

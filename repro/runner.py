@@ -215,7 +215,7 @@ def _tail(path: Path, lines: int = 20) -> str:
 
 # -- provenance -------------------------------------------------------------------------------------
 def provenance() -> dict[str, Any]:
-    versions = {}
+    versions: dict[str, str | None] = {}
     for pkg in ("research-radar", "torch", "transformers", "trl", "accelerate", "datasets", "numpy"):
         try:
             versions[pkg] = metadata.version(pkg)

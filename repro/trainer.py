@@ -105,10 +105,10 @@ class RadarGRPOTrainer(GRPOTrainer):
             advantages=advantages.unsqueeze(1) if advantages.dim() == 1 else advantages,
             mask=mask.float(),
             entropies=entropies,
-            config=self.args,
+            config=self.args,  # type: ignore[arg-type]  # a GRPOConfig at run time
         )
         loss, metrics = self.loss_plugin(batch)
-        mode = "train" if self.model.training else "eval"
+        mode = "train" if model.training else "eval"
         self._metrics[mode]["entropy"].append(((entropies * mask).sum() / mask.sum().clamp(min=1)).item())
         for key, value in metrics.items():
             self._metrics[mode][key].append(float(value))
@@ -239,7 +239,7 @@ def train_arm(
     seconds = time.perf_counter() - started
     if record.cancelled:
         raise RunCancelled("run cancelled")
-    model = trainer.model
+    model: Any = trainer.model
     accuracy = sampled_accuracy(model, tokenizer, task, eval_examples, model.device, greedy=True)
     done = trainer.state.global_step
     return {"steps": done, "seconds": round(seconds, 2), "steps_per_s": round(done / seconds, 3) if seconds else None,
