@@ -17,6 +17,7 @@ package versions), log.txt, metrics/{method,baseline}-seed{N}.jsonl, plots/*.png
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import platform
 import secrets
@@ -24,6 +25,8 @@ import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor
+from concurrent.futures import wait as wait_futures
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from importlib import metadata
@@ -285,12 +288,89 @@ def execute(ws: Workspace, run_id: str, log: Any = print) -> dict[str, Any]:
     return get(ws, run_id, reap_first=False)
 
 
+def parallel_arms(device: str, size: Any, jobs: int) -> int:
+    """Arms trained at once: one per core for single-threaded CPU presets, else one (a GPU is shared)."""
+    if device != "cpu" or size.cpu_threads != 1 or os.environ.get("RADAR_REPRO_SEQUENTIAL"):
+        return 1
+    return max(1, min(jobs, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+
+
+def _exit_with_parent(parent_pid: int) -> None:
+    """Pool initializer: a child whose worker died (SIGKILL) exits instead of idling for ever."""
+    import threading
+
+    def watch() -> None:
+        while _pid_alive(parent_pid):
+            time.sleep(1.0)
+        os._exit(3)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
+def _count_lines(path: Path) -> int:
+    try:
+        with open(path, "rb") as fh:
+            return sum(1 for _ in fh)
+    except OSError:
+        return 0
+
+
+def arm_job(
+    root: str, run_id: str, arm: str, seed: int, parent_pid: int, on_step: Any = None
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Train one (arm, seed): in the worker itself, or in a spawned child when arms run in parallel.
+
+    Writes metrics/{arm}-seed{seed}.jsonl as it goes; stops at the next step when the run's cancel
+    flag is set, when runs/RUN_ID/.stop appears, or when the parent process is gone.
+    """
+    import torch
+
+    from repro.trainer import train_arm
+
+    ws = Workspace(Path(root))
+    with ws.store() as store:
+        params = _require(store, run_id)["params"]
+    spec = RunSpec(**{k: params[k] for k in RunSpec.__dataclass_fields__})
+    task, size = get_task(spec.task), get_size(spec.preset)
+    folder = ws.run_dir(run_id)
+    record = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+    device = record["device"]
+    if device == "cpu" and size.cpu_threads:
+        torch.set_num_threads(size.cpu_threads)
+    method = get_method(spec.method if arm == "method" else spec.baseline)
+    path = metrics_path(ws, run_id, arm, seed)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("", encoding="utf-8")
+    records: list[dict[str, Any]] = []
+    stop = folder / ".stop"
+
+    def on_record(rec: dict[str, Any]) -> None:
+        records.append(rec)
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(rec) + "\n")
+        if on_step is not None:
+            on_step()
+
+    def should_cancel() -> bool:
+        if stop.exists() or not _pid_alive(parent_pid):
+            return True
+        with ws.store() as store:
+            return bool(_require(store, run_id)["cancel_requested"])
+
+    summary = train_arm(
+        policy_path=Path(record["policy"]["path"]), method=method, task=task, size=size, steps=record["steps"],
+        seed=seed, device=device, output_dir=folder / "trl" / f"{arm}-seed{seed}", on_record=on_record,
+        should_cancel=should_cancel, eval_examples=task.examples(200, seed=999_999, difficulty=size.difficulty),
+    )  # fmt: skip
+    return summary, records
+
+
 def _execute(ws: Workspace, run_id: str, params: dict[str, Any], log: Any) -> dict[str, Any]:
     import torch
 
     from repro.plots import plot_run
     from repro.policy import cached_policy
-    from repro.trainer import build_config, train_arm
+    from repro.trainer import build_config
     from repro.verdict import verdict
 
     spec = RunSpec(**{k: params[k] for k in RunSpec.__dataclass_fields__})
@@ -313,7 +393,6 @@ def _execute(ws: Workspace, run_id: str, params: dict[str, Any], log: Any) -> di
 
     policy_path, warm = cached_policy(policy_cache_dir(ws), task, size, torch.device(device), log=log_and_beat)
     warm_s = time.perf_counter() - started  # ~0 when the warm start was cached
-    eval_examples = task.examples(200, seed=999_999, difficulty=size.difficulty)
     record = {
         "id": run_id, "spec": asdict(spec), "device": device, "steps": steps, "seeds": seeds,
         "policy": {"path": str(policy_path), **warm},
@@ -327,42 +406,56 @@ def _execute(ws: Workspace, run_id: str, params: dict[str, Any], log: Any) -> di
     Workspace.write_text_atomic(folder / "run.json", json.dumps(record, indent=2, default=str))
 
     total = len(arms) * len(seeds) * steps
-    done = 0
-    last_beat = 0.0
     runs: dict[str, dict[int, list[dict[str, Any]]]] = {arm: {} for arm in arms}
     summaries: dict[str, dict[int, dict[str, Any]]] = {arm: {} for arm in arms}
+    jobs = [(arm, seed) for seed in seeds for arm in arms]  # arms interleaved per seed: a partial run pairs
+    workers = parallel_arms(device, size, len(jobs))
+    last_beat = 0.0
 
-    def cancelled() -> bool:
-        with ws.store() as store:
-            return bool(_require(store, run_id)["cancel_requested"])
+    def beat(force: bool = False) -> None:
+        nonlocal last_beat
+        now = time.perf_counter()
+        if force or now - last_beat > 1.0:
+            last_beat = now
+            done = sum(_count_lines(metrics_path(ws, run_id, a, s)) for a, s in jobs)
+            with ws.store() as store:
+                store.update_run(run_id, progress=round(min(done / total, 1.0), 4), heartbeat_at=utc_now())
 
-    for seed in seeds:  # interleave arms per seed so a partial run still pairs
-        for arm, m in arms.items():
-            path = metrics_path(ws, run_id, arm, seed)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text("", encoding="utf-8")
-            records: list[dict[str, Any]] = []
-
-            def on_record(rec: dict[str, Any], _path: Path = path, _records: list = records) -> None:
-                nonlocal done, last_beat
-                _records.append(rec)
-                with open(_path, "a", encoding="utf-8") as fh:
-                    fh.write(json.dumps(rec) + "\n")
-                done += 1
-                now = time.perf_counter()
-                if now - last_beat > 1.0:
-                    last_beat = now
-                    with ws.store() as store:
-                        store.update_run(run_id, progress=round(done / total, 4), heartbeat_at=utc_now())
-
-            log(f"training {arm} ({m.name}) seed {seed}: {steps} steps on {device}")
-            summary = train_arm(
-                policy_path=policy_path, method=m, task=task, size=size, steps=steps, seed=seed, device=device,
-                output_dir=folder / "trl", on_record=on_record, should_cancel=cancelled, eval_examples=eval_examples,
-            )  # fmt: skip
-            runs[arm][seed] = records
-            summaries[arm][seed] = summary
-            log(f"  {summary}")
+    train_started = time.perf_counter()
+    log(f"training {len(jobs)} arms ({', '.join(f'{a} seed {s}' for a, s in jobs)}), {steps} steps each on "
+        f"{device}, {workers} at a time")  # fmt: skip
+    if workers == 1:
+        for arm, seed in jobs:
+            summary, records = arm_job(str(ws.root), run_id, arm, seed, os.getpid(), on_step=beat)
+            runs[arm][seed], summaries[arm][seed] = records, summary
+            log(f"  {arm} seed {seed}: {summary}")
+    else:
+        stop = folder / ".stop"
+        stop.unlink(missing_ok=True)
+        os.environ["RADAR_REPRO_PARENT"] = str(os.getpid())  # marks the arm processes (ps e, tests)
+        pool = ProcessPoolExecutor(
+            max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+            initializer=_exit_with_parent, initargs=(os.getpid(),),
+        )  # fmt: skip
+        try:
+            futures = {pool.submit(arm_job, str(ws.root), run_id, arm, seed, os.getpid()): (arm, seed)
+                       for arm, seed in jobs}  # fmt: skip
+            pending = set(futures)
+            while pending:
+                finished, pending = wait_futures(pending, timeout=1.0, return_when=FIRST_EXCEPTION)
+                beat()
+                for fut in finished:
+                    arm, seed = futures[fut]
+                    summary, records = fut.result()  # re-raises the arm's error (or RunCancelled)
+                    runs[arm][seed], summaries[arm][seed] = records, summary
+                    log(f"  {arm} seed {seed}: {summary}")
+        except BaseException:
+            stop.touch()  # the other arms stop at their next step
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
+    train_wall = time.perf_counter() - train_started
+    beat(force=True)
 
     doc = verdict(method, baseline, runs)
     names = {"method": method.name, "baseline": f"{baseline.name} (baseline)"}
@@ -373,7 +466,10 @@ def _execute(ws: Workspace, run_id: str, params: dict[str, Any], log: Any) -> di
     metrics = {
         "time_to_verdict_s": round(time.perf_counter() - started, 2),
         "train_seconds": round(train_s, 2),
-        "steps_per_s": round(trained_steps / train_s, 3) if train_s else None,
+        "steps_per_s": round(trained_steps / train_s, 3) if train_s else None,  # per arm process
+        "train_wall_s": round(train_wall, 2),
+        "steps_per_s_wall": round(trained_steps / train_wall, 3) if train_wall else None,  # all arms together
+        "parallel_arms": workers,
         "warm_start_seconds": round(warm_s, 2),
         "warm_start_cached": warm_s < 0.5 * float(warm.get("seconds") or 0),
         "warm_start_sampled_accuracy": warm.get("sampled_accuracy"),

@@ -109,6 +109,30 @@ def test_killed_run_is_marked_failed_with_its_log(capsys: pytest.CaptureFixture[
     assert "training" in run["result"]["log_tail"]
     listed = run_cli(capsys, "--workspace", str(ws.root), "repro", "list", "--status", "running", "--json").json()
     assert run_id not in [r["id"] for r in listed]
+    # the arms' child processes (parallel CPU arms) notice their worker is gone and exit
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and _children_of(run["pid"]):
+        time.sleep(0.5)
+    assert not _children_of(run["pid"])
+
+
+def _children_of(pid: int) -> list[int]:
+    """Live processes whose parent was ``pid`` (re-parented orphans are found by their spawn args)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            cmd = stat.read_bytes().decode(errors="replace")
+            state = (stat.parent / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if "multiprocessing" in cmd and "spawn_main" in cmd and state not in ("Z", "X"):
+            try:
+                environ = (stat.parent / "environ").read_bytes().decode(errors="replace")
+            except OSError:
+                continue
+            if f"RADAR_REPRO_PARENT={pid}" in environ:
+                found.append(int(stat.parent.name))
+    return found
 
 
 @pytest.mark.slow
