@@ -3,7 +3,9 @@
     python benchmarks/bench_repro.py                       # dapo vs grpo, 3 seeds, tiny, CPU
     python benchmarks/bench_repro.py --preset small --device cuda --steps 100
 
-Runs the real command path (worker subprocess, TRL, warm start) in a fresh temporary workspace:
+"steps/s/arm" is one arm process's rate; "steps/s" counts all arms over the training wall time
+(CPU presets train one arm per core at once). Runs the real command path (worker subprocess, TRL,
+warm start) in a fresh temporary workspace:
 first cold (the SFT warm start is trained and cached), then again with the cache warm unless
 --once. Prints a table and, with --json FILE, writes the figures.
 """
@@ -34,7 +36,8 @@ def one(ws: Workspace, spec: runner.RunSpec) -> dict:
     m, v = run["result"]["metrics"], run["result"]["verdict"]
     return {
         "run_id": run_id, "wall_s": round(wall, 1), "time_to_verdict_s": m["time_to_verdict_s"],
-        "warm_start_s": m["warm_start_seconds"], "train_s": m["train_seconds"], "steps_per_s": m["steps_per_s"],
+        "warm_start_s": m["warm_start_seconds"], "train_wall_s": m["train_wall_s"], "steps_per_s": m["steps_per_s"],
+        "steps_per_s_wall": m["steps_per_s_wall"], "parallel_arms": m["parallel_arms"],
         "device": m["device"], "overall": v["overall"], "claim": v["claim"]["status"], "summary": v["summary"],
         "final_correct": m["final_correct"], "eval_accuracy": m["eval_accuracy"],
     }  # fmt: skip
@@ -71,7 +74,9 @@ def main() -> int:
     print("-" * len(header))
     for name, r in rows:
         print(f"{name:<30} {r['device']:<7} {r['time_to_verdict_s']:>9.1f} {r['warm_start_s']:>9.1f} "
-              f"{r['train_s']:>8.1f} {r['steps_per_s']:>8.1f}  {r['overall']} / claim {r['claim']}")  # fmt: skip
+              f"{r['train_wall_s']:>8.1f} {r['parallel_arms']:>4} {r['steps_per_s']:>11.1f} "
+              f"{r['steps_per_s_wall']:>8.1f}  "
+              f"{r['overall']} / claim {r['claim']}")  # fmt: skip
     print("\n" + rows[-1][1]["summary"])
     if args.json:
         Path(args.json).write_text(json.dumps({"spec": spec.__dict__, "rows": dict(rows)}, indent=2))

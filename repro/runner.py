@@ -289,10 +289,20 @@ def execute(ws: Workspace, run_id: str, log: Any = print) -> dict[str, Any]:
 
 
 def parallel_arms(device: str, size: Any, jobs: int) -> int:
-    """Arms trained at once: one per core for single-threaded CPU presets, else one (a GPU is shared)."""
-    if device != "cpu" or size.cpu_threads != 1 or os.environ.get("RADAR_REPRO_SEQUENTIAL"):
+    """Arms trained at once: for single-threaded CPU presets, one per *idle* core; else one (a GPU is shared).
+
+    Idle cores = cores - (1-minute load - 1, this worker's own share). On 2 cores with another busy
+    process, two arm processes were slower than one (91 s vs 75 s to a verdict), hence the load check.
+    ``RADAR_REPRO_ARMS_AT_ONCE=N`` overrides.
+    """
+    forced = os.environ.get("RADAR_REPRO_ARMS_AT_ONCE", "")
+    if forced.isdigit() and int(forced) > 0:
+        return min(jobs, int(forced))
+    if device != "cpu" or size.cpu_threads != 1:
         return 1
-    return max(1, min(jobs, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    idle = cores - max(0.0, os.getloadavg()[0] - 1.0)
+    return max(1, min(jobs, int(idle + 0.5)))
 
 
 def _exit_with_parent(parent_pid: int) -> None:

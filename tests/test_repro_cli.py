@@ -98,7 +98,10 @@ def test_tiny_run_end_to_end(capsys: pytest.CaptureFixture[str], ws: Workspace) 
 
 
 @pytest.mark.slow
-def test_killed_run_is_marked_failed_with_its_log(capsys: pytest.CaptureFixture[str], ws: Workspace) -> None:
+def test_killed_run_is_marked_failed_with_its_log(
+    capsys: pytest.CaptureFixture[str], ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RADAR_REPRO_ARMS_AT_ONCE", "2")  # both arms in child processes, whatever the load
     result = run_cli(capsys, "--workspace", str(ws.root), "repro", "run", "--method", "gspo", "--task", "sorting",
                      "--seeds", "1", "--steps", "5000", "--background", "--json")  # fmt: skip
     run_id = result.json()["id"]
@@ -136,7 +139,10 @@ def _children_of(pid: int) -> list[int]:
 
 
 @pytest.mark.slow
-def test_cancel_running_and_queued(capsys: pytest.CaptureFixture[str], ws: Workspace) -> None:
+def test_cancel_running_and_queued(
+    capsys: pytest.CaptureFixture[str], ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RADAR_REPRO_ARMS_AT_ONCE", "2")
     result = run_cli(capsys, "--workspace", str(ws.root), "repro", "run", "--method", "dr_grpo", "--task", "sorting",
                      "--seeds", "1", "--steps", "5000", "--background", "--json")  # fmt: skip
     run_id = result.json()["id"]
@@ -149,8 +155,9 @@ def test_cancel_running_and_queued(capsys: pytest.CaptureFixture[str], ws: Works
     assert runner.cancel(ws, queued)["status"] == "cancelled"
 
 
-def test_sigterm_marks_failed(ws: Workspace) -> None:
+def test_sigterm_marks_failed(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker told to stop (SIGTERM, e.g. a shutdown) records failed itself, not via the reaper."""
+    monkeypatch.setenv("RADAR_REPRO_ARMS_AT_ONCE", "1")  # the in-process path (the others test children)
     run_id = runner.submit(ws, runner.RunSpec(method="cispo", task="sorting", seeds=1, steps=5000))
     proc = runner.start(ws, run_id)
     _wait(ws, run_id, lambda r: r["status"] == "running" and r["progress"] > 0)
