@@ -68,7 +68,8 @@ def main() -> int:
     print(f"\nrepro benchmark: {spec.method} vs {spec.baseline}, task {spec.task}, preset {spec.preset}, "
           f"{spec.seeds} seeds x {spec.total_steps} steps, cpu cores {os.cpu_count()}")  # fmt: skip
     header = (
-        f"{'run':<30} {'device':<7} {'verdict s':>9} {'warm-up s':>9} {'train s':>8} {'steps/s':>8}  verdict / claim"
+        f"{'run':<30} {'device':<7} {'verdict s':>9} {'warm-up s':>9} {'train s':>8} {'arms':>4} "
+        f"{'steps/s/arm':>11} {'steps/s':>8}  verdict / claim"
     )
     print(header)
     print("-" * len(header))
