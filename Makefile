@@ -39,6 +39,8 @@ check: lint typecheck test
 
 bench: setup
 	$(PY) benchmarks/bench_ingest.py
+	$(PY) benchmarks/bench_index.py
+	$(PY) benchmarks/bench_repro.py
 
 clean:
 	rm -rf $(VENV) $(DEMO_WS) *.egg-info .pytest_cache .ruff_cache .mypy_cache

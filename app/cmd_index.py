@@ -51,7 +51,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def _open_searcher(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from index.embedder import make_embedder
+    from index.embedder import make_embedder, model_id_for, resolve_model_dir
     from index.errors import IndexError_
     from index.pipeline import embedding_config, load_keyword, load_vectors, model_cache_dir, search_config
     from index.search import Searcher
@@ -63,11 +63,17 @@ def _open_searcher(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     if not models:
         store.close()
         raise IndexError_("nothing is indexed yet; run `radar index` first")
-    embedder = make_embedder(cfg, device="cpu" if args.command == "search" else "auto", cache_dir=model_cache_dir(ws))
-    if embedder.model_id not in models:
+    # queries are embedded like the stored vectors: same model and windowing, and the precision
+    # the index was built with (int8 on a CPU, float on a GPU machine)
+    model_dir = resolve_model_dir(cfg.model)
+    wanted = {model_id_for(cfg, model_dir, int8=True): "int8", model_id_for(cfg, model_dir, int8=False): "fp"}
+    present = [m for m in wanted if m in models]
+    if not present:
         store.close()
         raise IndexError_(f"the index was built with {', '.join(models)} but radar.toml now asks for "
-                          f"{embedder.model_id}; run `radar index` to re-embed")  # fmt: skip
+                          f"{' or '.join(wanted)}; run `radar index` to re-embed")  # fmt: skip
+    chosen = max(present, key=lambda m: models[m])
+    embedder = make_embedder(cfg, device="cpu", cache_dir=model_cache_dir(ws), precision=wanted[chosen])
     vectors, _ = load_vectors(ws, store, embedder.model_id, embedder.dim, scfg)
     keyword, _ = load_keyword(ws, store)
     return Searcher(store, embedder, vectors, keyword, scfg)

@@ -23,21 +23,33 @@ class EmbeddingConfig:
     """Which model embeds documents, and how fast."""
 
     model: str = "default"  # the packaged all-MiniLM-L6-v2, or any sentence-transformers name or local path
-    max_seq_length: int = 128  # MiniLM was trained at 128 tokens; see README "Embedding speed"
+    # Each document is embedded as windows of max_seq_length tokens (MiniLM was trained at 128)
+    # covering its first max_tokens tokens; the window vectors are averaged (weighted by length).
+    max_seq_length: int = 128
+    max_tokens: int = 256
     batch_size: int = 32
     backend: str = "auto"  # auto: ONNX Runtime on CPU when the model allows it, torch on GPU
-    quantize: bool = False  # int8 dynamic quantization (ONNX only); changes the vectors, so the model id
+    # int8 dynamic quantization (ONNX, CPU). "auto": int8 on CPU, float on GPU. It changes the
+    # vectors slightly, so it is part of the model id: int8 and float vectors are never mixed.
+    quantize: bool | str = "auto"
     threads: int = 0  # 0 = all cores
 
     def __post_init__(self) -> None:
         if not 8 <= self.max_seq_length <= 8192:
             raise ConfigError("[embedding] max_seq_length must be 8..8192 tokens")
+        if not self.max_seq_length <= self.max_tokens <= 65536:
+            raise ConfigError("[embedding] max_tokens must be >= max_seq_length (one window at least)")
+        if self.quantize not in (True, False, "auto"):
+            raise ConfigError('[embedding] quantize must be true, false or "auto"')
         if not 1 <= self.batch_size <= 4096:
             raise ConfigError("[embedding] batch_size must be 1..4096")
         if self.backend not in BACKENDS:
             raise ConfigError(f"[embedding] backend must be one of {', '.join(BACKENDS)}")
         if self.threads < 0:
             raise ConfigError("[embedding] threads must be >= 0 (0 = all cores)")
+
+    def int8_on(self, device: str) -> bool:
+        return self.quantize is True or (self.quantize == "auto" and device == "cpu")
 
     @classmethod
     def from_section(cls, table: dict[str, Any]) -> EmbeddingConfig:

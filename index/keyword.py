@@ -34,7 +34,8 @@ class KeywordIndex:
             retriever.index(tokens, show_progress=False)
         return cls(retriever, ids, fingerprint)
 
-    def search(self, query: str, k: int, allowed: list[str] | None = None) -> list[tuple[str, float]]:
+    def search(self, query: str, k: int, allowed: np.ndarray | None = None) -> list[tuple[str, float]]:
+        """Top-k (doc_id, score); ``allowed`` is a boolean mask over this index's positions."""
         if not self.doc_ids:
             return []
         tokens = bm25s.tokenize([query], stopwords="en", show_progress=False)
@@ -42,11 +43,9 @@ class KeywordIndex:
             return []
         mask = None
         if allowed is not None:
-            mask = np.zeros(len(self.doc_ids), dtype=np.float32)
-            positions = [self.position[d] for d in allowed if d in self.position]
-            if not positions:
+            if not allowed.any():
                 return []
-            mask[positions] = 1.0
+            mask = allowed.astype(np.float32)
         k = min(k, len(self.doc_ids) if mask is None else int(mask.sum()))
         results, scores = self.retriever.retrieve(tokens, k=k, show_progress=False, weight_mask=mask)
         return [(self.doc_ids[int(i)], float(s)) for i, s in zip(results[0], scores[0], strict=True) if s > 0]

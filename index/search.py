@@ -66,21 +66,52 @@ class Searcher:
         self.vectors = vectors
         self.keyword = keyword
         self.cfg = cfg
+        self._facet_cache: dict[str, np.ndarray] | None = None
 
-    def _allowed(self, filters: Filters) -> tuple[list[str] | None, np.ndarray | None]:
+    def _facets(self) -> dict[str, np.ndarray]:
+        """Per keyword-index position: published, source, kind and vec_id, loaded once, lazily."""
+        if self._facet_cache is None:
+            n = len(self.keyword.doc_ids)
+            published = np.full(n, "", dtype="U20")
+            source = np.full(n, "", dtype=object)
+            kind = np.full(n, "", dtype="U5")
+            vec = np.full(n, -1, dtype=np.int64)
+            position = self.keyword.position
+            for doc_id, pub, src, knd, vec_id in self.store.facets():
+                i = position.get(doc_id)
+                if i is not None:
+                    published[i], source[i], kind[i], vec[i] = pub, src, knd, vec_id
+            self._facet_cache = {"published": published, "source": source, "kind": kind, "vec": vec}
+        return self._facet_cache
+
+    def _allowed(self, filters: Filters) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """(mask over keyword positions, allowed vec_ids), or (None, None) without filters."""
         if not filters.active:
             return None, None
-        if filters.tags:
-            known = set(self.store.known_tags())
-            unknown = [t for t in filters.tags if t not in known]
-            if unknown:
-                valid = ", ".join(sorted(known)) or "none yet: run `radar tag` first"
-                raise IndexError_(f"no document has tag {', '.join(unknown)}; tags in use: {valid}")
+        facets = self._facets()
+        mask = np.ones(len(self.keyword.doc_ids), dtype=bool)
         since, until = filters.sql_bounds()
-        doc_ids = self.store.filter_documents(since=since, until=until, tags=filters.tags, sources=filters.sources,
-                                              categories=filters.categories, kinds=filters.kinds)  # fmt: skip
-        vec_ids = np.array(list(self.store.vec_ids_of(doc_ids).values()), dtype=np.int64)
-        return doc_ids, vec_ids
+        if since:
+            mask &= facets["published"] >= since
+        if until:
+            mask &= facets["published"] <= until
+        if filters.sources:
+            mask &= np.isin(facets["source"], list(filters.sources))
+        if filters.kinds:
+            mask &= np.isin(facets["kind"], list(filters.kinds))
+        if filters.tags or filters.categories:
+            if filters.tags:
+                known = set(self.store.known_tags())
+                unknown = [t for t in filters.tags if t not in known]
+                if unknown:
+                    valid = ", ".join(sorted(known)) or "none yet: run `radar tag` first"
+                    raise IndexError_(f"no document has tag {', '.join(unknown)}; tags in use: {valid}")
+            ids = self.store.filter_documents(tags=filters.tags, categories=filters.categories)
+            keep = np.zeros_like(mask)
+            keep[[p for p in (self.keyword.position.get(d) for d in ids) if p is not None]] = True
+            mask &= keep
+        vec = facets["vec"][mask]
+        return mask, vec[vec >= 0]
 
     def dense(self, query_vector: np.ndarray, k: int, allowed_vec: np.ndarray | None) -> list[str]:
         if allowed_vec is not None and len(allowed_vec) == 0:
@@ -94,10 +125,10 @@ class Searcher:
         query = query.strip()
         if not query:
             raise IndexError_("the query is empty; give some words, e.g. radar search \"GRPO variance\"")
-        allowed_docs, allowed_vec = self._allowed(filters)
+        allowed_mask, allowed_vec = self._allowed(filters)
         n = max(self.cfg.candidates, k)
         dense = self.dense(self.embedder.embed([query])[0], n, allowed_vec)
-        keyword = [d for d, _ in self.keyword.search(query, n, allowed_docs)]
+        keyword = [d for d, _ in self.keyword.search(query, n, allowed_mask)]
         fused = rrf([dense, keyword], self.cfg.rrf_k)
         ranked = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
         hits = self._hits(ranked)

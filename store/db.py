@@ -257,6 +257,13 @@ class Store:
             out.update((r[0], r[1]) for r in rows)
         return out
 
+    def facets(self) -> Iterator[tuple[str, str, str, str, int]]:
+        """(id, published, source, kind, vec_id or -1) of every document, for in-memory filtering."""
+        yield from self.conn.execute(
+            "SELECT d.id, d.published, d.source, d.kind, COALESCE(e.vec_id, -1) FROM documents d "
+            "LEFT JOIN embeddings e ON e.doc_id = d.id"
+        )
+
     def known_tags(self) -> list[str]:
         return [r[0] for r in self.conn.execute("SELECT DISTINCT tag FROM document_tags ORDER BY tag")]
 

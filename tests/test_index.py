@@ -56,7 +56,7 @@ def test_index_embeds_everything_once(indexed: Workspace, capsys: pytest.Capture
     assert again.code == 0
     report = again.json()
     assert report["embedded"] == 0 and report["vectors"] == docs and report["kind"] == "flat"
-    assert report["model_id"].startswith("all-MiniLM-L6-v2@") and "/len128/fp32" in report["model_id"]
+    assert report["model_id"].startswith("all-MiniLM-L6-v2@") and report["model_id"].endswith("/win128x256/int8")
 
 
 def test_known_item_search_finds_most_dev_queries(indexed: Workspace, capsys: pytest.CaptureFixture[str]) -> None:
@@ -131,7 +131,7 @@ def test_switching_model_settings_re_embeds_everything(copy_of: Workspace, capsy
     assert stale.code == 1 and "run `radar index` to re-embed" in stale.err
     report = run_cli(capsys, "--workspace", ws, "index", "--json").json()
     docs = _count(copy_of, "SELECT COUNT(*) FROM documents")
-    assert report["embedded"] == docs and report["vectors"] == docs and "/len64/" in report["model_id"]
+    assert report["embedded"] == docs and report["vectors"] == docs and "/win64x256/" in report["model_id"]
     assert _count(copy_of, "SELECT COUNT(DISTINCT model_id) FROM embeddings") == 1
 
 
@@ -149,21 +149,38 @@ def test_nothing_indexed_yet(workspace: Workspace, capsys: pytest.CaptureFixture
     assert res.code == 1 and "run `radar index` first" in res.err
 
 
-def test_onnx_and_torch_backends_agree(shared_model_cache: Path) -> None:
-    texts = ["Group relative policy optimization for reasoning.", "FlashAttention kernels on H100 GPUs.", "x"]
-    onnx = make_embedder(EmbeddingConfig(backend="onnx"), cache_dir=shared_model_cache).embed(texts)
-    torch_ = make_embedder(EmbeddingConfig(backend="torch"), device="cpu", cache_dir=shared_model_cache).embed(texts)
-    assert onnx.shape == (3, 384)
-    assert np.allclose(np.linalg.norm(onnx, axis=1), 1.0, atol=1e-4)
-    assert (onnx * torch_).sum(1).min() > 0.9999
+def test_backends_and_precisions_agree(shared_model_cache: Path) -> None:
+    texts = ["Group relative policy optimization for reasoning.", "FlashAttention kernels on H100 GPUs.", "x",
+             "A long abstract. " * 80]  # fmt: skip
+    onnx_fp = make_embedder(EmbeddingConfig(), cache_dir=shared_model_cache, precision="fp").embed(texts)
+    torch_fp = make_embedder(EmbeddingConfig(backend="torch", quantize=False), device="cpu",
+                             cache_dir=shared_model_cache).embed(texts)  # fmt: skip
+    int8 = make_embedder(EmbeddingConfig(), cache_dir=shared_model_cache).embed(texts)
+    assert onnx_fp.shape == (4, 384)
+    assert np.allclose(np.linalg.norm(int8, axis=1), 1.0, atol=1e-4)
+    assert (onnx_fp * torch_fp).sum(1).min() > 0.9999
+    assert (onnx_fp * int8).sum(1).min() > 0.97
+
+
+def test_long_texts_are_embedded_window_by_window() -> None:
+    from transformers import AutoTokenizer
+
+    from index.embedder import token_windows
+
+    tok = AutoTokenizer.from_pretrained(resolve_model_dir("default"))
+    seqs, owner, weight = token_windows(tok, ["word " * 300, "short text"], window=128, total=256)
+    assert list(owner) == [0, 0, 1]  # 254 content tokens -> 126 + 126 (+2 dropped as a tiny tail), then 1 window
+    assert all(len(s) <= 128 and s[0] == tok.cls_token_id and s[-1] == tok.sep_token_id for s in seqs)
+    assert list(weight[:2]) == [126, 126]
 
 
 def test_model_id_tracks_what_changes_vectors() -> None:
     d = resolve_model_dir("default")
-    base = model_id_for(EmbeddingConfig(), d)
-    assert model_id_for(EmbeddingConfig(max_seq_length=256), d) != base
-    assert model_id_for(EmbeddingConfig(quantize=True), d) != base
-    assert model_id_for(EmbeddingConfig(batch_size=8, threads=1), d) == base
+    base = model_id_for(EmbeddingConfig(), d, int8=True)
+    assert model_id_for(EmbeddingConfig(max_seq_length=256), d, int8=True) != base
+    assert model_id_for(EmbeddingConfig(max_tokens=512), d, int8=True) != base
+    assert model_id_for(EmbeddingConfig(), d, int8=False) != base
+    assert model_id_for(EmbeddingConfig(batch_size=8, threads=1), d, int8=True) == base
 
 
 def test_unknown_model_never_downloads() -> None:
