@@ -10,6 +10,7 @@ written atomically into the cache folder and reused across runs.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import tempfile
 import warnings
@@ -56,12 +57,18 @@ def export(model_dir: Path, out_dir: Path, *, quantize: bool) -> Path:
             tmp_path = Path(tmp) / name
             import onnx
 
+            # quiet the quantizer's "consider pre-processing" advice, logged on the root logger
+            root = logging.getLogger()
+            level = root.level
+            root.setLevel(logging.ERROR)
             try:
                 quantize_dynamic(str(fp32), str(tmp_path), weight_type=QuantType.QInt8, per_channel=True,
                                  extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})  # fmt: skip
             except Exception as exc:  # noqa: BLE001 - reported as one line naming the fix
                 raise IndexError_(f"int8 quantization of {model_dir.name} failed ({exc}); "
                                   "set [embedding] quantize = false") from None
+            finally:
+                root.setLevel(level)
             _replace_atomically(tmp_path, target)
     return target
 
@@ -69,7 +76,9 @@ def export(model_dir: Path, out_dir: Path, *, quantize: bool) -> Path:
 def _export_fp32(model_dir: Path, target: Path) -> None:
     import torch
     from transformers import AutoModel, AutoTokenizer
+    from transformers.utils import logging as hf_logging
 
+    hf_logging.disable_progress_bar()  # "Loading weights" bars in the middle of radar's own progress
     try:
         tokenizer = AutoTokenizer.from_pretrained(model_dir)
         model = AutoModel.from_pretrained(model_dir).eval()

@@ -106,8 +106,11 @@ def test_arxiv_503_then_recovery_is_transparent(server: FeedServer, tmp_path: Pa
 
 def _radar(ws: Path, *argv: str) -> subprocess.Popen[str]:
     env = {**os.environ, "RADAR_HOME": str(ws)}
+    # A shell's background job starts with SIGINT ignored, and a child inherits that; restore the
+    # default so Python installs its KeyboardInterrupt handler, as in a terminal.
     return subprocess.Popen([sys.executable, "-m", "app.cli", *argv], cwd=ROOT, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # fmt: skip
 
 
 def _wait_for(predicate, timeout: float = 20.0) -> None:  # type: ignore[no-untyped-def]
