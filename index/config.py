@@ -61,7 +61,7 @@ class SearchConfig:
     """Vector index and hybrid ranking."""
 
     exact_below: int = 200_000  # flat (exact) index below this many vectors, IVF above
-    nprobe: int = 24  # IVF lists searched per query (recall >= 0.95 measured at 1M, see README)
+    nprobe: int = 24  # IVF lists searched per query, at least (5% of the lists if more; see vectors.py)
     rrf_k: int = 60  # reciprocal rank fusion constant
     candidates: int = 100  # per retriever, before fusion
 

@@ -33,6 +33,12 @@ class Manifest:
     nlist: int = 0
 
 
+def probes_for(manifest: Manifest, nprobe: int) -> int:
+    """At least 5% of the IVF lists: recall@10 vs exact was 0.956 at 4.2% (24 of 574 lists) on
+    20,627 real embeddings and 0.981 at 8.4%; a fixed count would probe a shrinking share as N grows."""
+    return max(nprobe, math.ceil(manifest.nlist / 20)) if manifest.kind == "ivf" else nprobe
+
+
 def _ivf_lists(n: int) -> int:
     return int(min(65536, max(64, 4 * math.sqrt(n))))
 
@@ -63,6 +69,7 @@ class VectorIndex:
             sample = vectors[rng.choice(n, size=min(n, nlist * 64), replace=False)]
             index.train(np.ascontiguousarray(sample))
             vi = cls(index, Manifest(model_id, "ivf", 0, dim, 0, nlist), nprobe)
+        vi.nprobe = probes_for(vi.manifest, nprobe)
         vi.upsert(ids, vectors)
         vi.manifest.generation = generation
         return vi
@@ -127,7 +134,7 @@ class VectorIndex:
             return None
         if int(index.ntotal) != manifest.count:
             return None
-        return cls(index, manifest, nprobe)
+        return cls(index, manifest, probes_for(manifest, nprobe))
 
 
 def vectors_from_blobs(rows: list[tuple[int, bytes]], dim: int) -> tuple[np.ndarray, np.ndarray]:
