@@ -106,24 +106,23 @@ def _print_hits(hits: list, as_json: bool) -> None:  # type: ignore[type-arg]
     console.print(table)
 
 
-def cmd_search(args: argparse.Namespace) -> int:
+def _run_query(args: argparse.Namespace, query: str) -> int:
     searcher = _open_searcher(args)
     try:
-        hits = searcher.search(args.query, k=args.k, filters=_filters(args))
+        run = searcher.search if query == "search" else searcher.similar
+        hits = run(args.query if query == "search" else args.id, k=args.k, filters=_filters(args))
     finally:
         searcher.store.close()
     _print_hits(hits, args.json)
     return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    return _run_query(args, "search")
 
 
 def cmd_similar(args: argparse.Namespace) -> int:
-    searcher = _open_searcher(args)
-    try:
-        hits = searcher.similar(args.id, k=args.k, filters=_filters(args))
-    finally:
-        searcher.store.close()
-    _print_hits(hits, args.json)
-    return 0
+    return _run_query(args, "similar")
 
 
 def _add_filters(p: argparse.ArgumentParser) -> None:

@@ -184,18 +184,9 @@ class Store:
     def iter_documents(
         self, *, since: str = "", until: str = "", kind: str = "", batch: int = 5000
     ) -> Iterator[Document]:
-        clauses, params = [], []
-        if since:
-            clauses.append("published >= ?")
-            params.append(since)
-        if until:
-            clauses.append("published <= ?")
-            params.append(until)
-        if kind:
-            clauses.append("kind = ?")
-            params.append(kind)
+        clauses, params = self._filter_sql(since, until, (), (), (), (kind,) if kind else ())
         where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
-        cur = self.conn.execute(f"SELECT {_DOC_COLUMNS} FROM documents {where} ORDER BY published, id", params)
+        cur = self.conn.execute(f"SELECT {_DOC_COLUMNS} FROM documents d {where} ORDER BY published, id", params)
         while rows := cur.fetchmany(batch):
             yield from (_row_doc(r) for r in rows)
 
