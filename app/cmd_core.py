@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
@@ -114,9 +115,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 # -- crawl ------------------------------------------------------------------------------------------
-def _parse_date(value: str | None, flag: str):  # type: ignore[no-untyped-def]
-    from datetime import UTC, datetime
-
+def _parse_date(value: str | None, flag: str) -> datetime | None:
     from store import ConfigError
 
     if not value:

@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from crawler.arxiv_api import ArxivClient, ArxivQuery
 from crawler.errors import CrawlError, FetchError
 from crawler.feeds import ParsedFeed, parse_arxiv_rss, parse_feed
-from crawler.http import HttpClient
+from crawler.http import HttpClient, Response
 from store import Config, CrawlState, SourceConfig, Store, UpsertCounts, utc_now
 
 # progress(source_name, documents_in_this_step, total_expected_or_None)
@@ -72,7 +72,7 @@ def crawl_arxiv(store: Store, src: SourceConfig, http: HttpClient, state: CrawlS
             progress(src.name, len(page.documents), min(page.total_results, src.max_results))
 
 
-def _conditional_get(http: HttpClient, url: str, src: SourceConfig, state: CrawlState):  # type: ignore[no-untyped-def]
+def _conditional_get(http: HttpClient, url: str, src: SourceConfig, state: CrawlState) -> Response:
     headers = {}
     if state.etag:
         headers["If-None-Match"] = state.etag

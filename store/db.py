@@ -177,10 +177,6 @@ class Store:
         ).fetchone()
         return dict(row) if row else None
 
-    def find_by_url(self, url: str) -> str | None:
-        row = self.conn.execute("SELECT id FROM documents WHERE url = ? LIMIT 1", (url,)).fetchone()
-        return row[0] if row else None
-
     def iter_documents(
         self, *, since: str = "", until: str = "", kind: str = "", batch: int = 5000
     ) -> Iterator[Document]:
@@ -356,9 +352,6 @@ class Store:
     def crawl_state(self, source: str) -> CrawlState:
         row = self.conn.execute("SELECT * FROM crawl_state WHERE source = ?", (source,)).fetchone()
         return CrawlState(**dict(row)) if row else CrawlState(source=source)
-
-    def all_crawl_states(self) -> list[CrawlState]:
-        return [CrawlState(**dict(r)) for r in self.conn.execute("SELECT * FROM crawl_state ORDER BY source")]
 
     def save_crawl_state(self, state: CrawlState) -> None:
         names = [f.name for f in fields(CrawlState)]
