@@ -92,6 +92,41 @@ MIGRATIONS: list[tuple[int, str]] = [
         );
         """,
     ),
+    (
+        3,
+        """
+        CREATE TABLE tag_corrections (
+            doc_id     TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            tag        TEXT NOT NULL,
+            value      INTEGER NOT NULL CHECK (value IN (0, 1)),  -- 1 confirms the tag, 0 removes it
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (doc_id, tag)
+        );
+
+        CREATE TABLE tag_state (
+            doc_id    TEXT PRIMARY KEY REFERENCES documents(id) ON DELETE CASCADE,
+            tagger    TEXT NOT NULL,  -- the model version that decided this document
+            tagged_at TEXT NOT NULL
+        );
+        CREATE INDEX tag_state_tagger ON tag_state (tagger);
+        """,
+    ),
+    (
+        4,
+        """
+        CREATE TABLE deliveries (
+            period     TEXT NOT NULL,  -- the report period, e.g. 2025-W20
+            channel    TEXT NOT NULL,  -- email, webhook or folder
+            recipient  TEXT NOT NULL,
+            status     TEXT NOT NULL CHECK (status IN ('sent', 'failed')),
+            attempts   INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT NOT NULL DEFAULT '',
+            sent_at    TEXT NOT NULL DEFAULT '',
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (period, channel, recipient)
+        );
+        """,
+    ),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]
