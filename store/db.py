@@ -419,3 +419,52 @@ class Store:
     def _check_status(status: str) -> None:
         if status not in RUN_STATUSES:
             raise StoreError(f"run status {status!r} is not one of {', '.join(RUN_STATUSES)}")
+
+    # -- weekly report: tag volumes and deliveries (written by reports/) ---------------------------
+
+    def tagged_in(self, since: str, until: str) -> list[tuple[str, str, str]]:
+        """(doc_id, YYYY-MM-DD, tag) for tagged documents published in [since, until]."""
+        rows = self.conn.execute(
+            "SELECT d.id, substr(d.published, 1, 10), t.tag FROM documents d "
+            "JOIN document_tags t ON t.doc_id = d.id WHERE d.published >= ? AND d.published <= ?",
+            (since, until),
+        )
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def kind_counts_by_day(self, since: str, until: str) -> list[tuple[str, str, int]]:
+        """(YYYY-MM-DD, kind, documents) for documents published in [since, until]."""
+        rows = self.conn.execute(
+            "SELECT substr(published, 1, 10), kind, COUNT(*) FROM documents "
+            "WHERE published >= ? AND published <= ? GROUP BY 1, 2",
+            (since, until),
+        )
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def delivery(self, period: str, channel: str, recipient: str) -> dict[str, Any] | None:
+        row = self.conn.execute("SELECT * FROM deliveries WHERE period = ? AND channel = ? AND recipient = ?",
+                                (period, channel, recipient)).fetchone()  # fmt: skip
+        return dict(row) if row else None
+
+    def record_delivery(self, period: str, channel: str, recipient: str, *, ok: bool, error: str = "") -> None:
+        """Count one attempt; a sent delivery stays sent (its row is what prevents a second send)."""
+        now = utc_now()
+        with self.transaction() as conn:
+            conn.execute(
+                "INSERT INTO deliveries (period, channel, recipient, status, attempts, last_error, sent_at, updated_at) "
+                "VALUES (?, ?, ?, ?, 1, ?, ?, ?) ON CONFLICT(period, channel, recipient) DO UPDATE SET "
+                "status = CASE WHEN deliveries.status = 'sent' THEN 'sent' ELSE excluded.status END, "
+                "attempts = deliveries.attempts + 1, last_error = excluded.last_error, "
+                "sent_at = CASE WHEN deliveries.sent_at != '' THEN deliveries.sent_at ELSE excluded.sent_at END, "
+                "updated_at = excluded.updated_at",
+                (period, channel, recipient, "sent" if ok else "failed", error, now if ok else "", now),
+            )
+
+    def deliveries(self, period: str = "", status: str = "") -> list[dict[str, Any]]:
+        clauses, params = [], []
+        for column, value in (("period", period), ("status", status)):
+            if value:
+                clauses.append(f"{column} = ?")
+                params.append(value)
+        where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+        rows = self.conn.execute(f"SELECT * FROM deliveries {where} ORDER BY period, channel, recipient", params)
+        return [dict(r) for r in rows]

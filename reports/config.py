@@ -1,0 +1,194 @@
+"""[report], [profile] and [delivery] sections of radar.toml, each a small validated dataclass.
+
+Credentials never live here in clear: the SMTP password is read from the environment variable
+named by ``password_env``; host, port, user, sender, recipients and the webhook url may come from
+the environment too (RADAR_SMTP_HOST, RADAR_SMTP_PORT, RADAR_SMTP_USER, RADAR_SMTP_FROM,
+RADAR_SMTP_TO (comma-separated), RADAR_WEBHOOK_URL), which wins over radar.toml.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+from urllib.parse import urlparse
+
+from store.errors import ConfigError
+
+FORMATS = ("md", "html", "pdf")
+TLS_MODES = ("starttls", "ssl", "none")
+
+
+def _check_keys(table: Mapping[str, Any], cls: type, where: str) -> None:
+    allowed = {f.name for f in fields(cls)} | ({"from"} if cls is EmailConfig else set())
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise ConfigError(f"unknown key(s) {', '.join(unknown)} in [{where}]; valid keys: {', '.join(sorted(allowed))}")
+
+
+def _weights(value: Any, where: str) -> dict[str, float]:
+    """A list of names (weight 1 each) or a table name -> weight."""
+    if isinstance(value, list | tuple):
+        value = {str(v): 1.0 for v in value}
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"[{where}] must be a list of names or a table of name = weight")
+    out = {}
+    for key, weight in value.items():
+        if not isinstance(weight, int | float) or isinstance(weight, bool) or not 0 < weight <= 10:
+            raise ConfigError(f"[{where}] weight of {key!r} must be a number in (0, 10]")
+        out[str(key)] = float(weight)
+    return out
+
+
+@dataclass(frozen=True)
+class Profile:
+    """The lab's interests: tags, terms and liked papers, each with a weight."""
+
+    tags: dict[str, float] = field(default_factory=dict)
+    terms: dict[str, float] = field(default_factory=dict)
+    liked: dict[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def from_section(cls, table: dict[str, Any]) -> Profile:
+        _check_keys(table, cls, "profile")
+        return cls(**{k: _weights(v, f"profile.{k}") for k, v in table.items()})
+
+    @property
+    def empty(self) -> bool:
+        return not (self.tags or self.terms or self.liked)
+
+
+@dataclass(frozen=True)
+class ReportConfig:
+    formats: tuple[str, ...] = ("md", "html")
+    top_n: int = 5  # papers per tag
+    max_posts: int = 15
+    trailing_weeks: int = 4  # the headline compares with the mean of this many earlier periods
+    chart_weeks: int = 12  # weeks shown in the per-tag volume charts
+    # ranking weights: relevance to the profile, novelty against the trailing weeks, recency in the period
+    relevance_weight: float = 0.6
+    novelty_weight: float = 0.25
+    recency_weight: float = 0.15
+    # abstractive summaries from an OpenAI-compatible server (vLLM, SGLang, ...); "" = extractive only
+    summary_endpoint: str = ""
+    summary_model: str = ""
+    summary_api_key_env: str = ""
+    summary_timeout_s: float = 20.0
+    summary_sentences: int = 2
+    title: str = "Research Radar weekly report"
+
+    def __post_init__(self) -> None:
+        bad = [f for f in self.formats if f not in FORMATS]
+        if bad or not self.formats:
+            raise ConfigError(f"[report] formats {list(self.formats)} must be a non-empty subset of {list(FORMATS)}")
+        if not 1 <= self.top_n <= 50 or not 0 <= self.max_posts <= 200:
+            raise ConfigError("[report] top_n must be 1..50 and max_posts 0..200")
+        if not 1 <= self.trailing_weeks <= 26 or not 2 <= self.chart_weeks <= 52:
+            raise ConfigError("[report] trailing_weeks must be 1..26 and chart_weeks 2..52")
+        weights = (self.relevance_weight, self.novelty_weight, self.recency_weight)
+        if min(weights) < 0 or sum(weights) <= 0:
+            raise ConfigError("[report] relevance/novelty/recency weights must be >= 0 and not all 0")
+        if self.summary_endpoint and urlparse(self.summary_endpoint).scheme not in ("http", "https"):
+            raise ConfigError("[report] summary_endpoint must be an http(s) URL such as http://127.0.0.1:8000/v1")
+        if self.summary_endpoint and not self.summary_model:
+            raise ConfigError("[report] summary_endpoint needs summary_model (the model name the server serves)")
+        if not 0 < self.summary_timeout_s <= 300 or not 1 <= self.summary_sentences <= 6:
+            raise ConfigError("[report] summary_timeout_s must be in (0, 300] and summary_sentences 1..6")
+
+    @classmethod
+    def from_section(cls, table: dict[str, Any], formats: str | None = None) -> ReportConfig:
+        _check_keys(table, cls, "report")
+        values = {k: tuple(v) if isinstance(v, list) else v for k, v in table.items()}
+        if formats is not None:
+            values["formats"] = tuple(f.strip() for f in formats.split(",") if f.strip())
+        try:
+            return cls(**values)
+        except TypeError as exc:
+            raise ConfigError(f"[report]: {exc}") from None
+
+
+@dataclass(frozen=True)
+class EmailConfig:
+    host: str = ""
+    port: int = 587
+    tls: str = "starttls"
+    username: str = ""
+    password_env: str = "RADAR_SMTP_PASSWORD"
+    sender: str = ""  # `from` in radar.toml
+    to: tuple[str, ...] = ()
+    timeout_s: float = 30.0
+
+    def __post_init__(self) -> None:
+        if self.tls not in TLS_MODES:
+            raise ConfigError(f"[delivery.email] tls must be one of {', '.join(TLS_MODES)}")
+        if not 1 <= self.port <= 65535:
+            raise ConfigError("[delivery.email] port must be 1..65535 (587 starttls, 465 ssl, 25 none)")
+        if self.to and not self.host:
+            raise ConfigError("[delivery.email] has recipients but no host; set host = \"smtp.example.org\"")
+        if self.to and not self.sender:
+            raise ConfigError("[delivery.email] needs from = \"radar@example.org\" to send")
+        bad = [a for a in (*self.to, self.sender) if a and "@" not in a]
+        if bad:
+            raise ConfigError(f"[delivery.email] {bad[0]!r} is not an email address")
+        if self.timeout_s <= 0:
+            raise ConfigError("[delivery.email] timeout_s must be > 0")
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.host and self.to)
+
+    def password(self) -> str:
+        return os.environ.get(self.password_env, "") if self.password_env else ""
+
+
+@dataclass(frozen=True)
+class WebhookConfig:
+    url: str = ""
+    timeout_s: float = 10.0
+
+    def __post_init__(self) -> None:
+        if self.url and urlparse(self.url).scheme not in ("http", "https"):
+            raise ConfigError("[delivery.webhook] url must be an http(s) URL (a Slack incoming-webhook URL works)")
+        if self.timeout_s <= 0:
+            raise ConfigError("[delivery.webhook] timeout_s must be > 0")
+
+
+@dataclass(frozen=True)
+class DeliveryConfig:
+    folder: str = ""  # also copy each report into this folder (e.g. a shared drive)
+    email: EmailConfig = field(default_factory=EmailConfig)
+    webhook: WebhookConfig = field(default_factory=WebhookConfig)
+
+    @classmethod
+    def from_section(cls, table: dict[str, Any], environ: Mapping[str, str] | None = None) -> DeliveryConfig:
+        env = os.environ if environ is None else environ
+        _check_keys(table, cls, "delivery")
+        email_t = dict(table.get("email", {}))
+        hook_t = dict(table.get("webhook", {}))
+        _check_keys(email_t, EmailConfig, "delivery.email")
+        _check_keys(hook_t, WebhookConfig, "delivery.webhook")
+        if "from" in email_t:
+            email_t["sender"] = email_t.pop("from")
+        overrides = {"host": "RADAR_SMTP_HOST", "port": "RADAR_SMTP_PORT", "username": "RADAR_SMTP_USER",
+                     "sender": "RADAR_SMTP_FROM", "to": "RADAR_SMTP_TO"}  # fmt: skip
+        for key, var in overrides.items():
+            if env.get(var):
+                email_t[key] = env[var]
+        if isinstance(email_t.get("port"), str):
+            if not email_t["port"].isdigit():
+                raise ConfigError("RADAR_SMTP_PORT must be a port number, e.g. 587")
+            email_t["port"] = int(email_t["port"])
+        if isinstance(email_t.get("to"), str):
+            email_t["to"] = [a.strip() for a in email_t["to"].split(",") if a.strip()]
+        email_t["to"] = tuple(email_t.get("to", ()))
+        if env.get("RADAR_WEBHOOK_URL"):
+            hook_t["url"] = env["RADAR_WEBHOOK_URL"]
+        try:
+            return cls(folder=str(table.get("folder", "")), email=EmailConfig(**email_t), webhook=WebhookConfig(**hook_t))
+        except TypeError as exc:
+            raise ConfigError(f"[delivery]: {exc}") from None
+
+    @property
+    def any_channel(self) -> bool:
+        return bool(self.folder or self.email.enabled or self.webhook.url)

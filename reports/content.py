@@ -1,0 +1,273 @@
+"""Gather what a report says about one period, as plain data (rendered by render.py, saved as JSON).
+
+Counts come from the store (so they agree with `radar stats` and `radar search --since/--until`);
+emerging and declining terms, new methods and topics come from the trends dict
+(analysis.trends.compute_trends); ranking, summaries and recommendations are computed here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from typing import Any
+
+from reports.config import Profile, ReportConfig
+from reports.period import Period
+from reports.ranking import Ranked, rank, term_pattern
+from reports.recommend import ACTIONS, Evidence, Recommendation, code_links, decide, match_preset, paper_ref, preset_patterns
+from reports.summarize import Summarizer, make_summarizer
+from store import Store, Workspace
+from store.models import Document, utc_now
+
+GROUP_ORDER = ("rl-post-training", "hardware-systems", "other")
+EMPTY_TRENDS: dict[str, Any] = {"emerging": [], "declining": [], "tags": {}, "topics": [], "new_methods": []}
+
+
+@dataclass
+class Taxonomy:
+    """tag -> group; the order tags appear in."""
+
+    groups: dict[str, str] = field(default_factory=dict)
+
+    def group_of(self, tag: str) -> str:
+        return self.groups.get(tag, "other")
+
+    def group_names(self) -> list[str]:
+        names = list(dict.fromkeys(self.groups.values()))
+        return sorted(names, key=lambda g: (GROUP_ORDER.index(g) if g in GROUP_ORDER else len(GROUP_ORDER), g))
+
+
+def load_taxonomy(ws: Workspace, store: Store) -> Taxonomy:
+    """The tagging stage's taxonomy; the store's tags (one group) when tagging is not installed."""
+    try:
+        from analysis.tags import load_taxonomy as load
+    except ImportError:
+        return Taxonomy({t: "tags" for t in store.known_tags()})
+    tax = load(ws)
+    groups = {t.name: t.group for t in tax.tags}
+    for t in store.known_tags():
+        groups.setdefault(t, "other")
+    return Taxonomy(groups)
+
+
+def effective_profile(profile: Profile, taxonomy: Taxonomy) -> tuple[Profile, str]:
+    """The configured profile, or (none configured) the taxonomy's lab groups as the interests."""
+    if not profile.empty:
+        return profile, "profile from radar.toml [profile]"
+    lab = {t: 1.0 for t, g in taxonomy.groups.items() if g in ("rl-post-training", "hardware-systems")}
+    if not lab:
+        lab = {t: 1.0 for t in taxonomy.groups}
+    return Profile(tags=lab), "no [profile] in radar.toml: relevance = tags of the lab's groups"
+
+
+def _pct(now: float, before: float) -> float | None:
+    return round(100.0 * (now - before) / before, 1) if before > 0 else None
+
+
+def _bucket(day: str, periods: list[Period]) -> int:
+    d = date.fromisoformat(day)
+    for i, p in enumerate(periods):
+        if p.start <= d <= p.end:
+            return i
+    return -1
+
+
+def _volumes(store: Store, period: Period, taxonomy: Taxonomy, cfg: ReportConfig) -> tuple[dict[str, Any],
+                                                                                          list[dict[str, Any]]]:  # fmt: skip
+    """Headline (documents and per-group counts vs the trailing mean) and per-tag series for the charts."""
+    n_hist = max(cfg.chart_weeks, cfg.trailing_weeks + 1)
+    periods = [*period.trailing(n_hist - 1), period]
+    first = periods[0]
+    kinds: list[Counter[str]] = [Counter() for _ in periods]
+    for day, kind, n in store.kind_counts_by_day(first.since, period.until):
+        i = _bucket(day, periods)
+        if i >= 0:
+            kinds[i][kind] += n
+    tag_counts: list[Counter[str]] = [Counter() for _ in periods]
+    group_docs: list[dict[str, set[str]]] = [defaultdict(set) for _ in periods]
+    for doc_id, day, tag in store.tagged_in(first.since, period.until):
+        i = _bucket(day, periods)
+        if i >= 0:
+            tag_counts[i][tag] += 1
+            group_docs[i][taxonomy.group_of(tag)].add(doc_id)
+    k = cfg.trailing_weeks
+    trail = range(len(periods) - 1 - k, len(periods) - 1)
+    totals = [sum(c.values()) for c in kinds]
+    now_total = totals[-1]
+    mean_total = sum(totals[i] for i in trail) / k
+    groups = []
+    for g in taxonomy.group_names():
+        now = len(group_docs[-1].get(g, ()))
+        mean = sum(len(group_docs[i].get(g, ())) for i in trail) / k
+        groups.append({"group": g, "count": now, "trailing_mean": round(mean, 1), "change_pct": _pct(now, mean),
+                       "share_pct": round(100.0 * now / now_total, 1) if now_total else 0.0,
+                       "tags": [t for t, gg in taxonomy.groups.items() if gg == g]})  # fmt: skip
+    headline = {
+        "documents": now_total, "papers": kinds[-1]["paper"], "posts": kinds[-1]["post"],
+        "trailing_weeks": k, "trailing_mean": round(mean_total, 1), "change_pct": _pct(now_total, mean_total),
+        "tagged": len(set().union(*group_docs[-1].values())) if group_docs[-1] else 0, "groups": groups,
+        "series": [{"period": p.label, "count": totals[i]} for i, p in enumerate(periods)][-cfg.chart_weeks:],
+    }  # fmt: skip
+    tags = []
+    for tag in sorted(taxonomy.groups, key=lambda t: (taxonomy.group_names().index(taxonomy.group_of(t)), t)):
+        series = [{"period": p.label, "count": tag_counts[i][tag],
+                   "share": round(tag_counts[i][tag] / totals[i], 4) if totals[i] else 0.0}
+                  for i, p in enumerate(periods)][-cfg.chart_weeks:]  # fmt: skip
+        now = tag_counts[-1][tag]
+        mean = sum(tag_counts[i][tag] for i in trail) / k
+        tags.append({"tag": tag, "group": taxonomy.group_of(tag), "count": now, "trailing_mean": round(mean, 1),
+                     "change_pct": _pct(now, mean), "series": series})  # fmt: skip
+    return headline, tags
+
+
+def _flagged_ids(trends: dict[str, Any]) -> set[str]:
+    ids: set[str] = set()
+    for key in ("emerging", "new_methods"):
+        for item in trends.get(key, []):
+            ids.update(item.get("example_ids", []))
+    return ids
+
+
+def _finished_runs(store: Store, ws: Workspace) -> list[dict[str, Any]]:
+    """Finished reproduction runs, newest first (read from the store: importing repro.runner loads torch)."""
+    out = []
+    for run in store.list_runs(kind="repro", status="done"):
+        result = run.get("result") or {}
+        verdict = result.get("verdict") or {}
+        params = run.get("params") or {}
+        out.append({"id": run["id"], "method": params.get("method", ""), "baseline": params.get("baseline", ""),
+                    "task": params.get("task", ""), "verdict": verdict.get("overall", ""),
+                    "summary": verdict.get("summary", ""), "finished_at": run.get("finished_at", ""),
+                    "folder": result.get("folder") or str(ws.run_dir(run["id"]))})  # fmt: skip
+    return out
+
+
+def _evidence(store: Store, period: Period, trends: dict[str, Any], ranked: list[Ranked],
+              baseline: list[Document], runs: list[dict[str, Any]], trailing_weeks: int) -> list[Evidence]:  # fmt: skip
+    presets = preset_patterns()
+    relevance = {r.doc.id: r.relevance for r in ranked}
+    period_docs = [r.doc for r in ranked]
+    latest_run = {}
+    for run in runs:  # newest first
+        latest_run.setdefault(run["method"], run)
+    found: dict[str, Evidence] = {}
+
+    def mentions(pattern: re.Pattern[str], docs: list[Document]) -> list[Document]:
+        return [d for d in docs if pattern.search(d.title) or pattern.search(d.abstract)]
+
+    for item in trends.get("new_methods", [])[:12]:
+        name = str(item.get("name", "")).strip()
+        if not name:
+            continue
+        pat = term_pattern(name)
+        here = mentions(pat, period_docs)
+        examples = list(store.documents(item.get("example_ids", [])[:10]).values())
+        docs = sorted({d.id: d for d in [*here, *examples]}.values(), key=lambda d: d.published, reverse=True)
+        rel = [relevance[d.id] for d in docs if d.id in relevance]
+        preset = match_preset(name, presets)
+        found[preset or name.lower()] = Evidence(
+            method=name, origin="new method (trends)", papers=[paper_ref(d) for d in docs[:6]],
+            count=int(item.get("count", len(docs))), recent_count=int(item.get("recent_count", len(here))),
+            growth=float(item.get("growth") or 0.0), first_seen=str(item.get("first_seen", ""))[:10],
+            code_links=code_links(docs)[:5], relevance=round(sum(rel) / len(rel), 3) if rel else 0.0,
+            preset=preset, run=latest_run.get(preset) if preset else None,
+        )  # fmt: skip
+    for preset, pat in presets.items():
+        if preset in found:
+            continue
+        here = mentions(pat, period_docs)
+        if not here:
+            continue
+        before = mentions(pat, baseline)
+        rate_before = len(before) / trailing_weeks
+        growth = len(here) / rate_before if rate_before else float(len(here))
+        rel = [relevance[d.id] for d in here]
+        docs = sorted([*here, *before], key=lambda d: d.published, reverse=True)
+        found[preset] = Evidence(
+            method=_display(preset), origin="repro preset mentioned",
+            papers=[paper_ref(d) for d in docs[:6]], count=len(docs), recent_count=len(here),
+            growth=round(growth, 2), first_seen=docs[-1].published[:10], code_links=code_links(docs)[:5],
+            relevance=round(sum(rel) / len(rel), 3), preset=preset, run=latest_run.get(preset),
+        )  # fmt: skip
+    return list(found.values())
+
+
+def _display(preset: str) -> str:
+    from repro.methods import METHODS
+
+    return METHODS[preset].title.split(" (")[0].replace(" - plug-in", "")
+
+
+def gather(ws: Workspace, store: Store, period: Period, cfg: ReportConfig, profile: Profile, *,
+           trends: dict[str, Any] | None = None, summarizer: Summarizer | None = None,
+           taxonomy: Taxonomy | None = None, runs: list[dict[str, Any]] | None = None) -> dict[str, Any]:  # fmt: skip
+    """Everything the templates show, as JSON-ready data."""
+    trends = trends or EMPTY_TRENDS
+    taxonomy = taxonomy or load_taxonomy(ws, store)
+    summarizer = summarizer or make_summarizer(cfg)
+    runs = _finished_runs(store, ws) if runs is None else runs
+    used_profile, profile_note = effective_profile(profile, taxonomy)
+
+    headline, tag_volume = _volumes(store, period, taxonomy, cfg)
+    docs = list(store.iter_documents(since=period.since, until=period.until))
+    papers = [d for d in docs if d.kind == "paper"]
+    posts = sorted((d for d in docs if d.kind == "post"), key=lambda d: (d.published, d.id), reverse=True)
+    tags = store.tags_of(d.id for d in docs)
+    trail_start = period.trailing(cfg.trailing_weeks)[0]
+    day_before = (period.start - timedelta(days=1)).isoformat() + "T23:59:59Z"
+    baseline = list(store.iter_documents(since=trail_start.since, until=day_before, kind="paper"))
+    liked = list(store.documents(used_profile.liked).values())
+    ranked = rank(papers, tags, period=period, profile=used_profile, cfg=cfg, baseline=baseline, liked=liked,
+                  flagged_ids=_flagged_ids(trends))  # fmt: skip
+
+    summaries: dict[str, str] = {}
+
+    def shown(r: Ranked) -> dict[str, Any]:
+        if r.doc.id not in summaries:
+            summaries[r.doc.id] = summarizer.summarize(r.doc.title, r.doc.abstract)
+        r.summary = summaries[r.doc.id]
+        return r.as_dict()
+
+    top_overall = [shown(r) for r in ranked[: cfg.top_n]]
+    by_tag = []
+    for tag in sorted(taxonomy.groups, key=lambda t: (taxonomy.group_names().index(taxonomy.group_of(t)), t)):
+        best = [r for r in ranked if tag in r.tags][: cfg.top_n]
+        if best:
+            total = sum(1 for r in ranked if tag in r.tags)
+            by_tag.append({"tag": tag, "group": taxonomy.group_of(tag), "count": total,
+                           "papers": [shown(r) for r in best]})  # fmt: skip
+    post_items = []
+    for d in posts[: cfg.max_posts]:
+        post_items.append({"id": d.id, "title": d.title, "url": d.url, "published": d.published, "source": d.source,
+                           "summary": summarizer.summarize(d.title, d.abstract)})  # fmt: skip
+
+    recs: list[Recommendation] = [decide(e) for e in _evidence(store, period, trends, ranked, baseline, runs,
+                                                                cfg.trailing_weeks)]  # fmt: skip
+    recs.sort(key=lambda r: (ACTIONS.index(r.action), -r.evidence.recent_count, r.method.lower()))
+    topics = sorted(trends.get("topics", []), key=lambda t: -(t.get("growth") or 0.0))
+    summary_note = summarizer.name
+    if getattr(summarizer, "failures", 0):
+        summary_note = f"extractive (the summary endpoint failed: {summarizer.last_error})"  # type: ignore[attr-defined]
+    return {
+        "title": cfg.title,
+        "period": {"label": period.label, "start": period.start.isoformat(), "end": period.end.isoformat(),
+                   "describe": period.describe()},
+        "generated_at": utc_now(),
+        "headline": headline,
+        "tag_volume": tag_volume,
+        "trends": {"as_of": str(trends.get("as_of", "")), "emerging": trends.get("emerging", [])[:10],
+                   "declining": trends.get("declining", [])[:6], "new_methods": trends.get("new_methods", [])[:10],
+                   "topics": [t for t in topics if (t.get("growth") or 0) > 0][:6]},
+        "top_overall": top_overall,
+        "top_papers": by_tag,
+        "posts": post_items,
+        "posts_total": len(posts),
+        "recommendations": [r.as_dict() for r in recs],
+        "runs": runs[:10],
+        "notes": {"profile": profile_note, "summaries": summary_note,
+                  "tags": "" if store.known_tags() else "no tags yet: run `radar tag` for per-tag sections",
+                  "ranking": f"score = {cfg.relevance_weight:g} relevance + {cfg.novelty_weight:g} novelty + "
+                             f"{cfg.recency_weight:g} recency"},
+    }  # fmt: skip

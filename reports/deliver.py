@@ -1,0 +1,187 @@
+"""Deliver a built report: a folder copy, email over SMTP, a Slack-compatible webhook.
+
+Each (period, channel, recipient) is one row of the deliveries table. A row that says sent is
+never sent again (a rerun of `radar report --send` or `radar weekly` skips it); a failure is
+recorded with its error and retried on the next run. Credentials are never logged or stored:
+errors are reported without them, and a webhook is recorded by host and a hash of its url
+(Slack webhook urls are secrets).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import smtplib
+import ssl
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from email.message import EmailMessage
+from email.utils import formatdate, make_msgid
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import requests
+
+from reports.build import BuiltReport
+from reports.config import DeliveryConfig, EmailConfig, WebhookConfig
+from reports.render import render_text
+from store import Store
+
+
+@dataclass
+class Outcome:
+    channel: str
+    recipient: str
+    status: str  # sent | failed | already-sent
+    error: str = ""
+    attempts: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"channel": self.channel, "recipient": self.recipient, "status": self.status, "error": self.error,
+                "attempts": self.attempts}  # fmt: skip
+
+
+def webhook_recipient(url: str) -> str:
+    parts = urlparse(url)
+    return f"{parts.hostname}#{hashlib.sha256(url.encode()).hexdigest()[:12]}"
+
+
+def _scrub(text: str, secrets: list[str]) -> str:
+    for s in secrets:
+        if s:
+            text = text.replace(s, "***")
+    return " ".join(text.split())[:300]
+
+
+# -- channels --------------------------------------------------------------------------------------
+def subject(report: BuiltReport) -> str:
+    h = report.content["headline"]
+    recs = report.content["recommendations"]
+    acts = [r for r in recs if r["action"] != "watch"]
+    tail = f", {len(acts)} to act on" if acts else ""
+    return f"{report.content['title']} {report.period.label}: {h['documents']} documents{tail}"
+
+
+def build_email(report: BuiltReport, cfg: EmailConfig, to: str) -> EmailMessage:
+    """Multipart/alternative: the Markdown as text/plain, the HTML page as text/html."""
+    msg = EmailMessage()
+    msg["Subject"] = subject(report)
+    msg["From"] = cfg.sender
+    msg["To"] = to
+    msg["Date"] = formatdate(localtime=False)
+    msg["Message-ID"] = make_msgid(domain=cfg.sender.split("@")[-1] or None)
+    html_path = report.paths.get("html")
+    text = render_text(report.content)
+    msg.set_content(text)
+    if html_path is not None:
+        msg.add_alternative(html_path.read_text(encoding="utf-8"), subtype="html")
+    return msg
+
+
+def send_email(msg: EmailMessage, cfg: EmailConfig) -> None:
+    context = ssl.create_default_context()
+    smtp: smtplib.SMTP
+    if cfg.tls == "ssl":
+        smtp = smtplib.SMTP_SSL(cfg.host, cfg.port, timeout=cfg.timeout_s, context=context)
+    else:
+        smtp = smtplib.SMTP(cfg.host, cfg.port, timeout=cfg.timeout_s)
+    with smtp:
+        if cfg.tls == "starttls":
+            smtp.starttls(context=context)
+        if cfg.username:
+            smtp.login(cfg.username, cfg.password())
+        smtp.send_message(msg)
+
+
+def slack_text(text: Any) -> str:
+    """Slack mrkdwn escaping: &, < and > are control characters there."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def webhook_payload(report: BuiltReport) -> dict[str, Any]:
+    """Slack incoming-webhook JSON (text fallback + blocks); other chat tools accept `text`."""
+    c = report.content
+    h = c["headline"]
+    change = "" if h["change_pct"] is None else f" ({h['change_pct']:+.0f}% vs the trailing mean)"
+    groups = ", ".join(f"{slack_text(g['group'])} {g['count']}" for g in h["groups"])
+    lines = [f"*{slack_text(subject(report))}*",
+             f"{h['documents']} documents{change}" + (f"; {groups}" if groups else "")]  # fmt: skip
+    recs = [f"• *{slack_text(r['action'])}* {slack_text(r['method'])}: {slack_text(r['reason'])}"
+            for r in c["recommendations"][:8]]  # fmt: skip
+    top = [f"• <{r['url']}|{slack_text(r['title'])}>" if r["url"].startswith("http") else f"• {slack_text(r['title'])}"
+           for r in c["top_overall"][:5]]  # fmt: skip
+    where = ", ".join(str(p) for k, p in report.paths.items() if k != "json")
+    blocks: list[dict[str, Any]] = [
+        {"type": "header", "text": {"type": "plain_text", "text": subject(report)[:150]}},
+        {"type": "section", "text": {"type": "mrkdwn", "text": lines[1]}},
+    ]
+    if recs:
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": "*Recommendations*\n" + "\n".join(recs)}})
+    if top:
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": "*Top papers*\n" + "\n".join(top)}})
+    blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": slack_text(f"report: {where}")}]})
+    return {"text": "\n".join(lines + recs), "blocks": blocks, "period": report.period.label}
+
+
+def post_webhook(payload: dict[str, Any], cfg: WebhookConfig) -> None:
+    resp = requests.post(cfg.url, data=json.dumps(payload), headers={"Content-Type": "application/json"},
+                         timeout=cfg.timeout_s)  # fmt: skip
+    if resp.status_code >= 300:
+        raise RuntimeError(f"HTTP {resp.status_code}: {resp.text[:120]}")
+
+
+def copy_to_folder(report: BuiltReport, folder: Path) -> None:
+    target = folder.expanduser() / report.period.label
+    target.mkdir(parents=True, exist_ok=True)
+    for path in report.paths.values():
+        shutil.copy2(path, target / path.name)
+
+
+# -- the deliveries table ----------------------------------------------------------------------------
+Job = tuple[str, str, Callable[[], None], list[str]]  # channel, recipient, send, secrets to scrub from errors
+
+
+def jobs(report: BuiltReport, cfg: DeliveryConfig) -> Iterator[Job]:
+    if cfg.folder:
+        folder = Path(cfg.folder)
+        yield "folder", str(folder), lambda: copy_to_folder(report, folder), []
+    if cfg.email.enabled:
+        for to in cfg.email.to:
+            yield ("email", to, lambda to=to: send_email(build_email(report, cfg.email, to), cfg.email),  # type: ignore[misc]
+                   [cfg.email.password()])  # fmt: skip
+    if cfg.webhook.url:
+        payload = webhook_payload(report)
+        yield "webhook", webhook_recipient(cfg.webhook.url), lambda: post_webhook(payload, cfg.webhook), [
+            cfg.webhook.url, urlparse(cfg.webhook.url).path]
+
+
+def deliver(store: Store, report: BuiltReport, cfg: DeliveryConfig) -> list[Outcome]:
+    """Send to every configured recipient that has not had this period yet; record each attempt."""
+    outcomes = []
+    for channel, recipient, send, secrets in jobs(report, cfg):
+        row = store.delivery(report.period.label, channel, recipient)
+        if row and row["status"] == "sent":
+            outcomes.append(Outcome(channel, recipient, "already-sent", attempts=row["attempts"]))
+            continue
+        try:
+            send()
+        except (OSError, smtplib.SMTPException, requests.RequestException, RuntimeError, ssl.SSLError) as exc:
+            error = _scrub(f"{type(exc).__name__}: {exc}", secrets)
+            store.record_delivery(report.period.label, channel, recipient, ok=False, error=error)
+            outcomes.append(Outcome(channel, recipient, "failed", error, (row or {}).get("attempts", 0) + 1))
+        else:
+            store.record_delivery(report.period.label, channel, recipient, ok=True)
+            outcomes.append(Outcome(channel, recipient, "sent", attempts=(row or {}).get("attempts", 0) + 1))
+    return outcomes
+
+
+def summarize_outcomes(outcomes: list[Outcome]) -> str:
+    sent = sum(o.status == "sent" for o in outcomes)
+    failed = [o for o in outcomes if o.status == "failed"]
+    skipped = sum(o.status == "already-sent" for o in outcomes)
+    text = f"delivered {sent}, already sent {skipped}, failed {len(failed)}"
+    if failed:
+        text += " (" + "; ".join(f"{o.channel} {o.recipient}: {o.error}" for o in failed) + "; retried next run)"
+    return text

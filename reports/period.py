@@ -1,0 +1,124 @@
+"""Report periods: ISO weeks (``2025-W20``) or explicit date ranges, inclusive of both ends."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+
+from reports.errors import ReportError
+from store import Store
+
+_WEEK = re.compile(r"^(\d{4})-W(\d{2})$")
+
+
+@dataclass(frozen=True)
+class Period:
+    label: str  # "2025-W20" for a week, "2025-05-01_2025-05-14" for a range; also the report folder name
+    start: date
+    end: date  # inclusive
+
+    @property
+    def since(self) -> str:
+        """Lower bound for ``published`` (ISO timestamps compare as strings)."""
+        return f"{self.start.isoformat()}T00:00:00Z"
+
+    @property
+    def until(self) -> str:
+        return f"{self.end.isoformat()}T23:59:59Z"
+
+    @property
+    def days(self) -> int:
+        return (self.end - self.start).days + 1
+
+    @property
+    def is_week(self) -> bool:
+        return bool(_WEEK.match(self.label))
+
+    def shifted(self, periods: int) -> Period:
+        """The period of the same length ``periods`` lengths earlier (negative) or later."""
+        delta = timedelta(days=self.days * periods)
+        start, end = self.start + delta, self.end + delta
+        return week_of(start) if self.is_week else Period(_range_label(start, end), start, end)
+
+    def trailing(self, n: int) -> list[Period]:
+        """The n periods before this one, oldest first."""
+        return [self.shifted(-k) for k in range(n, 0, -1)]
+
+    def describe(self) -> str:
+        return f"{self.label} ({self.start:%a %d %b %Y} - {self.end:%a %d %b %Y})"
+
+
+def _range_label(start: date, end: date) -> str:
+    return f"{start.isoformat()}_{end.isoformat()}"
+
+
+def week_of(day: date) -> Period:
+    year, week, _ = day.isocalendar()
+    start = date.fromisocalendar(year, week, 1)
+    return Period(f"{year}-W{week:02d}", start, start + timedelta(days=6))
+
+
+def parse_week(text: str) -> Period:
+    m = _WEEK.match(text.strip())
+    hint = "use YYYY-Www, e.g. --week 2025-W20, or --week last / --week latest"
+    if not m:
+        raise ReportError(f"--week {text!r} is not an ISO week; {hint}")
+    try:
+        start = date.fromisocalendar(int(m.group(1)), int(m.group(2)), 1)
+    except ValueError:
+        raise ReportError(f"--week {text!r} does not exist (week {m.group(2)} of {m.group(1)}); {hint}") from None
+    return week_of(start)
+
+
+def parse_range(since: str, until: str) -> Period:
+    try:
+        start, end = date.fromisoformat(since), date.fromisoformat(until)
+    except ValueError:
+        raise ReportError(f"--from {since!r} / --to {until!r} must be dates, e.g. --from 2025-05-01 --to 2025-05-14")
+    if end < start:
+        raise ReportError(f"--to {until} is before --from {since}; swap them")
+    if (end - start).days > 366:
+        raise ReportError("a report covers at most a year; choose a shorter --from/--to range")
+    return Period(_range_label(start, end), start, end)
+
+
+def last_full_week(today: date | None = None) -> Period:
+    """The ISO week before the one containing ``today`` (UTC): what a Monday cron job reports."""
+    today = today or datetime.now(UTC).date()
+    return week_of(today - timedelta(days=7))
+
+
+def latest_data_week(store: Store) -> Period:
+    """The latest ISO week the store's papers cover completely (its Sunday is on or before the newest
+    paper's date), so a snapshot that ends on a Wednesday reports the week before."""
+    row = store.conn.execute("SELECT MAX(published) FROM documents WHERE kind = 'paper'").fetchone()
+    newest = row[0] or store.conn.execute("SELECT MAX(published) FROM documents").fetchone()[0]
+    if not newest:
+        raise ReportError("the workspace has no documents yet; run `radar import` or `radar crawl` first")
+    day = date.fromisoformat(newest[:10])
+    week = week_of(day)
+    return week if week.end <= day else week.shifted(-1)
+
+
+def resolve_period(store: Store, *, week: str | None = None, since: str | None = None,
+                   until: str | None = None, today: date | None = None) -> Period:  # fmt: skip
+    if (since or until) and week:
+        raise ReportError("give either --week or --from/--to, not both")
+    if since or until:
+        if not (since and until):
+            raise ReportError("a date range needs both --from YYYY-MM-DD and --to YYYY-MM-DD")
+        return parse_range(since, until)
+    if not week or week == "last":
+        return last_full_week(today)
+    if week == "latest":
+        return latest_data_week(store)
+    return parse_week(week)
+
+
+def period_from_label(label: str) -> Period:
+    """The period a report folder name stands for ("2025-W20" or "2025-05-01_2025-05-14")."""
+    if "_" in label:
+        start, _, end = label.partition("_")
+        return parse_range(start, end)
+    return parse_week(label)
