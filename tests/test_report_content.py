@@ -1,0 +1,214 @@
+"""Report content and rendering on real papers: structure and counts checked against the store."""
+
+from __future__ import annotations
+
+import re
+from datetime import date, timedelta
+from pathlib import Path
+
+import pytest
+
+from crawler.snapshot import import_snapshot
+from reports.config import DeliveryConfig, Profile, ReportConfig
+from reports.content import gather
+from reports.errors import ReportError
+from reports.period import last_full_week, latest_data_week, parse_range, parse_week, resolve_period
+from reports.recommend import Evidence, decide, match_preset, preset_patterns
+from reports.render import md_escape, render
+from reports.summarize import EndpointSummarizer, ExtractiveSummarizer
+from store import ConfigError, Workspace
+from store.models import Document, utc_now
+
+WEEK = "2024-W07"  # Mon 12 - Sun 18 Feb 2024: inside the first 500 snapshot lines, with 4+ weeks before it
+EVIL = "<script>alert(1)</script> [click](javascript:alert(2)) *GRPO* tricks"
+TAG_RULES = {  # a keyword rule standing in for the tagger in these tests (real taxonomy names)
+    "rl-policy-optimization": re.compile(r"reinforcement learning|policy optimization|\bRLHF\b|\bPPO\b", re.I),
+    "inference-serving": re.compile(r"\binference\b|serving|KV cache", re.I),
+    "model-compression": re.compile(r"quantiz|pruning|distillation", re.I),
+    "llm-reasoning": re.compile(r"reasoning|chain-of-thought", re.I),
+}
+TRENDS = {
+    "as_of": "2024-02-18",
+    "emerging": [{"term": "<img src=x onerror=alert(3)>", "score": 3.1, "recent_count": 4, "recent_share": 0.02,
+                  "baseline_share": 0.004, "first_seen": "2024-02-01", "example_ids": []}],
+    "declining": [{"term": "instruction tuning", "score": -1.5, "recent_count": 1, "recent_share": 0.004,
+                   "baseline_share": 0.01, "first_seen": "2024-01-02", "example_ids": []}],
+    "tags": {},
+    "topics": [{"id": 1, "label": "speculative decoding", "keywords": ["draft", "verify"], "size": 12,
+                "recent_size": 5, "growth": 2.0, "example_ids": []}],
+    "new_methods": [{"name": "DAPO", "first_seen": "2024-02-13", "first_id": "", "count": 12, "recent_count": 3,
+                     "growth": 3.0, "example_ids": []}],
+}  # fmt: skip
+
+
+def tag_rows(ws: Workspace) -> int:
+    with ws.store() as store:
+        rows = [(d.id, tag) for d in store.iter_documents(kind="paper") for tag, pat in TAG_RULES.items()
+                if pat.search(d.title + " " + d.abstract)]  # fmt: skip
+        with store.transaction() as conn:
+            conn.executemany("INSERT OR IGNORE INTO document_tags (doc_id, tag, score, origin, created_at) "
+                             "VALUES (?, ?, 1.0, 'rule', ?)", [(i, t, utc_now()) for i, t in rows])  # fmt: skip
+    return len(rows)
+
+
+def evil_post(published: str = "2024-02-15T09:00:00Z") -> Document:
+    return Document(id="post:evil0000000000", kind="post", source="evilblog", title=EVIL,
+                    abstract="<b>bold</b> claims & a <script>steal()</script> body. Second sentence here.",
+                    published=published, url="https://evil.example/post?x=1&y=<2>")  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def report_ws(small_snapshot: Path, tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    ws, _ = Workspace.init(tmp_path_factory.mktemp("report") / "ws")
+    with ws.store() as store:
+        import_snapshot(store, small_snapshot)
+        store.upsert_documents([evil_post()])
+    assert tag_rows(ws) > 50
+    return ws
+
+
+def test_periods_parse_and_refuse_with_one_line() -> None:
+    p = parse_week("2025-W20")
+    assert (p.start, p.end, p.days) == (date(2025, 5, 12), date(2025, 5, 18), 7)
+    assert p.since == "2025-05-12T00:00:00Z" and p.until == "2025-05-18T23:59:59Z"
+    assert [t.label for t in p.trailing(2)] == ["2025-W18", "2025-W19"]
+    assert parse_week("2021-W01").start == date(2021, 1, 4)  # ISO year differs from the calendar year
+    assert parse_week("2020-W53").end == date(2021, 1, 3)
+    assert last_full_week(date(2025, 5, 21)).label == "2025-W20"
+    for bad in ("2025-20", "2025-W60", "2021-W53", "W20", "2025-w20x", ""):
+        with pytest.raises(ReportError) as err:
+            parse_week(bad)
+        assert "\n" not in str(err.value) and "YYYY-Www" in str(err.value)
+    r = parse_range("2025-05-01", "2025-05-14")
+    assert r.label == "2025-05-01_2025-05-14" and r.days == 14 and r.shifted(-1).start == date(2025, 4, 17)
+    with pytest.raises(ReportError, match="swap"):
+        parse_range("2025-05-14", "2025-05-01")
+    with pytest.raises(ReportError, match="either --week"):
+        resolve_period(None, week="2025-W20", since="2025-05-01", until="2025-05-02")  # type: ignore[arg-type]
+
+
+def test_latest_data_week_is_the_last_week_the_papers_cover(report_ws: Workspace) -> None:
+    with report_ws.store() as store:
+        newest = store.conn.execute("SELECT MAX(published) FROM documents WHERE kind='paper'").fetchone()[0]
+        week = latest_data_week(store)
+    assert week.end <= date.fromisoformat(newest[:10]) < week.end + timedelta(days=7)
+    assert week.start.isoweekday() == 1 and week.is_week
+
+
+def test_config_errors_name_the_fix() -> None:
+    with pytest.raises(ConfigError, match="formats"):
+        ReportConfig.from_section({"formats": ["docx"]})
+    with pytest.raises(ConfigError, match="summary_model"):
+        ReportConfig.from_section({"summary_endpoint": "http://127.0.0.1:8000/v1"})
+    with pytest.raises(ConfigError, match="valid keys"):
+        ReportConfig.from_section({"top": 3})
+    with pytest.raises(ConfigError, match="weight"):
+        Profile.from_section({"terms": {"GRPO": -1}})
+    assert Profile.from_section({"tags": ["a"], "liked": {"2503.14476": 2}}).liked == {"2503.14476": 2.0}
+    with pytest.raises(ConfigError, match="tls"):
+        DeliveryConfig.from_section({"email": {"host": "h", "tls": "yes"}}, environ={})
+    with pytest.raises(ConfigError, match="from ="):
+        DeliveryConfig.from_section({"email": {"host": "h", "to": ["a@b.c"]}}, environ={})
+    env = {"RADAR_SMTP_HOST": "mail.lab", "RADAR_SMTP_PORT": "2525", "RADAR_SMTP_TO": "a@lab, b@lab",
+           "RADAR_SMTP_FROM": "r@lab", "RADAR_WEBHOOK_URL": "https://hooks.example/x"}  # fmt: skip
+    cfg = DeliveryConfig.from_section({}, environ=env)
+    assert cfg.email.host == "mail.lab" and cfg.email.port == 2525 and cfg.email.to == ("a@lab", "b@lab")
+    assert cfg.webhook.url == "https://hooks.example/x" and cfg.any_channel
+
+
+def test_extractive_summary_keeps_sentences_in_order() -> None:
+    text = ("We study GRPO for reasoning. Weather was nice. GRPO variance grows with group size in reasoning "
+            "tasks. We propose a fix for GRPO variance. Unrelated closing remark.")  # fmt: skip
+    summary = ExtractiveSummarizer(2).summarize("Variance of GRPO", text)
+    picked = [s for s in text.split(". ") if s.rstrip(".") in summary]
+    assert len(picked) == 2 and "Weather" not in summary and "Unrelated" not in summary
+    assert text.index(picked[0]) < text.index(picked[1])
+
+
+def test_endpoint_summarizer_falls_back_after_a_timeout() -> None:
+    from tests.report_servers import free_port
+
+    s = EndpointSummarizer(f"http://127.0.0.1:{free_port()}/v1", "m", timeout_s=0.5)
+    out = s.summarize("T", "First sentence. Second one.")
+    assert out == "First sentence. Second one." and s.failures == 1 and s.broken
+    s.summarize("T", "Again.")
+    assert s.calls == 1  # not called again after a failure
+
+
+def test_recommendation_rules_name_themselves() -> None:
+    presets = preset_patterns()
+    assert match_preset("Dr. GRPO", presets) == "dr_grpo" and match_preset("dapo", presets) == "dapo"
+    assert match_preset("GRPO", presets) == "" and match_preset("FooPO", presets) == ""
+    assert presets["dr_grpo"].search("we compare with Dr GRPO and DAPO")
+    base = {"method": "DAPO", "origin": "test", "recent_count": 3, "count": 12, "growth": 2.0}
+    cases = [
+        (Evidence(**base, relevance=0.6, preset="dapo", run={"id": "r1", "verdict": "better"}), "adopt", "repro-better"),
+        (Evidence(**base, relevance=0.6, preset="dapo", run={"id": "r1", "verdict": "worse"}), "watch", "repro-worse"),
+        (Evidence(**base, relevance=0.6, code_links=["https://github.com/x/y"]), "adopt", "established"),
+        (Evidence(**base, relevance=0.4, preset="dapo"), "reproduce", "reproduce-preset"),
+        (Evidence(**base, relevance=0.4, code_links=["https://github.com/x/y"]), "evaluate", "code-and-relevant"),
+        (Evidence(**base, relevance=0.0, preset="dapo"), "watch", "rising"),
+    ]  # fmt: skip
+    for evidence, action, rule in cases:
+        rec = decide(evidence)
+        assert (rec.action, rec.rule) == (action, rule), evidence
+        assert rec.reason
+    assert "radar repro run --method dapo" in decide(cases[3][0]).reason
+
+
+def test_md_escape_neutralises_markup() -> None:
+    out = md_escape(EVIL)
+    assert "<" not in out and ">" not in out and "](" not in out.replace("\\](", "")
+    assert "&lt;script&gt;" in out and "\\*GRPO\\*" in out
+
+
+def test_content_counts_agree_with_the_store(report_ws: Workspace) -> None:
+    period = parse_week(WEEK)
+    cfg = ReportConfig(top_n=3)
+    profile = Profile(tags={"rl-policy-optimization": 1.0}, terms={"reinforcement learning": 1.0})
+    with report_ws.store() as store:
+        content = gather(report_ws, store, period, cfg, profile, trends=TRENDS)
+        in_week = store.filter_documents(since=period.since, until=period.until)
+        papers = store.filter_documents(since=period.since, until=period.until, kinds=["paper"])
+        tagged = store.tags_of(in_week)
+        earlier = [len(store.filter_documents(since=p.since, until=p.until)) for p in period.trailing(4)]
+    h = content["headline"]
+    assert (h["documents"], h["papers"], h["posts"]) == (len(in_week), len(papers), 1)
+    assert h["tagged"] == len(tagged) and h["trailing_mean"] == pytest.approx(sum(earlier) / 4, abs=0.05)
+    assert h["series"][-1] == {"period": WEEK, "count": len(in_week)}
+    volume = {t["tag"]: t for t in content["tag_volume"]}
+    for tag in TAG_RULES:
+        assert volume[tag]["count"] == sum(tag in tags for tags in tagged.values())
+        assert volume[tag]["series"][-1]["count"] == volume[tag]["count"]
+    # top papers: per tag, only papers of the week carrying that tag, best first, each with a summary
+    for section in content["top_papers"]:
+        assert 1 <= len(section["papers"]) <= 3
+        scores = [p["score"] for p in section["papers"]]
+        assert scores == sorted(scores, reverse=True)
+        for p in section["papers"]:
+            assert p["id"] in papers and section["tag"] in tagged[p["id"]] and p["summary"]
+            assert period.since <= p["published"] <= period.until
+    top = content["top_overall"][0]
+    assert top["relevance"] > 0 and any(w.startswith(("tag ", "term ")) for w in top["why"])
+    assert [p["id"] for p in content["posts"]] == ["post:evil0000000000"]
+    assert content["recommendations"][0]["method"] == "DAPO"
+    assert {r["rule"] for r in content["recommendations"]} <= {"repro-worse", "repro-better", "established",
+                                                              "reproduce-preset", "code-and-relevant", "rising"}
+
+
+def test_rendered_report_has_every_section_and_escapes_feed_text(report_ws: Workspace) -> None:
+    period = parse_week(WEEK)
+    with report_ws.store() as store:
+        content = gather(report_ws, store, period, ReportConfig(), Profile(), trends=TRENDS)
+    html, md = render(content, "html"), render(content, "md")
+    for section in ("Headline", "Recommendations", "Trends", "Top papers", "Posts and news"):
+        assert f"## {section}" in md
+        assert f">{section}" in html
+    assert "<script>" not in html and "<img src=x" not in html and 'href="javascript' not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<script>" not in md and "<img" not in md and "&lt;script&gt;alert(1)&lt;/script&gt;" in md
+    assert "[click](javascript" not in md
+    assert html.count("<svg") >= len(TAG_RULES) + 1  # a chart per tag and the headline chart
+    assert f"**{content['headline']['documents']} documents**" in md
+    for section in content["top_papers"]:
+        assert f"### {md_escape(section['tag'])}" in md
