@@ -23,12 +23,20 @@ def free_port() -> int:
 class SmtpSink:
     """aiosmtpd on a free port; ``messages`` holds (envelope recipients, parsed message)."""
 
-    def __init__(self, port: int | None = None) -> None:
+    def __init__(self, port: int | None = None, *, password: str | None = None) -> None:
         from aiosmtpd.controller import Controller
+        from aiosmtpd.smtp import AuthResult, LoginPassword
 
         self.port = port or free_port()
         self.messages: list[tuple[list[str], EmailMessage]] = []
+        self.logins: list[str] = []
         sink = self
+
+        def authenticator(server, session, envelope, mechanism, auth_data):  # type: ignore[no-untyped-def]
+            ok = isinstance(auth_data, LoginPassword) and auth_data.password.decode() == password
+            if ok:
+                sink.logins.append(auth_data.login.decode())
+            return AuthResult(success=ok)
 
         class Handler:
             async def handle_DATA(self, server, session, envelope):  # type: ignore[no-untyped-def]  # noqa: N802
@@ -36,7 +44,8 @@ class SmtpSink:
                                       message_from_bytes(envelope.content, policy=policy.default)))  # fmt: skip
                 return "250 OK"
 
-        self.controller = Controller(Handler(), hostname="127.0.0.1", port=self.port)
+        auth = {"authenticator": authenticator, "auth_require_tls": False} if password is not None else {}
+        self.controller = Controller(Handler(), hostname="127.0.0.1", port=self.port, **auth)
 
     def __enter__(self) -> SmtpSink:
         self.controller.start()
@@ -52,6 +61,7 @@ class WebhookSink:
     def __init__(self, status: int = 200) -> None:
         self.status = status
         self.posts: list[dict[str, Any]] = []
+        self.answer = b"ok"  # the response body (a test may put a chat-completions JSON here)
         sink = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -63,9 +73,10 @@ class WebhookSink:
                 if sink.status < 300:
                     sink.posts.append(json.loads(body))
                 self.send_response(sink.status)
-                self.send_header("Content-Length", "2")
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(sink.answer)))
                 self.end_headers()
-                self.wfile.write(b"ok")
+                self.wfile.write(sink.answer)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hooks/T000/B000/secret-token"
