@@ -1,0 +1,101 @@
+"""`radar weekly` against local servers: crawl -> index -> tag -> trends -> report -> deliver, once.
+
+The feeds come from the local feed server (recorded real feeds), the report goes to a local SMTP
+server and a local webhook receiver; a second run delivers nothing; overlapping runs are refused.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from store import Workspace
+from tests.cli_helpers import run_cli
+from tests.conftest import make_workspace
+from tests.feedserver import FeedServer, fixture_bytes
+from tests.report_servers import SmtpSink, WebhookSink, delivery_toml
+
+WEEK = "2025-W34"  # the recorded arXiv listing is of 2025-08-20
+
+
+def sources(server: FeedServer) -> str:
+    server.static("/hamel.xml", fixture_bytes("blog_hamel_dev.xml"))
+    server.static("/atom/cs.AI+cs.LG", fixture_bytes("arxiv_rss_atom_cs.AI_2025-08-20.xml"), "application/atom+xml")
+    return f"""
+[[sources]]
+name = "hamel"
+type = "feed"
+url = "{server.url}/hamel.xml"
+
+[[sources]]
+name = "listing"
+type = "arxiv-rss"
+base_url = "{server.url}/atom/"
+categories = ["cs.AI", "cs.LG"]
+min_interval_s = 0.0
+"""
+
+
+def test_weekly_delivers_once_and_reruns_cleanly(server: FeedServer, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    with SmtpSink() as smtp, WebhookSink() as hook:
+        ws = make_workspace(tmp_path / "ws", sources(server) + delivery_toml(smtp.port, hook.url))
+        res = run_cli(capsys, "--workspace", str(ws.root), "weekly", "--week", WEEK, "--json")
+        assert res.code == 0, res.out + res.err
+        doc = res.json()
+        steps = {s["step"]: s for s in doc["steps"]}
+        assert list(steps) == ["crawl", "index", "tag", "trends", "report", "deliver"]
+        assert all(s["ok"] for s in steps.values()), doc["summary"]
+        with ws.store() as store:
+            n_docs = store.count_documents()
+            in_week = store.filter_documents(since="2025-08-18", until="2025-08-24T23:59:59Z")
+            assert n_docs > 20 and len(in_week) >= 5
+            assert sum(store.embedding_models().values()) == n_docs  # the index step embedded everything
+        assert f"{n_docs} new" in steps["crawl"]["summary"]
+        report = json.loads(Path(doc["paths"]["json"]).read_text())
+        assert report["headline"]["documents"] == len(in_week)
+        assert sorted(d["status"] for d in doc["deliveries"]) == ["sent", "sent", "sent"]
+        assert len(smtp.messages) == 2 and len(hook.posts) == 1
+        assert doc["summary"].startswith(f"weekly {WEEK}: crawl: ")
+
+        # a second run (cron firing twice): nothing new, nothing sent, exit 0, one line
+        res = run_cli(capsys, "--workspace", str(ws.root), "weekly", "--week", WEEK)
+        assert res.code == 0, res.out + res.err
+        assert res.out.count("\n") == 1 and "crawl: 0 new" in res.out and "delivered 0, already sent 3" in res.out
+        assert len(smtp.messages) == 2 and len(hook.posts) == 1
+
+
+def test_weekly_retries_an_earlier_failed_delivery(server: FeedServer, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    with WebhookSink(status=500) as hook:
+        toml = sources(server) + f'[delivery.webhook]\nurl = "{hook.url}"\n'
+        ws = make_workspace(tmp_path / "ws", toml)
+        skip = "index,tag,trends"
+        res = run_cli(capsys, "--workspace", str(ws.root), "weekly", "--week", WEEK, "--skip", skip)
+        assert res.code == 2 and "deliver FAILED" in res.out
+        hook.status = 200
+        # next week's run delivers next week and retries the failed one
+        res = run_cli(capsys, "--workspace", str(ws.root), "weekly", "--week", "2025-W35", "--skip", skip, "--json")
+        assert res.code == 0, res.out
+        assert sorted(p["period"] for p in hook.posts) == ["2025-W34", "2025-W35"]
+        with ws.store() as store:
+            assert {r["period"]: r["status"] for r in store.deliveries()} == {"2025-W34": "sent", "2025-W35": "sent"}
+
+
+def test_overlapping_runs_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ws, _ = Workspace.init(tmp_path / "ws")
+    with ws.lock("weekly"):  # a run in progress (flock: another open file description conflicts)
+        res = run_cli(capsys, "--workspace", str(ws.root), "weekly", "--week", WEEK)
+    assert res.code == 1 and "another `radar weekly` is running" in res.err and res.err.count("\n") == 1
+    assert not (ws.reports_dir / WEEK).exists()
+
+
+@pytest.mark.parametrize("argv, needle", [(["--week", "2025W34"], "is not an ISO week"),
+                                          (["--skip", "crawl,nap"], "unknown step")])  # fmt: skip
+def test_weekly_bad_input_is_one_line(argv: list[str], needle: str, tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    ws, _ = Workspace.init(tmp_path / "ws")
+    res = run_cli(capsys, "--workspace", str(ws.root), "weekly", *argv)
+    assert res.code == 1 and needle in res.err and res.err.count("\n") == 1
