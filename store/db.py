@@ -468,3 +468,70 @@ class Store:
         where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
         rows = self.conn.execute(f"SELECT * FROM deliveries {where} ORDER BY period, channel, recipient", params)
         return [dict(r) for r in rows]
+
+    # -- dashboard reads (app/dashboard) -----------------------------------------------------------
+
+    def data_version(self) -> int:
+        """Changes when another connection commits (PRAGMA data_version): a free "anything new?" check."""
+        return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+
+    def tags_fingerprint(self) -> str:
+        """Changes whenever a tag or a tag correction is written."""
+        row = self.conn.execute("SELECT (SELECT COUNT(*) FROM document_tags), (SELECT COALESCE(MAX(rowid), 0) FROM "
+                                "document_tags), (SELECT COUNT(*) FROM tag_corrections), (SELECT COALESCE(MAX("
+                                "created_at), '') FROM tag_corrections)").fetchone()  # fmt: skip
+        return ":".join(str(v) for v in row)
+
+    def counts_by_kind(self, since: str = "", until: str = "", tagged: bool = False) -> dict[str, int]:
+        """Documents per kind published in [since, until] (index range scan); tagged: only tagged ones."""
+        clauses, params = self._filter_sql(since, until, (), (), (), ())
+        if tagged:
+            clauses.append("EXISTS (SELECT 1 FROM document_tags t WHERE t.doc_id = d.id)")
+        where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+        rows = self.conn.execute(f"SELECT d.kind, COUNT(*) FROM documents d {where} GROUP BY 1", params)
+        return {r[0]: r[1] for r in rows}
+
+    def counts_by_day(self) -> list[tuple[str, str, int]]:
+        """(YYYY-MM-DD, kind, documents) over the whole store."""
+        rows = self.conn.execute("SELECT substr(published, 1, 10), kind, COUNT(*) FROM documents GROUP BY 1, 2")
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def tag_volume_by_day(self, since: str, until: str) -> list[tuple[str, str, int]]:
+        """(YYYY-MM-DD, tag, documents) for tagged documents published in [since, until]."""
+        rows = self.conn.execute(
+            "SELECT substr(d.published, 1, 10), t.tag, COUNT(*) FROM documents d JOIN document_tags t "
+            "ON t.doc_id = d.id WHERE d.published >= ? AND d.published <= ? GROUP BY 1, 2", (since, until))
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def published_range(self) -> tuple[str, str]:
+        row = self.conn.execute("SELECT (SELECT MIN(published) FROM documents), "
+                                "(SELECT MAX(published) FROM documents)").fetchone()  # fmt: skip
+        return row[0] or "", row[1] or ""
+
+    def primary_categories(self) -> dict[str, int]:
+        rows = self.conn.execute("SELECT primary_category, COUNT(*) FROM documents WHERE primary_category != '' "
+                                 "GROUP BY 1 ORDER BY 2 DESC")  # fmt: skip
+        return {r[0]: r[1] for r in rows}
+
+    def latest_documents(self, *, since: str = "", until: str = "", tags: Iterable[str] = (),
+                         sources: Iterable[str] = (), categories: Iterable[str] = (), kinds: Iterable[str] = (),
+                         limit: int = 50) -> list[Document]:  # fmt: skip
+        """The newest documents matching every given filter (tags: any of them)."""
+        clauses, params = self._filter_sql(since, until, tags, sources, categories, kinds)
+        where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+        rows = self.conn.execute(f"SELECT {_DOC_COLUMNS} FROM documents d {where} ORDER BY published DESC, id DESC "
+                                 "LIMIT ?", [*params, limit])  # fmt: skip
+        return [_row_doc(r) for r in rows]
+
+    def tag_details(self, doc_id: str) -> tuple[list[dict[str, Any]], dict[str, int]]:
+        """A document's tags ({tag, score, origin}) and its corrections ({tag: 1 confirmed / 0 removed})."""
+        tags = [dict(r) for r in self.conn.execute(
+            "SELECT tag, score, origin FROM document_tags WHERE doc_id = ? ORDER BY score DESC, tag", (doc_id,))]
+        fixes = {r[0]: r[1] for r in self.conn.execute(
+            "SELECT tag, value FROM tag_corrections WHERE doc_id = ?", (doc_id,))}  # fmt: skip
+        return tags, fixes
+
+    def table_counts(self) -> dict[str, int]:
+        """Rows per table, for the dashboard's settings page."""
+        tables = ("documents", "embeddings", "document_tags", "tag_corrections", "runs", "deliveries")
+        return {t: int(self.conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]) for t in tables}

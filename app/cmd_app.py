@@ -1,0 +1,57 @@
+"""`radar app`: the Streamlit dashboard on localhost (``streamlit run app/dashboard/main.py``)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+
+from app.cmd_core import open_workspace
+from app.dashboard.config import AppConfig
+from app.output import console, err_console
+
+
+def streamlit_command(root: str, cfg: AppConfig) -> list[str]:
+    """``streamlit run`` headless on host:port, no telemetry, no file watcher; the workspace after ``--``."""
+    from app.dashboard import MAIN_SCRIPT
+
+    return [sys.executable, "-m", "streamlit", "run", str(MAIN_SCRIPT),
+            "--server.address", cfg.host, "--server.port", str(cfg.port), "--server.headless", "true",
+            "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
+            "--global.developmentMode", "false", "--client.toolbarMode", "viewer",
+            "--", "--workspace", root]  # fmt: skip
+
+
+def cmd_app(args: argparse.Namespace) -> int:
+    ws = open_workspace(args)
+    table = ws.config().section("app")
+    if args.port is not None:
+        table["port"] = args.port
+    if args.host is not None:
+        table["host"] = args.host
+    cfg = AppConfig.from_section(table)
+    if not cfg.loopback:
+        err_console.print(f"radar: warning: serving on {cfg.host}, beyond this machine, with no login; "
+                          "prefer 127.0.0.1 behind an SSH tunnel or an authenticating reverse proxy "
+                          "(README, Dashboard)")  # fmt: skip
+    console.print(f"dashboard for {ws.root}: {cfg.url}  (Ctrl-C stops it)")
+    env = os.environ | {"RADAR_HOME": str(ws.root), "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
+    proc = subprocess.Popen(streamlit_command(str(ws.root), cfg), env=env)
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        console.print("dashboard stopped")
+        return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("app", help="the Streamlit dashboard on localhost")
+    p.add_argument("--port", type=int, metavar="N", help="port to listen on (default 8501, or [app] port)")
+    p.add_argument("--host", metavar="ADDR", help="address to bind (default 127.0.0.1: this machine only)")
+    p.set_defaults(func=cmd_app)

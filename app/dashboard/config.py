@@ -1,0 +1,45 @@
+"""[app] section of radar.toml: where `radar app` serves the dashboard."""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, fields
+from typing import Any
+
+from store.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class AppConfig:
+    """[app] in radar.toml: where the dashboard listens."""
+
+    host: str = "127.0.0.1"  # loopback only; see the README on exposing it safely
+    port: int = 8501
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.port <= 65535:
+            raise ConfigError(f"[app] port must be 1..65535 (got {self.port}); e.g. --port 8501")
+        if not self.host or any(c.isspace() for c in self.host):
+            raise ConfigError(f"[app] host {self.host!r} is not a host name or address; e.g. --host 127.0.0.1")
+
+    @classmethod
+    def from_section(cls, table: dict[str, Any]) -> AppConfig:
+        allowed = {f.name for f in fields(cls)}
+        unknown = sorted(set(table) - allowed)
+        if unknown:
+            raise ConfigError(f"unknown key(s) {', '.join(unknown)} in [app]; valid keys: {', '.join(sorted(allowed))}")
+        return cls(**table)
+
+    @property
+    def loopback(self) -> bool:
+        if self.host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(self.host).is_loopback
+        except ValueError:
+            return False
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/"

@@ -1,0 +1,277 @@
+"""Data access for the dashboard pages.
+
+One Store connection and one Searcher per workspace live for the life of the server
+(``st.cache_resource``). Aggregates are cached (``st.cache_data``) under the store's *version*: a
+fingerprint of documents and tags, recomputed only when ``PRAGMA data_version`` says another
+connection committed. A rerun therefore costs a pragma and cache lookups, never a table scan;
+repro heartbeats (runs table) change data_version but not the version, so they keep the caches.
+
+Writes (tag corrections, runs) go through their own short-lived connections, never the shared one.
+``RADAR_DASHBOARD_NO_CACHE=1`` turns every cache off: the benchmark's baseline.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any, TypeVar
+
+import streamlit as st
+
+from store import Store, Workspace, resolve_root
+
+NO_CACHE_ENV = "RADAR_DASHBOARD_NO_CACHE"
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def caching() -> bool:
+    return os.environ.get(NO_CACHE_ENV, "") not in ("1", "true", "yes")
+
+
+def cache_data(func: F) -> F:
+    """st.cache_data, unless caching is off (the benchmark's baseline), checked at call time."""
+    cached = st.cache_data(show_spinner=False, max_entries=64)(func)
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return (cached if caching() else func)(*args, **kwargs)
+
+    call.__doc__, call.__name__ = func.__doc__, func.__name__
+    call.clear = cached.clear  # type: ignore[attr-defined]
+    return call  # type: ignore[return-value]
+
+
+def cache_resource(func: F) -> F:
+    cached = st.cache_resource(show_spinner=False, max_entries=4)(func)
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return (cached if caching() else func)(*args, **kwargs)
+
+    call.__doc__, call.__name__ = func.__doc__, func.__name__
+    call.clear = cached.clear  # type: ignore[attr-defined]
+    return call  # type: ignore[return-value]
+
+
+# -- workspace --------------------------------------------------------------------------------------
+def workspace_root() -> str:
+    """``streamlit run main.py -- --workspace DIR`` (what `radar app` passes), else $RADAR_HOME."""
+    argv = sys.argv[1:]
+    for i, arg in enumerate(argv):
+        if arg == "--workspace" and i + 1 < len(argv):
+            return str(Path(argv[i + 1]).expanduser().resolve())
+        if arg.startswith("--workspace="):
+            return str(Path(arg.split("=", 1)[1]).expanduser().resolve())
+    return str(resolve_root(None))
+
+
+def workspace() -> Workspace:
+    return Workspace.open(Path(workspace_root()))
+
+
+@dataclass
+class Shared:
+    """What every session of one workspace shares: a read connection and the version it last saw."""
+
+    store: Store
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    data_version: int = -1
+    version: str = ""
+
+
+@cache_resource
+def shared(root: str) -> Shared:
+    return Shared(Workspace(Path(root)).store())
+
+
+def version(root: str) -> str:
+    """Fingerprint of documents and tags; recomputed only after another connection committed."""
+    sh = shared(root)
+    with sh.lock:
+        seen = sh.store.data_version()
+        if seen != sh.data_version or not sh.version:
+            sh.version = f"{sh.store.fingerprint()}|{sh.store.tags_fingerprint()}"
+            sh.data_version = seen
+        return sh.version
+
+
+def read(root: str, fn: Callable[[Store], Any]) -> Any:
+    """Run ``fn`` on the shared connection (one session at a time)."""
+    sh = shared(root)
+    with sh.lock:
+        return fn(sh.store)
+
+
+# -- periods ----------------------------------------------------------------------------------------
+def period_of(day: str, window: str) -> str:
+    """'2025-05-14' -> '2025-W20' (ISO week) or '2025-05' (month)."""
+    if window == "month":
+        return day[:7]
+    year, week, _ = date.fromisoformat(day[:10]).isocalendar()
+    return f"{year}-W{week:02d}"
+
+
+def period_bounds(as_of: date, window: str) -> tuple[date, date]:
+    """The period ending on ``as_of``: the 7 or 30 days up to and including it."""
+    days = 7 if window == "week" else 30
+    return as_of - timedelta(days=days - 1), as_of
+
+
+def bounds_sql(start: date, end: date) -> tuple[str, str]:
+    return f"{start.isoformat()}T00:00:00Z", f"{end.isoformat()}T23:59:59Z"
+
+
+# -- cached aggregates (keyed by root and version) --------------------------------------------------
+@cache_data
+def facets(root: str, ver: str) -> dict[str, Any]:
+    """Filter choices and headline totals."""
+
+    def go(s: Store) -> dict[str, Any]:
+        first, last = s.published_range()
+        return {"first": first, "last": last, "sources": s.stats()["by_source"], "tags": s.known_tags(),
+                "categories": s.primary_categories(), "counts": s.table_counts()}  # fmt: skip
+
+    return read(root, go)  # type: ignore[no-any-return]
+
+
+@cache_data
+def headline(root: str, ver: str, as_of: date, window: str) -> dict[str, Any]:
+    """Counts for the chosen period and the one before it."""
+    start, end = period_bounds(as_of, window)
+    prev_start, prev_end = period_bounds(start - timedelta(days=1), window)
+
+    def go(s: Store) -> dict[str, Any]:
+        now, before = s.counts_by_kind(*bounds_sql(start, end)), s.counts_by_kind(*bounds_sql(prev_start, prev_end))
+        tagged = s.counts_by_kind(*bounds_sql(start, end), tagged=True)
+        return {"start": start, "end": end, "now": now, "before": before, "tagged": sum(tagged.values())}
+
+    return read(root, go)  # type: ignore[no-any-return]
+
+
+@cache_data
+def volume(root: str, ver: str, window: str, as_of: date, periods: int) -> list[dict[str, Any]]:
+    """[{period, kind, count}] for the last ``periods`` weeks or months up to ``as_of``."""
+    rows = read(root, lambda s: s.counts_by_day())
+    return _by_period(rows, window, as_of, periods, "kind")
+
+
+@cache_data
+def tag_volume(root: str, ver: str, window: str, as_of: date, periods: int) -> list[dict[str, Any]]:
+    """[{period, tag, count, share}] from the store's tags (share of that period's documents)."""
+    start = as_of - timedelta(days=(7 if window == "week" else 31) * (periods + 1))
+    rows = read(root, lambda s: s.tag_volume_by_day(*bounds_sql(start, as_of)))
+    by_tag = _by_period(rows, window, as_of, periods, "tag")
+    totals: dict[str, int] = {}
+    for r in volume(root, ver, window, as_of, periods):
+        totals[r["period"]] = totals.get(r["period"], 0) + r["count"]
+    for r in by_tag:
+        r["share"] = round(r["count"] / totals[r["period"]], 4) if totals.get(r["period"]) else 0.0
+    return by_tag
+
+
+def _by_period(rows: list[tuple[str, str, int]], window: str, as_of: date, periods: int,
+               key: str) -> list[dict[str, Any]]:  # fmt: skip
+    last = as_of.isoformat()
+    wanted: list[str] = []
+    day = as_of
+    while len(wanted) < periods:
+        p = period_of(day.isoformat(), window)
+        if p not in wanted:
+            wanted.append(p)
+        day -= timedelta(days=1)
+    keep = set(wanted)
+    out: dict[tuple[str, str], int] = {}
+    for d, k, n in rows:
+        if d > last:
+            continue
+        p = period_of(d, window)
+        if p in keep:
+            out[(p, k)] = out.get((p, k), 0) + n
+    return [{"period": p, key: k, "count": n} for (p, k), n in sorted(out.items())]
+
+
+# -- optional stages (tags, trends, reports land separately) -----------------------------------------
+def optional(module: str, name: str) -> Any | None:
+    """A function from a stage that may not be installed yet, or None."""
+    import importlib
+
+    try:
+        return getattr(importlib.import_module(module), name, None)
+    except ImportError:
+        return None
+
+
+@cache_data
+def trends(root: str, ver: str, as_of: date, window: str) -> dict[str, Any] | None:
+    """analysis.trends.compute_trends for this period, or None when the trends stage is absent."""
+    compute = optional("analysis.trends", "compute_trends")
+    if compute is None:
+        return None
+    ws = Workspace(Path(root))
+    with ws.store() as store:
+        return compute(ws, store, as_of=as_of, window=window)  # type: ignore[no-any-return]
+
+
+@cache_data
+def taxonomy(root: str, config_mtime: float) -> list[dict[str, Any]] | None:
+    load = optional("analysis.tags", "load_taxonomy")
+    if load is None:
+        return None
+    tax = load(Workspace(Path(root)))
+    return [{"tag": t.name, "group": t.group, "description": t.description,
+             "keywords": ", ".join(getattr(t, "keywords", ()) or ())} for t in tax.tags]  # fmt: skip
+
+
+# -- search -----------------------------------------------------------------------------------------
+@dataclass
+class SearchHandle:
+    searcher: Any
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+@cache_resource
+def searcher(root: str, generation: int, docs: str) -> SearchHandle:
+    """The hybrid searcher (FAISS + BM25 + the embedder), loaded once per index state."""
+    import argparse
+
+    from app.cmd_index import _open_searcher
+
+    return SearchHandle(_open_searcher(argparse.Namespace(workspace=root)))
+
+
+def search_handle(root: str) -> SearchHandle:
+    """Raises index.errors.IndexError_ (with the fix) when nothing is indexed yet."""
+    ver = version(root)
+    generation = read(root, lambda s: s.embeddings_generation())
+    return searcher(root, generation, ver.split("|")[0])
+
+
+# -- text from feeds is untrusted --------------------------------------------------------------------
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$&:=\"'@%^])")
+
+
+def md(text: str) -> str:
+    """Plain text safe inside st.markdown: every Markdown/HTML special character backslash-escaped,
+    so no link, image, HTML tag, LaTeX or heading can come out of feed content."""
+    return _MD_SPECIAL.sub(r"\\\1", text or "")
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    flat = " ".join((text or "").split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def page_root() -> str:
+    """The workspace root for a page; on a bad workspace, one error line naming the fix, and stop."""
+    from store.errors import RadarError
+
+    try:
+        return str(workspace().root)
+    except RadarError as exc:
+        st.error(f"radar: {exc}")
+        st.stop()
+        raise  # unreachable: st.stop() raises

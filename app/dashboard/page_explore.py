@@ -1,0 +1,194 @@
+"""Explore: hybrid search with filters, a result list with tags and scores, and a paper's detail
+(abstract, links, similar papers) with buttons that confirm or remove its tags.
+
+Titles and abstracts come from feeds: they are shown through ``data.md`` (every Markdown/HTML
+special escaped), never as HTML.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from app.dashboard import data
+from store import Store, Workspace
+from store.errors import RadarError
+
+
+def render() -> None:
+    root = data.page_root()
+    ver = data.version(root)
+    facets = data.facets(root, ver)
+    st.title("Explore")
+    query = st.text_input("Search", key="ex_query", placeholder="e.g. sequence-level importance ratio for MoE RL")
+    filters = _filter_widgets(facets)
+    results, detail = st.columns([3, 2], gap="large")
+    with results:
+        _results(root, query, filters)
+    with detail:
+        doc_id = st.session_state.get("ex_doc")
+        if doc_id:
+            _detail(root, doc_id, facets)
+        else:
+            st.caption("Open a result to see its abstract, tags and similar papers.")
+
+
+def _filter_widgets(facets: dict[str, Any]) -> dict[str, Any]:
+    first = date.fromisoformat(facets["first"][:10]) if facets["first"] else None
+    last = date.fromisoformat(facets["last"][:10]) if facets["last"] else None
+    with st.expander("Filters", expanded=False):
+        c1, c2, c3 = st.columns(3)
+        since = c1.date_input("Published from", value=None, min_value=first, max_value=last, key="ex_since")
+        until = c1.date_input("Published until", value=None, min_value=first, max_value=last, key="ex_until")
+        tags = c2.multiselect("Tags (any)", facets["tags"], key="ex_tags")
+        kinds = c2.multiselect("Kind", ["paper", "post"], key="ex_kinds")
+        sources = c3.multiselect("Source", list(facets["sources"]), key="ex_sources")
+        categories = c3.multiselect("Category", list(facets["categories"]), key="ex_categories")
+        k = st.slider("Results", 5, 50, 10, step=5, key="ex_k")
+    return {"since": since.isoformat() if since else "", "until": until.isoformat() if until else "",
+            "tags": tuple(tags), "sources": tuple(sources), "categories": tuple(categories),
+            "kinds": tuple(kinds), "k": k}  # fmt: skip
+
+
+def _results(root: str, query: str, f: dict[str, Any]) -> None:
+    from index.search import Filters
+
+    filters = Filters(since=f["since"], until=f["until"], tags=f["tags"], sources=f["sources"],
+                      categories=f["categories"], kinds=f["kinds"])  # fmt: skip
+    if not query.strip():
+        since, until = filters.sql_bounds()
+        docs = data.read(root, lambda s: s.latest_documents(
+            since=since, until=until, tags=filters.tags, sources=filters.sources, categories=filters.categories,
+            kinds=filters.kinds, limit=f["k"]))  # fmt: skip
+        tags = data.read(root, lambda s: s.tags_of([d.id for d in docs]))
+        st.caption(f"newest {len(docs)} documents matching the filters; type a query to search")
+        for d in docs:
+            _row(d.id, d.title, d.published, d.source, tags.get(d.id, []), None)
+        return
+    try:
+        handle = data.search_handle(root)
+        with handle.lock:
+            hits = handle.searcher.search(query, k=f["k"], filters=filters)
+    except RadarError as exc:
+        st.error(f"radar: {exc}")
+        return
+    st.caption(f"{len(hits)} results (hybrid: semantic + keyword, fused by reciprocal rank)")
+    if not hits:
+        st.info("No results: loosen the filters or rephrase the query.")
+    for h in hits:
+        _row(h.id, h.title, h.published, h.source, h.tags, h.score)
+
+
+def _row(doc_id: str, title: str, published: str, source: str, tags: list[str], score: float | None) -> None:
+    with st.container(border=True):
+        st.markdown(f"**{data.md(data.one_line(title))}**")
+        bits = [doc_id, published[:10], source] + ([f"score {score:.4f}"] if score is not None else [])
+        st.caption(data.md(" · ".join(bits)) + ("  \n" + data.md("tags: " + ", ".join(tags)) if tags else ""))
+        st.button("Open", key=f"open-{doc_id}", on_click=_open, args=(doc_id,))
+
+
+def _open(doc_id: str) -> None:
+    st.session_state["ex_doc"] = doc_id
+
+
+def _detail(root: str, doc_id: str, facets: dict[str, Any]) -> None:
+    doc = data.read(root, lambda s: s.get_document(doc_id))
+    if doc is None:
+        st.warning(f"no document {doc_id} in this workspace")
+        return
+    tags, fixes = data.read(root, lambda s: s.tag_details(doc_id))
+    st.subheader(data.md(data.one_line(doc.title, 500)))
+    authors = ", ".join(doc.authors[:8]) + (" et al." if len(doc.authors) > 8 else "")
+    st.caption(data.md(" · ".join(x for x in (doc.id, doc.published[:10], doc.source, authors) if x)))
+    if doc.categories:
+        st.caption(data.md("categories: " + ", ".join(doc.categories)))
+    links = _links(doc.id, doc.url, doc.kind)
+    if links:
+        cols = st.columns(len(links))
+        for col, (label, url) in zip(cols, links, strict=True):
+            col.link_button(label, url)
+    st.markdown(data.md(doc.abstract) or "_no abstract_")
+    _tag_controls(root, doc_id, tags, fixes, facets)
+    _similar(root, doc_id)
+
+
+def _links(doc_id: str, url: str, kind: str) -> list[tuple[str, str]]:
+    """Only http(s) links leave the page (feed URLs are untrusted)."""
+    out = []
+    if url.startswith(("https://", "http://")):
+        out.append(("Open source page", url))
+    if kind == "paper" and not doc_id.startswith("post:"):
+        out.append(("arXiv PDF", f"https://arxiv.org/pdf/{doc_id}"))
+    return out
+
+
+def _tag_controls(root: str, doc_id: str, tags: list[dict[str, Any]], fixes: dict[str, int],
+                  facets: dict[str, Any]) -> None:  # fmt: skip
+    st.markdown("**Tags**")
+    fix = data.optional("analysis.tags", "record_correction")
+    if fix is None:
+        st.caption("Tag fixes need the tagging stage (analysis.tags), which is not installed yet.")
+    if not tags:
+        st.caption("no tags")
+    for t in tags:
+        c1, c2, c3 = st.columns([3, 1, 1])
+        state = {1: " · confirmed", 0: " · removed"}.get(fixes.get(t["tag"], -1), "")
+        c1.markdown(f"**{data.md(t['tag'])}** {t['origin']} {t['score']:.2f}{state}")
+        c2.button("Confirm", key=f"confirm-{doc_id}-{t['tag']}", disabled=fix is None or state != "",
+                  on_click=_correct, args=(root, doc_id, [t["tag"]], []))  # fmt: skip
+        c3.button("Remove", key=f"remove-{doc_id}-{t['tag']}", disabled=fix is None,
+                  on_click=_correct, args=(root, doc_id, [], [t["tag"]]))  # fmt: skip
+    choices = [t for t in _tag_names(root, facets) if t not in {x["tag"] for x in tags}]
+    if choices:
+        c1, c2 = st.columns([3, 1])
+        new = c1.selectbox("Add a tag", choices, index=None, key=f"add-{doc_id}", label_visibility="collapsed",
+                           placeholder="add a tag")  # fmt: skip
+        c2.button("Add", key=f"add-btn-{doc_id}", disabled=fix is None or new is None,
+                  on_click=_correct, args=(root, doc_id, [new], []))  # fmt: skip
+    if msg := st.session_state.pop("ex_fix_msg", None):
+        (st.success if msg[0] else st.error)(msg[1])
+
+
+def _tag_names(root: str, facets: dict[str, Any]) -> list[str]:
+    config = Path(root) / "radar.toml"
+    tax = data.taxonomy(root, config.stat().st_mtime if config.exists() else 0.0)
+    return [t["tag"] for t in tax] if tax else list(facets["tags"])
+
+
+def _correct(root: str, doc_id: str, add: list[str], remove: list[str]) -> None:
+    """Store a correction through the tagging stage (a fresh connection: writes never share the cache's)."""
+    fix = data.optional("analysis.tags", "record_correction")
+    if fix is None:
+        return
+    ws = Workspace(Path(root))
+    try:
+        with Store(ws.db_path) as store:
+            fix(ws, store, doc_id, add=add, remove=remove)
+    except RadarError as exc:
+        st.session_state["ex_fix_msg"] = (False, f"radar: {exc}")
+        return
+    what = ", ".join([f"+{t}" for t in add] + [f"-{t}" for t in remove])
+    st.session_state["ex_fix_msg"] = (True, f"recorded {what} for {doc_id}; the next `radar tag --retrain` learns it")
+
+
+def _similar(root: str, doc_id: str) -> None:
+    st.markdown("**Similar papers**")
+    try:
+        handle = data.search_handle(root)
+        with handle.lock:
+            hits = handle.searcher.similar(doc_id, k=5)
+    except RadarError as exc:
+        st.caption(data.md(str(exc)))
+        return
+    for h in hits:
+        c1, c2 = st.columns([4, 1])
+        c1.markdown(f"{data.md(data.one_line(h.title, 160))}  \n" + data.md(f"{h.id} · {h.published[:10]} · "
+                                                                              f"{h.score:.3f}"))  # fmt: skip
+        c2.button("Open", key=f"sim-{doc_id}-{h.id}", on_click=_open, args=(h.id,))
+
+
+if __name__ == "__main__":
+    render()

@@ -1,0 +1,127 @@
+"""Overview: headline numbers for the chosen period, volume per tag, emerging and declining terms,
+new methods and growing topics (from analysis.trends when that stage is present)."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from app.dashboard import data
+
+PERIODS_SHOWN = {"week": 26, "month": 18}
+
+
+def render() -> None:
+    root = data.page_root()
+    ver = data.version(root)
+    facets = data.facets(root, ver)
+    st.title("Overview")
+    if not facets["counts"]["documents"]:
+        st.info("The workspace is empty: run `radar crawl` or `radar import FILE` first.")
+        return
+    first, last = date.fromisoformat(facets["first"][:10]), date.fromisoformat(facets["last"][:10])
+    left, right = st.columns([1, 1])
+    window = left.radio("Period", ["week", "month"], horizontal=True, key="ov_window",
+                        format_func=lambda w: f"{w} (last {7 if w == 'week' else 30} days)")  # fmt: skip
+    as_of = right.date_input("As of", value=last, min_value=first, max_value=last, key="ov_as_of",
+                             help="only documents published on or before this day count")  # fmt: skip
+    window = window or "week"
+    head = data.headline(root, ver, as_of, window)
+    _headline(head, facets, window)
+
+    try:
+        trends = data.trends(root, ver, as_of, window)
+    except Exception as exc:  # a RadarError from the trends stage: show its one line, keep the page
+        st.warning(f"trends: {exc}")
+        trends = None
+
+    st.subheader(f"Volume per {window}")
+    vol = pd.DataFrame(data.volume(root, ver, window, as_of, PERIODS_SHOWN[window]))
+    if not vol.empty:
+        chart = alt.Chart(vol).mark_bar().encode(
+            x=alt.X("period:N", title=None, sort=None), y=alt.Y("count:Q", title="documents"),
+            color=alt.Color("kind:N", title="kind"), tooltip=["period", "kind", "count"],
+        )  # fmt: skip
+        st.altair_chart(chart, width="stretch")
+    _tag_chart(root, ver, window, as_of, trends)
+    if trends is None:
+        st.info("Emerging and declining terms, new methods and growing topics come from the trends stage: "
+                "run `radar trends` once it is installed (analysis.trends is not available yet).")  # fmt: skip
+        return
+    _terms(trends)
+    _table("New methods", trends.get("new_methods") or [], "No new methods flagged in this period.")
+    _table("Growing topics", trends.get("topics") or [], "No topics found for this period.")
+
+
+def _headline(head: dict[str, Any], facets: dict[str, Any], window: str) -> None:
+    now, before = head["now"], head["before"]
+    total, prev = sum(now.values()), sum(before.values())
+    st.caption(f"{head['start']:%Y-%m-%d} to {head['end']:%Y-%m-%d}, compared with the {window} before")
+    cols = st.columns(5)
+    cols[0].metric("Documents", f"{total:,}", delta=f"{total - prev:+,}")
+    cols[1].metric("Papers", f"{now.get('paper', 0):,}", delta=f"{now.get('paper', 0) - before.get('paper', 0):+,}")
+    cols[2].metric("Posts", f"{now.get('post', 0):,}", delta=f"{now.get('post', 0) - before.get('post', 0):+,}")
+    cols[3].metric("Tagged", f"{head['tagged']:,}", help="documents of this period with at least one tag")
+    cols[4].metric("In the workspace", f"{facets['counts']['documents']:,}")
+
+
+def _tag_chart(root: str, ver: str, window: str, as_of: date, trends: dict[str, Any] | None) -> None:
+    st.subheader(f"Volume per tag and {window}")
+    if trends and trends.get("tags"):
+        rows = [{"period": p["period"], "tag": tag, "count": p["count"], "share": p.get("share", 0.0)}
+                for tag, points in trends["tags"].items() for p in points]  # fmt: skip
+        source = "radar trends"
+    else:
+        rows = data.tag_volume(root, ver, window, as_of, PERIODS_SHOWN[window])
+        source = "stored tags"
+    if not rows:
+        st.info("No tagged documents yet: run `radar tag` to tag them.")
+        return
+    frame = pd.DataFrame(rows)
+    measure = st.radio("Show", ["count", "share"], horizontal=True, key="ov_measure",
+                       help="share: fraction of the period's documents carrying the tag")  # fmt: skip
+    chart = alt.Chart(frame).mark_line(point=True).encode(
+        x=alt.X("period:N", title=None, sort=None),
+        y=alt.Y(f"{measure or 'count'}:Q", title=measure or "count"),
+        color=alt.Color("tag:N", title="tag"), tooltip=["period", "tag", "count", "share"],
+    )  # fmt: skip
+    st.altair_chart(chart, width="stretch")
+    st.caption(f"from {source}")
+
+
+def _terms(trends: dict[str, Any]) -> None:
+    left, right = st.columns(2)
+    for col, key, title in ((left, "emerging", "Emerging terms"), (right, "declining", "Declining terms")):
+        col.subheader(title)
+        items = trends.get(key) or []
+        if not items:
+            col.caption("none in this period")
+            continue
+        frame = pd.DataFrame([{k: v for k, v in t.items() if k != "example_ids"} for t in items])
+        col.dataframe(frame, hide_index=True, width="stretch")
+
+
+def _table(title: str, items: list[Any], empty: str) -> None:
+    st.subheader(title)
+    if not items:
+        st.caption(empty)
+        return
+    rows = [{k: _cell(v) for k, v in item.items()} if isinstance(item, dict) else {"item": _cell(item)}
+            for item in items]  # fmt: skip
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+
+
+def _cell(value: Any) -> Any:
+    if isinstance(value, list | tuple):
+        return ", ".join(str(v) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {v}" for k, v in value.items())
+    return value
+
+
+if __name__ == "__main__":
+    render()

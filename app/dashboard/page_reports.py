@@ -1,0 +1,112 @@
+"""Reports: the weekly reports under WORKSPACE/reports/YYYY-Www, one shown rendered, downloads, and
+"generate now" for a chosen week through the report library.
+
+A report's HTML holds feed text; it is shown inside an iframe with an empty ``sandbox`` attribute
+(no scripts, no same-origin access), nested in Streamlit's component frame.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from app.dashboard import data
+from store import Workspace
+from store.errors import RadarError
+
+WEEK = re.compile(r"^\d{4}-W\d{2}$")
+MIME = {".md": "text/markdown", ".html": "text/html", ".pdf": "application/pdf", ".json": "application/json"}
+
+
+def list_reports(ws: Workspace) -> list[Path]:
+    """Report folders, newest week first."""
+    if not ws.reports_dir.is_dir():
+        return []
+    return sorted((p for p in ws.reports_dir.iterdir() if p.is_dir() and WEEK.match(p.name)), reverse=True)
+
+
+def report_files(folder: Path) -> dict[str, Path]:
+    """{suffix: file} for the report's md/html/pdf/json files (the first of each kind)."""
+    out: dict[str, Path] = {}
+    for path in sorted(folder.iterdir()):
+        if path.is_file() and path.suffix in MIME and not path.name.startswith("."):
+            out.setdefault(path.suffix, path)
+    return out
+
+
+def sandboxed(report_html: str) -> str:
+    """The report inside an iframe with an empty sandbox: it renders, but no script in it runs."""
+    return (f'<iframe sandbox="" referrerpolicy="no-referrer" srcdoc="{html.escape(report_html, quote=True)}" '
+            'style="width:100%;height:860px;border:1px solid #ddd;border-radius:6px;background:#fff">'
+            "</iframe>")  # fmt: skip
+
+
+def render() -> None:
+    root = data.page_root()
+    ws = Workspace(Path(root))
+    st.title("Reports")
+    _generate(ws, root)
+    folders = list_reports(ws)
+    if not folders:
+        st.info("No weekly reports yet: generate one above, or run `radar report` (or `radar weekly`).")
+        return
+    week = st.selectbox("Week", [p.name for p in folders], key="rp_week")
+    folder = ws.report_dir(week or folders[0].name)
+    files = report_files(folder)
+    if not files:
+        st.warning(f"{folder} holds no report files; generate the week again")
+        return
+    cols = st.columns(len(files))
+    for col, (suffix, path) in zip(cols, files.items(), strict=True):
+        col.download_button(f"Download {suffix[1:].upper()}", path.read_bytes(), file_name=f"{week}-{path.name}",
+                            mime=MIME[suffix], key=f"dl-{week}-{suffix}")  # fmt: skip
+    if ".html" in files:
+        st.components.v1.html(sandboxed(files[".html"].read_text(encoding="utf-8", errors="replace")),
+                              height=880, scrolling=False)  # fmt: skip
+    elif ".md" in files:
+        st.caption("no HTML version; the Markdown source:")
+        st.code(files[".md"].read_text(encoding="utf-8", errors="replace"), language="markdown")
+    if ".md" in files and ".html" in files:
+        with st.expander("Markdown source"):
+            st.code(files[".md"].read_text(encoding="utf-8", errors="replace"), language="markdown")
+
+
+def generator() -> Any | None:
+    """The report library's entry point, or None while the report stage is absent."""
+    for name in ("generate_report", "build_report", "write_report"):
+        fn = data.optional("reports", name)
+        if fn is not None:
+            return fn
+    return None
+
+
+def _generate(ws: Workspace, root: str) -> None:
+    gen = generator()
+    facets = data.facets(root, data.version(root))
+    last = date.fromisoformat(facets["last"][:10]) if facets["last"] else date.today()
+    default = last - timedelta(days=7)
+    with st.expander("Generate now", expanded=not list_reports(ws)):
+        if gen is None:
+            st.caption("The report stage (reports/) is not installed yet; `radar report` will write reports here.")
+            return
+        day = st.date_input("Any day of the week to report on", value=default, key="rp_day")
+        year, num, _ = (day or default).isocalendar()
+        label = f"{year}-W{num:02d}"
+        if st.button(f"Generate {label}", key="rp_generate", type="primary"):
+            try:
+                with st.spinner(f"writing the {label} report"), ws.store() as store:
+                    gen(ws, store, week=label)
+            except RadarError as exc:
+                st.error(f"radar: {exc}")
+                return
+            st.session_state["rp_week"] = label
+            st.success(f"wrote the {label} report")
+
+
+if __name__ == "__main__":
+    render()

@@ -1,0 +1,206 @@
+"""Repro: flagged methods with their recommendation, a form that starts a reproduction run
+(repro.runner.launch: a background worker process), the run queue with live status and
+progress, cancel, and the curves and verdict of finished runs."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from app.dashboard import data
+from store import Workspace
+from store.errors import RadarError
+
+REFRESH_S = 2.0
+
+
+def render() -> None:
+    root = data.page_root()
+    ws = Workspace(Path(root))
+    st.title("Reproduction runs")
+    _flagged(root)
+    _launch_form(ws)
+    _queue(root)
+    _finished(ws)
+
+
+# -- flagged methods --------------------------------------------------------------------------------
+def _flagged(root: str) -> None:
+    from repro.methods import METHODS, describe
+
+    st.subheader("Flagged methods")
+    ver = data.version(root)
+    facets = data.facets(root, ver)
+    flagged: list[dict[str, Any]] = []
+    if facets["last"]:
+        try:
+            trends = data.trends(root, ver, date.fromisoformat(facets["last"][:10]), "month")
+        except Exception as exc:  # the trends stage's own error: one line, keep the page
+            st.caption(data.md(f"trends: {exc}"))
+            trends = None
+        flagged = list((trends or {}).get("new_methods") or [])
+    if flagged:
+        st.caption("from `radar trends` (last month of data): methods new in the literature")
+        rows = [{k: (", ".join(map(str, v)) if isinstance(v, list) else v) for k, v in m.items()}
+                if isinstance(m, dict) else {"method": str(m)} for m in flagged]  # fmt: skip
+        st.dataframe(pd.DataFrame(rows), hide_index=True)
+    else:
+        st.caption("No methods flagged by `radar trends` yet; the reproducible presets and the claim each run checks:")
+    presets = [describe(m) for m in METHODS.values()]
+    st.dataframe(pd.DataFrame([{"method": p["name"], "title": p["title"], "arXiv": p["arxiv"], "claim checked":
+                                p["claim"]} for p in presets]), hide_index=True)  # fmt: skip
+
+
+# -- start a run ------------------------------------------------------------------------------------
+def _launch_form(ws: Workspace) -> None:
+    from repro.methods import METHODS
+    from repro.policy import SIZES
+    from repro.tasks import TASKS
+
+    st.subheader("Start a run")
+    methods = list(METHODS)
+    with st.form("rp_launch"):
+        c1, c2, c3 = st.columns(3)
+        method = c1.selectbox("Method", methods, index=methods.index("dapo") if "dapo" in methods else 0)
+        baseline = c1.selectbox("Baseline", methods, index=methods.index("grpo") if "grpo" in methods else 0)
+        task = c2.selectbox("Task", list(TASKS))
+        preset = c2.selectbox("Preset", list(SIZES), help="tiny: CPU in minutes; small: for a GPU")
+        seeds = c3.number_input("Seeds", min_value=1, max_value=20, value=3)
+        steps = c3.number_input("Steps (0 = preset default)", min_value=0, max_value=100_000, value=0)
+        device = c3.selectbox("Device", ["auto", "cpu", "cuda"])
+        submitted = st.form_submit_button("Start run", type="primary")
+    if submitted:
+        from repro import runner
+
+        try:
+            spec = runner.RunSpec(method=method, baseline=baseline, task=task, preset=preset, seeds=int(seeds),
+                                  steps=int(steps), device=device)  # fmt: skip
+            run_id = runner.launch(ws, spec)
+        except RadarError as exc:
+            st.error(f"radar: {exc}")
+        else:
+            st.success(f"started {run_id}; it trains in the background (log: {runner.log_path(ws, run_id)})")
+
+
+# -- queue ------------------------------------------------------------------------------------------
+def _queue(root: str) -> None:
+    from repro import runner
+
+    ws = Workspace(Path(root))
+    active = [r for r in runner.list_runs(ws) if r["status"] in runner.ACTIVE]
+    st.subheader("Queue")
+    # re-run just this part every REFRESH_S seconds while something is running
+    _queue_fragment(root, REFRESH_S if active else None)
+
+
+def _queue_body(root: str) -> None:
+    from repro import runner
+
+    ws = Workspace(Path(root))
+    runs = runner.list_runs(ws)
+    active = [r for r in runs if r["status"] in runner.ACTIVE]
+    if not active:
+        st.caption(f"nothing running; {len(runs)} run(s) recorded")
+    for run in active:
+        p = run["params"]
+        c1, c2 = st.columns([5, 1])
+        c1.progress(min(max(float(run["progress"]), 0.0), 1.0),
+                    text=f"{run['id']} · {run['status']}{' (cancelling)' if run['cancel_requested'] else ''} · "
+                         f"{p['method']} vs {p['baseline']} on {p['task']}, {p['seeds']} seeds, "
+                         f"{p['total_steps']} steps · {100 * run['progress']:.0f}%")  # fmt: skip
+        c2.button("Cancel", key=f"cancel-{run['id']}", on_click=_cancel, args=(root, run["id"]),
+                  disabled=bool(run["cancel_requested"]))  # fmt: skip
+
+
+@st.fragment
+def _queue_fragment_static(root: str) -> None:
+    _queue_body(root)
+    st.button("Refresh", key="rp_refresh")
+
+
+@st.fragment(run_every=REFRESH_S)
+def _queue_fragment_live(root: str) -> None:
+    _queue_body(root)
+
+
+def _queue_fragment(root: str, every: float | None) -> None:
+    (_queue_fragment_live if every else _queue_fragment_static)(root)
+
+
+def _cancel(root: str, run_id: str) -> None:
+    from repro import runner
+
+    try:
+        runner.cancel(Workspace(Path(root)), run_id)
+    except RadarError as exc:
+        st.session_state["rp_msg"] = f"radar: {exc}"
+
+
+# -- finished runs ----------------------------------------------------------------------------------
+def _finished(ws: Workspace) -> None:
+    from repro import runner
+
+    st.subheader("Finished runs")
+    if msg := st.session_state.pop("rp_msg", None):
+        st.error(msg)
+    runs = [r for r in runner.list_runs(ws) if r["status"] not in runner.ACTIVE]
+    if not runs:
+        st.caption("none yet")
+        return
+    table = [{"run": r["id"], "status": r["status"], "method": r["params"]["method"],
+              "baseline": r["params"]["baseline"], "task": r["params"]["task"], "seeds": r["params"]["seeds"],
+              "verdict": ((r.get("result") or {}).get("verdict") or {}).get("overall", ""),
+              "finished": r["finished_at"]} for r in runs]  # fmt: skip
+    st.dataframe(pd.DataFrame(table), hide_index=True)
+    chosen = st.selectbox("Run", [r["id"] for r in runs], key="rp_run")
+    run = next(r for r in runs if r["id"] == chosen)
+    result = run.get("result") or {}
+    verdict = result.get("verdict") or {}
+    if run["error"]:
+        st.error(data.md(run["error"]))
+    if verdict:
+        st.markdown(f"**Verdict: {data.md(verdict.get('overall', ''))}**")
+        st.markdown(data.md(verdict.get("summary", "")))
+        claim = verdict.get("claim") or {}
+        if claim:
+            st.caption(data.md(f"claim: {claim.get('claim', '')} -> {claim.get('status', '')}"))
+    curves = _curves(ws, run["id"])
+    if curves is not None:
+        st.altair_chart(curves)
+    for plot in result.get("plots", []):
+        if Path(plot).is_file():
+            st.image(plot, caption=Path(plot).name)
+    if result.get("metrics"):
+        with st.expander("Metrics"):
+            st.json(result["metrics"])
+
+
+def _curves(ws: Workspace, run_id: str) -> alt.Chart | None:
+    """Correctness per step, every arm and seed, from runs/RUN_ID/metrics/*.jsonl."""
+    rows = []
+    for path in sorted((ws.run_dir(run_id) / "metrics").glob("*-seed*.jsonl")):
+        arm, seed = path.stem.rsplit("-seed", 1)
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if "correct" in rec and "step" in rec:
+                rows.append({"step": rec["step"], "correct": rec["correct"], "arm": arm, "seed": seed})
+    if not rows:
+        return None
+    frame = pd.DataFrame(rows)
+    return alt.Chart(frame, title="correctness per step").mark_line(opacity=0.8).encode(
+        x="step:Q", y=alt.Y("correct:Q", title="correct"), color="arm:N", detail="seed:N",
+        tooltip=["arm", "seed", "step", "correct"],
+    )  # fmt: skip
+
+
+if __name__ == "__main__":
+    render()

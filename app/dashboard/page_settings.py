@@ -1,0 +1,84 @@
+"""Settings: the configured sources with their last crawl status and errors, the taxonomy, and the
+workspace (paths and row counts). Read-only: edit radar.toml and rerun the commands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from app.dashboard import data
+from store import Workspace
+from store.errors import RadarError
+
+
+def render() -> None:
+    root = data.page_root()
+    ws = Workspace(Path(root))
+    st.title("Settings")
+    _sources(root, ws)
+    _taxonomy(root, ws)
+    _workspace(root, ws)
+
+
+def _sources(root: str, ws: Workspace) -> None:
+    st.subheader("Sources")
+    try:
+        config = ws.config()
+    except RadarError as exc:
+        st.error(f"radar: {exc}")
+        return
+    if not config.sources:
+        st.info(f"No sources in {ws.config_path}; add [[sources]] tables and run `radar crawl`.")
+        return
+    states = data.read(root, lambda s: {src.name: s.crawl_state(src.name) for src in config.sources})
+    rows = []
+    for src in config.sources:
+        state = states[src.name]
+        status = "never crawled" if not state.last_attempt else (
+            "failed" if state.last_error and state.last_error_at >= state.last_success else "ok")  # fmt: skip
+        rows.append({"source": src.name, "type": src.type, "url": src.target, "enabled": src.enabled,
+                     "status": status, "last success": state.last_success, "last attempt": state.last_attempt,
+                     "last result": state.last_summary, "last error": state.last_error,
+                     "error at": state.last_error_at})  # fmt: skip
+    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    failing = [r for r in rows if r["status"] == "failed"]
+    if failing:
+        st.warning(f"{len(failing)} source(s) failed on their last crawl: "
+                   + ", ".join(r["source"] for r in failing) + "; see `last error`")  # fmt: skip
+    st.caption(f"edit {ws.config_path} to add or change sources, then run `radar crawl`")
+
+
+def _taxonomy(root: str, ws: Workspace) -> None:
+    st.subheader("Taxonomy")
+    config = ws.config_path
+    try:
+        tax = data.taxonomy(root, config.stat().st_mtime if config.exists() else 0.0)
+    except RadarError as exc:
+        st.error(f"radar: {exc}")
+        return
+    if tax is None:
+        st.info("The tagging stage (analysis.tags) is not installed yet; its taxonomy will show here.")
+        return
+    st.dataframe(pd.DataFrame(tax), hide_index=True)
+
+
+def _workspace(root: str, ws: Workspace) -> None:
+    st.subheader("Workspace")
+    counts = data.read(root, lambda s: s.table_counts())
+    reports = sum(1 for p in ws.reports_dir.glob("*") if p.is_dir()) if ws.reports_dir.is_dir() else 0
+    cols = st.columns(len(counts) + 1)
+    for col, (table, n) in zip(cols, counts.items(), strict=False):
+        col.metric(table.replace("_", " "), f"{n:,}")
+    cols[-1].metric("reports", f"{reports:,}")
+    paths = {"workspace": ws.root, "config": ws.config_path, "database": ws.db_path, "indexes": ws.index_dir,
+             "reports": ws.reports_dir, "runs": ws.runs_dir}  # fmt: skip
+    size = ws.db_path.stat().st_size if ws.db_path.exists() else 0
+    rows = [{"what": k, "path": str(v), "exists": v.exists()} for k, v in paths.items()]
+    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    st.caption(f"database {size / 1e6:,.1f} MB (WAL mode)")
+
+
+if __name__ == "__main__":
+    render()

@@ -1,0 +1,70 @@
+"""Headless Chromium for tests: the system browser (Debian ``chromium``) driven by Playwright.
+
+    errors = open_page(url, ARTIFACTS / "overview.png", wait_for_text="Overview")
+
+returns the page's console errors (and uncaught page errors, and any alert/confirm/prompt dialog
+that opened: feed text must never run script) and saves a full-page screenshot. Tests that need it
+call ``require_chromium()`` first, which skips with the reason when no browser is installed.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+
+def chromium_path() -> str | None:
+    for candidate in ("/usr/bin/chromium", "chromium", "chromium-browser"):
+        found = shutil.which(candidate)
+        if found:
+            return found
+    return None
+
+
+def require_chromium() -> str:
+    path = chromium_path()
+    if path is None:
+        pytest.skip("Chromium is not installed (Debian: apt-get install chromium; `make setup` does it)")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        pytest.skip("the playwright package is not installed (pip install -e '.[dev]')")
+    return path
+
+
+def open_page(url: str, screenshot: Path, wait_for_text: str | None = None, *, timeout_s: float = 60.0,
+              settle_s: float = 1.0, viewport: tuple[int, int] = (1400, 1000)) -> list[str]:  # fmt: skip
+    """Open ``url`` (http:// or file://), wait for ``wait_for_text`` to be visible, screenshot it.
+
+    Returns console errors, page errors and dialog messages, in the order they happened.
+    """
+    from playwright.sync_api import sync_playwright
+
+    problems: list[str] = []
+    screenshot.parent.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=require_chromium(), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
+            page.on("console", lambda msg: problems.append(f"console: {msg.text}") if msg.type == "error" else None)
+            page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
+
+            def on_dialog(dialog) -> None:  # type: ignore[no-untyped-def]
+                problems.append(f"dialog ({dialog.type}): {dialog.message}")
+                dialog.dismiss()
+
+            page.on("dialog", on_dialog)
+            page.goto(url, wait_until="load", timeout=timeout_s * 1000)
+            if wait_for_text:
+                page.get_by_text(wait_for_text, exact=False).first.wait_for(state="visible", timeout=timeout_s * 1000)
+            page.wait_for_timeout(settle_s * 1000)
+            page.screenshot(path=str(screenshot), full_page=True)
+        finally:
+            browser.close()
+    return problems

@@ -1,0 +1,308 @@
+"""The Streamlit dashboard, page by page, through streamlit.testing.v1.AppTest on a real small
+workspace (real papers, the real packaged model, real FAISS/BM25): numbers match the store, a
+search finds the paper it means, a tag fix writes a correction, a run starts from the form, feed
+text never comes out as markup."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import sqlite3
+import time
+from collections.abc import Iterator
+from datetime import date, timedelta
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app.cli import main
+from app.dashboard import MAIN_SCRIPT, data
+from app.dashboard.page_reports import sandboxed
+from store import Document, Workspace
+from store.models import CrawlState, utc_now
+from tests.cli_helpers import run_cli
+from tests.index_helpers import dev_queries, write_subset
+
+EVIL_TITLE = "<script>alert(1)</script> <img src=x onerror=alert(1)> [click](javascript:alert(1)) $x$ :red[r]"
+EVIL_ABSTRACT = "**bold** <b>html</b> <iframe src=javascript:alert(2)></iframe> ![img](http://x/y.png) # head"
+EVIL_ID = "post:0123456789abcdef"
+TAGGED = ("rl-policy-optimization", "llm-reasoning")
+
+
+def _evil_doc(published: str) -> Document:
+    return Document(id=EVIL_ID, kind="post", source="evil-feed", title=EVIL_TITLE, abstract=EVIL_ABSTRACT,
+                    published=published, url="javascript:alert(3)", authors=("<b>Mallory</b>",))  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def dash_ws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    """~70 real papers (the dev-query targets among them), indexed; one hostile post; tags; a crawl error."""
+    root = tmp_path_factory.mktemp("dash") / "ws"
+    subset = root.parent / "subset.jsonl.gz"
+    write_subset(subset, 60)
+    assert main(["--workspace", str(root), "init"]) == 0
+    assert main(["--workspace", str(root), "import", str(subset)]) == 0
+    ws = Workspace.open(root)
+    with ws.store() as store:
+        last = store.published_range()[1]
+        store.upsert_documents([_evil_doc(last)])
+        target = dev_queries()[0]["id"]
+        with store.transaction() as conn:
+            conn.executemany("INSERT INTO document_tags (doc_id, tag, score, origin, created_at) VALUES (?, ?, ?, ?, ?)",
+                             [(target, tag, 0.9, "model", utc_now()) for tag in TAGGED])  # fmt: skip
+        source = ws.config().sources[0].name
+        store.save_crawl_state(CrawlState(source=source, last_attempt="2026-07-02T10:00:00Z",
+                                          last_error="HTTP 503 from export.arxiv.org after 4 retries",
+                                          last_error_at="2026-07-02T10:00:00Z"))  # fmt: skip
+    assert main(["--workspace", str(root), "index"]) == 0
+    return ws
+
+
+@pytest.fixture
+def app(dash_ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> Iterator[AppTest]:
+    monkeypatch.setenv("RADAR_HOME", str(dash_ws.root))
+    at = AppTest.from_file(str(MAIN_SCRIPT), default_timeout=180)
+    at.run()
+    yield at
+
+
+def _page(at: AppTest, name: str) -> AppTest:
+    at.switch_page(f"page_{name}.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _metric(at: AppTest, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def _markdown(at: AppTest) -> list[str]:
+    return [m.value for m in at.markdown] + [c.value for c in at.caption]
+
+
+def _count(ws: Workspace, sql: str, *params: object) -> int:
+    conn = sqlite3.connect(ws.db_path)
+    try:
+        return int(conn.execute(sql, params).fetchone()[0])
+    finally:
+        conn.close()
+
+
+# -- overview -----------------------------------------------------------------------------------------
+def test_overview_numbers_match_the_store(app: AppTest, dash_ws: Workspace) -> None:
+    assert not app.exception, [e.value for e in app.exception]
+    assert app.title[0].value == "Overview"
+    with dash_ws.store() as store:
+        total = store.count_documents()
+        last = date.fromisoformat(store.published_range()[1][:10])
+        for window, days in (("week", 7), ("month", 30)):
+            app.radio(key="ov_window").set_value(window).run()
+            since = (last - timedelta(days=days - 1)).isoformat()
+            docs = list(store.iter_documents(since=since + "T00:00:00Z", until=last.isoformat() + "T23:59:59Z"))
+            assert _metric(app, "Documents") == f"{len(docs):,}"
+            assert _metric(app, "Posts") == f"{sum(d.kind == 'post' for d in docs):,}"
+    assert _metric(app, "In the workspace") == f"{total:,}"
+    # an earlier as-of date moves the period: the post published on the last day drops out
+    app.date_input(key="ov_as_of").set_value(last - timedelta(days=40)).run()
+    assert _metric(app, "Posts") == "0"
+    charts = app.get("vega_lite_chart")
+    assert charts, "the volume charts are missing"
+
+
+def test_overview_tag_volume_comes_from_stored_tags(app: AppTest, dash_ws: Workspace) -> None:
+    with dash_ws.store() as store:
+        last = date.fromisoformat(store.published_range()[1][:10])
+    rows = data.tag_volume(str(dash_ws.root), data.version(str(dash_ws.root)), "month", last, 40)
+    assert {r["tag"] for r in rows} == set(TAGGED)
+    assert sum(r["count"] for r in rows) == 2  # one paper, two tags
+    assert "No tagged documents yet" not in " ".join(i.value for i in app.info)
+
+
+# -- explore ------------------------------------------------------------------------------------------
+def test_search_finds_the_paper_a_query_means(app: AppTest) -> None:
+    _page(app, "explore")
+    found = 0
+    for q in dev_queries()[:5]:
+        app.text_input(key="ex_query").input(q["q"]).run()
+        assert not app.exception
+        keys = [b.key for b in app.button if (b.key or "").startswith("open-")]
+        found += f"open-{q['id']}" in keys
+    assert found >= 4, f"only {found}/5 known items in the top 10"
+
+
+def test_filters_narrow_the_list(app: AppTest) -> None:
+    _page(app, "explore")
+    app.multiselect(key="ex_kinds").set_value(["post"]).run()
+    keys = [b.key for b in app.button if (b.key or "").startswith("open-")]
+    assert keys == [f"open-{EVIL_ID}"]
+
+
+def test_detail_shows_abstract_similar_papers_and_tags(app: AppTest, dash_ws: Workspace) -> None:
+    target = dev_queries()[0]
+    _page(app, "explore")
+    app.text_input(key="ex_query").input(target["q"]).run()
+    app.button(key=f"open-{target['id']}").click().run()
+    assert not app.exception
+    with dash_ws.store() as store:
+        doc = store.get_document(target["id"])
+    assert doc is not None
+    assert data.md(doc.abstract) in _markdown(app)
+    assert any((b.key or "").startswith(f"sim-{target['id']}-") for b in app.button), "no similar papers"
+    for tag in TAGGED:
+        assert app.button(key=f"remove-{target['id']}-{tag}")
+
+
+def test_tag_fix_buttons_write_corrections(app: AppTest, dash_ws: Workspace) -> None:
+    if data.optional("analysis.tags", "record_correction") is None:
+        pytest.skip("analysis.tags.record_correction is not installed yet (tagging stage)")
+    target = dev_queries()[0]["id"]
+    _page(app, "explore")
+    app.session_state["ex_doc"] = target
+    app.run()
+    app.button(key=f"remove-{target}-{TAGGED[0]}").click().run()
+    assert not app.exception, [e.value for e in app.exception]
+    app.button(key=f"confirm-{target}-{TAGGED[1]}").click().run()
+    rows = dict(sqlite3.connect(dash_ws.db_path).execute(
+        "SELECT tag, value FROM tag_corrections WHERE doc_id = ?", (target,)).fetchall())  # fmt: skip
+    assert rows == {TAGGED[0]: 0, TAGGED[1]: 1}
+    assert any("recorded" in s.value for s in app.success)
+
+
+def test_feed_text_is_never_markup(app: AppTest) -> None:
+    """A hostile title/abstract shows as literal text: every special escaped, no HTML allowed."""
+    _page(app, "explore")
+    app.button(key=f"open-{EVIL_ID}").click().run()
+    assert not app.exception
+    texts = _markdown(app) + [h.value for h in app.subheader]
+    joined = "\n".join(texts)
+    assert data.md(data.one_line(EVIL_TITLE)) in joined and data.md(EVIL_ABSTRACT) in joined
+    hostile = [t for t in texts if "alert" in t or "Mallory" in t or "html" in t]
+    assert len(hostile) >= 3  # title, byline, abstract
+    for text in hostile:  # the page's own bold markers aside, every special character is escaped
+        bare = text.removeprefix("**").removesuffix("**").replace("\\\\", "")
+        assert not re.search(r"(?<!\\)[<>\[\]()*$:]", bare), text
+    for el in list(app.markdown) + list(app.caption):
+        assert not el.proto.allow_html
+    # the javascript: URL is not offered as a link
+    assert not [b for b in app.get("link_button") if "javascript" in b.proto.url]
+
+
+def test_md_escapes_what_markdown_would_interpret() -> None:
+    assert data.md("<b>x</b>") == r"\<b\>x\</b\>"
+    assert data.md("[a](javascript:x)") == r"\[a\]\(javascript\:x\)"
+    assert data.md("plain words 42") == "plain words 42"
+
+
+# -- reports ------------------------------------------------------------------------------------------
+def test_reports_page_lists_shows_and_offers_downloads(app: AppTest, dash_ws: Workspace) -> None:
+    folder = dash_ws.report_dir("2026-W26")
+    Workspace.write_text_atomic(folder / "report.md", "# Week 2026-W26\n\nNothing new.\n")
+    Workspace.write_text_atomic(folder / "report.html", "<h1>Week 2026-W26</h1><script>alert(1)</script>")
+    Workspace.write_text_atomic(dash_ws.report_dir("2026-W25") / "report.md", "# Week 2026-W25\n")
+    _page(app, "reports")
+    assert app.selectbox(key="rp_week").options == ["2026-W26", "2026-W25"]
+    assert {b.key for b in app.get("download_button")} >= {"dl-2026-W26-.md", "dl-2026-W26-.html"}
+    frames = [el.proto.srcdoc for el in app.get("iframe")]
+    shown = sandboxed("<h1>Week 2026-W26</h1><script>alert(1)</script>")
+    assert frames == [shown]  # the newest week, inside a sandboxed inner frame
+    assert 'sandbox=""' in shown and "<script>" not in shown and "&lt;script&gt;" in shown
+
+
+# -- repro --------------------------------------------------------------------------------------------
+def _kill_run(ws: Workspace, run_id: str) -> None:
+    row = sqlite3.connect(ws.db_path).execute("SELECT pid FROM runs WHERE id = ?", (run_id,)).fetchone()
+    pid = row[0] if row else None
+    if pid:
+        try:
+            os.killpg(pid, signal.SIGTERM)  # the worker started its own session: its group is its pid
+        except ProcessLookupError:
+            pass
+
+
+def test_repro_form_starts_a_run_and_cancel_stops_it(app: AppTest, dash_ws: Workspace) -> None:
+    before = _count(dash_ws, "SELECT COUNT(*) FROM runs")
+    _page(app, "repro")
+    form = {w.label: w for w in [*app.selectbox, *app.number_input]}
+    form["Method"].set_value("dapo")
+    form["Task"].set_value("addition")
+    form["Preset"].set_value("tiny")
+    form["Seeds"].set_value(1)
+    form["Steps (0 = preset default)"].set_value(2)
+    form["Device"].set_value("cpu")
+    next(b for b in app.button if b.label == "Start run").click().run()
+    assert not app.exception, [e.value for e in app.exception]
+    runs = sqlite3.connect(dash_ws.db_path).execute("SELECT id, params FROM runs ORDER BY created_at").fetchall()
+    assert len(runs) == before + 1
+    run_id, params = runs[-1][0], json.loads(runs[-1][1])
+    try:
+        assert params | {"method": "dapo", "baseline": "grpo", "seeds": 1, "steps": 2, "device": "cpu"} == params
+        assert any(run_id in s.value for s in app.success)
+        app.run()
+        app.button(key=f"cancel-{run_id}").click().run()
+        state = sqlite3.connect(dash_ws.db_path).execute(
+            "SELECT status, cancel_requested FROM runs WHERE id = ?", (run_id,)).fetchone()  # fmt: skip
+        assert state[0] == "cancelled" or state[1] == 1
+    finally:
+        _kill_run(dash_ws, run_id)
+    from repro import runner
+
+    deadline = time.time() + 60
+    while (status := runner.get(dash_ws, run_id)["status"]) in runner.ACTIVE and time.time() < deadline:
+        time.sleep(0.5)  # get() reaps: a worker killed before it started is marked failed
+    assert status in ("cancelled", "failed")
+
+
+def test_repro_page_shows_a_finished_runs_verdict_and_curves(app: AppTest, dash_ws: Workspace) -> None:
+    with dash_ws.store() as store:
+        store.create_run("20260101-000000-gspo-vs-grpo-abcd", "repro",
+                         {"method": "gspo", "baseline": "grpo", "task": "addition", "preset": "tiny", "seeds": 2,
+                          "steps": 3, "device": "cpu", "total_steps": 3})  # fmt: skip
+        verdict = {"overall": "no clear difference", "summary": "gspo vs grpo over 2 seed(s): ... -> no clear "
+                   "difference.", "claim": {"claim": "clips far more", "status": "holds"}}  # fmt: skip
+        store.update_run("20260101-000000-gspo-vs-grpo-abcd", status="done", progress=1.0, finished_at=utc_now(),
+                         result={"verdict": verdict, "metrics": {"steps_per_s": 1.5}, "plots": []})  # fmt: skip
+    metrics = dash_ws.run_dir("20260101-000000-gspo-vs-grpo-abcd") / "metrics"
+    for arm in ("method", "baseline"):
+        for seed in (0, 1):
+            Workspace.write_text_atomic(metrics / f"{arm}-seed{seed}.jsonl", "".join(
+                json.dumps({"step": s, "correct": 0.4 + 0.1 * s}) + "\n" for s in range(1, 4)))  # fmt: skip
+    _page(app, "repro")
+    app.selectbox(key="rp_run").set_value("20260101-000000-gspo-vs-grpo-abcd").run()
+    text = "\n".join(_markdown(app))
+    assert "Verdict: no clear difference" in text and "holds" in text
+    assert app.get("vega_lite_chart"), "no curves"
+
+
+# -- settings -----------------------------------------------------------------------------------------
+def test_settings_shows_sources_crawl_errors_and_counts(app: AppTest, dash_ws: Workspace) -> None:
+    _page(app, "settings")
+    frames = [df.value for df in app.dataframe]
+    sources = frames[0]
+    assert list(sources["source"]) == [s.name for s in dash_ws.config().sources]
+    first = sources.iloc[0]
+    assert first["status"] == "failed" and "HTTP 503" in first["last error"]
+    assert _metric(app, "documents") == f"{_count(dash_ws, 'SELECT COUNT(*) FROM documents'):,}"
+    assert any("crawl" in w.value for w in app.warning)
+
+
+# -- the command ----------------------------------------------------------------------------------------
+def test_app_command_validates_before_starting(capsys: pytest.CaptureFixture[str], dash_ws: Workspace) -> None:
+    res = run_cli(capsys, "--workspace", str(dash_ws.root), "app", "--port", "70000")
+    assert res.code == 1 and "port must be 1..65535" in res.err and "Traceback" not in res.err
+    res = run_cli(capsys, "--workspace", str(dash_ws.root.parent / "nowhere"), "app")
+    assert res.code == 1 and "init`" in res.err
+
+
+def test_streamlit_command_is_local_and_quiet(dash_ws: Workspace) -> None:
+    from app.cmd_app import streamlit_command
+    from app.dashboard.config import AppConfig
+
+    cfg = AppConfig()
+    cmd = streamlit_command(str(dash_ws.root), cfg)
+    flags = dict(zip(cmd[5::2], cmd[6::2], strict=False))
+    assert flags["--server.address"] == "127.0.0.1" and flags["--browser.gatherUsageStats"] == "false"
+    assert flags["--server.headless"] == "true" and cmd[-2:] == ["--workspace", str(dash_ws.root)]
+    assert cfg.loopback and not AppConfig(host="0.0.0.0").loopback
