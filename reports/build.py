@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from reports.config import Profile, ReportConfig
-from reports.content import EMPTY_TRENDS, gather
+from reports.content import EMPTY_TRENDS, gather, optional
 from reports.errors import ReportError
 from reports.period import Period
 from reports.render import render
@@ -54,9 +54,8 @@ def profile_config(ws: Workspace) -> Profile:
 
 def compute_trends(ws: Workspace, store: Store, as_of: date) -> tuple[dict[str, Any], str]:
     """analysis.trends for the week ending ``as_of``; empty trends (and a note) when it is not installed."""
-    try:
-        from analysis.trends import compute_trends as trends_fn
-    except ImportError:
+    trends_fn = optional("analysis.trends", "compute_trends")
+    if trends_fn is None:
         return dict(EMPTY_TRENDS), "trends not available (analysis.trends is not installed)"
     return trends_fn(ws, store, as_of=as_of, window="week"), ""
 

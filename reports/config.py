@@ -99,7 +99,7 @@ class ReportConfig:
     @classmethod
     def from_section(cls, table: dict[str, Any], formats: str | None = None) -> ReportConfig:
         _check_keys(table, cls, "report")
-        values = {k: tuple(v) if isinstance(v, list) else v for k, v in table.items()}
+        values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in table.items()}
         if formats is not None:
             values["formats"] = tuple(f.strip() for f in formats.split(",") if f.strip())
         try:
@@ -185,9 +185,10 @@ class DeliveryConfig:
         if env.get("RADAR_WEBHOOK_URL"):
             hook_t["url"] = env["RADAR_WEBHOOK_URL"]
         try:
-            return cls(folder=str(table.get("folder", "")), email=EmailConfig(**email_t), webhook=WebhookConfig(**hook_t))
+            email, webhook = EmailConfig(**email_t), WebhookConfig(**hook_t)
         except TypeError as exc:
             raise ConfigError(f"[delivery]: {exc}") from None
+        return cls(folder=str(table.get("folder", "")), email=email, webhook=webhook)
 
     @property
     def any_channel(self) -> bool:

@@ -7,6 +7,7 @@ emerging and declining terms, new methods and topics come from the trends dict
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -16,7 +17,16 @@ from typing import Any
 from reports.config import Profile, ReportConfig
 from reports.period import Period
 from reports.ranking import Ranked, rank, term_pattern
-from reports.recommend import ACTIONS, Evidence, Recommendation, code_links, decide, match_preset, paper_ref, preset_patterns
+from reports.recommend import (
+    ACTIONS,
+    Evidence,
+    Recommendation,
+    code_links,
+    decide,
+    match_preset,
+    paper_ref,
+    preset_patterns,
+)
 from reports.summarize import Summarizer, make_summarizer
 from store import Store, Workspace
 from store.models import Document, utc_now
@@ -39,11 +49,18 @@ class Taxonomy:
         return sorted(names, key=lambda g: (GROUP_ORDER.index(g) if g in GROUP_ORDER else len(GROUP_ORDER), g))
 
 
+def optional(module: str, name: str) -> Any:
+    """A function of a stage that may not be installed yet (tagging, trends); None when it is not."""
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        return None
+
+
 def load_taxonomy(ws: Workspace, store: Store) -> Taxonomy:
     """The tagging stage's taxonomy; the store's tags (one group) when tagging is not installed."""
-    try:
-        from analysis.tags import load_taxonomy as load
-    except ImportError:
+    load = optional("analysis.tags", "load_taxonomy")
+    if load is None:
         return Taxonomy({t: "tags" for t in store.known_tags()})
     tax = load(ws)
     groups = {t.name: t.group for t in tax.tags}
@@ -74,8 +91,10 @@ def _bucket(day: str, periods: list[Period]) -> int:
     return -1
 
 
-def _volumes(store: Store, period: Period, taxonomy: Taxonomy, cfg: ReportConfig) -> tuple[dict[str, Any],
-                                                                                          list[dict[str, Any]]]:  # fmt: skip
+Volumes = tuple[dict[str, Any], list[dict[str, Any]]]
+
+
+def _volumes(store: Store, period: Period, taxonomy: Taxonomy, cfg: ReportConfig) -> Volumes:
     """Headline (documents and per-group counts vs the trailing mean) and per-tag series for the charts."""
     n_hist = max(cfg.chart_weeks, cfg.trailing_weeks + 1)
     periods = [*period.trailing(n_hist - 1), period]
@@ -149,7 +168,7 @@ def _evidence(store: Store, period: Period, trends: dict[str, Any], ranked: list
     presets = preset_patterns()
     relevance = {r.doc.id: r.relevance for r in ranked}
     period_docs = [r.doc for r in ranked]
-    latest_run = {}
+    latest_run: dict[str, dict[str, Any]] = {}
     for run in runs:  # newest first
         latest_run.setdefault(run["method"], run)
     found: dict[str, Evidence] = {}

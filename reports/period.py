@@ -75,7 +75,8 @@ def parse_range(since: str, until: str) -> Period:
     try:
         start, end = date.fromisoformat(since), date.fromisoformat(until)
     except ValueError:
-        raise ReportError(f"--from {since!r} / --to {until!r} must be dates, e.g. --from 2025-05-01 --to 2025-05-14")
+        hint = "e.g. --from 2025-05-01 --to 2025-05-14"
+        raise ReportError(f"--from {since!r} / --to {until!r} must be dates, {hint}") from None
     if end < start:
         raise ReportError(f"--to {until} is before --from {since}; swap them")
     if (end - start).days > 366:

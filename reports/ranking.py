@@ -16,6 +16,8 @@ reader sees why it is there.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -63,9 +65,9 @@ def _recency(doc: Document, period: Period) -> float:
     return min(max((when - period.start).days / span, 0.0), 1.0)
 
 
-def rank(docs: list[Document], tags: dict[str, list[str]], *, period: Period, profile: Profile,
-         cfg: ReportConfig, baseline: list[Document] = (), liked: list[Document] = (),  # type: ignore[assignment]
-         flagged_ids: set[str] = frozenset()) -> list[Ranked]:  # type: ignore[assignment]  # fmt: skip
+def rank(docs: Sequence[Document], tags: dict[str, list[str]], *, period: Period, profile: Profile,
+         cfg: ReportConfig, baseline: Sequence[Document] = (), liked: Sequence[Document] = (),
+         flagged_ids: AbstractSet[str] = frozenset()) -> list[Ranked]:  # fmt: skip
     """All of ``docs`` ranked best first."""
     if not docs:
         return []
@@ -77,7 +79,7 @@ def rank(docs: list[Document], tags: dict[str, list[str]], *, period: Period, pr
     except ValueError:  # only stop words
         matrix = None
     n, nb = len(docs), len(baseline)
-    novelty = np.ones(n, dtype=np.float32)
+    novelty: np.ndarray = np.ones(n, dtype=np.float32)
     liked_sim = np.zeros((n, max(len(liked), 1)), dtype=np.float32)
     if matrix is not None:
         current = matrix[:n]

@@ -21,11 +21,12 @@ from reports.config import ReportConfig
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-]+")
-STOP = frozenset("""a an and are as at be been but by can do does for from has have how in into is it its
+_STOP_TEXT = """a an and are as at be been but by can do does for from has have how in into is it its
     more most not of on or our over such than that the their then there these they this those to under
     up via was we were what when which while who will with within without yet also both each other
     only same so some very may might must should could would new paper propose proposed show shows
-    approach method methods results using based model models task tasks work study""".split())
+    approach method methods results using based model models task tasks work study"""
+STOP = frozenset(_STOP_TEXT.split())
 
 
 class Summarizer(Protocol):

@@ -19,7 +19,7 @@ from typing import Any
 
 from reports.build import BuiltReport, build_report, compute_trends, load_report, profile_config, report_config
 from reports.config import DeliveryConfig
-from reports.content import EMPTY_TRENDS
+from reports.content import EMPTY_TRENDS, optional
 from reports.deliver import Outcome, deliver, summarize_outcomes
 from reports.period import Period
 from store import Workspace
@@ -88,9 +88,8 @@ def _index(ws: Workspace) -> tuple[bool, str]:
 
 
 def _tag(ws: Workspace) -> tuple[bool, str]:
-    try:
-        from analysis.tags import tag_documents
-    except ImportError:
+    tag_documents = optional("analysis.tags", "tag_documents")
+    if tag_documents is None:
         return True, "skipped (analysis.tags is not installed)"
     with ws.store() as store:
         rep = tag_documents(ws, store)

@@ -141,9 +141,10 @@ def test_recommendation_rules_name_themselves() -> None:
     assert match_preset("GRPO", presets) == "" and match_preset("FooPO", presets) == ""
     assert presets["dr_grpo"].search("we compare with Dr GRPO and DAPO")
     base = {"method": "DAPO", "origin": "test", "recent_count": 3, "count": 12, "growth": 2.0}
+    better, worse = {"id": "r1", "verdict": "better"}, {"id": "r1", "verdict": "worse"}
     cases = [
-        (Evidence(**base, relevance=0.6, preset="dapo", run={"id": "r1", "verdict": "better"}), "adopt", "repro-better"),
-        (Evidence(**base, relevance=0.6, preset="dapo", run={"id": "r1", "verdict": "worse"}), "watch", "repro-worse"),
+        (Evidence(**base, relevance=0.6, preset="dapo", run=better), "adopt", "repro-better"),
+        (Evidence(**base, relevance=0.6, preset="dapo", run=worse), "watch", "repro-worse"),
         (Evidence(**base, relevance=0.6, code_links=["https://github.com/x/y"]), "adopt", "established"),
         (Evidence(**base, relevance=0.4, preset="dapo"), "reproduce", "reproduce-preset"),
         (Evidence(**base, relevance=0.4, code_links=["https://github.com/x/y"]), "evaluate", "code-and-relevant"),
