@@ -211,8 +211,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
         if code == 1:
             return code
     console.rule()
-    console.print(f"demo finished; explore with `radar --workspace {ws.root} stats` (exit {worst})")
-    return worst
+    app_argv = base + ["app"] + (["--port", str(args.port)] if args.port else [])
+    if args.no_app:
+        console.print(f"demo finished (exit {worst}); the dashboard: `radar {' '.join(app_argv)}`")
+        return worst
+    console.rule("the dashboard (Ctrl-C stops it)")
+    return max(worst, radar(app_argv))
 
 
 def register_more(sub: argparse._SubParsersAction) -> None:
@@ -224,4 +228,6 @@ def register_more(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("demo", help="the whole product on the bundled snapshot, offline")
     p.add_argument("--data", metavar="DIR", help="folder with snapshot.jsonl.gz and feeds/ (default: bundled)")
+    p.add_argument("--no-app", action="store_true", help="stop after the last step instead of serving the dashboard")
+    p.add_argument("--port", type=int, metavar="N", help="dashboard port (default 8501)")
     p.set_defaults(func=cmd_demo)

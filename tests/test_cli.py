@@ -83,9 +83,10 @@ def test_demo_runs_offline(tmp_path: Path) -> None:
         dst.writelines(itertools.islice(src, 0, 20000, 50))
     (data / "feeds").symlink_to(ROOT / "data" / "feeds")
     radar = Path(sys.executable).with_name("radar")
-    proc = subprocess.run([str(radar), "--workspace", str(tmp_path / "demo"), "demo", "--data", str(data)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=900)  # fmt: skip
+    proc = subprocess.run([str(radar), "--workspace", str(tmp_path / "demo"), "demo", "--data", str(data), "--no-app"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=900)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert "400 added" in proc.stdout and "lilianweng: 53 new" in proc.stdout
     assert "indexed: 1,0" in proc.stdout  # 400 papers + 622 posts embedded
     assert "Traceback" not in proc.stderr
+    assert "the dashboard: `radar --workspace" in proc.stdout and " app`" in proc.stdout

@@ -77,21 +77,26 @@ def render() -> None:
 
 
 def generator() -> Any | None:
-    """The report library's entry point, or None while the report stage is absent."""
-    for name in ("generate_report", "build_report", "write_report"):
-        fn = data.optional("reports", name)
-        if fn is not None:
-            return fn
-    return None
+    """reports.build.build_report, or None while the report stage is absent."""
+    return data.optional("reports.build", "build_report")
+
+
+def generate(ws: Workspace, week: str) -> dict[str, Any]:
+    """Write the report for ISO week ``week`` (what `radar report --week` does, without sending)."""
+    from reports.build import build_report, profile_config, report_config
+    from reports.period import parse_week
+
+    with ws.store() as store:
+        built = build_report(ws, store, parse_week(week), report_config(ws), profile_config(ws))
+    return built.as_dict()  # type: ignore[no-any-return]
 
 
 def _generate(ws: Workspace, root: str) -> None:
-    gen = generator()
     facets = data.facets(root, data.version(root))
     last = date.fromisoformat(facets["last"][:10]) if facets["last"] else date.today()
     default = last - timedelta(days=7)
     with st.expander("Generate now", expanded=not list_reports(ws)):
-        if gen is None:
+        if generator() is None:
             st.caption("The report stage (reports/) is not installed yet; `radar report` will write reports here.")
             return
         day = st.date_input("Any day of the week to report on", value=default, key="rp_day")
@@ -99,13 +104,14 @@ def _generate(ws: Workspace, root: str) -> None:
         label = f"{year}-W{num:02d}"
         if st.button(f"Generate {label}", key="rp_generate", type="primary"):
             try:
-                with st.spinner(f"writing the {label} report"), ws.store() as store:
-                    gen(ws, store, week=label)
+                with st.spinner(f"writing the {label} report"):
+                    done = generate(ws, label)
             except RadarError as exc:
                 st.error(f"radar: {exc}")
                 return
             st.session_state["rp_week"] = label
-            st.success(f"wrote the {label} report")
+            st.success(f"wrote the {label} report: {done['documents']:,} documents, {done['recommendations']} "
+                       f"recommendations in {done['seconds']:.1f} s")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -52,9 +52,33 @@ def _flagged(root: str) -> None:
         st.dataframe(pd.DataFrame(rows), hide_index=True)
     else:
         st.caption("No methods flagged by `radar trends` yet; the reproducible presets and the claim each run checks:")
+    week, recs = latest_recommendations(Workspace(Path(root)))
+    if recs:
+        st.caption(f"recommendations of the {week} report (`radar report`)")
+        st.dataframe(pd.DataFrame([{"method": r["method"], "action": r["action"], "reason": r["reason"],
+                                    "preset": r["evidence"].get("preset", ""),
+                                    "papers": r["evidence"].get("count", 0),
+                                    "last run": ((r["evidence"].get("run") or {}).get("verdict") or "")}
+                                   for r in recs]), hide_index=True)  # fmt: skip
     presets = [describe(m) for m in METHODS.values()]
     st.dataframe(pd.DataFrame([{"method": p["name"], "title": p["title"], "arXiv": p["arxiv"], "claim checked":
                                 p["claim"]} for p in presets]), hide_index=True)  # fmt: skip
+
+
+def latest_recommendations(ws: Workspace) -> tuple[str, list[dict[str, Any]]]:
+    """(week, recommendations) of the newest report that has a report.json, or ("", [])."""
+    from app.dashboard.page_reports import list_reports
+
+    for folder in list_reports(ws):
+        path = folder / "report.json"
+        if path.is_file():
+            try:
+                content = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, json.JSONDecodeError):
+                continue
+            recs = [r for r in content.get("recommendations") or [] if isinstance(r, dict) and "method" in r]
+            return folder.name, [r | {"evidence": r.get("evidence") or {}} for r in recs]
+    return "", []
 
 
 # -- start a run ------------------------------------------------------------------------------------
