@@ -10,6 +10,8 @@ DEMO_WS ?= demo-workspace
 .PHONY: setup demo test test-fast check lint typecheck bench clean
 
 setup: $(STAMP)
+	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium) || \
+		echo "== Chromium not installed (as root: apt-get install chromium); browser tests will be skipped =="
 
 $(STAMP): pyproject.toml Makefile
 	@echo "== setting up $(VENV) (first time takes a few minutes) =="
