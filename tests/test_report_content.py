@@ -213,3 +213,19 @@ def test_rendered_report_has_every_section_and_escapes_feed_text(report_ws: Work
     assert f"**{content['headline']['documents']} documents**" in md
     for section in content["top_papers"]:
         assert f"### {md_escape(section['tag'])}" in md
+
+
+def test_commented_defaults_in_radar_toml_are_valid_when_uncommented() -> None:
+    import tomllib
+
+    from store.config import DEFAULT_CONFIG_TEXT
+
+    block = DEFAULT_CONFIG_TEXT[DEFAULT_CONFIG_TEXT.index("# [report]:"): DEFAULT_CONFIG_TEXT.index("# Sources.")]
+    lines = [ln[2:] for ln in block.splitlines() if re.match(r"# (\[[a-z.]+\]$|[a-z_]+ = )", ln)]
+    data = tomllib.loads("\n".join(lines))
+    assert set(data) == {"report", "profile", "delivery"}
+    cfg = ReportConfig.from_section(data["report"])
+    assert cfg.summary_endpoint and cfg.formats == ("md", "html")
+    assert Profile.from_section(data["profile"]).tags["rl-policy-optimization"] == 2.0
+    delivery = DeliveryConfig.from_section(data["delivery"], environ={})
+    assert delivery.email.tls == "starttls" and delivery.email.sender == "radar@example.org"
