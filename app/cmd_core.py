@@ -202,7 +202,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
               ["search", "group relative policy optimization variance", "-k", "5"]),
              ("search with a filter: KV cache, published 2025-06 or later",
               ["search", "KV cache memory management for LLM serving", "-k", "5",
-               "--since", "2025-06-01"])]  # fmt: skip
+               "--since", "2025-06-01"]),
+             ("weekly report for the latest full week of the snapshot", ["report", "--week", "latest"])]  # fmt: skip
     worst = 0
     for title, argv in steps:
         console.rule(title)

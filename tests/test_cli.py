@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -89,4 +90,6 @@ def test_demo_runs_offline(tmp_path: Path) -> None:
     assert "400 added" in proc.stdout and "lilianweng: 53 new" in proc.stdout
     assert "indexed: 1,0" in proc.stdout  # 400 papers + 622 posts embedded
     assert "Traceback" not in proc.stderr
+    report = re.search(r"html: (\S+/reports/(\d{4}-W\d{2})/report\.html)", proc.stdout)  # the weekly report step
+    assert report and Path(report.group(1)).is_file(), proc.stdout[-2000:]
     assert "the dashboard: `radar --workspace" in proc.stdout and " app`" in proc.stdout
