@@ -5,6 +5,7 @@ text never comes out as markup."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -13,7 +14,6 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from datetime import date, timedelta
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -51,7 +51,8 @@ def dash_ws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
         store.upsert_documents([_evil_doc(last)])
         target = dev_queries()[0]["id"]
         with store.transaction() as conn:
-            conn.executemany("INSERT INTO document_tags (doc_id, tag, score, origin, created_at) VALUES (?, ?, ?, ?, ?)",
+            conn.executemany("INSERT INTO document_tags (doc_id, tag, score, origin, created_at) "
+                             "VALUES (?, ?, ?, ?, ?)",
                              [(target, tag, 0.9, "model", utc_now()) for tag in TAGGED])  # fmt: skip
         source = ws.config().sources[0].name
         store.save_crawl_state(CrawlState(source=source, last_attempt="2026-07-02T10:00:00Z",
@@ -216,10 +217,8 @@ def _kill_run(ws: Workspace, run_id: str) -> None:
     row = sqlite3.connect(ws.db_path).execute("SELECT pid FROM runs WHERE id = ?", (run_id,)).fetchone()
     pid = row[0] if row else None
     if pid:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(pid, signal.SIGTERM)  # the worker started its own session: its group is its pid
-        except ProcessLookupError:
-            pass
 
 
 def test_repro_form_starts_a_run_and_cancel_stops_it(app: AppTest, dash_ws: Workspace) -> None:

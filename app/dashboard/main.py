@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import streamlit as st
+from PIL import Image, ImageDraw
 
 from app.dashboard import data
 
@@ -20,8 +21,19 @@ PAGES = (("page_overview.py", "Overview", ":material/insights:"), ("page_explore
          ("page_settings.py", "Settings", ":material/settings:"))  # fmt: skip
 
 
+@st.cache_resource
+def _icon() -> Image.Image:
+    img = Image.new("RGBA", (32, 32), (0, 0, 0, 0))
+    draw = ImageDraw.Draw(img)
+    for r, width in ((14, 2), (9, 2)):
+        draw.ellipse((16 - r, 16 - r, 16 + r, 16 + r), outline=(255, 75, 75, 255), width=width)
+    draw.ellipse((13, 13, 19, 19), fill=(255, 75, 75, 255))
+    return img
+
+
 def main() -> None:
-    st.set_page_config(page_title="Research Radar", page_icon=":material/radar:", layout="wide")
+    # the icon is drawn here: a Material or emoji icon would be fetched from a CDN (offline by default)
+    st.set_page_config(page_title="Research Radar", page_icon=_icon(), layout="wide")
     pages = [st.Page(HERE / name, title=title, icon=icon, url_path=title.lower(), default=i == 0)
              for i, (name, title, icon) in enumerate(PAGES)]  # fmt: skip
     nav = st.navigation(pages)

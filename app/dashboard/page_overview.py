@@ -53,8 +53,8 @@ def render() -> None:
                 "run `radar trends` once it is installed (analysis.trends is not available yet).")  # fmt: skip
         return
     _terms(trends)
-    _table("New methods", trends.get("new_methods") or [], "No new methods flagged in this period.")
-    _table("Growing topics", trends.get("topics") or [], "No topics found for this period.")
+    _new_methods(trends.get("new_methods") or [])
+    _table("Growing topics", trends.get("topics") or [], trends.get("topics_note") or "No topics in this period.")
 
 
 def _headline(head: dict[str, Any], facets: dict[str, Any], window: str) -> None:
@@ -101,8 +101,26 @@ def _terms(trends: dict[str, Any]) -> None:
         if not items:
             col.caption("none in this period")
             continue
-        frame = pd.DataFrame([{k: v for k, v in t.items() if k != "example_ids"} for t in items])
+        keep = ("term", "score", "recent_count", "recent_share", "baseline_share", "first_seen", "aliases")
+        frame = pd.DataFrame([{k: _cell(t.get(k)) for k in keep if k in t} for t in items])
         col.dataframe(frame, hide_index=True, width="stretch")
+
+
+def _new_methods(methods: list[dict[str, Any]]) -> None:
+    st.subheader("New methods")
+    if not methods:
+        st.caption("No new method names in this period.")
+        return
+    rows = [{k: _cell(v) for k, v in m.items() if k not in ("series", "example_ids")} for m in methods]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    series = [{"method": m.get("name", ""), "period": p["period"], "count": p["count"]}
+              for m in methods[:8] for p in m.get("series") or [] if isinstance(p, dict)]  # fmt: skip
+    if series:
+        chart = alt.Chart(pd.DataFrame(series)).mark_line(point=True).encode(
+            x=alt.X("period:N", title=None, sort=None), y=alt.Y("count:Q", title="papers naming it"),
+            color=alt.Color("method:N"), tooltip=["method", "period", "count"],
+        )  # fmt: skip
+        st.altair_chart(chart, width="stretch")
 
 
 def _table(title: str, items: list[Any], empty: str) -> None:

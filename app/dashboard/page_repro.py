@@ -40,15 +40,15 @@ def _flagged(root: str) -> None:
     flagged: list[dict[str, Any]] = []
     if facets["last"]:
         try:
-            trends = data.trends(root, ver, date.fromisoformat(facets["last"][:10]), "month")
+            trends = data.trends(root, ver, date.fromisoformat(facets["last"][:10]), "week")  # Overview's default
         except Exception as exc:  # the trends stage's own error: one line, keep the page
             st.caption(data.md(f"trends: {exc}"))
             trends = None
         flagged = list((trends or {}).get("new_methods") or [])
     if flagged:
-        st.caption("from `radar trends` (last month of data): methods new in the literature")
-        rows = [{k: (", ".join(map(str, v)) if isinstance(v, list) else v) for k, v in m.items()}
-                if isinstance(m, dict) else {"method": str(m)} for m in flagged]  # fmt: skip
+        st.caption("from `radar trends` (the newest week of data): method names new in the literature")
+        rows = [{k: (", ".join(map(str, v)) if isinstance(v, list) else v) for k, v in m.items()
+                 if k not in ("series", "example_ids")} for m in flagged if isinstance(m, dict)]  # fmt: skip
         st.dataframe(pd.DataFrame(rows), hide_index=True)
     else:
         st.caption("No methods flagged by `radar trends` yet; the reproducible presets and the claim each run checks:")

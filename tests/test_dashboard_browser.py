@@ -1,0 +1,99 @@
+"""End to end: `radar app` as a user starts it, every page opened in headless Chromium, no console
+errors, no script from feed text, a screenshot of each page in test-artifacts/."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+from store import Document, Workspace
+from store.models import utc_now
+from tests.browser import ARTIFACTS, open_page, require_chromium
+
+EVIL_TITLE = "<script>alert(1)</script> <img src=x onerror=alert(1)> hostile title"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory, small_snapshot: Path) -> Iterator[tuple[str, Workspace]]:
+    require_chromium()
+    root = tmp_path_factory.mktemp("dash-e2e") / "ws"
+    assert main(["--workspace", str(root), "init"]) == 0
+    assert main(["--workspace", str(root), "import", str(small_snapshot)]) == 0
+    ws = Workspace.open(root)
+    with ws.store() as store:
+        last = store.published_range()[1]
+        store.upsert_documents([Document(id="post:feedfacefeedface", kind="post", source="evil-feed", title=EVIL_TITLE,
+                                         abstract="<iframe src=javascript:alert(2)></iframe>", published=last,
+                                         url="javascript:alert(3)")])  # fmt: skip
+        ids = [d.id for d in store.latest_documents(kinds=["paper"], limit=40)]
+        with store.transaction() as conn:
+            conn.executemany("INSERT INTO document_tags (doc_id, tag, score, origin, created_at) "
+                             "VALUES (?, ?, ?, ?, ?)",
+                             [(d, "llm-reasoning" if i % 2 else "inference-serving", 0.8, "model", utc_now())
+                              for i, d in enumerate(ids)])  # fmt: skip
+    from app.dashboard.page_reports import generate
+    from reports.period import latest_data_week
+
+    with ws.store() as store:
+        week = latest_data_week(store).label
+    generate(ws, week)  # a real report for the Reports page to show
+    port = _free_port()
+    log = open(root.parent / "app.log", "wb")  # noqa: SIM115 (open for the server's lifetime)
+    proc = subprocess.Popen([str(Path(sys.executable).with_name("radar")), "--workspace", str(root), "app", "--port",
+                             str(port)], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        deadline = time.time() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(url + "_stcore/health", timeout=2) as resp:
+                    if resp.status == 200:
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.time() > deadline:
+                pytest.fail(f"`radar app` did not come up: {(root.parent / 'app.log').read_text()[-2000:]}")
+            time.sleep(0.5)
+        yield url, ws
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+        log.close()
+
+
+# (navigation link to click, text that shows the page rendered); pages are reached as a user does,
+# from the start page through the navigation bar
+PAGES = [("", "In the workspace"), ("Explore", EVIL_TITLE), ("Reports", "Download HTML"),
+         ("Repro", "Start a run"), ("Settings", "Taxonomy")]  # fmt: skip
+
+
+@pytest.mark.parametrize(("link", "text"), PAGES, ids=[p[0].lower() or "overview" for p in PAGES])
+def test_page_renders_without_errors(served: tuple[str, Workspace], link: str, text: str) -> None:
+    url, _ = served
+    shot = ARTIFACTS / f"dashboard-{link.lower() or 'overview'}.png"
+    problems = open_page(url, shot, wait_for_text=text, click_text=link or None, timeout_s=90, settle_s=2.0)
+    assert problems == [], problems
+    assert shot.stat().st_size > 10_000
+
+
+def test_app_prints_its_url_and_binds_loopback(served: tuple[str, Workspace]) -> None:
+    url, ws = served
+    log = (ws.root.parent / "app.log").read_text()
+    assert f"dashboard for {ws.root}: {url}" in log
+    assert url.startswith("http://127.0.0.1:")
