@@ -14,7 +14,8 @@ from typing import NoReturn
 from store.errors import RadarError
 
 # Each module has register(subparsers); add a stage's command module here.
-COMMAND_MODULES = ("app.cmd_core", "app.cmd_index", "app.cmd_repro", "app.cmd_app", "app.cmd_report")
+COMMAND_MODULES = ("app.cmd_core", "app.cmd_index", "app.cmd_repro", "app.cmd_app", "app.cmd_report",
+                   "app.cmd_trends")
 
 
 class _Parser(argparse.ArgumentParser):

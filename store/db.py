@@ -535,3 +535,31 @@ class Store:
         """Rows per table, for the dashboard's settings page."""
         tables = ("documents", "embeddings", "document_tags", "tag_corrections", "runs", "deliveries")
         return {t: int(self.conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]) for t in tables}
+
+    # -- trends: document text for the term cache (read by analysis/trends) ----------------------
+
+    def text_rows(self, changed_since: str = "", batch: int = 5000) -> Iterator[tuple[str, ...]]:
+        """(id, published, source, primary_category, categories (JSON list), title, abstract, changed_at)
+        of every document changed at or after ``changed_since`` (all of them when empty)."""
+        cur = self.conn.execute(
+            "SELECT id, published, source, primary_category, categories, title, abstract, changed_at FROM documents "
+            "WHERE changed_at >= ?",
+            (changed_since,),
+        )
+        while rows := cur.fetchmany(batch):
+            yield from (tuple(r) for r in rows)  # type: ignore[misc]
+
+    def current_vectors(self, ids: Iterable[str], model_id: str) -> dict[str, bytes]:
+        """Vector bytes of the given documents from ``model_id``, for their current content only."""
+        ids = list(ids)
+        out: dict[str, bytes] = {}
+        for start in range(0, len(ids), 900):
+            chunk = ids[start : start + 900]
+            marks = ",".join("?" * len(chunk))
+            rows = self.conn.execute(
+                "SELECT e.doc_id, e.vector FROM embeddings e JOIN documents d ON d.id = e.doc_id "
+                f"WHERE e.model_id = ? AND e.content_hash = d.content_hash AND e.doc_id IN ({marks})",
+                [model_id, *chunk],
+            )
+            out.update((r[0], r[1]) for r in rows)
+        return out

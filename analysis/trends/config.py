@@ -1,0 +1,114 @@
+"""[trends] section of radar.toml, and the windows it implies."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from datetime import date, timedelta
+from typing import Any
+
+from store.errors import ConfigError
+
+WINDOWS = ("week", "month")
+
+
+@dataclass(frozen=True)
+class TrendsConfig:
+    """How terms, methods and topics are judged. Counts are documents, not mentions."""
+
+    baseline_weeks: int = 8  # week window: the recent 7 days against the 8 weeks before
+    baseline_months: int = 6  # month window: the recent month against the 6 months before
+    series_weeks: int = 26  # periods shown in tag series
+    series_months: int = 24
+    min_count: int = 4  # recent documents a term needs before it can be emerging
+    min_ratio: float = 2.0  # emerging: rate ratio whose 95% lower bound clears this (declining: 1/x)
+    min_z: float = 4.0  # and a stratified z-score at least this large
+    min_stratum_docs: int = 20  # a stratum needs this many baseline documents to be compared
+    # strata: source x primary category x cross-listing in each of the N most common categories
+    major_categories: int = 6
+    max_terms: int = 25  # emerging and declining terms listed
+    new_method_days: int = 120  # a method name is "new" when first seen within this many days of as_of
+    burn_in_days: int = 90  # names seen in the first days of the data are not new (the data just started)
+    min_method_count: int = 3
+    max_methods: int = 25
+    topic_weeks: int = 12  # topics cluster the documents of the last 12 weeks (week window) ...
+    topic_months: int = 3  # ... or 3 months (month window)
+    max_topic_docs: int = 20000
+    topic_match: float = 0.75  # cosine similarity for a cluster to keep a previous topic's id
+
+    def __post_init__(self) -> None:
+        positive = ("baseline_weeks", "baseline_months", "series_weeks", "series_months", "min_count", "max_terms",
+                    "new_method_days", "min_method_count", "max_methods", "topic_weeks", "topic_months",
+                    "max_topic_docs", "major_categories")  # fmt: skip
+        for name in positive:
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ConfigError(f"[trends] {name} must be a whole number >= 1 (got {value!r})")
+        if self.min_ratio <= 1.0:
+            raise ConfigError("[trends] min_ratio must be > 1 (e.g. 1.5: at least 50% more than the baseline)")
+        if self.min_z < 0:
+            raise ConfigError("[trends] min_z must be >= 0")
+        if not 0.0 < self.topic_match < 1.0:
+            raise ConfigError("[trends] topic_match must be between 0 and 1 (cosine similarity)")
+
+    @classmethod
+    def from_section(cls, table: dict[str, Any]) -> TrendsConfig:
+        allowed = {f.name for f in fields(cls)}
+        unknown = sorted(set(table) - allowed)
+        if unknown:
+            raise ConfigError(f"unknown key(s) {', '.join(unknown)} in [trends]; "
+                              f"valid keys: {', '.join(sorted(allowed))}")
+        return cls(**table)
+
+
+def check_window(window: str) -> str:
+    if window not in WINDOWS:
+        raise ConfigError(f"unknown window {window!r}; use one of: {', '.join(WINDOWS)}")
+    return window
+
+
+def months_back(day: date, months: int) -> date:
+    """The same day ``months`` earlier (clamped to the month's length)."""
+    year, month = divmod(day.year * 12 + day.month - 1 - months, 12)
+    month += 1
+    last = (date(year + month // 12, month % 12 + 1, 1) - timedelta(days=1)).day
+    return date(year, month, min(day.day, last))
+
+
+@dataclass(frozen=True)
+class Windows:
+    """Inclusive day ranges: baseline [baseline_start, recent_start - 1], recent [recent_start, as_of]."""
+
+    as_of: date
+    recent_start: date
+    baseline_start: date
+    topic_start: date
+
+
+def windows(as_of: date, window: str, cfg: TrendsConfig) -> Windows:
+    if window == "week":
+        recent = as_of - timedelta(days=6)
+        return Windows(as_of, recent, recent - timedelta(weeks=cfg.baseline_weeks),
+                       as_of - timedelta(weeks=cfg.topic_weeks) + timedelta(days=1))  # fmt: skip
+    month_end = (as_of + timedelta(days=1)).day == 1
+    recent = as_of.replace(day=1) if month_end else months_back(as_of, 1) + timedelta(days=1)
+    return Windows(as_of, recent, months_back(recent, cfg.baseline_months),
+                   months_back(recent, cfg.topic_months - 1))  # fmt: skip
+
+
+def period_label(day: date, window: str) -> str:
+    if window == "week":
+        iso = day.isocalendar()
+        return f"{iso.year}-W{iso.week:02d}"
+    return f"{day.year}-{day.month:02d}"
+
+
+def period_start(day: date, window: str) -> date:
+    return day - timedelta(days=day.weekday()) if window == "week" else day.replace(day=1)
+
+
+def series_starts(as_of: date, window: str, cfg: TrendsConfig) -> list[date]:
+    """First days of the periods shown, oldest first; the last one contains as_of."""
+    last = period_start(as_of, window)
+    if window == "week":
+        return [last - timedelta(weeks=k) for k in range(cfg.series_weeks - 1, -1, -1)]
+    return [months_back(last, k) for k in range(cfg.series_months - 1, -1, -1)]

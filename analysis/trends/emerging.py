@@ -1,0 +1,184 @@
+"""Emerging and declining terms: stratified test of the recent window against the trailing
+baseline, near-duplicates merged, bursts marked.
+
+Flow: count recent and baseline documents per stratum for every term -> keep terms with enough
+recent documents (or enough expected ones, for declines) -> ``stratified_test`` -> a term is
+emerging when z >= min_z, its rate ratio's lower bound >= min_ratio and it has min_count recent
+documents; declining mirrors that -> rank by the log-likelihood ratio -> merge near-duplicates
+(terms found in the same recent documents: "GRPO" / "group relative policy optimization",
+"policy optimization" / "relative policy optimization") -> burst state over the period series.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from analysis.trends.cache import TermTable, day_date
+from analysis.trends.config import TrendsConfig, Windows, period_label
+from analysis.trends.counts import day_rows, period_stratum_counts, stratum_counts
+from analysis.trends.stats import TestResult, comparable, kleinberg_active, stratified_test
+
+MERGE_OVERLAP = 0.8  # share of the smaller term's recent documents that also contain the other ...
+MERGE_JACCARD = 0.7  # ... or documents in common over documents of either, for unrelated spellings
+
+
+@dataclass
+class Scored:
+    columns: np.ndarray
+    test: TestResult
+    recent_total: np.ndarray  # recent documents containing the term, all strata
+
+
+def score_terms(table: TermTable, win: Windows, cfg: TrendsConfig) -> Scored:
+    r_lo, r_hi = day_rows(table, win.recent_start, win.as_of)
+    b_lo, b_hi = day_rows(table, win.baseline_start, date.fromordinal(win.recent_start.toordinal() - 1))
+    recent, n = stratum_counts(table, r_lo, r_hi)
+    base, m = stratum_counts(table, b_lo, b_hi)
+    keep = comparable(n, m, cfg.min_stratum_docs)
+    observed = np.asarray(recent[keep].sum(axis=0)).ravel()
+    scale = np.where(keep, n / np.maximum(m, 1), 0.0)
+    expected = np.asarray(base.T @ scale).ravel()
+    columns = np.flatnonzero((observed >= cfg.min_count) | (expected >= 2 * cfg.min_count))
+    test = stratified_test(recent[:, columns].toarray(), n, base[:, columns].toarray(), m, cfg.min_stratum_docs)
+    total = np.asarray(recent[:, columns].sum(axis=0)).ravel()
+    return Scored(columns, test, total)
+
+
+def _pick(scored: Scored, cfg: TrendsConfig, rising: bool) -> np.ndarray:
+    t = scored.test
+    if rising:
+        ok = (t.z >= cfg.min_z) & (t.ratio_low >= cfg.min_ratio) & (t.observed >= cfg.min_count)
+        order = np.argsort(-t.llr[ok], kind="stable")
+    else:
+        ok = (t.z <= -cfg.min_z) & (t.ratio_high <= 1 / cfg.min_ratio) & (t.expected_base >= 2 * cfg.min_count)
+        order = np.argsort(t.llr[ok], kind="stable")
+    return np.flatnonzero(ok)[order]
+
+
+def _tokens(key: str) -> list[str]:
+    return key[1:].lower().replace("-", " ").split() if key.startswith("@") else key.split()
+
+
+def _related(a: str, b: str) -> bool:
+    """Spelling relations that make two co-occurring terms one: containment, acronym, same word."""
+    ta, tb = _tokens(a), _tokens(b)
+    short, long_ = (ta, tb) if len(ta) <= len(tb) else (tb, ta)
+    if any(long_[i : i + len(short)] == short for i in range(len(long_) - len(short) + 1)):
+        return True
+    for name, other in ((a, tb), (b, ta)):
+        if name.startswith("@") and len(other) > 1 and "".join(w[0] for w in other) == name[1:].lower():
+            return True
+    return False
+
+
+def _merge(table: TermTable, picked: np.ndarray, scored: Scored, rows: tuple[int, int], limit: int
+           ) -> list[tuple[int, list[int]]]:  # fmt: skip
+    """Greedy: a term joins a better-ranked kept term when both are found in nearly the same recent
+    documents and their spellings are related (or their documents are nearly identical)."""
+    head = picked[: limit * 4]
+    cols = scored.columns[head]
+    keys = [table.term(int(c)) for c in cols]
+    block = sp.csr_matrix(table.matrix[rows[0] : rows[1]][:, cols], dtype=np.float32)
+    co = np.asarray((block.T @ block).todense())
+    df = np.diag(co)
+    kept: list[tuple[int, list[int]]] = []  # (index into head, merged indices)
+    for i in range(len(head)):
+        home = None
+        for k, (j, members) in enumerate(kept):
+            smaller = min(df[i], df[j])
+            jaccard = co[i, j] / max(df[i] + df[j] - co[i, j], 1)
+            if any(_tokens(keys[i]) == _tokens(keys[x]) for x in members):  # DeepSeek-R1 / Deepseek-R1
+                home = k
+                break
+            related = any(_related(keys[i], keys[x]) for x in members)
+            if smaller and ((related and co[i, j] / smaller >= MERGE_OVERLAP) or jaccard >= MERGE_JACCARD):
+                home = k
+                break
+        if home is None:
+            if len(kept) < limit:
+                kept.append((i, [i]))
+        else:
+            kept[home][1].append(i)
+    out = []
+    for i, members in kept:
+        out.append((int(head[_lead(keys, df, i, members)]), [int(head[m]) for m in members]))
+    return [(lead, [m for m in members if m != lead]) for lead, members in out]
+
+
+def _lead(keys: list[str], df: np.ndarray, best: int, members: list[int]) -> int:
+    """The name a person reads: a method name over its own spelling or expansion, else the longest
+    phrase that contains the best-ranked one and is nearly as frequent ("test time scaling")."""
+    for m in members:
+        if keys[m].startswith("@") and _related(keys[m], keys[best]):
+            return m
+    longer = [m for m in members if df[m] >= 0.8 * df[best] and " ".join(_tokens(keys[best])) in keys[m]]
+    return max(longer, key=lambda m: (len(keys[m]), df[m]), default=best)
+
+
+def _examples(table: TermTable, col: int, lo: int, hi: int, k: int = 3) -> list[str]:
+    rows = np.flatnonzero(np.asarray(table.matrix[lo:hi][:, [col]].todense()).ravel())
+    return [table.ids[lo + int(r)] for r in rows[::-1][:k]]
+
+
+def term_lists(table: TermTable, win: Windows, cfg: TrendsConfig, window: str, starts: list[date]
+               ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:  # fmt: skip
+    """(emerging, declining) in the trends JSON shape."""
+    scored = score_terms(table, win, cfg)
+    rows = day_rows(table, win.recent_start, win.as_of)
+    base_rows = day_rows(table, win.baseline_start, date.fromordinal(win.recent_start.toordinal() - 1))
+    out = []
+    for rising in (True, False):
+        picked = _pick(scored, cfg, rising)[: cfg.max_terms * 8]
+        active, since = bursts(table, scored.columns[picked], starts, win.as_of)
+        if rising:  # a rise must also be a burst: one busy period is not enough against the whole series
+            picked, active, since = picked[active], active[active], since[active]
+        burst = {int(p): (bool(a), period_label(starts[int(s)], window) if a else None)
+                 for p, a, s in zip(picked, active, since, strict=True)}  # fmt: skip
+        merged = _merge(table, picked, scored, rows if rising else base_rows, cfg.max_terms)
+        items = []
+        for lead, aliases in merged:
+            item = _item(table, scored, lead, aliases, rows, base_rows, rising)
+            item["burst"] = {"active": burst[lead][0], "since": burst[lead][1]}
+            items.append(item)
+        out.append(items)
+    return out[0], out[1]
+
+
+def _item(table: TermTable, scored: Scored, idx: int, aliases: list[int], rows: tuple[int, int],
+          base_rows: tuple[int, int], rising: bool) -> dict[str, Any]:  # fmt: skip
+    t = scored.test
+    col = int(scored.columns[idx])
+    docs = max(t.recent_docs, 1.0)
+    first = int(table.first_row[col])
+    lo, hi = rows if rising else base_rows
+    return {
+        "term": table.readable(col),
+        "aliases": [table.readable(int(scored.columns[a])) for a in aliases],
+        "score": round(float(t.llr[idx]), 2),
+        "z": round(float(t.z[idx]), 2),
+        "ratio": round(float(t.ratio[idx]), 3),
+        "ratio_bound": round(float(t.ratio_low[idx] if rising else t.ratio_high[idx]), 3),
+        "recent_count": int(scored.recent_total[idx]),
+        "compared_count": int(t.observed[idx]),
+        "expected_count": round(float(t.expected_base[idx]), 2),
+        "recent_share": round(float(t.observed[idx]) / docs, 6),
+        "baseline_share": round(float(t.expected_base[idx]) / docs, 6),
+        "first_seen": day_date(int(table.day[first])).isoformat() if first >= 0 else None,
+        "example_ids": _examples(table, col, lo, hi),
+    }
+
+
+def bursts(table: TermTable, columns: np.ndarray, starts: list[date], as_of: date) -> tuple[np.ndarray, np.ndarray]:
+    """Kleinberg burst state of each column in the last period, and the period index it began."""
+    if not len(columns):
+        return np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64)
+    counts, docs = period_stratum_counts(table, starts, as_of, np.asarray(columns, dtype=np.int64))
+    per_stratum_rate = counts.sum(axis=0) / np.maximum(docs.sum(axis=0), 1)[:, None]  # (S, C)
+    period_docs = docs.sum(axis=1)
+    base = (docs @ per_stratum_rate) / np.maximum(period_docs, 1)[:, None]  # expected rate per period at its mix
+    return kleinberg_active(counts.sum(axis=1), period_docs, base)
