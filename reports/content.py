@@ -32,6 +32,8 @@ from store import Store, Workspace
 from store.models import Document, utc_now
 
 GROUP_ORDER = ("rl-post-training", "hardware-systems", "other")
+MAX_NEW_METHODS = 30  # new methods from the trends considered for recommendations
+MAX_RECOMMENDATIONS = 12
 EMPTY_TRENDS: dict[str, Any] = {"emerging": [], "declining": [], "tags": {}, "topics": [], "new_methods": []}
 
 
@@ -173,22 +175,38 @@ def _evidence(store: Store, period: Period, trends: dict[str, Any], ranked: list
         latest_run.setdefault(run["method"], run)
     found: dict[str, Evidence] = {}
 
-    def mentions(pattern: re.Pattern[str], docs: list[Document]) -> list[Document]:
-        return [d for d in docs if pattern.search(d.title) or pattern.search(d.abstract)]
+    lowered: dict[str, str] = {}
 
-    for item in trends.get("new_methods", [])[:12]:
+    def mentions(pattern: re.Pattern[str], docs: list[Document], needle: str = "") -> list[Document]:
+        """Documents whose title or abstract matches; ``needle`` (lower case) is a cheap substring prefilter."""
+        out = []
+        for d in docs:
+            if needle:
+                text = lowered.get(d.id)
+                if text is None:
+                    text = lowered[d.id] = (d.title + " " + d.abstract).lower()
+                if needle not in text:
+                    continue
+            if pattern.search(d.title) or pattern.search(d.abstract):
+                out.append(d)
+        return out
+
+    for item in trends.get("new_methods", [])[:MAX_NEW_METHODS]:
         name = str(item.get("name", "")).strip()
         if not name:
             continue
-        pat = term_pattern(name)
-        here = mentions(pat, period_docs)
+        pat = term_pattern(name, exact_case=sum(c.isupper() for c in name) >= 2)
+        words = re.findall(r"[a-z0-9]+", name.lower())
+        here = mentions(pat, period_docs, max(words, key=len) if words else "")
+        if not here:  # named by the trends but absent from this period: nothing to act on this week
+            continue
         examples = list(store.documents(item.get("example_ids", [])[:10]).values())
         docs = sorted({d.id: d for d in [*here, *examples]}.values(), key=lambda d: d.published, reverse=True)
         rel = [relevance[d.id] for d in docs if d.id in relevance]
         preset = match_preset(name, presets)
         found[preset or name.lower()] = Evidence(
             method=name, origin="new method (trends)", papers=[paper_ref(d) for d in docs[:6]],
-            count=int(item.get("count", len(docs))), recent_count=int(item.get("recent_count", len(here))),
+            count=int(item.get("count", len(docs))), recent_count=len(here),
             growth=float(item.get("growth") or 0.0), first_seen=str(item.get("first_seen", ""))[:10],
             code_links=code_links(docs)[:5], relevance=round(sum(rel) / len(rel), 3) if rel else 0.0,
             preset=preset, run=latest_run.get(preset) if preset else None,
@@ -196,10 +214,11 @@ def _evidence(store: Store, period: Period, trends: dict[str, Any], ranked: list
     for preset, pat in presets.items():
         if preset in found:
             continue
-        here = mentions(pat, period_docs)
+        needle = max(re.findall(r"[a-z0-9]+", _display(preset).lower()), key=len)
+        here = mentions(pat, period_docs, needle)
         if not here:
             continue
-        before = mentions(pat, baseline)
+        before = mentions(pat, baseline, needle)
         rate_before = len(before) / trailing_weeks
         growth = len(here) / rate_before if rate_before else float(len(here))
         rel = [relevance[d.id] for d in here]
@@ -283,7 +302,7 @@ def gather(ws: Workspace, store: Store, period: Period, cfg: ReportConfig, profi
         "top_papers": by_tag,
         "posts": post_items,
         "posts_total": len(posts),
-        "recommendations": [r.as_dict() for r in recs],
+        "recommendations": [r.as_dict() for r in recs[:MAX_RECOMMENDATIONS]],
         "runs": runs[:10],
         "notes": {"profile": profile_note, "summaries": summary_note,
                   "tags": "" if store.known_tags() else "no tags yet: run `radar tag` for per-tag sections",

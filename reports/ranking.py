@@ -52,8 +52,10 @@ def _text(doc: Document) -> str:
     return f"{doc.title}. {doc.abstract}"
 
 
-def term_pattern(term: str) -> re.Pattern[str]:
-    return re.compile(r"(?<![A-Za-z0-9])" + re.escape(term) + r"(?![A-Za-z0-9])", re.IGNORECASE)
+def term_pattern(term: str, *, exact_case: bool = False) -> re.Pattern[str]:
+    """Whole-word match; case-insensitive unless ``exact_case`` (acronyms: OPD is not "opd")."""
+    flags = 0 if exact_case else re.IGNORECASE
+    return re.compile(r"(?<![A-Za-z0-9])" + re.escape(term) + r"(?![A-Za-z0-9])", flags)
 
 
 def _recency(doc: Document, period: Period) -> float:
@@ -74,8 +76,8 @@ def rank(docs: Sequence[Document], tags: dict[str, list[str]], *, period: Period
     ranked = [Ranked(d, tags.get(d.id, [])) for d in docs]
     corpus = [_text(d) for d in docs] + [_text(d) for d in baseline] + [_text(d) for d in liked]
     try:
-        matrix = TfidfVectorizer(stop_words="english", sublinear_tf=True, min_df=1, max_features=50000,
-                                 dtype=np.float32).fit_transform(corpus)  # fmt: skip
+        matrix = TfidfVectorizer(stop_words="english", sublinear_tf=True, max_features=50000, dtype=np.float32,
+                                 token_pattern=r"(?u)\b[^\W\d_][\w\-]{2,}\b").fit_transform(corpus)  # fmt: skip
     except ValueError:  # only stop words
         matrix = None
     n, nb = len(docs), len(baseline)

@@ -126,6 +126,8 @@ def decide(evidence: Evidence) -> Recommendation:
 def code_links(docs: Iterable[Document]) -> list[str]:
     links: list[str] = []
     for d in docs:
+        if "http" not in d.abstract:
+            continue
         for m in CODE_LINK.findall(d.abstract):
             link = m.rstrip(".")
             if link not in links:

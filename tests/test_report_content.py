@@ -36,8 +36,10 @@ TRENDS = {
     "tags": {},
     "topics": [{"id": 1, "label": "speculative decoding", "keywords": ["draft", "verify"], "size": 12,
                 "recent_size": 5, "growth": 2.0, "example_ids": []}],
-    "new_methods": [{"name": "DAPO", "first_seen": "2024-02-13", "first_id": "", "count": 12, "recent_count": 3,
-                     "growth": 3.0, "example_ids": []}],
+    "new_methods": [{"name": "DPO", "first_seen": "2024-01-03", "first_id": "", "count": 18, "recent_count": 7,
+                     "growth": 3.0, "example_ids": []},  # in 7 papers of the week
+                    {"name": "Mamba", "first_seen": "2024-01-10", "first_id": "", "count": 2, "recent_count": 0,
+                     "growth": 0.5, "example_ids": []}],  # none in the week: nothing to recommend
 }  # fmt: skip
 
 
@@ -192,9 +194,20 @@ def test_content_counts_agree_with_the_store(report_ws: Workspace) -> None:
     top = content["top_overall"][0]
     assert top["relevance"] > 0 and any(w.startswith(("tag ", "term ")) for w in top["why"])
     assert [p["id"] for p in content["posts"]] == ["post:evil0000000000"]
-    assert content["recommendations"][0]["method"] == "DAPO"
+    recs = {r["method"]: r for r in content["recommendations"]}
+    assert "Mamba" not in recs and recs["DPO"]["evidence"]["origin"] == "new method (trends)"
+    dpo = store_mentions(report_ws, period, "DPO")
+    assert recs["DPO"]["evidence"]["recent_count"] == len(dpo) == 7
+    assert {p["id"] for p in recs["DPO"]["evidence"]["papers"]} <= set(dpo)
     assert {r["rule"] for r in content["recommendations"]} <= {"repro-worse", "repro-better", "established",
                                                               "reproduce-preset", "code-and-relevant", "rising"}
+
+
+def store_mentions(ws: Workspace, period, word: str) -> list[str]:  # type: ignore[no-untyped-def]
+    pat = re.compile(rf"(?<![A-Za-z0-9]){word}(?![A-Za-z0-9])")
+    with ws.store() as store:
+        return [d.id for d in store.iter_documents(since=period.since, until=period.until)
+                if pat.search(d.title + " " + d.abstract)]  # fmt: skip
 
 
 def test_rendered_report_has_every_section_and_escapes_feed_text(report_ws: Workspace) -> None:

@@ -1,0 +1,162 @@
+"""Weekly report benchmark: one week's report from a ~100k-document workspace, against a plain
+baseline measured in the same run.
+
+    .venv/bin/python benchmarks/bench_report.py [--workspace /tmp/radar-bench-report] [--repeat 3]
+
+The scratch workspace (outside the repository) is built once from ../shared/data: the full arXiv
+corpus and the systems extra (~95k papers) plus the bundled feeds' posts. Tags: when nothing is
+tagged yet, a keyword rule over the taxonomy's names stands in for the tagger (timing only; the
+report reads document_tags whoever wrote them). Embeddings are not needed for the report.
+
+Rows:
+- radar: build_report (store range queries, ranking with TF-IDF novelty against the trailing
+  weeks, summaries, recommendations, Markdown + HTML + JSON written), trends given.
+- trends: analysis.trends.compute_trends for the same week, when installed (the CLI runs it too).
+- `radar report` CLI: the whole command in a fresh process (imports, trends, report), as cron runs it.
+- plain baseline: a naive full-table scan: read every document and every tag row, filter the week
+  in Python, count per tag, render an unranked list with the same templates (no ranking, no trends).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from crawler.snapshot import import_snapshot  # noqa: E402
+from reports.build import build_report, compute_trends, profile_config, report_config  # noqa: E402
+from reports.period import Period, latest_data_week, parse_week  # noqa: E402
+from reports.render import render  # noqa: E402
+from store import Store, Workspace  # noqa: E402
+from store.models import utc_now  # noqa: E402
+
+SHARED = ROOT.parent / "shared" / "data"
+CORPORA = [SHARED / "arxiv_corpus_full.jsonl.gz", SHARED / "arxiv_systems_extra.jsonl.gz"]
+RULES = {
+    "rl-policy-optimization": r"\bGRPO\b|\bPPO\b|policy optimization|RLVR|verifiable reward",
+    "preference-optimization": r"\bDPO\b|preference optimization",
+    "reward-modeling": r"reward model|\bPRM\b|LLM-as-a-judge",
+    "accelerator-hardware": r"\bFPGA\b|\bASIC\b|accelerator|processing-in-memory",
+    "kernels-compilers": r"\bCUDA\b|\bTriton\b|kernel fusion|compiler",
+    "distributed-training": r"pipeline parallel|tensor parallel|distributed training",
+    "inference-serving": r"KV cache|speculative decoding|LLM serving|inference latency",
+    "model-compression": r"quantiz|pruning|low-bit",
+    "llm-reasoning": r"chain-of-thought|test-time scaling|reasoning",
+    "graphics-xr": r"Gaussian splatting|\bNeRF\b|rendering",
+}
+
+
+def build_workspace(root: Path, console: Console) -> Workspace:
+    if (root / "radar.toml").exists():
+        return Workspace.open(root)
+    from app.cmd_core import DATA_DIR, demo_config
+
+    ws, _ = Workspace.init(root, config_text=demo_config(DATA_DIR))
+    with ws.store() as store:
+        for path in CORPORA:
+            t = time.perf_counter()
+            res = import_snapshot(store, path)
+            console.print(f"imported {path.name}: {res.counts.added:,} in {time.perf_counter() - t:.1f} s")
+    subprocess.run([sys.executable, "-m", "app.cli", "--workspace", str(root), "crawl"], cwd=ROOT, check=False,
+                   capture_output=True)  # fmt: skip
+    return ws
+
+
+def keyword_tags(store: Store, console: Console) -> None:
+    if store.known_tags():
+        return
+    t = time.perf_counter()
+    pats = {tag: re.compile(p, re.I) for tag, p in RULES.items()}
+    rows = [(d.id, tag, utc_now()) for d in store.iter_documents() for tag, pat in pats.items()
+            if pat.search(d.title) or pat.search(d.abstract)]  # fmt: skip
+    with store.transaction() as conn:
+        conn.executemany("INSERT OR IGNORE INTO document_tags (doc_id, tag, score, origin, created_at) "
+                         "VALUES (?, ?, 1.0, 'rule', ?)", rows)  # fmt: skip
+    console.print(f"keyword tags (bench stand-in): {len(rows):,} rows in {time.perf_counter() - t:.1f} s")
+
+
+def plain_report(store: Store, period: Period) -> str:
+    """The naive way: scan everything, filter and count in Python, render an unranked list."""
+    docs = [d for d in store.iter_documents() if period.since <= d.published <= period.until]
+    ids = {d.id for d in docs}
+    counts: Counter[str] = Counter(
+        tag for doc_id, tag in store.conn.execute("SELECT doc_id, tag FROM document_tags") if doc_id in ids
+    )
+    papers = [{"id": d.id, "title": d.title, "url": d.url, "published": d.published, "kind": d.kind,
+               "source": d.source, "tags": [], "score": 0.0, "relevance": 0.0, "novelty": 0.0, "recency": 0.0,
+               "why": [], "summary": d.abstract[:300]} for d in docs if d.kind == "paper"]  # fmt: skip
+    content = {
+        "title": "plain", "period": {"label": period.label, "start": str(period.start), "end": str(period.end),
+                                     "describe": period.describe()},
+        "generated_at": utc_now(),
+        "headline": {"documents": len(docs), "papers": len(papers), "posts": len(docs) - len(papers),
+                     "trailing_weeks": 0, "trailing_mean": 0, "change_pct": None, "tagged": 0, "groups": [],
+                     "series": [{"period": period.label, "count": len(docs)}]},
+        "tag_volume": [{"tag": t, "group": "", "count": c, "trailing_mean": 0, "change_pct": None,
+                        "series": [{"period": period.label, "count": c}]} for t, c in sorted(counts.items())],
+        "trends": {"as_of": "", "emerging": [], "declining": [], "new_methods": [], "topics": []},
+        "top_overall": papers[:5], "top_papers": [], "posts": [], "posts_total": 0, "recommendations": [],
+        "runs": [], "notes": {"profile": "", "summaries": "", "tags": "", "ranking": ""},
+    }  # fmt: skip
+    return render(content, "html") + render(content, "md")
+
+
+def timed(fn, repeat: int) -> tuple[float, object]:  # type: ignore[no-untyped-def]
+    times, out = [], None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times), out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--workspace", type=Path, default=Path("/tmp/radar-bench-report"))
+    ap.add_argument("--week", action="append", help="ISO week(s) to report (default: 2025-W20 and the latest)")
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    console = Console(width=150)
+    ws = build_workspace(args.workspace, console)
+    cfg, profile = report_config(ws), profile_config(ws)
+    table = Table(title="weekly report, one week", title_justify="left")
+    for col in ("week", "what", "documents in workspace", "documents in week", "seconds (median)", "vs plain"):
+        table.add_column(col, justify="right" if col != "what" else "left")
+    with ws.store() as store:
+        keyword_tags(store, console)
+        total = store.count_documents()
+        weeks = [parse_week(w) for w in args.week] if args.week else [parse_week("2025-W20"), latest_data_week(store)]
+        build_report(ws, store, weeks[0], cfg, profile, trends={})  # warm imports (sklearn, jinja)
+        for period in weeks:
+            plain_s, _ = timed(lambda p=period: plain_report(store, p), args.repeat)
+            trends_s, (trends, note) = timed(lambda p=period: compute_trends(ws, store, p.end), 1)  # type: ignore[misc]
+            radar_s, built = timed(lambda p=period, t=trends: build_report(ws, store, p, cfg, profile, trends=t),
+                                   args.repeat)  # fmt: skip
+            n = built.content["headline"]["documents"]  # type: ignore[attr-defined]
+            t = time.perf_counter()
+            proc = subprocess.run([sys.executable, "-m", "app.cli", "--workspace", str(ws.root), "report", "--week",
+                                   period.label, "--json"], cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+            cli_s = time.perf_counter() - t
+            assert proc.returncode == 0, proc.stderr
+            rows = [("plain: full scan, unranked, same templates", plain_s),
+                    ("radar build_report (trends given)", radar_s),
+                    (f"trends: {note or 'analysis.trends.compute_trends'}", trends_s),
+                    ("`radar report --week` CLI, fresh process", cli_s)]  # fmt: skip
+            for what, secs in rows:
+                table.add_row(period.label, what, f"{total:,}", f"{n:,}", f"{secs:.2f}", f"{secs / plain_s:.2f}x")
+    console.print(table)
+
+
+if __name__ == "__main__":
+    main()
