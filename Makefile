@@ -43,6 +43,7 @@ bench: setup
 	$(PY) benchmarks/bench_ingest.py
 	$(PY) benchmarks/bench_index.py
 	$(PY) benchmarks/bench_repro.py
+	$(PY) benchmarks/bench_dashboard.py
 
 clean:
 	rm -rf $(VENV) $(DEMO_WS) *.egg-info .pytest_cache .ruff_cache .mypy_cache

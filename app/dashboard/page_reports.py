@@ -2,7 +2,7 @@
 "generate now" for a chosen week through the report library.
 
 A report's HTML holds feed text; it is shown inside an iframe with an empty ``sandbox`` attribute
-(no scripts, no same-origin access), nested in Streamlit's component frame.
+(no scripts, no same-origin access), nested in the frame of ``st.iframe``.
 """
 
 from __future__ import annotations
@@ -66,8 +66,8 @@ def render() -> None:
         col.download_button(f"Download {suffix[1:].upper()}", path.read_bytes(), file_name=f"{week}-{path.name}",
                             mime=MIME[suffix], key=f"dl-{week}-{suffix}")  # fmt: skip
     if ".html" in files:
-        st.components.v1.html(sandboxed(files[".html"].read_text(encoding="utf-8", errors="replace")),
-                              height=880, scrolling=False)  # fmt: skip
+        # st.iframe runs its HTML with scripts; ours has none and nests the report in an empty sandbox
+        st.iframe(sandboxed(files[".html"].read_text(encoding="utf-8", errors="replace")), height=880)
     elif ".md" in files:
         st.caption("no HTML version; the Markdown source:")
         st.code(files[".md"].read_text(encoding="utf-8", errors="replace"), language="markdown")

@@ -1,0 +1,203 @@
+"""Dashboard speed: every page rendered through streamlit.testing.v1.AppTest on a ~95k-document
+workspace, cached (the product) vs the same page with every cache off (the baseline), one run.
+
+    .venv/bin/python benchmarks/bench_dashboard.py [--workspace /tmp/radar-bench-dash] [--reruns 5]
+
+Workspaces (built outside the repository, reused when present):
+- large: the full shared arXiv corpus (93,357 papers) plus the cs.DC extra (1,482): ~95k documents,
+  no embeddings. Tags for load only: a paper gets a taxonomy tag when one of the tag's keywords
+  is in its title (this measures the pages, not the tagger). The trends term cache is built once
+  before timing, as `radar trends`/`radar weekly` leave it; one weekly report is generated.
+- search: a copy of /work/main/demo-workspace (20k snapshot papers + posts, 20.6k vectors) for the
+  Explore page with a query (FAISS + BM25 + the query embedder).
+
+Columns: first load = a new server process's first view of the page (every cache empty: opens the
+store, computes the aggregates, loads the searcher); new session = another user's first view once
+caches are warm; rerun = the same session again (median of --reruns); no-cache rerun = the same
+rerun with RADAR_DASHBOARD_NO_CACHE=1 (a plain Streamlit page doing its queries every time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import time
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import streamlit as st  # noqa: E402
+from rich.console import Console  # noqa: E402
+from rich.table import Table  # noqa: E402
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from app.cli import main as radar  # noqa: E402
+from app.dashboard.data import NO_CACHE_ENV  # noqa: E402
+from store import Workspace  # noqa: E402
+from store.models import utc_now  # noqa: E402
+
+SHARED = ROOT.parent / "shared" / "data"
+CORPORA = [SHARED / "arxiv_corpus_full.jsonl.gz", SHARED / "arxiv_systems_extra.jsonl.gz"]
+DEMO = ROOT / "demo-workspace"
+PAGES = ROOT / "app" / "dashboard"
+QUERY = "sequence-level importance ratio for mixture-of-experts RL"
+console = Console(width=150)
+
+
+def build_large(root: Path) -> Workspace:
+    if not (root / "radar.toml").exists():
+        assert radar(["--workspace", str(root), "init"]) == 0
+        for corpus in CORPORA:
+            assert radar(["--workspace", str(root), "import", str(corpus)]) in (0, 2)
+    ws = Workspace.open(root)
+    with ws.store() as store:
+        if not store.known_tags():
+            _load_tags(store)
+    return ws
+
+
+def _load_tags(store) -> None:  # type: ignore[no-untyped-def]
+    """Tags for load only (keyword in the title); see the module docstring."""
+    taxonomy = tomllib.loads((ROOT / "analysis" / "tags" / "taxonomy.toml").read_text())
+    rules = [(t["name"], [k.lower().rstrip("*") for k in t.get("keywords", [])]) for t in taxonomy.get("tag", [])]
+    rows = []
+    for doc in store.iter_documents():
+        title = doc.title.lower()
+        rows += [(doc.id, name, 1.0, "rule", utc_now()) for name, words in rules if any(w in title for w in words)]
+    with store.transaction() as conn:
+        conn.executemany("INSERT OR IGNORE INTO document_tags (doc_id, tag, score, origin, created_at) "
+                         "VALUES (?, ?, ?, ?, ?)", rows)  # fmt: skip
+    console.print(f"load tags: {len(rows):,} rows")
+
+
+def prepare_large(ws: Workspace) -> None:
+    """What the weekly flow leaves behind: the trends term cache and one report."""
+    from datetime import date
+
+    try:
+        from analysis.trends import compute_trends
+    except ImportError:
+        return
+    with ws.store() as store:
+        last = date.fromisoformat(store.published_range()[1][:10])
+        started = time.perf_counter()
+        compute_trends(ws, store, as_of=last, window="week")
+        console.print(f"trends warm-up (term cache; reused later): {time.perf_counter() - started:.1f} s")
+    if not any(ws.reports_dir.glob("????-W??")):
+        try:
+            from app.dashboard.page_reports import generate
+            from reports.period import latest_data_week
+
+            with ws.store() as store:
+                week = latest_data_week(store).label
+            generate(ws, week)
+        except ImportError:
+            pass
+
+
+def copy_demo(root: Path) -> Workspace:
+    """Files copied, the database through SQLite's backup API (the demo workspace may be in use)."""
+    import sqlite3
+
+    if not (root / "radar.toml").exists():
+        shutil.copytree(DEMO, root, ignore=shutil.ignore_patterns("locks", "radar.db*"))
+        src, dst = sqlite3.connect(f"file:{DEMO / 'radar.db'}?mode=ro", uri=True), sqlite3.connect(root / "radar.db")
+        with dst:
+            src.backup(dst)
+        src.close()
+        dst.close()
+    return Workspace.open(root)
+
+
+def clear_caches() -> None:
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+def timed(fn: Callable[[], AppTest]) -> tuple[float, AppTest]:
+    started = time.perf_counter()
+    at = fn()
+    return time.perf_counter() - started, at
+
+
+def check(at: AppTest, label: str) -> None:
+    if at.exception:
+        raise SystemExit(f"{label}: the page raised: {at.exception[0].value}")
+
+
+def measure(ws: Workspace, page: str, reruns: int, query: str = "") -> dict[str, float]:
+    """First load (cold), new session (warm), rerun (median), no-cache rerun (median)."""
+    os.environ["RADAR_HOME"] = str(ws.root)
+    script = str(PAGES / f"page_{page}.py")
+
+    def session() -> AppTest:
+        at = AppTest.from_file(script, default_timeout=900).run()
+        if query:
+            at.text_input(key="ex_query").input(query).run()
+        return at
+
+    os.environ.pop(NO_CACHE_ENV, None)
+    clear_caches()
+    first, at = timed(session)
+    check(at, page)
+    fresh, at = timed(session)
+    warm = [timed(at.run)[0] for _ in range(reruns)]
+    os.environ[NO_CACHE_ENV] = "1"
+    try:
+        at = session()
+        plain = [timed(at.run)[0] for _ in range(reruns)]
+        check(at, page)
+    finally:
+        os.environ.pop(NO_CACHE_ENV, None)
+    return {"first": first, "fresh": fresh, "rerun": statistics.median(warm), "plain": statistics.median(plain)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workspace", default="/tmp/radar-bench-dash", help="folder for the scratch workspaces")
+    parser.add_argument("--reruns", type=int, default=5)
+    args = parser.parse_args()
+    base = Path(args.workspace)
+    started = time.perf_counter()
+    large = build_large(base / "large")
+    prepare_large(large)
+    search = copy_demo(base / "search") if DEMO.exists() else None
+    with large.store() as store:
+        n_docs, n_tags = store.count_documents(), len(store.known_tags())
+    console.print(f"large workspace: {n_docs:,} documents, {n_tags} tags "
+                  f"(set-up {time.perf_counter() - started:.0f} s)")
+
+    cases = [(large, p, "") for p in ("overview", "explore", "reports", "repro", "settings")]
+    if search is not None:
+        cases.append((search, "explore", QUERY))
+    table = Table(title="dashboard pages, seconds per render (AppTest, this machine)", title_justify="left")
+    for col in ("page", "workspace", "first load", "new session", "rerun", "no-cache rerun", "no-cache / rerun"):
+        table.add_column(col, justify="left" if col in ("page", "workspace") else "right")
+    results = []
+    for ws, page, query in cases:
+        with ws.store() as store:
+            docs = store.count_documents()
+        label = page + (" + search" if query else "")
+        r = measure(ws, page, args.reruns, query)
+        results.append({"page": label, "documents": docs, **{k: round(v, 3) for k, v in r.items()}})
+        table.add_row(label, f"{docs:,} docs", f"{r['first']:.2f}", f"{r['fresh']:.2f}", f"{r['rerun']:.3f}",
+                      f"{r['plain']:.3f}", f"{r['plain'] / r['rerun']:.1f}x")  # fmt: skip
+        console.print(f"  measured {label}", style="dim")
+    console.print(table)
+    slow = [r["page"] for r in results if r["rerun"] >= 2.0 or r["fresh"] >= 2.0]
+    console.print("every page renders in under 2 s after the first load" if not slow else
+                  f"over 2 s after the first load: {', '.join(slow)}")  # fmt: skip
+    out = base / "bench_dashboard.json"
+    out.write_text(json.dumps(results, indent=1))
+    console.print(f"results: {out}")
+
+
+if __name__ == "__main__":
+    main()
