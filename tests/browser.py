@@ -10,6 +10,7 @@ call ``require_chromium()`` first, which skips with the reason when no browser i
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -39,10 +40,11 @@ def require_chromium() -> str:
 
 
 def open_page(url: str, screenshot: Path, wait_for_text: str | None = None, *, click_text: str | None = None,
-              timeout_s: float = 60.0, settle_s: float = 1.0,
+              clicks: Sequence[tuple[str, str]] = (), timeout_s: float = 60.0, settle_s: float = 1.0,
               viewport: tuple[int, int] = (1400, 1000)) -> list[str]:  # fmt: skip
     """Open ``url`` (http:// or file://), click the link ``click_text`` if given (e.g. a page in a
-    navigation bar), wait for ``wait_for_text`` to be visible, screenshot it.
+    navigation bar), then each (ARIA role, name) of ``clicks`` in turn (the first match of each,
+    e.g. ``("button", "Open")``), wait for ``wait_for_text`` to be visible, screenshot it.
 
     Returns console errors, page errors and dialog messages, in the order they happened.
     """
@@ -67,10 +69,10 @@ def open_page(url: str, screenshot: Path, wait_for_text: str | None = None, *, c
 
             page.on("dialog", on_dialog)
             page.goto(url, wait_until="load", timeout=timeout_s * 1000)
-            if click_text:
-                link = page.get_by_role("link", name=click_text).first
-                link.wait_for(state="visible", timeout=timeout_s * 1000)
-                link.click()
+            for role, name in ([("link", click_text)] if click_text else []) + list(clicks):
+                target = page.get_by_role(role, name=name).first  # type: ignore[arg-type]
+                target.wait_for(state="visible", timeout=timeout_s * 1000)
+                target.click()
             if wait_for_text:
                 page.get_by_text(wait_for_text, exact=False).first.wait_for(state="visible", timeout=timeout_s * 1000)
             # a Streamlit app shows its status widget while the script runs: wait until it is done

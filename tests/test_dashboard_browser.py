@@ -92,6 +92,15 @@ def test_page_renders_without_errors(served: tuple[str, Workspace], link: str, t
     assert shot.stat().st_size > 10_000
 
 
+def test_hostile_document_opens_as_text(served: tuple[str, Workspace]) -> None:
+    """The newest document is the hostile post: open it; its markup shows as text and nothing runs."""
+    url, _ = served
+    shot = ARTIFACTS / "dashboard-explore-detail.png"
+    problems = open_page(url, shot, wait_for_text="<iframe src=javascript:alert(2)></iframe>",
+                         clicks=[("link", "Explore"), ("button", "Open")], timeout_s=90, settle_s=2.0)  # fmt: skip
+    assert problems == [], problems
+
+
 def test_app_prints_its_url_and_binds_loopback(served: tuple[str, Workspace]) -> None:
     url, ws = served
     log = (ws.root.parent / "app.log").read_text()

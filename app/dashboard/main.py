@@ -6,6 +6,8 @@ $RADAR_HOME. Each page is a script next to this one; data.py holds the shared ca
 
 from __future__ import annotations
 
+import importlib
+import threading
 from pathlib import Path
 
 import streamlit as st
@@ -31,12 +33,22 @@ def _icon() -> Image.Image:
     return img
 
 
+@st.cache_resource
+def _preload() -> threading.Thread:
+    """Import the training stack (torch, transformers, TRL: ~10 s) in the background once per server,
+    so the first visit to the Repro page does not wait for it."""
+    thread = threading.Thread(target=importlib.import_module, args=("repro.runner",), name="preload", daemon=True)
+    thread.start()
+    return thread
+
+
 def main() -> None:
     # the icon is drawn here: a Material or emoji icon would be fetched from a CDN (offline by default)
     st.set_page_config(page_title="Research Radar", page_icon=_icon(), layout="wide")
     pages = [st.Page(HERE / name, title=title, icon=icon, url_path=title.lower(), default=i == 0)
              for i, (name, title, icon) in enumerate(PAGES)]  # fmt: skip
     nav = st.navigation(pages)
+    _preload()
     root = data.page_root()
     with st.sidebar:
         st.markdown("**Research Radar**")
