@@ -48,7 +48,6 @@ def main() -> None:
     pages = [st.Page(HERE / name, title=title, icon=icon, url_path=title.lower(), default=i == 0)
              for i, (name, title, icon) in enumerate(PAGES)]  # fmt: skip
     nav = st.navigation(pages)
-    _preload()
     root = data.page_root()
     with st.sidebar:
         st.markdown("**Research Radar**")
@@ -57,6 +56,7 @@ def main() -> None:
         st.caption(f"{counts['documents']:,} documents · {counts['document_tags']:,} tags · "
                    f"{counts['embeddings']:,} vectors")  # fmt: skip
     nav.run()
+    _preload()  # after the page: its imports are done, so the two threads never import in a cycle
 
 
 main()

@@ -34,7 +34,8 @@ def render() -> None:
     _headline(head, facets, window)
 
     try:
-        trends = data.trends(root, ver, as_of, window)
+        with st.spinner("computing trends (a workspace where `radar trends` never ran builds its term table first)"):
+            trends = data.trends(root, ver, as_of, window)
     except Exception as exc:  # a RadarError from the trends stage: show its one line, keep the page
         st.warning(f"trends: {exc}")
         trends = None
