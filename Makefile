@@ -44,6 +44,7 @@ bench: setup
 	$(PY) benchmarks/bench_index.py
 	$(PY) benchmarks/bench_repro.py
 	$(PY) benchmarks/bench_dashboard.py
+	$(PY) benchmarks/bench_report.py
 
 clean:
 	rm -rf $(VENV) $(DEMO_WS) *.egg-info .pytest_cache .ruff_cache .mypy_cache
