@@ -250,6 +250,34 @@ def search_handle(root: str) -> SearchHandle:
     return searcher(root, generation, ver.split("|")[0])
 
 
+@cache_data
+def search(root: str, ver: str, query: str, filters: Any, k: int) -> list[Any]:
+    """Hybrid search hits (index.search.Hit) for a query and filters (index.search.Filters)."""
+    handle = search_handle(root)
+    with handle.lock:
+        return handle.searcher.search(query, k=k, filters=filters)  # type: ignore[no-any-return]
+
+
+@cache_data
+def similar(root: str, ver: str, doc_id: str, k: int) -> list[Any]:
+    handle = search_handle(root)
+    with handle.lock:
+        return handle.searcher.similar(doc_id, k=k)  # type: ignore[no-any-return]
+
+
+@cache_data
+def latest(root: str, ver: str, filters: Any, k: int) -> tuple[list[Any], dict[str, list[str]]]:
+    """The newest ``k`` documents matching ``filters`` (an index.search.Filters) and their tags."""
+    since, until = filters.sql_bounds()
+
+    def go(s: Store) -> tuple[list[Any], dict[str, list[str]]]:
+        docs = s.latest_documents(since=since, until=until, tags=filters.tags, sources=filters.sources,
+                                  categories=filters.categories, kinds=filters.kinds, limit=k)  # fmt: skip
+        return docs, s.tags_of([d.id for d in docs])
+
+    return read(root, go)  # type: ignore[no-any-return]
+
+
 # -- text from feeds is untrusted --------------------------------------------------------------------
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$&:=\"'@%^])")
 

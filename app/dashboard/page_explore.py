@@ -58,20 +58,15 @@ def _results(root: str, query: str, f: dict[str, Any]) -> None:
 
     filters = Filters(since=f["since"], until=f["until"], tags=f["tags"], sources=f["sources"],
                       categories=f["categories"], kinds=f["kinds"])  # fmt: skip
+    ver = data.version(root)
     if not query.strip():
-        since, until = filters.sql_bounds()
-        docs = data.read(root, lambda s: s.latest_documents(
-            since=since, until=until, tags=filters.tags, sources=filters.sources, categories=filters.categories,
-            kinds=filters.kinds, limit=f["k"]))  # fmt: skip
-        tags = data.read(root, lambda s: s.tags_of([d.id for d in docs]))
+        docs, tags = data.latest(root, ver, filters, f["k"])
         st.caption(f"newest {len(docs)} documents matching the filters; type a query to search")
         for d in docs:
             _row(d.id, d.title, d.published, d.source, tags.get(d.id, []), None)
         return
     try:
-        handle = data.search_handle(root)
-        with handle.lock:
-            hits = handle.searcher.search(query, k=f["k"], filters=filters)
+        hits = data.search(root, ver, query.strip(), filters, f["k"])
     except RadarError as exc:
         st.error(f"radar: {exc}")
         return
@@ -177,9 +172,7 @@ def _correct(root: str, doc_id: str, add: list[str], remove: list[str]) -> None:
 def _similar(root: str, doc_id: str) -> None:
     st.markdown("**Similar papers**")
     try:
-        handle = data.search_handle(root)
-        with handle.lock:
-            hits = handle.searcher.similar(doc_id, k=5)
+        hits = data.similar(root, data.version(root), doc_id, 5)
     except RadarError as exc:
         st.caption(data.md(str(exc)))
         return
