@@ -21,6 +21,7 @@ from reports.errors import ReportError
 from reports.period import Period
 from reports.render import render
 from store import Store, Workspace
+from store.errors import RadarError
 
 
 @dataclass
@@ -57,7 +58,10 @@ def compute_trends(ws: Workspace, store: Store, as_of: date) -> tuple[dict[str, 
     trends_fn = optional("analysis.trends", "compute_trends")
     if trends_fn is None:
         return dict(EMPTY_TRENDS), "trends not available (analysis.trends is not installed)"
-    return trends_fn(ws, store, as_of=as_of, window="week"), ""
+    try:
+        return trends_fn(ws, store, as_of=as_of, window="week"), ""
+    except RadarError as exc:  # e.g. too little data for trends: the report still goes out, and says why
+        return dict(EMPTY_TRENDS), f"trends not available: {exc}"
 
 
 def _pdf(html: str, base: Path) -> bytes:

@@ -99,3 +99,31 @@ def test_weekly_bad_input_is_one_line(argv: list[str], needle: str, tmp_path: Pa
     ws, _ = Workspace.init(tmp_path / "ws")
     res = run_cli(capsys, "--workspace", str(ws.root), "weekly", *argv)
     assert res.code == 1 and needle in res.err and res.err.count("\n") == 1
+
+
+def test_a_second_process_is_refused_while_one_runs(server: FeedServer, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import ROOT
+    from tests.feedserver import Reply
+
+    ws = make_workspace(tmp_path / "ws", sources(server))
+    server.routes["/hamel.xml"] = lambda req: Reply(200, fixture_bytes("blog_hamel_dev.xml"), delay=4.0)
+    first = subprocess.Popen([sys.executable, "-m", "app.cli", "--workspace", str(ws.root), "weekly", "--week", WEEK,
+                              "--skip", "index,tag,trends"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not server.hits("/hamel.xml") and time.monotonic() < deadline:  # the first run is crawling
+            time.sleep(0.1)
+        assert server.hits("/hamel.xml"), "the first run never started crawling"
+        res = run_cli(capsys, "--workspace", str(ws.root), "weekly", "--week", WEEK)
+        assert res.code == 1 and "another `radar weekly` is running" in res.err
+        out, err = first.communicate(timeout=120)
+    finally:
+        first.kill()
+    assert first.returncode == 0, err
+    assert out.startswith(f"weekly {WEEK}: crawl: ") and (ws.reports_dir / WEEK / "report.html").is_file()
