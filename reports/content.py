@@ -226,7 +226,7 @@ def _evidence(store: Store, period: Period, trends: dict[str, Any], ranked: list
         found[preset] = Evidence(
             method=_display(preset), origin="repro preset mentioned",
             papers=[paper_ref(d) for d in docs[:6]], count=len(docs), recent_count=len(here),
-            growth=round(growth, 2), first_seen=docs[-1].published[:10], code_links=code_links(docs)[:5],
+            growth=round(growth, 2), code_links=code_links(docs)[:5],
             relevance=round(sum(rel) / len(rel), 3), preset=preset, run=latest_run.get(preset),
         )  # fmt: skip
     return list(found.values())
