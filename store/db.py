@@ -503,9 +503,12 @@ class Store:
             "ON t.doc_id = d.id WHERE d.published >= ? AND d.published <= ? GROUP BY 1, 2", (since, until))
         return [(r[0], r[1], r[2]) for r in rows]
 
-    def published_range(self) -> tuple[str, str]:
-        row = self.conn.execute("SELECT (SELECT MIN(published) FROM documents), "
-                                "(SELECT MAX(published) FROM documents)").fetchone()  # fmt: skip
+    def published_range(self, kind: str = "") -> tuple[str, str]:
+        """(first, last) publication stamps, of one kind of document if given ('' when none)."""
+        where = "WHERE kind = ?" if kind else ""
+        params = [kind, kind] if kind else []
+        row = self.conn.execute(f"SELECT (SELECT MIN(published) FROM documents {where}), "
+                                f"(SELECT MAX(published) FROM documents {where})", params).fetchone()  # fmt: skip
         return row[0] or "", row[1] or ""
 
     def primary_categories(self) -> dict[str, int]:

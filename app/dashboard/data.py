@@ -132,8 +132,9 @@ def facets(root: str, ver: str) -> dict[str, Any]:
 
     def go(s: Store) -> dict[str, Any]:
         first, last = s.published_range()
-        return {"first": first, "last": last, "sources": s.stats()["by_source"], "tags": s.known_tags(),
-                "categories": s.primary_categories(), "counts": s.table_counts()}  # fmt: skip
+        return {"first": first, "last": last, "last_paper": s.published_range("paper")[1],
+                "sources": s.stats()["by_source"], "tags": s.known_tags(), "categories": s.primary_categories(),
+                "counts": s.table_counts()}  # fmt: skip
 
     return read(root, go)  # type: ignore[no-any-return]
 

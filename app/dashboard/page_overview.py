@@ -24,10 +24,12 @@ def render() -> None:
         st.info("The workspace is empty: run `radar crawl` or `radar import FILE` first.")
         return
     first, last = date.fromisoformat(facets["first"][:10]), date.fromisoformat(facets["last"][:10])
+    # default: the newest paper's day (a blog post dated later would leave a nearly empty period)
+    default = date.fromisoformat((facets["last_paper"] or facets["last"])[:10])
     left, right = st.columns([1, 1])
     window = left.radio("Period", ["week", "month"], horizontal=True, key="ov_window",
                         format_func=lambda w: f"{w} (last {7 if w == 'week' else 30} days)")  # fmt: skip
-    as_of = right.date_input("As of", value=last, min_value=first, max_value=last, key="ov_as_of",
+    as_of = right.date_input("As of", value=default, min_value=first, max_value=last, key="ov_as_of",
                              help="only documents published on or before this day count")  # fmt: skip
     window = window or "week"
     head = data.headline(root, ver, as_of, window)

@@ -93,7 +93,8 @@ def generate(ws: Workspace, week: str) -> dict[str, Any]:
 
 def _generate(ws: Workspace, root: str) -> None:
     facets = data.facets(root, data.version(root))
-    last = date.fromisoformat(facets["last"][:10]) if facets["last"] else date.today()
+    newest = facets["last_paper"] or facets["last"]
+    last = date.fromisoformat(newest[:10]) if newest else date.today()
     default = last - timedelta(days=7)
     with st.expander("Generate now", expanded=not list_reports(ws)):
         if generator() is None:

@@ -38,9 +38,10 @@ def _flagged(root: str) -> None:
     ver = data.version(root)
     facets = data.facets(root, ver)
     flagged: list[dict[str, Any]] = []
-    if facets["last"]:
+    newest = facets["last_paper"] or facets["last"]
+    if newest:
         try:
-            trends = data.trends(root, ver, date.fromisoformat(facets["last"][:10]), "week")  # Overview's default
+            trends = data.trends(root, ver, date.fromisoformat(newest[:10]), "week")  # the Overview's default
         except Exception as exc:  # the trends stage's own error: one line, keep the page
             st.caption(data.md(f"trends: {exc}"))
             trends = None
