@@ -18,7 +18,7 @@ def _period(args: argparse.Namespace, store):  # type: ignore[no-untyped-def]
 def cmd_report(args: argparse.Namespace) -> int:
     from reports.build import build_report, profile_config, report_config
     from reports.config import DeliveryConfig
-    from reports.deliver import deliver, summarize_outcomes
+    from reports.deliver import deliver, delivery_lock, summarize_outcomes
     from reports.errors import DeliveryError
 
     ws = open_workspace(args)
@@ -36,7 +36,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
                 raise ConfigError("--send needs a channel: set [delivery] folder, [delivery.email] host/from/to or "
                                   "[delivery.webhook] url in radar.toml (or RADAR_SMTP_*/RADAR_WEBHOOK_URL)")
-            outcomes = deliver(store, built, delivery)
+            with delivery_lock(ws):
+                outcomes = deliver(store, built, delivery)
     doc = built.as_dict() | {"deliveries": [o.as_dict() for o in outcomes]}
     if args.json:
         print_json(doc)

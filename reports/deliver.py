@@ -15,6 +15,7 @@ import shutil
 import smtplib
 import ssl
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
@@ -26,8 +27,10 @@ import requests
 
 from reports.build import BuiltReport
 from reports.config import DeliveryConfig, EmailConfig, WebhookConfig
+from reports.errors import ReportError
 from reports.render import render_text
-from store import Store
+from store import Store, Workspace
+from store.errors import WorkspaceError
 
 
 @dataclass
@@ -158,7 +161,8 @@ def jobs(report: BuiltReport, cfg: DeliveryConfig) -> Iterator[Job]:
 
 
 def deliver(store: Store, report: BuiltReport, cfg: DeliveryConfig) -> list[Outcome]:
-    """Send to every configured recipient that has not had this period yet; record each attempt."""
+    """Send to every configured recipient that has not had this period yet; record each attempt.
+    Callers hold ``delivery_lock`` so two processes cannot both find a row unsent and send it."""
     outcomes = []
     for channel, recipient, send, secrets in jobs(report, cfg):
         row = store.delivery(report.period.label, channel, recipient)
@@ -175,6 +179,17 @@ def deliver(store: Store, report: BuiltReport, cfg: DeliveryConfig) -> list[Outc
             store.record_delivery(report.period.label, channel, recipient, ok=True)
             outcomes.append(Outcome(channel, recipient, "sent", attempts=(row or {}).get("attempts", 0) + 1))
     return outcomes
+
+
+@contextmanager
+def delivery_lock(ws: Workspace) -> Iterator[None]:
+    """One delivering process per workspace (`radar report --send` and `radar weekly` alike)."""
+    try:
+        with ws.lock("deliver"):
+            yield
+    except WorkspaceError:
+        raise ReportError(f"another radar process is delivering reports in {ws.root}; wait for it to finish "
+                          "and rerun (nothing was sent twice)") from None
 
 
 def summarize_outcomes(outcomes: list[Outcome]) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 from reports.build import BuiltReport, build_report, compute_trends, load_report, profile_config, report_config
 from reports.config import DeliveryConfig
 from reports.content import EMPTY_TRENDS, optional
-from reports.deliver import Outcome, deliver, summarize_outcomes
+from reports.deliver import Outcome, deliver, delivery_lock, summarize_outcomes
 from reports.period import Period
 from store import Workspace
 from store.errors import RadarError
@@ -152,7 +152,7 @@ def run_weekly(ws: Workspace, period: Period, *, skip: tuple[str, ...] = (), log
                 return True, "no [delivery] channel configured"
             if result.report is None:
                 return False, "no report to deliver"
-            with ws.store() as store:
+            with delivery_lock(ws), ws.store() as store:
                 result.outcomes = deliver(store, result.report, delivery)
                 for label in sorted({row["period"] for row in store.deliveries(status="failed")} - {period.label}):
                     earlier = load_report(ws, label)

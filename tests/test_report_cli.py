@@ -177,3 +177,18 @@ def test_html_renders_in_chromium_without_errors(small_snapshot: Path, tmp_path:
     assert (ARTIFACTS / "report-phone.png").stat().st_size > 10_000
     assert re.search(r"<svg[^>]+role=\"img\"", html.read_text())
     assert EVIL not in html.read_text()
+
+
+def test_concurrent_sender_refused_and_range_report(small_snapshot: Path, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    ws = make_ws(tmp_path / "ws", small_snapshot, f'[delivery]\nfolder = "{tmp_path / "share"}"\n')
+    with ws.lock("deliver"):  # another process is sending
+        res = run_cli(capsys, "--workspace", str(ws.root), "report", "--week", WEEK, "--send")
+    assert res.code == 1 and "another radar process is delivering" in res.err
+    assert not (tmp_path / "share").exists()
+    res = run_cli(capsys, "--workspace", str(ws.root), "report", "--from", "2024-02-01", "--to", "2024-02-14", "--json")
+    assert res.code == 0, res.err
+    doc = res.json()
+    assert doc["period"] == "2024-02-01_2024-02-14" and Path(doc["paths"]["html"]).parent.name == doc["period"]
+    with ws.store() as store:
+        assert doc["documents"] == len(store.filter_documents(since="2024-02-01", until="2024-02-14T23:59:59Z"))
