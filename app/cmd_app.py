@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 
@@ -38,6 +39,7 @@ def cmd_app(args: argparse.Namespace) -> int:
     console.print(f"dashboard for {ws.root}: {cfg.url}  (Ctrl-C stops it)")
     env = os.environ | {"RADAR_HOME": str(ws.root), "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
     proc = subprocess.Popen(streamlit_command(str(ws.root), cfg), env=env)
+    signal.signal(signal.SIGTERM, lambda *_: proc.terminate())  # a supervisor stopping radar stops the server
     try:
         return proc.wait()
     except KeyboardInterrupt:
