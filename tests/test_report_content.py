@@ -258,3 +258,26 @@ def test_md_escape_property() -> None:
         assert not re.search(r"[`*_\[\]|#]", bare)
 
     check()
+
+
+def test_finished_reproduction_shows_its_verdict_and_drives_the_rule(tmp_path: Path) -> None:
+    ws, _ = Workspace.init(tmp_path / "ws")
+    paper = Document(id="2402.11111", kind="paper", source="test", title="Scaling DAPO to long reasoning",
+                     abstract="We train with DAPO and clip-higher. Code: https://github.com/lab/dapo-long.",
+                     published="2024-02-14T00:00:00Z", url="https://arxiv.org/abs/2402.11111")  # fmt: skip
+    verdict = {"overall": "better", "summary": "dapo vs grpo over 3 seed(s): ... -> better."}
+    with ws.store() as store:
+        store.upsert_documents([paper])
+        store.create_run("r-dapo-1", "repro", {"method": "dapo", "baseline": "grpo", "task": "arith"}, status="done")
+        store.update_run("r-dapo-1", result={"verdict": verdict, "folder": str(ws.run_dir("r-dapo-1"))},
+                         finished_at=utc_now())  # fmt: skip
+        store.create_run("r-gspo-2", "repro", {"method": "gspo"}, status="running")  # not finished: not shown
+        content = gather(ws, store, parse_week(WEEK), ReportConfig(), Profile(terms={"DAPO": 1.0}),
+                         trends=TRENDS)  # fmt: skip
+    assert [r["id"] for r in content["runs"]] == ["r-dapo-1"] and content["runs"][0]["verdict"] == "better"
+    rec = {r["method"]: r for r in content["recommendations"]}["DAPO"]
+    assert (rec["action"], rec["rule"]) == ("adopt", "repro-better")
+    assert rec["evidence"]["preset"] == "dapo" and rec["evidence"]["code_links"] == ["https://github.com/lab/dapo-long"]
+    html, md = render(content, "html"), render(content, "md")
+    assert "Reproduction runs" in html and "r-dapo-1" in html and "file://" in html
+    assert "## Reproduction runs" in md and "**better**" in md
