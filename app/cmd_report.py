@@ -49,10 +49,11 @@ def cmd_report(args: argparse.Namespace) -> int:
             console.print(f"  {fmt}: {path}", markup=False)
         if outcomes:
             console.print(summarize_outcomes(outcomes), markup=False)
+    if doc["documents"] == 0:
+        err_console.print(f"note: no documents were published in {period.label}; `--week latest` reports the "
+                          "latest week the workspace covers", markup=False)  # fmt: skip
     failed = [o for o in outcomes if o.status == "failed"]
     if failed:
-        if args.json:
-            return DeliveryError.exit_code
         raise DeliveryError(f"{len(failed)} delivery(ies) failed ({failed[0].channel} {failed[0].recipient}: "
                             f"{failed[0].error}); the report is written and `--send` retries them")  # fmt: skip
     return 0

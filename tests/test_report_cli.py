@@ -53,6 +53,9 @@ def test_report_writes_files_and_json_gives_the_paths(small_snapshot: Path, tmp_
     res = run_cli(capsys, "--workspace", str(ws.root), "report", "--week", WEEK)
     assert res.code == 0 and str(ws.reports_dir / WEEK / "report.html") in res.out
     assert sorted(p.name for p in (ws.reports_dir / WEEK).iterdir()) == ["report.html", "report.json", "report.md"]
+    # an empty week still writes a report, and says where the data is
+    res = run_cli(capsys, "--workspace", str(ws.root), "report", "--week", "2030-W01")
+    assert res.code == 0 and "no documents were published in 2030-W01" in res.err and "--week latest" in res.err
 
 
 @pytest.mark.parametrize("argv, needle", [
