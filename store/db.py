@@ -450,8 +450,8 @@ class Store:
         now = utc_now()
         with self.transaction() as conn:
             conn.execute(
-                "INSERT INTO deliveries (period, channel, recipient, status, attempts, last_error, sent_at, updated_at) "
-                "VALUES (?, ?, ?, ?, 1, ?, ?, ?) ON CONFLICT(period, channel, recipient) DO UPDATE SET "
+                "INSERT INTO deliveries (period, channel, recipient, status, attempts, last_error, sent_at, "
+                "updated_at) VALUES (?, ?, ?, ?, 1, ?, ?, ?) ON CONFLICT(period, channel, recipient) DO UPDATE SET "
                 "status = CASE WHEN deliveries.status = 'sent' THEN 'sent' ELSE excluded.status END, "
                 "attempts = deliveries.attempts + 1, last_error = excluded.last_error, "
                 "sent_at = CASE WHEN deliveries.sent_at != '' THEN deliveries.sent_at ELSE excluded.sent_at END, "
