@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -49,6 +50,14 @@ def test_report_writes_files_and_json_gives_the_paths(small_snapshot: Path, tmp_
         assert doc["documents"] == len(store.filter_documents(since="2024-02-12", until="2024-02-18T23:59:59Z"))
     data = json.loads(Path(doc["paths"]["json"]).read_text())
     assert data["headline"]["documents"] == doc["documents"]
+    # the trends section is analysis.trends' own result for the week
+    from analysis.trends import compute_trends
+
+    assert doc["trends"] == "analysis.trends" and data["notes"]["trends"] == ""
+    with ws.store() as store:
+        trends = compute_trends(ws, store, as_of=date(2024, 2, 18), window="week")
+    assert [e["term"] for e in data["trends"]["emerging"]] == [e["term"] for e in trends["emerging"][:10]]
+    assert [m["name"] for m in data["trends"]["new_methods"]] == [m["name"] for m in trends["new_methods"][:10]]
     # the human output names the files; a rerun rewrites the same files
     res = run_cli(capsys, "--workspace", str(ws.root), "report", "--week", WEEK)
     assert res.code == 0 and str(ws.reports_dir / WEEK / "report.html") in res.out
