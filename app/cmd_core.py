@@ -198,6 +198,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
              ("ingest the bundled feeds", ["crawl"]),
              ("stats", ["stats"]),
              ("embed and index (first run exports the model to ONNX once)", ["index"]),
+             ("trends: what rose and fell in the last month, new methods, topics",
+              ["trends", "--window", "month", "--limit", "10"]),
              ("search: \"group relative policy optimization variance\"",
               ["search", "group relative policy optimization variance", "-k", "5"]),
              ("search with a filter: KV cache, published 2025-06 or later",

@@ -89,6 +89,7 @@ def test_demo_runs_offline(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "400 added" in proc.stdout and "lilianweng: 53 new" in proc.stdout
     assert "indexed: 1,0" in proc.stdout  # 400 papers + 622 posts embedded
+    assert "trends as of" in proc.stdout and "Emerging terms" in proc.stdout and "Topics" in proc.stdout
     assert "Traceback" not in proc.stderr
     report = re.search(r"html: (\S+/reports/(\d{4}-W\d{2})/report\.html)", proc.stdout)  # the weekly report step
     assert report and Path(report.group(1)).is_file(), proc.stdout[-2000:]

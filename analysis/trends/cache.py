@@ -213,9 +213,20 @@ def _tokenise(rows: list[tuple[str, ...]], vocab: dict[str, int], surfaces: dict
     return columns, changed
 
 
+def _fingerprint(store: Store) -> str:
+    """The store's fingerprint (count, max rowid, max changed_at) plus a hash of the documents changed
+    in that last second: an edit within the same second as the previous change still shows."""
+    base = store.fingerprint()
+    last = base.split(":", 2)[2]
+    h = hashlib.blake2b(digest_size=8)
+    for row in sorted(store.text_rows(last)) if last else ():
+        h.update("\x1f".join(map(str, row)).encode())
+    return f"{base}:{h.hexdigest()}"
+
+
 def term_table(ws: Workspace, store: Store, progress: Progress | None = None) -> TermTable:
     """The cached table, brought up to date with the store (incrementally when it can be)."""
-    fingerprint = store.fingerprint()
+    fingerprint = _fingerprint(store)
     cached = _load(ws)
     if cached is not None and cached.fingerprint == fingerprint:
         return cached

@@ -6,6 +6,8 @@ import importlib
 from datetime import date
 from typing import Any
 
+import numpy as np
+
 from analysis.trends.cache import Progress, day_date, day_number, term_table
 from analysis.trends.config import TrendsConfig, check_window, series_starts, windows
 from analysis.trends.emerging import term_lists
@@ -34,10 +36,21 @@ def _tag_groups(ws: Workspace) -> dict[str, list[str]] | None:
         return None
 
 
+def default_as_of(days: np.ndarray) -> date:
+    """The newest day whose past 7 days hold at least half the usual (median of the last 26 weeks)
+    weekly volume: a trickle of late documents after the data ends must not make an empty window."""
+    first = int(days[0])
+    daily = np.bincount(days - first)
+    weekly = np.convolve(daily, np.ones(7), mode="full")[: len(daily)]
+    usual = float(np.median(weekly[-26 * 7 :: 7])) if len(weekly) else 0.0
+    full = np.flatnonzero(weekly >= 0.5 * usual)
+    return day_date(first + int(full[-1] if len(full) else len(daily) - 1))
+
+
 def compute_trends(ws: Workspace, store: Store, *, as_of: date | None = None, window: str = "week",
                    cfg: TrendsConfig | None = None, topics: bool = True,
                    progress: Progress | None = None) -> dict[str, Any]:  # fmt: skip
-    """What is rising, falling and new as of ``as_of`` (default: the newest document's day).
+    """What is rising, falling and new as of ``as_of`` (default: ``default_as_of``, about the newest day).
 
     Uses only documents published on or before ``as_of``. The result is JSON-serialisable:
     as_of, window, periods, emerging, declining, tags, groups, tag_trends, topics, new_methods.
@@ -49,12 +62,14 @@ def compute_trends(ws: Workspace, store: Store, *, as_of: date | None = None, wi
         raise TrendsError("the workspace has no documents yet; run `radar import FILE` or `radar crawl` first")
     first_day, last_day = day_date(int(table.day[0])), day_date(int(table.day[-1]))
     if as_of is None:
-        as_of = last_day
+        as_of = default_as_of(table.day)
     if as_of < first_day:
         raise TrendsError(f"--as-of {as_of.isoformat()} is before the first document ({first_day.isoformat()}); "
                           f"use a date between {first_day.isoformat()} and {last_day.isoformat()}")  # fmt: skip
     win = windows(as_of, window, cfg)
-    table.stratify(cfg.major_categories, table.rows_until(day_number(as_of.isoformat())))
+    table.stratify(cfg.major_categories if cfg.stratify else 0, table.rows_until(day_number(as_of.isoformat())))
+    if not cfg.stratify:
+        table.stratum, table.strata = np.zeros_like(table.stratum), ["all documents"]
     starts = series_starts(as_of, window, cfg)
     emerging, declining = term_lists(table, win, cfg, window, starts)
     tags = tag_series(store, table, win, cfg, window, starts, _tag_groups(ws))

@@ -25,6 +25,7 @@ class TrendsConfig:
     min_stratum_docs: int = 20  # a stratum needs this many baseline documents to be compared
     # strata: source x primary category x cross-listing in each of the N most common categories
     major_categories: int = 6
+    stratify: bool = True  # false compares raw shares (what a naive detector does; the backtest's baseline)
     max_terms: int = 25  # emerging and declining terms listed
     new_method_days: int = 120  # a method name is "new" when first seen within this many days of as_of
     burn_in_days: int = 90  # names seen in the first days of the data are not new (the data just started)

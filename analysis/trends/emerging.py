@@ -159,6 +159,7 @@ def _item(table: TermTable, scored: Scored, idx: int, aliases: list[int], rows: 
     return {
         "term": table.readable(col),
         "aliases": [table.readable(int(scored.columns[a])) for a in aliases],
+        "keys": [table.term(col), *[table.term(int(scored.columns[a])) for a in aliases]],  # term cache keys
         "score": round(float(t.llr[idx]), 2),
         "z": round(float(t.z[idx]), 2),
         "ratio": round(float(t.ratio[idx]), 3),

@@ -1,0 +1,217 @@
+"""Speed of `compute_trends` at ~100k documents, and the choice of topic clustering.
+
+    python benchmarks/bench_trends.py [--corpus ../shared/data/arxiv_corpus_full.jsonl.gz]
+                                      [--extra ../shared/data/arxiv_systems_extra.jsonl.gz]
+                                      [--vectors demo-workspace] [--scratch /tmp/bench-trends]
+
+Part 1 (terms), all in one run on a scratch workspace holding the full corpus:
+  plain baseline  - what a script without a cache does: read the recent and baseline windows from the
+                    store, count each document's terms into collections.Counter, compare the two
+                    (same term rules, no strata, no bursts, no merging: less work than Radar does);
+  cold            - compute_trends with no term cache (tokenises every document once, saves the cache);
+  warm            - compute_trends again (cache read from disk, fingerprint unchanged);
+  incremental     - after importing --extra (1,482 more papers): only those are tokenised.
+Topics are off in part 1 (the scratch corpus has no embeddings).
+
+Part 2 (topics), on the embedded demo workspace (read only): the documents of a 12-week horizon
+clustered at as_of D and again at D + 7 days (a weekly rerun; 11 of 12 weeks shared). Stability =
+adjusted Rand index of the two runs' topic assignments on the shared documents (1.0 = identical),
+and the share of shared documents whose topic id is unchanged after id matching (Hungarian on
+centroids, as topics.py does). HDBSCAN has no centroid-seeded rerun; its ids are matched the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import time
+from collections import Counter
+from datetime import date, timedelta
+from pathlib import Path
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from analysis.trends import TrendsConfig, compute_trends  # noqa: E402
+from analysis.trends.cache import term_table  # noqa: E402
+from analysis.trends.config import windows  # noqa: E402
+from analysis.trends.terms import document_terms  # noqa: E402
+from analysis.trends.topics import cluster, current_model, match  # noqa: E402
+from store import Workspace  # noqa: E402
+
+SHARED = ROOT.parent / "shared" / "data"
+console = Console(highlight=False)
+AS_OF = date(2025, 9, 30)
+
+
+def plain_counter(ws: Workspace, as_of: date) -> tuple[int, float]:
+    """Counter recount of the two windows; returns (terms with a rise >= 2x and >= 4 documents, seconds)."""
+    win = windows(as_of, "month", TrendsConfig())
+    started = time.perf_counter()
+    recent, base = Counter(), Counter()  # type: ignore[var-annotated]
+    n_recent = n_base = 0
+    with ws.store() as store:
+        for doc in store.iter_documents(since=win.baseline_start.isoformat(), until=f"{as_of.isoformat()}T23:59:59Z"):
+            terms = document_terms(doc.title, doc.abstract)
+            if doc.published[:10] >= win.recent_start.isoformat():
+                recent.update(terms)
+                n_recent += 1
+            else:
+                base.update(terms)
+                n_base += 1
+    rising = [t for t, c in recent.items() if c >= 4 and c / n_recent >= 2 * (base[t] + 0.5) / n_base]
+    return len(rising), time.perf_counter() - started
+
+
+def part_terms(corpus: Path, extra: Path, scratch: Path) -> list[list[str]]:
+    from app.cli import main as radar
+
+    if scratch.exists():
+        shutil.rmtree(scratch)
+    Workspace.init(scratch)
+    radar(["--workspace", str(scratch), "import", str(corpus)])
+    ws = Workspace.open(scratch)
+    with ws.store() as store:
+        n_docs = store.count_documents()
+    cfg = TrendsConfig()
+    rows = []
+    rising, plain_s = plain_counter(ws, AS_OF)
+    rows.append(["plain: Counter recount of both windows", f"{n_docs:,}", f"{plain_s:.2f}", "1.00x",
+                 f"{rising:,} raw rises"])  # fmt: skip
+    timings = {}
+    for label in ("cold (no cache)", "warm (cache on disk)"):
+        with ws.store() as store:
+            started = time.perf_counter()
+            result = compute_trends(ws, store, as_of=AS_OF, window="month", cfg=cfg, topics=False)
+            timings[label] = time.perf_counter() - started
+        rows.append([f"compute_trends, {label}", f"{n_docs:,}", f"{timings[label]:.2f}",
+                     f"{plain_s / timings[label]:.2f}x", f"{len(result['emerging'])} emerging"])  # fmt: skip
+    radar(["--workspace", str(scratch), "import", str(extra)])
+    with ws.store() as store:
+        n_more = store.count_documents()
+        started = time.perf_counter()
+        table = term_table(ws, store)
+        update_s = time.perf_counter() - started
+        started = time.perf_counter()
+        result = compute_trends(ws, store, as_of=AS_OF, window="month", cfg=cfg, topics=False)
+        after_s = time.perf_counter() - started
+    rows.append([f"term cache update after +{n_more - n_docs:,} documents", f"{n_more:,}", f"{update_s:.2f}", "",
+                 f"{table.matrix.shape[1]:,} terms"])  # fmt: skip
+    rows.append(["compute_trends after the update (warm)", f"{n_more:,}", f"{after_s:.2f}",
+                 f"{plain_s / after_s:.2f}x", f"{len(result['emerging'])} emerging"])  # fmt: skip
+    week = compute_timed(ws, AS_OF, "week")
+    rows.append(["compute_trends, week window (warm)", f"{n_more:,}", f"{week:.2f}", f"{plain_s / week:.2f}x", ""])
+    size = (ws.index_dir / "trends" / "terms.npz").stat().st_size
+    console.print(f"term cache: {size / 2**20:.0f} MiB on disk")
+    return rows
+
+
+def compute_timed(ws: Workspace, as_of: date, window: str) -> float:
+    with ws.store() as store:
+        started = time.perf_counter()
+        compute_trends(ws, store, as_of=as_of, window=window, topics=False)
+        return time.perf_counter() - started
+
+
+def _horizon_vectors(ws: Workspace, as_of: date) -> tuple[list[str], np.ndarray]:
+    first = as_of - timedelta(weeks=12) + timedelta(days=1)
+    with ws.store() as store:
+        model = current_model(ws, store)
+        ids = [d.id for d in store.iter_documents(since=first.isoformat(), until=f"{as_of.isoformat()}T23:59:59Z")]
+        found = store.current_vectors(ids, model) if model else {}
+    ids = [i for i in ids if i in found]
+    vectors = np.stack([np.frombuffer(found[i], dtype=np.float32) for i in ids])
+    return ids, vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def _stability(ids1: list[str], lab1: np.ndarray, cen1: np.ndarray, ids2: list[str], lab2: np.ndarray,
+               cen2: np.ndarray) -> tuple[float, float]:  # fmt: skip
+    from sklearn.metrics import adjusted_rand_score
+
+    pos2 = {d: i for i, d in enumerate(ids2)}
+    shared = [(i, pos2[d]) for i, d in enumerate(ids1) if d in pos2]
+    a = np.array([lab1[i] for i, _ in shared])
+    b = np.array([lab2[j] for _, j in shared])
+    ari = adjusted_rand_score(a, b)
+    mapping = match(cen1, cen2, 0.0)  # run-2 cluster -> run-1 cluster
+    same = np.mean([mapping.get(int(y), -1) == int(x) for x, y in zip(a, b, strict=True)])
+    return ari, float(same)
+
+
+def _centroids(vectors: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    ks = [k for k in np.unique(labels) if k >= 0]
+    c = np.stack([vectors[labels == k].mean(axis=0) for k in ks])
+    return c / np.linalg.norm(c, axis=1, keepdims=True)
+
+
+def part_topics(vec_ws: Path, as_of: date) -> list[list[str]]:
+    from sklearn.cluster import HDBSCAN
+
+    ws = Workspace.open(vec_ws)
+    ids1, v1 = _horizon_vectors(ws, as_of)
+    ids2, v2 = _horizon_vectors(ws, as_of + timedelta(days=7))
+    k = int(np.clip(round(len(ids1) / 150), 4, 40))
+    rows = []
+    for name in ("KMeans, k-means++ each run", "KMeans seeded with last run's centroids (Radar)",
+                 "MiniBatchKMeans seeded with last run's centroids", "HDBSCAN (min_cluster_size 15)"):  # fmt: skip
+        if name.startswith("HDBSCAN"):
+            lab1 = HDBSCAN(min_cluster_size=15).fit_predict(v1)
+            started = time.perf_counter()
+            lab2 = HDBSCAN(min_cluster_size=15).fit_predict(v2)
+            rerun = time.perf_counter() - started
+            c1, c2 = _centroids(v1, lab1), _centroids(v2, lab2)
+            noise = f"{np.mean(lab1 < 0):.0%} noise, {len(c1)} clusters"
+        elif name.startswith("MiniBatch"):
+            from sklearn.cluster import MiniBatchKMeans
+
+            first = MiniBatchKMeans(n_clusters=k, n_init=1, random_state=0, batch_size=2048).fit(v1)
+            lab1, c1 = first.labels_, _centroids(v1, first.labels_)
+            started = time.perf_counter()
+            second = MiniBatchKMeans(n_clusters=k, init=c1, n_init=1, random_state=1, batch_size=2048).fit(v2)
+            rerun = time.perf_counter() - started
+            lab2, c2 = second.labels_, _centroids(v2, second.labels_)
+            noise = f"{k} clusters"
+        else:
+            lab1, c1 = cluster(v1, k, None, seed=0)
+            started = time.perf_counter()
+            lab2, c2 = cluster(v2, k, c1 if "seeded" in name else None, seed=1)
+            rerun = time.perf_counter() - started
+            noise = f"{k} clusters"
+        ari, same = _stability(ids1, lab1, c1, ids2, lab2, c2)
+        rows.append([name, f"{len(ids1):,}", f"{rerun:.2f}", f"{ari:.3f}", f"{same:.1%}", noise])
+    return rows
+
+
+def show(title: str, columns: list[str], rows: list[list[str]]) -> None:
+    table = Table(title=title, title_justify="left")
+    for c in columns:
+        table.add_column(c, overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus", type=Path, default=SHARED / "arxiv_corpus_full.jsonl.gz")
+    parser.add_argument("--extra", type=Path, default=SHARED / "arxiv_systems_extra.jsonl.gz")
+    parser.add_argument("--vectors", type=Path, default=ROOT / "demo-workspace", help="an embedded workspace")
+    parser.add_argument("--scratch", type=Path, default=Path("/tmp/bench-trends"))
+    parser.add_argument("--skip-terms", action="store_true")
+    args = parser.parse_args()
+    if not args.skip_terms:
+        show("compute_trends at ~100k documents (month window, as of 2025-09-30)",
+             ["what", "documents", "seconds", "vs plain", "output"], part_terms(args.corpus, args.extra, args.scratch))
+    show("Topic clustering: time and week-to-week stability (demo workspace, 12-week horizon)",
+         ["method", "docs", "seconds (rerun)", "ARI vs rerun +7 days", "same topic id", "clusters"],
+         part_topics(args.vectors.resolve(), date(2026, 6, 21)))  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,80 @@
+"""Synthetic corpora for the trends tests: known rises, flat terms and a source-mix change."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+from datetime import date, timedelta
+
+from store.db import Store
+from store.models import Document
+
+# made-up topic words: no stop-words, no generic words, no collisions with the rules
+WORDS = [f"{c}{v}{e}" for c in "bdfgklmnprstvz" for v in "aeiou" for e in ("lox", "rim", "tash")]
+
+
+def day_iter(first: date, last: date):  # type: ignore[no-untyped-def]
+    d = first
+    while d <= last:
+        yield d
+        d += timedelta(days=1)
+
+
+def make_doc(rng: random.Random, doc_id: str, day: date, source: str, primary: str, extra: list[str],
+             categories: tuple[str, ...] = ()) -> Document:  # fmt: skip
+    words = rng.sample(WORDS, 30)
+    title = " ".join(words[:5] + extra[:1])
+    abstract = ". ".join([" ".join(words[5:15]), *extra, " ".join(words[15:])]) + "."
+    return Document(id=doc_id, kind="paper", source=source, title=title.capitalize(), abstract=abstract,
+                    published=f"{day.isoformat()}T12:00:00Z", primary_category=primary,
+                    categories=categories or (primary,))  # fmt: skip
+
+
+def base_corpus(store: Store, *, first: date = date(2025, 1, 1), last: date = date(2025, 6, 30), per_day: int = 5,
+                rise_from: date = date(2025, 6, 1), seed: int = 7) -> None:  # fmt: skip
+    """One source (cs.CL). "steady morphing" appears in 20% of documents throughout; "quantum
+    sparsifier" in 2% until ``rise_from`` and 30% after; the method name ZORPO only after it."""
+    rng = random.Random(seed)
+    docs = []
+    for day in day_iter(first, last):
+        for k in range(per_day):
+            extra = []
+            if rng.random() < 0.2:
+                extra.append("We rely on steady morphing of the inputs")
+            rate = 0.3 if day >= rise_from else 0.02
+            if rng.random() < rate:
+                extra.append("A quantum sparsifier is applied")
+            if day >= rise_from and rng.random() < 0.15:
+                extra.append("We train with ZORPO")
+            docs.append(make_doc(rng, f"2501.{day.strftime('%m%d')}{k}", day, "feed-a", "cs.CL", extra))
+    store.upsert_documents(docs)
+
+
+def new_source(store: Store, *, first: date = date(2025, 6, 1), last: date = date(2025, 6, 30), per_day: int = 15,
+               seed: int = 11) -> list[str]:  # fmt: skip
+    """A second source that starts late with many cs.CV documents, half of them about "pixel
+    lattice", a phrase that cs.CL documents of the first source use at a steady 3%."""
+    rng = random.Random(seed)
+    docs = []
+    for day in day_iter(first, last):
+        for k in range(per_day):
+            extra = ["Each pixel lattice is segmented"] if rng.random() < 0.5 else []
+            docs.append(make_doc(rng, f"2506.{day.strftime('%d')}{k:03d}", day, "feed-b", "cs.CV", extra))
+    store.upsert_documents(docs)
+    return [d.id for d in docs]
+
+
+def pixel_lattice_in_base(store: Store, *, seed: int = 3) -> None:
+    """Give 3% of the first source's documents the phrase the new source brings in bulk."""
+    rng = random.Random(seed)
+    docs = []
+    for doc in store.iter_documents():
+        if doc.source == "feed-a" and rng.random() < 0.03:
+            docs.append(replace(doc, abstract=doc.abstract + " Each pixel lattice is segmented."))
+    store.upsert_documents(docs)
+
+
+def tag(store: Store, rows: list[tuple[str, str]]) -> None:
+    with store.transaction() as conn:
+        conn.executemany("INSERT OR IGNORE INTO document_tags (doc_id, tag, score, origin, created_at) "
+                         "VALUES (?, ?, 1.0, 'rule', '2025-07-01T00:00:00Z')", rows)  # fmt: skip
