@@ -128,6 +128,9 @@ def _tag_controls(root: str, doc_id: str, tags: list[dict[str, Any]], fixes: dic
         st.caption("Tag fixes need the tagging stage (analysis.tags), which is not installed yet.")
     if not tags:
         st.caption("no tags")
+    gone = sorted(t for t, v in fixes.items() if v == 0 and t not in {x["tag"] for x in tags})
+    if gone:
+        st.caption(data.md("removed by a correction: " + ", ".join(gone)))
     for t in tags:
         c1, c2, c3 = st.columns([3, 1, 1])
         state = {1: " · confirmed", 0: " · removed"}.get(fixes.get(t["tag"], -1), "")

@@ -124,7 +124,8 @@ def _queue(root: str) -> None:
     _queue_fragment(root, REFRESH_S if active else None)
 
 
-def _queue_body(root: str) -> None:
+def _queue_body(root: str) -> int:
+    """The active runs with progress and a cancel button; returns how many there are."""
     from repro import runner
 
     ws = Workspace(Path(root))
@@ -141,6 +142,7 @@ def _queue_body(root: str) -> None:
                          f"{p['total_steps']} steps · {100 * run['progress']:.0f}%")  # fmt: skip
         c2.button("Cancel", key=f"cancel-{run['id']}", on_click=_cancel, args=(root, run["id"]),
                   disabled=bool(run["cancel_requested"]))  # fmt: skip
+    return len(active)
 
 
 @st.fragment
@@ -151,7 +153,8 @@ def _queue_fragment_static(root: str) -> None:
 
 @st.fragment(run_every=REFRESH_S)
 def _queue_fragment_live(root: str) -> None:
-    _queue_body(root)
+    if not _queue_body(root):
+        st.rerun(scope="app")  # the last run finished: show it under finished runs, stop refreshing
 
 
 def _queue_fragment(root: str, every: float | None) -> None:
