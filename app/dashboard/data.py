@@ -301,6 +301,6 @@ def page_root() -> str:
     try:
         return str(workspace().root)
     except RadarError as exc:
-        st.error(f"radar: {exc}")
+        st.error(md(f"radar: {exc}"))
         st.stop()
         raise  # unreachable: st.stop() raises

@@ -68,7 +68,7 @@ def _results(root: str, query: str, f: dict[str, Any]) -> None:
     try:
         hits = data.search(root, ver, query.strip(), filters, f["k"])
     except RadarError as exc:
-        st.error(f"radar: {exc}")
+        st.error(data.md(f"radar: {exc}"))
         return
     st.caption(f"{len(hits)} results (hybrid: semantic + keyword, fused by reciprocal rank)")
     if not hits:
@@ -92,7 +92,7 @@ def _open(doc_id: str) -> None:
 def _detail(root: str, doc_id: str, facets: dict[str, Any]) -> None:
     doc = data.read(root, lambda s: s.get_document(doc_id))
     if doc is None:
-        st.warning(f"no document {doc_id} in this workspace")
+        st.warning(data.md(f"no document {doc_id} in this workspace"))
         return
     tags, fixes = data.read(root, lambda s: s.tag_details(doc_id))
     st.subheader(data.md(data.one_line(doc.title, 500)))
@@ -166,7 +166,7 @@ def _correct(root: str, doc_id: str, add: list[str], remove: list[str]) -> None:
         with Store(ws.db_path) as store:
             fix(ws, store, doc_id, add=add, remove=remove)
     except RadarError as exc:
-        st.session_state["ex_fix_msg"] = (False, f"radar: {exc}")
+        st.session_state["ex_fix_msg"] = (False, data.md(f"radar: {exc}"))
         return
     what = ", ".join([f"+{t}" for t in add] + [f"-{t}" for t in remove])
     st.session_state["ex_fix_msg"] = (True, f"recorded {what} for {doc_id}; the next `radar tag --retrain` learns it")

@@ -39,7 +39,7 @@ def render() -> None:
         with st.spinner("computing trends (a workspace where `radar trends` never ran builds its term table first)"):
             trends = data.trends(root, ver, as_of, window)
     except Exception as exc:  # a RadarError from the trends stage: show its one line, keep the page
-        st.warning(f"trends: {exc}")
+        st.warning(data.md(f"trends: {exc}"))
         trends = None
 
     st.subheader(f"Volume per {window}")

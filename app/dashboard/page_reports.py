@@ -59,7 +59,7 @@ def render() -> None:
     folder = ws.report_dir(week or folders[0].name)
     files = report_files(folder)
     if not files:
-        st.warning(f"{folder} holds no report files; generate the week again")
+        st.warning(data.md(f"{folder} holds no report files; generate the week again"))
         return
     cols = st.columns(len(files))
     for col, (suffix, path) in zip(cols, files.items(), strict=True):
@@ -108,7 +108,7 @@ def _generate(ws: Workspace, root: str) -> None:
                 with st.spinner(f"writing the {label} report"):
                     done = generate(ws, label)
             except RadarError as exc:
-                st.error(f"radar: {exc}")
+                st.error(data.md(f"radar: {exc}"))
                 return
             st.session_state["rp_week"] = label
             st.success(f"wrote the {label} report: {done['documents']:,} documents, {done['recommendations']} "

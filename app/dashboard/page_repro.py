@@ -108,9 +108,9 @@ def _launch_form(ws: Workspace) -> None:
                                   steps=int(steps), device=device)  # fmt: skip
             run_id = runner.launch(ws, spec)
         except RadarError as exc:
-            st.error(f"radar: {exc}")
+            st.error(data.md(f"radar: {exc}"))
         else:
-            st.success(f"started {run_id}; it trains in the background (log: {runner.log_path(ws, run_id)})")
+            st.success(data.md(f"started {run_id}; it trains in the background (log: {runner.log_path(ws, run_id)})"))
 
 
 # -- queue ------------------------------------------------------------------------------------------
@@ -167,7 +167,7 @@ def _cancel(root: str, run_id: str) -> None:
     try:
         runner.cancel(Workspace(Path(root)), run_id)
     except RadarError as exc:
-        st.session_state["rp_msg"] = f"radar: {exc}"
+        st.session_state["rp_msg"] = data.md(f"radar: {exc}")
 
 
 # -- finished runs ----------------------------------------------------------------------------------

@@ -27,10 +27,10 @@ def _sources(root: str, ws: Workspace) -> None:
     try:
         config = ws.config()
     except RadarError as exc:
-        st.error(f"radar: {exc}")
+        st.error(data.md(f"radar: {exc}"))
         return
     if not config.sources:
-        st.info(f"No sources in {ws.config_path}; add [[sources]] tables and run `radar crawl`.")
+        st.info(f"No sources in {data.md(str(ws.config_path))}; add [[sources]] tables and run `radar crawl`.")
         return
     states = data.read(root, lambda s: {src.name: s.crawl_state(src.name) for src in config.sources})
     rows = []
@@ -46,8 +46,8 @@ def _sources(root: str, ws: Workspace) -> None:
     failing = [r for r in rows if r["status"] == "failed"]
     if failing:
         st.warning(f"{len(failing)} source(s) failed on their last crawl: "
-                   + ", ".join(r["source"] for r in failing) + "; see `last error`")  # fmt: skip
-    st.caption(f"edit {ws.config_path} to add or change sources, then run `radar crawl`")
+                   + data.md(", ".join(r["source"] for r in failing)) + "; see `last error`")  # fmt: skip
+    st.caption(f"edit {data.md(str(ws.config_path))} to add or change sources, then run `radar crawl`")
 
 
 def _taxonomy(root: str, ws: Workspace) -> None:
@@ -56,7 +56,7 @@ def _taxonomy(root: str, ws: Workspace) -> None:
     try:
         tax = data.taxonomy(root, config.stat().st_mtime if config.exists() else 0.0)
     except RadarError as exc:
-        st.error(f"radar: {exc}")
+        st.error(data.md(f"radar: {exc}"))
         return
     if tax is None:
         st.info("The tagging stage (analysis.tags) is not installed yet; its taxonomy will show here.")
