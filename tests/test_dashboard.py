@@ -238,7 +238,7 @@ def test_repro_form_starts_a_run_and_cancel_stops_it(app: AppTest, dash_ws: Work
     run_id, params = runs[-1][0], json.loads(runs[-1][1])
     try:
         assert params | {"method": "dapo", "baseline": "grpo", "seeds": 1, "steps": 2, "device": "cpu"} == params
-        assert any(run_id in s.value for s in app.success)
+        assert any(data.md(run_id) in s.value for s in app.success)
         app.run()
         app.button(key=f"cancel-{run_id}").click().run()
         state = sqlite3.connect(dash_ws.db_path).execute(
