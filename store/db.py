@@ -341,6 +341,100 @@ class Store:
                 out.setdefault(doc_id, []).append(tag)
         return out
 
+    # -- tag decisions and corrections (written by analysis/tags) ---------------------------------
+
+    def tagging_candidates(self, model_id: str, tagger: str, *, everything: bool = False,
+                           batch: int = 4096) -> Iterator[list[tuple[str, str, str, bytes]]]:  # fmt: skip
+        """Batches of (id, title, abstract, vector) of embedded documents not yet decided by ``tagger``
+        (all embedded documents when ``everything``)."""
+        where = "" if everything else "AND (s.doc_id IS NULL OR s.tagger != ?)"
+        params: tuple[Any, ...] = (model_id,) if everything else (model_id, tagger)
+        # ids first: the caller writes tag_state between batches, which this query reads
+        ids = [r[0] for r in self.conn.execute(
+            "SELECT d.id FROM documents d JOIN embeddings e ON e.doc_id = d.id LEFT JOIN tag_state s ON s.doc_id = d.id "
+            f"WHERE e.model_id = ? AND e.content_hash = d.content_hash {where} ORDER BY d.rowid", params)]  # fmt: skip
+        for start in range(0, len(ids), batch):
+            chunk = ids[start : start + batch]
+            rows: dict[str, tuple[str, str, str, bytes]] = {}
+            for sub in range(0, len(chunk), 900):
+                part = chunk[sub : sub + 900]
+                for r in self.conn.execute(
+                    "SELECT d.id, d.title, d.abstract, e.vector FROM documents d JOIN embeddings e ON e.doc_id = d.id "
+                    f"WHERE d.id IN ({','.join('?' * len(part))})", part):  # fmt: skip
+                    rows[r[0]] = (r[0], r[1], r[2], r[3])
+            yield [rows[i] for i in chunk if i in rows]
+
+    def sample_embedded(self, model_id: str, n: int) -> list[tuple[str, str, str, bytes]]:
+        """Up to ``n`` (id, title, abstract, vector) of embedded documents, a fixed pseudo-random sample."""
+        rows = self.conn.execute(
+            "SELECT d.id, d.title, d.abstract, e.vector FROM documents d JOIN embeddings e ON e.doc_id = d.id "
+            "WHERE e.model_id = ? AND e.content_hash = d.content_hash ORDER BY (e.vec_id * 2654435761) % 4294967296 "
+            "LIMIT ?", (model_id, n))  # fmt: skip
+        return [(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def count_unembedded(self, model_id: str) -> int:
+        return int(self.conn.execute(
+            "SELECT COUNT(*) FROM documents d LEFT JOIN embeddings e ON e.doc_id = d.id AND e.model_id = ? "
+            "AND e.content_hash = d.content_hash WHERE e.doc_id IS NULL", (model_id,)).fetchone()[0])  # fmt: skip
+
+    def save_tag_decisions(self, tagger: str, doc_ids: list[str],
+                           decisions: Iterable[tuple[str, str, float, str]]) -> None:  # fmt: skip
+        """Replace the model/rule tags of ``doc_ids`` with (doc_id, tag, score, origin) decisions, in one
+        transaction; user corrections win: a removed tag is never written, a confirmed one is kept."""
+        now = utc_now()
+        with self.transaction() as conn:
+            for start in range(0, len(doc_ids), 900):
+                chunk = doc_ids[start : start + 900]
+                marks = ",".join("?" * len(chunk))
+                conn.execute(f"DELETE FROM document_tags WHERE origin != 'user' AND doc_id IN ({marks})", chunk)
+            conn.executemany(
+                "INSERT INTO document_tags (doc_id, tag, score, origin, created_at) SELECT ?, ?, ?, ?, ? "
+                "WHERE NOT EXISTS (SELECT 1 FROM tag_corrections c WHERE c.doc_id = ?1 AND c.tag = ?2) "
+                "ON CONFLICT(doc_id, tag) DO NOTHING",
+                [(d, t, s, o, now) for d, t, s, o in decisions],
+            )
+            conn.executemany(
+                "INSERT INTO tag_state (doc_id, tagger, tagged_at) VALUES (?, ?, ?) "
+                "ON CONFLICT(doc_id) DO UPDATE SET tagger = excluded.tagger, tagged_at = excluded.tagged_at",
+                [(d, tagger, now) for d in doc_ids],
+            )
+
+    def save_correction(self, doc_id: str, add: Iterable[str], remove: Iterable[str]) -> None:
+        """Record +tag / -tag corrections and apply them to the document's tags at once."""
+        now = utc_now()
+        with self.transaction() as conn:
+            for tag, value in [(t, 1) for t in add] + [(t, 0) for t in remove]:
+                conn.execute(
+                    "INSERT INTO tag_corrections (doc_id, tag, value, created_at) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT(doc_id, tag) DO UPDATE SET value = excluded.value, created_at = excluded.created_at",
+                    (doc_id, tag, value, now),
+                )
+                if value:
+                    conn.execute(
+                        "INSERT INTO document_tags (doc_id, tag, score, origin, created_at) VALUES (?, ?, 1.0, 'user', ?) "
+                        "ON CONFLICT(doc_id, tag) DO UPDATE SET score = 1.0, origin = 'user', created_at = excluded.created_at",
+                        (doc_id, tag, now),
+                    )
+                else:
+                    conn.execute("DELETE FROM document_tags WHERE doc_id = ? AND tag = ?", (doc_id, tag))
+
+    def corrections(self) -> list[tuple[str, str, int]]:
+        """(doc_id, tag, 1 confirmed / 0 removed), oldest first."""
+        return [tuple(r) for r in self.conn.execute(  # type: ignore[misc]
+            "SELECT doc_id, tag, value FROM tag_corrections ORDER BY created_at, doc_id, tag")]
+
+    def tag_counts(self) -> dict[str, dict[str, int]]:
+        """{tag: {origin: documents}}."""
+        out: dict[str, dict[str, int]] = {}
+        for tag, origin, n in self.conn.execute("SELECT tag, origin, COUNT(*) FROM document_tags GROUP BY 1, 2"):
+            out.setdefault(tag, {})[origin] = n
+        return out
+
+    def tag_details(self, doc_id: str) -> list[tuple[str, float, str]]:
+        """(tag, score, origin) of one document."""
+        return [tuple(r) for r in self.conn.execute(  # type: ignore[misc]
+            "SELECT tag, score, origin FROM document_tags WHERE doc_id = ? ORDER BY tag", (doc_id,))]
+
     def fingerprint(self) -> str:
         """Changes whenever a document is added or its content changes (for derived indexes)."""
         row = self.conn.execute("SELECT COUNT(*), COALESCE(MAX(rowid), 0), COALESCE(MAX(changed_at), '') "

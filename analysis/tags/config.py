@@ -1,0 +1,40 @@
+"""The [tagging] section of radar.toml."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+from store.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class TaggingConfig:
+    taxonomy: str = ""  # a taxonomy TOML file (relative to the workspace); "" = the packaged default
+    labels: tuple[str, ...] = ()  # extra label files (JSONL {"id", "tags"}) to train on
+    use_dev_labels: bool = True  # train on the 750 shipped hand-labeled papers
+    min_examples: int = 5  # labeled positives (and negatives) a tag needs for its own classifier
+    correction_weight: float = 3.0  # a user correction counts this many labeled examples
+    zero_shot_threshold: float = 0.45  # cosine to the description, for a tag with no examples at all
+    tfidf: bool = True  # TF-IDF features beside the embedding (off: faster, about 0.03 lower macro-F1)
+
+    def __post_init__(self) -> None:
+        if self.min_examples < 2:
+            raise ConfigError("[tagging] min_examples must be at least 2")
+        if self.correction_weight <= 0:
+            raise ConfigError("[tagging] correction_weight must be positive")
+        if not -1.0 <= self.zero_shot_threshold <= 1.0:
+            raise ConfigError("[tagging] zero_shot_threshold is a cosine similarity: -1..1")
+
+    @classmethod
+    def from_section(cls, table: dict[str, Any]) -> TaggingConfig:
+        allowed = {f.name for f in fields(cls)}
+        unknown = sorted(set(table) - allowed)
+        if unknown:
+            raise ConfigError(f"unknown key(s) {', '.join(unknown)} in [tagging]; valid keys: {', '.join(sorted(allowed))}")
+        table = dict(table)
+        if "labels" in table:
+            if not isinstance(table["labels"], list) or not all(isinstance(p, str) for p in table["labels"]):
+                raise ConfigError('[tagging] labels is a list of file paths, e.g. labels = ["my-labels.jsonl"]')
+            table["labels"] = tuple(table["labels"])
+        return cls(**table)

@@ -1,0 +1,102 @@
+"""The multi-label tag model: one logistic regression per tag over FeatureSpace features.
+
+How each tag is decided, by the examples it has:
+- ``model``: at least ``min_examples`` labeled positives (label files and user corrections) and
+  as many negatives: a logistic regression; its probability is the score and the threshold is the
+  one that maximises F1 on out-of-fold probabilities of the training set (3-fold), taken as the
+  middle of the thresholds within 2% of the best F1 so that a few examples do not pin it to a spike.
+- ``weak`` (few labeled positives): documents whose title matches the tag's keywords, or whose
+  abstract matches twice, are added as positives at half weight, with as many non-matching
+  documents as negatives; the labeled examples keep full weight. Decisions carry origin "rule".
+- ``zero-shot`` (no positives and no keyword matches): cosine similarity between the document and
+  the tag's description, above ``zero_shot_threshold``. Origin "rule".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import StratifiedKFold
+
+from analysis.tags.features import FeatureSpace
+
+C = 10.0
+WEAK_WEIGHT = 0.5
+THRESHOLDS = np.linspace(0.02, 0.90, 45)
+
+
+@dataclass
+class TagRule:
+    """How one tag is decided."""
+
+    strategy: str  # model | weak | zero-shot
+    threshold: float
+    positives: int  # labeled positives it learned from
+    classifier: LogisticRegression | None = None
+    description_vector: np.ndarray | None = None
+
+    @property
+    def origin(self) -> str:
+        return "model" if self.strategy == "model" else "rule"
+
+
+@dataclass
+class TagModel:
+    names: list[str]
+    space: FeatureSpace
+    rules: dict[str, TagRule] = field(default_factory=dict)
+    version: str = ""
+
+    def scores(self, features: sp.csr_matrix, vectors: np.ndarray) -> np.ndarray:
+        """Per document and tag: the score that is compared with the tag's threshold."""
+        out = np.zeros((features.shape[0], len(self.names)), dtype=np.float32)
+        for j, name in enumerate(self.names):
+            rule = self.rules[name]
+            if rule.classifier is not None:
+                out[:, j] = rule.classifier.predict_proba(features)[:, 1]
+            elif rule.description_vector is not None:
+                out[:, j] = np.asarray(vectors, dtype=np.float32) @ rule.description_vector
+        return out
+
+    def thresholds(self) -> np.ndarray:
+        return np.array([self.rules[n].threshold for n in self.names], dtype=np.float32)
+
+
+def best_threshold(probs: np.ndarray, truth: np.ndarray) -> float:
+    """The middle of the thresholds whose F1 is within 2% of the best (0.5 if nothing is positive)."""
+    if not truth.any():
+        return 0.5
+    f1 = np.array([_f1(truth, probs >= t) for t in THRESHOLDS])
+    near = THRESHOLDS[f1 >= f1.max() * 0.98]
+    return float(np.median(near))
+
+
+def _f1(truth: np.ndarray, pred: np.ndarray) -> float:
+    tp = float(np.sum(truth & pred))
+    denom = float(np.sum(truth) + np.sum(pred))
+    return 2 * tp / denom if denom else 0.0
+
+
+def fit_classifier(x: sp.csr_matrix, y: np.ndarray, w: np.ndarray) -> LogisticRegression:
+    return LogisticRegression(C=C, solver="liblinear", max_iter=2000).fit(x, y, sample_weight=w)
+
+
+def fit_tag(x: sp.csr_matrix, y: np.ndarray, w: np.ndarray, labeled: np.ndarray) -> tuple[LogisticRegression, float]:
+    """A classifier on all rows and a threshold from out-of-fold probabilities on the labeled rows.
+
+    ``labeled`` marks rows with a human label (weak rows train but never pick the threshold)."""
+    lab = np.flatnonzero(labeled)
+    folds = int(min(3, y[lab].sum(), (~y[lab]).sum()))
+    if folds >= 2:
+        oof = np.zeros(len(lab), dtype=np.float32)
+        extra = np.flatnonzero(~labeled)
+        for train, test in StratifiedKFold(folds, shuffle=True, random_state=0).split(lab, y[lab]):
+            rows = np.concatenate([lab[train], extra])
+            oof[test] = fit_classifier(x[rows], y[rows], w[rows]).predict_proba(x[lab[test]])[:, 1]
+        threshold = best_threshold(oof, y[lab])
+    else:
+        threshold = 0.5
+    return fit_classifier(x, y, w), threshold

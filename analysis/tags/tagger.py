@@ -1,0 +1,355 @@
+"""Training the tag model and writing tag decisions: what `radar tag` runs.
+
+    labels (shipped dev set, label files, corrections) --training.py--> Examples
+    Examples + a sample of the workspace --fit_model--> TagModel (saved under index/tagger/)
+    embedded documents not yet decided by this model --TagModel--> document_tags (score, origin)
+
+A model is tied to the taxonomy file's content and to the embedding model: when either changes
+the next `radar tag` retrains. `--retrain` also picks up new corrections and label files, and
+re-decides every document. Corrections always win for their document (see Store.save_tag_decisions).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from analysis.tags.config import TaggingConfig
+from analysis.tags.errors import TaggingError
+from analysis.tags.features import FeatureSpace
+from analysis.tags.model import WEAK_WEIGHT, TagModel, TagRule, fit_tag
+from analysis.tags.taxonomy import DEFAULT_TAXONOMY, Taxonomy, load_taxonomy_file
+from analysis.tags.training import DEV_LABELS, Examples, dev_papers, read_label_file
+from store import Store, Workspace
+
+MODEL_FORMAT = 1
+VOCAB_SAMPLE = 5000  # workspace documents that join the examples to fit the TF-IDF vocabulary
+WEAK_SAMPLE = 20000  # workspace documents searched for keyword matches (weak labels)
+
+Progress = Callable[[int, int], None]
+Describe = Callable[[Sequence[str]], np.ndarray]
+
+
+def tagging_config(ws: Workspace) -> TaggingConfig:
+    return TaggingConfig.from_section(ws.config().section("tagging"))
+
+
+def load_taxonomy(ws: Workspace) -> Taxonomy:
+    cfg = tagging_config(ws)
+    if not cfg.taxonomy:
+        return load_taxonomy_file(DEFAULT_TAXONOMY)
+    path = Path(cfg.taxonomy).expanduser()
+    return load_taxonomy_file(path if path.is_absolute() else ws.root / path)
+
+
+# -- vectors -----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Vectors:
+    """The workspace's embedding model, and a lazily loaded embedder for texts it has no vector for."""
+
+    ws: Workspace
+    model_id: str
+    precision: str
+    _embedder: Any = None
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        from index.embedder import make_embedder
+        from index.pipeline import embedding_config, model_cache_dir
+
+        if self._embedder is None:
+            self._embedder = make_embedder(embedding_config(self.ws), device="cpu",
+                                           cache_dir=model_cache_dir(self.ws), precision=self.precision)  # fmt: skip
+        return np.asarray(self._embedder.embed(list(texts)), dtype=np.float32)
+
+    def cache_path(self) -> Path:
+        from index.pipeline import model_cache_dir
+
+        digest = hashlib.sha1(self.model_id.encode()).hexdigest()[:12]
+        return model_cache_dir(self.ws) / f"tag-examples-{digest}.npz"
+
+    def for_texts(self, store: Store, ids: Sequence[str], texts: dict[str, tuple[str, str]]) -> np.ndarray:
+        """Vectors of ``ids``: stored ones, then the cache, then embedded now (and cached)."""
+        from index.embedder import document_text
+
+        out = np.zeros((len(ids), 0), dtype=np.float32)
+        found: dict[str, np.ndarray] = {}
+        for doc_id in ids:
+            hit = store.vector_of(doc_id, self.model_id)
+            if hit is not None:
+                found[doc_id] = np.frombuffer(hit[1], dtype=np.float32)
+        cache: dict[str, np.ndarray] = {}
+        path = self.cache_path()
+        if path.is_file():
+            try:
+                with np.load(path, allow_pickle=False) as data:
+                    cache = dict(zip(data["ids"].tolist(), data["vectors"], strict=True))
+            except (OSError, ValueError, KeyError):
+                cache = {}  # a damaged cache is rebuilt
+        missing = [i for i in ids if i not in found and i not in cache]
+        if missing:
+            fresh = self.embed([document_text(*texts[i]) for i in missing])
+            cache.update(zip(missing, fresh, strict=True))
+            path.parent.mkdir(parents=True, exist_ok=True)
+            keys = sorted(cache)
+            import io
+
+            buf = io.BytesIO()
+            np.savez(buf, ids=np.array(keys), vectors=np.stack([cache[k] for k in keys]))
+            Workspace.write_bytes_atomic(path, buf.getvalue())
+        vectors = [found.get(i, cache.get(i)) for i in ids]
+        return np.stack(vectors).astype(np.float32) if vectors else out
+
+
+def workspace_vectors(ws: Workspace, store: Store) -> Vectors:
+    """The embedding model whose vectors the workspace holds (as `radar search` picks it)."""
+    from index.embedder import model_id_for, resolve_model_dir
+    from index.pipeline import embedding_config
+
+    cfg = embedding_config(ws)
+    models = store.embedding_models()
+    if not models:
+        raise TaggingError("nothing is embedded yet; run `radar index` first, then `radar tag`")
+    model_dir = resolve_model_dir(cfg.model)
+    wanted = {model_id_for(cfg, model_dir, int8=True): "int8", model_id_for(cfg, model_dir, int8=False): "fp"}
+    present = [m for m in wanted if m in models]
+    if not present:
+        raise TaggingError(f"the stored vectors come from {', '.join(models)} but radar.toml asks for "
+                           f"{' or '.join(wanted)}; run `radar index` to re-embed")  # fmt: skip
+    chosen = max(present, key=lambda m: models[m])
+    return Vectors(ws, chosen, wanted[chosen])
+
+
+# -- examples ----------------------------------------------------------------------------------------
+
+
+def gather_examples(ws: Workspace, store: Store, taxonomy: Taxonomy, cfg: TaggingConfig,
+                    vectors: Vectors) -> Examples:  # fmt: skip
+    """Every labeled document (later label sources win), then corrections on top."""
+    labels: dict[str, set[str]] = {}
+    sources: list[Path] = ([DEV_LABELS] if cfg.use_dev_labels else []) + [
+        (p if p.is_absolute() else ws.root / p) for p in map(Path, cfg.labels)]  # fmt: skip
+    for path in sources:
+        labels.update(read_label_file(path, _lenient(taxonomy) if path == DEV_LABELS else taxonomy))
+    corrections = [(d, t, v) for d, t, v in store.corrections() if t in taxonomy.names]
+    texts = dev_papers() if cfg.use_dev_labels else {}
+    stored = store.documents(set(labels) | {d for d, _, _ in corrections})
+    texts.update({i: (doc.title, doc.abstract) for i, doc in stored.items()})
+    ids = [i for i in labels if i in texts] + sorted({d for d, _, _ in corrections if d not in labels and d in texts})
+    names = taxonomy.names
+    row = {doc_id: i for i, doc_id in enumerate(ids)}
+    y = np.zeros((len(ids), len(names)), dtype=bool)
+    known = np.zeros_like(y)
+    weight = np.ones(y.shape, dtype=np.float32)
+    user = np.zeros(len(ids), dtype=bool)
+    for doc_id, tags in labels.items():
+        if doc_id in row:
+            known[row[doc_id]] = True
+            y[row[doc_id]] = [n in tags for n in names]
+    for doc_id, tag, value in corrections:
+        if doc_id in row:
+            i, j = row[doc_id], names.index(tag)
+            y[i, j], known[i, j], weight[i, j] = bool(value), True, cfg.correction_weight
+            user[i] = True
+    return Examples(ids, [texts[i][0] for i in ids], [texts[i][1] for i in ids],
+                    vectors.for_texts(store, ids, texts), y, known, weight, user)  # fmt: skip
+
+
+def _lenient(taxonomy: Taxonomy) -> Taxonomy:
+    """The shipped dev labels may name tags a user removed from the taxonomy: those are ignored."""
+    from analysis.tags.taxonomy import Tag
+
+    extra = [Tag(n, "", "", ()) for n in DEFAULT_TAGS if n not in taxonomy.names]
+    return Taxonomy(taxonomy.tags + tuple(extra), taxonomy.source, taxonomy.digest)
+
+
+DEFAULT_TAGS = load_taxonomy_file(DEFAULT_TAXONOMY).names
+
+
+# -- fitting -----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Corpus:
+    """Unlabeled workspace documents: TF-IDF vocabulary and weak labels."""
+
+    titles: list[str] = field(default_factory=list)
+    abstracts: list[str] = field(default_factory=list)
+    vectors: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
+
+    @classmethod
+    def sample(cls, store: Store, model_id: str, n: int = WEAK_SAMPLE) -> Corpus:
+        rows = store.sample_embedded(model_id, n)
+        if not rows:
+            return cls()
+        return cls([r[1] for r in rows], [r[2] for r in rows],
+                   np.stack([np.frombuffer(r[3], dtype=np.float32) for r in rows]))  # fmt: skip
+
+
+def fit_model(examples: Examples, taxonomy: Taxonomy, cfg: TaggingConfig, corpus: Corpus,
+              describe: Describe, exclude: set[str] = frozenset()) -> TagModel:  # type: ignore[assignment]  # fmt: skip
+    """Train on ``examples``; ``exclude`` keeps documents (e.g. an evaluation fold) out of the weak labels."""
+    names = taxonomy.names
+    space = FeatureSpace(taxonomy, use_tfidf=cfg.tfidf)
+    vocab = min(VOCAB_SAMPLE, len(corpus.titles))
+    space.fit(examples.titles + corpus.titles[:vocab], examples.abstracts + corpus.abstracts[:vocab])
+    x = space.transform(examples.titles, examples.abstracts, examples.vectors) if len(examples) else None
+    model = TagModel(names, space)
+    weak_x = None
+    for j, name in enumerate(names):
+        rows = np.flatnonzero(examples.known[:, j]) if len(examples) else np.zeros(0, dtype=int)
+        y = examples.y[rows, j] if len(rows) else np.zeros(0, dtype=bool)
+        positives, negatives = int(y.sum()), int((~y).sum())
+        if positives >= cfg.min_examples and negatives >= cfg.min_examples and x is not None:
+            clf, threshold = fit_tag(x[rows], y, examples.weight[rows, j], np.ones(len(rows), dtype=bool))
+            model.rules[name] = TagRule("model", threshold, positives, clf)
+            continue
+        if weak_x is None and len(corpus.titles):
+            weak_x = space.transform(corpus.titles, corpus.abstracts, corpus.vectors)
+            hits = space.matcher.matrix(corpus.titles, corpus.abstracts)
+        weak = _weak_rows(hits[:, j], hits[:, len(names) + j]) if weak_x is not None else np.zeros(0, dtype=int)
+        if len(weak) and x is not None:
+            negs = np.setdiff1d(np.flatnonzero(hits[:, j] + hits[:, len(names) + j] == 0), weak)[: 3 * len(weak)]
+            import scipy.sparse as sp
+
+            all_x = sp.vstack([x[rows], weak_x[weak], weak_x[negs]], format="csr")
+            all_y = np.concatenate([y, np.ones(len(weak), dtype=bool), np.zeros(len(negs), dtype=bool)])
+            w = np.concatenate([examples.weight[rows, j], np.full(len(weak) + len(negs), WEAK_WEIGHT)])
+            labeled = np.concatenate([np.ones(len(rows), dtype=bool), np.zeros(len(weak) + len(negs), dtype=bool)])
+            clf, threshold = fit_tag(all_x, all_y, w.astype(np.float32), labeled)
+            model.rules[name] = TagRule("weak", threshold, positives, clf)
+            continue
+        tag = taxonomy.get(name)
+        vector = describe([f"{name.replace('-', ' ')}: {tag.description or ', '.join(tag.keywords)}"])[0]
+        model.rules[name] = TagRule("zero-shot", cfg.zero_shot_threshold, positives, description_vector=vector)
+    return model
+
+
+def _weak_rows(title_hits: np.ndarray, abstract_hits: np.ndarray, limit: int = 500) -> np.ndarray:
+    return np.flatnonzero((title_hits >= 1) | (abstract_hits >= 2))[:limit]
+
+
+def model_path(ws: Workspace) -> Path:
+    return ws.index_dir / "tagger" / "model.pkl"
+
+
+def _version(taxonomy: Taxonomy, model_id: str, examples: Examples, cfg: TaggingConfig) -> str:
+    h = hashlib.sha1()
+    for part in (taxonomy.digest, model_id, repr(cfg), *examples.ids):
+        h.update(part.encode())
+    h.update(examples.y.tobytes())
+    h.update(examples.known.tobytes())
+    return h.hexdigest()[:12]
+
+
+def train(ws: Workspace, store: Store, taxonomy: Taxonomy, vectors: Vectors) -> TagModel:
+    cfg = tagging_config(ws)
+    examples = gather_examples(ws, store, taxonomy, cfg, vectors)
+    model = fit_model(examples, taxonomy, cfg, Corpus.sample(store, vectors.model_id), vectors.embed)
+    model.version = _version(taxonomy, vectors.model_id, examples, cfg)
+    blob = pickle.dumps({"format": MODEL_FORMAT, "taxonomy": taxonomy.digest, "model_id": vectors.model_id,
+                         "model": model}, protocol=pickle.HIGHEST_PROTOCOL)  # fmt: skip
+    path = model_path(ws)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ws.write_bytes_atomic(path, blob)
+    return model
+
+
+def saved_model(ws: Workspace, taxonomy: Taxonomy, model_id: str) -> TagModel | None:
+    """The saved model if it was trained for this taxonomy and embedding model (else None: retrain)."""
+    path = model_path(ws)
+    if not path.is_file():
+        return None
+    try:
+        data = pickle.loads(path.read_bytes())  # the workspace's own file, written by train()
+    except Exception:  # noqa: BLE001 - an unreadable model is simply retrained
+        return None
+    if not isinstance(data, dict) or data.get("format") != MODEL_FORMAT or data.get("taxonomy") != taxonomy.digest \
+            or data.get("model_id") != model_id:  # fmt: skip
+        return None
+    return data["model"]  # type: ignore[no-any-return]
+
+
+# -- tagging -----------------------------------------------------------------------------------------
+
+
+@dataclass
+class TagReport:
+    version: str
+    trained: bool
+    decided: int
+    unembedded: int
+    train_seconds: float
+    seconds: float  # deciding and writing, given the model
+    per_tag: dict[str, int]
+    strategies: dict[str, str]
+
+    @property
+    def docs_per_s(self) -> float:
+        return self.decided / self.seconds if self.seconds > 0 else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"model_version": self.version, "trained": self.trained, "decided": self.decided,
+                "unembedded": self.unembedded, "train_seconds": round(self.train_seconds, 2),
+                "seconds": round(self.seconds, 2),
+                "docs_per_s": round(self.docs_per_s, 1), "per_tag": self.per_tag,
+                "strategies": self.strategies}  # fmt: skip
+
+
+def decide(model: TagModel, titles: Sequence[str], abstracts: Sequence[str], vectors: np.ndarray) -> np.ndarray:
+    """Scores (n, tags) for documents; a tag applies where score >= its threshold."""
+    return model.scores(model.space.transform(titles, abstracts, vectors), vectors)
+
+
+def tag_documents(ws: Workspace, store: Store, *, retrain: bool = False, progress: Progress | None = None) -> TagReport:
+    """Tag embedded documents that the current model has not decided yet (all of them when retraining)."""
+    start = time.perf_counter()
+    taxonomy = load_taxonomy(ws)
+    vectors = workspace_vectors(ws, store)
+    model = None if retrain else saved_model(ws, taxonomy, vectors.model_id)
+    trained = model is None
+    if model is None:
+        model = train(ws, store, taxonomy, vectors)
+    tag_start = time.perf_counter()
+    thresholds = model.thresholds()
+    origins = [model.rules[n].origin for n in model.names]
+    total = store.count_documents() - store.count_unembedded(vectors.model_id)
+    decided = 0
+    for batch in store.tagging_candidates(vectors.model_id, model.version, everything=retrain):
+        ids = [r[0] for r in batch]
+        vecs = np.stack([np.frombuffer(r[3], dtype=np.float32) for r in batch])
+        scores = decide(model, [r[1] for r in batch], [r[2] for r in batch], vecs)
+        hits = np.argwhere(scores >= thresholds)
+        store.save_tag_decisions(model.version, ids, [(ids[i], model.names[j], float(scores[i, j]), origins[j])
+                                                      for i, j in hits])  # fmt: skip
+        decided += len(ids)
+        if progress:
+            progress(decided, total)
+    counts = store.tag_counts()
+    return TagReport(model.version, trained, decided, store.count_unembedded(vectors.model_id),
+                     tag_start - start, time.perf_counter() - tag_start,
+                     {n: sum(counts.get(n, {}).values()) for n in model.names},
+                     {n: model.rules[n].strategy for n in model.names})  # fmt: skip
+
+
+def record_correction(ws: Workspace, store: Store, doc_id: str, add: Sequence[str] = (),
+                      remove: Sequence[str] = ()) -> None:  # fmt: skip
+    """Store +tag/-tag corrections for one document: they apply at once and enter the next retrain."""
+    if not add and not remove:
+        raise TaggingError("nothing to record; give +TAG and/or -TAG, e.g. `radar tag fix 2503.14476 +llm-reasoning`")
+    taxonomy = load_taxonomy(ws)
+    taxonomy.check([*add, *remove])
+    both = sorted(set(add) & set(remove))
+    if both:
+        raise TaggingError(f"{', '.join(both)} is both added and removed; give each tag once")
+    if store.get_document(doc_id) is None:
+        raise TaggingError(f"no document {doc_id!r} in this workspace; find its id with `radar search`")
+    store.save_correction(doc_id, add, remove)
