@@ -166,9 +166,12 @@ def test_tag_fix_buttons_write_corrections(app: AppTest, dash_ws: Workspace) -> 
     app.button(key=f"remove-{target}-{TAGGED[0]}").click().run()
     assert not app.exception, [e.value for e in app.exception]
     app.button(key=f"confirm-{target}-{TAGGED[1]}").click().run()
+    app.selectbox(key=f"add-{target}").set_value("reward-modeling").run()
+    app.button(key=f"add-btn-{target}").click().run()
+    assert not app.exception, [e.value for e in app.exception]
     rows = dict(sqlite3.connect(dash_ws.db_path).execute(
         "SELECT tag, value FROM tag_corrections WHERE doc_id = ?", (target,)).fetchall())  # fmt: skip
-    assert rows == {TAGGED[0]: 0, TAGGED[1]: 1}
+    assert rows == {TAGGED[0]: 0, TAGGED[1]: 1, "reward-modeling": 1}
     assert any("recorded" in s.value for s in app.success)
 
 
@@ -283,6 +286,9 @@ def test_settings_shows_sources_crawl_errors_and_counts(app: AppTest, dash_ws: W
     assert list(sources["source"]) == [s.name for s in dash_ws.config().sources]
     first = sources.iloc[0]
     assert first["status"] == "failed" and "HTTP 503" in first["last error"]
+    from analysis.tags import load_taxonomy
+
+    assert list(frames[1]["tag"]) == [t.name for t in load_taxonomy(dash_ws).tags]
     assert _metric(app, "documents") == f"{_count(dash_ws, 'SELECT COUNT(*) FROM documents'):,}"
     assert any("crawl" in w.value for w in app.warning)
 
