@@ -157,8 +157,6 @@ def test_detail_shows_abstract_similar_papers_and_tags(app: AppTest, dash_ws: Wo
 
 
 def test_tag_fix_buttons_write_corrections(app: AppTest, dash_ws: Workspace) -> None:
-    if data.optional("analysis.tags", "record_correction") is None:
-        pytest.skip("analysis.tags.record_correction is not installed yet (tagging stage)")
     target = dev_queries()[0]["id"]
     _page(app, "explore")
     app.session_state["ex_doc"] = target
