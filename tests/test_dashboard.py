@@ -120,6 +120,9 @@ def test_overview_tag_volume_comes_from_stored_tags(app: AppTest, dash_ws: Works
     assert {r["tag"] for r in rows} == set(TAGGED)
     assert sum(r["count"] for r in rows) == 2  # one paper, two tags
     assert "No tagged documents yet" not in " ".join(i.value for i in app.info)
+    assert app.radio(key="ov_group").options == ["all", "rl-post-training", "hardware-systems", "other"]
+    app.radio(key="ov_group").set_value("rl-post-training").run()
+    assert not app.exception
 
 
 # -- explore ------------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ new methods and growing topics (from analysis.trends when that stage is present)
 from __future__ import annotations
 
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 import altair as alt
@@ -81,12 +82,18 @@ def _tag_chart(root: str, ver: str, window: str, as_of: date, trends: dict[str, 
     else:
         rows = data.tag_volume(root, ver, window, as_of, PERIODS_SHOWN[window])
         source = "stored tags"
-    if not rows:
+    if not sum(r["count"] for r in rows):
         st.info("No tagged documents yet: run `radar tag` to tag them.")
         return
+    groups = _groups(root)
+    left, right = st.columns([1, 2])
+    measure = left.radio("Show", ["count", "share"], horizontal=True, key="ov_measure",
+                         help="share: fraction of the period's documents carrying the tag")  # fmt: skip
+    if groups:
+        group = right.radio("Tags", ["all", *groups], horizontal=True, key="ov_group")
+        if group and group != "all":
+            rows = [r for r in rows if r["tag"] in groups[group]]
     frame = pd.DataFrame(rows)
-    measure = st.radio("Show", ["count", "share"], horizontal=True, key="ov_measure",
-                       help="share: fraction of the period's documents carrying the tag")  # fmt: skip
     chart = alt.Chart(frame).mark_line(point=True).encode(
         x=alt.X("period:N", title=None, sort=None),
         y=alt.Y(f"{measure or 'count'}:Q", title=measure or "count"),
@@ -94,6 +101,16 @@ def _tag_chart(root: str, ver: str, window: str, as_of: date, trends: dict[str, 
     )  # fmt: skip
     st.altair_chart(chart, width="stretch")
     st.caption(f"from {source}")
+
+
+def _groups(root: str) -> dict[str, list[str]]:
+    """Taxonomy group -> its tags (empty without the tagging stage)."""
+    config = Path(root) / "radar.toml"
+    tax = data.taxonomy(root, config.stat().st_mtime if config.exists() else 0.0) or []
+    out: dict[str, list[str]] = {}
+    for t in tax:
+        out.setdefault(t["group"], []).append(t["tag"])
+    return out
 
 
 def _terms(trends: dict[str, Any]) -> None:
