@@ -216,6 +216,21 @@ def test_reports_page_lists_shows_and_offers_downloads(app: AppTest, dash_ws: Wo
     assert 'sandbox=""' in shown and "<script>" not in shown and "&lt;script&gt;" in shown
 
 
+def test_generate_now_writes_the_weeks_report(app: AppTest, dash_ws: Workspace) -> None:
+    with dash_ws.store() as store:
+        day = date.fromisoformat(store.published_range("paper")[1][:10]) - timedelta(days=7)
+    year, week, _ = day.isocalendar()
+    label = f"{year}-W{week:02d}"
+    _page(app, "reports")
+    app.date_input(key="rp_day").set_value(day).run()
+    app.button(key="rp_generate").click().run()
+    assert not app.exception, [e.value for e in app.exception]
+    assert (dash_ws.report_dir(label) / "report.html").is_file()
+    assert any("wrote the" in s.value for s in app.success)
+    assert app.selectbox(key="rp_week").value == label
+    assert [el.proto.srcdoc for el in app.get("iframe")][0].startswith('<iframe sandbox=""')
+
+
 # -- repro --------------------------------------------------------------------------------------------
 def _kill_run(ws: Workspace, run_id: str) -> None:
     row = sqlite3.connect(ws.db_path).execute("SELECT pid FROM runs WHERE id = ?", (run_id,)).fetchone()
