@@ -92,7 +92,10 @@ def _launch_form(ws: Workspace) -> None:
     methods = list(METHODS)
     with st.form("rp_launch"):
         c1, c2, c3 = st.columns(3)
-        method = c1.selectbox("Method", methods, index=methods.index("dapo") if "dapo" in methods else 0)
+        # default: the preset the latest report recommends reproducing, else DAPO
+        wanted = [r["evidence"].get("preset") for r in latest_recommendations(ws)[1] if r["evidence"].get("preset")]
+        first = next((m for m in wanted if m in methods), "dapo" if "dapo" in methods else methods[0])
+        method = c1.selectbox("Method", methods, index=methods.index(first))
         baseline = c1.selectbox("Baseline", methods, index=methods.index("grpo") if "grpo" in methods else 0)
         task = c2.selectbox("Task", list(TASKS))
         preset = c2.selectbox("Preset", list(SIZES), help="tiny: CPU in minutes; small: for a GPU")
