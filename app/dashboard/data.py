@@ -2,7 +2,7 @@
 
 One Store connection and one Searcher per workspace live for the life of the server
 (``st.cache_resource``). Aggregates are cached (``st.cache_data``) under the store's *version*: a
-fingerprint of documents and tags, recomputed only when ``PRAGMA data_version`` says another
+fingerprint of documents, tags and embeddings, recomputed only when ``PRAGMA data_version`` says another
 connection committed. A rerun therefore costs a pragma and cache lookups, never a table scan;
 repro heartbeats (runs table) change data_version but not the version, so they keep the caches.
 
@@ -34,9 +34,8 @@ def caching() -> bool:
     return os.environ.get(NO_CACHE_ENV, "") not in ("1", "true", "yes")
 
 
-def cache_data(func: F) -> F:
-    """st.cache_data, unless caching is off (the benchmark's baseline), checked at call time."""
-    cached = st.cache_data(show_spinner=False, max_entries=64)(func)
+def _switchable(func: F, cached: Any) -> F:
+    """Call ``cached`` unless caching is off (the benchmark's baseline), checked at call time."""
 
     def call(*args: Any, **kwargs: Any) -> Any:
         return (cached if caching() else func)(*args, **kwargs)
@@ -44,17 +43,14 @@ def cache_data(func: F) -> F:
     call.__doc__, call.__name__ = func.__doc__, func.__name__
     call.clear = cached.clear  # type: ignore[attr-defined]
     return call  # type: ignore[return-value]
+
+
+def cache_data(func: F) -> F:
+    return _switchable(func, st.cache_data(show_spinner=False, max_entries=64)(func))
 
 
 def cache_resource(func: F) -> F:
-    cached = st.cache_resource(show_spinner=False, max_entries=4)(func)
-
-    def call(*args: Any, **kwargs: Any) -> Any:
-        return (cached if caching() else func)(*args, **kwargs)
-
-    call.__doc__, call.__name__ = func.__doc__, func.__name__
-    call.clear = cached.clear  # type: ignore[attr-defined]
-    return call  # type: ignore[return-value]
+    return _switchable(func, st.cache_resource(show_spinner=False, max_entries=4)(func))
 
 
 # -- workspace --------------------------------------------------------------------------------------
@@ -89,12 +85,13 @@ def shared(root: str) -> Shared:
 
 
 def version(root: str) -> str:
-    """Fingerprint of documents and tags; recomputed only after another connection committed."""
+    """Fingerprint of documents, tags and embeddings; recomputed only after another connection committed."""
     sh = shared(root)
     with sh.lock:
         seen = sh.store.data_version()
         if seen != sh.data_version or not sh.version:
-            sh.version = f"{sh.store.fingerprint()}|{sh.store.tags_fingerprint()}"
+            sh.version = (f"{sh.store.fingerprint()}|{sh.store.tags_fingerprint()}|"
+                          f"{sh.store.embeddings_generation()}")  # fmt: skip
             sh.data_version = seen
         return sh.version
 
@@ -246,9 +243,8 @@ def searcher(root: str, generation: int, docs: str) -> SearchHandle:
 
 def search_handle(root: str) -> SearchHandle:
     """Raises index.errors.IndexError_ (with the fix) when nothing is indexed yet."""
-    ver = version(root)
-    generation = read(root, lambda s: s.embeddings_generation())
-    return searcher(root, generation, ver.split("|")[0])
+    docs, _, generation = version(root).split("|")
+    return searcher(root, int(generation), docs)
 
 
 @cache_data
