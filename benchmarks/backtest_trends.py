@@ -110,7 +110,7 @@ def _keyword_tags(store: Store) -> None:
         parts = [re.escape(k.rstrip("*")) + (r"\w*" if k.endswith("*") else "") for k in tag["keywords"]]
         patterns[tag["name"]] = re.compile(r"(?<!\w)(?:" + "|".join(parts) + r")(?!\w)", re.IGNORECASE)
     rows = []
-    for doc_id, _pub, _src, _cat, _cats, title, abstract, _changed in store.text_rows(""):
+    for doc_id, _pub, _src, _cat, _cats, _hash, title, abstract, _changed in store.text_rows(""):
         text = f"{title}. {abstract}"
         rows.extend((doc_id, name) for name, pat in patterns.items() if pat.search(text))
     with store.transaction() as conn:

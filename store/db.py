@@ -351,7 +351,8 @@ class Store:
         params: tuple[Any, ...] = (model_id,) if everything else (model_id, tagger)
         # ids first: the caller writes tag_state between batches, which this query reads
         ids = [r[0] for r in self.conn.execute(
-            "SELECT d.id FROM documents d JOIN embeddings e ON e.doc_id = d.id LEFT JOIN tag_state s ON s.doc_id = d.id "
+            "SELECT d.id FROM documents d JOIN embeddings e ON e.doc_id = d.id "
+            "LEFT JOIN tag_state s ON s.doc_id = d.id "
             f"WHERE e.model_id = ? AND e.content_hash = d.content_hash {where} ORDER BY d.rowid", params)]  # fmt: skip
         for start in range(0, len(ids), batch):
             chunk = ids[start : start + batch]
@@ -411,8 +412,9 @@ class Store:
                 )
                 if value:
                     conn.execute(
-                        "INSERT INTO document_tags (doc_id, tag, score, origin, created_at) VALUES (?, ?, 1.0, 'user', ?) "
-                        "ON CONFLICT(doc_id, tag) DO UPDATE SET score = 1.0, origin = 'user', created_at = excluded.created_at",
+                        "INSERT INTO document_tags (doc_id, tag, score, origin, created_at) "
+                        "VALUES (?, ?, 1.0, 'user', ?) ON CONFLICT(doc_id, tag) DO UPDATE SET score = 1.0, "
+                        "origin = 'user', created_at = excluded.created_at",
                         (doc_id, tag, now),
                     )
                 else:
@@ -429,11 +431,6 @@ class Store:
         for tag, origin, n in self.conn.execute("SELECT tag, origin, COUNT(*) FROM document_tags GROUP BY 1, 2"):
             out.setdefault(tag, {})[origin] = n
         return out
-
-    def tag_details(self, doc_id: str) -> list[tuple[str, float, str]]:
-        """(tag, score, origin) of one document."""
-        return [tuple(r) for r in self.conn.execute(  # type: ignore[misc]
-            "SELECT tag, score, origin FROM document_tags WHERE doc_id = ? ORDER BY tag", (doc_id,))]
 
     def fingerprint(self) -> str:
         """Changes whenever a document is added or its content changes (for derived indexes)."""
@@ -636,15 +633,21 @@ class Store:
     # -- trends: document text for the term cache (read by analysis/trends) ----------------------
 
     def text_rows(self, changed_since: str = "", batch: int = 5000) -> Iterator[tuple[str, ...]]:
-        """(id, published, source, primary_category, categories (JSON list), title, abstract, changed_at)
-        of every document changed at or after ``changed_since`` (all of them when empty)."""
+        """(id, published, source, primary_category, categories (JSON list), content_hash, title, abstract,
+        changed_at) of every document changed at or after ``changed_since`` (all of them when empty)."""
         cur = self.conn.execute(
-            "SELECT id, published, source, primary_category, categories, title, abstract, changed_at FROM documents "
-            "WHERE changed_at >= ?",
+            "SELECT id, published, source, primary_category, categories, content_hash, title, abstract, changed_at "
+            "FROM documents WHERE changed_at >= ?",
             (changed_since,),
         )
         while rows := cur.fetchmany(batch):
             yield from (tuple(r) for r in rows)  # type: ignore[misc]
+
+    def content_hashes_since(self, changed_since: str) -> list[tuple[str, str]]:
+        """(id, content_hash) of documents changed at or after ``changed_since``, sorted by id."""
+        rows = self.conn.execute("SELECT id, content_hash FROM documents WHERE changed_at >= ? ORDER BY id",
+                                 (changed_since,))  # fmt: skip
+        return [(r[0], r[1]) for r in rows]
 
     def current_vectors(self, ids: Iterable[str], model_id: str) -> dict[str, bytes]:
         """Vector bytes of the given documents from ``model_id``, for their current content only."""

@@ -165,3 +165,22 @@ def test_mix_free_shares_and_bursts() -> None:
     assert active[0] and start[0] == 5
     flat, _ = kleinberg_active(np.full((6, 1), 2.0), np.full(6, 100.0), np.full((6, 1), 0.02))
     assert not flat[0]
+
+
+def test_incremental_cache_equals_a_fresh_build(corpus_ws: Workspace) -> None:
+    def rows(table):  # type: ignore[no-untyped-def]
+        return {doc_id: {table.term(int(c)) for c in table.matrix[i].indices} for i, doc_id in enumerate(table.ids)}
+
+    with corpus_ws.store() as store:
+        term_table(corpus_ws, store)
+        new_source(store, first=date(2025, 6, 1), last=date(2025, 6, 5))
+        updated = term_table(corpus_ws, store)
+        (corpus_ws.index_dir / "trends" / "terms.npz").unlink()
+        fresh = term_table(corpus_ws, store)
+    assert rows(updated) == rows(fresh)
+    assert list(updated.day) == list(fresh.day) and updated.ids == fresh.ids
+    for key in ("pixel lattice", "quantum sparsifier", "@ZORPO"):
+        col_u, col_f = updated.column(key), fresh.column(key)
+        assert col_u is not None and col_f is not None
+        assert updated.readable(col_u) == fresh.readable(col_f)
+        assert updated.ids[updated.first_row[col_u]] == fresh.ids[fresh.first_row[col_f]]

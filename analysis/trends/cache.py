@@ -26,7 +26,7 @@ from analysis.trends.terms import NAME_PREFIX, document_terms
 from store import Workspace
 from store.db import Store
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 # the cache is only valid for the term rules that built it
 RULES = hashlib.blake2b(Path(terms.__file__).read_bytes(), digest_size=8).hexdigest()
 EPOCH = date(1970, 1, 1).toordinal()
@@ -86,9 +86,12 @@ class TermTable:
     surface_cols: np.ndarray  # sorted int32 columns whose readable spelling differs from the key
     surface_forms: Strings
     first_row: np.ndarray  # int32 per term: first row (earliest document) containing it, -1 if none
+    hashes: np.ndarray  # per row: the document's content hash (bytes), to skip unchanged re-reads
+    vocab_hashes: np.ndarray  # sorted uint64 hashes of the keys ...
+    vocab_order: np.ndarray  # ... and the column of each
     fingerprint: str = ""
     max_changed: str = ""
-    _index: dict[str, int] | None = field(default=None, repr=False)
+    _index: VocabIndex | None = field(default=None, repr=False)
 
     stratum: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))  # set by stratify()
     strata: list[str] = field(default_factory=list)
@@ -126,13 +129,13 @@ class TermTable:
             return self.surface_forms[at]
         return key
 
-    def surfaces(self) -> dict[str, str]:
-        return {self.vocab[int(c)]: self.surface_forms[i] for i, c in enumerate(self.surface_cols)}
+    def index(self) -> VocabIndex:
+        if self._index is None:
+            self._index = VocabIndex(self.vocab, self.vocab_hashes, self.vocab_order)
+        return self._index
 
     def column(self, key: str) -> int | None:
-        if self._index is None:
-            self._index = {k: i for i, k in enumerate(self.vocab.all())}
-        return self._index.get(key)
+        return self.index().get(key)
 
     def rows_until(self, day: int) -> int:
         """Number of rows published on or before ``day`` (rows are sorted by day)."""
@@ -156,7 +159,8 @@ def _save(ws: Workspace, table: TermTable) -> None:
              day=table.day, group=table.group, indptr=table.matrix.indptr, indices=table.matrix.indices,
              vocab_blob=table.vocab.blob, vocab_off=table.vocab.offsets, first_row=table.first_row,
              surface_cols=table.surface_cols, surface_blob=table.surface_forms.blob,
-             surface_off=table.surface_forms.offsets,
+             surface_off=table.surface_forms.offsets, hashes=table.hashes, vocab_hashes=table.vocab_hashes,
+             vocab_order=table.vocab_order,
              meta=np.frombuffer(orjson.dumps(meta), dtype=np.uint8))  # fmt: skip
     ws.write_bytes_atomic(_cache_path(ws), buf.getvalue())
 
@@ -178,7 +182,8 @@ def _load(ws: Workspace) -> TermTable | None:
                 groups=Strings(z["groups_blob"], z["groups_off"]).all(), matrix=matrix,
                 vocab=Strings(z["vocab_blob"], z["vocab_off"]), surface_cols=z["surface_cols"],
                 surface_forms=Strings(z["surface_blob"], z["surface_off"]),
-                first_row=z["first_row"], fingerprint=meta["fingerprint"], max_changed=meta["max_changed"],
+                first_row=z["first_row"], hashes=z["hashes"], vocab_hashes=z["vocab_hashes"],
+                vocab_order=z["vocab_order"], fingerprint=meta["fingerprint"], max_changed=meta["max_changed"],
             )  # fmt: skip
     except (OSError, ValueError, KeyError, orjson.JSONDecodeError):
         return None  # unreadable or from another version: rebuilt from the store
@@ -193,24 +198,43 @@ def _first_rows(matrix: sp.csr_matrix) -> np.ndarray:
     return first
 
 
-def _tokenise(rows: list[tuple[str, ...]], vocab: dict[str, int], surfaces: dict[str, str],
-              progress: Progress | None, done: int, total: int) -> tuple[list[list[int]], list[str]]:  # fmt: skip
-    """Term columns of each row (new keys are appended to ``vocab``) and the max changed_at seen."""
-    columns: list[list[int]] = []
-    changed: list[str] = []
-    for n, (_id, _pub, _src, _cat, _cats, title, abstract, changed_at) in enumerate(rows, 1):
-        cols = []
-        for key in document_terms(title, abstract, surfaces):
-            col = vocab.get(key)
-            if col is None:
-                col = vocab[key] = len(vocab)
-            cols.append(col)
-        cols.sort()
-        columns.append(cols)
-        changed.append(changed_at)
+def _key_hash(key: str) -> int:
+    return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "little")
+
+
+class VocabIndex:
+    """Key -> column without a 3-million-entry dict: sorted 64-bit hashes of the keys, verified
+    against the stored key on a hit (so a hash collision cannot merge two terms)."""
+
+    def __init__(self, vocab: Strings, hashes: np.ndarray, order: np.ndarray) -> None:
+        self.vocab, self.hashes, self.order = vocab, hashes, order
+
+    @classmethod
+    def build(cls, vocab: Strings, keys: list[str]) -> VocabIndex:
+        hashes = np.fromiter((_key_hash(k) for k in keys), dtype=np.uint64, count=len(keys))
+        order = np.argsort(hashes, kind="stable").astype(np.int32)
+        return cls(vocab, hashes[order], order)
+
+    def get(self, key: str) -> int | None:
+        h = np.uint64(_key_hash(key))
+        i = int(np.searchsorted(self.hashes, h))
+        while i < len(self.hashes) and self.hashes[i] == h:
+            col = int(self.order[i])
+            if self.vocab[col] == key:
+                return col
+            i += 1
+        return None
+
+
+def _tokenise(rows: list[tuple[str, ...]], progress: Progress | None) -> tuple[list[set[str]], dict[str, str]]:
+    """Each row's term keys, and the readable spellings of folded keys seen."""
+    surfaces: dict[str, str] = {}
+    keys = []
+    for n, row in enumerate(rows, 1):
+        keys.append(document_terms(row[6], row[7], surfaces))
         if progress and n % 2000 == 0:
-            progress(done + n, total)
-    return columns, changed
+            progress(n, len(rows))
+    return keys, surfaces
 
 
 def _fingerprint(store: Store) -> str:
@@ -219,8 +243,8 @@ def _fingerprint(store: Store) -> str:
     base = store.fingerprint()
     last = base.split(":", 2)[2]
     h = hashlib.blake2b(digest_size=8)
-    for row in sorted(store.text_rows(last)) if last else ():
-        h.update("\x1f".join(map(str, row)).encode())
+    for doc_id, content_hash in store.content_hashes_since(last) if last else ():
+        h.update(f"{doc_id}\x1f{content_hash}\x1e".encode())
     return f"{base}:{h.hexdigest()}"
 
 
@@ -230,61 +254,100 @@ def term_table(ws: Workspace, store: Store, progress: Progress | None = None) ->
     cached = _load(ws)
     if cached is not None and cached.fingerprint == fingerprint:
         return cached
-    changed_since = cached.max_changed if cached is not None else ""
-    fresh = list(store.text_rows(changed_since))
+    fresh = list(store.text_rows(cached.max_changed if cached is not None else ""))
     if cached is not None:
+        known = dict(zip(cached.ids, cached.hashes.tolist(), strict=True))
+        fresh = [r for r in fresh if known.get(r[0]) != r[5].encode()]  # re-read but unchanged: skip
         fresh_ids = {r[0] for r in fresh}
         kept = np.array([i not in fresh_ids for i in cached.ids], dtype=bool)
         if int(kept.sum()) + len(fresh) != store.count_documents():
             cached, fresh = None, list(store.text_rows(""))  # something was deleted: start over
-    if cached is None:
-        vocab: dict[str, int] = {}
-        surfaces: dict[str, str] = {}
-        old_rows = 0
-    else:
-        vocab = {k: i for i, k in enumerate(cached.vocab.all())}
-        surfaces = cached.surfaces()
-        old_rows = int(kept.sum())
-    columns, changed = _tokenise(fresh, vocab, surfaces, progress, 0, len(fresh))
+    keysets, surfaces = _tokenise(fresh, progress)
+    return _assemble(ws, cached, kept if cached is not None else None, fresh, keysets, surfaces, fingerprint)
+
+
+def _assemble(ws: Workspace, cached: TermTable | None, kept: np.ndarray | None, fresh: list[tuple[str, ...]],
+              keysets: list[set[str]], surfaces: dict[str, str], fingerprint: str) -> TermTable:  # fmt: skip
+    """Merge the kept rows of ``cached`` with the freshly tokenised rows, sort by day, save."""
+    # columns: existing keys keep theirs, new keys are appended
+    index = cached.index() if cached is not None else None
+    n_old_terms = len(cached.vocab) if cached is not None else 0
+    new_keys: dict[str, int] = {}
+    columns = []
+    for keys in keysets:
+        cols = []
+        for key in keys:
+            col = new_keys.get(key)
+            if col is None and index is not None:
+                col = index.get(key)
+            if col is None:
+                col = new_keys[key] = n_old_terms + len(new_keys)
+            cols.append(col)
+        cols.sort()
+        columns.append(cols)
+    n_terms = n_old_terms + len(new_keys)
     groups = list(cached.groups) if cached is not None else []
-    group_index = {s: i for i, s in enumerate(groups)}
-    new_group = []
-    for r in fresh:
-        key = group_of(r[2], r[3], r[4])
-        if key not in group_index:
-            group_index[key] = len(groups)
-            groups.append(key)
-        new_group.append(group_index[key])
+    group_index = {g: i for i, g in enumerate(groups)}
+    new_group = [group_index.setdefault(group_of(r[2], r[3], r[4]), len(group_index)) for r in fresh]
+    groups = sorted(group_index, key=group_index.__getitem__)
     lengths = np.array([len(c) for c in columns], dtype=np.int64)
     indptr = np.zeros(len(columns) + 1, dtype=np.int64)
     np.cumsum(lengths, out=indptr[1:])
     flat = np.fromiter((c for cols in columns for c in cols), dtype=np.int32, count=int(indptr[-1]))
-    new = sp.csr_matrix((np.ones(len(flat), dtype=np.float32), flat, indptr), shape=(len(columns), len(vocab)))
+    matrix = sp.csr_matrix((np.ones(len(flat), dtype=np.float32), flat, indptr), shape=(len(columns), n_terms))
     ids = [r[0] for r in fresh]
+    hashes = np.array([r[5].encode() for r in fresh], dtype="S32")
     day = np.array([day_number(r[1]) for r in fresh], dtype=np.int32)
     group = np.array(new_group, dtype=np.int32)
-    max_changed = max(changed, default="")
-    if cached is not None and old_rows:
+    max_changed = max((r[8] for r in fresh), default="")
+    if cached is not None and kept is not None:
         old = cached.matrix[kept]
-        old = sp.csr_matrix((old.data, old.indices, old.indptr), shape=(old_rows, len(vocab)))
-        new = sp.vstack([old, new], format="csr")
+        old = sp.csr_matrix((old.data, old.indices, old.indptr), shape=(int(kept.sum()), n_terms))
+        matrix = sp.vstack([old, matrix], format="csr")
         ids = [i for i, k in zip(cached.ids, kept, strict=True) if k] + ids
+        hashes = np.concatenate([cached.hashes[kept].astype("S32"), hashes])
         day = np.concatenate([cached.day[kept], day])
         group = np.concatenate([cached.group[kept], group])
         max_changed = max(max_changed, cached.max_changed)
-    order = np.lexsort((np.array(ids, dtype=object).astype(str), day)) if len(ids) else np.zeros(0, dtype=np.int64)
-    matrix = new[order]
+    order = np.lexsort((np.array(ids, dtype=object).astype(str), day)) if ids else np.zeros(0, dtype=np.int64)
+    matrix = matrix[order]
     matrix.sort_indices()
-    vocab_list = sorted(vocab, key=vocab.__getitem__)
-    blob, offsets = _blob(vocab_list)
-    surface_cols = np.array(sorted(vocab[k] for k in surfaces if surfaces[k] != k), dtype=np.int32)
-    surface_forms = _blob(surfaces[vocab_list[c]] for c in surface_cols)
+    # vocabulary and readable spellings: appended, never rewritten
+    added = sorted(new_keys, key=new_keys.__getitem__)
+    blob, offsets = _blob(added)
+    added_forms = [(new_keys[k], surfaces[k]) for k in added if surfaces.get(k, k) != k]
+    forms_blob, forms_off = _blob(f for _, f in added_forms)
+    if cached is not None:
+        blob, offsets = np.concatenate([cached.vocab.blob, blob]), _join_offsets(cached.vocab.offsets, offsets)
+        forms_blob = np.concatenate([cached.surface_forms.blob, forms_blob])
+        forms_off = _join_offsets(cached.surface_forms.offsets, forms_off)
+        surface_cols = np.concatenate([cached.surface_cols, np.array([c for c, _ in added_forms], dtype=np.int32)])
+    else:
+        surface_cols = np.array([c for c, _ in added_forms], dtype=np.int32)
+    vocab = Strings(blob, offsets)
+    forms = Strings(forms_blob, forms_off)
+    if len(surface_cols) and np.any(np.diff(surface_cols) < 0):  # keep columns sorted for lookups
+        perm = np.argsort(surface_cols, kind="stable")
+        surface_cols, forms = surface_cols[perm], Strings(*_blob(forms[int(i)] for i in perm))
+    if cached is not None:
+        extra = VocabIndex.build(vocab, added)
+        extra_order = (extra.order + n_old_terms).astype(np.int32)
+        merged_hashes = np.concatenate([cached.vocab_hashes, extra.hashes])
+        perm = np.argsort(merged_hashes, kind="stable")
+        vocab_hashes, vocab_order = merged_hashes[perm], np.concatenate([cached.vocab_order, extra_order])[perm]
+    else:
+        built = VocabIndex.build(vocab, added)
+        vocab_hashes, vocab_order = built.hashes, built.order
     table = TermTable(
         ids=[ids[i] for i in order], day=day[order].astype(np.int32), group=group[order].astype(np.int32),
-        groups=groups, matrix=matrix, vocab=Strings(blob, offsets), surface_cols=surface_cols,
-        surface_forms=Strings(*surface_forms),
-        first_row=_first_rows(matrix), fingerprint=fingerprint, max_changed=max_changed,
-        _index=vocab,
+        groups=groups, matrix=matrix, vocab=vocab, surface_cols=surface_cols.astype(np.int32), surface_forms=forms,
+        first_row=_first_rows(matrix), hashes=hashes[order], vocab_hashes=vocab_hashes,
+        vocab_order=vocab_order.astype(np.int32), fingerprint=fingerprint, max_changed=max_changed,
     )  # fmt: skip
     _save(ws, table)
     return table
+
+
+def _join_offsets(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    joined = np.concatenate([first.astype(np.int64), second[1:].astype(np.int64) + int(first[-1])])
+    return joined.astype(np.int32) if joined[-1] < 2**31 else joined
