@@ -93,13 +93,12 @@ def _tag(ws: Workspace) -> tuple[bool, str]:
         return True, "skipped (analysis.tags is not installed)"
     with ws.store() as store:
         rep = tag_documents(ws, store)
-    for attr in ("line", "summary"):
-        value = getattr(rep, attr, None)
-        if callable(value):
-            return True, str(value())
-        if isinstance(value, str):
-            return True, value
-    return True, "done"
+    parts = [f"{getattr(rep, 'decided', 0)} decided"]
+    if getattr(rep, "trained", False):
+        parts.append("model trained")
+    if getattr(rep, "unembedded", 0):
+        parts.append(f"{rep.unembedded} not embedded yet")
+    return True, ", ".join(parts)
 
 
 def run_weekly(ws: Workspace, period: Period, *, skip: tuple[str, ...] = (), log: Log | None = None,
