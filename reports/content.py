@@ -252,7 +252,7 @@ def gather(ws: Workspace, store: Store, period: Period, cfg: ReportConfig, profi
     docs = list(store.iter_documents(since=period.since, until=period.until))
     papers = [d for d in docs if d.kind == "paper"]
     posts = sorted((d for d in docs if d.kind == "post"), key=lambda d: (d.published, d.id), reverse=True)
-    tags = store.tags_of(d.id for d in docs)
+    tags = store.tag_scores(d.id for d in docs)
     trail_start = period.trailing(cfg.trailing_weeks)[0]
     day_before = (period.start - timedelta(days=1)).isoformat() + "T23:59:59Z"
     baseline = list(store.iter_documents(since=trail_start.since, until=day_before, kind="paper"))

@@ -1,6 +1,7 @@
 """Rank a period's papers by relevance to the lab's profile, novelty and recency.
 
-- relevance: the mean of the parts the profile defines: tags the paper carries (weighted), profile
+- relevance: the mean of the parts the profile defines: tags the paper carries (profile weight x the
+  tagger's confidence), profile
   terms found in its title (full weight) or abstract (half), and TF-IDF cosine similarity to the
   liked papers (weighted). Each part is in [0, 1].
 - novelty: 1 - the highest TF-IDF cosine similarity to any paper of the trailing weeks (a paper
@@ -16,7 +17,7 @@ reader sees why it is there.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -67,13 +68,13 @@ def _recency(doc: Document, period: Period) -> float:
     return min(max((when - period.start).days / span, 0.0), 1.0)
 
 
-def rank(docs: Sequence[Document], tags: dict[str, list[str]], *, period: Period, profile: Profile,
+def rank(docs: Sequence[Document], tags: Mapping[str, Mapping[str, float]], *, period: Period, profile: Profile,
          cfg: ReportConfig, baseline: Sequence[Document] = (), liked: Sequence[Document] = (),
          flagged_ids: AbstractSet[str] = frozenset()) -> list[Ranked]:  # fmt: skip
     """All of ``docs`` ranked best first."""
     if not docs:
         return []
-    ranked = [Ranked(d, tags.get(d.id, [])) for d in docs]
+    ranked = [Ranked(d, sorted(tags.get(d.id, {}))) for d in docs]
     corpus = [_text(d) for d in docs] + [_text(d) for d in baseline] + [_text(d) for d in liked]
     try:
         matrix = TfidfVectorizer(stop_words="english", sublinear_tf=True, max_features=50000, dtype=np.float32,
@@ -98,7 +99,8 @@ def rank(docs: Sequence[Document], tags: dict[str, list[str]], *, period: Period
         parts = []
         if profile.tags:
             hit = [t for t in r.tags if t in profile.tags]
-            parts.append(min(1.0, sum(profile.tags[t] for t in hit) / tag_max))
+            confidence = tags.get(r.doc.id, {})
+            parts.append(min(1.0, sum(profile.tags[t] * min(1.0, confidence[t]) for t in hit) / tag_max))
             r.why += [f"tag {t}" for t in hit]
         if profile.terms:
             score = 0.0

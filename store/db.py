@@ -550,6 +550,19 @@ class Store:
                 (period, channel, recipient, "sent" if ok else "failed", error, now if ok else "", now),
             )
 
+    def tag_scores(self, ids: Iterable[str]) -> dict[str, dict[str, float]]:
+        """{doc_id: {tag: score}} (the tagger's confidence; corrections and rules score 1)."""
+        out: dict[str, dict[str, float]] = {}
+        ids = list(ids)
+        for start in range(0, len(ids), 900):
+            chunk = ids[start : start + 900]
+            rows = self.conn.execute(
+                f"SELECT doc_id, tag, score FROM document_tags WHERE doc_id IN ({','.join('?' * len(chunk))})", chunk
+            )
+            for doc_id, tag, score in rows:
+                out.setdefault(doc_id, {})[tag] = float(score)
+        return out
+
     def deliveries(self, period: str = "", status: str = "") -> list[dict[str, Any]]:
         clauses, params = [], []
         for column, value in (("period", period), ("status", status)):

@@ -281,3 +281,26 @@ def test_finished_reproduction_shows_its_verdict_and_drives_the_rule(tmp_path: P
     html, md = render(content, "html"), render(content, "md")
     assert "Reproduction runs" in html and "r-dapo-1" in html and "file://" in html
     assert "## Reproduction runs" in md and "**better**" in md
+
+
+def test_ranking_uses_profile_weights_tag_confidence_terms_and_likes() -> None:
+    from reports.ranking import rank
+
+    def doc(i: str, title: str, abstract: str, day: str = "2024-02-14") -> Document:
+        return Document(id=i, kind="paper", source="t", title=title, abstract=abstract, published=f"{day}T00:00:00Z")
+
+    docs = [doc("a", "Sure GRPO", "policy optimization for reasoning"),
+            doc("b", "Unsure GRPO", "policy optimization for reasoning"),
+            doc("c", "Kernels", "fused attention kernels in Triton"),
+            doc("d", "Speculative decoding", "draft models verify tokens", day="2024-02-18")]  # fmt: skip
+    tags = {"a": {"rl": 0.95}, "b": {"rl": 0.3}, "c": {"kern": 1.0}}
+    liked = [doc("x", "Speculative decoding survey", "draft models and verify tokens quickly", day="2023-01-01")]
+    profile = Profile(tags={"rl": 2.0, "kern": 1.0}, terms={"Triton": 1.0}, liked={"x": 1.0})
+    ranked = {r.doc.id: r for r in rank(docs, tags, period=parse_week(WEEK), profile=profile, cfg=ReportConfig(),
+                                        liked=liked)}  # fmt: skip
+    assert ranked["a"].relevance > ranked["b"].relevance  # the tagger's confidence counts
+    assert "term 'Triton'" in ranked["c"].why and "tag kern" in ranked["c"].why
+    assert any(w.startswith("like x") for w in ranked["d"].why) and ranked["d"].recency == 1.0
+    assert ranked["a"].recency == pytest.approx(2 / 6)
+    empty = rank(docs, {}, period=parse_week(WEEK), profile=Profile(), cfg=ReportConfig())
+    assert all(r.relevance == 0.0 for r in empty) and empty[0].doc.id == "d"  # novelty ties, recency decides
