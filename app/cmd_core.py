@@ -216,7 +216,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
     console.rule()
     app_argv = base + ["app"] + (["--port", str(args.port)] if args.port else [])
     if args.no_app:
-        console.print(f"demo finished (exit {worst}); the dashboard: `radar {' '.join(app_argv)}`")
+        from app.dashboard.config import AppConfig
+
+        app_cfg = AppConfig.from_section(ws.config().section("app") | ({"port": args.port} if args.port else {}))
+        console.print(f"demo finished (exit {worst}); the dashboard: `radar {' '.join(app_argv)}`, then open "
+                      f"{app_cfg.url}")  # fmt: skip
         return worst
     console.rule("the dashboard (Ctrl-C stops it)")
     return max(worst, radar(app_argv))
