@@ -38,6 +38,7 @@ min_interval_s = 0.0
 """
 
 
+@pytest.mark.slow  # the whole pipeline: embeds, and trains the tagger on first use in a session (~100 s cold)
 def test_weekly_delivers_once_and_reruns_cleanly(server: FeedServer, tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
     with SmtpSink() as smtp, WebhookSink() as hook:
