@@ -59,7 +59,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, small_snapshot: Path) -> It
                              str(port)], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
     url = f"http://127.0.0.1:{port}/"
     try:
-        deadline = time.time() + 90
+        deadline = time.time() + 180  # a loaded 2-core CI machine starts Streamlit slowly
         while True:
             try:
                 with urllib.request.urlopen(url + "_stcore/health", timeout=2) as resp:
