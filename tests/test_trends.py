@@ -3,6 +3,7 @@ isolation, cache invalidation, stable topic ids."""
 
 from __future__ import annotations
 
+import json
 from datetime import date
 
 import numpy as np
@@ -134,6 +135,7 @@ def test_topic_ids_stable_a_week_later(corpus_ws: Workspace) -> None:
         later = compute_trends(corpus_ws, store, as_of=date(2025, 6, 22), window="week")
         again = compute_trends(corpus_ws, store, as_of=date(2025, 6, 22), window="week")
     assert first["topics"] and not first["topics_note"]
+    assert json.loads(json.dumps(first)) == first  # plain JSON types only (the report and dashboard read it)
     ids_first = {t["id"] for t in first["topics"]}
     ids_later = {t["id"] for t in later["topics"]}
     assert len(ids_first & ids_later) >= 0.8 * len(ids_first)

@@ -40,6 +40,8 @@ def test_json_contract(snap_ws: str, capsys: pytest.CaptureFixture[str]) -> None
     series = doc["tags"]["rl-policy-optimization"]
     assert series and {"period", "count", "share"} <= set(series[-1])
     assert sum(p["count"] for p in series) > 0
+    group = doc["groups"]["rl-post-training"]  # tag groups from the tagger's taxonomy
+    assert [p["count"] for p in group] == [p["count"] for p in series]  # the only tag of the group in use
     assert isinstance(doc["topics"], list) and doc["topics_note"]  # nothing embedded: said why
     for m in doc["new_methods"]:
         assert {"name", "first_seen", "first_id", "count", "recent_count", "growth", "example_ids"} <= set(m)
