@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import socket
 import subprocess
 import sys
 
 from app.cmd_core import open_workspace
 from app.dashboard.config import AppConfig
 from app.output import console, err_console
+from store.errors import ConfigError
 
 
 def streamlit_command(root: str, cfg: AppConfig) -> list[str]:
@@ -24,6 +26,18 @@ def streamlit_command(root: str, cfg: AppConfig) -> list[str]:
             "--", "--workspace", root]  # fmt: skip
 
 
+def _check_port_free(cfg: AppConfig) -> None:
+    """One clear line instead of Streamlit's own failure when the address is taken or not ours."""
+    family = socket.AF_INET6 if ":" in cfg.host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as servers do: TIME_WAIT is no conflict
+        try:
+            sock.bind((cfg.host, cfg.port))
+        except OSError as exc:
+            raise ConfigError(f"cannot listen on {cfg.host}:{cfg.port} ({exc.strerror}); pass another --port N "
+                              "(or stop what uses it)") from None  # fmt: skip
+
+
 def cmd_app(args: argparse.Namespace) -> int:
     ws = open_workspace(args)
     table = ws.config().section("app")
@@ -32,6 +46,7 @@ def cmd_app(args: argparse.Namespace) -> int:
     if args.host is not None:
         table["host"] = args.host
     cfg = AppConfig.from_section(table)
+    _check_port_free(cfg)
     if not cfg.loopback:
         err_console.print(f"radar: warning: serving on {cfg.host}, beyond this machine, with no login; "
                           "prefer 127.0.0.1 behind an SSH tunnel or an authenticating reverse proxy "

@@ -10,6 +10,7 @@ import json
 import os
 import re
 import signal
+import socket
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -315,6 +316,12 @@ def test_app_command_validates_before_starting(capsys: pytest.CaptureFixture[str
     assert res.code == 1 and "port must be 1..65535" in res.err and "Traceback" not in res.err
     res = run_cli(capsys, "--workspace", str(dash_ws.root.parent / "nowhere"), "app")
     assert res.code == 1 and "init`" in res.err
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        res = run_cli(capsys, "--workspace", str(dash_ws.root), "app", "--port", str(port))
+    assert res.code == 1 and f"cannot listen on 127.0.0.1:{port}" in res.err and "another --port" in res.err
 
 
 def test_streamlit_command_is_local_and_quiet(dash_ws: Workspace) -> None:
