@@ -14,7 +14,7 @@ from typing import NoReturn
 from store.errors import RadarError
 
 # Each module has register(subparsers); add a stage's command module here.
-COMMAND_MODULES = ("app.cmd_core", "app.cmd_index", "app.cmd_repro", "app.cmd_app", "app.cmd_report",
+COMMAND_MODULES = ("app.cmd_core", "app.cmd_index", "app.cmd_tag", "app.cmd_repro", "app.cmd_app", "app.cmd_report",
                    "app.cmd_trends")
 
 
@@ -35,7 +35,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    # `radar tag fix ID -TAG`: "-TAG" is a value, not an option; commands that take such values say so
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        if not getattr(args, "accepts_extra", False):
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        args.extra = extra
     try:
         return int(args.func(args) or 0)
     except RadarError as exc:

@@ -198,6 +198,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
              ("ingest the bundled feeds", ["crawl"]),
              ("stats", ["stats"]),
              ("embed and index (first run exports the model to ONNX once)", ["index"]),
+             ("tag with the taxonomy (the first run trains on the 750 shipped labels)", ["tag"]),
              ("trends: what rose and fell in the last month, new methods, topics",
               ["trends", "--window", "month", "--limit", "10"]),
              ("search: \"group relative policy optimization variance\"",

@@ -64,3 +64,21 @@ def shared_model_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pat
         os.environ.pop("RADAR_MODEL_CACHE", None)
     else:
         os.environ["RADAR_MODEL_CACHE"] = old
+
+
+N_BACKGROUND = 300
+
+
+@pytest.fixture(scope="session")
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    """A real indexed workspace: the dev-query targets and 300 other snapshot papers (read-only: copy it)."""
+    from app.cli import main
+    from tests.index_helpers import write_subset
+
+    root = tmp_path_factory.mktemp("indexed") / "ws"
+    subset = root.parent / "subset.jsonl.gz"
+    write_subset(subset, N_BACKGROUND)
+    assert main(["--workspace", str(root), "init"]) == 0
+    assert main(["--workspace", str(root), "import", str(subset)]) == 0
+    assert main(["--workspace", str(root), "index"]) == 0
+    return Workspace.open(root)

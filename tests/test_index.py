@@ -21,19 +21,6 @@ from tests.cli_helpers import run_cli
 from tests.conftest import ROOT
 from tests.index_helpers import dev_queries, write_subset
 
-N_BACKGROUND = 300
-
-
-@pytest.fixture(scope="session")
-def indexed(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
-    root = tmp_path_factory.mktemp("indexed") / "ws"
-    subset = root.parent / "subset.jsonl.gz"
-    write_subset(subset, N_BACKGROUND)
-    assert main(["--workspace", str(root), "init"]) == 0
-    assert main(["--workspace", str(root), "import", str(subset)]) == 0
-    assert main(["--workspace", str(root), "index"]) == 0
-    return Workspace.open(root)
-
 
 @pytest.fixture
 def copy_of(indexed: Workspace, tmp_path: Path) -> Workspace:

@@ -31,7 +31,8 @@ class TaggingConfig:
         allowed = {f.name for f in fields(cls)}
         unknown = sorted(set(table) - allowed)
         if unknown:
-            raise ConfigError(f"unknown key(s) {', '.join(unknown)} in [tagging]; valid keys: {', '.join(sorted(allowed))}")
+            raise ConfigError(f"unknown key(s) {', '.join(unknown)} in [tagging]; "
+                              f"valid keys: {', '.join(sorted(allowed))}")
         table = dict(table)
         if "labels" in table:
             if not isinstance(table["labels"], list) or not all(isinstance(p, str) for p in table["labels"]):

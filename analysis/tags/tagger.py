@@ -195,8 +195,8 @@ class Corpus:
 
 
 def fit_model(examples: Examples, taxonomy: Taxonomy, cfg: TaggingConfig, corpus: Corpus,
-              describe: Describe, exclude: set[str] = frozenset()) -> TagModel:  # type: ignore[assignment]  # fmt: skip
-    """Train on ``examples``; ``exclude`` keeps documents (e.g. an evaluation fold) out of the weak labels."""
+              describe: Describe) -> TagModel:  # fmt: skip
+    """Train on ``examples``; ``corpus`` gives the TF-IDF vocabulary and weak labels."""
     names = taxonomy.names
     space = FeatureSpace(taxonomy, use_tfidf=cfg.tfidf)
     vocab = min(VOCAB_SAMPLE, len(corpus.titles))

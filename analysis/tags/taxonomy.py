@@ -102,5 +102,5 @@ def load_taxonomy_file(path: Path) -> Taxonomy:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise TaggingError(f"cannot read the taxonomy {path} ({exc.strerror}); fix [tagging] taxonomy "
-                           "in radar.toml or remove it to use the default")  # fmt: skip
+                           "in radar.toml or remove it to use the default") from None  # fmt: skip
     return parse_taxonomy(text, str(path))

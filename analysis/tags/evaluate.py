@@ -1,0 +1,110 @@
+"""Scoring tag decisions against labels: `radar tag eval` and the cross-validation in benchmarks/.
+
+Documents the model was trained on are scored out of fold: they are split in five folds and each
+fold is predicted by a model trained without it, so evaluating on the shipped dev labels does not
+score the model on its own training set. Documents it never saw (a held-out file) are scored by
+the model `radar tag` uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sklearn.model_selection import KFold
+
+from analysis.tags.config import TaggingConfig
+from analysis.tags.errors import TaggingError
+from analysis.tags.keywords import KeywordMatcher
+from analysis.tags.tagger import (
+    Corpus,
+    Vectors,
+    decide,
+    fit_model,
+    gather_examples,
+    load_taxonomy,
+    saved_model,
+    tagging_config,  # fmt: skip
+    train,
+    workspace_vectors,
+)
+from analysis.tags.taxonomy import Taxonomy
+from analysis.tags.training import Examples, dev_papers, read_label_file
+from store import Store, Workspace
+
+FOLDS = 5
+
+
+def scores_table(names: Sequence[str], truth: np.ndarray, pred: np.ndarray) -> dict[str, Any]:
+    """Per-tag precision, recall, F1 and support, and their macro-F1 (tags with support only)."""
+    tags: dict[str, dict[str, float]] = {}
+    for j, name in enumerate(names):
+        tp = int(np.sum(truth[:, j] & pred[:, j]))
+        n_pred, support = int(pred[:, j].sum()), int(truth[:, j].sum())
+        precision = tp / n_pred if n_pred else 0.0
+        recall = tp / support if support else 0.0
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        tags[name] = {"precision": round(precision, 3), "recall": round(recall, 3), "f1": round(f1, 3),
+                      "support": support, "predicted": n_pred}  # fmt: skip
+    scored = [v["f1"] for v in tags.values() if v["support"]]
+    return {"tags": tags, "macro_f1": round(float(np.mean(scored)), 3) if scored else 0.0}
+
+
+def keyword_baseline(taxonomy: Taxonomy, titles: Sequence[str], abstracts: Sequence[str]) -> np.ndarray:
+    """A tag applies when any of its keywords appears in the title or abstract."""
+    hits = KeywordMatcher(taxonomy).matrix(titles, abstracts)
+    n = len(taxonomy.names)
+    return (hits[:, :n] + hits[:, n:]) > 0
+
+
+def evaluate_file(ws: Workspace, store: Store, path: Path) -> dict[str, Any]:
+    taxonomy = load_taxonomy(ws)
+    labels = read_label_file(path, taxonomy)
+    cfg = tagging_config(ws)
+    vectors = workspace_vectors(ws, store)
+    stored = store.documents(labels)
+    texts = {i: (d.title, d.abstract) for i, d in stored.items()}
+    shipped = dev_papers()
+    texts.update({i: shipped[i] for i in labels if i not in texts and i in shipped})
+    ids = [i for i in labels if i in texts]
+    unknown = [i for i in labels if i not in texts]
+    if not ids:
+        raise TaggingError(f"none of the {len(labels)} ids in {path} is in this workspace; import or crawl those "
+                           "papers first (e.g. `radar import FILE`)")  # fmt: skip
+    names = taxonomy.names
+    truth = np.array([[n in labels[i] for n in names] for i in ids], dtype=bool)
+    titles, abstracts = [texts[i][0] for i in ids], [texts[i][1] for i in ids]
+    vecs = vectors.for_texts(store, ids, texts)
+    model = saved_model(ws, taxonomy, vectors.model_id) or train(ws, store, taxonomy, vectors)
+    pred = decide(model, titles, abstracts, vecs) >= model.thresholds()
+    examples = gather_examples(ws, store, taxonomy, cfg, vectors)
+    seen = [k for k, i in enumerate(ids) if i in set(examples.ids)]
+    if seen:  # out-of-fold predictions for documents the model trained on
+        corpus = Corpus.sample(store, vectors.model_id)
+        for _, test in KFold(min(FOLDS, len(seen)), shuffle=True, random_state=0).split(seen) if len(seen) > 1 else []:
+            fold = {ids[seen[t]] for t in test}
+            keep = np.array([r for r in range(len(examples)) if examples.ids[r] not in fold])
+            fold_model = fit_model(examples.subset(keep), taxonomy, cfg, corpus, vectors.embed)
+            rows = [seen[t] for t in test]
+            pred[rows] = decide(fold_model, [titles[r] for r in rows], [abstracts[r] for r in rows],
+                                vecs[rows]) >= fold_model.thresholds()  # fmt: skip
+    result = scores_table(names, truth, pred)
+    baseline = keyword_baseline(taxonomy, titles, abstracts)
+    result.update({"documents": len(ids), "unknown_ids": unknown, "out_of_fold": len(seen),
+                   "model_version": model.version, "keyword_baseline": scores_table(names, truth, baseline)})
+    return result
+
+
+def cross_validate(examples: Examples, taxonomy: Taxonomy, vectors: Vectors, corpus: Corpus,
+                   cfg: TaggingConfig | None = None, folds: int = FOLDS, seed: int = 0) -> dict[str, Any]:  # fmt: skip
+    """K-fold cross-validated scores of the full training procedure (thresholds chosen inside each fold)."""
+    cfg = cfg or TaggingConfig()
+    pred = np.zeros(examples.y.shape, dtype=bool)
+    for train_rows, test_rows in KFold(folds, shuffle=True, random_state=seed).split(examples.ids):
+        model = fit_model(examples.subset(train_rows), taxonomy, cfg, corpus, vectors.embed)
+        part = examples.subset(test_rows)
+        pred[test_rows] = decide(model, part.titles, part.abstracts, part.vectors) >= model.thresholds()
+    return scores_table(taxonomy.names, examples.y, pred)
+
