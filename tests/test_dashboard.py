@@ -214,7 +214,9 @@ def test_reports_page_lists_shows_and_offers_downloads(app: AppTest, dash_ws: Wo
     frames = [el.proto.srcdoc for el in app.get("iframe")]
     shown = sandboxed("<h1>Week 2026-W26</h1><script>alert(1)</script>")
     assert frames == [shown]  # the newest week, inside a sandboxed inner frame
-    assert 'sandbox=""' in shown and "<script>" not in shown and "&lt;script&gt;" in shown
+    sandbox = re.search(r'<iframe sandbox="([^"]*)"', shown)
+    assert sandbox and "allow-scripts" not in sandbox[1] and "allow-same-origin" not in sandbox[1]
+    assert "<script>" not in shown and "&lt;script&gt;" in shown
 
 
 def test_generate_now_writes_the_weeks_report(app: AppTest, dash_ws: Workspace) -> None:
@@ -229,7 +231,7 @@ def test_generate_now_writes_the_weeks_report(app: AppTest, dash_ws: Workspace) 
     assert (dash_ws.report_dir(label) / "report.html").is_file()
     assert any("wrote the" in s.value for s in app.success)
     assert app.selectbox(key="rp_week").value == label
-    assert [el.proto.srcdoc for el in app.get("iframe")][0].startswith('<iframe sandbox=""')
+    assert [el.proto.srcdoc for el in app.get("iframe")][0].startswith('<iframe sandbox="allow-popups ')
 
 
 # -- repro --------------------------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 """Reports: the weekly reports under WORKSPACE/reports/YYYY-Www, one shown rendered, downloads, and
 "generate now" for a chosen week through the report library.
 
-A report's HTML holds feed text; it is shown inside an iframe with an empty ``sandbox`` attribute
-(no scripts, no same-origin access), nested in the frame of ``st.iframe``.
+A report's HTML holds feed text; it is shown inside an iframe whose ``sandbox`` allows neither
+scripts nor same-origin access (only popups, for its links), nested in the frame of ``st.iframe``.
 """
 
 from __future__ import annotations
@@ -40,8 +40,13 @@ def report_files(folder: Path) -> dict[str, Path]:
 
 
 def sandboxed(report_html: str) -> str:
-    """The report inside an iframe with an empty sandbox: it renders, but no script in it runs."""
-    return (f'<iframe sandbox="" referrerpolicy="no-referrer" srcdoc="{html.escape(report_html, quote=True)}" '
+    """The report inside a sandboxed iframe: it renders, no script in it runs, it cannot reach the app;
+    its links open in a new tab (popups may leave the sandbox: they are ordinary pages)."""
+    head = re.search(r"<head[^>]*>", report_html, flags=re.IGNORECASE)
+    base = '<base target="_blank">'
+    doc = report_html[: head.end()] + base + report_html[head.end() :] if head else base + report_html
+    return ('<iframe sandbox="allow-popups allow-popups-to-escape-sandbox" referrerpolicy="no-referrer" '
+            f'srcdoc="{html.escape(doc, quote=True)}" '
             'style="width:100%;height:860px;border:1px solid #ddd;border-radius:6px;background:#fff">'
             "</iframe>")  # fmt: skip
 
