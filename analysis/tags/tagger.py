@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from analysis.tags.config import TaggingConfig
 from analysis.tags.errors import TaggingError
@@ -105,7 +106,7 @@ class Vectors:
             buf = io.BytesIO()
             np.savez(buf, ids=np.array(keys), vectors=np.stack([cache[k] for k in keys]))
             Workspace.write_bytes_atomic(path, buf.getvalue())
-        vectors = [found.get(i, cache.get(i)) for i in ids]
+        vectors = [found[i] if i in found else cache[i] for i in ids]
         return np.stack(vectors).astype(np.float32) if vectors else out
 
 
@@ -203,7 +204,8 @@ def fit_model(examples: Examples, taxonomy: Taxonomy, cfg: TaggingConfig, corpus
     space.fit(examples.titles + corpus.titles[:vocab], examples.abstracts + corpus.abstracts[:vocab])
     x = space.transform(examples.titles, examples.abstracts, examples.vectors) if len(examples) else None
     model = TagModel(names, space)
-    weak_x = None
+    weak_x: sp.csr_matrix | None = None
+    hits = np.zeros((0, 2 * len(names)), dtype=np.float32)
     for j, name in enumerate(names):
         rows = np.flatnonzero(examples.known[:, j]) if len(examples) else np.zeros(0, dtype=int)
         y = examples.y[rows, j] if len(rows) else np.zeros(0, dtype=bool)
@@ -216,11 +218,10 @@ def fit_model(examples: Examples, taxonomy: Taxonomy, cfg: TaggingConfig, corpus
             weak_x = space.transform(corpus.titles, corpus.abstracts, corpus.vectors)
             hits = space.matcher.matrix(corpus.titles, corpus.abstracts)
         weak = _weak_rows(hits[:, j], hits[:, len(names) + j]) if weak_x is not None else np.zeros(0, dtype=int)
-        if len(weak) and x is not None:
+        if len(weak) and weak_x is not None:
             negs = np.setdiff1d(np.flatnonzero(hits[:, j] + hits[:, len(names) + j] == 0), weak)[: 3 * len(weak)]
-            import scipy.sparse as sp
-
-            all_x = sp.vstack([x[rows], weak_x[weak], weak_x[negs]], format="csr")
+            labeled_x = [x[rows]] if x is not None else []
+            all_x = sp.vstack([*labeled_x, weak_x[weak], weak_x[negs]], format="csr")
             all_y = np.concatenate([y, np.ones(len(weak), dtype=bool), np.zeros(len(negs), dtype=bool)])
             w = np.concatenate([examples.weight[rows, j], np.full(len(weak) + len(negs), WEAK_WEIGHT)])
             labeled = np.concatenate([np.ones(len(rows), dtype=bool), np.zeros(len(weak) + len(negs), dtype=bool)])
