@@ -22,6 +22,7 @@ class TrendsConfig:
     min_count: int = 4  # recent documents a term needs before it can be emerging
     min_ratio: float = 2.0  # emerging: rate ratio whose 95% lower bound clears this (declining: 1/x)
     min_z: float = 4.0  # and a stratified z-score at least this large
+    spike_extra_z: float = 2.0  # a rise seen in the last period only needs z >= min_z + this
     min_stratum_docs: int = 20  # a stratum needs this many baseline documents to be compared
     # strata: source x primary category x cross-listing in each of the N most common categories
     major_categories: int = 6
@@ -46,8 +47,8 @@ class TrendsConfig:
                 raise ConfigError(f"[trends] {name} must be a whole number >= 1 (got {value!r})")
         if self.min_ratio <= 1.0:
             raise ConfigError("[trends] min_ratio must be > 1 (e.g. 1.5: at least 50% more than the baseline)")
-        if self.min_z < 0:
-            raise ConfigError("[trends] min_z must be >= 0")
+        if self.min_z < 0 or self.spike_extra_z < 0:
+            raise ConfigError("[trends] min_z and spike_extra_z must be >= 0")
         if not 0.0 < self.topic_match < 1.0:
             raise ConfigError("[trends] topic_match must be between 0 and 1 (cosine similarity)")
 

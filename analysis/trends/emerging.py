@@ -3,10 +3,11 @@ baseline, near-duplicates merged, bursts marked.
 
 Flow: count recent and baseline documents per stratum for every term -> keep terms with enough
 recent documents (or enough expected ones, for declines) -> ``stratified_test`` -> a term is
-emerging when z >= min_z, its rate ratio's lower bound >= min_ratio and it has min_count recent
-documents; declining mirrors that -> rank by the log-likelihood ratio -> merge near-duplicates
-(terms found in the same recent documents: "GRPO" / "group relative policy optimization",
-"policy optimization" / "relative policy optimization") -> burst state over the period series.
+emerging when z >= min_z, its rate ratio's lower bound >= min_ratio, it has min_count recent
+documents and is in a burst (Kleinberg) that began before the last period, or began in it with
+z >= min_z + spike_extra_z (a one-period spike needs more evidence); declining mirrors the test
+-> rank by the log-likelihood ratio -> merge near-duplicates (terms found in the same recent
+documents with related spellings: "GRPO" / "relative policy optimization").
 """
 
 from __future__ import annotations
@@ -135,8 +136,12 @@ def term_lists(table: TermTable, win: Windows, cfg: TrendsConfig, window: str, s
     for rising in (True, False):
         picked = _pick(scored, cfg, rising)[: cfg.max_terms * 8]
         active, since = bursts(table, scored.columns[picked], starts, win.as_of)
-        if rising:  # a rise must also be a burst: one busy period is not enough against the whole series
-            picked, active, since = picked[active], active[active], since[active]
+        if rising:
+            # a rise must also be a burst, and a burst of a single period (a spike) needs stronger evidence
+            sustained = since < len(starts) - 1
+            strong = scored.test.z[picked] >= cfg.min_z + cfg.spike_extra_z
+            keep = active & (sustained | strong)
+            picked, active, since = picked[keep], active[keep], since[keep]
         burst = {int(p): (bool(a), period_label(starts[int(s)], window) if a else None)
                  for p, a, s in zip(picked, active, since, strict=True)}  # fmt: skip
         merged = _merge(table, picked, scored, rows if rising else base_rows, cfg.max_terms)
