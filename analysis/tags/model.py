@@ -1,8 +1,11 @@
-"""The multi-label tag model: one logistic regression per tag over FeatureSpace features.
+"""The multi-label tag model: per tag, two logistic regressions (one on the embedding, one on the
+TF-IDF and keyword features) whose probabilities are averaged. Measured on the dev labels (nested
+5-fold CV, two fold seeds): macro-F1 0.722 for the average vs 0.708 for one regression on all
+features side by side; kernels-compilers gains most (0.57 -> 0.68).
 
 How each tag is decided, by the examples it has:
 - ``model``: at least ``min_examples`` labeled positives (label files and user corrections) and
-  as many negatives: a logistic regression; its probability is the score and the threshold is the
+  as many negatives: the two regressions; their mean probability is the score and the threshold is the
   one that maximises F1 on out-of-fold probabilities of the training set (3-fold), taken as the
   middle of the thresholds within 2% of the best F1 so that a few examples do not pin it to a spike.
 - ``weak`` (few labeled positives): documents whose title matches the tag's keywords, or whose
@@ -28,6 +31,40 @@ WEAK_WEIGHT = 0.5
 THRESHOLDS = np.linspace(0.02, 0.90, 45)
 
 
+def best_threshold(probs: np.ndarray, truth: np.ndarray) -> float:
+    """The middle of the thresholds whose F1 is within 2% of the best (0.5 if nothing is positive)."""
+    if not truth.any():
+        return 0.5
+    f1 = np.array([_f1(truth, probs >= t) for t in THRESHOLDS])
+    near = THRESHOLDS[f1 >= f1.max() * 0.98]
+    return float(np.median(near))
+
+
+def _f1(truth: np.ndarray, pred: np.ndarray) -> float:
+    tp = float(np.sum(truth & pred))
+    denom = float(np.sum(truth) + np.sum(pred))
+    return 2 * tp / denom if denom else 0.0
+
+
+@dataclass
+class PairClassifier:
+    """Mean probability of a regression on the embedding columns and one on the text columns."""
+
+    dim: int  # the embedding's width: columns [0, dim) are the embedding
+    embedding: LogisticRegression
+    text: LogisticRegression
+
+    def predict_proba(self, x: sp.csr_matrix) -> np.ndarray:
+        dense = x[:, : self.dim].toarray()
+        return (self.embedding.predict_proba(dense) + self.text.predict_proba(x[:, self.dim :])) / 2
+
+
+def fit_classifier(x: sp.csr_matrix, y: np.ndarray, w: np.ndarray, dim: int) -> PairClassifier:
+    emb = LogisticRegression(C=C, max_iter=2000).fit(x[:, :dim].toarray(), y, sample_weight=w)
+    text = LogisticRegression(C=C, solver="liblinear", max_iter=2000).fit(x[:, dim:], y, sample_weight=w)
+    return PairClassifier(dim, emb, text)
+
+
 @dataclass
 class TagRule:
     """How one tag is decided."""
@@ -35,7 +72,7 @@ class TagRule:
     strategy: str  # model | weak | zero-shot
     threshold: float
     positives: int  # labeled positives it learned from
-    classifier: LogisticRegression | None = None
+    classifier: PairClassifier | None = None
     description_vector: np.ndarray | None = None
 
     @property
@@ -65,26 +102,8 @@ class TagModel:
         return np.array([self.rules[n].threshold for n in self.names], dtype=np.float32)
 
 
-def best_threshold(probs: np.ndarray, truth: np.ndarray) -> float:
-    """The middle of the thresholds whose F1 is within 2% of the best (0.5 if nothing is positive)."""
-    if not truth.any():
-        return 0.5
-    f1 = np.array([_f1(truth, probs >= t) for t in THRESHOLDS])
-    near = THRESHOLDS[f1 >= f1.max() * 0.98]
-    return float(np.median(near))
-
-
-def _f1(truth: np.ndarray, pred: np.ndarray) -> float:
-    tp = float(np.sum(truth & pred))
-    denom = float(np.sum(truth) + np.sum(pred))
-    return 2 * tp / denom if denom else 0.0
-
-
-def fit_classifier(x: sp.csr_matrix, y: np.ndarray, w: np.ndarray) -> LogisticRegression:
-    return LogisticRegression(C=C, solver="liblinear", max_iter=2000).fit(x, y, sample_weight=w)
-
-
-def fit_tag(x: sp.csr_matrix, y: np.ndarray, w: np.ndarray, labeled: np.ndarray) -> tuple[LogisticRegression, float]:
+def fit_tag(x: sp.csr_matrix, y: np.ndarray, w: np.ndarray, labeled: np.ndarray,
+            dim: int) -> tuple[PairClassifier, float]:  # fmt: skip
     """A classifier on all rows and a threshold from out-of-fold probabilities on the labeled rows.
 
     ``labeled`` marks rows with a human label (weak rows train but never pick the threshold)."""
@@ -95,8 +114,8 @@ def fit_tag(x: sp.csr_matrix, y: np.ndarray, w: np.ndarray, labeled: np.ndarray)
         extra = np.flatnonzero(~labeled)
         for train, test in StratifiedKFold(folds, shuffle=True, random_state=0).split(lab, y[lab]):
             rows = np.concatenate([lab[train], extra])
-            oof[test] = fit_classifier(x[rows], y[rows], w[rows]).predict_proba(x[lab[test]])[:, 1]
+            oof[test] = fit_classifier(x[rows], y[rows], w[rows], dim).predict_proba(x[lab[test]])[:, 1]
         threshold = best_threshold(oof, y[lab])
     else:
         threshold = 0.5
-    return fit_classifier(x, y, w), threshold
+    return fit_classifier(x, y, w, dim), threshold

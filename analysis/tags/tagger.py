@@ -30,7 +30,7 @@ from analysis.tags.taxonomy import DEFAULT_TAXONOMY, Taxonomy, load_taxonomy_fil
 from analysis.tags.training import DEV_LABELS, Examples, dev_papers, read_label_file
 from store import Store, Workspace
 
-MODEL_FORMAT = 1
+MODEL_FORMAT = 2
 VOCAB_SAMPLE = 5000  # workspace documents that join the examples to fit the TF-IDF vocabulary
 WEAK_SAMPLE = 20000  # workspace documents searched for keyword matches (weak labels)
 
@@ -204,6 +204,7 @@ def fit_model(examples: Examples, taxonomy: Taxonomy, cfg: TaggingConfig, corpus
     space.fit(examples.titles + corpus.titles[:vocab], examples.abstracts + corpus.abstracts[:vocab])
     x = space.transform(examples.titles, examples.abstracts, examples.vectors) if len(examples) else None
     model = TagModel(names, space)
+    dim = int(examples.vectors.shape[1]) if len(examples) else int(corpus.vectors.shape[1])
     weak_x: sp.csr_matrix | None = None
     hits = np.zeros((0, 2 * len(names)), dtype=np.float32)
     for j, name in enumerate(names):
@@ -211,7 +212,7 @@ def fit_model(examples: Examples, taxonomy: Taxonomy, cfg: TaggingConfig, corpus
         y = examples.y[rows, j] if len(rows) else np.zeros(0, dtype=bool)
         positives, negatives = int(y.sum()), int((~y).sum())
         if positives >= cfg.min_examples and negatives >= cfg.min_examples and x is not None:
-            clf, threshold = fit_tag(x[rows], y, examples.weight[rows, j], np.ones(len(rows), dtype=bool))
+            clf, threshold = fit_tag(x[rows], y, examples.weight[rows, j], np.ones(len(rows), dtype=bool), dim)
             model.rules[name] = TagRule("model", threshold, positives, clf)
             continue
         if weak_x is None and len(corpus.titles):
@@ -225,7 +226,7 @@ def fit_model(examples: Examples, taxonomy: Taxonomy, cfg: TaggingConfig, corpus
             all_y = np.concatenate([y, np.ones(len(weak), dtype=bool), np.zeros(len(negs), dtype=bool)])
             w = np.concatenate([examples.weight[rows, j], np.full(len(weak) + len(negs), WEAK_WEIGHT)])
             labeled = np.concatenate([np.ones(len(rows), dtype=bool), np.zeros(len(weak) + len(negs), dtype=bool)])
-            clf, threshold = fit_tag(all_x, all_y, w.astype(np.float32), labeled)
+            clf, threshold = fit_tag(all_x, all_y, w.astype(np.float32), labeled, dim)
             model.rules[name] = TagRule("weak", threshold, positives, clf)
             continue
         tag = taxonomy.get(name)
