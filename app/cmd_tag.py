@@ -16,15 +16,15 @@ def cmd_tag(args: argparse.Namespace) -> int:
     from analysis.tags import tag_documents
 
     ws = open_workspace(args)
-    with ws.lock("tag"), ws.store() as store:
-        with Progress(TextColumn("tagging"), BarColumn(), TextColumn("{task.completed:,}/{task.total:,} docs"),
-                      TimeElapsedColumn(), console=err_console, disable=args.json) as bar:  # fmt: skip
-            task = bar.add_task("tag", total=0)
-            if not args.json:
-                err_console.print("training the tag model if needed (seconds; the first time also embeds "
-                                  "the 750 shipped labeled papers)")  # fmt: skip
-            report = tag_documents(ws, store, retrain=args.retrain,
-                                   progress=lambda done, total: bar.update(task, completed=done, total=total))
+    with ws.lock("tag"), ws.store() as store, \
+            Progress(TextColumn("tagging"), BarColumn(), TextColumn("{task.completed:,}/{task.total:,} docs"),
+                     TimeElapsedColumn(), console=err_console, disable=args.json) as bar:  # fmt: skip
+        task = bar.add_task("tag", total=0)
+        if not args.json:
+            err_console.print("training the tag model if needed (seconds; the first time also embeds "
+                              "the 750 shipped labeled papers)")  # fmt: skip
+        report = tag_documents(ws, store, retrain=args.retrain,
+                               progress=lambda done, total: bar.update(task, completed=done, total=total))
     if args.json:
         print_json(report.as_dict())
         return 0

@@ -75,7 +75,7 @@ def _print(r: dict[str, Any], limit: int) -> None:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("trends", help="what is rising and falling, new methods and topics")
     p.add_argument("--as-of", metavar="YYYY-MM-DD", help="use only documents published on or before this day "
-                   "(default: the newest document's day)")  # fmt: skip
+                   "(default: the newest day whose past week holds at least half the usual weekly volume)")  # fmt: skip
     p.add_argument("--window", default="week", metavar="week|month", help="recent window compared to its baseline")
     p.add_argument("--limit", type=int, default=15, metavar="N", help="rows per table (default 15)")
     p.add_argument("--json", action="store_true", help="print one JSON document")

@@ -133,6 +133,9 @@ class EmailConfig:
             raise ConfigError(f"[delivery.email] {bad[0]!r} is not an email address")
         if self.timeout_s <= 0:
             raise ConfigError("[delivery.email] timeout_s must be > 0")
+        if self.username and self.tls == "none" and self.host not in ("localhost", "127.0.0.1", "::1"):
+            raise ConfigError("[delivery.email] would send the password unencrypted (tls = \"none\" with a "
+                              "username); use tls = \"starttls\" or \"ssl\"")
 
     @property
     def enabled(self) -> bool:

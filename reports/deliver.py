@@ -103,6 +103,11 @@ def slack_text(text: Any) -> str:
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def _slack_link_ok(url: str) -> bool:
+    """An http(s) URL with none of Slack's link delimiters in it (a feed could forge a link otherwise)."""
+    return url.startswith(("http://", "https://")) and not any(c in url for c in "<>| \n")
+
+
 def webhook_payload(report: BuiltReport) -> dict[str, Any]:
     """Slack incoming-webhook JSON (text fallback + blocks); other chat tools accept `text`."""
     c = report.content
@@ -113,7 +118,7 @@ def webhook_payload(report: BuiltReport) -> dict[str, Any]:
              f"{h['documents']} documents{change}" + (f"; {groups}" if groups else "")]  # fmt: skip
     recs = [f"• *{slack_text(r['action'])}* {slack_text(r['method'])}: {slack_text(r['reason'])}"
             for r in c["recommendations"][:8]]  # fmt: skip
-    top = [f"• <{r['url']}|{slack_text(r['title'])}>" if r["url"].startswith("http") else f"• {slack_text(r['title'])}"
+    top = [f"• <{r['url']}|{slack_text(r['title'])}>" if _slack_link_ok(r["url"]) else f"• {slack_text(r['title'])}"
            for r in c["top_overall"][:5]]  # fmt: skip
     where = ", ".join(str(p) for k, p in report.paths.items() if k != "json")
     blocks: list[dict[str, Any]] = [
@@ -184,12 +189,16 @@ def deliver(store: Store, report: BuiltReport, cfg: DeliveryConfig) -> list[Outc
 @contextmanager
 def delivery_lock(ws: Workspace) -> Iterator[None]:
     """One delivering process per workspace (`radar report --send` and `radar weekly` alike)."""
+    lock = ws.lock("deliver")
     try:
-        with ws.lock("deliver"):
-            yield
+        lock.__enter__()
     except WorkspaceError:
         raise ReportError(f"another radar process is delivering reports in {ws.root}; wait for it to finish "
                           "and rerun (nothing was sent twice)") from None
+    try:
+        yield
+    finally:
+        lock.__exit__(None, None, None)
 
 
 def summarize_outcomes(outcomes: list[Outcome]) -> str:

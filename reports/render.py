@@ -41,8 +41,16 @@ def md_url(value: Any) -> Markup:
 
 
 def safe_url(value: Any) -> str:
+    """Links from documents (untrusted): http(s) only."""
     url = str(value or "")
-    return url if url.startswith(("http://", "https://", "file://")) else ""
+    return url if url.startswith(("http://", "https://")) else ""
+
+
+def folder_url(path: Any) -> str:
+    """A file:// link to a local folder Radar wrote (a run's outputs), percent-encoded."""
+    from pathlib import Path
+
+    return Path(str(path)).resolve().as_uri()
 
 
 def pct(value: float | None) -> str:
@@ -79,7 +87,7 @@ def _env(markdown: bool) -> Environment:
         trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
         finalize=md_escape if markdown else None,
     )  # fmt: skip
-    env.filters.update(pct=pct, md_url=md_url, safe_url=safe_url, bars=bars_svg)
+    env.filters.update(pct=pct, md_url=md_url, safe_url=safe_url, folder_url=folder_url, bars=bars_svg)
     return env
 
 

@@ -78,7 +78,6 @@ def test_report_writes_files_and_json_gives_the_paths(small_snapshot: Path, tmp_
 ])  # fmt: skip
 def test_bad_input_is_one_line_exit_1(argv: list[str], needle: str, small_snapshot: Path, tmp_path: Path,
                                       capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
-    pytest.importorskip("jinja2")
     ws = make_ws(tmp_path / "ws", small_snapshot) if "--send" in argv or "pdf" in argv else Workspace.init(
         tmp_path / "ws")[0]  # fmt: skip
     if "pdf" in argv:

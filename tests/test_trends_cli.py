@@ -21,12 +21,13 @@ def snap_ws(tmp_path: Path, small_snapshot: Path, capsys: pytest.CaptureFixture[
 
 def test_json_contract(snap_ws: str, capsys: pytest.CaptureFixture[str]) -> None:
     from store import Workspace
-    from tests.trends_data import tag
+    from tests.trends_data import base_corpus, tag
 
     with Workspace.open(Path(snap_ws)).store() as store:
+        base_corpus(store)  # synthetic 2025-01..06 documents with a rising term and a new method
         ids = [d.id for d in store.iter_documents()]
         tag(store, [(i, "rl-policy-optimization") for i in ids[::7]])
-    res = run_cli(capsys, "--workspace", snap_ws, "trends", "--window", "week", "--json")
+    res = run_cli(capsys, "--workspace", snap_ws, "trends", "--window", "month", "--as-of", "2025-06-30", "--json")
     assert res.code == 0, res.err
     doc = res.json()
     assert {"as_of", "emerging", "declining", "tags", "topics", "new_methods"} <= set(doc)
@@ -43,6 +44,7 @@ def test_json_contract(snap_ws: str, capsys: pytest.CaptureFixture[str]) -> None
     group = doc["groups"]["rl-post-training"]  # tag groups from the tagger's taxonomy
     assert [p["count"] for p in group] == [p["count"] for p in series]  # the only tag of the group in use
     assert isinstance(doc["topics"], list) and doc["topics_note"]  # nothing embedded: said why
+    assert doc["emerging"] and doc["new_methods"]  # the loops above and below check something
     for m in doc["new_methods"]:
         assert {"name", "first_seen", "first_id", "count", "recent_count", "growth", "example_ids"} <= set(m)
     # the table
@@ -52,16 +54,21 @@ def test_json_contract(snap_ws: str, capsys: pytest.CaptureFixture[str]) -> None
 
 def test_as_of_and_month_window(snap_ws: str, capsys: pytest.CaptureFixture[str]) -> None:
     from store import Workspace
+    from tests.trends_data import base_corpus
 
-    res = run_cli(capsys, "--workspace", snap_ws, "trends", "--as-of", "2024-02-15", "--window", "month", "--json")
+    with Workspace.open(Path(snap_ws)).store() as store:
+        base_corpus(store)  # 2025-01..06: the rise and the new method span the as-of day
+    res = run_cli(capsys, "--workspace", snap_ws, "trends", "--as-of", "2025-06-15", "--window", "month", "--json")
     assert res.code == 0, res.err
     doc = res.json()
-    assert doc["as_of"] == "2024-02-15" and doc["window"] == "month" and doc["recent"]["start"] == "2024-01-16"
+    assert doc["as_of"] == "2025-06-15" and doc["window"] == "month" and doc["recent"]["start"] == "2025-05-16"
     shown = [i for key in ("emerging", "declining") for e in doc[key] for i in e["example_ids"]]
     shown += [m["first_id"] for m in doc["new_methods"]] + [i for m in doc["new_methods"] for i in m["example_ids"]]
+    assert shown
     with Workspace.open(Path(snap_ws)).store() as store:
-        assert all(d.published[:10] <= "2024-02-15" for d in store.documents(shown).values())
-    assert all(p["period"] <= "2024-02" for series in doc["tags"].values() for p in series)
+        assert all(d.published[:10] <= "2025-06-15" for d in store.documents(shown).values())
+        assert any(d.published[:10] > "2025-06-15" for d in store.iter_documents())  # later documents exist
+    assert all(p["period"] <= "2025-06" for series in doc["tags"].values() for p in series)
 
 
 @pytest.mark.parametrize(

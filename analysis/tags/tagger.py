@@ -4,8 +4,8 @@
     Examples + a sample of the workspace --fit_model--> TagModel (saved under index/tagger/)
     embedded documents not yet decided by this model --TagModel--> document_tags (score, origin)
 
-A model is tied to the taxonomy file's content and to the embedding model: when either changes
-the next `radar tag` retrains. `--retrain` also picks up new corrections and label files, and
+A model is tied to the taxonomy file's content, the [tagging] settings and the embedding model:
+when one changes the next `radar tag` retrains. `--retrain` also picks up new corrections and label files, and
 re-decides every document. Corrections always win for their document (see Store.save_tag_decisions).
 """
 
@@ -258,7 +258,7 @@ def train(ws: Workspace, store: Store, taxonomy: Taxonomy, vectors: Vectors) -> 
     model = fit_model(examples, taxonomy, cfg, Corpus.sample(store, vectors.model_id), vectors.embed)
     model.version = _version(taxonomy, vectors.model_id, examples, cfg)
     blob = pickle.dumps({"format": MODEL_FORMAT, "taxonomy": taxonomy.digest, "model_id": vectors.model_id,
-                         "model": model}, protocol=pickle.HIGHEST_PROTOCOL)  # fmt: skip
+                         "config": repr(cfg), "model": model}, protocol=pickle.HIGHEST_PROTOCOL)  # fmt: skip
     path = model_path(ws)
     path.parent.mkdir(parents=True, exist_ok=True)
     ws.write_bytes_atomic(path, blob)
@@ -266,7 +266,8 @@ def train(ws: Workspace, store: Store, taxonomy: Taxonomy, vectors: Vectors) -> 
 
 
 def saved_model(ws: Workspace, taxonomy: Taxonomy, model_id: str) -> TagModel | None:
-    """The saved model if it was trained for this taxonomy and embedding model (else None: retrain)."""
+    """The saved model if it was trained for this taxonomy, [tagging] settings and embedding model
+    (else None: retrain)."""
     path = model_path(ws)
     if not path.is_file():
         return None
@@ -275,7 +276,7 @@ def saved_model(ws: Workspace, taxonomy: Taxonomy, model_id: str) -> TagModel | 
     except Exception:  # noqa: BLE001 - an unreadable model is simply retrained
         return None
     if not isinstance(data, dict) or data.get("format") != MODEL_FORMAT or data.get("taxonomy") != taxonomy.digest \
-            or data.get("model_id") != model_id:  # fmt: skip
+            or data.get("model_id") != model_id or data.get("config") != repr(tagging_config(ws)):  # fmt: skip
         return None
     return data["model"]  # type: ignore[no-any-return]
 

@@ -58,8 +58,8 @@ def tag_series(store: Store, table: TermTable, win: Windows, cfg: TrendsConfig, 
         counts = _counts(keys, members, n_keys)[:-1].reshape(len(starts), n_strata)
         shares = fixed_effect_shares(counts, docs)
         per, total = counts.sum(axis=1), docs.sum(axis=1)
-        return [{"period": lab, "count": int(c), "docs": int(d), "share": None if np.isnan(s) else round(float(s), 6),
-                 "raw_share": round(float(c / d), 6) if d else None}
+        return [{"period": lab, "count": int(c), "docs": int(d), "share": 0.0 if np.isnan(s) else round(float(s), 6),
+                 "raw_share": round(float(c / d), 6) if d else 0.0}
                 for lab, c, d, s in zip(labels, per, total, shares, strict=True)]  # fmt: skip
 
     out: dict[str, Any] = {"tags": {t: series(rows[t]) for t in tags}}

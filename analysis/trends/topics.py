@@ -75,10 +75,17 @@ def _load_previous(ws: Workspace, window: str, as_of: date) -> dict[str, Any] | 
     return None
 
 
+KEEP_STATES = 104
+
+
 def _save_state(ws: Workspace, window: str, as_of: date, centroids: np.ndarray, meta: dict[str, Any]) -> None:
     buf = io.BytesIO()
     np.savez(buf, centroids=centroids.astype(np.float32), meta=np.frombuffer(orjson.dumps(meta), dtype=np.uint8))
     ws.write_bytes_atomic(_state_dir(ws) / f"{window}-{as_of.isoformat()}.npz", buf.getvalue())
+    # one file per as-of day: keep the newest KEEP_STATES per window (two years of weeks)
+    states = sorted(_state_dir(ws).glob(f"{window}-*.npz"))
+    for old in states[:-KEEP_STATES]:
+        old.unlink(missing_ok=True)
 
 
 def _vectors(store: Store, model: str, ids: list[str]) -> tuple[list[int], np.ndarray]:
