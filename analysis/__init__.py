@@ -1,1 +1,1 @@
-"""Tagging, trends and topics (filled by the tagging and trends issues)."""
+"""Analysis of the stored documents: tagging (analysis.tags) and trends, new methods and topics (analysis.trends)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from contextlib import nullcontext
 
 from app.cmd_core import open_workspace
 from app.output import console, err_console, print_json
@@ -27,7 +28,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     delivery = DeliveryConfig.from_section(ws.config().section("delivery")) if args.send else None
     with ws.store() as store:
         period = _period(args, store)
-        with err_console.status(f"writing the report for {period.label}", spinner="dots") if not args.json else _null():
+        status = nullcontext() if args.json else err_console.status(f"writing the report for {period.label}")
+        with status:
             built = build_report(ws, store, period, cfg, profile)
         outcomes = []
         if delivery is not None:
@@ -57,14 +59,6 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise DeliveryError(f"{len(failed)} delivery(ies) failed ({failed[0].channel} {failed[0].recipient}: "
                             f"{failed[0].error}); the report is written and `--send` retries them")  # fmt: skip
     return 0
-
-
-class _null:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
 
 def cmd_weekly(args: argparse.Namespace) -> int:

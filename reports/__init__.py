@@ -1,1 +1,2 @@
-"""Weekly adoption reports (filled by the report issue)."""
+"""Weekly adoption reports: periods, content (ranking, summaries, recommendations), rendering, delivery and
+the weekly job."""

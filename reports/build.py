@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from reports.config import Profile, ReportConfig
-from reports.content import EMPTY_TRENDS, gather, optional
+from reports.content import EMPTY_TRENDS, gather
 from reports.errors import ReportError
 from reports.period import Period
 from reports.render import render
@@ -56,12 +56,11 @@ def profile_config(ws: Workspace) -> Profile:
 def compute_trends(ws: Workspace, store: Store, as_of: date) -> tuple[dict[str, Any], str]:
     """analysis.trends as of the week's end, over a month window: a week holds 400-1,000 papers, too few
     for significance (the trends backtest flagged most known rises only with months); the report's
-    own per-tag weekly series come from the store. Empty trends and a note when it is unavailable."""
-    trends_fn = optional("analysis.trends", "compute_trends")
-    if trends_fn is None:
-        return dict(EMPTY_TRENDS), "trends not available (analysis.trends is not installed)"
+    own per-tag weekly series come from the store. Empty trends and a note saying why when they fail."""
+    from analysis.trends import compute_trends as trends_of  # loads numpy and scikit-learn: only when used
+
     try:
-        return trends_fn(ws, store, as_of=as_of, window="month"), ""
+        return trends_of(ws, store, as_of=as_of, window="month"), ""
     except RadarError as exc:  # e.g. too little data for trends: the report still goes out, and says why
         return dict(EMPTY_TRENDS), f"trends not available: {exc}"
 

@@ -7,7 +7,6 @@ emerging and declining terms, new methods and topics come from the trends dict
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from reports.recommend import (
     decide,
     match_preset,
     paper_ref,
+    preset_name,
     preset_patterns,
 )
 from reports.summarize import Summarizer, make_summarizer
@@ -38,8 +38,8 @@ EMPTY_TRENDS: dict[str, Any] = {"emerging": [], "declining": [], "tags": {}, "to
 
 
 @dataclass
-class Taxonomy:
-    """tag -> group; the order tags appear in."""
+class TagGroups:
+    """tag -> its taxonomy group, in the taxonomy's order (the store's other tags last, in "other")."""
 
     groups: dict[str, str] = field(default_factory=dict)
 
@@ -51,33 +51,23 @@ class Taxonomy:
         return sorted(names, key=lambda g: (GROUP_ORDER.index(g) if g in GROUP_ORDER else len(GROUP_ORDER), g))
 
 
-def optional(module: str, name: str) -> Any:
-    """A function of a stage that may not be installed yet (tagging, trends); None when it is not."""
-    try:
-        return getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError):
-        return None
+def tag_groups(ws: Workspace, store: Store) -> TagGroups:
+    """The tagger's taxonomy (analysis.tags) as tag -> group, plus any other stored tag in "other"."""
+    from analysis.tags import load_taxonomy  # loads scikit-learn: only when a report is gathered
 
-
-def load_taxonomy(ws: Workspace, store: Store) -> Taxonomy:
-    """The tagging stage's taxonomy; the store's tags (one group) when tagging is not installed."""
-    load = optional("analysis.tags", "load_taxonomy")
-    if load is None:
-        return Taxonomy({t: "tags" for t in store.known_tags()})
-    tax = load(ws)
-    groups = {t.name: t.group for t in tax.tags}
+    groups = {t.name: t.group for t in load_taxonomy(ws).tags}
     for t in store.known_tags():
         groups.setdefault(t, "other")
-    return Taxonomy(groups)
+    return TagGroups(groups)
 
 
-def effective_profile(profile: Profile, taxonomy: Taxonomy) -> tuple[Profile, str]:
+def effective_profile(profile: Profile, grouping: TagGroups) -> tuple[Profile, str]:
     """The configured profile, or (none configured) the taxonomy's lab groups as the interests."""
     if not profile.empty:
         return profile, "profile from radar.toml [profile]"
-    lab = {t: 1.0 for t, g in taxonomy.groups.items() if g in ("rl-post-training", "hardware-systems")}
+    lab = {t: 1.0 for t, g in grouping.groups.items() if g in ("rl-post-training", "hardware-systems")}
     if not lab:
-        lab = {t: 1.0 for t in taxonomy.groups}
+        lab = {t: 1.0 for t in grouping.groups}
     return Profile(tags=lab), "no [profile] in radar.toml: relevance = tags of the lab's groups"
 
 
@@ -96,13 +86,13 @@ def _bucket(day: str, periods: list[Period]) -> int:
 Volumes = tuple[dict[str, Any], list[dict[str, Any]]]
 
 
-def _volumes(store: Store, period: Period, taxonomy: Taxonomy, cfg: ReportConfig) -> Volumes:
+def _volumes(store: Store, period: Period, grouping: TagGroups, cfg: ReportConfig) -> Volumes:
     """Headline (documents and per-group counts vs the trailing mean) and per-tag series for the charts."""
     n_hist = max(cfg.chart_weeks, cfg.trailing_weeks + 1)
     periods = [*period.trailing(n_hist - 1), period]
     first = periods[0]
     kinds: list[Counter[str]] = [Counter() for _ in periods]
-    for day, kind, n in store.kind_counts_by_day(first.since, period.until):
+    for day, kind, n in store.counts_by_day(first.since, period.until):
         i = _bucket(day, periods)
         if i >= 0:
             kinds[i][kind] += n
@@ -112,19 +102,19 @@ def _volumes(store: Store, period: Period, taxonomy: Taxonomy, cfg: ReportConfig
         i = _bucket(day, periods)
         if i >= 0:
             tag_counts[i][tag] += 1
-            group_docs[i][taxonomy.group_of(tag)].add(doc_id)
+            group_docs[i][grouping.group_of(tag)].add(doc_id)
     k = cfg.trailing_weeks
     trail = range(len(periods) - 1 - k, len(periods) - 1)
     totals = [sum(c.values()) for c in kinds]
     now_total = totals[-1]
     mean_total = sum(totals[i] for i in trail) / k
     groups = []
-    for g in taxonomy.group_names():
+    for g in grouping.group_names():
         now = len(group_docs[-1].get(g, ()))
         mean = sum(len(group_docs[i].get(g, ())) for i in trail) / k
         groups.append({"group": g, "count": now, "trailing_mean": round(mean, 1), "change_pct": _pct(now, mean),
                        "share_pct": round(100.0 * now / now_total, 1) if now_total else 0.0,
-                       "tags": [t for t, gg in taxonomy.groups.items() if gg == g]})  # fmt: skip
+                       "tags": [t for t, gg in grouping.groups.items() if gg == g]})  # fmt: skip
     headline = {
         "documents": now_total, "papers": kinds[-1]["paper"], "posts": kinds[-1]["post"],
         "trailing_weeks": k, "trailing_mean": round(mean_total, 1), "change_pct": _pct(now_total, mean_total),
@@ -132,13 +122,13 @@ def _volumes(store: Store, period: Period, taxonomy: Taxonomy, cfg: ReportConfig
         "series": [{"period": p.label, "count": totals[i]} for i, p in enumerate(periods)][-cfg.chart_weeks:],
     }  # fmt: skip
     tags = []
-    for tag in sorted(taxonomy.groups, key=lambda t: (taxonomy.group_names().index(taxonomy.group_of(t)), t)):
+    for tag in sorted(grouping.groups, key=lambda t: (grouping.group_names().index(grouping.group_of(t)), t)):
         series = [{"period": p.label, "count": tag_counts[i][tag],
                    "share": round(tag_counts[i][tag] / totals[i], 4) if totals[i] else 0.0}
                   for i, p in enumerate(periods)][-cfg.chart_weeks:]  # fmt: skip
         now = tag_counts[-1][tag]
         mean = sum(tag_counts[i][tag] for i in trail) / k
-        tags.append({"tag": tag, "group": taxonomy.group_of(tag), "count": now, "trailing_mean": round(mean, 1),
+        tags.append({"tag": tag, "group": grouping.group_of(tag), "count": now, "trailing_mean": round(mean, 1),
                      "change_pct": _pct(now, mean), "series": series})  # fmt: skip
     return headline, tags
 
@@ -214,7 +204,7 @@ def _evidence(store: Store, period: Period, trends: dict[str, Any], ranked: list
     for preset, pat in presets.items():
         if preset in found:
             continue
-        needle = max(re.findall(r"[a-z0-9]+", _display(preset).lower()), key=len)
+        needle = max(re.findall(r"[a-z0-9]+", preset_name(preset).lower()), key=len)
         here = mentions(pat, period_docs, needle)
         if not here:
             continue
@@ -224,7 +214,7 @@ def _evidence(store: Store, period: Period, trends: dict[str, Any], ranked: list
         rel = [relevance[d.id] for d in here]
         docs = sorted([*here, *before], key=lambda d: d.published, reverse=True)
         found[preset] = Evidence(
-            method=_display(preset), origin="repro preset mentioned",
+            method=preset_name(preset), origin="repro preset mentioned",
             papers=[paper_ref(d) for d in docs[:6]], count=len(docs), recent_count=len(here),
             growth=round(growth, 2), code_links=code_links(docs)[:5],
             relevance=round(sum(rel) / len(rel), 3), preset=preset, run=latest_run.get(preset),
@@ -232,23 +222,17 @@ def _evidence(store: Store, period: Period, trends: dict[str, Any], ranked: list
     return list(found.values())
 
 
-def _display(preset: str) -> str:
-    from repro.methods import METHODS
-
-    return METHODS[preset].title.split(" (")[0].replace(" - plug-in", "")
-
-
 def gather(ws: Workspace, store: Store, period: Period, cfg: ReportConfig, profile: Profile, *,
            trends: dict[str, Any] | None = None, summarizer: Summarizer | None = None,
-           taxonomy: Taxonomy | None = None, runs: list[dict[str, Any]] | None = None) -> dict[str, Any]:  # fmt: skip
+           grouping: TagGroups | None = None, runs: list[dict[str, Any]] | None = None) -> dict[str, Any]:  # fmt: skip
     """Everything the templates show, as JSON-ready data."""
     trends = trends or EMPTY_TRENDS
-    taxonomy = taxonomy or load_taxonomy(ws, store)
+    grouping = grouping or tag_groups(ws, store)
     summarizer = summarizer or make_summarizer(cfg)
     runs = _finished_runs(store, ws) if runs is None else runs
-    used_profile, profile_note = effective_profile(profile, taxonomy)
+    used_profile, profile_note = effective_profile(profile, grouping)
 
-    headline, tag_volume = _volumes(store, period, taxonomy, cfg)
+    headline, tag_volume = _volumes(store, period, grouping, cfg)
     docs = list(store.iter_documents(since=period.since, until=period.until))
     papers = [d for d in docs if d.kind == "paper"]
     posts = sorted((d for d in docs if d.kind == "post"), key=lambda d: (d.published, d.id), reverse=True)
@@ -270,11 +254,11 @@ def gather(ws: Workspace, store: Store, period: Period, cfg: ReportConfig, profi
 
     top_overall = [shown(r) for r in ranked[: cfg.top_n]]
     by_tag = []
-    for tag in sorted(taxonomy.groups, key=lambda t: (taxonomy.group_names().index(taxonomy.group_of(t)), t)):
+    for tag in sorted(grouping.groups, key=lambda t: (grouping.group_names().index(grouping.group_of(t)), t)):
         best = [r for r in ranked if tag in r.tags][: cfg.top_n]
         if best:
             total = sum(1 for r in ranked if tag in r.tags)
-            by_tag.append({"tag": tag, "group": taxonomy.group_of(tag), "count": total,
+            by_tag.append({"tag": tag, "group": grouping.group_of(tag), "count": total,
                            "papers": [shown(r) for r in best]})  # fmt: skip
     post_items = []
     for d in posts[: cfg.max_posts]:

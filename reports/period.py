@@ -93,8 +93,7 @@ def last_full_week(today: date | None = None) -> Period:
 def latest_data_week(store: Store) -> Period:
     """The latest ISO week the store's papers cover completely (its Sunday is on or before the newest
     paper's date), so a snapshot that ends on a Wednesday reports the week before."""
-    row = store.conn.execute("SELECT MAX(published) FROM documents WHERE kind = 'paper'").fetchone()
-    newest = row[0] or store.conn.execute("SELECT MAX(published) FROM documents").fetchone()[0]
+    newest = store.published_range("paper")[1] or store.published_range()[1]
     if not newest:
         raise ReportError("the workspace has no documents yet; run `radar import` or `radar crawl` first")
     day = date.fromisoformat(newest[:10])

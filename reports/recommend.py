@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from repro.methods import METHODS
 from store.models import Document
 
 ACTIONS = ("adopt", "reproduce", "evaluate", "watch")
@@ -135,17 +136,18 @@ def code_links(docs: Iterable[Document]) -> list[str]:
     return links
 
 
+def preset_name(preset: str) -> str:
+    """A repro preset by the name its papers use: 'Dr. GRPO', 'DAPO', ..."""
+    return METHODS[preset].title.split(" (")[0].replace(" - plug-in", "").strip()
+
+
 def preset_patterns() -> dict[str, re.Pattern[str]]:
-    """Repro presets (not the GRPO baseline) by the name their papers use: 'Dr. GRPO', 'DAPO', ..."""
-    try:
-        from repro.methods import METHODS
-    except ImportError:  # pragma: no cover - repro ships with the project
-        return {}
+    """Patterns for the repro presets' names (not the GRPO baseline's), by preset."""
     out = {}
-    for name, method in METHODS.items():
+    for name in METHODS:
         if name == "grpo":
             continue
-        shown = method.title.split(" (")[0].replace(" - plug-in", "").strip()
+        shown = preset_name(name)
         words = [re.escape(w.rstrip(".")) for w in re.split(r"[\s.]+", shown) if w]
         out[name] = re.compile(r"(?<![A-Za-z0-9])" + r"[\s.\-]*".join(words) + r"(?![A-Za-z0-9])", re.IGNORECASE)
     return out

@@ -19,7 +19,7 @@ from typing import Any
 
 from reports.build import BuiltReport, build_report, compute_trends, load_report, profile_config, report_config
 from reports.config import DeliveryConfig
-from reports.content import EMPTY_TRENDS, optional
+from reports.content import EMPTY_TRENDS
 from reports.deliver import Outcome, deliver, delivery_lock, summarize_outcomes
 from reports.period import Period
 from store import Workspace
@@ -88,15 +88,14 @@ def _index(ws: Workspace) -> tuple[bool, str]:
 
 
 def _tag(ws: Workspace) -> tuple[bool, str]:
-    tag_documents = optional("analysis.tags", "tag_documents")
-    if tag_documents is None:
-        return True, "skipped (analysis.tags is not installed)"
+    from analysis.tags import tag_documents
+
     with ws.store() as store:
         rep = tag_documents(ws, store)
-    parts = [f"{getattr(rep, 'decided', 0)} decided"]
-    if getattr(rep, "trained", False):
+    parts = [f"{rep.decided} decided"]
+    if rep.trained:
         parts.append("model trained")
-    if getattr(rep, "unembedded", 0):
+    if rep.unembedded:
         parts.append(f"{rep.unembedded} not embedded yet")
     return True, ", ".join(parts)
 

@@ -522,15 +522,6 @@ class Store:
         )
         return [(r[0], r[1], r[2]) for r in rows]
 
-    def kind_counts_by_day(self, since: str, until: str) -> list[tuple[str, str, int]]:
-        """(YYYY-MM-DD, kind, documents) for documents published in [since, until]."""
-        rows = self.conn.execute(
-            "SELECT substr(published, 1, 10), kind, COUNT(*) FROM documents "
-            "WHERE published >= ? AND published <= ? GROUP BY 1, 2",
-            (since, until),
-        )
-        return [(r[0], r[1], r[2]) for r in rows]
-
     def delivery(self, period: str, channel: str, recipient: str) -> dict[str, Any] | None:
         row = self.conn.execute("SELECT * FROM deliveries WHERE period = ? AND channel = ? AND recipient = ?",
                                 (period, channel, recipient)).fetchone()  # fmt: skip
@@ -595,16 +586,12 @@ class Store:
         rows = self.conn.execute(f"SELECT d.kind, COUNT(*) FROM documents d {where} GROUP BY 1", params)
         return {r[0]: r[1] for r in rows}
 
-    def counts_by_day(self) -> list[tuple[str, str, int]]:
-        """(YYYY-MM-DD, kind, documents) over the whole store."""
-        rows = self.conn.execute("SELECT substr(published, 1, 10), kind, COUNT(*) FROM documents GROUP BY 1, 2")
-        return [(r[0], r[1], r[2]) for r in rows]
-
-    def tag_volume_by_day(self, since: str, until: str) -> list[tuple[str, str, int]]:
-        """(YYYY-MM-DD, tag, documents) for tagged documents published in [since, until]."""
-        rows = self.conn.execute(
-            "SELECT substr(d.published, 1, 10), t.tag, COUNT(*) FROM documents d JOIN document_tags t "
-            "ON t.doc_id = d.id WHERE d.published >= ? AND d.published <= ? GROUP BY 1, 2", (since, until))
+    def counts_by_day(self, since: str = "", until: str = "") -> list[tuple[str, str, int]]:
+        """(YYYY-MM-DD, kind, documents) for documents published in [since, until] (no bound when '')."""
+        clauses, params = self._filter_sql(since, until, (), (), (), ())
+        where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+        rows = self.conn.execute(f"SELECT substr(d.published, 1, 10), d.kind, COUNT(*) FROM documents d {where} "
+                                 "GROUP BY 1, 2", params)  # fmt: skip
         return [(r[0], r[1], r[2]) for r in rows]
 
     def published_range(self, kind: str = "") -> tuple[str, str]:

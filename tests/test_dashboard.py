@@ -95,15 +95,18 @@ def _count(ws: Workspace, sql: str, *params: object) -> int:
 
 # -- overview -----------------------------------------------------------------------------------------
 def test_overview_numbers_match_the_store(app: AppTest, dash_ws: Workspace) -> None:
+    from analysis.trends.config import TrendsConfig, windows
+
     assert not app.exception, [e.value for e in app.exception]
     assert app.title[0].value == "Overview"
     with dash_ws.store() as store:
         total = store.count_documents()
         last = date.fromisoformat(store.published_range()[1][:10])
-        for window, days in (("week", 7), ("month", 30)):
+        for window in ("week", "month"):  # the span the trends call the recent week or month
             app.radio(key="ov_window").set_value(window).run()
-            since = (last - timedelta(days=days - 1)).isoformat()
-            docs = list(store.iter_documents(since=since + "T00:00:00Z", until=last.isoformat() + "T23:59:59Z"))
+            since = windows(last, window, TrendsConfig()).recent_start
+            assert f"{since:%Y-%m-%d} to {last:%Y-%m-%d}" in " ".join(c.value for c in app.caption)
+            docs = list(store.iter_documents(since=f"{since}T00:00:00Z", until=last.isoformat() + "T23:59:59Z"))
             assert _metric(app, "Documents") == f"{len(docs):,}"
             assert _metric(app, "Posts") == f"{sum(d.kind == 'post' for d in docs):,}"
     assert _metric(app, "In the workspace") == f"{total:,}"

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import importlib
 from datetime import date
 from typing import Any
 
 import numpy as np
 
+from analysis.tags import load_taxonomy
 from analysis.trends.cache import Progress, day_date, day_number, term_table
 from analysis.trends.config import TrendsConfig, check_window, series_starts, windows
 from analysis.trends.emerging import term_lists
@@ -25,11 +25,7 @@ def trends_config(ws: Workspace) -> TrendsConfig:
 
 
 def _tag_groups(ws: Workspace) -> dict[str, list[str]] | None:
-    """Tag groups from the tagger's taxonomy (analysis.tags), when the tagger is installed."""
-    try:
-        load_taxonomy = importlib.import_module("analysis.tags").load_taxonomy
-    except (ImportError, AttributeError):
-        return None
+    """Tag groups from the tagger's taxonomy (analysis.tags); None when the taxonomy is broken."""
     try:
         return {g: list(names) for g, names in load_taxonomy(ws).groups.items()}
     except RadarError:  # a broken taxonomy is the tagger's error to report, not a reason to lose trends

@@ -16,6 +16,7 @@ import os
 import re
 import sys
 import threading
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -104,18 +105,12 @@ def read(root: str, fn: Callable[[Store], Any]) -> Any:
 
 
 # -- periods ----------------------------------------------------------------------------------------
-def period_of(day: str, window: str) -> str:
-    """'2025-05-14' -> '2025-W20' (ISO week) or '2025-05' (month)."""
-    if window == "month":
-        return day[:7]
-    year, week, _ = date.fromisoformat(day[:10]).isocalendar()
-    return f"{year}-W{week:02d}"
-
-
 def period_bounds(as_of: date, window: str) -> tuple[date, date]:
-    """The period ending on ``as_of``: the 7 or 30 days up to and including it."""
-    days = 7 if window == "week" else 30
-    return as_of - timedelta(days=days - 1), as_of
+    """The period ending on ``as_of``, as the trends count it: the 7 days up to it, or the month up to it
+    (a calendar month when ``as_of`` ends one; else from the day after the same date a month before)."""
+    from analysis.trends.config import TrendsConfig, windows
+
+    return windows(as_of, window, TrendsConfig()).recent_start, as_of  # recent_start ignores [trends] settings
 
 
 def bounds_sql(start: date, end: date) -> tuple[str, str]:
@@ -161,8 +156,10 @@ def volume(root: str, ver: str, window: str, as_of: date, periods: int) -> list[
 def tag_volume(root: str, ver: str, window: str, as_of: date, periods: int) -> list[dict[str, Any]]:
     """[{period, tag, count, share}] from the store's tags (share of that period's documents)."""
     start = as_of - timedelta(days=(7 if window == "week" else 31) * (periods + 1))
-    rows = read(root, lambda s: s.tag_volume_by_day(*bounds_sql(start, as_of)))
-    by_tag = _by_period(rows, window, as_of, periods, "tag")
+    per_day: Counter[tuple[str, str]] = Counter()
+    for _doc_id, day, tag in read(root, lambda s: s.tagged_in(*bounds_sql(start, as_of))):
+        per_day[(day, tag)] += 1
+    by_tag = _by_period([(d, t, n) for (d, t), n in per_day.items()], window, as_of, periods, "tag")
     totals: dict[str, int] = {}
     for r in volume(root, ver, window, as_of, periods):
         totals[r["period"]] = totals.get(r["period"], 0) + r["count"]
@@ -173,55 +170,49 @@ def tag_volume(root: str, ver: str, window: str, as_of: date, periods: int) -> l
 
 def _by_period(rows: list[tuple[str, str, int]], window: str, as_of: date, periods: int,
                key: str) -> list[dict[str, Any]]:  # fmt: skip
+    from analysis.trends.config import period_label
+
     last = as_of.isoformat()
     wanted: list[str] = []
     day = as_of
     while len(wanted) < periods:
-        p = period_of(day.isoformat(), window)
+        p = period_label(day, window)
         if p not in wanted:
             wanted.append(p)
         day -= timedelta(days=1)
     keep = set(wanted)
+    labels: dict[str, str] = {}
     out: dict[tuple[str, str], int] = {}
     for d, k, n in rows:
         if d > last:
             continue
-        p = period_of(d, window)
+        if d not in labels:
+            labels[d] = period_label(date.fromisoformat(d), window)
+        p = labels[d]
         if p in keep:
             out[(p, k)] = out.get((p, k), 0) + n
     return [{"period": p, key: k, "count": n} for (p, k), n in sorted(out.items())]
 
 
-# -- optional stages (tags, trends, reports land separately) -----------------------------------------
-def optional(module: str, name: str) -> Any | None:
-    """A function from a stage that may not be installed yet, or None."""
-    import importlib
-
-    try:
-        return getattr(importlib.import_module(module), name, None)
-    except ImportError:
-        return None
-
-
+# -- analysis (imported when first used: numpy and scikit-learn take a second to load) ---------------
 @cache_data
-def trends(root: str, ver: str, as_of: date, window: str) -> dict[str, Any] | None:
-    """analysis.trends.compute_trends for this period, or None when the trends stage is absent."""
-    compute = optional("analysis.trends", "compute_trends")
-    if compute is None:
-        return None
+def trends(root: str, ver: str, as_of: date, window: str) -> dict[str, Any]:
+    """analysis.trends.compute_trends for this period (its RadarError, e.g. too little data, propagates)."""
+    from analysis.trends import compute_trends
+
     ws = Workspace(Path(root))
     with ws.store() as store:
-        return compute(ws, store, as_of=as_of, window=window)  # type: ignore[no-any-return]
+        return compute_trends(ws, store, as_of=as_of, window=window)
 
 
 @cache_data
-def taxonomy(root: str, config_mtime: float) -> list[dict[str, Any]] | None:
-    load = optional("analysis.tags", "load_taxonomy")
-    if load is None:
-        return None
-    tax = load(Workspace(Path(root)))
+def taxonomy(root: str, config_mtime: float) -> list[dict[str, Any]]:
+    """The tagger's taxonomy as rows (cached until radar.toml changes)."""
+    from analysis.tags import load_taxonomy
+
+    tax = load_taxonomy(Workspace(Path(root)))
     return [{"tag": t.name, "group": t.group, "description": t.description,
-             "keywords": ", ".join(getattr(t, "keywords", ()) or ())} for t in tax.tags]  # fmt: skip
+             "keywords": ", ".join(t.keywords)} for t in tax.tags]  # fmt: skip
 
 
 # -- search -----------------------------------------------------------------------------------------

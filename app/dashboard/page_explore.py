@@ -123,9 +123,6 @@ def _links(doc_id: str, url: str, kind: str) -> list[tuple[str, str]]:
 def _tag_controls(root: str, doc_id: str, tags: list[dict[str, Any]], fixes: dict[str, int],
                   facets: dict[str, Any]) -> None:  # fmt: skip
     st.markdown("**Tags**")
-    fix = data.optional("analysis.tags", "record_correction")
-    if fix is None:
-        st.caption("Tag fixes need the tagging stage (analysis.tags), which is not installed yet.")
     if not tags:
         st.caption("no tags")
     gone = sorted(t for t, v in fixes.items() if v == 0 and t not in {x["tag"] for x in tags})
@@ -135,16 +132,16 @@ def _tag_controls(root: str, doc_id: str, tags: list[dict[str, Any]], fixes: dic
         c1, c2, c3 = st.columns([3, 1, 1])
         state = {1: " · confirmed", 0: " · removed"}.get(fixes.get(t["tag"], -1), "")
         c1.markdown(f"**{data.md(t['tag'])}** {t['origin']} {t['score']:.2f}{state}")
-        c2.button("Confirm", key=f"confirm-{doc_id}-{t['tag']}", disabled=fix is None or state != "",
+        c2.button("Confirm", key=f"confirm-{doc_id}-{t['tag']}", disabled=state != "",
                   on_click=_correct, args=(root, doc_id, [t["tag"]], []))  # fmt: skip
-        c3.button("Remove", key=f"remove-{doc_id}-{t['tag']}", disabled=fix is None,
-                  on_click=_correct, args=(root, doc_id, [], [t["tag"]]))  # fmt: skip
+        c3.button("Remove", key=f"remove-{doc_id}-{t['tag']}", on_click=_correct,
+                  args=(root, doc_id, [], [t["tag"]]))  # fmt: skip
     choices = [t for t in _tag_names(root, facets) if t not in {x["tag"] for x in tags}]
     if choices:
         c1, c2 = st.columns([3, 1])
         new = c1.selectbox("Add a tag", choices, index=None, key=f"add-{doc_id}", label_visibility="collapsed",
                            placeholder="add a tag")  # fmt: skip
-        c2.button("Add", key=f"add-btn-{doc_id}", disabled=fix is None or new is None,
+        c2.button("Add", key=f"add-btn-{doc_id}", disabled=new is None,
                   on_click=_correct, args=(root, doc_id, [new], []))  # fmt: skip
     if msg := st.session_state.pop("ex_fix_msg", None):
         (st.success if msg[0] else st.error)(msg[1])
@@ -158,18 +155,18 @@ def _tag_names(root: str, facets: dict[str, Any]) -> list[str]:
 
 def _correct(root: str, doc_id: str, add: list[str], remove: list[str]) -> None:
     """Store a correction through the tagging stage (a fresh connection: writes never share the cache's)."""
-    fix = data.optional("analysis.tags", "record_correction")
-    if fix is None:
-        return
+    from analysis.tags import record_correction
+
     ws = Workspace(Path(root))
     try:
         with Store(ws.db_path) as store:
-            fix(ws, store, doc_id, add=add, remove=remove)
+            record_correction(ws, store, doc_id, add=add, remove=remove)
     except RadarError as exc:
         st.session_state["ex_fix_msg"] = (False, data.md(f"radar: {exc}"))
         return
     what = ", ".join([f"+{t}" for t in add] + [f"-{t}" for t in remove])
-    st.session_state["ex_fix_msg"] = (True, f"recorded {what} for {doc_id}; the next `radar tag --retrain` learns it")
+    st.session_state["ex_fix_msg"] = (True, f"recorded {data.md(what)} for {data.md(doc_id)}; the next "
+                                            "`radar tag --retrain` learns it")  # fmt: skip
 
 
 def _similar(root: str, doc_id: str) -> None:

@@ -1,5 +1,5 @@
 """Overview: headline numbers for the chosen period, volume per tag, emerging and declining terms,
-new methods and growing topics (from analysis.trends when that stage is present)."""
+new methods and growing topics (from analysis.trends)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import streamlit as st
 from app.dashboard import data
 
 PERIODS_SHOWN = {"week": 26, "month": 18}
+WINDOW_LABELS = {"week": "week (the 7 days up to the date)", "month": "month (the month up to the date)"}
 
 
 def render() -> None:
@@ -29,19 +30,20 @@ def render() -> None:
     default = date.fromisoformat((facets["last_paper"] or facets["last"])[:10])
     left, right = st.columns([1, 1])
     window = left.radio("Period", ["week", "month"], horizontal=True, key="ov_window",
-                        format_func=lambda w: f"{w} (last {7 if w == 'week' else 30} days)")  # fmt: skip
+                        format_func=WINDOW_LABELS.__getitem__)  # fmt: skip
     as_of = right.date_input("As of", value=default, min_value=first, max_value=last, key="ov_as_of",
                              help="only documents published on or before this day count")  # fmt: skip
     window = window or "week"
     head = data.headline(root, ver, as_of, window)
     _headline(head, facets, window)
 
+    trends: dict[str, Any] | None = None
+    trends_error = ""
     try:
         with st.spinner("computing trends (a workspace where `radar trends` never ran builds its term table first)"):
             trends = data.trends(root, ver, as_of, window)
     except Exception as exc:  # a RadarError from the trends stage: show its one line, keep the page
-        st.warning(data.md(f"trends: {exc}"))
-        trends = None
+        trends_error = str(exc)
 
     st.subheader(f"Volume per {window}")
     vol = pd.DataFrame(data.volume(root, ver, window, as_of, PERIODS_SHOWN[window]))
@@ -53,8 +55,8 @@ def render() -> None:
         st.altair_chart(chart, width="stretch")
     _tag_chart(root, ver, window, as_of, trends)
     if trends is None:
-        st.info("Emerging and declining terms, new methods and growing topics come from the trends stage: "
-                "run `radar trends` once it is installed (analysis.trends is not available yet).")  # fmt: skip
+        st.warning(data.md("Emerging and declining terms, new methods and growing topics are missing: "
+                           f"the trends failed ({trends_error})"))  # fmt: skip
         return
     _terms(trends)
     _new_methods(trends.get("new_methods") or [])
@@ -104,9 +106,9 @@ def _tag_chart(root: str, ver: str, window: str, as_of: date, trends: dict[str, 
 
 
 def _groups(root: str) -> dict[str, list[str]]:
-    """Taxonomy group -> its tags (empty without the tagging stage)."""
+    """Taxonomy group -> its tags."""
     config = Path(root) / "radar.toml"
-    tax = data.taxonomy(root, config.stat().st_mtime if config.exists() else 0.0) or []
+    tax = data.taxonomy(root, config.stat().st_mtime if config.exists() else 0.0)
     out: dict[str, list[str]] = {}
     for t in tax:
         out.setdefault(t["group"], []).append(t["tag"])

@@ -16,6 +16,7 @@ from typing import Any
 import streamlit as st
 
 from app.dashboard import data
+from reports.period import week_of
 from store import Workspace
 from store.errors import RadarError
 
@@ -81,11 +82,6 @@ def render() -> None:
             st.code(files[".md"].read_text(encoding="utf-8", errors="replace"), language="markdown")
 
 
-def generator() -> Any | None:
-    """reports.build.build_report, or None while the report stage is absent."""
-    return data.optional("reports.build", "build_report")
-
-
 def generate(ws: Workspace, week: str) -> dict[str, Any]:
     """Write the report for ISO week ``week`` (what `radar report --week` does, without sending)."""
     from reports.build import build_report, profile_config, report_config
@@ -102,12 +98,8 @@ def _generate(ws: Workspace, root: str) -> None:
     last = date.fromisoformat(newest[:10]) if newest else date.today()
     default = last - timedelta(days=7)
     with st.expander("Generate now", expanded=not list_reports(ws)):
-        if generator() is None:
-            st.caption("The report stage (reports/) is not installed yet; `radar report` will write reports here.")
-            return
         day = st.date_input("Any day of the week to report on", value=default, key="rp_day")
-        year, num, _ = (day or default).isocalendar()
-        label = f"{year}-W{num:02d}"
+        label = week_of(day or default).label
         if st.button(f"Generate {label}", key="rp_generate", type="primary"):
             try:
                 with st.spinner(f"writing the {label} report"):

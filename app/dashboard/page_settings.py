@@ -58,9 +58,6 @@ def _taxonomy(root: str, ws: Workspace) -> None:
     except RadarError as exc:
         st.error(data.md(f"radar: {exc}"))
         return
-    if tax is None:
-        st.info("The tagging stage (analysis.tags) is not installed yet; its taxonomy will show here.")
-        return
     st.dataframe(pd.DataFrame(tax), hide_index=True)
 
 
