@@ -40,10 +40,11 @@ from typing import Any
 
 import numpy as np
 from rich.console import Console
-from rich.table import Table
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench_trends import show  # noqa: E402  (same folder)
 
 from analysis.trends import TrendsConfig, compute_trends  # noqa: E402
 from analysis.trends.cache import TermTable, day_date, day_number, term_table  # noqa: E402
@@ -249,15 +250,6 @@ def report_tags(results: dict[str, Any]) -> list[list[str]]:
                      for t in r["tag_trends"] if t["direction"] != "flat"]  # fmt: skip
             rows.append([m, name, ", ".join(moved) or "none"])
     return rows
-
-
-def show(title: str, columns: list[str], rows: list[list[str]]) -> None:
-    table = Table(title=title, title_justify="left")
-    for c in columns:
-        table.add_column(c, overflow="fold")
-    for row in rows:
-        table.add_row(*row)
-    console.print(table)
 
 
 def main() -> int:

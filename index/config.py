@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
+from store.config import dataclass_from
 from store.errors import ConfigError
 
 BACKENDS = ("auto", "onnx", "torch")
 
 
 def _from_table(cls: type, table: dict[str, Any], where: str) -> Any:
-    allowed = {f.name for f in fields(cls)}
-    unknown = sorted(set(table) - allowed)
-    if unknown:
-        raise ConfigError(f"unknown key(s) {', '.join(unknown)} in [{where}]; valid keys: {', '.join(sorted(allowed))}")
-    return cls(**table)
+    return dataclass_from(cls, table, f"[{where}]")
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 from urllib.parse import urlparse
 
+from store.config import check_keys
 from store.errors import ConfigError
 
 FORMATS = ("md", "html", "pdf")
@@ -22,9 +23,7 @@ TLS_MODES = ("starttls", "ssl", "none")
 
 def _check_keys(table: Mapping[str, Any], cls: type, where: str) -> None:
     allowed = {f.name for f in fields(cls)} | ({"from"} if cls is EmailConfig else set())
-    unknown = sorted(set(table) - allowed)
-    if unknown:
-        raise ConfigError(f"unknown key(s) {', '.join(unknown)} in [{where}]; valid keys: {', '.join(sorted(allowed))}")
+    check_keys(table, allowed, f"[{where}]")
 
 
 def _weights(value: Any, where: str) -> dict[str, float]:

@@ -8,6 +8,7 @@ validate with their own dataclasses.
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,8 @@ ARXIV_MIN_INTERVAL_S = 3.0
 DEFAULT_CONFIG_TEXT = (Path(__file__).with_name("default_config.toml")).read_text(encoding="utf-8")
 
 
-def _check_keys(table: dict[str, Any], allowed: set[str], where: str) -> None:
+def check_keys(table: Mapping[str, Any], allowed: set[str], where: str) -> None:
+    """Unknown keys in a config table: one error naming them and the valid ones."""
     unknown = sorted(set(table) - allowed)
     if unknown:
         raise ConfigError(
@@ -123,9 +125,10 @@ class Config:
         return dict(self.sections.get(name, {}))
 
 
-def _dataclass_from(cls: type, table: dict[str, Any], where: str) -> Any:
+def dataclass_from(cls: type, table: Mapping[str, Any], where: str) -> Any:
+    """A stage's config dataclass from its radar.toml table (lists become tuples); errors name ``where``."""
     allowed = {f.name for f in fields(cls)}
-    _check_keys(table, allowed, where)
+    check_keys(table, allowed, where)
     kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in table.items()}
     try:
         return cls(**kwargs)
@@ -146,11 +149,11 @@ def parse_config(text: str, origin: str = "radar.toml") -> Config:
         raise ConfigError(f"{origin}: [crawl] must be a table")
     if not isinstance(source_tables, list):
         raise ConfigError(f"{origin}: sources must be written as [[sources]] tables")
-    crawl = _dataclass_from(CrawlConfig, crawl_table, f"{origin} [crawl]")
+    crawl = dataclass_from(CrawlConfig, crawl_table, f"{origin} [crawl]")
     sources = []
     for i, table in enumerate(source_tables):
         name = table.get("name", f"#{i + 1}")
-        sources.append(_dataclass_from(SourceConfig, table, f"{origin} [[sources]] '{name}'"))
+        sources.append(dataclass_from(SourceConfig, table, f"{origin} [[sources]] '{name}'"))
     names = [s.name for s in sources]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
+from store.config import check_keys
 from store.errors import ConfigError
 
 
@@ -28,11 +29,7 @@ class TaggingConfig:
 
     @classmethod
     def from_section(cls, table: dict[str, Any]) -> TaggingConfig:
-        allowed = {f.name for f in fields(cls)}
-        unknown = sorted(set(table) - allowed)
-        if unknown:
-            raise ConfigError(f"unknown key(s) {', '.join(unknown)} in [tagging]; "
-                              f"valid keys: {', '.join(sorted(allowed))}")
+        check_keys(table, {f.name for f in fields(cls)}, "[tagging]")
         table = dict(table)
         if "labels" in table:
             if not isinstance(table["labels"], list) or not all(isinstance(p, str) for p in table["labels"]):

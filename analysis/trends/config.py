@@ -6,6 +6,7 @@ from dataclasses import dataclass, fields
 from datetime import date, timedelta
 from typing import Any
 
+from store.config import check_keys
 from store.errors import ConfigError
 
 WINDOWS = ("week", "month")
@@ -54,11 +55,7 @@ class TrendsConfig:
 
     @classmethod
     def from_section(cls, table: dict[str, Any]) -> TrendsConfig:
-        allowed = {f.name for f in fields(cls)}
-        unknown = sorted(set(table) - allowed)
-        if unknown:
-            raise ConfigError(f"unknown key(s) {', '.join(unknown)} in [trends]; "
-                              f"valid keys: {', '.join(sorted(allowed))}")
+        check_keys(table, {f.name for f in fields(cls)}, "[trends]")
         return cls(**table)
 
 
