@@ -326,3 +326,14 @@ def test_tag_commands_have_help(capsys: pytest.CaptureFixture[str]) -> None:
     for argv in (["tag", "--help"], ["tag", "eval", "--help"], ["tag", "fix", "--help"]):
         res = run_cli(capsys, *argv)
         assert res.code == 0 and "usage: radar tag" in res.out
+
+
+def test_eval_works_before_indexing(workspace: Workspace, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A held-out label file can be scored on a workspace that was only imported: what is needed is embedded."""
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(line + "\n" for line in DEV_LABELS.read_text().splitlines()[200:230]))
+    res = run_cli(capsys, "--workspace", str(workspace.root), "tag", "eval", str(labels), "--json")
+    assert res.code == 0, res.err
+    out = res.json()
+    assert out["documents"] == 30 and out["out_of_fold"] == 30 and 0.0 <= out["macro_f1"] <= 1.0
+    assert rows(workspace, "SELECT COUNT(*) FROM document_tags") == [(0,)]

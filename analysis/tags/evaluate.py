@@ -63,7 +63,7 @@ def evaluate_file(ws: Workspace, store: Store, path: Path) -> dict[str, Any]:
     taxonomy = load_taxonomy(ws)
     labels = read_label_file(path, taxonomy)
     cfg = tagging_config(ws)
-    vectors = workspace_vectors(ws, store)
+    vectors = workspace_vectors(ws, store, allow_empty=True)  # eval works on an imported, unindexed workspace
     stored = store.documents(labels)
     texts = {i: (d.title, d.abstract) for i, d in stored.items()}
     shipped = dev_papers()

@@ -110,16 +110,21 @@ class Vectors:
         return np.stack(vectors).astype(np.float32) if vectors else out
 
 
-def workspace_vectors(ws: Workspace, store: Store) -> Vectors:
-    """The embedding model whose vectors the workspace holds (as `radar search` picks it)."""
+def workspace_vectors(ws: Workspace, store: Store, *, allow_empty: bool = False) -> Vectors:
+    """The embedding model whose vectors the workspace holds (as `radar search` picks it). With
+    ``allow_empty`` a workspace with no vectors yet gets the model `radar index` would use on this CPU
+    (evaluation embeds the few documents it needs)."""
     from index.embedder import model_id_for, resolve_model_dir
     from index.pipeline import embedding_config
 
     cfg = embedding_config(ws)
     models = store.embedding_models()
+    model_dir = resolve_model_dir(cfg.model)
+    if not models and allow_empty:
+        int8 = cfg.int8_on("cpu")
+        return Vectors(ws, model_id_for(cfg, model_dir, int8=int8), "int8" if int8 else "fp")
     if not models:
         raise TaggingError("nothing is embedded yet; run `radar index` first, then `radar tag`")
-    model_dir = resolve_model_dir(cfg.model)
     wanted = {model_id_for(cfg, model_dir, int8=True): "int8", model_id_for(cfg, model_dir, int8=False): "fp"}
     present = [m for m in wanted if m in models]
     if not present:
