@@ -268,6 +268,11 @@ def gather(ws: Workspace, store: Store, period: Period, cfg: ReportConfig, profi
     recs: list[Recommendation] = [decide(e) for e in _evidence(store, period, trends, ranked, baseline, runs,
                                                                 cfg.trailing_weeks)]  # fmt: skip
     recs.sort(key=lambda r: (ACTIONS.index(r.action), -r.evidence.recent_count, r.method.lower()))
+    # a method that only rises, with no relevance to the lab's profile (e.g. a radiology model), is noise here
+    off_profile = [r.method for r in recs if r.rule == "rising" and r.evidence.relevance <= 0 and not r.evidence.preset]
+    recs = [r for r in recs if r.method not in off_profile]
+    off_note = (f"{len(off_profile)} more flagged method(s) with no relevance to the profile are left out: "
+                f"{', '.join(off_profile[:6])}{' ...' if len(off_profile) > 6 else ''}") if off_profile else ""
     topics = sorted(trends.get("topics", []), key=lambda t: -(t.get("growth") or 0.0))
     summary_note = summarizer.name
     if getattr(summarizer, "failures", 0):
@@ -288,7 +293,7 @@ def gather(ws: Workspace, store: Store, period: Period, cfg: ReportConfig, profi
         "posts_total": len(posts),
         "recommendations": [r.as_dict() for r in recs[:MAX_RECOMMENDATIONS]],
         "runs": runs[:10],
-        "notes": {"profile": profile_note, "summaries": summary_note,
+        "notes": {"profile": profile_note, "summaries": summary_note, "off_profile": off_note,
                   "tags": "" if store.known_tags() else "no tags yet: run `radar tag` for per-tag sections",
                   "ranking": f"score = {cfg.relevance_weight:g} relevance + {cfg.novelty_weight:g} novelty + "
                              f"{cfg.recency_weight:g} recency"},

@@ -14,6 +14,9 @@ recommendation names it and its reason so a reader can disagree with a reason:
   reproduce-preset   a repro preset exists, no run yet, relevant and active       -> reproduce
   code-and-relevant  code available, relevance >= 0.3, papers this period        -> evaluate
   rising             anything else flagged                                         -> watch
+
+A method that only "rises", with no relevance to the profile and no repro preset, is left out of the
+list (reports/content.py); the report names the left-out methods in one line.
 """
 
 from __future__ import annotations

@@ -304,3 +304,17 @@ def test_ranking_uses_profile_weights_tag_confidence_terms_and_likes() -> None:
     assert ranked["a"].recency == pytest.approx(2 / 6)
     empty = rank(docs, {}, period=parse_week(WEEK), profile=Profile(), cfg=ReportConfig())
     assert all(r.relevance == 0.0 for r in empty) and empty[0].doc.id == "d"  # novelty ties, recency decides
+
+
+def test_methods_off_the_profile_are_left_out_and_said(report_ws: Workspace) -> None:
+    """DPO rises in the week, but a profile that only cares about graphics finds none of its papers relevant:
+    it is not recommended, and the report says it left it out."""
+    period = parse_week(WEEK)
+    with report_ws.store() as store:
+        on = gather(report_ws, store, period, ReportConfig(), Profile(tags={"preference-optimization": 1.0},
+                                                                      terms={"DPO": 1.0}), trends=TRENDS)  # fmt: skip
+        off = gather(report_ws, store, period, ReportConfig(), Profile(terms={"gaussian splatting": 1.0}),
+                     trends=TRENDS)  # fmt: skip
+    assert "DPO" in {r["method"] for r in on["recommendations"]} and not on["notes"]["off_profile"]
+    assert "DPO" not in {r["method"] for r in off["recommendations"]}
+    assert "DPO" in off["notes"]["off_profile"]
