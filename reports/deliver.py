@@ -28,7 +28,7 @@ import requests
 from reports.build import BuiltReport
 from reports.config import DeliveryConfig, EmailConfig, WebhookConfig
 from reports.errors import ReportError
-from reports.render import render_text
+from reports.render import Chart, render_email_html, render_text
 from store import Store, Workspace
 from store.errors import WorkspaceError
 
@@ -67,19 +67,42 @@ def subject(report: BuiltReport) -> str:
     return f"{report.content['title']} {report.period.label}: {h['documents']} documents{tail}"
 
 
-def build_email(report: BuiltReport, cfg: EmailConfig, to: str) -> EmailMessage:
-    """Multipart/alternative: the Markdown as text/plain, the HTML page as text/html."""
+@dataclass(frozen=True)
+class EmailBody:
+    """What every recipient's message carries; built once per report (``jobs`` caches it)."""
+
+    text: str
+    html: str | None
+    charts: tuple[Chart, ...] = ()
+
+
+def email_body(report: BuiltReport) -> EmailBody:
+    """The Markdown as text, and when the report has an HTML page, the page rendered for mail:
+    the charts as PNG images referenced by cid instead of inline SVG."""
+    if report.paths.get("html") is None:
+        return EmailBody(render_text(report.content), None)
+    html, charts = render_email_html(report.content)
+    return EmailBody(render_text(report.content), html, tuple(charts))
+
+
+def build_email(report: BuiltReport, cfg: EmailConfig, to: str, body: EmailBody | None = None) -> EmailMessage:
+    """multipart/alternative: text/plain (the Markdown), then multipart/related holding text/html and
+    its chart PNGs attached inline with Content-IDs."""
+    body = body or email_body(report)
     msg = EmailMessage()
     msg["Subject"] = subject(report)
     msg["From"] = cfg.sender
     msg["To"] = to
     msg["Date"] = formatdate(localtime=False)
     msg["Message-ID"] = make_msgid(domain=cfg.sender.split("@")[-1] or None)
-    html_path = report.paths.get("html")
-    text = render_text(report.content)
-    msg.set_content(text)
-    if html_path is not None:
-        msg.add_alternative(html_path.read_text(encoding="utf-8"), subtype="html")
+    msg.set_content(body.text)
+    if body.html is not None:
+        msg.add_alternative(body.html, subtype="html")
+        html_part = msg.get_body(("html",))
+        assert html_part is not None  # just added
+        for i, chart in enumerate(body.charts, 1):
+            html_part.add_related(chart.png, maintype="image", subtype="png", cid=f"<{chart.cid}>",
+                                  disposition="inline", filename=f"chart-{i}.png")  # fmt: skip
     return msg
 
 
@@ -147,6 +170,19 @@ def copy_to_folder(report: BuiltReport, folder: Path) -> None:
         shutil.copy2(path, target / path.name)
 
 
+class _Once:
+    """A value computed on first call and kept."""
+
+    def __init__(self, make: Callable[[], EmailBody]) -> None:
+        self._make = make
+        self._value: EmailBody | None = None
+
+    def __call__(self) -> EmailBody:
+        if self._value is None:
+            self._value = self._make()
+        return self._value
+
+
 # -- the deliveries table ----------------------------------------------------------------------------
 Job = tuple[str, str, Callable[[], None], list[str]]  # channel, recipient, send, secrets to scrub from errors
 
@@ -156,8 +192,9 @@ def jobs(report: BuiltReport, cfg: DeliveryConfig) -> Iterator[Job]:
         folder = Path(cfg.folder)
         yield "folder", str(folder), lambda: copy_to_folder(report, folder), []
     if cfg.email.enabled:
+        body = _Once(lambda: email_body(report))  # rendered (charts drawn) once, and only if a recipient is due
         for to in cfg.email.to:
-            yield ("email", to, lambda to=to: send_email(build_email(report, cfg.email, to), cfg.email),  # type: ignore[misc]
+            yield ("email", to, lambda to=to: send_email(build_email(report, cfg.email, to, body()), cfg.email),  # type: ignore[misc]
                    [cfg.email.password()])  # fmt: skip
     if cfg.webhook.url:
         payload = webhook_payload(report)

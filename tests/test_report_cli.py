@@ -92,8 +92,13 @@ def test_bad_input_is_one_line_exit_1(argv: list[str], needle: str, small_snapsh
     assert res.out == ""
 
 
-def test_send_delivers_once_by_email_and_webhook(small_snapshot: Path, tmp_path: Path,
+def test_send_delivers_once_by_email_and_webhook(small_snapshot: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                 capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    import reports.deliver
+
+    renders: list[int] = []  # the real renderer, counted: two recipients, one rendering of the charts
+    real = reports.deliver.render_email_html
+    monkeypatch.setattr(reports.deliver, "render_email_html", lambda c: renders.append(1) or real(c))
     with SmtpSink() as smtp, WebhookSink() as hook:
         ws = make_ws(tmp_path / "ws", small_snapshot, delivery_toml(smtp.port, hook.url, str(tmp_path / "share")))
         res = run_cli(capsys, "--workspace", str(ws.root), "report", "--week", WEEK, "--send", "--json")
@@ -109,6 +114,21 @@ def test_send_delivers_once_by_email_and_webhook(small_snapshot: Path, tmp_path:
         assert "## Recommendations" in text and "<h2" in html and "<style>" in html
         assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
         assert "<script>" not in text
+        # charts: PNGs attached inline (text, then related(html, images)), no SVG in the mail
+        assert [p.get_content_type() for p in msg.iter_parts()] == ["text/plain", "multipart/related"]
+        parts = [p.get_content_type() for p in msg.walk()]
+        assert {"text/plain", "text/html", "image/png"} <= set(parts)
+        pngs = {p["Content-ID"].strip("<>"): p for p in msg.walk() if p.get_content_type() == "image/png"}
+        cids = re.findall(r'src="cid:([^"]+)"', html)
+        assert cids and set(cids) == set(pngs) and "<svg" not in html
+        assert all(p.get_content_disposition() == "inline" and p.get_content()[:8] == b"\x89PNG\r\n\x1a\n"
+                   for p in pngs.values())  # fmt: skip
+        assert all(re.search(rf'src="cid:{re.escape(c)}" width="\d+" height="\d+" alt="[^"]*: [^"]*\d', html)
+                   for c in cids)  # fmt: skip
+        assert len(msg.as_bytes()) < 250_000  # the demo week 2026-W26: 83 KB (README)
+        assert len(renders) == 1
+        assert smtp.messages[1][1].get_body(("html",)).get_content() == html  # both recipients get the same
+        assert "<svg" in (ws.reports_dir / WEEK / "report.html").read_text()  # the page keeps inline SVG
         # webhook: Slack-compatible JSON, feed text escaped for mrkdwn
         assert len(hook.posts) == 1
         payload = hook.posts[0]

@@ -14,7 +14,7 @@ from reports.content import gather
 from reports.errors import ReportError
 from reports.period import last_full_week, latest_data_week, parse_range, parse_week, resolve_period
 from reports.recommend import Evidence, decide, match_preset, preset_patterns
-from reports.render import md_escape, render
+from reports.render import ChartSink, md_escape, render, render_email_html
 from reports.summarize import EndpointSummarizer, ExtractiveSummarizer
 from store import ConfigError, Workspace
 from store.models import Document, utc_now
@@ -226,6 +226,43 @@ def test_rendered_report_has_every_section_and_escapes_feed_text(report_ws: Work
     assert f"**{content['headline']['documents']} documents**" in md
     for section in content["top_papers"]:
         assert f"### {md_escape(section['tag'])}" in md
+
+
+def test_email_html_carries_png_charts_by_cid_with_the_numbers_in_alt(report_ws: Workspace) -> None:
+    import io
+
+    from PIL import Image
+
+    period = parse_week(WEEK)
+    with report_ws.store() as store:
+        content = gather(report_ws, store, period, ReportConfig(), Profile(), trends=TRENDS)
+    html, charts = render_email_html(content)
+    assert "<svg" not in html and "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    imgs = re.findall(r'<img src="cid:([^"]+)" width="(\d+)" height="(\d+)" alt="([^"]*)"', html)
+    assert len(imgs) == len(content["tag_volume"]) + 1 >= len(TAG_RULES) + 1  # headline and one per tag
+    by_cid = {c.cid: c for c in charts}
+    assert {cid for cid, *_ in imgs} == set(by_cid)  # every referenced image is attached, and nothing else
+    for cid, w, h, _ in imgs:
+        image = Image.open(io.BytesIO(by_cid[cid].png))
+        assert image.format == "PNG" and image.size == (2 * int(w), 2 * int(h))  # drawn at 2x for phones
+    series = content["headline"]["series"]
+    expected = ", ".join(f"{s['period']} {s['count']}" for s in series)
+    assert imgs[0][3] == f"documents per period: {expected}"
+    # the last bar (this period) is drawn in the accent colour, an empty week as a pale sliver
+    first = Image.open(io.BytesIO(by_cid[imgs[0][0]].png)).convert("RGB")
+    assert first.getpixel((first.width - 3, first.height - 2)) == (0x25, 0x63, 0xEB)
+    assert sum(c.png.__len__() for c in charts) < 40_000, [len(c.png) for c in charts]
+    # the folder page keeps its inline SVG charts
+    assert render(content, "html").count("<svg") == len(imgs)
+
+
+def test_chart_alt_text_is_escaped() -> None:
+    sink = ChartSink()
+    tag = str(sink.img([1, 0, 3], 60, 20, ["a", "b", EVIL], EVIL + " per period"))
+    assert "<script>" not in tag and tag.count("<") == 1 and "&lt;script&gt;" in tag
+    assert tag.endswith('">') and "b 0, " in tag and len(sink.charts) == 1
+    sink.img([1, 0, 3], 60, 20, None, "same numbers")  # identical chart: one image, shared
+    assert len(sink.charts) == 1
 
 
 def test_commented_defaults_in_radar_toml_are_valid_when_uncommented() -> None:
