@@ -14,7 +14,7 @@ from analysis.trends.cache import term_table
 from analysis.trends.stats import fixed_effect_shares, kleinberg_active, stratified_test
 from analysis.trends.terms import document_terms
 from store import Workspace
-from tests.trends_data import base_corpus, new_source, pixel_lattice_in_base, tag
+from tests.trends_data import base_corpus, generic_rise, new_source, pixel_lattice_in_base, tag
 
 AS_OF = date(2025, 6, 30)
 
@@ -50,6 +50,25 @@ def test_rising_term_flagged_flat_term_not(corpus_ws: Workspace) -> None:
     zorpo = next(m for m in result["new_methods"] if m["name"] == "ZORPO")
     assert zorpo["first_seen"] >= "2025-06-01" and zorpo["count"] == zorpo["recent_count"] > 5
     assert result["new_methods"][0]["first_id"]
+
+
+def test_generic_word_rising_in_unrelated_documents_is_not_emerging(corpus_ws: Workspace) -> None:
+    """The word "wuggle" jumps from 0 to 30% of June's documents, whatever they are about; "quantum sparsifier"
+    rises as sharply in documents that also share its topic's words. Both pass the count test; only the
+    coherent one is emerging, and with the coherence check off the generic word is listed (the check
+    is what removes it)."""
+    with corpus_ws.store() as store:
+        generic_rise(store)
+        result = compute_trends(corpus_ws, store, as_of=AS_OF, window="month")
+        unchecked = compute_trends(corpus_ws, store, as_of=AS_OF, window="month",
+                                   cfg=TrendsConfig(min_coherence_z=0))  # fmt: skip
+    assert "wuggle" in _terms(unchecked) and "quantum sparsifier" in _terms(unchecked)
+    assert "wuggle" not in _terms(result)
+    assert "quantum sparsifier" in _terms(result)
+    item = next(e for e in result["emerging"] if "quantum sparsifier" in {e["term"], *e["aliases"]})
+    coherence = item["coherence"]
+    assert coherence["lift"] >= 1.5 and coherence["z"] >= 3 and coherence["value"] > coherence["random"] > 0
+    assert all(e["coherence"] is None for e in unchecked["emerging"])
 
 
 def test_week_window_and_declines(workspace: Workspace) -> None:

@@ -11,6 +11,13 @@ from store.models import Document
 
 # made-up topic words: no stop-words, no generic words, no collisions with the rules
 WORDS = [f"{c}{v}{e}" for c in "bdfgklmnprstvz" for v in "aeiou" for e in ("lox", "rim", "tash")]
+# what documents about one thing share besides their term (the coherence check looks for it)
+SPARSIFIER_TOPIC = ["spectral graph", "kernel sampler", "eigenvalue cut", "laplacian solver", "edge sketch"]
+LATTICE_TOPIC = ["superpixel contour", "mask boundary", "region grower", "edge map", "instance mask"]
+
+
+def topical(rng: random.Random, sentence: str, topic: list[str]) -> str:
+    return f"{sentence} to {', '.join(rng.sample(topic, 4))}"
 
 
 def day_iter(first: date, last: date):  # type: ignore[no-untyped-def]
@@ -34,7 +41,7 @@ def base_corpus(store: Store, *, first: date = date(2025, 1, 1), last: date = da
                 rise_from: date = date(2025, 6, 1), seed: int = 7) -> None:  # fmt: skip
     """One source (cs.CL). "steady morphing" appears in 20% of documents throughout; "quantum
     sparsifier" in 2% until ``rise_from`` and 30% after; the method name ZORPO only after it."""
-    rng = random.Random(seed)
+    rng, topic_rng = random.Random(seed), random.Random(seed + 1)
     docs = []
     for day in day_iter(first, last):
         for k in range(per_day):
@@ -43,7 +50,7 @@ def base_corpus(store: Store, *, first: date = date(2025, 1, 1), last: date = da
                 extra.append("We rely on steady morphing of the inputs")
             rate = 0.3 if day >= rise_from else 0.02
             if rng.random() < rate:
-                extra.append("A quantum sparsifier is applied")
+                extra.append(topical(topic_rng, "A quantum sparsifier is applied", SPARSIFIER_TOPIC))
             if day >= rise_from and rng.random() < 0.15:
                 extra.append("We train with ZORPO")
             docs.append(make_doc(rng, f"2501.{day.strftime('%m%d')}{k}", day, "feed-a", "cs.CL", extra))
@@ -54,11 +61,11 @@ def new_source(store: Store, *, first: date = date(2025, 6, 1), last: date = dat
                seed: int = 11) -> list[str]:  # fmt: skip
     """A second source that starts late with many cs.CV documents, half of them about "pixel
     lattice", a phrase that cs.CL documents of the first source use at a steady 3%."""
-    rng = random.Random(seed)
+    rng, topic_rng = random.Random(seed), random.Random(seed + 1)
     docs = []
     for day in day_iter(first, last):
         for k in range(per_day):
-            extra = ["Each pixel lattice is segmented"] if rng.random() < 0.5 else []
+            extra = [topical(topic_rng, "Each pixel lattice is fitted", LATTICE_TOPIC)] if rng.random() < 0.5 else []
             docs.append(make_doc(rng, f"2506.{day.strftime('%d')}{k:03d}", day, "feed-b", "cs.CV", extra))
     store.upsert_documents(docs)
     return [d.id for d in docs]
@@ -66,11 +73,25 @@ def new_source(store: Store, *, first: date = date(2025, 6, 1), last: date = dat
 
 def pixel_lattice_in_base(store: Store, *, seed: int = 3) -> None:
     """Give 3% of the first source's documents the phrase the new source brings in bulk."""
-    rng = random.Random(seed)
+    rng, topic_rng = random.Random(seed), random.Random(seed + 1)
     docs = []
     for doc in store.iter_documents():
         if doc.source == "feed-a" and rng.random() < 0.03:
-            docs.append(replace(doc, abstract=doc.abstract + " Each pixel lattice is segmented."))
+            sentence = topical(topic_rng, "Each pixel lattice is fitted", LATTICE_TOPIC)
+            docs.append(replace(doc, abstract=f"{doc.abstract} {sentence}."))
+    store.upsert_documents(docs)
+
+
+def generic_rise(store: Store, *, word: str = "wuggle", since: date = date(2025, 6, 1), share: float = 0.3,
+                 seed: int = 5) -> None:  # fmt: skip
+    """From ``since``, ``word`` joins ``share`` of the documents, whatever they are about (like "lock" or
+    "held" in real abstracts): as sudden a rise as "quantum sparsifier", in documents with nothing else
+    in common."""
+    rng = random.Random(seed)
+    docs = []
+    for doc in store.iter_documents(since=f"{since.isoformat()}T00:00:00Z"):
+        if rng.random() < share:
+            docs.append(replace(doc, abstract=f"{doc.abstract} It is {word}."))
     store.upsert_documents(docs)
 
 

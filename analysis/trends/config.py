@@ -28,6 +28,13 @@ class TrendsConfig:
     # strata: source x primary category x cross-listing in each of the N most common categories
     major_categories: int = 6
     stratify: bool = True  # false compares raw shares (what a naive detector does; the backtest's baseline)
+    # a term's recent documents must be about one thing (analysis/trends/coherence.py): their mean pairwise
+    # TF-IDF cosine, the term's own words removed, at least min_coherence_lift times the median of equally
+    # many random documents of the same strata, and min_coherence_z robust deviations (MAD) above it;
+    # min_coherence_z = 0 turns the check off
+    min_coherence_lift: float = 1.5
+    min_coherence_z: float = 3.0
+    coherence_samples: int = 50  # random document sets drawn per term for that baseline
     max_terms: int = 25  # emerging and declining terms listed
     new_method_days: int = 120  # a method name is "new" when first seen within this many days of as_of
     burn_in_days: int = 90  # names seen in the first days of the data are not new (the data just started)
@@ -41,15 +48,17 @@ class TrendsConfig:
     def __post_init__(self) -> None:
         positive = ("baseline_weeks", "baseline_months", "series_weeks", "series_months", "min_count", "max_terms",
                     "new_method_days", "min_method_count", "max_methods", "topic_weeks", "topic_months",
-                    "max_topic_docs", "major_categories")  # fmt: skip
+                    "max_topic_docs", "major_categories", "coherence_samples")  # fmt: skip
         for name in positive:
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise ConfigError(f"[trends] {name} must be a whole number >= 1 (got {value!r})")
         if self.min_ratio <= 1.0:
             raise ConfigError("[trends] min_ratio must be > 1 (e.g. 1.5: at least 50% more than the baseline)")
-        if self.min_z < 0 or self.spike_extra_z < 0:
-            raise ConfigError("[trends] min_z and spike_extra_z must be >= 0")
+        if self.min_z < 0 or self.spike_extra_z < 0 or self.min_coherence_z < 0:
+            raise ConfigError("[trends] min_z, spike_extra_z and min_coherence_z must be >= 0")
+        if self.min_coherence_lift < 1.0:
+            raise ConfigError("[trends] min_coherence_lift must be >= 1 (1: no more alike than random documents)")
         if not 0.0 < self.topic_match < 1.0:
             raise ConfigError("[trends] topic_match must be between 0 and 1 (cosine similarity)")
 

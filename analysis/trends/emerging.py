@@ -20,6 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from analysis.trends.cache import TermTable, day_date
+from analysis.trends.coherence import Coherence
 from analysis.trends.config import TrendsConfig, Windows, period_label
 from analysis.trends.counts import day_rows, period_stratum_counts, stratum_counts
 from analysis.trends.stats import TestResult, comparable, kleinberg_active, stratified_test
@@ -144,14 +145,38 @@ def term_lists(table: TermTable, win: Windows, cfg: TrendsConfig, window: str, s
             picked, active, since = picked[keep], active[keep], since[keep]
         burst = {int(p): (bool(a), period_label(starts[int(s)], window) if a else None)
                  for p, a, s in zip(picked, active, since, strict=True)}  # fmt: skip
+        picked, coherent = _coherent(table, scored, picked, rows if rising else base_rows, cfg)
         merged = _merge(table, picked, scored, rows if rising else base_rows, cfg.max_terms)
         items = []
         for lead, aliases in merged:
             item = _item(table, scored, lead, aliases, rows, base_rows, rising)
             item["burst"] = {"active": burst[lead][0], "since": burst[lead][1]}
+            item["coherence"] = coherent.get(lead)
             items.append(item)
         out.append(items)
     return out[0], out[1]
+
+
+def _coherent(table: TermTable, scored: Scored, picked: np.ndarray, rows: tuple[int, int], cfg: TrendsConfig
+              ) -> tuple[np.ndarray, dict[int, dict[str, float]]]:  # fmt: skip
+    """The picked terms whose window documents are more alike than random ones of the same strata
+    (``min_coherence_lift`` and ``min_coherence_z``), and each checked term's {value, random, lift, z}.
+    Only the head that merging can use is checked (a few dozen terms)."""
+    if cfg.min_coherence_z <= 0 or not len(picked):
+        return picked, {}
+    check = Coherence(table, rows, cfg.coherence_samples)
+    head = picked[: cfg.max_terms * 4]
+    check.prepare(scored.columns[head])
+    kept, found = [], {}
+    for p in head.tolist():
+        col = int(scored.columns[p])
+        own, random, z = check.score(col, [table.term(col)])
+        lift = own / random if random > 0 else float("inf") if own > 0 else 0.0
+        found[p] = {"value": round(own, 4), "random": round(random, 4), "lift": round(min(lift, 1e6), 2),
+                    "z": round(min(z, 1e6), 2)}  # fmt: skip
+        if lift >= cfg.min_coherence_lift and z >= cfg.min_coherence_z:
+            kept.append(p)
+    return np.asarray(kept, dtype=picked.dtype), found
 
 
 def _item(table: TermTable, scored: Scored, idx: int, aliases: list[int], rows: tuple[int, int],
