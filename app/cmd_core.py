@@ -201,6 +201,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
              ("tag with the taxonomy (the first run trains on the 750 shipped labels)", ["tag"]),
              ("trends: what rose and fell in the last month, new methods, topics",
               ["trends", "--window", "month", "--limit", "10"]),
+             ("trends replayed as of 2025-03-31 (--as-of: only what was published by then)",
+              ["trends", "--window", "month", "--limit", "8", "--as-of", "2025-03-31"]),
              ("search: \"group relative policy optimization variance\"",
               ["search", "group relative policy optimization variance", "-k", "5"]),
              ("search with a filter: KV cache, published 2025-06 or later",
