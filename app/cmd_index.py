@@ -51,29 +51,28 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def _open_searcher(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from index.embedder import make_embedder, model_id_for, resolve_model_dir
-    from index.errors import IndexError_
-    from index.pipeline import embedding_config, load_keyword, load_vectors, model_cache_dir, search_config
+    from index.embedder import make_embedder
+    from index.pipeline import (
+        embedding_config,
+        load_keyword,
+        load_vectors,
+        model_cache_dir,
+        search_config,
+        stored_model,  # fmt: skip
+    )
     from index.search import Searcher
 
     ws = open_workspace(args)
     cfg, scfg = embedding_config(ws), search_config(ws)
     store = ws.store()
-    models = store.embedding_models()
-    if not models:
+    try:
+        # queries are embedded like the stored vectors: same model and windowing, and the precision
+        # the index was built with (int8 on a CPU, float on a GPU machine)
+        _, precision = stored_model(ws, store)
+    except BaseException:
         store.close()
-        raise IndexError_("nothing is indexed yet; run `radar index` first")
-    # queries are embedded like the stored vectors: same model and windowing, and the precision
-    # the index was built with (int8 on a CPU, float on a GPU machine)
-    model_dir = resolve_model_dir(cfg.model)
-    wanted = {model_id_for(cfg, model_dir, int8=True): "int8", model_id_for(cfg, model_dir, int8=False): "fp"}
-    present = [m for m in wanted if m in models]
-    if not present:
-        store.close()
-        raise IndexError_(f"the index was built with {', '.join(models)} but radar.toml now asks for "
-                          f"{' or '.join(wanted)}; run `radar index` to re-embed")  # fmt: skip
-    chosen = max(present, key=lambda m: models[m])
-    embedder = make_embedder(cfg, device="cpu", cache_dir=model_cache_dir(ws), precision=wanted[chosen])
+        raise
+    embedder = make_embedder(cfg, device="cpu", cache_dir=model_cache_dir(ws), precision=precision)
     vectors, _ = load_vectors(ws, store, embedder.model_id, embedder.dim, scfg)
     keyword, _ = load_keyword(ws, store)
     return Searcher(store, embedder, vectors, keyword, scfg)

@@ -19,6 +19,7 @@ import numpy as np
 
 from index.config import EmbeddingConfig, SearchConfig
 from index.embedder import Embedder, document_text
+from index.errors import IndexError_, NothingIndexed
 from index.keyword import KeywordIndex
 from index.vectors import VectorIndex, vectors_from_blobs
 from store import Store, Workspace
@@ -136,6 +137,27 @@ def _all_vectors(store: Store, model_id: str, dim: int) -> tuple[np.ndarray, np.
     if not parts:
         return np.zeros(0, np.int64), np.zeros((0, dim), np.float32)
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+
+def stored_model(ws: Workspace, store: Store) -> tuple[str, str]:
+    """(model id, "int8" or "fp") of the stored vectors that radar.toml's model produced; when both
+    precisions are stored, the one with more vectors. Search, tagging and topics all read these.
+
+    Raises NothingIndexed when nothing is embedded, IndexError_ when the vectors are another model's."""
+    from index.embedder import model_id_for, resolve_model_dir
+
+    models = store.embedding_models()
+    if not models:
+        raise NothingIndexed("nothing is indexed yet; run `radar index` first")
+    cfg = embedding_config(ws)
+    model_dir = resolve_model_dir(cfg.model)
+    wanted = {model_id_for(cfg, model_dir, int8=True): "int8", model_id_for(cfg, model_dir, int8=False): "fp"}
+    present = [m for m in wanted if m in models]
+    if not present:
+        raise IndexError_(f"the index was built with {', '.join(models)} but radar.toml now asks for "
+                          f"{' or '.join(wanted)}; run `radar index` to re-embed")  # fmt: skip
+    chosen = max(present, key=lambda m: models[m])
+    return chosen, wanted[chosen]
 
 
 def embedding_config(ws: Workspace) -> EmbeddingConfig:

@@ -80,14 +80,15 @@ def evaluate_file(ws: Workspace, store: Store, path: Path) -> dict[str, Any]:
     model = saved_model(ws, taxonomy, vectors.model_id) or train(ws, store, taxonomy, vectors)
     pred = decide(model, titles, abstracts, vecs) >= model.thresholds()
     examples = gather_examples(ws, store, taxonomy, cfg, vectors)
-    seen = [k for k, i in enumerate(ids) if i in set(examples.ids)]
-    if seen:  # out-of-fold predictions for documents the model trained on
+    trained_on = set(examples.ids)
+    seen = np.array([k for k, i in enumerate(ids) if i in trained_on], dtype=int)
+    if len(seen):  # out-of-fold predictions for documents the model trained on
         corpus = Corpus.sample(store, vectors.model_id)
-        for _, test in KFold(min(FOLDS, len(seen)), shuffle=True, random_state=0).split(seen) if len(seen) > 1 else []:
-            fold = {ids[seen[t]] for t in test}
-            keep = np.array([r for r in range(len(examples)) if examples.ids[r] not in fold])
+        shuffled = np.random.default_rng(0).permutation(seen)
+        for rows in np.array_split(shuffled, min(FOLDS, len(seen))):
+            fold = {ids[r] for r in rows}
+            keep = np.array([r for r, doc_id in enumerate(examples.ids) if doc_id not in fold])
             fold_model = fit_model(examples.subset(keep), taxonomy, cfg, corpus, vectors.embed)
-            rows = [seen[t] for t in test]
             pred[rows] = decide(fold_model, [titles[r] for r in rows], [abstracts[r] for r in rows],
                                 vecs[rows]) >= fold_model.thresholds()  # fmt: skip
     result = scores_table(names, truth, pred)

@@ -12,6 +12,7 @@ re-decides every document. Corrections always win for their document (see Store.
 from __future__ import annotations
 
 import hashlib
+import io
 import pickle
 import time
 from collections.abc import Callable, Sequence
@@ -78,36 +79,30 @@ class Vectors:
         return model_cache_dir(self.ws) / f"tag-examples-{digest}.npz"
 
     def for_texts(self, store: Store, ids: Sequence[str], texts: dict[str, tuple[str, str]]) -> np.ndarray:
-        """Vectors of ``ids``: stored ones, then the cache, then embedded now (and cached)."""
+        """Vectors of ``ids``: stored ones for their current content, else cached by text, else embedded
+        now (and cached: the shipped labeled papers are embedded once per model, not per workspace)."""
         from index.embedder import document_text
 
-        out = np.zeros((len(ids), 0), dtype=np.float32)
-        found: dict[str, np.ndarray] = {}
-        for doc_id in ids:
-            hit = store.vector_of(doc_id, self.model_id)
-            if hit is not None:
-                found[doc_id] = np.frombuffer(hit[1], dtype=np.float32)
+        stored = store.current_vectors(ids, self.model_id)
+        keys = {i: hashlib.sha1(document_text(*texts[i]).encode()).hexdigest() for i in ids if i not in stored}
         cache: dict[str, np.ndarray] = {}
         path = self.cache_path()
-        if path.is_file():
+        if keys and path.is_file():
             try:
                 with np.load(path, allow_pickle=False) as data:
-                    cache = dict(zip(data["ids"].tolist(), data["vectors"], strict=True))
+                    cache = dict(zip(data["keys"].tolist(), data["vectors"], strict=True))
             except (OSError, ValueError, KeyError):
-                cache = {}  # a damaged cache is rebuilt
-        missing = [i for i in ids if i not in found and i not in cache]
+                cache = {}  # a damaged or older cache is rebuilt
+        missing = [i for i, key in keys.items() if key not in cache]
         if missing:
             fresh = self.embed([document_text(*texts[i]) for i in missing])
-            cache.update(zip(missing, fresh, strict=True))
-            path.parent.mkdir(parents=True, exist_ok=True)
-            keys = sorted(cache)
-            import io
-
+            cache.update(zip((keys[i] for i in missing), fresh, strict=True))
             buf = io.BytesIO()
-            np.savez(buf, ids=np.array(keys), vectors=np.stack([cache[k] for k in keys]))
+            np.savez(buf, keys=np.array(sorted(cache)), vectors=np.stack([cache[k] for k in sorted(cache)]))
+            path.parent.mkdir(parents=True, exist_ok=True)
             Workspace.write_bytes_atomic(path, buf.getvalue())
-        vectors = [found[i] if i in found else cache[i] for i in ids]
-        return np.stack(vectors).astype(np.float32) if vectors else out
+        vectors = [np.frombuffer(stored[i], dtype=np.float32) if i in stored else cache[keys[i]] for i in ids]
+        return np.stack(vectors).astype(np.float32) if vectors else np.zeros((0, 0), dtype=np.float32)
 
 
 def workspace_vectors(ws: Workspace, store: Store, *, allow_empty: bool = False) -> Vectors:
@@ -115,23 +110,18 @@ def workspace_vectors(ws: Workspace, store: Store, *, allow_empty: bool = False)
     ``allow_empty`` a workspace with no vectors yet gets the model `radar index` would use on this CPU
     (evaluation embeds the few documents it needs)."""
     from index.embedder import model_id_for, resolve_model_dir
-    from index.pipeline import embedding_config
+    from index.errors import NothingIndexed
+    from index.pipeline import embedding_config, stored_model
 
-    cfg = embedding_config(ws)
-    models = store.embedding_models()
-    model_dir = resolve_model_dir(cfg.model)
-    if not models and allow_empty:
+    try:
+        model_id, precision = stored_model(ws, store)
+    except NothingIndexed:
+        if not allow_empty:
+            raise TaggingError("nothing is embedded yet; run `radar index` first, then `radar tag`") from None
+        cfg = embedding_config(ws)
         int8 = cfg.int8_on("cpu")
-        return Vectors(ws, model_id_for(cfg, model_dir, int8=int8), "int8" if int8 else "fp")
-    if not models:
-        raise TaggingError("nothing is embedded yet; run `radar index` first, then `radar tag`")
-    wanted = {model_id_for(cfg, model_dir, int8=True): "int8", model_id_for(cfg, model_dir, int8=False): "fp"}
-    present = [m for m in wanted if m in models]
-    if not present:
-        raise TaggingError(f"the stored vectors come from {', '.join(models)} but radar.toml asks for "
-                           f"{' or '.join(wanted)}; run `radar index` to re-embed")  # fmt: skip
-    chosen = max(present, key=lambda m: models[m])
-    return Vectors(ws, chosen, wanted[chosen])
+        return Vectors(ws, model_id_for(cfg, resolve_model_dir(cfg.model), int8=int8), "int8" if int8 else "fp")
+    return Vectors(ws, model_id, precision)
 
 
 # -- examples ----------------------------------------------------------------------------------------
@@ -144,7 +134,7 @@ def gather_examples(ws: Workspace, store: Store, taxonomy: Taxonomy, cfg: Taggin
     sources: list[Path] = ([DEV_LABELS] if cfg.use_dev_labels else []) + [
         (p if p.is_absolute() else ws.root / p) for p in map(Path, cfg.labels)]  # fmt: skip
     for path in sources:
-        labels.update(read_label_file(path, _lenient(taxonomy) if path == DEV_LABELS else taxonomy))
+        labels.update(read_label_file(path, taxonomy, drop_unknown_tags=path == DEV_LABELS))
     corrections = [(d, t, v) for d, t, v in store.corrections() if t in taxonomy.names]
     texts = dev_papers() if cfg.use_dev_labels else {}
     stored = store.documents(set(labels) | {d for d, _, _ in corrections})
@@ -167,17 +157,6 @@ def gather_examples(ws: Workspace, store: Store, taxonomy: Taxonomy, cfg: Taggin
             user[i] = True
     return Examples(ids, [texts[i][0] for i in ids], [texts[i][1] for i in ids],
                     vectors.for_texts(store, ids, texts), y, known, weight, user)  # fmt: skip
-
-
-def _lenient(taxonomy: Taxonomy) -> Taxonomy:
-    """The shipped dev labels may name tags a user removed from the taxonomy: those are ignored."""
-    from analysis.tags.taxonomy import Tag
-
-    extra = [Tag(n, "", "", ()) for n in DEFAULT_TAGS if n not in taxonomy.names]
-    return Taxonomy(taxonomy.tags + tuple(extra), taxonomy.source, taxonomy.digest)
-
-
-DEFAULT_TAGS = load_taxonomy_file(DEFAULT_TAXONOMY).names
 
 
 # -- fitting -----------------------------------------------------------------------------------------

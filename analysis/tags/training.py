@@ -23,8 +23,10 @@ DEV_LABELS = LABELS_DIR / "dev.jsonl"
 DEV_PAPERS = LABELS_DIR / "dev_papers.jsonl.gz"
 
 
-def read_label_file(path: Path, taxonomy: Taxonomy) -> dict[str, set[str]]:
-    """{id: tags}; a malformed line, a duplicate id or an unknown tag is an error naming the line."""
+def read_label_file(path: Path, taxonomy: Taxonomy, *, drop_unknown_tags: bool = False) -> dict[str, set[str]]:
+    """{id: tags}; a malformed line, a duplicate id or an unknown tag is an error naming the line
+    (``drop_unknown_tags``: tags outside the taxonomy are ignored, for the shipped labels when a user's
+    taxonomy leaves some default tags out)."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
@@ -46,6 +48,8 @@ def read_label_file(path: Path, taxonomy: Taxonomy) -> dict[str, set[str]]:
                                '{"id": "2503.14476", "tags": ["llm-reasoning"]}; fix or remove that line') from None
         if doc_id in labels:
             raise TaggingError(f"{path}:{number}: id {doc_id} is labeled twice; keep one line per id")
+        if drop_unknown_tags:
+            tags = [t for t in tags if t in taxonomy.names]
         taxonomy.check(tags, where=f"{path}:{number}")
         labels[doc_id] = set(tags)
     if not labels:

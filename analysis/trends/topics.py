@@ -40,20 +40,16 @@ from store.db import Store
 
 def current_model(ws: Workspace, store: Store) -> str | None:
     """The embedding model id radar.toml asks for (int8 or float), if the store has its vectors."""
-    models = store.embedding_models()
-    if not models:
-        return None
-    try:
-        from index.embedder import model_id_for, resolve_model_dir
-        from index.pipeline import embedding_config
+    from index.errors import IndexError_, ModelNotFound
+    from index.pipeline import stored_model
 
-        cfg = embedding_config(ws)
-        model_dir = resolve_model_dir(cfg.model)
-        wanted = [model_id_for(cfg, model_dir, int8=flag) for flag in (True, False)]
-    except Exception:  # model not installed here: use what the store has most of
+    try:
+        return stored_model(ws, store)[0]
+    except ModelNotFound:  # the model is not installed here: use what the store has most of
+        models = store.embedding_models()
         return max(models, key=lambda m: models[m])
-    present = [m for m in wanted if m in models]
-    return max(present, key=lambda m: models[m]) if present else None
+    except IndexError_:  # nothing embedded, or another model's vectors: no topics
+        return None
 
 
 def _state_dir(ws: Workspace):  # type: ignore[no-untyped-def]
