@@ -131,6 +131,14 @@ class Store:
             raise
         self.conn.execute("COMMIT")
 
+    def _rows_for(self, sql: str, ids: Iterable[str], *params: Any) -> Iterator[sqlite3.Row]:
+        """Rows of ``sql`` (whose ``{marks}`` takes the ids' placeholders, after ``params``) for any
+        number of ids, 900 at a time (SQLite caps the number of parameters)."""
+        ids = list(ids)
+        for start in range(0, len(ids), 900):
+            chunk = ids[start : start + 900]
+            yield from self.conn.execute(sql.format(marks=",".join("?" * len(chunk))), [*params, *chunk])
+
     @property
     def schema_version(self) -> int:
         return int(self.conn.execute("PRAGMA user_version").fetchone()[0])
@@ -234,15 +242,8 @@ class Store:
         return int(row[0]) if row else 0
 
     def vec_ids_of(self, doc_ids: Iterable[str]) -> dict[str, int]:
-        ids = list(doc_ids)
-        out: dict[str, int] = {}
-        for start in range(0, len(ids), 900):
-            chunk = ids[start : start + 900]
-            rows = self.conn.execute(
-                f"SELECT doc_id, vec_id FROM embeddings WHERE doc_id IN ({','.join('?' * len(chunk))})", chunk
-            )
-            out.update((r[0], r[1]) for r in rows)
-        return out
+        return {r[0]: r[1] for r in self._rows_for("SELECT doc_id, vec_id FROM embeddings WHERE doc_id IN ({marks})",
+                                                   doc_ids)}  # fmt: skip
 
     def facets(self) -> Iterator[tuple[str, str, str, str, int]]:
         """(id, published, source, kind, vec_id or -1) of every document, for in-memory filtering."""
@@ -317,29 +318,12 @@ class Store:
         return clauses, params
 
     def documents(self, ids: Iterable[str]) -> dict[str, Document]:
-        out: dict[str, Document] = {}
-        ids = list(ids)
-        for start in range(0, len(ids), 900):
-            chunk = ids[start : start + 900]
-            rows = self.conn.execute(
-                f"SELECT {_DOC_COLUMNS} FROM documents WHERE id IN ({','.join('?' * len(chunk))})", chunk
-            )
-            out.update((r["id"], _row_doc(r)) for r in rows)
-        return out
+        return {r["id"]: _row_doc(r)
+                for r in self._rows_for(f"SELECT {_DOC_COLUMNS} FROM documents WHERE id IN ({{marks}})", ids)}
 
     def tags_of(self, ids: Iterable[str]) -> dict[str, list[str]]:
-        out: dict[str, list[str]] = {}
-        ids = list(ids)
-        for start in range(0, len(ids), 900):
-            chunk = ids[start : start + 900]
-            rows = self.conn.execute(
-                f"SELECT doc_id, tag FROM document_tags WHERE doc_id IN ({','.join('?' * len(chunk))}) "
-                "ORDER BY doc_id, tag",
-                chunk,
-            )
-            for doc_id, tag in rows:
-                out.setdefault(doc_id, []).append(tag)
-        return out
+        """{doc_id: sorted tags} (documents with no tag are absent)."""
+        return {doc_id: sorted(scores) for doc_id, scores in self.tag_scores(ids).items()}
 
     # -- tag decisions and corrections (written by analysis/tags) ---------------------------------
 
@@ -356,13 +340,9 @@ class Store:
             f"WHERE e.model_id = ? AND e.content_hash = d.content_hash {where} ORDER BY d.rowid", params)]  # fmt: skip
         for start in range(0, len(ids), batch):
             chunk = ids[start : start + batch]
-            rows: dict[str, tuple[str, str, str, bytes]] = {}
-            for sub in range(0, len(chunk), 900):
-                part = chunk[sub : sub + 900]
-                for r in self.conn.execute(
-                    "SELECT d.id, d.title, d.abstract, e.vector FROM documents d JOIN embeddings e ON e.doc_id = d.id "
-                    f"WHERE d.id IN ({','.join('?' * len(part))})", part):  # fmt: skip
-                    rows[r[0]] = (r[0], r[1], r[2], r[3])
+            rows = {r[0]: (r[0], r[1], r[2], r[3]) for r in self._rows_for(
+                "SELECT d.id, d.title, d.abstract, e.vector FROM documents d JOIN embeddings e ON e.doc_id = d.id "
+                "WHERE d.id IN ({marks})", chunk)}  # fmt: skip
             yield [rows[i] for i in chunk if i in rows]
 
     def sample_embedded(self, model_id: str, n: int) -> list[tuple[str, str, str, bytes]]:
@@ -544,14 +524,9 @@ class Store:
     def tag_scores(self, ids: Iterable[str]) -> dict[str, dict[str, float]]:
         """{doc_id: {tag: score}} (the tagger's confidence; corrections and rules score 1)."""
         out: dict[str, dict[str, float]] = {}
-        ids = list(ids)
-        for start in range(0, len(ids), 900):
-            chunk = ids[start : start + 900]
-            rows = self.conn.execute(
-                f"SELECT doc_id, tag, score FROM document_tags WHERE doc_id IN ({','.join('?' * len(chunk))})", chunk
-            )
-            for doc_id, tag, score in rows:
-                out.setdefault(doc_id, {})[tag] = float(score)
+        for doc_id, tag, score in self._rows_for("SELECT doc_id, tag, score FROM document_tags "
+                                                 "WHERE doc_id IN ({marks})", ids):  # fmt: skip
+            out.setdefault(doc_id, {})[tag] = float(score)
         return out
 
     def deliveries(self, period: str = "", status: str = "") -> list[dict[str, Any]]:
@@ -651,15 +626,6 @@ class Store:
 
     def current_vectors(self, ids: Iterable[str], model_id: str) -> dict[str, bytes]:
         """Vector bytes of the given documents from ``model_id``, for their current content only."""
-        ids = list(ids)
-        out: dict[str, bytes] = {}
-        for start in range(0, len(ids), 900):
-            chunk = ids[start : start + 900]
-            marks = ",".join("?" * len(chunk))
-            rows = self.conn.execute(
-                "SELECT e.doc_id, e.vector FROM embeddings e JOIN documents d ON d.id = e.doc_id "
-                f"WHERE e.model_id = ? AND e.content_hash = d.content_hash AND e.doc_id IN ({marks})",
-                [model_id, *chunk],
-            )
-            out.update((r[0], r[1]) for r in rows)
-        return out
+        return {r[0]: r[1] for r in self._rows_for(
+            "SELECT e.doc_id, e.vector FROM embeddings e JOIN documents d ON d.id = e.doc_id "
+            "WHERE e.model_id = ? AND e.content_hash = d.content_hash AND e.doc_id IN ({marks})", ids, model_id)}
