@@ -108,7 +108,7 @@ def plain_report(store: Store, period: Period) -> str:
                         "series": [{"period": period.label, "count": c}]} for t, c in sorted(counts.items())],
         "trends": {"as_of": "", "emerging": [], "declining": [], "new_methods": [], "topics": []},
         "top_overall": papers[:5], "top_papers": [], "posts": [], "posts_total": 0, "recommendations": [],
-        "runs": [], "notes": {"profile": "", "summaries": "", "tags": "", "ranking": ""},
+        "runs": [], "notes": {"profile": "", "summaries": "", "tags": "", "ranking": "", "off_profile": ""},
     }  # fmt: skip
     return render(content, "html") + render(content, "md")
 
