@@ -33,6 +33,7 @@ test-fast: setup
 
 lint: setup
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 
 typecheck: setup
 	$(PY) -m mypy

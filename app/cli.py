@@ -11,11 +11,12 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from store.errors import RadarError
+from radar.store.errors import RadarError
 
 # Each module has register(subparsers); add a stage's command module here.
-COMMAND_MODULES = ("app.cmd_core", "app.cmd_index", "app.cmd_tag", "app.cmd_repro", "app.cmd_app", "app.cmd_report",
-                   "app.cmd_trends")
+COMMAND_MODULES = tuple(
+    f"radar.app.cmd_{name}" for name in ("core", "index", "tag", "repro", "app", "report", "trends")
+)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -9,21 +9,40 @@ import socket
 import subprocess
 import sys
 
-from app.cmd_core import open_workspace
-from app.dashboard.config import AppConfig
-from app.output import console, err_console
-from store.errors import ConfigError
+from radar.app.cmd_core import open_workspace
+from radar.app.dashboard.config import AppConfig
+from radar.app.output import console, err_console
+from radar.store.errors import ConfigError
 
 
 def streamlit_command(root: str, cfg: AppConfig) -> list[str]:
     """``streamlit run`` headless on host:port, no telemetry, no file watcher; the workspace after ``--``."""
-    from app.dashboard import MAIN_SCRIPT
+    from radar.app.dashboard import MAIN_SCRIPT
 
-    return [sys.executable, "-m", "streamlit", "run", str(MAIN_SCRIPT),
-            "--server.address", cfg.host, "--server.port", str(cfg.port), "--server.headless", "true",
-            "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
-            "--global.developmentMode", "false", "--client.toolbarMode", "viewer",
-            "--", "--workspace", root]  # fmt: skip
+    return [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(MAIN_SCRIPT),
+        "--server.address",
+        cfg.host,
+        "--server.port",
+        str(cfg.port),
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+        "--global.developmentMode",
+        "false",
+        "--client.toolbarMode",
+        "viewer",
+        "--",
+        "--workspace",
+        root,
+    ]
 
 
 def _check_port_free(cfg: AppConfig) -> None:
@@ -34,8 +53,9 @@ def _check_port_free(cfg: AppConfig) -> None:
         try:
             sock.bind((cfg.host, cfg.port))
         except OSError as exc:
-            raise ConfigError(f"cannot listen on {cfg.host}:{cfg.port} ({exc.strerror}); pass another --port N "
-                              "(or stop what uses it)") from None  # fmt: skip
+            raise ConfigError(
+                f"cannot listen on {cfg.host}:{cfg.port} ({exc.strerror}); pass another --port N (or stop what uses it)"
+            ) from None
 
 
 def cmd_app(args: argparse.Namespace) -> int:
@@ -48,9 +68,11 @@ def cmd_app(args: argparse.Namespace) -> int:
     cfg = AppConfig.from_section(table)
     _check_port_free(cfg)
     if not cfg.loopback:
-        err_console.print(f"radar: warning: serving on {cfg.host}, beyond this machine, with no login; "
-                          "prefer 127.0.0.1 behind an SSH tunnel or an authenticating reverse proxy "
-                          "(README, Dashboard)")  # fmt: skip
+        err_console.print(
+            f"radar: warning: serving on {cfg.host}, beyond this machine, with no login; "
+            "prefer 127.0.0.1 behind an SSH tunnel or an authenticating reverse proxy "
+            "(README, Dashboard)"
+        )
     console.print(f"dashboard for {ws.root}: {cfg.url}  (Ctrl-C stops it)")
     env = os.environ | {"RADAR_HOME": str(ws.root), "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
     proc = subprocess.Popen(streamlit_command(str(ws.root), cfg), env=env)

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-from app.output import console, err_console, print_json
-from crawler.snapshot import describe_problems, import_snapshot
-from store import Workspace, resolve_root
+from radar.app.output import console, err_console, print_json
+from radar.crawler.snapshot import describe_problems, import_snapshot
+from radar.store import Workspace, resolve_root
 
 
 def open_workspace(args: argparse.Namespace) -> Workspace:
@@ -35,20 +35,31 @@ def cmd_import(args: argparse.Namespace) -> int:
     ws = open_workspace(args)
     path = Path(args.file)
     started = time.perf_counter()
-    with ws.store() as store, Progress(
-        TextColumn("importing {task.description}"), BarColumn(), TextColumn("{task.completed:,} papers"),
-        TimeElapsedColumn(), console=err_console, disable=args.json or not err_console.is_terminal,
-    ) as bar:  # fmt: skip
+    with (
+        ws.store() as store,
+        Progress(
+            TextColumn("importing {task.description}"),
+            BarColumn(),
+            TextColumn("{task.completed:,} papers"),
+            TimeElapsedColumn(),
+            console=err_console,
+            disable=args.json or not err_console.is_terminal,
+        ) as bar,
+    ):
         task = bar.add_task(path.name, total=None)
         result = import_snapshot(store, path, source=args.source, progress=lambda n: bar.advance(task, n))
     elapsed = time.perf_counter() - started
     problems = describe_problems(path, result)
     summary = {
-        "file": str(path), "added": result.counts.added, "updated": result.counts.updated,
-        "unchanged": result.counts.unchanged, "bad_lines": len(result.bad_lines),
-        "truncated": result.truncated, "seconds": round(elapsed, 3),
+        "file": str(path),
+        "added": result.counts.added,
+        "updated": result.counts.updated,
+        "unchanged": result.counts.unchanged,
+        "bad_lines": len(result.bad_lines),
+        "truncated": result.truncated,
+        "seconds": round(elapsed, 3),
         "papers_per_s": round(result.counts.seen / elapsed) if elapsed > 0 else None,
-    }  # fmt: skip
+    }
     if args.json:
         print_json(summary)
     else:
@@ -116,7 +127,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 # -- crawl ------------------------------------------------------------------------------------------
 def _parse_date(value: str | None, flag: str) -> datetime | None:
-    from store import ConfigError
+    from radar.store import ConfigError
 
     if not value:
         return None
@@ -127,17 +138,25 @@ def _parse_date(value: str | None, flag: str) -> datetime | None:
 
 
 def cmd_crawl(args: argparse.Namespace) -> int:
-    from crawler.run import crawl
+    from radar.crawler.run import crawl
 
     ws = open_workspace(args)
     config = ws.config()
     since = _parse_date(args.since, "--since")
     if args.source:
         config.source(args.source)  # unknown name -> error listing the valid ones
-    with ws.lock("crawl"), ws.store() as store, Progress(
-        TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed:,} entries"),
-        TimeElapsedColumn(), console=err_console, disable=args.json,
-    ) as bar:  # fmt: skip
+    with (
+        ws.lock("crawl"),
+        ws.store() as store,
+        Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.completed:,} entries"),
+            TimeElapsedColumn(),
+            console=err_console,
+            disable=args.json,
+        ) as bar,
+    ):
         tasks: dict[str, TaskID] = {}
 
         def progress(source: str, n: int, total: int | None) -> None:
@@ -161,7 +180,7 @@ DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 
 def demo_config(data_dir: Path) -> str:
     """The default radar.toml with the bundled feeds as sources (file:// URLs: offline)."""
-    from store.config import DEFAULT_CONFIG_TEXT
+    from radar.store.config import DEFAULT_CONFIG_TEXT
 
     head = DEFAULT_CONFIG_TEXT.split("[[sources]]", 1)[0]
     lines = [head.rstrip(), "", "# Demo workspace: the bundled, recorded feeds stand in for live sources.", ""]
@@ -170,8 +189,11 @@ def demo_config(data_dir: Path) -> str:
         name = feed.stem.removeprefix("blog_").split("_")[0] if not is_listing else "arxiv-rss"
         lines += ["[[sources]]", f'name = "{name}"', f'type = "{"arxiv-rss" if is_listing else "feed"}"']
         if is_listing:
-            lines += [f'base_url = "{feed.parent.as_uri()}/"', 'categories = ["' + feed.name + '"]',
-                      "min_interval_s = 0.0"]  # fmt: skip
+            lines += [
+                f'base_url = "{feed.parent.as_uri()}/"',
+                'categories = ["' + feed.name + '"]',
+                "min_interval_s = 0.0",
+            ]
         else:
             lines.append(f'url = "{feed.as_uri()}"')
         lines.append("")
@@ -182,7 +204,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     data_dir = Path(args.data).resolve() if args.data else DATA_DIR
     snapshot = data_dir / "snapshot.jsonl.gz"
     if not snapshot.is_file():
-        from store import WorkspaceError
+        from radar.store import WorkspaceError
 
         raise WorkspaceError(
             f"bundled snapshot not found at {snapshot}; run from a project checkout or pass --data DIR"
@@ -192,23 +214,32 @@ def cmd_demo(args: argparse.Namespace) -> int:
     console.rule("[bold]Research Radar demo")
     console.print(f"workspace: {ws.root} ({'new' if created else 'existing'})")
     base = ["--workspace", str(ws.root)]
-    from app.cli import main as radar
+    from radar.app.cli import main as radar
 
-    steps = [("import the bundled snapshot", ["import", str(snapshot)]),
-             ("ingest the bundled feeds", ["crawl"]),
-             ("stats", ["stats"]),
-             ("embed and index (first run exports the model to ONNX once)", ["index"]),
-             ("tag with the taxonomy (the first run trains on the 750 shipped labels)", ["tag"]),
-             ("trends: what rose and fell in the last month, new methods, topics",
-              ["trends", "--window", "month", "--limit", "10"]),
-             ("trends replayed as of 2025-03-31 (--as-of: only what was published by then)",
-              ["trends", "--window", "month", "--limit", "8", "--as-of", "2025-03-31"]),
-             ("search: \"group relative policy optimization variance\"",
-              ["search", "group relative policy optimization variance", "-k", "5"]),
-             ("search with a filter: KV cache, published 2025-06 or later",
-              ["search", "KV cache memory management for LLM serving", "-k", "5",
-               "--since", "2025-06-01"]),
-             ("weekly report for the latest full week of the snapshot", ["report", "--week", "latest"])]  # fmt: skip
+    steps = [
+        ("import the bundled snapshot", ["import", str(snapshot)]),
+        ("ingest the bundled feeds", ["crawl"]),
+        ("stats", ["stats"]),
+        ("embed and index (first run exports the model to ONNX once)", ["index"]),
+        ("tag with the taxonomy (the first run trains on the 750 shipped labels)", ["tag"]),
+        (
+            "trends: what rose and fell in the last month, new methods, topics",
+            ["trends", "--window", "month", "--limit", "10"],
+        ),
+        (
+            "trends replayed as of 2025-03-31 (--as-of: only what was published by then)",
+            ["trends", "--window", "month", "--limit", "8", "--as-of", "2025-03-31"],
+        ),
+        (
+            'search: "group relative policy optimization variance"',
+            ["search", "group relative policy optimization variance", "-k", "5"],
+        ),
+        (
+            "search with a filter: KV cache, published 2025-06 or later",
+            ["search", "KV cache memory management for LLM serving", "-k", "5", "--since", "2025-06-01"],
+        ),
+        ("weekly report for the latest full week of the snapshot", ["report", "--week", "latest"]),
+    ]
     worst = 0
     for title, argv in steps:
         console.rule(title)
@@ -219,11 +250,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
     console.rule()
     app_argv = base + ["app"] + (["--port", str(args.port)] if args.port else [])
     if args.no_app:
-        from app.dashboard.config import AppConfig
+        from radar.app.dashboard.config import AppConfig
 
         app_cfg = AppConfig.from_section(ws.config().section("app") | ({"port": args.port} if args.port else {}))
-        console.print(f"demo finished (exit {worst}); the dashboard: `radar {' '.join(app_argv)}`, then open "
-                      f"{app_cfg.url}")  # fmt: skip
+        console.print(
+            f"demo finished (exit {worst}); the dashboard: `radar {' '.join(app_argv)}`, then open {app_cfg.url}"
+        )
         return worst
     console.rule("the dashboard (Ctrl-C stops it)")
     return max(worst, radar(app_argv))

@@ -7,29 +7,34 @@ import argparse
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from app.cmd_core import _parse_date, open_workspace
-from app.output import console, err_console, print_json
+from radar.app.cmd_core import _parse_date, open_workspace
+from radar.app.output import console, err_console, print_json
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from index.embedder import make_embedder
-    from index.pipeline import embedding_config, local_batches, model_cache_dir, run_index, search_config
+    from radar.index.embedder import make_embedder
+    from radar.index.pipeline import embedding_config, local_batches, model_cache_dir, run_index, search_config
 
     ws = open_workspace(args)
     cfg, scfg = embedding_config(ws), search_config(ws)
     with ws.lock("index"), ws.store() as store:
         embedder = make_embedder(cfg, device=args.device, cache_dir=model_cache_dir(ws))
         if args.engine == "ray":
-            from index.ray_engine import ray_batches
+            from radar.index.ray_engine import ray_batches
 
             batches = ray_batches(cfg, device=embedder.device, cache_dir=model_cache_dir(ws))
         else:
             batches = local_batches(embedder)
         with Progress(
-            TextColumn("embedding"), BarColumn(), TextColumn("{task.completed:,}/{task.total:,} docs"),
-            TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TimeRemainingColumn(),
-            console=err_console, disable=args.json,
-        ) as bar:  # fmt: skip
+            TextColumn("embedding"),
+            BarColumn(),
+            TextColumn("{task.completed:,}/{task.total:,} docs"),
+            TextColumn("{task.fields[rate]}"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=err_console,
+            disable=args.json,
+        ) as bar:
             task = bar.add_task("embed", total=0, rate="")
 
             def progress(done: int, total: int) -> None:
@@ -37,8 +42,15 @@ def cmd_index(args: argparse.Namespace) -> int:
                 rate = f"{done / elapsed:,.0f} docs/s" if elapsed and done else ""
                 bar.update(task, completed=done, total=total, rate=rate)
 
-            report = run_index(ws, store, model_id=embedder.model_id, dim=embedder.dim, batches=batches,
-                               search_cfg=scfg, progress=progress)  # fmt: skip
+            report = run_index(
+                ws,
+                store,
+                model_id=embedder.model_id,
+                dim=embedder.dim,
+                batches=batches,
+                search_cfg=scfg,
+                progress=progress,
+            )
     if args.json:
         print_json({**report.as_dict(), "device": embedder.device, "engine": args.engine})
     else:
@@ -51,16 +63,16 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def _open_searcher(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from index.embedder import make_embedder
-    from index.pipeline import (
+    from radar.index.embedder import make_embedder
+    from radar.index.pipeline import (
         embedding_config,
         load_keyword,
         load_vectors,
         model_cache_dir,
         search_config,
-        stored_model,  # fmt: skip
+        stored_model,
     )
-    from index.search import Searcher
+    from radar.index.search import Searcher
 
     ws = open_workspace(args)
     cfg, scfg = embedding_config(ws), search_config(ws)
@@ -79,15 +91,17 @@ def _open_searcher(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 
 def _filters(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from index.search import Filters
+    from radar.index.search import Filters
 
     since, until = _parse_date(args.since, "--since"), _parse_date(args.until, "--until")
     return Filters(
         since=since.strftime("%Y-%m-%d") if since else "",
         until=until.strftime("%Y-%m-%d") if until else "",
-        tags=tuple(args.tag or ()), sources=tuple(args.source or ()), categories=tuple(args.category or ()),
+        tags=tuple(args.tag or ()),
+        sources=tuple(args.source or ()),
+        categories=tuple(args.category or ()),
         kinds=tuple(args.kind or ()),
-    )  # fmt: skip
+    )
 
 
 def _print_hits(hits: list, as_json: bool) -> None:  # type: ignore[type-arg]

@@ -5,22 +5,23 @@ from __future__ import annotations
 import argparse
 from contextlib import nullcontext
 
-from app.cmd_core import open_workspace
-from app.output import console, err_console, print_json
+from radar.app.cmd_core import open_workspace
+from radar.app.output import console, err_console, print_json
 
 
 def _period(args: argparse.Namespace, store):  # type: ignore[no-untyped-def]
-    from reports.period import resolve_period
+    from radar.reports.period import resolve_period
 
-    return resolve_period(store, week=args.week, since=getattr(args, "date_from", None),
-                          until=getattr(args, "date_to", None))  # fmt: skip
+    return resolve_period(
+        store, week=args.week, since=getattr(args, "date_from", None), until=getattr(args, "date_to", None)
+    )
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from reports.build import build_report, profile_config, report_config
-    from reports.config import DeliveryConfig
-    from reports.deliver import deliver, delivery_lock, summarize_outcomes
-    from reports.errors import DeliveryError
+    from radar.reports.build import build_report, profile_config, report_config
+    from radar.reports.config import DeliveryConfig
+    from radar.reports.deliver import deliver, delivery_lock, summarize_outcomes
+    from radar.reports.errors import DeliveryError
 
     ws = open_workspace(args)
     cfg = report_config(ws, args.format)
@@ -34,10 +35,12 @@ def cmd_report(args: argparse.Namespace) -> int:
         outcomes = []
         if delivery is not None:
             if not delivery.any_channel:
-                from store import ConfigError
+                from radar.store import ConfigError
 
-                raise ConfigError("--send needs a channel: set [delivery] folder, [delivery.email] host/from/to or "
-                                  "[delivery.webhook] url in radar.toml (or RADAR_SMTP_*/RADAR_WEBHOOK_URL)")
+                raise ConfigError(
+                    "--send needs a channel: set [delivery] folder, [delivery.email] host/from/to or "
+                    "[delivery.webhook] url in radar.toml (or RADAR_SMTP_*/RADAR_WEBHOOK_URL)"
+                )
             with delivery_lock(ws):
                 outcomes = deliver(store, built, delivery)
     doc = built.as_dict() | {"deliveries": [o.as_dict() for o in outcomes]}
@@ -45,25 +48,33 @@ def cmd_report(args: argparse.Namespace) -> int:
         print_json(doc)
     else:
         note = f" ({built.trends_note})" if built.trends_note else ""
-        console.print(f"report {period.label}: {doc['documents']} documents, {doc['recommendations']} "
-                      f"recommendations in {built.seconds:.1f} s{note}", markup=False)  # fmt: skip
+        console.print(
+            f"report {period.label}: {doc['documents']} documents, {doc['recommendations']} "
+            f"recommendations in {built.seconds:.1f} s{note}",
+            markup=False,
+        )
         for fmt, path in built.paths.items():
             console.print(f"  {fmt}: {path}", markup=False)
         if outcomes:
             console.print(summarize_outcomes(outcomes), markup=False)
     if doc["documents"] == 0:
-        err_console.print(f"note: no documents were published in {period.label}; `--week latest` reports the "
-                          "latest week the workspace covers", markup=False)  # fmt: skip
+        err_console.print(
+            f"note: no documents were published in {period.label}; `--week latest` reports the "
+            "latest week the workspace covers",
+            markup=False,
+        )
     failed = [o for o in outcomes if o.status == "failed"]
     if failed:
-        raise DeliveryError(f"{len(failed)} delivery(ies) failed ({failed[0].channel} {failed[0].recipient}: "
-                            f"{failed[0].error}); the report is written and `--send` retries them")  # fmt: skip
+        raise DeliveryError(
+            f"{len(failed)} delivery(ies) failed ({failed[0].channel} {failed[0].recipient}: "
+            f"{failed[0].error}); the report is written and `--send` retries them"
+        )
     return 0
 
 
 def cmd_weekly(args: argparse.Namespace) -> int:
-    from reports.errors import ReportError
-    from reports.weekly import STEPS, run_weekly
+    from radar.reports.errors import ReportError
+    from radar.reports.weekly import STEPS, run_weekly
 
     ws = open_workspace(args)
     skip = tuple(s.strip() for s in (args.skip or "").split(",") if s.strip())
@@ -83,14 +94,20 @@ def cmd_weekly(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="write one week's report (Markdown, HTML) and optionally send it")
-    p.add_argument("--week", metavar="YYYY-Www",
-                   help="ISO week, e.g. 2025-W20; 'last' (default) = the last full week; 'latest' = the latest "
-                        "full week the papers in the workspace cover")  # fmt: skip
+    p.add_argument(
+        "--week",
+        metavar="YYYY-Www",
+        help="ISO week, e.g. 2025-W20; 'last' (default) = the last full week; 'latest' = the latest "
+        "full week the papers in the workspace cover",
+    )
     p.add_argument("--from", dest="date_from", metavar="YYYY-MM-DD", help="a date range instead of a week (with --to)")
     p.add_argument("--to", dest="date_to", metavar="YYYY-MM-DD", help="last day of the range, inclusive")
     p.add_argument("--format", metavar="md,html,pdf", help="formats to write (default: [report] formats)")
-    p.add_argument("--send", action="store_true",
-                   help="deliver by the [delivery] channels (each recipient gets a period once; failures retried)")
+    p.add_argument(
+        "--send",
+        action="store_true",
+        help="deliver by the [delivery] channels (each recipient gets a period once; failures retried)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON document (the paths)")
     p.set_defaults(func=cmd_report)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from app.output import console, err_console, print_json
-from store import Workspace, resolve_root
+from radar.app.output import console, err_console, print_json
+from radar.store import Workspace, resolve_root
 
 
 def _ws(args: argparse.Namespace) -> Workspace:
@@ -16,21 +16,34 @@ def _ws(args: argparse.Namespace) -> Workspace:
 def _summary(run: dict[str, Any]) -> dict[str, Any]:
     result = run.get("result") or {}
     return {
-        "id": run["id"], "status": run["status"], "verdict": result.get("verdict"),
-        "metrics": result.get("metrics"), "plots": result.get("plots", []), "params": run["params"],
-        "progress": run["progress"], "error": run["error"], "created_at": run["created_at"],
-        "started_at": run["started_at"], "finished_at": run["finished_at"], "folder": result.get("folder"),
-    }  # fmt: skip
+        "id": run["id"],
+        "status": run["status"],
+        "verdict": result.get("verdict"),
+        "metrics": result.get("metrics"),
+        "plots": result.get("plots", []),
+        "params": run["params"],
+        "progress": run["progress"],
+        "error": run["error"],
+        "created_at": run["created_at"],
+        "started_at": run["started_at"],
+        "finished_at": run["finished_at"],
+        "folder": result.get("folder"),
+    }
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from repro import runner
+    from radar.repro import runner
 
     ws = _ws(args)
     spec = runner.RunSpec(
-        method=args.method, baseline=args.baseline, task=args.task, preset=args.preset, seeds=args.seeds,
-        steps=args.steps, device=args.device,
-    )  # fmt: skip
+        method=args.method,
+        baseline=args.baseline,
+        task=args.task,
+        preset=args.preset,
+        seeds=args.seeds,
+        steps=args.steps,
+        device=args.device,
+    )
     run_id = runner.submit(ws, spec)
     proc = runner.start(ws, run_id)
     if args.background:
@@ -38,12 +51,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.json:
             print_json(_summary(run))
         else:
-            console.print(f"started {run_id} in the background (pid {proc.pid}); follow it with "
-                          f"`radar repro show {run_id}`, log: {runner.log_path(ws, run_id)}")  # fmt: skip
+            console.print(
+                f"started {run_id} in the background (pid {proc.pid}); follow it with "
+                f"`radar repro show {run_id}`, log: {runner.log_path(ws, run_id)}"
+            )
         return 0
     if not args.json:
-        err_console.print(f"run {run_id}: {spec.method} vs {spec.baseline} on {spec.task} "
-                          f"({spec.preset}, {spec.seeds} seeds); log: {runner.log_path(ws, run_id)}")  # fmt: skip
+        err_console.print(
+            f"run {run_id}: {spec.method} vs {spec.baseline} on {spec.task} "
+            f"({spec.preset}, {spec.seeds} seeds); log: {runner.log_path(ws, run_id)}"
+        )
 
     def progress(run: dict[str, Any]) -> None:
         if not args.json and err_console.is_terminal:
@@ -59,8 +76,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _print_run(run: dict[str, Any]) -> None:
     p = run["params"]
-    console.print(f"[bold]{run['id']}[/bold]  {run['status']}  {p['method']} vs {p['baseline']} on {p['task']} "
-                  f"({p['preset']}, {p['seeds']} seeds, {p['total_steps']} steps)")  # fmt: skip
+    console.print(
+        f"[bold]{run['id']}[/bold]  {run['status']}  {p['method']} vs {p['baseline']} on {p['task']} "
+        f"({p['preset']}, {p['seeds']} seeds, {p['total_steps']} steps)"
+    )
     result = run.get("result") or {}
     if run["error"]:
         console.print(f"error: {run['error']}")
@@ -68,8 +87,9 @@ def _print_run(run: dict[str, Any]) -> None:
     if verdict:
         console.print(verdict["summary"])
         m = result.get("metrics", {})
-        console.print(f"time to verdict {m.get('time_to_verdict_s')} s, {m.get('steps_per_s')} steps/s on "
-                      f"{m.get('device')}")  # fmt: skip
+        console.print(
+            f"time to verdict {m.get('time_to_verdict_s')} s, {m.get('steps_per_s')} steps/s on {m.get('device')}"
+        )
         for path in result.get("plots", []):
             console.print(f"plot: {path}")
     elif run["status"] == "running":
@@ -77,7 +97,7 @@ def _print_run(run: dict[str, Any]) -> None:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from repro import runner
+    from radar.repro import runner
 
     runs = runner.list_runs(_ws(args), status=args.status)
     if args.json:
@@ -88,13 +108,15 @@ def cmd_list(args: argparse.Namespace) -> int:
     for r in runs:
         p = r["params"]
         overall = ((r.get("result") or {}).get("verdict") or {}).get("overall", "")
-        console.print(f"{r['id']}  {r['status']:<9} {p['method']} vs {p['baseline']} on {p['task']} "
-                      f"({p['preset']}, {p['seeds']} seeds)  {overall}")  # fmt: skip
+        console.print(
+            f"{r['id']}  {r['status']:<9} {p['method']} vs {p['baseline']} on {p['task']} "
+            f"({p['preset']}, {p['seeds']} seeds)  {overall}"
+        )
     return 0
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from repro import runner
+    from radar.repro import runner
 
     run = runner.get(_ws(args), args.run_id)
     if args.json:
@@ -105,7 +127,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
-    from repro import runner
+    from radar.repro import runner
 
     run = runner.cancel(_ws(args), args.run_id)
     if args.json:
@@ -119,7 +141,7 @@ def cmd_cancel(args: argparse.Namespace) -> int:
 
 
 def cmd_methods(args: argparse.Namespace) -> int:
-    from repro.methods import METHODS, describe
+    from radar.repro.methods import METHODS, describe
 
     docs = [describe(m) for m in METHODS.values()]
     if args.json:
@@ -132,7 +154,7 @@ def cmd_methods(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from repro import export, runner
+    from radar.repro import export, runner
 
     ws = _ws(args)
     run = runner.get(ws, args.run_id)

@@ -8,23 +8,34 @@ from pathlib import Path
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from app.cmd_core import open_workspace
-from app.output import console, err_console, print_json
+from radar.app.cmd_core import open_workspace
+from radar.app.output import console, err_console, print_json
 
 
 def cmd_tag(args: argparse.Namespace) -> int:
-    from analysis.tags import tag_documents
+    from radar.analysis.tags import tag_documents
 
     ws = open_workspace(args)
-    with ws.lock("tag"), ws.store() as store, \
-            Progress(TextColumn("tagging"), BarColumn(), TextColumn("{task.completed:,}/{task.total:,} docs"),
-                     TimeElapsedColumn(), console=err_console, disable=args.json) as bar:  # fmt: skip
+    with (
+        ws.lock("tag"),
+        ws.store() as store,
+        Progress(
+            TextColumn("tagging"),
+            BarColumn(),
+            TextColumn("{task.completed:,}/{task.total:,} docs"),
+            TimeElapsedColumn(),
+            console=err_console,
+            disable=args.json,
+        ) as bar,
+    ):
         task = bar.add_task("tag", total=0)
         if not args.json:
-            err_console.print("training the tag model if needed (seconds; the first time also embeds "
-                              "the 750 shipped labeled papers)")  # fmt: skip
-        report = tag_documents(ws, store, retrain=args.retrain,
-                               progress=lambda done, total: bar.update(task, completed=done, total=total))
+            err_console.print(
+                "training the tag model if needed (seconds; the first time also embeds the 750 shipped labeled papers)"
+            )
+        report = tag_documents(
+            ws, store, retrain=args.retrain, progress=lambda done, total: bar.update(task, completed=done, total=total)
+        )
     if args.json:
         print_json(report.as_dict())
         return 0
@@ -34,40 +45,53 @@ def cmd_tag(args: argparse.Namespace) -> int:
     for name, count in report.per_tag.items():
         table.add_row(name, report.strategies[name], f"{count:,}")
     console.print(table)
-    console.print(f"tagged {report.decided:,} documents in {report.seconds:.1f} s ({report.docs_per_s:,.0f} docs/s)"
-                  + (f"; training took {report.train_seconds:.1f} s" if report.trained else "")
-                  + (f"; {report.unembedded:,} not embedded yet: run `radar index`" if report.unembedded else ""))
+    console.print(
+        f"tagged {report.decided:,} documents in {report.seconds:.1f} s ({report.docs_per_s:,.0f} docs/s)"
+        + (f"; training took {report.train_seconds:.1f} s" if report.trained else "")
+        + (f"; {report.unembedded:,} not embedded yet: run `radar index`" if report.unembedded else "")
+    )
     return 0
 
 
 def cmd_tag_eval(args: argparse.Namespace) -> int:
-    from analysis.tags.evaluate import evaluate_file
+    from radar.analysis.tags.evaluate import evaluate_file
 
     ws = open_workspace(args)
     with ws.store() as store:
         result = evaluate_file(ws, store, Path(args.labels))
     if result["unknown_ids"]:
-        err_console.print(f"radar: warning: {len(result['unknown_ids'])} labeled id(s) are not in this workspace "
-                          f"and were skipped (first: {result['unknown_ids'][0]})")  # fmt: skip
+        err_console.print(
+            f"radar: warning: {len(result['unknown_ids'])} labeled id(s) are not in this workspace "
+            f"and were skipped (first: {result['unknown_ids'][0]})"
+        )
     if args.json:
         print_json(result)
         return 0
-    table = Table(title=f"tag evaluation: {result['documents']} documents"
-                  + (f" ({result['out_of_fold']} scored out of fold)" if result["out_of_fold"] else ""))
+    table = Table(
+        title=f"tag evaluation: {result['documents']} documents"
+        + (f" ({result['out_of_fold']} scored out of fold)" if result["out_of_fold"] else "")
+    )
     for col in ("tag", "precision", "recall", "F1", "support", "keyword F1"):
         table.add_column(col, justify="left" if col == "tag" else "right")
     for name, row in result["tags"].items():
         base = result["keyword_baseline"]["tags"][name]["f1"]
-        table.add_row(name, f"{row['precision']:.2f}", f"{row['recall']:.2f}", f"{row['f1']:.2f}",
-                      str(row["support"]), f"{base:.2f}")  # fmt: skip
-    table.add_row("macro", "", "", f"[bold]{result['macro_f1']:.3f}", "",
-                  f"{result['keyword_baseline']['macro_f1']:.3f}")  # fmt: skip
+        table.add_row(
+            name,
+            f"{row['precision']:.2f}",
+            f"{row['recall']:.2f}",
+            f"{row['f1']:.2f}",
+            str(row["support"]),
+            f"{base:.2f}",
+        )
+    table.add_row(
+        "macro", "", "", f"[bold]{result['macro_f1']:.3f}", "", f"{result['keyword_baseline']['macro_f1']:.3f}"
+    )
     console.print(table)
     return 0
 
 
 def cmd_tag_fix(args: argparse.Namespace) -> int:
-    from analysis.tags import TaggingError, record_correction
+    from radar.analysis.tags import TaggingError, record_correction
 
     add, remove = [], []
     for change in [*args.changes, *getattr(args, "extra", [])]:
@@ -84,15 +108,20 @@ def cmd_tag_fix(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"id": args.id, "added": add, "removed": remove, "tags": tags})
     else:
-        console.print(f"{args.id}: tags now {', '.join(tags) or '(none)'}; the correction is kept and used by "
-                      "the next `radar tag --retrain`")  # fmt: skip
+        console.print(
+            f"{args.id}: tags now {', '.join(tags) or '(none)'}; the correction is kept and used by "
+            "the next `radar tag --retrain`"
+        )
     return 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("tag", help="tag documents with the taxonomy; eval and fix subcommands",
-                       description="Tag embedded documents the current model has not decided yet. "
-                       "Subcommands: `radar tag eval LABELS.jsonl`, `radar tag fix ID +TAG -TAG`.")  # fmt: skip
+    p = sub.add_parser(
+        "tag",
+        help="tag documents with the taxonomy; eval and fix subcommands",
+        description="Tag embedded documents the current model has not decided yet. "
+        "Subcommands: `radar tag eval LABELS.jsonl`, `radar tag fix ID +TAG -TAG`.",
+    )
     p.add_argument("--retrain", action="store_true", help="retrain (uses new corrections) and re-decide every document")
     p.add_argument("--json", action="store_true", help="print one JSON document")
     p.set_defaults(func=cmd_tag)

@@ -9,25 +9,37 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
-from app.cmd_core import _parse_date, open_workspace
-from app.output import console, err_console, print_json
+from radar.app.cmd_core import _parse_date, open_workspace
+from radar.app.output import console, err_console, print_json
 
 
 def cmd_trends(args: argparse.Namespace) -> int:
-    from analysis.trends import compute_trends
-    from analysis.trends.config import check_window
+    from radar.analysis.trends import compute_trends
+    from radar.analysis.trends.config import check_window
 
     window = check_window(args.window)
     as_of = _parse_date(args.as_of, "--as-of")
     ws = open_workspace(args)
-    with ws.store() as store, Progress(
-        TextColumn("counting terms (first run, then cached)"), BarColumn(),
-        TextColumn("{task.completed:,}/{task.total:,} docs"),
-        TimeElapsedColumn(), console=err_console, transient=True, disable=not err_console.is_terminal,
-    ) as bar:  # fmt: skip
+    with (
+        ws.store() as store,
+        Progress(
+            TextColumn("counting terms (first run, then cached)"),
+            BarColumn(),
+            TextColumn("{task.completed:,}/{task.total:,} docs"),
+            TimeElapsedColumn(),
+            console=err_console,
+            transient=True,
+            disable=not err_console.is_terminal,
+        ) as bar,
+    ):
         task = bar.add_task("terms", total=0)
-        result = compute_trends(ws, store, as_of=as_of.date() if as_of else None, window=window,
-                                progress=lambda done, total: bar.update(task, completed=done, total=total))  # fmt: skip
+        result = compute_trends(
+            ws,
+            store,
+            as_of=as_of.date() if as_of else None,
+            window=window,
+            progress=lambda done, total: bar.update(task, completed=done, total=total),
+        )
     if args.json:
         print_json(result)
     else:
@@ -51,31 +63,69 @@ def _pct(x: float | None) -> str:
 
 def _print(r: dict[str, Any], limit: int) -> None:
     rec = r["recent"]
-    console.print(Text(f"trends as of {r['as_of']} ({r['window']}): recent {rec['start']}..{rec['end']} "
-                       f"({rec['documents']:,} documents) against {r['baseline']['start']}..{r['baseline']['end']}"))
+    console.print(
+        Text(
+            f"trends as of {r['as_of']} ({r['window']}): recent {rec['start']}..{rec['end']} "
+            f"({rec['documents']:,} documents) against {r['baseline']['start']}..{r['baseline']['end']}"
+        )
+    )
     for key, title in (("emerging", "Emerging terms"), ("declining", "Declining terms")):
-        rows = [[e["term"] + (f" (= {', '.join(e['aliases'][:2])})" if e["aliases"] else ""), f"{e['score']:.1f}",
-                 e["recent_count"], f"{_pct(e['baseline_share'])} -> {_pct(e['recent_share'])}", e["first_seen"],
-                 e["burst"]["since"] or "-"] for e in r[key][:limit]]  # fmt: skip
-        console.print(_table(title, ["term", "score", "recent", "share (baseline -> recent)", "first seen",
-                                     "burst since"], rows) if rows else Text(f"{title}: none"))  # fmt: skip
-    rows = [[m["name"], m["first_seen"], m["first_id"], m["count"], m["recent_count"], f"{m['growth']:.1f}x"]
-            for m in r["new_methods"][:limit]]  # fmt: skip
-    console.print(_table("New methods", ["name", "first seen", "first paper", "docs", "recent", "growth"], rows)
-                  if rows else Text("New methods: none"))  # fmt: skip
+        rows = [
+            [
+                e["term"] + (f" (= {', '.join(e['aliases'][:2])})" if e["aliases"] else ""),
+                f"{e['score']:.1f}",
+                e["recent_count"],
+                f"{_pct(e['baseline_share'])} -> {_pct(e['recent_share'])}",
+                e["first_seen"],
+                e["burst"]["since"] or "-",
+            ]
+            for e in r[key][:limit]
+        ]
+        console.print(
+            _table(title, ["term", "score", "recent", "share (baseline -> recent)", "first seen", "burst since"], rows)
+            if rows
+            else Text(f"{title}: none")
+        )
+    rows = [
+        [m["name"], m["first_seen"], m["first_id"], m["count"], m["recent_count"], f"{m['growth']:.1f}x"]
+        for m in r["new_methods"][:limit]
+    ]
+    console.print(
+        _table("New methods", ["name", "first seen", "first paper", "docs", "recent", "growth"], rows)
+        if rows
+        else Text("New methods: none")
+    )
     rows = [[t["id"], t["label"], t["size"], t["recent_size"], f"{t['growth']:.2f}x"] for t in r["topics"][:limit]]
-    console.print(_table("Topics", ["id", "label", "docs", "recent", "growth"], rows) if rows
-                  else Text(f"Topics: none ({r.get('topics_note') or 'no clusters'})"))  # fmt: skip
-    rows = [[t["tag"], t["direction"], f"{t['score']:.1f}", t["recent_count"],
-             f"{_pct(t['baseline_share'])} -> {_pct(t['recent_share'])}"] for t in r["tag_trends"]]  # fmt: skip
-    console.print(_table("Tags", ["tag", "direction", "score", "recent", "share (baseline -> recent)"], rows)
-                  if rows else Text("Tags: none yet (run `radar tag`)"))  # fmt: skip
+    console.print(
+        _table("Topics", ["id", "label", "docs", "recent", "growth"], rows)
+        if rows
+        else Text(f"Topics: none ({r.get('topics_note') or 'no clusters'})")
+    )
+    rows = [
+        [
+            t["tag"],
+            t["direction"],
+            f"{t['score']:.1f}",
+            t["recent_count"],
+            f"{_pct(t['baseline_share'])} -> {_pct(t['recent_share'])}",
+        ]
+        for t in r["tag_trends"]
+    ]
+    console.print(
+        _table("Tags", ["tag", "direction", "score", "recent", "share (baseline -> recent)"], rows)
+        if rows
+        else Text("Tags: none yet (run `radar tag`)")
+    )
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("trends", help="what is rising and falling, new methods and topics")
-    p.add_argument("--as-of", metavar="YYYY-MM-DD", help="use only documents published on or before this day "
-                   "(default: the newest day whose past week holds at least half the usual weekly volume)")  # fmt: skip
+    p.add_argument(
+        "--as-of",
+        metavar="YYYY-MM-DD",
+        help="use only documents published on or before this day "
+        "(default: the newest day whose past week holds at least half the usual weekly volume)",
+    )
     p.add_argument("--window", default="week", metavar="week|month", help="recent window compared to its baseline")
     p.add_argument("--limit", type=int, default=15, metavar="N", help="rows per table (default 15)")
     p.add_argument("--json", action="store_true", help="print one JSON document")

@@ -46,11 +46,11 @@ sys.path.insert(0, str(ROOT))
 
 from bench_trends import show  # noqa: E402  (same folder)
 
-from analysis.trends import TrendsConfig, compute_trends  # noqa: E402
-from analysis.trends.cache import TermTable, day_date, day_number, term_table  # noqa: E402
-from analysis.trends.config import months_back  # noqa: E402
-from store import Workspace  # noqa: E402
-from store.db import Store  # noqa: E402
+from radar.analysis.trends import TrendsConfig, compute_trends  # noqa: E402
+from radar.analysis.trends.cache import TermTable, day_date, day_number, term_table  # noqa: E402
+from radar.analysis.trends.config import months_back  # noqa: E402
+from radar.store import Workspace  # noqa: E402
+from radar.store.db import Store  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "data" / "arxiv_corpus_full.jsonl.gz"
 CHANGE_MONTHS = ("2025-03", "2025-04", "2025-10", "2025-11")
@@ -86,7 +86,7 @@ def month_ends(first: str, last: str) -> list[date]:
 
 
 def setup(ws_root: Path, corpus: Path) -> Workspace:
-    from app.cli import main as radar
+    from radar.app.cli import main as radar
 
     if not (ws_root / "radar.toml").exists():
         Workspace.init(ws_root)
@@ -115,8 +115,11 @@ def _keyword_tags(store: Store) -> None:
         text = f"{title}. {abstract}"
         rows.extend((doc_id, name) for name, pat in patterns.items() if pat.search(text))
     with store.transaction() as conn:
-        conn.executemany("INSERT OR IGNORE INTO document_tags (doc_id, tag, score, origin, created_at) "
-                         "VALUES (?, ?, 1.0, 'rule', '2026-01-01T00:00:00Z')", rows)  # fmt: skip
+        conn.executemany(
+            "INSERT OR IGNORE INTO document_tags (doc_id, tag, score, origin, created_at) "
+            "VALUES (?, ?, 1.0, 'rule', '2026-01-01T00:00:00Z')",
+            rows,
+        )
     console.print(f"keyword tags: {len(rows):,} (document, tag) pairs from {len(patterns)} taxonomy tags")
 
 
@@ -148,8 +151,9 @@ def core_category(table: TermTable) -> str:
     return max(counts, key=counts.__getitem__)
 
 
-def core_ratio(table: TermTable, cols: list[int], core: str, as_of: date, recent_start: date,
-               baseline_start: date) -> float:  # fmt: skip
+def core_ratio(
+    table: TermTable, cols: list[int], core: str, as_of: date, recent_start: date, baseline_start: date
+) -> float:
     """The term's rate ratio among documents of the core primary category only, compared within
     each source present in both windows (>= 50 documents each)."""
     source_of = np.array([g.split("\t")[0] if g.split("\t")[1] == core else "" for g in table.groups])[table.group]
@@ -177,8 +181,10 @@ def run(ws: Workspace, ends: list[date], **thresholds: float) -> dict[str, Any]:
     with ws.store() as store:
         t = time.perf_counter()
         table = term_table(ws, store)
-        console.print(f"term table: {table.matrix.shape[0]:,} documents x {table.matrix.shape[1]:,} terms "
-                      f"({time.perf_counter() - t:.1f} s)")  # fmt: skip
+        console.print(
+            f"term table: {table.matrix.shape[0]:,} documents x {table.matrix.shape[1]:,} terms "
+            f"({time.perf_counter() - t:.1f} s)"
+        )
         for as_of in ends:
             for name, cfg in detectors.items():
                 t = time.perf_counter()
@@ -186,8 +192,10 @@ def run(ws: Workspace, ends: list[date], **thresholds: float) -> dict[str, Any]:
                 result["seconds"] = time.perf_counter() - t
                 out[name][as_of.strftime("%Y-%m")] = result
             r = out["radar"][as_of.strftime("%Y-%m")]
-            console.print(f"{as_of}: {len(r['emerging'])} emerging, {len(r['new_methods'])} new methods "
-                          f"({r['seconds']:.1f} s); top: {', '.join(e['term'] for e in r['emerging'][:5])}")
+            console.print(
+                f"{as_of}: {len(r['emerging'])} emerging, {len(r['new_methods'])} new methods "
+                f"({r['seconds']:.1f} s); top: {', '.join(e['term'] for e in r['emerging'][:5])}"
+            )
     return out
 
 
@@ -246,8 +254,11 @@ def report_tags(results: dict[str, Any]) -> list[list[str]]:
             r = results[name].get(m)
             if r is None:
                 continue
-            moved = [f"{t['tag']} {'up' if t['direction'] == 'rising' else 'down'} ({t['ratio']:.2f}x)"
-                     for t in r["tag_trends"] if t["direction"] != "flat"]  # fmt: skip
+            moved = [
+                f"{t['tag']} {'up' if t['direction'] == 'rising' else 'down'} ({t['ratio']:.2f}x)"
+                for t in r["tag_trends"]
+                if t["direction"] != "flat"
+            ]
             rows.append([m, name, ", ".join(moved) or "none"])
     return rows
 
@@ -270,18 +281,32 @@ def main() -> int:
         table = term_table(ws, store)
     table.column("")  # build the key index once
     console.rule("Known emergences (radar, month window)")
-    show("Known emergences", ["case", "took off (data)", "first flagged", "rank", "lead(-)/lag(+) months",
-                              "first as new method"], report_cases(table, results, months))  # fmt: skip
+    show(
+        "Known emergences",
+        ["case", "took off (data)", "first flagged", "rank", "lead(-)/lag(+) months", "first as new method"],
+        report_cases(table, results, months),
+    )
     rows, totals = report_artefacts(table, results, months)
-    show("Source-mix change months: emerging terms and artefacts among them",
-         ["month", "detector", "emerging", "artefacts", "artefacts flagged"], rows)  # fmt: skip
-    show("All months", ["detector", "emerging flagged", "artefacts", "share"],
-         [[n, str(a), str(b), f"{b / max(a, 1):.1%}"] for n, (a, b) in totals.items()])  # fmt: skip
-    show("Tags (keyword rule tags) at the change months: non-flat directions",
-         ["month", "detector", "tags flagged"], report_tags(results))  # fmt: skip
+    show(
+        "Source-mix change months: emerging terms and artefacts among them",
+        ["month", "detector", "emerging", "artefacts", "artefacts flagged"],
+        rows,
+    )
+    show(
+        "All months",
+        ["detector", "emerging flagged", "artefacts", "share"],
+        [[n, str(a), str(b), f"{b / max(a, 1):.1%}"] for n, (a, b) in totals.items()],
+    )
+    show(
+        "Tags (keyword rule tags) at the change months: non-flat directions",
+        ["month", "detector", "tags flagged"],
+        report_tags(results),
+    )
     secs = [r["seconds"] for r in results["radar"].values()]
-    console.print(f"compute_trends per month (warm cache): median {np.median(secs):.2f} s, max {max(secs):.2f} s; "
-                  f"backtest {time.perf_counter() - started:.0f} s")  # fmt: skip
+    console.print(
+        f"compute_trends per month (warm cache): median {np.median(secs):.2f} s, max {max(secs):.2f} s; "
+        f"backtest {time.perf_counter() - started:.0f} s"
+    )
     return 0
 
 

@@ -38,10 +38,10 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from app.cli import main as radar  # noqa: E402
-from app.dashboard.data import NO_CACHE_ENV  # noqa: E402
-from store import Workspace  # noqa: E402
-from store.models import utc_now  # noqa: E402
+from radar.app.cli import main as radar  # noqa: E402
+from radar.app.dashboard.data import NO_CACHE_ENV  # noqa: E402
+from radar.store import Workspace  # noqa: E402
+from radar.store.models import utc_now  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
 CORPORA = [SHARED / "arxiv_corpus_full.jsonl.gz", SHARED / "arxiv_systems_extra.jsonl.gz"]
@@ -72,8 +72,9 @@ def _load_tags(store) -> None:  # type: ignore[no-untyped-def]
         title = doc.title.lower()
         rows += [(doc.id, name, 1.0, "rule", utc_now()) for name, words in rules if any(w in title for w in words)]
     with store.transaction() as conn:
-        conn.executemany("INSERT OR IGNORE INTO document_tags (doc_id, tag, score, origin, created_at) "
-                         "VALUES (?, ?, ?, ?, ?)", rows)  # fmt: skip
+        conn.executemany(
+            "INSERT OR IGNORE INTO document_tags (doc_id, tag, score, origin, created_at) VALUES (?, ?, ?, ?, ?)", rows
+        )
     console.print(f"load tags: {len(rows):,} rows")
 
 
@@ -82,7 +83,7 @@ def prepare_large(ws: Workspace) -> None:
     from datetime import date
 
     try:
-        from analysis.trends import compute_trends
+        from radar.analysis.trends import compute_trends
     except ImportError:
         return
     with ws.store() as store:
@@ -92,8 +93,8 @@ def prepare_large(ws: Workspace) -> None:
         console.print(f"trends warm-up (term cache; reused later): {time.perf_counter() - started:.1f} s")
     if not any(ws.reports_dir.glob("????-W??")):
         try:
-            from app.dashboard.page_reports import generate
-            from reports.period import latest_data_week
+            from radar.app.dashboard.page_reports import generate
+            from radar.reports.period import latest_data_week
 
             with ws.store() as store:
                 week = latest_data_week(store).label
@@ -171,8 +172,9 @@ def main() -> None:
     search = copy_demo(base / "search") if DEMO.exists() else None
     with large.store() as store:
         n_docs, n_tags = store.count_documents(), len(store.known_tags())
-    console.print(f"large workspace: {n_docs:,} documents, {n_tags} tags "
-                  f"(set-up {time.perf_counter() - started:.0f} s)")
+    console.print(
+        f"large workspace: {n_docs:,} documents, {n_tags} tags (set-up {time.perf_counter() - started:.0f} s)"
+    )
 
     cases = [(large, p, "") for p in ("overview", "explore", "reports", "repro", "settings")]
     if search is not None:
@@ -187,13 +189,23 @@ def main() -> None:
         label = page + (" + search" if query else "")
         r = measure(ws, page, args.reruns, query)
         results.append({"page": label, "documents": docs, **{k: round(v, 3) for k, v in r.items()}})
-        table.add_row(label, f"{docs:,} docs", f"{r['first']:.2f}", f"{r['fresh']:.2f}", f"{r['rerun']:.3f}",
-                      f"{r['plain']:.3f}", f"{r['plain'] / r['rerun']:.1f}x")  # fmt: skip
+        table.add_row(
+            label,
+            f"{docs:,} docs",
+            f"{r['first']:.2f}",
+            f"{r['fresh']:.2f}",
+            f"{r['rerun']:.3f}",
+            f"{r['plain']:.3f}",
+            f"{r['plain'] / r['rerun']:.1f}x",
+        )
         console.print(f"  measured {label}", style="dim")
     console.print(table)
     slow = [r["page"] for r in results if r["rerun"] >= 2.0 or r["fresh"] >= 2.0]
-    console.print("every page renders in under 2 s after the first load" if not slow else
-                  f"over 2 s after the first load: {', '.join(slow)}")  # fmt: skip
+    console.print(
+        "every page renders in under 2 s after the first load"
+        if not slow
+        else f"over 2 s after the first load: {', '.join(slow)}"
+    )
     out = base / "bench_dashboard.json"
     out.write_text(json.dumps(results, indent=1))
     console.print(f"results: {out}")

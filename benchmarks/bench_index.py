@@ -28,9 +28,9 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from index.config import EmbeddingConfig, SearchConfig
-from index.embedder import document_text, make_embedder, resolve_model_dir
-from index.vectors import VectorIndex
+from radar.index.config import EmbeddingConfig, SearchConfig
+from radar.index.embedder import document_text, make_embedder, resolve_model_dir
+from radar.index.vectors import VectorIndex
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAPSHOT = ROOT / "data" / "snapshot.jsonl.gz"
@@ -73,8 +73,9 @@ class Baseline:
 def bench_embedding(texts: list[str], cache: Path) -> tuple[list[tuple], dict[str, object]]:
     variants = {
         PLAIN: Baseline(),
-        "torch fp32, 2x128-tok windows": make_embedder(EmbeddingConfig(backend="torch", quantize=False), device="cpu",
-                                                      cache_dir=cache),  # fmt: skip
+        "torch fp32, 2x128-tok windows": make_embedder(
+            EmbeddingConfig(backend="torch", quantize=False), device="cpu", cache_dir=cache
+        ),
         "ONNX fp32, 2x128-tok windows": make_embedder(EmbeddingConfig(), cache_dir=cache, precision="fp"),
         "ONNX int8, one 256-tok window": make_embedder(EmbeddingConfig(max_seq_length=256), cache_dir=cache),
         RADAR: make_embedder(EmbeddingConfig(), cache_dir=cache),
@@ -125,8 +126,8 @@ def bench_quality(variants: dict, n_docs: int) -> list[tuple]:  # type: ignore[t
 
 
 def hybrid_quality(embedder, queries: list[str], targets: list[int], corpus: list[str]) -> tuple[float, float]:  # type: ignore[no-untyped-def]
-    from index.keyword import KeywordIndex
-    from index.search import rrf
+    from radar.index.keyword import KeywordIndex
+    from radar.index.search import rrf
 
     keyword = KeywordIndex.build([(str(i), "", text) for i, text in enumerate(corpus)], "")
     doc_vecs = embedder.embed(corpus)
@@ -179,10 +180,10 @@ def ivf_recall(vectors: np.ndarray, queries: np.ndarray, nprobe: int) -> tuple[f
 
 def bench_latency(n_full: int, skip_1m: bool, real: np.ndarray) -> list[tuple]:  # type: ignore[type-arg]
     """Hybrid search end to end on a real workspace of n_full real papers with synthetic vectors."""
-    from index.keyword import KeywordIndex
-    from index.pipeline import model_cache_dir
-    from index.search import Filters, Searcher
-    from store import Workspace
+    from radar.index.keyword import KeywordIndex
+    from radar.index.pipeline import model_cache_dir
+    from radar.index.search import Filters, Searcher
+    from radar.store import Workspace
 
     rows = []
     queries = [json.loads(line)["q"] for line in QUERIES.read_text().splitlines() if line.strip()]
@@ -190,7 +191,7 @@ def bench_latency(n_full: int, skip_1m: bool, real: np.ndarray) -> list[tuple]: 
     for size in (10_000, n_full):
         with tempfile.TemporaryDirectory() as tmp:
             ws, _ = Workspace.init(Path(tmp) / "ws")
-            from crawler.snapshot import import_snapshot
+            from radar.crawler.snapshot import import_snapshot
 
             with ws.store() as store:
                 source = FULL if FULL.exists() else SNAPSHOT
@@ -201,13 +202,16 @@ def bench_latency(n_full: int, skip_1m: bool, real: np.ndarray) -> list[tuple]: 
                 embedder = make_embedder(EmbeddingConfig(), cache_dir=model_cache_dir(ws))
                 docs = [d.id for d in store.iter_documents()]
                 vecs = synthetic(len(docs), seed=size)
-                store.save_embeddings((d, embedder.model_id, h, v.tobytes()) for d, h, v in zip(
-                    docs, [store.document_meta(d)["content_hash"] for d in docs], vecs, strict=True))  # fmt: skip
+                store.save_embeddings(
+                    (d, embedder.model_id, h, v.tobytes())
+                    for d, h, v in zip(docs, [store.document_meta(d)["content_hash"] for d in docs], vecs, strict=True)
+                )
                 cfg = SearchConfig()
                 ids = np.array(list(store.vec_ids_of(docs).values()), np.int64)
                 vi = VectorIndex.build(embedder.model_id, ids, vecs, exact_below=cfg.exact_below, nprobe=cfg.nprobe)
-                (kw, kw_secs) = timed(KeywordIndex.build, [(d.id, d.title, d.abstract) for d in store.iter_documents()],
-                                      "")  # fmt: skip
+                (kw, kw_secs) = timed(
+                    KeywordIndex.build, [(d.id, d.title, d.abstract) for d in store.iter_documents()], ""
+                )
                 searcher = Searcher(store, embedder, vi, kw, cfg)
                 for q in queries[:5]:
                     searcher.search(q)
@@ -218,8 +222,15 @@ def bench_latency(n_full: int, skip_1m: bool, real: np.ndarray) -> list[tuple]: 
                         searcher.search(q, 10, filt)
                         lat.append(time.perf_counter() - t)
                     p50, p95 = percentiles(lat)
-                    rows.append((f"{label}, {len(docs):,} real papers (BM25 build {kw_secs:.1f} s)", vi.manifest.kind,
-                                 p50, p95, ""))  # fmt: skip
+                    rows.append(
+                        (
+                            f"{label}, {len(docs):,} real papers (BM25 build {kw_secs:.1f} s)",
+                            vi.manifest.kind,
+                            p50,
+                            p95,
+                            "",
+                        )
+                    )
     # FAISS alone at 1M (synthetic) and recall of IVF vs exact
     if not skip_1m:
         vecs = synthetic(1_000_000, seed=7)
@@ -238,8 +249,15 @@ def bench_latency(n_full: int, skip_1m: bool, real: np.ndarray) -> list[tuple]: 
     if len(real):
         q = real[:200]
         recall, p50, p95 = ivf_recall(real, q, SearchConfig().nprobe)
-        rows.append((f"FAISS IVF on {len(real):,} real embeddings (nprobe {SearchConfig().nprobe})", "ivf", p50, p95,
-                     f"{recall:.3f}"))  # fmt: skip
+        rows.append(
+            (
+                f"FAISS IVF on {len(real):,} real embeddings (nprobe {SearchConfig().nprobe})",
+                "ivf",
+                p50,
+                p95,
+                f"{recall:.3f}",
+            )
+        )
     return rows
 
 
@@ -295,8 +313,10 @@ def main() -> None:
     for row in bench_latency(args.full, args.skip_1m, real):
         lat.add_row(row[0], row[1], f"{row[2]:.1f}", f"{row[3]:.1f}", row[4])
     console.print(lat)
-    console.print("memory: 1,536 B per document in the FAISS index (384 float32) + 8 B id; the same again in the "
-                  "store's embeddings table")  # fmt: skip
+    console.print(
+        "memory: 1,536 B per document in the FAISS index (384 float32) + 8 B id; the same again in the "
+        "store's embeddings table"
+    )
     console.print(f"peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
 
 

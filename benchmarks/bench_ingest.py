@@ -24,9 +24,9 @@ import feedparser
 from rich.console import Console
 from rich.table import Table
 
-from crawler.feeds import parse_arxiv_rss, parse_feed
-from crawler.snapshot import import_snapshot
-from store import Workspace
+from radar.crawler.feeds import parse_arxiv_rss, parse_feed
+from radar.crawler.snapshot import import_snapshot
+from radar.store import Workspace
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_CORPUS = ROOT.parent / "shared" / "data" / "arxiv_corpus_full.jsonl.gz"
@@ -35,15 +35,25 @@ BUNDLED = ROOT / "data" / "snapshot.jsonl.gz"
 
 def plain_import(path: Path, db: Path) -> int:
     conn = sqlite3.connect(db)
-    conn.execute("CREATE TABLE papers (id TEXT PRIMARY KEY, title TEXT, abstract TEXT, authors TEXT, "
-                 "categories TEXT, published TEXT)")  # fmt: skip
+    conn.execute(
+        "CREATE TABLE papers (id TEXT PRIMARY KEY, title TEXT, abstract TEXT, authors TEXT, "
+        "categories TEXT, published TEXT)"
+    )
     n = 0
     with gzip.open(path, "rt", encoding="utf-8") as fh, conn:
         for line in fh:
             r = json.loads(line)
-            conn.execute("INSERT OR REPLACE INTO papers VALUES (?, ?, ?, ?, ?, ?)",
-                         (r["id"], r["title"], r["abstract"], json.dumps(r["authors"]), json.dumps(r["categories"]),
-                          r["published"]))  # fmt: skip
+            conn.execute(
+                "INSERT OR REPLACE INTO papers VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    r["id"],
+                    r["title"],
+                    r["abstract"],
+                    json.dumps(r["authors"]),
+                    json.dumps(r["categories"]),
+                    r["published"],
+                ),
+            )
             n += 1
     conn.close()
     return n
@@ -87,8 +97,10 @@ def bench_feeds(repeat: int) -> list[tuple[str, float, float, str]]:
             fn = parse_arxiv_rss if name.startswith("arxiv_rss") else parse_feed
             m += len(fn(body, url="https://example.org/feed.xml", source="bench").documents)
     ours = m / (time.perf_counter() - t)
-    return [("plain feedparser.parse (defaults)", n, base, "1.00x"),
-            ("radar parse_feed (to plain-text Documents)", m, ours, f"{ours / base:.2f}x")]  # fmt: skip
+    return [
+        ("plain feedparser.parse (defaults)", n, base, "1.00x"),
+        ("radar parse_feed (to plain-text Documents)", m, ours, f"{ours / base:.2f}x"),
+    ]
 
 
 def main() -> None:

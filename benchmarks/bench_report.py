@@ -35,12 +35,12 @@ from rich.table import Table
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from crawler.snapshot import import_snapshot  # noqa: E402
-from reports.build import build_report, compute_trends, profile_config, report_config  # noqa: E402
-from reports.period import Period, latest_data_week, parse_week  # noqa: E402
-from reports.render import render  # noqa: E402
-from store import Store, Workspace  # noqa: E402
-from store.models import utc_now  # noqa: E402
+from radar.crawler.snapshot import import_snapshot  # noqa: E402
+from radar.reports.build import build_report, compute_trends, profile_config, report_config  # noqa: E402
+from radar.reports.period import Period, latest_data_week, parse_week  # noqa: E402
+from radar.reports.render import render  # noqa: E402
+from radar.store import Store, Workspace  # noqa: E402
+from radar.store.models import utc_now  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
 CORPORA = [SHARED / "arxiv_corpus_full.jsonl.gz", SHARED / "arxiv_systems_extra.jsonl.gz"]
@@ -61,7 +61,7 @@ RULES = {
 def build_workspace(root: Path, console: Console) -> Workspace:
     if (root / "radar.toml").exists():
         return Workspace.open(root)
-    from app.cmd_core import DATA_DIR, demo_config
+    from radar.app.cmd_core import DATA_DIR, demo_config
 
     ws, _ = Workspace.init(root, config_text=demo_config(DATA_DIR))
     with ws.store() as store:
@@ -69,8 +69,12 @@ def build_workspace(root: Path, console: Console) -> Workspace:
             t = time.perf_counter()
             res = import_snapshot(store, path)
             console.print(f"imported {path.name}: {res.counts.added:,} in {time.perf_counter() - t:.1f} s")
-    subprocess.run([sys.executable, "-m", "app.cli", "--workspace", str(root), "crawl"], cwd=ROOT, check=False,
-                   capture_output=True)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-m", "radar.app.cli", "--workspace", str(root), "crawl"],
+        cwd=ROOT,
+        check=False,
+        capture_output=True,
+    )
     return ws
 
 
@@ -79,11 +83,18 @@ def keyword_tags(store: Store, console: Console) -> None:
         return
     t = time.perf_counter()
     pats = {tag: re.compile(p, re.I) for tag, p in RULES.items()}
-    rows = [(d.id, tag, utc_now()) for d in store.iter_documents() for tag, pat in pats.items()
-            if pat.search(d.title) or pat.search(d.abstract)]  # fmt: skip
+    rows = [
+        (d.id, tag, utc_now())
+        for d in store.iter_documents()
+        for tag, pat in pats.items()
+        if pat.search(d.title) or pat.search(d.abstract)
+    ]
     with store.transaction() as conn:
-        conn.executemany("INSERT OR IGNORE INTO document_tags (doc_id, tag, score, origin, created_at) "
-                         "VALUES (?, ?, 1.0, 'rule', ?)", rows)  # fmt: skip
+        conn.executemany(
+            "INSERT OR IGNORE INTO document_tags (doc_id, tag, score, origin, created_at) "
+            "VALUES (?, ?, 1.0, 'rule', ?)",
+            rows,
+        )
     console.print(f"keyword tags (bench stand-in): {len(rows):,} rows in {time.perf_counter() - t:.1f} s")
 
 
@@ -94,22 +105,65 @@ def plain_report(store: Store, period: Period) -> str:
     counts: Counter[str] = Counter(
         tag for doc_id, tag in store.conn.execute("SELECT doc_id, tag FROM document_tags") if doc_id in ids
     )
-    papers = [{"id": d.id, "title": d.title, "url": d.url, "published": d.published, "kind": d.kind,
-               "source": d.source, "tags": [], "score": 0.0, "relevance": 0.0, "novelty": 0.0, "recency": 0.0,
-               "why": [], "summary": d.abstract[:300]} for d in docs if d.kind == "paper"]  # fmt: skip
+    papers = [
+        {
+            "id": d.id,
+            "title": d.title,
+            "url": d.url,
+            "published": d.published,
+            "kind": d.kind,
+            "source": d.source,
+            "tags": [],
+            "score": 0.0,
+            "relevance": 0.0,
+            "novelty": 0.0,
+            "recency": 0.0,
+            "why": [],
+            "summary": d.abstract[:300],
+        }
+        for d in docs
+        if d.kind == "paper"
+    ]
     content = {
-        "title": "plain", "period": {"label": period.label, "start": str(period.start), "end": str(period.end),
-                                     "describe": period.describe()},
+        "title": "plain",
+        "period": {
+            "label": period.label,
+            "start": str(period.start),
+            "end": str(period.end),
+            "describe": period.describe(),
+        },
         "generated_at": utc_now(),
-        "headline": {"documents": len(docs), "papers": len(papers), "posts": len(docs) - len(papers),
-                     "trailing_weeks": 0, "trailing_mean": 0, "change_pct": None, "tagged": 0, "groups": [],
-                     "series": [{"period": period.label, "count": len(docs)}]},
-        "tag_volume": [{"tag": t, "group": "", "count": c, "trailing_mean": 0, "change_pct": None,
-                        "series": [{"period": period.label, "count": c}]} for t, c in sorted(counts.items())],
+        "headline": {
+            "documents": len(docs),
+            "papers": len(papers),
+            "posts": len(docs) - len(papers),
+            "trailing_weeks": 0,
+            "trailing_mean": 0,
+            "change_pct": None,
+            "tagged": 0,
+            "groups": [],
+            "series": [{"period": period.label, "count": len(docs)}],
+        },
+        "tag_volume": [
+            {
+                "tag": t,
+                "group": "",
+                "count": c,
+                "trailing_mean": 0,
+                "change_pct": None,
+                "series": [{"period": period.label, "count": c}],
+            }
+            for t, c in sorted(counts.items())
+        ],
         "trends": {"as_of": "", "emerging": [], "declining": [], "new_methods": [], "topics": []},
-        "top_overall": papers[:5], "top_papers": [], "posts": [], "posts_total": 0, "recommendations": [],
-        "runs": [], "notes": {"profile": "", "summaries": "", "tags": "", "ranking": "", "off_profile": ""},
-    }  # fmt: skip
+        "top_overall": papers[:5],
+        "top_papers": [],
+        "posts": [],
+        "posts_total": 0,
+        "recommendations": [],
+        "runs": [],
+        "notes": {"profile": "", "summaries": "", "tags": "", "ranking": "", "off_profile": ""},
+    }
     return render(content, "html") + render(content, "md")
 
 
@@ -143,19 +197,36 @@ def main() -> None:
             plain_s, _ = timed(lambda p=period: plain_report(store, p), args.repeat)
             first_s, _ = timed(lambda p=period: compute_trends(ws, store, p.end), 1)
             trends_s, (trends, note) = timed(lambda p=period: compute_trends(ws, store, p.end), 1)  # type: ignore[misc]
-            radar_s, built = timed(lambda p=period, t=trends: build_report(ws, store, p, cfg, profile, trends=t),
-                                   args.repeat)  # fmt: skip
+            radar_s, built = timed(
+                lambda p=period, t=trends: build_report(ws, store, p, cfg, profile, trends=t), args.repeat
+            )
             n = built.content["headline"]["documents"]  # type: ignore[attr-defined]
             t = time.perf_counter()
-            proc = subprocess.run([sys.executable, "-m", "app.cli", "--workspace", str(ws.root), "report", "--week",
-                                   period.label, "--json"], cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+            proc = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "radar.app.cli",
+                    "--workspace",
+                    str(ws.root),
+                    "report",
+                    "--week",
+                    period.label,
+                    "--json",
+                ],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+            )
             cli_s = time.perf_counter() - t
             assert proc.returncode == 0, proc.stderr
-            rows = [("plain: full scan, unranked, same templates", plain_s),
-                    ("radar build_report (trends given)", radar_s),
-                    (f"trends, first call: {note or 'analysis.trends.compute_trends'}", first_s),
-                    ("trends, again (its caches warm, as in a weekly cron)", trends_s),
-                    ("`radar report --week` CLI, fresh process", cli_s)]  # fmt: skip
+            rows = [
+                ("plain: full scan, unranked, same templates", plain_s),
+                ("radar build_report (trends given)", radar_s),
+                (f"trends, first call: {note or 'analysis.trends.compute_trends'}", first_s),
+                ("trends, again (its caches warm, as in a weekly cron)", trends_s),
+                ("`radar report --week` CLI, fresh process", cli_s),
+            ]
             for what, secs in rows:
                 table.add_row(period.label, what, f"{total:,}", f"{n:,}", f"{secs:.2f}", f"{secs / plain_s:.2f}x")
     console.print(table)

@@ -22,8 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from repro import runner  # noqa: E402
-from store import Workspace  # noqa: E402
+from radar.repro import runner  # noqa: E402
+from radar.store import Workspace  # noqa: E402
 
 
 def one(ws: Workspace, spec: runner.RunSpec) -> dict:
@@ -35,12 +35,21 @@ def one(ws: Workspace, spec: runner.RunSpec) -> dict:
         raise SystemExit(f"run {run_id} {run['status']}: {run['error']}")
     m, v = run["result"]["metrics"], run["result"]["verdict"]
     return {
-        "run_id": run_id, "wall_s": round(wall, 1), "time_to_verdict_s": m["time_to_verdict_s"],
-        "warm_start_s": m["warm_start_seconds"], "train_wall_s": m["train_wall_s"], "steps_per_s": m["steps_per_s"],
-        "steps_per_s_wall": m["steps_per_s_wall"], "parallel_arms": m["parallel_arms"],
-        "device": m["device"], "overall": v["overall"], "claim": v["claim"]["status"], "summary": v["summary"],
-        "final_correct": m["final_correct"], "eval_accuracy": m["eval_accuracy"],
-    }  # fmt: skip
+        "run_id": run_id,
+        "wall_s": round(wall, 1),
+        "time_to_verdict_s": m["time_to_verdict_s"],
+        "warm_start_s": m["warm_start_seconds"],
+        "train_wall_s": m["train_wall_s"],
+        "steps_per_s": m["steps_per_s"],
+        "steps_per_s_wall": m["steps_per_s_wall"],
+        "parallel_arms": m["parallel_arms"],
+        "device": m["device"],
+        "overall": v["overall"],
+        "claim": v["claim"]["status"],
+        "summary": v["summary"],
+        "final_correct": m["final_correct"],
+        "eval_accuracy": m["eval_accuracy"],
+    }
 
 
 def main() -> int:
@@ -59,14 +68,23 @@ def main() -> int:
 
     root = Path(args.workspace) if args.workspace else Path(tempfile.mkdtemp(prefix="radar-bench-repro-"))
     ws, _ = Workspace.init(root)
-    spec = runner.RunSpec(method=args.method, baseline=args.baseline, task=args.task, preset=args.preset,
-                          seeds=args.seeds, steps=args.steps, device=args.device)  # fmt: skip
+    spec = runner.RunSpec(
+        method=args.method,
+        baseline=args.baseline,
+        task=args.task,
+        preset=args.preset,
+        seeds=args.seeds,
+        steps=args.steps,
+        device=args.device,
+    )
     rows = [("cold (trains the warm start)", one(ws, spec))]
     if not args.once:
         rows.append(("cached warm start", one(ws, spec)))
 
-    print(f"\nrepro benchmark: {spec.method} vs {spec.baseline}, task {spec.task}, preset {spec.preset}, "
-          f"{spec.seeds} seeds x {spec.total_steps} steps, cpu cores {os.cpu_count()}")  # fmt: skip
+    print(
+        f"\nrepro benchmark: {spec.method} vs {spec.baseline}, task {spec.task}, preset {spec.preset}, "
+        f"{spec.seeds} seeds x {spec.total_steps} steps, cpu cores {os.cpu_count()}"
+    )
     header = (
         f"{'run':<30} {'device':<7} {'verdict s':>9} {'warm-up s':>9} {'train s':>8} {'arms':>4} "
         f"{'steps/s/arm':>11} {'steps/s':>8}  verdict / claim"
@@ -74,10 +92,12 @@ def main() -> int:
     print(header)
     print("-" * len(header))
     for name, r in rows:
-        print(f"{name:<30} {r['device']:<7} {r['time_to_verdict_s']:>9.1f} {r['warm_start_s']:>9.1f} "
-              f"{r['train_wall_s']:>8.1f} {r['parallel_arms']:>4} {r['steps_per_s']:>11.1f} "
-              f"{r['steps_per_s_wall']:>8.1f}  "
-              f"{r['overall']} / claim {r['claim']}")  # fmt: skip
+        print(
+            f"{name:<30} {r['device']:<7} {r['time_to_verdict_s']:>9.1f} {r['warm_start_s']:>9.1f} "
+            f"{r['train_wall_s']:>8.1f} {r['parallel_arms']:>4} {r['steps_per_s']:>11.1f} "
+            f"{r['steps_per_s_wall']:>8.1f}  "
+            f"{r['overall']} / claim {r['claim']}"
+        )
     print("\n" + rows[-1][1]["summary"])
     if args.json:
         Path(args.json).write_text(json.dumps({"spec": spec.__dict__, "rows": dict(rows)}, indent=2))

@@ -26,11 +26,11 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from analysis.tags.config import TaggingConfig
-from analysis.tags.evaluate import cross_validate, keyword_baseline, scores_table
-from analysis.tags.keywords import KeywordMatcher
-from analysis.tags.tagger import Corpus, gather_examples, load_taxonomy, tag_documents, workspace_vectors
-from store import Workspace
+from radar.analysis.tags.config import TaggingConfig
+from radar.analysis.tags.evaluate import cross_validate, keyword_baseline, scores_table
+from radar.analysis.tags.keywords import KeywordMatcher
+from radar.analysis.tags.tagger import Corpus, gather_examples, load_taxonomy, tag_documents, workspace_vectors
+from radar.store import Workspace
 
 console = Console()
 
@@ -43,8 +43,10 @@ def quality(ws: Workspace, seeds: int) -> None:
         examples = gather_examples(ws, store, taxonomy, dataclasses.replace(cfg), vectors)
         examples = examples.subset(np.flatnonzero(~examples.user)) if len(examples.user) else examples
         corpus = Corpus.sample(store, vectors.model_id)
-    console.print(f"{len(examples)} labeled papers, {len(corpus.titles):,} unlabeled workspace papers; "
-                  f"5-fold CV x {seeds} seed(s)")  # fmt: skip
+    console.print(
+        f"{len(examples)} labeled papers, {len(corpus.titles):,} unlabeled workspace papers; "
+        f"5-fold CV x {seeds} seed(s)"
+    )
     base = scores_table(taxonomy.names, examples.y, keyword_baseline(taxonomy, examples.titles, examples.abstracts))
     runs: dict[str, list[dict]] = {"radar": [], "embedding only": []}
     for seed in range(seeds):
@@ -60,12 +62,23 @@ def quality(ws: Workspace, seeds: int) -> None:
         table.add_column(col, justify="left" if col == "tag" else "right")
     for name in taxonomy.names:
         f1s = [r["tags"][name]["f1"] for r in runs["radar"]]
-        table.add_row(name, str(base["tags"][name]["support"]), f"{base['tags'][name]['f1']:.2f}",
-                      f"{runs['embedding only'][0]['tags'][name]['f1']:.2f}", f"{statistics.mean(f1s):.2f}",
-                      f"{statistics.pstdev(f1s):.2f}")  # fmt: skip
+        table.add_row(
+            name,
+            str(base["tags"][name]["support"]),
+            f"{base['tags'][name]['f1']:.2f}",
+            f"{runs['embedding only'][0]['tags'][name]['f1']:.2f}",
+            f"{statistics.mean(f1s):.2f}",
+            f"{statistics.pstdev(f1s):.2f}",
+        )
     macros = [r["macro_f1"] for r in runs["radar"]]
-    table.add_row("[bold]macro-F1", "", f"{base['macro_f1']:.3f}", f"{runs['embedding only'][0]['macro_f1']:.3f}",
-                  f"[bold]{statistics.mean(macros):.3f}", f"{statistics.pstdev(macros):.3f}")  # fmt: skip
+    table.add_row(
+        "[bold]macro-F1",
+        "",
+        f"{base['macro_f1']:.3f}",
+        f"{runs['embedding only'][0]['macro_f1']:.3f}",
+        f"[bold]{statistics.mean(macros):.3f}",
+        f"{statistics.pstdev(macros):.3f}",
+    )
     console.print(table)
     console.print(f"ratio Radar / keyword baseline macro-F1: {statistics.mean(macros) / base['macro_f1']:.2f}x")
 
@@ -89,10 +102,15 @@ def speed(ws: Workspace, n_docs: int) -> None:
     table = Table(title=f"Tagging speed, {warm.decided:,} embedded documents (2 cores)")
     for col in ("path", "docs/s", "ratio vs keyword rules", "seconds"):
         table.add_column(col, justify="left" if col == "path" else "right")
-    table.add_row("keyword rules only (baseline, no store writes)", f"{kw_rate:,.0f}", "1.00x",
-                  f"{len(rows) / kw_rate:.1f}")
-    table.add_row("radar tag (model loaded; decide + store)", f"{warm.docs_per_s:,.0f}",
-                  f"{warm.docs_per_s / kw_rate:.2f}x", f"{warm.seconds:.1f}")  # fmt: skip
+    table.add_row(
+        "keyword rules only (baseline, no store writes)", f"{kw_rate:,.0f}", "1.00x", f"{len(rows) / kw_rate:.1f}"
+    )
+    table.add_row(
+        "radar tag (model loaded; decide + store)",
+        f"{warm.docs_per_s:,.0f}",
+        f"{warm.docs_per_s / kw_rate:.2f}x",
+        f"{warm.seconds:.1f}",
+    )
     table.add_row("radar tag --retrain: training", "", "", f"{cold.train_seconds:.1f}")
     console.print(table)
 

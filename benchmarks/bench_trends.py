@@ -37,12 +37,12 @@ from rich.table import Table
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from analysis.trends import TrendsConfig, compute_trends  # noqa: E402
-from analysis.trends.cache import term_table  # noqa: E402
-from analysis.trends.config import windows  # noqa: E402
-from analysis.trends.terms import document_terms  # noqa: E402
-from analysis.trends.topics import cluster, current_model, match  # noqa: E402
-from store import Workspace  # noqa: E402
+from radar.analysis.trends import TrendsConfig, compute_trends  # noqa: E402
+from radar.analysis.trends.cache import term_table  # noqa: E402
+from radar.analysis.trends.config import windows  # noqa: E402
+from radar.analysis.trends.terms import document_terms  # noqa: E402
+from radar.analysis.trends.topics import cluster, current_model, match  # noqa: E402
+from radar.store import Workspace  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
 console = Console(highlight=False)
@@ -69,7 +69,7 @@ def plain_counter(ws: Workspace, as_of: date) -> tuple[int, float]:
 
 
 def part_terms(corpus: Path, extra: Path, scratch: Path) -> list[list[str]]:
-    from app.cli import main as radar
+    from radar.app.cli import main as radar
 
     if scratch.exists():
         shutil.rmtree(scratch)
@@ -81,16 +81,24 @@ def part_terms(corpus: Path, extra: Path, scratch: Path) -> list[list[str]]:
     cfg = TrendsConfig()
     rows = []
     rising, plain_s = plain_counter(ws, AS_OF)
-    rows.append(["plain: Counter recount of both windows", f"{n_docs:,}", f"{plain_s:.2f}", "1.00x",
-                 f"{rising:,} raw rises"])  # fmt: skip
+    rows.append(
+        ["plain: Counter recount of both windows", f"{n_docs:,}", f"{plain_s:.2f}", "1.00x", f"{rising:,} raw rises"]
+    )
     timings = {}
     for label in ("cold (no cache)", "warm (cache on disk)"):
         with ws.store() as store:
             started = time.perf_counter()
             result = compute_trends(ws, store, as_of=AS_OF, window="month", cfg=cfg, topics=False)
             timings[label] = time.perf_counter() - started
-        rows.append([f"compute_trends, {label}", f"{n_docs:,}", f"{timings[label]:.2f}",
-                     f"{plain_s / timings[label]:.2f}x", f"{len(result['emerging'])} emerging"])  # fmt: skip
+        rows.append(
+            [
+                f"compute_trends, {label}",
+                f"{n_docs:,}",
+                f"{timings[label]:.2f}",
+                f"{plain_s / timings[label]:.2f}x",
+                f"{len(result['emerging'])} emerging",
+            ]
+        )
     radar(["--workspace", str(scratch), "import", str(extra)])
     with ws.store() as store:
         n_more = store.count_documents()
@@ -100,10 +108,24 @@ def part_terms(corpus: Path, extra: Path, scratch: Path) -> list[list[str]]:
         started = time.perf_counter()
         result = compute_trends(ws, store, as_of=AS_OF, window="month", cfg=cfg, topics=False)
         after_s = time.perf_counter() - started
-    rows.append([f"term cache update after +{n_more - n_docs:,} documents", f"{n_more:,}", f"{update_s:.2f}", "",
-                 f"{table.matrix.shape[1]:,} terms"])  # fmt: skip
-    rows.append(["compute_trends after the update (warm)", f"{n_more:,}", f"{after_s:.2f}",
-                 f"{plain_s / after_s:.2f}x", f"{len(result['emerging'])} emerging"])  # fmt: skip
+    rows.append(
+        [
+            f"term cache update after +{n_more - n_docs:,} documents",
+            f"{n_more:,}",
+            f"{update_s:.2f}",
+            "",
+            f"{table.matrix.shape[1]:,} terms",
+        ]
+    )
+    rows.append(
+        [
+            "compute_trends after the update (warm)",
+            f"{n_more:,}",
+            f"{after_s:.2f}",
+            f"{plain_s / after_s:.2f}x",
+            f"{len(result['emerging'])} emerging",
+        ]
+    )
     week = compute_timed(ws, AS_OF, "week")
     rows.append(["compute_trends, week window (warm)", f"{n_more:,}", f"{week:.2f}", f"{plain_s / week:.2f}x", ""])
     size = (ws.index_dir / "trends" / "terms.npz").stat().st_size
@@ -129,8 +151,9 @@ def _horizon_vectors(ws: Workspace, as_of: date) -> tuple[list[str], np.ndarray]
     return ids, vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
 
-def _stability(ids1: list[str], lab1: np.ndarray, cen1: np.ndarray, ids2: list[str], lab2: np.ndarray,
-               cen2: np.ndarray) -> tuple[float, float]:  # fmt: skip
+def _stability(
+    ids1: list[str], lab1: np.ndarray, cen1: np.ndarray, ids2: list[str], lab2: np.ndarray, cen2: np.ndarray
+) -> tuple[float, float]:
     from sklearn.metrics import adjusted_rand_score
 
     pos2 = {d: i for i, d in enumerate(ids2)}
@@ -157,8 +180,12 @@ def part_topics(vec_ws: Path, as_of: date) -> list[list[str]]:
     ids2, v2 = _horizon_vectors(ws, as_of + timedelta(days=7))
     k = int(np.clip(round(len(ids1) / 150), 4, 40))
     rows = []
-    for name in ("KMeans, k-means++ each run", "KMeans seeded with last run's centroids (Radar)",
-                 "MiniBatchKMeans seeded with last run's centroids", "HDBSCAN (min_cluster_size 15)"):  # fmt: skip
+    for name in (
+        "KMeans, k-means++ each run",
+        "KMeans seeded with last run's centroids (Radar)",
+        "MiniBatchKMeans seeded with last run's centroids",
+        "HDBSCAN (min_cluster_size 15)",
+    ):
         if name.startswith("HDBSCAN"):
             lab1 = HDBSCAN(min_cluster_size=15).fit_predict(v1)
             started = time.perf_counter()
@@ -205,11 +232,16 @@ def main() -> int:
     parser.add_argument("--skip-terms", action="store_true")
     args = parser.parse_args()
     if not args.skip_terms:
-        show("compute_trends at ~100k documents (month window, as of 2025-09-30)",
-             ["what", "documents", "seconds", "vs plain", "output"], part_terms(args.corpus, args.extra, args.scratch))
-    show("Topic clustering: time and week-to-week stability (demo workspace, 12-week horizon)",
-         ["method", "docs", "seconds (rerun)", "ARI vs rerun +7 days", "same topic id", "clusters"],
-         part_topics(args.vectors.resolve(), date(2026, 6, 21)))  # fmt: skip
+        show(
+            "compute_trends at ~100k documents (month window, as of 2025-09-30)",
+            ["what", "documents", "seconds", "vs plain", "output"],
+            part_terms(args.corpus, args.extra, args.scratch),
+        )
+    show(
+        "Topic clustering: time and week-to-week stability (demo workspace, 12-week horizon)",
+        ["method", "docs", "seconds (rerun)", "ARI vs rerun +7 days", "same topic id", "clusters"],
+        part_topics(args.vectors.resolve(), date(2026, 6, 21)),
+    )
     return 0
 
 

@@ -16,9 +16,9 @@ from datetime import datetime
 import arxiv
 from arxiv import _feed as arxiv_feed  # the package's lxml parser: bytes -> arxiv.Result
 
-from crawler.errors import FeedParseError, FetchError
-from crawler.http import HttpClient, Response, RetryableEmpty
-from store import Document, iso_utc
+from radar.crawler.errors import FeedParseError, FetchError
+from radar.crawler.http import HttpClient, Response, RetryableEmpty
+from radar.store import Document, iso_utc
 
 _ENTRY_ID = re.compile(r"arxiv\.org/abs/(?P<id>.+?)(?:v(?P<v>\d+))?$")
 
@@ -68,8 +68,9 @@ def result_to_document(result: arxiv.Result, source: str) -> Document:
     if not match:
         raise FeedParseError(f"unexpected arXiv entry id {result.entry_id!r}", source=source)
     paper_id = match.group("id")
-    extra = {k: v for k, v in (("comment", result.comment), ("journal_ref", result.journal_ref),
-                                ("doi", result.doi)) if v}  # fmt: skip
+    extra = {
+        k: v for k, v in (("comment", result.comment), ("journal_ref", result.journal_ref), ("doi", result.doi)) if v
+    }
     return Document(
         id=paper_id,
         kind="paper",
@@ -102,8 +103,15 @@ def _api_error(resp: Response) -> str | None:
 class ArxivClient:
     """How to fetch: the API's largest page, one request per ``min_interval_s``, bounded retries."""
 
-    def __init__(self, http: HttpClient, base_url: str, *, page_size: int = 2000,
-                 min_interval_s: float = 3.0, source: str = "arxiv") -> None:  # fmt: skip
+    def __init__(
+        self,
+        http: HttpClient,
+        base_url: str,
+        *,
+        page_size: int = 2000,
+        min_interval_s: float = 3.0,
+        source: str = "arxiv",
+    ) -> None:
         self.http = http
         self.base_url = base_url
         self.page_size = page_size
@@ -131,15 +139,22 @@ class ArxivClient:
                 raise RetryableEmpty(f"spurious empty page at start={start} of {total}")
             holder["parsed"] = parsed
 
-        resp = self.http.get(self.base_url, params=self._params(query, start), min_interval_s=self.min_interval_s,
-                             validate=validate, source=self.source)  # fmt: skip
+        resp = self.http.get(
+            self.base_url,
+            params=self._params(query, start),
+            min_interval_s=self.min_interval_s,
+            validate=validate,
+            source=self.source,
+        )
         if resp.status >= 400 or "error" in holder:
             detail = holder.get("error") or _api_error(resp) or f"HTTP {resp.status}"
             raise FetchError(
                 f"arXiv API rejected the request for source '{self.source}': {detail}; "
                 "fix its categories/queries in radar.toml",
-                url=resp.url, status=resp.status, source=self.source,
-            )  # fmt: skip
+                url=resp.url,
+                status=resp.status,
+                source=self.source,
+            )
         parsed = holder["parsed"]
         docs = [result_to_document(r, self.source) for r in parsed.results]  # type: ignore[attr-defined]
         return Page(start=start, total_results=parsed.header.total_results, documents=docs)  # type: ignore[attr-defined]

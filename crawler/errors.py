@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from store.errors import RadarError
+from radar.store.errors import RadarError
 
 
 class CrawlError(RadarError):

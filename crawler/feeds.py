@@ -19,9 +19,9 @@ from urllib.parse import parse_qsl, urlencode, urljoin, urlparse, urlunparse
 
 import feedparser
 
-from crawler.errors import FeedParseError
-from crawler.text import html_to_text
-from store import Document
+from radar.crawler.errors import FeedParseError
+from radar.crawler.text import html_to_text
+from radar.store import Document
 
 _TRACKING = re.compile(r"^(utm_|fbclid$|gclid$|mc_|ref$)")
 _ARXIV_OAI = re.compile(r"(?:oai:arXiv\.org:|arxiv\.org/abs/)(?P<id>[^v\s]+?(?:/\d+)?)(?:v(?P<v>\d+))?$")
@@ -30,12 +30,39 @@ _SAFE_SCHEMES = ("http", "https")
 
 # RFC 822 dates with day/month names in other languages (seen in real feeds: "Seg, 24 Set 2018").
 _MONTHS = {
-    "jan": "Jan", "fev": "Feb", "feb": "Feb", "mar": "Mar", "mär": "Mar", "abr": "Apr", "avr": "Apr",
-    "apr": "Apr", "mai": "May", "may": "May", "mag": "May", "jun": "Jun", "juin": "Jun", "giu": "Jun",
-    "jul": "Jul", "juil": "Jul", "lug": "Jul", "ago": "Aug", "aug": "Aug", "aoû": "Aug", "set": "Sep",
-    "sep": "Sep", "sept": "Sep", "out": "Oct", "oct": "Oct", "okt": "Oct", "ott": "Oct", "nov": "Nov",
-    "dez": "Dec", "dic": "Dec", "déc": "Dec", "dec": "Dec",
-}  # fmt: skip
+    "jan": "Jan",
+    "fev": "Feb",
+    "feb": "Feb",
+    "mar": "Mar",
+    "mär": "Mar",
+    "abr": "Apr",
+    "avr": "Apr",
+    "apr": "Apr",
+    "mai": "May",
+    "may": "May",
+    "mag": "May",
+    "jun": "Jun",
+    "juin": "Jun",
+    "giu": "Jun",
+    "jul": "Jul",
+    "juil": "Jul",
+    "lug": "Jul",
+    "ago": "Aug",
+    "aug": "Aug",
+    "aoû": "Aug",
+    "set": "Sep",
+    "sep": "Sep",
+    "sept": "Sep",
+    "out": "Oct",
+    "oct": "Oct",
+    "okt": "Oct",
+    "ott": "Oct",
+    "nov": "Nov",
+    "dez": "Dec",
+    "dic": "Dec",
+    "déc": "Dec",
+    "dec": "Dec",
+}
 _FOREIGN_RFC822 = re.compile(r"^\s*(?:[^\W\d]{2,4}\.?,\s*)?(\d{1,2})\s+([^\W\d]{3,4})\.?\s+(\d{4})\s+(.*)$")
 
 
@@ -129,8 +156,7 @@ def _parse(body: bytes, url: str, headers: Mapping[str, str] | None) -> Any:
     # Markup in entries is reduced to plain text by html_to_text, never kept, so feedparser's HTML
     # sanitizer and relative-URI rewriting inside content (most of its parse time) are skipped;
     # entry links are resolved against the feed url in _safe_link.
-    parsed = feedparser.parse(body, response_headers=response_headers, sanitize_html=False,
-                              resolve_relative_uris=False)  # fmt: skip
+    parsed = feedparser.parse(body, response_headers=response_headers, sanitize_html=False, resolve_relative_uris=False)
     if not parsed.entries:
         version = parsed.get("version") or ""
         if not version:
@@ -142,12 +168,19 @@ def _parse(body: bytes, url: str, headers: Mapping[str, str] | None) -> Any:
     return parsed
 
 
-def parse_feed(body: bytes, *, url: str, source: str, headers: Mapping[str, str] | None = None,
-               fetched_at: str = "") -> ParsedFeed:  # fmt: skip
+def parse_feed(
+    body: bytes, *, url: str, source: str, headers: Mapping[str, str] | None = None, fetched_at: str = ""
+) -> ParsedFeed:
     """Parse a blog/news feed into post Documents. Pure: no network, no store."""
     parsed = _parse(body, url, headers)
-    feed_time = next((t for t in (dict.get(parsed.feed, "updated_parsed"), dict.get(parsed.feed, "published_parsed"))
-                      if _plausible(t)), None)
+    feed_time = next(
+        (
+            t
+            for t in (dict.get(parsed.feed, "updated_parsed"), dict.get(parsed.feed, "published_parsed"))
+            if _plausible(t)
+        ),
+        None,
+    )
     fallback_date = _iso(feed_time) if feed_time else fetched_at or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     docs: list[Document] = []
     skipped = 0
@@ -167,26 +200,29 @@ def parse_feed(body: bytes, *, url: str, source: str, headers: Mapping[str, str]
         updated_st = dict.get(entry, "updated_parsed")
         updated_st = updated_st if _plausible(updated_st) else None
         tags = tuple(t.get("term", "").strip() for t in entry.get("tags") or [] if t.get("term"))
-        docs.append(Document(
-            id=post_id(link, guid, title, published),
-            kind="post",
-            source=source,
-            title=title or abstract[:120],
-            abstract=abstract,
-            published=published,
-            updated=_iso(updated_st) if updated_st else published,
-            authors=_authors(entry),
-            categories=tags[:20],
-            primary_category="",
-            url=link,
-            date_estimated=st is None,
-            extra={"guid": guid[:500]} if guid else {},
-        ))  # fmt: skip
+        docs.append(
+            Document(
+                id=post_id(link, guid, title, published),
+                kind="post",
+                source=source,
+                title=title or abstract[:120],
+                abstract=abstract,
+                published=published,
+                updated=_iso(updated_st) if updated_st else published,
+                authors=_authors(entry),
+                categories=tags[:20],
+                primary_category="",
+                url=link,
+                date_estimated=st is None,
+                extra={"guid": guid[:500]} if guid else {},
+            )
+        )
     warning = ""
     if parsed.get("bozo") and docs:
         warning = f"feed is ill-formed ({type(parsed.get('bozo_exception')).__name__}); parsed leniently"
-    return ParsedFeed(title=html_to_text(parsed.feed.get("title"), 300), documents=docs, skipped=skipped,
-                      warning=warning)  # fmt: skip
+    return ParsedFeed(
+        title=html_to_text(parsed.feed.get("title"), 300), documents=docs, skipped=skipped, warning=warning
+    )
 
 
 def parse_arxiv_rss(body: bytes, *, url: str, source: str, headers: Mapping[str, str] | None = None) -> ParsedFeed:
@@ -205,25 +241,27 @@ def parse_arxiv_rss(body: bytes, *, url: str, source: str, headers: Mapping[str,
         announce = entry.get("arxiv_announce_type") or ""
         if m := _ARXIV_SUMMARY.match(raw_summary):
             announce = announce or m.group("type")
-            raw_summary = raw_summary[m.end():]
+            raw_summary = raw_summary[m.end() :]
         st = _entry_time(entry)
         stamp = _iso(st) if st else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         cats = tuple(t.get("term", "") for t in entry.get("tags") or [] if t.get("term"))
-        docs.append(Document(
-            id=paper_id,
-            kind="paper",
-            source=source,
-            title=html_to_text(entry.get("title"), 500),
-            abstract=html_to_text(raw_summary, 10000),
-            published=stamp,
-            updated=stamp,
-            authors=_authors(entry),
-            categories=cats,
-            primary_category=cats[0] if cats else "",
-            url=f"https://arxiv.org/abs/{paper_id}",
-            version=int(match.group("v") or 0),
-            # a replacement's announcement date is not the paper's v1 date
-            date_estimated=announce.startswith("replace"),
-            extra={"announce_type": announce} if announce else {},
-        ))  # fmt: skip
+        docs.append(
+            Document(
+                id=paper_id,
+                kind="paper",
+                source=source,
+                title=html_to_text(entry.get("title"), 500),
+                abstract=html_to_text(raw_summary, 10000),
+                published=stamp,
+                updated=stamp,
+                authors=_authors(entry),
+                categories=cats,
+                primary_category=cats[0] if cats else "",
+                url=f"https://arxiv.org/abs/{paper_id}",
+                version=int(match.group("v") or 0),
+                # a replacement's announcement date is not the paper's v1 date
+                date_estimated=announce.startswith("replace"),
+                extra={"announce_type": announce} if announce else {},
+            )
+        )
     return ParsedFeed(title=html_to_text(parsed.feed.get("title"), 300), documents=docs, skipped=skipped)

@@ -17,8 +17,8 @@ from urllib.parse import unquote, urlparse
 
 import requests
 
-from crawler.errors import FetchError
-from store import CrawlConfig
+from radar.crawler.errors import FetchError
+from radar.store import CrawlConfig
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 
@@ -124,8 +124,11 @@ class HttpClient:
                         raise FetchError(
                             f"{host} answered {resp.status} and asks to wait {retry_after:.0f} s "
                             f"(more than max_backoff_s={self.policy.max_backoff_s:g}); try again later",
-                            url=resp.url, status=resp.status, source=source, attempt=attempt + 1,
-                        )  # fmt: skip
+                            url=resp.url,
+                            status=resp.status,
+                            source=source,
+                            attempt=attempt + 1,
+                        )
                     last_problem = f"HTTP {resp.status}"
                 elif resp.status >= 400:
                     return resp  # not retryable; the caller explains it (e.g. arXiv's error feed)
@@ -141,8 +144,10 @@ class HttpClient:
         raise FetchError(
             f"{host} failed {attempts} times, last: {last_problem}; the source is skipped this run, "
             "rerun later (already stored entries are kept)",
-            url=url, source=source, attempt=attempts,
-        )  # fmt: skip
+            url=url,
+            source=source,
+            attempt=attempts,
+        )
 
     @staticmethod
     def _get_file(url: str, source: str) -> Response:
@@ -150,5 +155,6 @@ class HttpClient:
         try:
             return Response(url, 200, {}, path.read_bytes())
         except OSError as exc:
-            raise FetchError(f"cannot read {path} ({exc.strerror}); fix the url of source '{source}'",
-                             url=url, source=source) from None
+            raise FetchError(
+                f"cannot read {path} ({exc.strerror}); fix the url of source '{source}'", url=url, source=source
+            ) from None

@@ -11,11 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from crawler.arxiv_api import ArxivClient, ArxivQuery
-from crawler.errors import CrawlError, FetchError
-from crawler.feeds import ParsedFeed, parse_arxiv_rss, parse_feed
-from crawler.http import HttpClient, Response
-from store import Config, CrawlState, SourceConfig, Store, UpsertCounts, utc_now
+from radar.crawler.arxiv_api import ArxivClient, ArxivQuery
+from radar.crawler.errors import CrawlError, FetchError
+from radar.crawler.feeds import ParsedFeed, parse_arxiv_rss, parse_feed
+from radar.crawler.http import HttpClient, Response
+from radar.store import Config, CrawlState, SourceConfig, Store, UpsertCounts, utc_now
 
 # progress(source_name, documents_in_this_step, total_expected_or_None)
 ProgressFn = Callable[[str, int, int | None], None]
@@ -37,22 +37,39 @@ class SourceResult:
         if self.not_modified:
             return f"{self.source}: not modified since last crawl ({self.requests} request, {self.seconds:.1f} s)"
         c = self.counts
-        text = (f"{self.source}: {c.added} new, {c.updated} updated, {c.unchanged} unchanged "
-                f"({self.requests} requests, {self.seconds:.1f} s)")  # fmt: skip
+        text = (
+            f"{self.source}: {c.added} new, {c.updated} updated, {c.unchanged} unchanged "
+            f"({self.requests} requests, {self.seconds:.1f} s)"
+        )
         return text + (f"; {self.message}" if self.message else "")
 
     def as_dict(self) -> dict[str, object]:
-        return {"source": self.source, "ok": self.ok, "added": self.counts.added, "updated": self.counts.updated,
-                "unchanged": self.counts.unchanged, "requests": self.requests, "seconds": round(self.seconds, 2),
-                "not_modified": self.not_modified, "message": self.message}  # fmt: skip
+        return {
+            "source": self.source,
+            "ok": self.ok,
+            "added": self.counts.added,
+            "updated": self.counts.updated,
+            "unchanged": self.counts.unchanged,
+            "requests": self.requests,
+            "seconds": round(self.seconds, 2),
+            "not_modified": self.not_modified,
+            "message": self.message,
+        }
 
 
 def _parse_stamp(value: str) -> datetime:
     return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC)
 
 
-def crawl_arxiv(store: Store, src: SourceConfig, http: HttpClient, state: CrawlState, result: SourceResult,
-                since: datetime | None, progress: ProgressFn | None) -> None:  # fmt: skip
+def crawl_arxiv(
+    store: Store,
+    src: SourceConfig,
+    http: HttpClient,
+    state: CrawlState,
+    result: SourceResult,
+    since: datetime | None,
+    progress: ProgressFn | None,
+) -> None:
     now = datetime.now(UTC)
     if since is not None:
         start = since
@@ -61,8 +78,9 @@ def crawl_arxiv(store: Store, src: SourceConfig, http: HttpClient, state: CrawlS
     else:
         start = now - timedelta(days=src.initial_days)
     query = ArxivQuery(categories=src.categories, queries=src.queries, since=start, until=now)
-    client = ArxivClient(http, src.base_url, page_size=src.page_size, min_interval_s=src.min_interval_s,
-                         source=src.name)  # fmt: skip
+    client = ArxivClient(
+        http, src.base_url, page_size=src.page_size, min_interval_s=src.min_interval_s, source=src.name
+    )
     for page in client.pages(query, max_results=src.max_results):
         result.counts += store.upsert_documents(page.documents)
         if page.newest_update and page.newest_update > state.cursor:
@@ -78,16 +96,28 @@ def _conditional_get(http: HttpClient, url: str, src: SourceConfig, state: Crawl
         headers["If-None-Match"] = state.etag
     if state.last_modified:
         headers["If-Modified-Since"] = state.last_modified
-    resp = http.get(url, headers=headers, min_interval_s=src.min_interval_s if src.type == "arxiv-rss" else 0.0,
-                    source=src.name)  # fmt: skip
+    resp = http.get(
+        url, headers=headers, min_interval_s=src.min_interval_s if src.type == "arxiv-rss" else 0.0, source=src.name
+    )
     if resp.status >= 400:
-        raise FetchError(f"{url} answered HTTP {resp.status}; check the url of source '{src.name}' in radar.toml",
-                         url=url, status=resp.status, source=src.name)  # fmt: skip
+        raise FetchError(
+            f"{url} answered HTTP {resp.status}; check the url of source '{src.name}' in radar.toml",
+            url=url,
+            status=resp.status,
+            source=src.name,
+        )
     return resp
 
 
-def crawl_feed(store: Store, src: SourceConfig, http: HttpClient, state: CrawlState, result: SourceResult,
-               since: datetime | None, progress: ProgressFn | None) -> None:  # fmt: skip
+def crawl_feed(
+    store: Store,
+    src: SourceConfig,
+    http: HttpClient,
+    state: CrawlState,
+    result: SourceResult,
+    since: datetime | None,
+    progress: ProgressFn | None,
+) -> None:
     if src.type == "arxiv-rss":
         url = src.base_url.rstrip("/") + "/" + "+".join(src.categories)
     else:
@@ -106,8 +136,11 @@ def crawl_feed(store: Store, src: SourceConfig, http: HttpClient, state: CrawlSt
         cutoff = since.strftime("%Y-%m-%dT%H:%M:%SZ")
         docs = [d for d in docs if d.published >= cutoff]
     result.counts += store.upsert_documents(docs)
-    result.message = "; ".join(m for m in (parsed.warning, f"{parsed.skipped} entries without title or link skipped"
-                                           if parsed.skipped else "") if m)  # fmt: skip
+    result.message = "; ".join(
+        m
+        for m in (parsed.warning, f"{parsed.skipped} entries without title or link skipped" if parsed.skipped else "")
+        if m
+    )
     # validators are saved only once the entries are stored, so a failed store re-fetches next time
     state.etag = resp.headers.get("ETag", "") or ""
     state.last_modified = resp.headers.get("Last-Modified", "") or ""
@@ -125,8 +158,14 @@ def _record_failure(result: SourceResult, state: CrawlState, message: str) -> No
     state.last_error_at = utc_now()
 
 
-def crawl_source(store: Store, src: SourceConfig, http: HttpClient, *, since: datetime | None = None,
-                 progress: ProgressFn | None = None) -> SourceResult:  # fmt: skip
+def crawl_source(
+    store: Store,
+    src: SourceConfig,
+    http: HttpClient,
+    *,
+    since: datetime | None = None,
+    progress: ProgressFn | None = None,
+) -> SourceResult:
     result = SourceResult(src.name)
     state = store.crawl_state(src.name)
     state.last_attempt = utc_now()
@@ -149,8 +188,15 @@ def crawl_source(store: Store, src: SourceConfig, http: HttpClient, *, since: da
     return result
 
 
-def crawl(store: Store, config: Config, *, only: str | None = None, since: datetime | None = None,
-          http: HttpClient | None = None, progress: ProgressFn | None = None) -> list[SourceResult]:  # fmt: skip
+def crawl(
+    store: Store,
+    config: Config,
+    *,
+    only: str | None = None,
+    since: datetime | None = None,
+    http: HttpClient | None = None,
+    progress: ProgressFn | None = None,
+) -> list[SourceResult]:
     sources = [config.source(only)] if only else [s for s in config.sources if s.enabled]
     http = http or HttpClient(config.crawl)
     return [crawl_source(store, src, http, since=since, progress=progress) for src in sources]

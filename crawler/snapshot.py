@@ -17,8 +17,8 @@ from typing import Any
 
 import orjson
 
-from crawler.errors import SnapshotError
-from store import Document, Store, UpsertCounts
+from radar.crawler.errors import SnapshotError
+from radar.store import Document, Store, UpsertCounts
 
 BATCH = 5000
 _ID_RE = re.compile(r"^(?:\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})$")

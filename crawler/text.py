@@ -11,10 +11,55 @@ import re
 from html import unescape
 from html.parser import HTMLParser
 
-_DROP = frozenset({"script", "style", "noscript", "iframe", "object", "embed", "template", "svg", "math",
-                   "head", "title", "textarea", "select", "applet", "frameset", "frame", "xml"})  # fmt: skip
-_BLOCK = frozenset({"p", "div", "br", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "td",
-                    "th", "table", "blockquote", "pre", "section", "article", "hr", "dd", "dt", "figure"})  # fmt: skip
+_DROP = frozenset(
+    {
+        "script",
+        "style",
+        "noscript",
+        "iframe",
+        "object",
+        "embed",
+        "template",
+        "svg",
+        "math",
+        "head",
+        "title",
+        "textarea",
+        "select",
+        "applet",
+        "frameset",
+        "frame",
+        "xml",
+    }
+)
+_BLOCK = frozenset(
+    {
+        "p",
+        "div",
+        "br",
+        "li",
+        "ul",
+        "ol",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "tr",
+        "td",
+        "th",
+        "table",
+        "blockquote",
+        "pre",
+        "section",
+        "article",
+        "hr",
+        "dd",
+        "dt",
+        "figure",
+    }
+)
 _WS = re.compile(r"\s+")
 _CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _LOOKS_HTML = re.compile(r"<[a-zA-Z!/?]|&[#a-zA-Z0-9]+;")

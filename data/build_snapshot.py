@@ -62,8 +62,10 @@ def main() -> None:
     with gzip.open(OUT, "wt", compresslevel=9) as out:
         for rec in chosen:
             out.write(json.dumps({k: rec[k] for k in KEEP_FIELDS if k in rec}, ensure_ascii=False) + "\n")
-    print(f"wrote {len(chosen)} papers ({len(relevant)} relevant, {len(sample)} sampled, {len(extra)} systems) "
-          f"to {OUT} ({OUT.stat().st_size / 1e6:.1f} MB)")
+    print(
+        f"wrote {len(chosen)} papers ({len(relevant)} relevant, {len(sample)} sampled, {len(extra)} systems) "
+        f"to {OUT} ({OUT.stat().st_size / 1e6:.1f} MB)"
+    )
 
 
 if __name__ == "__main__":

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from store.config import dataclass_from
-from store.errors import ConfigError
+from radar.store.config import dataclass_from
+from radar.store.errors import ConfigError
 
 BACKENDS = ("auto", "onnx", "torch")
 

@@ -23,8 +23,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from index.config import EmbeddingConfig
-from index.errors import IndexError_, ModelNotFound
+from radar.index.config import EmbeddingConfig
+from radar.index.errors import IndexError_, ModelNotFound
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing is downloaded from a model hub at run time
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -91,8 +91,9 @@ def model_id_for(cfg: EmbeddingConfig, model_dir: Path, *, int8: bool) -> str:
     return f"{name}@{model_fingerprint(model_dir)}/win{cfg.max_seq_length}x{cfg.max_tokens}/{'int8' if int8 else 'fp'}"
 
 
-def token_windows(tokenizer: Any, texts: Sequence[str], window: int,
-                  total: int) -> tuple[list[list[int]], np.ndarray, np.ndarray]:  # fmt: skip
+def token_windows(
+    tokenizer: Any, texts: Sequence[str], window: int, total: int
+) -> tuple[list[list[int]], np.ndarray, np.ndarray]:
     """Cut each text into [CLS] chunk [SEP] windows; returns (sequences, owner index, token weight)."""
     content = window - 2
     ids = tokenizer(list(texts), add_special_tokens=False, truncation=True, max_length=max(1, total - 2))["input_ids"]
@@ -111,8 +112,13 @@ def token_windows(tokenizer: Any, texts: Sequence[str], window: int,
     return seqs, np.asarray(owner, dtype=np.int64), np.asarray(weight, dtype=np.float32)
 
 
-def embed_windowed(tokenizer: Any, texts: Sequence[str], cfg: EmbeddingConfig, dim: int,
-                   run_batch: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:  # fmt: skip
+def embed_windowed(
+    tokenizer: Any,
+    texts: Sequence[str],
+    cfg: EmbeddingConfig,
+    dim: int,
+    run_batch: Callable[[np.ndarray, np.ndarray], np.ndarray],
+) -> np.ndarray:
     """Embed texts window by window, longest windows first, and average per text."""
     out = np.zeros((len(texts), dim), dtype=np.float32)
     if not texts:
@@ -142,7 +148,7 @@ class OnnxEmbedder:
         import onnxruntime as ort
         from transformers import AutoTokenizer
 
-        from index.onnx_export import export
+        from radar.index.onnx_export import export
 
         self.cfg = cfg
         self.model_id = model_id_for(cfg, model_dir, int8=int8)
@@ -172,7 +178,7 @@ class TorchEmbedder:
         from sentence_transformers import SentenceTransformer
 
         if cfg.quantize is True:
-            raise IndexError_("[embedding] quantize = true needs the onnx backend on CPU; use quantize = \"auto\"")
+            raise IndexError_('[embedding] quantize = true needs the onnx backend on CPU; use quantize = "auto"')
         if device == "cpu" and cfg.threads:
             torch.set_num_threads(cfg.threads)
         self.torch = torch
@@ -189,9 +195,11 @@ class TorchEmbedder:
 
     def _run(self, input_ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         torch = self.torch
-        features = {"input_ids": torch.from_numpy(input_ids).to(self.device),
-                    "attention_mask": torch.from_numpy(mask).to(self.device),
-                    "token_type_ids": torch.zeros_like(torch.from_numpy(input_ids)).to(self.device)}  # fmt: skip
+        features = {
+            "input_ids": torch.from_numpy(input_ids).to(self.device),
+            "attention_mask": torch.from_numpy(mask).to(self.device),
+            "token_type_ids": torch.zeros_like(torch.from_numpy(input_ids)).to(self.device),
+        }
         with torch.inference_mode():
             out = self.model(features)["sentence_embedding"].float()
             out = torch.nn.functional.normalize(out, dim=-1)
@@ -215,13 +223,14 @@ def pick_device(device: str) -> str:
     return "cpu"
 
 
-def make_embedder(cfg: EmbeddingConfig, *, device: str = "auto", cache_dir: Path,
-                  precision: str | None = None) -> Embedder:  # fmt: skip
+def make_embedder(
+    cfg: EmbeddingConfig, *, device: str = "auto", cache_dir: Path, precision: str | None = None
+) -> Embedder:
     """The resolver from config to an Embedder (ONNX on CPU where possible, torch otherwise).
 
     ``precision`` ("int8" or "fp") forces the vectors' precision, e.g. to embed queries for an index
     that was built elsewhere (a GPU machine builds "fp", a CPU "int8" by default)."""
-    from index.onnx_export import supports_onnx
+    from radar.index.onnx_export import supports_onnx
 
     model_dir = resolve_model_dir(cfg.model)
     chosen = pick_device(device)
@@ -233,10 +242,10 @@ def make_embedder(cfg: EmbeddingConfig, *, device: str = "auto", cache_dir: Path
         backend = "onnx" if chosen == "cpu" and supports_onnx(model_dir) else "torch"
     if backend == "onnx":
         if chosen != "cpu":
-            raise IndexError_("the onnx backend runs on the CPU here; use backend = \"torch\" (or auto) for CUDA")
+            raise IndexError_('the onnx backend runs on the CPU here; use backend = "torch" (or auto) for CUDA')
         if not supports_onnx(model_dir):
-            raise IndexError_(f"{model_dir} is not a mean-pooling sentence-transformers model; use backend = \"torch\"")
+            raise IndexError_(f'{model_dir} is not a mean-pooling sentence-transformers model; use backend = "torch"')
         return OnnxEmbedder(cfg, model_dir, cache_dir, int8=int8)
     if int8:
-        raise IndexError_("int8 vectors need the onnx backend; set [embedding] backend = \"auto\" or quantize = false")
+        raise IndexError_('int8 vectors need the onnx backend; set [embedding] backend = "auto" or quantize = false')
     return TorchEmbedder(cfg, model_dir, chosen)

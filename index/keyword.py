@@ -13,7 +13,7 @@ from pathlib import Path
 import bm25s
 import numpy as np
 
-from index.embedder import document_text
+from radar.index.embedder import document_text
 
 
 class KeywordIndex:

@@ -16,7 +16,7 @@ import tempfile
 import warnings
 from pathlib import Path
 
-from index.errors import IndexError_
+from radar.index.errors import IndexError_
 
 
 def supports_onnx(model_dir: Path) -> bool:
@@ -62,11 +62,17 @@ def export(model_dir: Path, out_dir: Path, *, quantize: bool) -> Path:
             level = root.level
             root.setLevel(logging.ERROR)
             try:
-                quantize_dynamic(str(fp32), str(tmp_path), weight_type=QuantType.QInt8, per_channel=True,
-                                 extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})  # fmt: skip
+                quantize_dynamic(
+                    str(fp32),
+                    str(tmp_path),
+                    weight_type=QuantType.QInt8,
+                    per_channel=True,
+                    extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+                )
             except Exception as exc:  # noqa: BLE001 - reported as one line naming the fix
-                raise IndexError_(f"int8 quantization of {model_dir.name} failed ({exc}); "
-                                  "set [embedding] quantize = false") from None
+                raise IndexError_(
+                    f"int8 quantization of {model_dir.name} failed ({exc}); set [embedding] quantize = false"
+                ) from None
             finally:
                 root.setLevel(level)
             _replace_atomically(tmp_path, target)
@@ -90,10 +96,12 @@ def _export_fp32(model_dir: Path, target: Path) -> None:
             super().__init__()
             self.inner = inner
 
-        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
-                    token_type_ids: torch.Tensor) -> torch.Tensor:  # fmt: skip
-            states = self.inner(input_ids=input_ids, attention_mask=attention_mask,
-                                token_type_ids=token_type_ids).last_hidden_state  # fmt: skip
+        def forward(
+            self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor
+        ) -> torch.Tensor:
+            states = self.inner(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
             mask = attention_mask.unsqueeze(-1).to(states.dtype)
             pooled = (states * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
             return torch.nn.functional.normalize(pooled, dim=-1)
@@ -112,8 +120,12 @@ def _export_fp32(model_dir: Path, target: Path) -> None:
                 str(raw),
                 input_names=["input_ids", "attention_mask", "token_type_ids"],
                 output_names=["embedding"],
-                dynamic_axes={"input_ids": dynamic, "attention_mask": dynamic, "token_type_ids": dynamic,
-                              "embedding": {0: "batch"}},  # fmt: skip
+                dynamic_axes={
+                    "input_ids": dynamic,
+                    "attention_mask": dynamic,
+                    "token_type_ids": dynamic,
+                    "embedding": {0: "batch"},
+                },
                 opset_version=17,
                 dynamo=False,
             )

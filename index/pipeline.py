@@ -17,12 +17,12 @@ from pathlib import Path
 
 import numpy as np
 
-from index.config import EmbeddingConfig, SearchConfig
-from index.embedder import Embedder, document_text
-from index.errors import IndexError_, NothingIndexed
-from index.keyword import KeywordIndex
-from index.vectors import VectorIndex, vectors_from_blobs
-from store import Store, Workspace
+from radar.index.config import EmbeddingConfig, SearchConfig
+from radar.index.embedder import Embedder, document_text
+from radar.index.errors import IndexError_, NothingIndexed
+from radar.index.keyword import KeywordIndex
+from radar.index.vectors import VectorIndex, vectors_from_blobs
+from radar.store import Store, Workspace
 
 CHUNK = 256
 SAVE_EVERY_S = 30.0
@@ -48,9 +48,16 @@ class IndexReport:
         return self.embedded / self.seconds if self.seconds > 0 else 0.0
 
     def as_dict(self) -> dict[str, object]:
-        return {"model_id": self.model_id, "embedded": self.embedded, "vectors": self.vectors, "kind": self.kind,
-                "seconds": round(self.seconds, 2), "docs_per_s": round(self.docs_per_s, 1),
-                "keyword_rebuilt": self.keyword_rebuilt, "vector_rebuilt": self.vector_rebuilt}  # fmt: skip
+        return {
+            "model_id": self.model_id,
+            "embedded": self.embedded,
+            "vectors": self.vectors,
+            "kind": self.kind,
+            "seconds": round(self.seconds, 2),
+            "docs_per_s": round(self.docs_per_s, 1),
+            "keyword_rebuilt": self.keyword_rebuilt,
+            "vector_rebuilt": self.vector_rebuilt,
+        }
 
 
 def vector_dir(ws: Workspace) -> Path:
@@ -74,8 +81,9 @@ def load_vectors(ws: Workspace, store: Store, model_id: str, dim: int, cfg: Sear
     if saved is not None and saved.manifest.model_id == model_id and saved.manifest.generation == generation:
         return saved, False
     ids, vectors = _all_vectors(store, model_id, dim)
-    return VectorIndex.build(model_id, ids, vectors, exact_below=cfg.exact_below, nprobe=cfg.nprobe,
-                             generation=generation), True  # fmt: skip
+    return VectorIndex.build(
+        model_id, ids, vectors, exact_below=cfg.exact_below, nprobe=cfg.nprobe, generation=generation
+    ), True
 
 
 def load_keyword(ws: Workspace, store: Store, *, rebuild_if_stale: bool = True) -> tuple[KeywordIndex, bool]:
@@ -96,8 +104,16 @@ def local_batches(embedder: Embedder) -> BatchEmbedder:
     return run
 
 
-def run_index(ws: Workspace, store: Store, *, model_id: str, dim: int, batches: BatchEmbedder,
-              search_cfg: SearchConfig, progress: Progress | None = None) -> IndexReport:  # fmt: skip
+def run_index(
+    ws: Workspace,
+    store: Store,
+    *,
+    model_id: str,
+    dim: int,
+    batches: BatchEmbedder,
+    search_cfg: SearchConfig,
+    progress: Progress | None = None,
+) -> IndexReport:
     started = time.perf_counter()
     pending = store.pending_embeddings(model_id)
     hashes = {doc_id: content_hash for doc_id, content_hash, _, _ in pending}
@@ -108,8 +124,9 @@ def run_index(ws: Workspace, store: Store, *, model_id: str, dim: int, batches: 
     done = 0
     last_save = time.monotonic()
     for doc_ids, vectors in batches(items):
-        store.save_embeddings((d, model_id, hashes[d], v.astype(np.float32).tobytes())
-                              for d, v in zip(doc_ids, vectors, strict=True))  # fmt: skip
+        store.save_embeddings(
+            (d, model_id, hashes[d], v.astype(np.float32).tobytes()) for d, v in zip(doc_ids, vectors, strict=True)
+        )
         vec_ids = store.vec_ids_of(doc_ids)
         vi.upsert(np.array([vec_ids[d] for d in doc_ids], dtype=np.int64), vectors)
         vi.manifest.generation = store.embeddings_generation()
@@ -122,14 +139,20 @@ def run_index(ws: Workspace, store: Store, *, model_id: str, dim: int, batches: 
     # switch between exact and approximate when the size crosses the threshold
     wants_ivf = len(vi) >= search_cfg.exact_below
     if wants_ivf != (vi.manifest.kind == "ivf"):
-        vi = VectorIndex.build(model_id, *_all_vectors(store, model_id, dim), exact_below=search_cfg.exact_below,
-                               nprobe=search_cfg.nprobe, generation=store.embeddings_generation())  # fmt: skip
+        vi = VectorIndex.build(
+            model_id,
+            *_all_vectors(store, model_id, dim),
+            exact_below=search_cfg.exact_below,
+            nprobe=search_cfg.nprobe,
+            generation=store.embeddings_generation(),
+        )
     vi.save(vector_dir(ws))
     keyword, keyword_rebuilt = load_keyword(ws, store)
     if keyword_rebuilt:
         keyword.save(keyword_dir(ws))
-    return IndexReport(model_id, done, len(vi), vi.manifest.kind, time.perf_counter() - started, keyword_rebuilt,
-                       rebuilt)  # fmt: skip
+    return IndexReport(
+        model_id, done, len(vi), vi.manifest.kind, time.perf_counter() - started, keyword_rebuilt, rebuilt
+    )
 
 
 def _all_vectors(store: Store, model_id: str, dim: int) -> tuple[np.ndarray, np.ndarray]:
@@ -144,7 +167,7 @@ def stored_model(ws: Workspace, store: Store) -> tuple[str, str]:
     precisions are stored, the one with more vectors. Search, tagging and topics all read these.
 
     Raises NothingIndexed when nothing is embedded, IndexError_ when the vectors are another model's."""
-    from index.embedder import model_id_for, resolve_model_dir
+    from radar.index.embedder import model_id_for, resolve_model_dir
 
     models = store.embedding_models()
     if not models:
@@ -154,8 +177,10 @@ def stored_model(ws: Workspace, store: Store) -> tuple[str, str]:
     wanted = {model_id_for(cfg, model_dir, int8=True): "int8", model_id_for(cfg, model_dir, int8=False): "fp"}
     present = [m for m in wanted if m in models]
     if not present:
-        raise IndexError_(f"the index was built with {', '.join(models)} but radar.toml now asks for "
-                          f"{' or '.join(wanted)}; run `radar index` to re-embed")  # fmt: skip
+        raise IndexError_(
+            f"the index was built with {', '.join(models)} but radar.toml now asks for "
+            f"{' or '.join(wanted)}; run `radar index` to re-embed"
+        )
     chosen = max(present, key=lambda m: models[m])
     return chosen, wanted[chosen]
 

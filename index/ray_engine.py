@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from index.config import EmbeddingConfig
-from index.errors import IndexError_
+from radar.index.config import EmbeddingConfig
+from radar.index.errors import IndexError_
 
 ROWS_PER_BLOCK = 2048
 
@@ -25,7 +25,7 @@ class _EmbedBatch:
     """A Ray Data callable class: one embedder per actor, reused for every batch."""
 
     def __init__(self, cfg: EmbeddingConfig, device: str, cache_dir: str) -> None:
-        from index.embedder import make_embedder
+        from radar.index.embedder import make_embedder
 
         self.embedder = make_embedder(cfg, device=device, cache_dir=Path(cache_dir))
 
@@ -46,9 +46,13 @@ def ray_batches(cfg: EmbeddingConfig, *, device: str, cache_dir: Path, workers: 
             return
         started_here = not ray.is_initialized()
         if started_here:
-            ray.init(address=os.environ.get("RAY_ADDRESS") or None, include_dashboard=False,
-                     log_to_driver=False, configure_logging=False,
-                     runtime_env={"env_vars": {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}})  # fmt: skip
+            ray.init(
+                address=os.environ.get("RAY_ADDRESS") or None,
+                include_dashboard=False,
+                log_to_driver=False,
+                configure_logging=False,
+                runtime_env={"env_vars": {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}},
+            )
         try:
             per_worker = EmbeddingConfig(**{**cfg.__dict__, "threads": cfg.threads or 1})
             cpus = int(ray.cluster_resources().get("CPU", 1))

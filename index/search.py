@@ -7,12 +7,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from index.config import SearchConfig
-from index.embedder import Embedder
-from index.errors import IndexError_
-from index.keyword import KeywordIndex
-from index.vectors import VectorIndex
-from store import Store
+from radar.index.config import SearchConfig
+from radar.index.embedder import Embedder
+from radar.index.errors import IndexError_
+from radar.index.keyword import KeywordIndex
+from radar.index.vectors import VectorIndex
+from radar.store import Store
 
 
 @dataclass(frozen=True)
@@ -45,8 +45,14 @@ class Hit:
     keyword_rank: int | None = None
 
     def as_dict(self) -> dict[str, object]:
-        return {"id": self.id, "title": self.title, "score": round(self.score, 6), "published": self.published[:10],
-                "tags": self.tags, "url": self.url}  # fmt: skip
+        return {
+            "id": self.id,
+            "title": self.title,
+            "score": round(self.score, 6),
+            "published": self.published[:10],
+            "tags": self.tags,
+            "url": self.url,
+        }
 
 
 def rrf(rankings: list[list[str]], k: int) -> dict[str, float]:
@@ -59,8 +65,9 @@ def rrf(rankings: list[list[str]], k: int) -> dict[str, float]:
 
 
 class Searcher:
-    def __init__(self, store: Store, embedder: Embedder, vectors: VectorIndex, keyword: KeywordIndex,
-                 cfg: SearchConfig) -> None:  # fmt: skip
+    def __init__(
+        self, store: Store, embedder: Embedder, vectors: VectorIndex, keyword: KeywordIndex, cfg: SearchConfig
+    ) -> None:
         self.store = store
         self.embedder = embedder
         self.vectors = vectors
@@ -124,7 +131,7 @@ class Searcher:
     def search(self, query: str, k: int = 10, filters: Filters = Filters()) -> list[Hit]:
         query = query.strip()
         if not query:
-            raise IndexError_("the query is empty; give some words, e.g. radar search \"GRPO variance\"")
+            raise IndexError_('the query is empty; give some words, e.g. radar search "GRPO variance"')
         allowed_mask, allowed_vec = self._allowed(filters)
         n = max(self.cfg.candidates, k)
         dense = self.dense(self.embedder.embed([query])[0], n, allowed_vec)
@@ -156,5 +163,8 @@ class Searcher:
         ids = [d for d, _ in ranked]
         docs = self.store.documents(ids)
         tags = self.store.tags_of(ids)
-        return [Hit(d, docs[d].title, s, docs[d].published, docs[d].url, tags.get(d, []), docs[d].source)
-                for d, s in ranked if d in docs]  # fmt: skip
+        return [
+            Hit(d, docs[d].title, s, docs[d].published, docs[d].url, tags.get(d, []), docs[d].source)
+            for d, s in ranked
+            if d in docs
+        ]

@@ -20,7 +20,7 @@ from typing import Any
 import faiss
 import numpy as np
 
-from index.errors import IndexError_
+from radar.index.errors import IndexError_
 
 
 @dataclass
@@ -56,8 +56,17 @@ class VectorIndex:
         return cls(index, Manifest(model_id, "flat", 0, dim, 0))
 
     @classmethod
-    def build(cls, model_id: str, ids: np.ndarray, vectors: np.ndarray, *, exact_below: int,
-              nprobe: int = 24, generation: int = 0, seed: int = 0) -> VectorIndex:  # fmt: skip
+    def build(
+        cls,
+        model_id: str,
+        ids: np.ndarray,
+        vectors: np.ndarray,
+        *,
+        exact_below: int,
+        nprobe: int = 24,
+        generation: int = 0,
+        seed: int = 0,
+    ) -> VectorIndex:
         n, dim = vectors.shape if len(vectors) else (0, 0)
         if n < exact_below:
             vi = cls.empty(model_id, dim or 384)

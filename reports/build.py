@@ -1,9 +1,9 @@
 """Build one period's report: trends, content, files under workspace/reports/<period>/.
 
-    report.md    Markdown (also the plain-text part of the email)
-    report.html  self-contained HTML (inline CSS and SVG charts)
-    report.json  the content as data (for the dashboard and for tests)
-    report.pdf   optional, when WeasyPrint is installed
+report.md    Markdown (also the plain-text part of the email)
+report.html  self-contained HTML (inline CSS and SVG charts)
+report.json  the content as data (for the dashboard and for tests)
+report.pdf   optional, when WeasyPrint is installed
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from reports.config import Profile, ReportConfig
-from reports.content import EMPTY_TRENDS, gather
-from reports.errors import ReportError
-from reports.period import Period
-from reports.render import render
-from store import Store, Workspace
-from store.errors import RadarError
+from radar.reports.config import Profile, ReportConfig
+from radar.reports.content import EMPTY_TRENDS, gather
+from radar.reports.errors import ReportError
+from radar.reports.period import Period
+from radar.reports.render import render
+from radar.store import Store, Workspace
+from radar.store.errors import RadarError
 
 
 @dataclass
@@ -38,11 +38,18 @@ class BuiltReport:
 
     def as_dict(self) -> dict[str, Any]:
         h = self.content["headline"]
-        return {"period": self.period.label, "start": self.period.start.isoformat(),
-                "end": self.period.end.isoformat(), "paths": {k: str(v) for k, v in self.paths.items()},
-                "documents": h["documents"], "papers": h["papers"], "posts": h["posts"],
-                "recommendations": len(self.content["recommendations"]), "seconds": round(self.seconds, 3),
-                "trends": self.trends_note or "analysis.trends"}  # fmt: skip
+        return {
+            "period": self.period.label,
+            "start": self.period.start.isoformat(),
+            "end": self.period.end.isoformat(),
+            "paths": {k: str(v) for k, v in self.paths.items()},
+            "documents": h["documents"],
+            "papers": h["papers"],
+            "posts": h["posts"],
+            "recommendations": len(self.content["recommendations"]),
+            "seconds": round(self.seconds, 3),
+            "trends": self.trends_note or "analysis.trends",
+        }
 
 
 def report_config(ws: Workspace, formats: str | None = None) -> ReportConfig:
@@ -57,7 +64,7 @@ def compute_trends(ws: Workspace, store: Store, as_of: date) -> tuple[dict[str, 
     """analysis.trends as of the week's end, over a month window: a week holds 400-1,000 papers, too few
     for significance (the trends backtest flagged most known rises only with months); the report's
     own per-tag weekly series come from the store. Empty trends and a note saying why when they fail."""
-    from analysis.trends import compute_trends as trends_of  # loads numpy and scikit-learn: only when used
+    from radar.analysis.trends import compute_trends as trends_of  # loads numpy and scikit-learn: only when used
 
     try:
         return trends_of(ws, store, as_of=as_of, window="month"), ""
@@ -73,8 +80,16 @@ def _pdf(html: str, base: Path) -> bytes:
     return HTML(string=html, base_url=str(base)).write_pdf()  # type: ignore[no-any-return]
 
 
-def build_report(ws: Workspace, store: Store, period: Period, cfg: ReportConfig, profile: Profile, *,
-                 trends: dict[str, Any] | None = None, trends_note: str = "") -> BuiltReport:  # fmt: skip
+def build_report(
+    ws: Workspace,
+    store: Store,
+    period: Period,
+    cfg: ReportConfig,
+    profile: Profile,
+    *,
+    trends: dict[str, Any] | None = None,
+    trends_note: str = "",
+) -> BuiltReport:
     started = time.perf_counter()
     note = trends_note
     if trends is None:
@@ -99,7 +114,7 @@ def build_report(ws: Workspace, store: Store, period: Period, cfg: ReportConfig,
 
 def load_report(ws: Workspace, label: str) -> BuiltReport | None:
     """A report written earlier (for retrying its failed deliveries); None if its files are gone."""
-    from reports.period import period_from_label
+    from radar.reports.period import period_from_label
 
     folder = ws.report_dir(label)
     data = folder / "report.json"

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 from urllib.parse import urlparse
 
-from store.config import check_keys
-from store.errors import ConfigError
+from radar.store.config import check_keys
+from radar.store.errors import ConfigError
 
 FORMATS = ("md", "html", "pdf")
 TLS_MODES = ("starttls", "ssl", "none")
@@ -124,17 +124,19 @@ class EmailConfig:
         if not 1 <= self.port <= 65535:
             raise ConfigError("[delivery.email] port must be 1..65535 (587 starttls, 465 ssl, 25 none)")
         if self.to and not self.host:
-            raise ConfigError("[delivery.email] has recipients but no host; set host = \"smtp.example.org\"")
+            raise ConfigError('[delivery.email] has recipients but no host; set host = "smtp.example.org"')
         if self.to and not self.sender:
-            raise ConfigError("[delivery.email] needs from = \"radar@example.org\" to send")
+            raise ConfigError('[delivery.email] needs from = "radar@example.org" to send')
         bad = [a for a in (*self.to, self.sender) if a and "@" not in a]
         if bad:
             raise ConfigError(f"[delivery.email] {bad[0]!r} is not an email address")
         if self.timeout_s <= 0:
             raise ConfigError("[delivery.email] timeout_s must be > 0")
         if self.username and self.tls == "none" and self.host not in ("localhost", "127.0.0.1", "::1"):
-            raise ConfigError("[delivery.email] would send the password unencrypted (tls = \"none\" with a "
-                              "username); use tls = \"starttls\" or \"ssl\"")
+            raise ConfigError(
+                '[delivery.email] would send the password unencrypted (tls = "none" with a '
+                'username); use tls = "starttls" or "ssl"'
+            )
 
     @property
     def enabled(self) -> bool:
@@ -172,8 +174,13 @@ class DeliveryConfig:
         _check_keys(hook_t, WebhookConfig, "delivery.webhook")
         if "from" in email_t:
             email_t["sender"] = email_t.pop("from")
-        overrides = {"host": "RADAR_SMTP_HOST", "port": "RADAR_SMTP_PORT", "username": "RADAR_SMTP_USER",
-                     "sender": "RADAR_SMTP_FROM", "to": "RADAR_SMTP_TO"}  # fmt: skip
+        overrides = {
+            "host": "RADAR_SMTP_HOST",
+            "port": "RADAR_SMTP_PORT",
+            "username": "RADAR_SMTP_USER",
+            "sender": "RADAR_SMTP_FROM",
+            "to": "RADAR_SMTP_TO",
+        }
         for key, var in overrides.items():
             if env.get(var):
                 email_t[key] = env[var]

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
-from reports.config import Profile, ReportConfig
-from reports.period import Period
-from reports.ranking import Ranked, rank, term_pattern
-from reports.recommend import (
+from radar.reports.config import Profile, ReportConfig
+from radar.reports.period import Period
+from radar.reports.ranking import Ranked, rank, term_pattern
+from radar.reports.recommend import (
     ACTIONS,
     Evidence,
     Recommendation,
@@ -27,9 +27,9 @@ from reports.recommend import (
     preset_name,
     preset_patterns,
 )
-from reports.summarize import Summarizer, make_summarizer
-from store import Store, Workspace
-from store.models import Document, utc_now
+from radar.reports.summarize import Summarizer, make_summarizer
+from radar.store import Store, Workspace
+from radar.store.models import Document, utc_now
 
 GROUP_ORDER = ("rl-post-training", "hardware-systems", "other")
 MAX_NEW_METHODS = 30  # new methods from the trends considered for recommendations
@@ -53,7 +53,7 @@ class TagGroups:
 
 def tag_groups(ws: Workspace, store: Store) -> TagGroups:
     """The tagger's taxonomy (analysis.tags) as tag -> group, plus any other stored tag in "other"."""
-    from analysis.tags import load_taxonomy  # loads scikit-learn: only when a report is gathered
+    from radar.analysis.tags import load_taxonomy  # loads scikit-learn: only when a report is gathered
 
     groups = {t.name: t.group for t in load_taxonomy(ws).tags}
     for t in store.known_tags():
@@ -112,24 +112,49 @@ def _volumes(store: Store, period: Period, grouping: TagGroups, cfg: ReportConfi
     for g in grouping.group_names():
         now = len(group_docs[-1].get(g, ()))
         mean = sum(len(group_docs[i].get(g, ())) for i in trail) / k
-        groups.append({"group": g, "count": now, "trailing_mean": round(mean, 1), "change_pct": _pct(now, mean),
-                       "share_pct": round(100.0 * now / now_total, 1) if now_total else 0.0,
-                       "tags": [t for t, gg in grouping.groups.items() if gg == g]})  # fmt: skip
+        groups.append(
+            {
+                "group": g,
+                "count": now,
+                "trailing_mean": round(mean, 1),
+                "change_pct": _pct(now, mean),
+                "share_pct": round(100.0 * now / now_total, 1) if now_total else 0.0,
+                "tags": [t for t, gg in grouping.groups.items() if gg == g],
+            }
+        )
     headline = {
-        "documents": now_total, "papers": kinds[-1]["paper"], "posts": kinds[-1]["post"],
-        "trailing_weeks": k, "trailing_mean": round(mean_total, 1), "change_pct": _pct(now_total, mean_total),
-        "tagged": len(set().union(*group_docs[-1].values())) if group_docs[-1] else 0, "groups": groups,
-        "series": [{"period": p.label, "count": totals[i]} for i, p in enumerate(periods)][-cfg.chart_weeks:],
-    }  # fmt: skip
+        "documents": now_total,
+        "papers": kinds[-1]["paper"],
+        "posts": kinds[-1]["post"],
+        "trailing_weeks": k,
+        "trailing_mean": round(mean_total, 1),
+        "change_pct": _pct(now_total, mean_total),
+        "tagged": len(set().union(*group_docs[-1].values())) if group_docs[-1] else 0,
+        "groups": groups,
+        "series": [{"period": p.label, "count": totals[i]} for i, p in enumerate(periods)][-cfg.chart_weeks :],
+    }
     tags = []
     for tag in sorted(grouping.groups, key=lambda t: (grouping.group_names().index(grouping.group_of(t)), t)):
-        series = [{"period": p.label, "count": tag_counts[i][tag],
-                   "share": round(tag_counts[i][tag] / totals[i], 4) if totals[i] else 0.0}
-                  for i, p in enumerate(periods)][-cfg.chart_weeks:]  # fmt: skip
+        series = [
+            {
+                "period": p.label,
+                "count": tag_counts[i][tag],
+                "share": round(tag_counts[i][tag] / totals[i], 4) if totals[i] else 0.0,
+            }
+            for i, p in enumerate(periods)
+        ][-cfg.chart_weeks :]
         now = tag_counts[-1][tag]
         mean = sum(tag_counts[i][tag] for i in trail) / k
-        tags.append({"tag": tag, "group": grouping.group_of(tag), "count": now, "trailing_mean": round(mean, 1),
-                     "change_pct": _pct(now, mean), "series": series})  # fmt: skip
+        tags.append(
+            {
+                "tag": tag,
+                "group": grouping.group_of(tag),
+                "count": now,
+                "trailing_mean": round(mean, 1),
+                "change_pct": _pct(now, mean),
+                "series": series,
+            }
+        )
     return headline, tags
 
 
@@ -148,15 +173,30 @@ def _finished_runs(store: Store, ws: Workspace) -> list[dict[str, Any]]:
         result = run.get("result") or {}
         verdict = result.get("verdict") or {}
         params = run.get("params") or {}
-        out.append({"id": run["id"], "method": params.get("method", ""), "baseline": params.get("baseline", ""),
-                    "task": params.get("task", ""), "verdict": verdict.get("overall", ""),
-                    "summary": verdict.get("summary", ""), "finished_at": run.get("finished_at", ""),
-                    "folder": result.get("folder") or str(ws.run_dir(run["id"]))})  # fmt: skip
+        out.append(
+            {
+                "id": run["id"],
+                "method": params.get("method", ""),
+                "baseline": params.get("baseline", ""),
+                "task": params.get("task", ""),
+                "verdict": verdict.get("overall", ""),
+                "summary": verdict.get("summary", ""),
+                "finished_at": run.get("finished_at", ""),
+                "folder": result.get("folder") or str(ws.run_dir(run["id"])),
+            }
+        )
     return out
 
 
-def _evidence(store: Store, period: Period, trends: dict[str, Any], ranked: list[Ranked],
-              baseline: list[Document], runs: list[dict[str, Any]], trailing_weeks: int) -> list[Evidence]:  # fmt: skip
+def _evidence(
+    store: Store,
+    period: Period,
+    trends: dict[str, Any],
+    ranked: list[Ranked],
+    baseline: list[Document],
+    runs: list[dict[str, Any]],
+    trailing_weeks: int,
+) -> list[Evidence]:
     presets = preset_patterns()
     relevance = {r.doc.id: r.relevance for r in ranked}
     period_docs = [r.doc for r in ranked]
@@ -195,12 +235,18 @@ def _evidence(store: Store, period: Period, trends: dict[str, Any], ranked: list
         rel = [relevance[d.id] for d in docs if d.id in relevance]
         preset = match_preset(name, presets)
         found[preset or name.lower()] = Evidence(
-            method=name, origin="new method (trends)", papers=[paper_ref(d) for d in docs[:6]],
-            count=int(item.get("count", len(docs))), recent_count=len(here),
-            growth=float(item.get("growth") or 0.0), first_seen=str(item.get("first_seen", ""))[:10],
-            code_links=code_links(docs)[:5], relevance=round(sum(rel) / len(rel), 3) if rel else 0.0,
-            preset=preset, run=latest_run.get(preset) if preset else None,
-        )  # fmt: skip
+            method=name,
+            origin="new method (trends)",
+            papers=[paper_ref(d) for d in docs[:6]],
+            count=int(item.get("count", len(docs))),
+            recent_count=len(here),
+            growth=float(item.get("growth") or 0.0),
+            first_seen=str(item.get("first_seen", ""))[:10],
+            code_links=code_links(docs)[:5],
+            relevance=round(sum(rel) / len(rel), 3) if rel else 0.0,
+            preset=preset,
+            run=latest_run.get(preset) if preset else None,
+        )
     for preset, pat in presets.items():
         if preset in found:
             continue
@@ -214,17 +260,32 @@ def _evidence(store: Store, period: Period, trends: dict[str, Any], ranked: list
         rel = [relevance[d.id] for d in here]
         docs = sorted([*here, *before], key=lambda d: d.published, reverse=True)
         found[preset] = Evidence(
-            method=preset_name(preset), origin="repro preset mentioned",
-            papers=[paper_ref(d) for d in docs[:6]], count=len(docs), recent_count=len(here),
-            growth=round(growth, 2), code_links=code_links(docs)[:5],
-            relevance=round(sum(rel) / len(rel), 3), preset=preset, run=latest_run.get(preset),
-        )  # fmt: skip
+            method=preset_name(preset),
+            origin="repro preset mentioned",
+            papers=[paper_ref(d) for d in docs[:6]],
+            count=len(docs),
+            recent_count=len(here),
+            growth=round(growth, 2),
+            code_links=code_links(docs)[:5],
+            relevance=round(sum(rel) / len(rel), 3),
+            preset=preset,
+            run=latest_run.get(preset),
+        )
     return list(found.values())
 
 
-def gather(ws: Workspace, store: Store, period: Period, cfg: ReportConfig, profile: Profile, *,
-           trends: dict[str, Any] | None = None, summarizer: Summarizer | None = None,
-           grouping: TagGroups | None = None, runs: list[dict[str, Any]] | None = None) -> dict[str, Any]:  # fmt: skip
+def gather(
+    ws: Workspace,
+    store: Store,
+    period: Period,
+    cfg: ReportConfig,
+    profile: Profile,
+    *,
+    trends: dict[str, Any] | None = None,
+    summarizer: Summarizer | None = None,
+    grouping: TagGroups | None = None,
+    runs: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     """Everything the templates show, as JSON-ready data."""
     trends = trends or EMPTY_TRENDS
     grouping = grouping or tag_groups(ws, store)
@@ -241,8 +302,16 @@ def gather(ws: Workspace, store: Store, period: Period, cfg: ReportConfig, profi
     day_before = (period.start - timedelta(days=1)).isoformat() + "T23:59:59Z"
     baseline = list(store.iter_documents(since=trail_start.since, until=day_before, kind="paper"))
     liked = list(store.documents(used_profile.liked).values())
-    ranked = rank(papers, tags, period=period, profile=used_profile, cfg=cfg, baseline=baseline, liked=liked,
-                  flagged_ids=_flagged_ids(trends))  # fmt: skip
+    ranked = rank(
+        papers,
+        tags,
+        period=period,
+        profile=used_profile,
+        cfg=cfg,
+        baseline=baseline,
+        liked=liked,
+        flagged_ids=_flagged_ids(trends),
+    )
 
     summaries: dict[str, str] = {}
 
@@ -258,43 +327,71 @@ def gather(ws: Workspace, store: Store, period: Period, cfg: ReportConfig, profi
         best = [r for r in ranked if tag in r.tags][: cfg.top_n]
         if best:
             total = sum(1 for r in ranked if tag in r.tags)
-            by_tag.append({"tag": tag, "group": grouping.group_of(tag), "count": total,
-                           "papers": [shown(r) for r in best]})  # fmt: skip
+            by_tag.append(
+                {"tag": tag, "group": grouping.group_of(tag), "count": total, "papers": [shown(r) for r in best]}
+            )
     post_items = []
     for d in posts[: cfg.max_posts]:
-        post_items.append({"id": d.id, "title": d.title, "url": d.url, "published": d.published, "source": d.source,
-                           "summary": summarizer.summarize(d.title, d.abstract)})  # fmt: skip
+        post_items.append(
+            {
+                "id": d.id,
+                "title": d.title,
+                "url": d.url,
+                "published": d.published,
+                "source": d.source,
+                "summary": summarizer.summarize(d.title, d.abstract),
+            }
+        )
 
-    recs: list[Recommendation] = [decide(e) for e in _evidence(store, period, trends, ranked, baseline, runs,
-                                                                cfg.trailing_weeks)]  # fmt: skip
+    recs: list[Recommendation] = [
+        decide(e) for e in _evidence(store, period, trends, ranked, baseline, runs, cfg.trailing_weeks)
+    ]
     recs.sort(key=lambda r: (ACTIONS.index(r.action), -r.evidence.recent_count, r.method.lower()))
     # a method that only rises, with no relevance to the lab's profile (e.g. a radiology model), is noise here
     off_profile = [r.method for r in recs if r.rule == "rising" and r.evidence.relevance <= 0 and not r.evidence.preset]
     recs = [r for r in recs if r.method not in off_profile]
-    off_note = (f"{len(off_profile)} more flagged method(s) with no relevance to the profile are left out: "
-                f"{', '.join(off_profile[:6])}{' ...' if len(off_profile) > 6 else ''}") if off_profile else ""
+    off_note = (
+        (
+            f"{len(off_profile)} more flagged method(s) with no relevance to the profile are left out: "
+            f"{', '.join(off_profile[:6])}{' ...' if len(off_profile) > 6 else ''}"
+        )
+        if off_profile
+        else ""
+    )
     topics = sorted(trends.get("topics", []), key=lambda t: -(t.get("growth") or 0.0))
     summary_note = summarizer.name
     if getattr(summarizer, "failures", 0):
         summary_note = f"extractive (the summary endpoint failed: {summarizer.last_error})"  # type: ignore[attr-defined]
     return {
         "title": cfg.title,
-        "period": {"label": period.label, "start": period.start.isoformat(), "end": period.end.isoformat(),
-                   "describe": period.describe()},
+        "period": {
+            "label": period.label,
+            "start": period.start.isoformat(),
+            "end": period.end.isoformat(),
+            "describe": period.describe(),
+        },
         "generated_at": utc_now(),
         "headline": headline,
         "tag_volume": tag_volume,
-        "trends": {"as_of": str(trends.get("as_of", "")), "emerging": trends.get("emerging", [])[:10],
-                   "declining": trends.get("declining", [])[:6], "new_methods": trends.get("new_methods", [])[:10],
-                   "topics": [t for t in topics if (t.get("growth") or 0) > 0][:6]},
+        "trends": {
+            "as_of": str(trends.get("as_of", "")),
+            "emerging": trends.get("emerging", [])[:10],
+            "declining": trends.get("declining", [])[:6],
+            "new_methods": trends.get("new_methods", [])[:10],
+            "topics": [t for t in topics if (t.get("growth") or 0) > 0][:6],
+        },
         "top_overall": top_overall,
         "top_papers": by_tag,
         "posts": post_items,
         "posts_total": len(posts),
         "recommendations": [r.as_dict() for r in recs[:MAX_RECOMMENDATIONS]],
         "runs": runs[:10],
-        "notes": {"profile": profile_note, "summaries": summary_note, "off_profile": off_note,
-                  "tags": "" if store.known_tags() else "no tags yet: run `radar tag` for per-tag sections",
-                  "ranking": f"score = {cfg.relevance_weight:g} relevance + {cfg.novelty_weight:g} novelty + "
-                             f"{cfg.recency_weight:g} recency"},
-    }  # fmt: skip
+        "notes": {
+            "profile": profile_note,
+            "summaries": summary_note,
+            "off_profile": off_note,
+            "tags": "" if store.known_tags() else "no tags yet: run `radar tag` for per-tag sections",
+            "ranking": f"score = {cfg.relevance_weight:g} relevance + {cfg.novelty_weight:g} novelty + "
+            f"{cfg.recency_weight:g} recency",
+        },
+    }

@@ -25,12 +25,12 @@ from urllib.parse import urlparse
 
 import requests
 
-from reports.build import BuiltReport
-from reports.config import DeliveryConfig, EmailConfig, WebhookConfig
-from reports.errors import ReportError
-from reports.render import Chart, render_email_html, render_text
-from store import Store, Workspace
-from store.errors import WorkspaceError
+from radar.reports.build import BuiltReport
+from radar.reports.config import DeliveryConfig, EmailConfig, WebhookConfig
+from radar.reports.errors import ReportError
+from radar.reports.render import Chart, render_email_html, render_text
+from radar.store import Store, Workspace
+from radar.store.errors import WorkspaceError
 
 
 @dataclass
@@ -42,8 +42,13 @@ class Outcome:
     attempts: int = 0
 
     def as_dict(self) -> dict[str, Any]:
-        return {"channel": self.channel, "recipient": self.recipient, "status": self.status, "error": self.error,
-                "attempts": self.attempts}  # fmt: skip
+        return {
+            "channel": self.channel,
+            "recipient": self.recipient,
+            "status": self.status,
+            "error": self.error,
+            "attempts": self.attempts,
+        }
 
 
 def webhook_recipient(url: str) -> str:
@@ -101,8 +106,14 @@ def build_email(report: BuiltReport, cfg: EmailConfig, to: str, body: EmailBody 
         html_part = msg.get_body(("html",))
         assert html_part is not None  # just added
         for i, chart in enumerate(body.charts, 1):
-            html_part.add_related(chart.png, maintype="image", subtype="png", cid=f"<{chart.cid}>",
-                                  disposition="inline", filename=f"chart-{i}.png")  # fmt: skip
+            html_part.add_related(
+                chart.png,
+                maintype="image",
+                subtype="png",
+                cid=f"<{chart.cid}>",
+                disposition="inline",
+                filename=f"chart-{i}.png",
+            )
     return msg
 
 
@@ -137,12 +148,18 @@ def webhook_payload(report: BuiltReport) -> dict[str, Any]:
     h = c["headline"]
     change = "" if h["change_pct"] is None else f" ({h['change_pct']:+.0f}% vs the trailing mean)"
     groups = ", ".join(f"{slack_text(g['group'])} {g['count']}" for g in h["groups"])
-    lines = [f"*{slack_text(subject(report))}*",
-             f"{h['documents']} documents{change}" + (f"; {groups}" if groups else "")]  # fmt: skip
-    recs = [f"• *{slack_text(r['action'])}* {slack_text(r['method'])}: {slack_text(r['reason'])}"
-            for r in c["recommendations"][:8]]  # fmt: skip
-    top = [f"• <{r['url']}|{slack_text(r['title'])}>" if _slack_link_ok(r["url"]) else f"• {slack_text(r['title'])}"
-           for r in c["top_overall"][:5]]  # fmt: skip
+    lines = [
+        f"*{slack_text(subject(report))}*",
+        f"{h['documents']} documents{change}" + (f"; {groups}" if groups else ""),
+    ]
+    recs = [
+        f"• *{slack_text(r['action'])}* {slack_text(r['method'])}: {slack_text(r['reason'])}"
+        for r in c["recommendations"][:8]
+    ]
+    top = [
+        f"• <{r['url']}|{slack_text(r['title'])}>" if _slack_link_ok(r["url"]) else f"• {slack_text(r['title'])}"
+        for r in c["top_overall"][:5]
+    ]
     where = ", ".join(str(p) for k, p in report.paths.items() if k != "json")
     blocks: list[dict[str, Any]] = [
         {"type": "header", "text": {"type": "plain_text", "text": subject(report)[:150]}},
@@ -157,8 +174,9 @@ def webhook_payload(report: BuiltReport) -> dict[str, Any]:
 
 
 def post_webhook(payload: dict[str, Any], cfg: WebhookConfig) -> None:
-    resp = requests.post(cfg.url, data=json.dumps(payload), headers={"Content-Type": "application/json"},
-                         timeout=cfg.timeout_s)  # fmt: skip
+    resp = requests.post(
+        cfg.url, data=json.dumps(payload), headers={"Content-Type": "application/json"}, timeout=cfg.timeout_s
+    )
     if resp.status_code >= 300:
         raise RuntimeError(f"HTTP {resp.status_code}: {resp.text[:120]}")
 
@@ -194,12 +212,20 @@ def jobs(report: BuiltReport, cfg: DeliveryConfig) -> Iterator[Job]:
     if cfg.email.enabled:
         body = _Once(lambda: email_body(report))  # rendered (charts drawn) once, and only if a recipient is due
         for to in cfg.email.to:
-            yield ("email", to, lambda to=to: send_email(build_email(report, cfg.email, to, body()), cfg.email),  # type: ignore[misc]
-                   [cfg.email.password()])  # fmt: skip
+            yield (
+                "email",
+                to,
+                lambda to=to: send_email(build_email(report, cfg.email, to, body()), cfg.email),  # type: ignore[misc]
+                [cfg.email.password()],
+            )
     if cfg.webhook.url:
         payload = webhook_payload(report)
-        yield "webhook", webhook_recipient(cfg.webhook.url), lambda: post_webhook(payload, cfg.webhook), [
-            cfg.webhook.url, urlparse(cfg.webhook.url).path]
+        yield (
+            "webhook",
+            webhook_recipient(cfg.webhook.url),
+            lambda: post_webhook(payload, cfg.webhook),
+            [cfg.webhook.url, urlparse(cfg.webhook.url).path],
+        )
 
 
 def deliver(store: Store, report: BuiltReport, cfg: DeliveryConfig) -> list[Outcome]:
@@ -230,8 +256,10 @@ def delivery_lock(ws: Workspace) -> Iterator[None]:
     try:
         lock.__enter__()
     except WorkspaceError:
-        raise ReportError(f"another radar process is delivering reports in {ws.root}; wait for it to finish "
-                          "and rerun (nothing was sent twice)") from None
+        raise ReportError(
+            f"another radar process is delivering reports in {ws.root}; wait for it to finish "
+            "and rerun (nothing was sent twice)"
+        ) from None
     try:
         yield
     finally:

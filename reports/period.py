@@ -6,8 +6,8 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
-from reports.errors import ReportError
-from store import Store
+from radar.reports.errors import ReportError
+from radar.store import Store
 
 _WEEK = re.compile(r"^(\d{4})-W(\d{2})$")
 
@@ -101,8 +101,14 @@ def latest_data_week(store: Store) -> Period:
     return week if week.end <= day else week.shifted(-1)
 
 
-def resolve_period(store: Store, *, week: str | None = None, since: str | None = None,
-                   until: str | None = None, today: date | None = None) -> Period:  # fmt: skip
+def resolve_period(
+    store: Store,
+    *,
+    week: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    today: date | None = None,
+) -> Period:
     if (since or until) and week:
         raise ReportError("give either --week or --from/--to, not both")
     if since or until:

@@ -25,9 +25,9 @@ from datetime import datetime
 import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from reports.config import Profile, ReportConfig
-from reports.period import Period
-from store.models import Document
+from radar.reports.config import Profile, ReportConfig
+from radar.reports.period import Period
+from radar.store.models import Document
 
 
 @dataclass
@@ -43,10 +43,21 @@ class Ranked:
 
     def as_dict(self) -> dict[str, object]:
         d = self.doc
-        return {"id": d.id, "title": d.title, "url": d.url, "published": d.published, "kind": d.kind,
-                "source": d.source, "tags": self.tags, "score": round(self.score, 4),
-                "relevance": round(self.relevance, 4), "novelty": round(self.novelty, 4),
-                "recency": round(self.recency, 4), "why": self.why, "summary": self.summary}  # fmt: skip
+        return {
+            "id": d.id,
+            "title": d.title,
+            "url": d.url,
+            "published": d.published,
+            "kind": d.kind,
+            "source": d.source,
+            "tags": self.tags,
+            "score": round(self.score, 4),
+            "relevance": round(self.relevance, 4),
+            "novelty": round(self.novelty, 4),
+            "recency": round(self.recency, 4),
+            "why": self.why,
+            "summary": self.summary,
+        }
 
 
 def _text(doc: Document) -> str:
@@ -68,17 +79,30 @@ def _recency(doc: Document, period: Period) -> float:
     return min(max((when - period.start).days / span, 0.0), 1.0)
 
 
-def rank(docs: Sequence[Document], tags: Mapping[str, Mapping[str, float]], *, period: Period, profile: Profile,
-         cfg: ReportConfig, baseline: Sequence[Document] = (), liked: Sequence[Document] = (),
-         flagged_ids: AbstractSet[str] = frozenset()) -> list[Ranked]:  # fmt: skip
+def rank(
+    docs: Sequence[Document],
+    tags: Mapping[str, Mapping[str, float]],
+    *,
+    period: Period,
+    profile: Profile,
+    cfg: ReportConfig,
+    baseline: Sequence[Document] = (),
+    liked: Sequence[Document] = (),
+    flagged_ids: AbstractSet[str] = frozenset(),
+) -> list[Ranked]:
     """All of ``docs`` ranked best first."""
     if not docs:
         return []
     ranked = [Ranked(d, sorted(tags.get(d.id, {}))) for d in docs]
     corpus = [_text(d) for d in docs] + [_text(d) for d in baseline] + [_text(d) for d in liked]
     try:
-        matrix = TfidfVectorizer(stop_words="english", sublinear_tf=True, max_features=50000, dtype=np.float32,
-                                 token_pattern=r"(?u)\b[^\W\d_][\w\-]{2,}\b").fit_transform(corpus)  # fmt: skip
+        matrix = TfidfVectorizer(
+            stop_words="english",
+            sublinear_tf=True,
+            max_features=50000,
+            dtype=np.float32,
+            token_pattern=r"(?u)\b[^\W\d_][\w\-]{2,}\b",
+        ).fit_transform(corpus)
     except ValueError:  # only stop words
         matrix = None
     n, nb = len(docs), len(baseline)
@@ -126,7 +150,6 @@ def rank(docs: Sequence[Document], tags: Mapping[str, Mapping[str, float]], *, p
         if r.doc.id in flagged_ids:
             r.why.append("named by the trends")
         r.recency = _recency(r.doc, period)
-        r.score = (cfg.relevance_weight * r.relevance + cfg.novelty_weight * r.novelty
-                   + cfg.recency_weight * r.recency)  # fmt: skip
+        r.score = cfg.relevance_weight * r.relevance + cfg.novelty_weight * r.novelty + cfg.recency_weight * r.recency
     ranked.sort(key=lambda r: (-r.score, r.doc.id))
     return ranked

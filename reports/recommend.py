@@ -26,12 +26,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from repro.methods import METHODS
-from store.models import Document
+from radar.repro.methods import METHODS
+from radar.store.models import Document
 
 ACTIONS = ("adopt", "reproduce", "evaluate", "watch")
-CODE_LINK = re.compile(r"https?://(?:www\.)?(?:github\.com|gitlab\.com|huggingface\.co|bitbucket\.org)/[^\s)\]}>,;\"']+",
-                       re.IGNORECASE)  # fmt: skip
+CODE_LINK = re.compile(
+    r"https?://(?:www\.)?(?:github\.com|gitlab\.com|huggingface\.co|bitbucket\.org)/[^\s)\]}>,;\"']+", re.IGNORECASE
+)
 
 
 @dataclass
@@ -58,8 +59,13 @@ class Recommendation:
     evidence: Evidence
 
     def as_dict(self) -> dict[str, Any]:
-        return {"method": self.method, "action": self.action, "rule": self.rule, "reason": self.reason,
-                "evidence": asdict(self.evidence)}  # fmt: skip
+        return {
+            "method": self.method,
+            "action": self.action,
+            "rule": self.rule,
+            "reason": self.reason,
+            "evidence": asdict(self.evidence),
+        }
 
 
 Rule = Callable[[Evidence], str | None]  # returns the reason when the rule fires
@@ -83,15 +89,13 @@ def rule_repro_better(e: Evidence) -> str | None:
 
 def rule_established(e: Evidence) -> str | None:
     if e.code_links and e.count >= 10 and e.relevance >= 0.5 and e.growth >= 1.0:
-        return (f"{e.count} papers, growing ({e.growth:.1f}x), code public, relevance {e.relevance:.2f} to the "
-                "profile")  # fmt: skip
+        return f"{e.count} papers, growing ({e.growth:.1f}x), code public, relevance {e.relevance:.2f} to the profile"
     return None
 
 
 def rule_reproduce_preset(e: Evidence) -> str | None:
     if e.preset and e.run is None and e.relevance >= 0.3 and (e.recent_count >= 2 or e.growth >= 1.5):
-        return (f"a reproduction preset exists and no run has checked it: "
-                f"`radar repro run --method {e.preset}`")  # fmt: skip
+        return f"a reproduction preset exists and no run has checked it: `radar repro run --method {e.preset}`"
     return None
 
 
@@ -102,10 +106,14 @@ def rule_code_and_relevant(e: Evidence) -> str | None:
 
 
 def rule_rising(e: Evidence) -> str | None:
-    missing = [what for what, ok in (("code", bool(e.code_links)), ("relevance", e.relevance >= 0.3),
-                                     ("volume", e.count >= 10)) if not ok]  # fmt: skip
-    return (f"{e.recent_count} paper(s) this period, growth {e.growth:.1f}x"
-            + (f"; not yet: {', '.join(missing)}" if missing else ""))  # fmt: skip
+    missing = [
+        what
+        for what, ok in (("code", bool(e.code_links)), ("relevance", e.relevance >= 0.3), ("volume", e.count >= 10))
+        if not ok
+    ]
+    return f"{e.recent_count} paper(s) this period, growth {e.growth:.1f}x" + (
+        f"; not yet: {', '.join(missing)}" if missing else ""
+    )
 
 
 RULES: dict[str, tuple[str, Rule]] = {

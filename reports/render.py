@@ -42,8 +42,9 @@ def md_url(value: Any) -> Markup:
     url = str(value or "")
     if not url.startswith(("http://", "https://")):
         return Markup("")
-    return Markup(url.replace(" ", "%20").replace("(", "%28").replace(")", "%29").replace("<", "%3C")
-                  .replace(">", "%3E"))  # fmt: skip
+    return Markup(
+        url.replace(" ", "%20").replace("(", "%28").replace(")", "%29").replace("<", "%3C").replace(">", "%3E")
+    )
 
 
 def safe_url(value: Any) -> str:
@@ -65,15 +66,18 @@ def pct(value: float | None) -> str:
     return f"{value:+.0f}%"
 
 
-def bars_svg(counts: list[int], *, width: int = 132, height: int = 30, labels: list[str] | None = None,
-             title: str = "") -> Markup:  # fmt: skip
+def bars_svg(
+    counts: list[int], *, width: int = 132, height: int = 30, labels: list[str] | None = None, title: str = ""
+) -> Markup:
     """A small bar chart; the last bar (this period) in the accent colour. Numbers only go in."""
     n = max(len(counts), 1)
     peak = max(max(counts, default=0), 1)
     gap = 2
     bar_w = max((width - gap * (n - 1)) / n, 1.0)
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-             f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}">']  # fmt: skip
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}">'
+    ]
     if title:
         parts.append(f"<title>{escape(title)}</title>")
     for i, c in enumerate(counts):
@@ -81,8 +85,10 @@ def bars_svg(counts: list[int], *, width: int = 132, height: int = 30, labels: l
         x = round(i * (bar_w + gap), 1)
         colour = ACCENT if i == n - 1 else MUTED
         tip = f"{escape(labels[i])}: {int(c)}" if labels else str(int(c))
-        parts.append(f'<rect x="{x}" y="{round(height - h, 1)}" width="{round(bar_w, 1)}" height="{h}" '
-                     f'fill="{colour}"><title>{tip}</title></rect>')  # fmt: skip
+        parts.append(
+            f'<rect x="{x}" y="{round(height - h, 1)}" width="{round(bar_w, 1)}" height="{h}" '
+            f'fill="{colour}"><title>{tip}</title></rect>'
+        )
     parts.append("</svg>")
     return Markup("".join(parts))
 
@@ -109,8 +115,9 @@ def bars_png(counts: list[int], *, width: int = 132, height: int = 30) -> bytes:
     ax.set_ylim(0, peak)
     ax.set_axis_off()
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi, facecolor="white", metadata={"Software": None},
-                pil_kwargs={"optimize": True})  # fmt: skip
+    fig.savefig(
+        buf, format="png", dpi=dpi, facecolor="white", metadata={"Software": None}, pil_kwargs={"optimize": True}
+    )
     return buf.getvalue()
 
 
@@ -150,8 +157,15 @@ class ChartSink:
 
 
 @pass_context
-def _bars(ctx: Context, counts: list[int], *, width: int = 132, height: int = 30, labels: list[str] | None = None,
-          title: str = "") -> Markup:  # fmt: skip
+def _bars(
+    ctx: Context,
+    counts: list[int],
+    *,
+    width: int = 132,
+    height: int = 30,
+    labels: list[str] | None = None,
+    title: str = "",
+) -> Markup:
     """The template's chart filter: an <img> of a PNG when rendering for email, else inline SVG."""
     sink = ctx.get("charts")
     if isinstance(sink, ChartSink):
@@ -161,10 +175,14 @@ def _bars(ctx: Context, counts: list[int], *, width: int = 132, height: int = 30
 
 def _env(markdown: bool) -> Environment:
     env = Environment(
-        loader=FileSystemLoader(TEMPLATES), autoescape=not markdown, undefined=StrictUndefined,
-        trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=not markdown,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
         finalize=md_escape if markdown else None,
-    )  # fmt: skip
+    )
     env.filters.update(pct=pct, md_url=md_url, safe_url=safe_url, folder_url=folder_url, bars=_bars)
     return env
 

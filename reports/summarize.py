@@ -17,7 +17,7 @@ from typing import Protocol
 
 import requests
 
-from reports.config import ReportConfig
+from radar.reports.config import ReportConfig
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-]+")
@@ -78,8 +78,15 @@ class EndpointSummarizer:
 
     name = "endpoint"
 
-    def __init__(self, endpoint: str, model: str, *, timeout_s: float, api_key: str = "",
-                 fallback: ExtractiveSummarizer | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        endpoint: str,
+        model: str,
+        *,
+        timeout_s: float,
+        api_key: str = "",
+        fallback: ExtractiveSummarizer | None = None,
+    ) -> None:
         self.url = endpoint.rstrip("/") + "/chat/completions"
         self.model = model
         self.timeout_s = timeout_s
@@ -94,10 +101,16 @@ class EndpointSummarizer:
         if self.broken or not text.strip():
             return self.fallback.summarize(title, text)
         self.calls += 1
-        prompt = ("Summarize this research abstract in at most two plain sentences for an engineer deciding "
-                  f"whether to read it.\n\nTitle: {title}\n\nAbstract: {text[:4000]}")  # fmt: skip
-        body = {"model": self.model, "messages": [{"role": "user", "content": prompt}],
-                "max_tokens": 160, "temperature": 0.2}  # fmt: skip
+        prompt = (
+            "Summarize this research abstract in at most two plain sentences for an engineer deciding "
+            f"whether to read it.\n\nTitle: {title}\n\nAbstract: {text[:4000]}"
+        )
+        body = {
+            "model": self.model,
+            "messages": [{"role": "user", "content": prompt}],
+            "max_tokens": 160,
+            "temperature": 0.2,
+        }
         try:
             resp = requests.post(self.url, json=body, headers=self.headers, timeout=self.timeout_s)
             resp.raise_for_status()
@@ -118,5 +131,6 @@ def make_summarizer(cfg: ReportConfig) -> Summarizer:
     if not cfg.summary_endpoint:
         return extractive
     key = os.environ.get(cfg.summary_api_key_env, "") if cfg.summary_api_key_env else ""
-    return EndpointSummarizer(cfg.summary_endpoint, cfg.summary_model, timeout_s=cfg.summary_timeout_s,
-                              api_key=key, fallback=extractive)  # fmt: skip
+    return EndpointSummarizer(
+        cfg.summary_endpoint, cfg.summary_model, timeout_s=cfg.summary_timeout_s, api_key=key, fallback=extractive
+    )

@@ -17,13 +17,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from reports.build import BuiltReport, build_report, compute_trends, load_report, profile_config, report_config
-from reports.config import DeliveryConfig
-from reports.content import EMPTY_TRENDS
-from reports.deliver import Outcome, deliver, delivery_lock, summarize_outcomes
-from reports.period import Period
-from store import Workspace
-from store.errors import RadarError
+from radar.reports.build import BuiltReport, build_report, compute_trends, load_report, profile_config, report_config
+from radar.reports.config import DeliveryConfig
+from radar.reports.content import EMPTY_TRENDS
+from radar.reports.deliver import Outcome, deliver, delivery_lock, summarize_outcomes
+from radar.reports.period import Period
+from radar.store import Workspace
+from radar.store.errors import RadarError
 
 STEPS = ("crawl", "index", "tag", "trends", "report", "deliver")
 Log = Callable[[str], None]
@@ -56,14 +56,18 @@ class WeeklyResult:
         return f"weekly {self.period.label}: " + "; ".join(parts)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"period": self.period.label, "ok": self.exit_code == 0, "summary": self.line(),
-                "steps": [s.as_dict() for s in self.steps],
-                "paths": {k: str(v) for k, v in self.report.paths.items()} if self.report else {},
-                "deliveries": [o.as_dict() for o in self.outcomes]}  # fmt: skip
+        return {
+            "period": self.period.label,
+            "ok": self.exit_code == 0,
+            "summary": self.line(),
+            "steps": [s.as_dict() for s in self.steps],
+            "paths": {k: str(v) for k, v in self.report.paths.items()} if self.report else {},
+            "deliveries": [o.as_dict() for o in self.outcomes],
+        }
 
 
 def _crawl(ws: Workspace) -> tuple[bool, str]:
-    from crawler.run import crawl
+    from radar.crawler.run import crawl
 
     with ws.store() as store:
         results = crawl(store, ws.config())
@@ -76,19 +80,25 @@ def _crawl(ws: Workspace) -> tuple[bool, str]:
 
 
 def _index(ws: Workspace) -> tuple[bool, str]:
-    from index.embedder import make_embedder
-    from index.pipeline import embedding_config, local_batches, model_cache_dir, run_index, search_config
+    from radar.index.embedder import make_embedder
+    from radar.index.pipeline import embedding_config, local_batches, model_cache_dir, run_index, search_config
 
     cfg = embedding_config(ws)
     with ws.lock("index"), ws.store() as store:
         embedder = make_embedder(cfg, device="auto", cache_dir=model_cache_dir(ws))
-        rep = run_index(ws, store, model_id=embedder.model_id, dim=embedder.dim, batches=local_batches(embedder),
-                        search_cfg=search_config(ws))  # fmt: skip
+        rep = run_index(
+            ws,
+            store,
+            model_id=embedder.model_id,
+            dim=embedder.dim,
+            batches=local_batches(embedder),
+            search_cfg=search_config(ws),
+        )
     return True, f"{rep.embedded} embedded, {rep.vectors} vectors"
 
 
 def _tag(ws: Workspace) -> tuple[bool, str]:
-    from analysis.tags import tag_documents
+    from radar.analysis.tags import tag_documents
 
     with ws.store() as store:
         rep = tag_documents(ws, store)
@@ -100,8 +110,9 @@ def _tag(ws: Workspace) -> tuple[bool, str]:
     return True, ", ".join(parts)
 
 
-def run_weekly(ws: Workspace, period: Period, *, skip: tuple[str, ...] = (), log: Log | None = None,
-               formats: str | None = None) -> WeeklyResult:  # fmt: skip
+def run_weekly(
+    ws: Workspace, period: Period, *, skip: tuple[str, ...] = (), log: Log | None = None, formats: str | None = None
+) -> WeeklyResult:
     """The whole weekly job under the workspace lock. Raises WorkspaceError if a run is in progress."""
     say = log or (lambda _msg: None)
     cfg = report_config(ws, formats)  # validate config before taking any step
@@ -134,16 +145,17 @@ def run_weekly(ws: Workspace, period: Period, *, skip: tuple[str, ...] = (), log
             trends_note = note
             if note:
                 return True, note
-            return True, (f"{len(trends.get('emerging', []))} emerging, "
-                          f"{len(trends.get('new_methods', []))} new methods")  # fmt: skip
+            return True, (
+                f"{len(trends.get('emerging', []))} emerging, {len(trends.get('new_methods', []))} new methods"
+            )
 
         def report_step() -> tuple[bool, str]:
             with ws.store() as store:
-                result.report = build_report(ws, store, period, cfg, profile, trends=trends,
-                                             trends_note=trends_note)
+                result.report = build_report(ws, store, period, cfg, profile, trends=trends, trends_note=trends_note)
             r = result.report.as_dict()
-            return True, (f"{r['documents']} documents, {r['recommendations']} recommendations -> "
-                          f"{result.report.folder}")  # fmt: skip
+            return True, (
+                f"{r['documents']} documents, {r['recommendations']} recommendations -> {result.report.folder}"
+            )
 
         def deliver_step() -> tuple[bool, str]:
             if not delivery.any_channel:

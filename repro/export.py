@@ -19,14 +19,20 @@ from typing import Any
 
 import yaml
 
-from repro.errors import ReproError
-from repro.methods import Method, get_method
-from repro.policy import get_size
-from repro.tasks import get_task
-from store import Workspace
+from radar.repro.errors import ReproError
+from radar.repro.methods import Method, get_method
+from radar.repro.policy import get_size
+from radar.repro.tasks import get_task
+from radar.store import Workspace
 
-_AGG = {"grpo": "seq-mean-token-mean", "sapo": "seq-mean-token-mean", "dr_grpo": "seq-mean-token-sum-norm",
-        "dapo": "token-mean", "cispo": "token-mean", "bnpo": "token-mean"}  # fmt: skip
+_AGG = {
+    "grpo": "seq-mean-token-mean",
+    "sapo": "seq-mean-token-mean",
+    "dr_grpo": "seq-mean-token-sum-norm",
+    "dapo": "token-mean",
+    "cispo": "token-mean",
+    "bnpo": "token-mean",
+}
 
 
 def verl_overrides(
@@ -96,7 +102,7 @@ def verl_overrides(
 _VERL_REWARD = '''"""Verifiable reward for verl (custom_reward_function), via Research Radar's task checker."""
 import json
 
-from repro.tasks import get_task
+from radar.repro.tasks import get_task
 
 TASK = get_task({task!r})
 
@@ -117,10 +123,10 @@ from pathlib import Path
 from datasets import Dataset
 from trl import GRPOConfig
 
-from repro.methods import get_method
-from repro.policy import get_size
-from repro.tasks import get_task
-from repro.trainer import RadarGRPOTrainer, reward_functions
+from radar.repro.methods import get_method
+from radar.repro.policy import get_size
+from radar.repro.tasks import get_task
+from radar.repro.trainer import RadarGRPOTrainer, reward_functions
 from transformers import AutoTokenizer
 
 HERE = Path(__file__).parent
@@ -151,11 +157,22 @@ trainer.train()
 
 
 def _accelerate_yaml(num_processes: int) -> str:
-    return yaml.safe_dump({
-        "compute_environment": "LOCAL_MACHINE", "distributed_type": "MULTI_GPU", "num_machines": 1,
-        "machine_rank": 0, "num_processes": num_processes, "mixed_precision": "no", "gpu_ids": "all",
-        "main_training_function": "main", "rdzv_backend": "static", "same_network": True, "use_cpu": False,
-    }, sort_keys=False)  # fmt: skip
+    return yaml.safe_dump(
+        {
+            "compute_environment": "LOCAL_MACHINE",
+            "distributed_type": "MULTI_GPU",
+            "num_machines": 1,
+            "machine_rank": 0,
+            "num_processes": num_processes,
+            "mixed_precision": "no",
+            "gpu_ids": "all",
+            "main_training_function": "main",
+            "rdzv_backend": "static",
+            "same_network": True,
+            "use_cpu": False,
+        },
+        sort_keys=False,
+    )
 
 
 def export_run(
@@ -177,15 +194,25 @@ def export_run(
         written.append(folder / name)
 
     if engine == "trl":
-        configs = {arm: {k: v for k, v in record["configs"][arm].items() if k in _GRPO_FIELDS}
-                   for arm in arms}  # fmt: skip
-        spec = {"run_id": run["id"], "arms": arms, "task": params["task"], "preset": params["preset"],
-                "model_path": model_path, "num_processes": num_processes, "grpo_config": configs}  # fmt: skip
+        configs = {arm: {k: v for k, v in record["configs"][arm].items() if k in _GRPO_FIELDS} for arm in arms}
+        spec = {
+            "run_id": run["id"],
+            "arms": arms,
+            "task": params["task"],
+            "preset": params["preset"],
+            "model_path": model_path,
+            "num_processes": num_processes,
+            "grpo_config": configs,
+        }
         write("export.json", json.dumps(spec, indent=2, default=str))
         write("accelerate.yaml", _accelerate_yaml(num_processes))
         write("train_grpo.py", _TRL_SCRIPT.format(run_id=run["id"]))
-        lines = ["#!/usr/bin/env bash", "set -euo pipefail", 'cd "$(dirname "$0")"',
-                 "export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1"]  # fmt: skip
+        lines = [
+            "#!/usr/bin/env bash",
+            "set -euo pipefail",
+            'cd "$(dirname "$0")"',
+            "export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1",
+        ]
         for arm in arms:
             for seed in range(params["seeds"]):
                 lines.append(f"accelerate launch --config_file accelerate.yaml train_grpo.py --arm {arm} --seed {seed}")
@@ -195,14 +222,23 @@ def export_run(
         from datasets import Dataset
 
         for split, n, seed in (("train", params["total_steps"] * size.prompts_per_step, 10_000), ("val", 200, 999_999)):
-            rows = [{"data_source": f"radar/{task.name}", "prompt": [{"role": "user", "content": ex["prompt"]}],
-                     "reward_model": {"style": "rule", "ground_truth": json.dumps(ex)}}
-                    for ex in task.examples(n, seed=seed, difficulty=size.difficulty)]  # fmt: skip
+            rows = [
+                {
+                    "data_source": f"radar/{task.name}",
+                    "prompt": [{"role": "user", "content": ex["prompt"]}],
+                    "reward_model": {"style": "rule", "ground_truth": json.dumps(ex)},
+                }
+                for ex in task.examples(n, seed=seed, difficulty=size.difficulty)
+            ]
             Dataset.from_list(rows).to_parquet(str(folder / f"{split}.parquet"))
             written.append(folder / f"{split}.parquet")
         write("radar_reward.py", _VERL_REWARD.format(task=task.name))
-        lines = ["#!/usr/bin/env bash", "# verl launch exported by Research Radar; run on a Ray cluster with verl.",
-                 "set -euo pipefail", 'cd "$(dirname "$0")"']  # fmt: skip
+        lines = [
+            "#!/usr/bin/env bash",
+            "# verl launch exported by Research Radar; run on a Ray cluster with verl.",
+            "set -euo pipefail",
+            'cd "$(dirname "$0")"',
+        ]
         for arm, name in arms.items():
             overrides = verl_overrides(get_method(name), params, model_path, record["configs"][arm])
             write(f"verl_{arm}_{name}.yaml", yaml.safe_dump(overrides, sort_keys=False))
@@ -225,12 +261,34 @@ def _hydra(value: Any) -> str:
 
 
 _GRPO_FIELDS = {
-    "max_steps", "learning_rate", "lr_scheduler_type", "warmup_steps", "per_device_train_batch_size",
-    "gradient_accumulation_steps", "num_generations", "num_iterations", "max_completion_length", "temperature",
-    "top_p", "max_grad_norm", "logging_steps", "save_strategy", "report_to", "gradient_checkpointing", "bf16",
-    "beta", "epsilon", "epsilon_high", "loss_type", "scale_rewards", "importance_sampling_level",
-    "mask_truncated_completions", "sapo_temperature_pos", "sapo_temperature_neg", "model_init_kwargs",
-}  # fmt: skip
+    "max_steps",
+    "learning_rate",
+    "lr_scheduler_type",
+    "warmup_steps",
+    "per_device_train_batch_size",
+    "gradient_accumulation_steps",
+    "num_generations",
+    "num_iterations",
+    "max_completion_length",
+    "temperature",
+    "top_p",
+    "max_grad_norm",
+    "logging_steps",
+    "save_strategy",
+    "report_to",
+    "gradient_checkpointing",
+    "bf16",
+    "beta",
+    "epsilon",
+    "epsilon_high",
+    "loss_type",
+    "scale_rewards",
+    "importance_sampling_level",
+    "mask_truncated_completions",
+    "sapo_temperature_pos",
+    "sapo_temperature_neg",
+    "model_init_kwargs",
+}
 
 _VERL_NOTES = """# verl export: what maps and what to check
 

@@ -10,7 +10,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from repro.verdict import Records, series  # noqa: E402
+from radar.repro.verdict import Records, series  # noqa: E402
 
 PANELS: tuple[tuple[str, str], ...] = (
     ("correct", "correctness (sampled, T=1)"),

@@ -30,8 +30,8 @@ import torch  # noqa: E402
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers  # noqa: E402
 from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM  # noqa: E402
 
-from repro.errors import ReproError  # noqa: E402
-from repro.tasks import Task  # noqa: E402
+from radar.repro.errors import ReproError  # noqa: E402
+from radar.repro.tasks import Task  # noqa: E402
 
 SPECIAL = ("<pad>", "<eos>", "<unk>")
 CACHE_VERSION = 1
@@ -133,16 +133,27 @@ def _encode_batch(tok: PreTrainedTokenizerFast, examples: list[dict], device: to
 
 @torch.no_grad()
 def sampled_accuracy(
-    model: Any, tok: Any, task: Task, examples: list[dict], device: Any, greedy: bool = False,
-) -> float:  # fmt: skip
+    model: Any,
+    tok: Any,
+    task: Task,
+    examples: list[dict],
+    device: Any,
+    greedy: bool = False,
+) -> float:
     """Share of examples answered correctly when sampling at temperature 1 (or greedily)."""
     model.eval()
     enc = tok([e["prompt"] for e in examples], return_tensors="pt", padding=True, add_special_tokens=False)
     out = model.generate(
-        input_ids=enc["input_ids"].to(device), attention_mask=enc["attention_mask"].to(device),
-        max_new_tokens=task.max_answer_chars + 2, do_sample=not greedy, temperature=1.0, top_k=0, top_p=1.0,
-        pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
-    )  # fmt: skip
+        input_ids=enc["input_ids"].to(device),
+        attention_mask=enc["attention_mask"].to(device),
+        max_new_tokens=task.max_answer_chars + 2,
+        do_sample=not greedy,
+        temperature=1.0,
+        top_k=0,
+        top_p=1.0,
+        pad_token_id=tok.pad_token_id,
+        eos_token_id=tok.eos_token_id,
+    )
     texts = tok.batch_decode(out[:, enc["input_ids"].shape[1] :], skip_special_tokens=True)
     model.train()
     return sum(task.check(e, t) for e, t in zip(examples, texts, strict=True)) / len(examples)
@@ -182,17 +193,33 @@ def _warm_start(task: Task, size: PolicySize, device: torch.device, seed: int, l
             if acc >= size.target_accuracy:
                 break
     info = {
-        "task": task.name, "size": asdict(size), "sft_steps": step, "sampled_accuracy": acc,
-        "parameters": sum(p.numel() for p in model.parameters()), "seconds": round(time.perf_counter() - started, 1),
+        "task": task.name,
+        "size": asdict(size),
+        "sft_steps": step,
+        "sampled_accuracy": acc,
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "seconds": round(time.perf_counter() - started, 1),
         "cache_version": CACHE_VERSION,
-    }  # fmt: skip
+    }
     return model, tok, info
 
 
 def warm_start_key(task: Task, size: PolicySize) -> str:
     """Changes whenever anything that shapes the warm start changes (so a stale cache is never used)."""
-    fields = (CACHE_VERSION, task.name, task.alphabet, size.hidden, size.layers, size.heads, size.intermediate,
-              size.sft_lr, size.sft_batch, size.sft_max_steps, size.target_accuracy, size.difficulty)  # fmt: skip
+    fields = (
+        CACHE_VERSION,
+        task.name,
+        task.alphabet,
+        size.hidden,
+        size.layers,
+        size.heads,
+        size.intermediate,
+        size.sft_lr,
+        size.sft_batch,
+        size.sft_max_steps,
+        size.target_accuracy,
+        size.difficulty,
+    )
     return hashlib.blake2b(repr(fields).encode(), digest_size=4).hexdigest()
 
 

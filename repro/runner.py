@@ -33,11 +33,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from repro.errors import ReproError, RunCancelled
-from repro.methods import get_method
-from repro.policy import get_size
-from repro.tasks import get_task
-from store import Store, Workspace, utc_now
+from radar.repro.errors import ReproError, RunCancelled
+from radar.repro.methods import get_method
+from radar.repro.policy import get_size
+from radar.repro.tasks import get_task
+from radar.store import Store, Workspace, utc_now
 
 KIND = "repro"
 ACTIVE = ("queued", "running")
@@ -101,13 +101,22 @@ def start(ws: Workspace, run_id: str) -> subprocess.Popen[bytes]:
     """Start the worker process for a queued run; its output goes to the run's log.txt."""
     log = log_path(ws, run_id)
     log.parent.mkdir(parents=True, exist_ok=True)
-    env = os.environ | {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
-                        "TOKENIZERS_PARALLELISM": "false", "PYTHONUNBUFFERED": "1"}  # fmt: skip
+    env = os.environ | {
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+        "PYTHONUNBUFFERED": "1",
+    }
     with open(log, "ab") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "repro.worker", "--workspace", str(ws.root), run_id],
-            stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True,
-        )  # fmt: skip
+            [sys.executable, "-m", "radar.repro.worker", "--workspace", str(ws.root), run_id],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )
     with ws.store() as store:
         store.update_run(run_id, pid=proc.pid, heartbeat_at=utc_now())
     return proc
@@ -201,10 +210,12 @@ def reap(store: Store, ws: Workspace) -> list[str]:
             continue
         log = log_path(ws, run["id"])
         store.update_run(
-            run["id"], status="failed", finished_at=utc_now(),
+            run["id"],
+            status="failed",
+            finished_at=utc_now(),
             error=f"worker process {run['pid']} died without finishing (killed?); its log: {log}",
             result=run["result"] | {"log": str(log), "log_tail": _tail(log)},
-        )  # fmt: skip
+        )
         reaped.append(run["id"])
     return reaped
 
@@ -226,17 +237,31 @@ def provenance() -> dict[str, Any]:
             versions[pkg] = None
     try:
         commit = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=Path(__file__).resolve().parents[1],
-            capture_output=True, text=True, timeout=10, check=True,
-        ).stdout.strip()  # fmt: skip
-        dirty = bool(subprocess.run(
-            ["git", "status", "--porcelain", "--", "repro"], cwd=Path(__file__).resolve().parents[1],
-            capture_output=True, text=True, timeout=10,
-        ).stdout.strip())  # fmt: skip
+            ["git", "rev-parse", "HEAD"],
+            cwd=Path(__file__).resolve().parents[1],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+        dirty = bool(
+            subprocess.run(
+                ["git", "status", "--porcelain", "--", "repro"],
+                cwd=Path(__file__).resolve().parents[1],
+                capture_output=True,
+                text=True,
+                timeout=10,
+            ).stdout.strip()
+        )
     except (OSError, subprocess.SubprocessError):
         commit, dirty = "unknown", False
-    return {"git_commit": commit, "repro_dirty": dirty, "python": platform.python_version(),
-            "platform": platform.platform(), "packages": versions}  # fmt: skip
+    return {
+        "git_commit": commit,
+        "repro_dirty": dirty,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "packages": versions,
+    }
 
 
 def resolve_device(requested: str) -> str:
@@ -280,8 +305,13 @@ def execute(ws: Workspace, run_id: str, log: Any = print) -> dict[str, Any]:
 
         log(traceback.format_exc())
         with ws.store() as store:
-            store.update_run(run_id, status="failed", finished_at=utc_now(), error=f"{message}; see {logfile}",
-                             result={"log": str(logfile)})  # fmt: skip
+            store.update_run(
+                run_id,
+                status="failed",
+                finished_at=utc_now(),
+                error=f"{message}; see {logfile}",
+                result={"log": str(logfile)},
+            )
         raise
     with ws.store() as store:
         store.update_run(run_id, status="done", progress=1.0, finished_at=utc_now(), result=result)
@@ -335,7 +365,7 @@ def arm_job(
     """
     import torch
 
-    from repro.trainer import train_arm
+    from radar.repro.trainer import train_arm
 
     ws = Workspace(Path(root))
     with ws.store() as store:
@@ -368,20 +398,28 @@ def arm_job(
             return bool(_require(store, run_id)["cancel_requested"])
 
     summary = train_arm(
-        policy_path=Path(record["policy"]["path"]), method=method, task=task, size=size, steps=record["steps"],
-        seed=seed, device=device, output_dir=folder / "trl" / f"{arm}-seed{seed}", on_record=on_record,
-        should_cancel=should_cancel, eval_examples=task.examples(200, seed=999_999, difficulty=size.difficulty),
-    )  # fmt: skip
+        policy_path=Path(record["policy"]["path"]),
+        method=method,
+        task=task,
+        size=size,
+        steps=record["steps"],
+        seed=seed,
+        device=device,
+        output_dir=folder / "trl" / f"{arm}-seed{seed}",
+        on_record=on_record,
+        should_cancel=should_cancel,
+        eval_examples=task.examples(200, seed=999_999, difficulty=size.difficulty),
+    )
     return summary, records
 
 
 def _execute(ws: Workspace, run_id: str, params: dict[str, Any], log: Any) -> dict[str, Any]:
     import torch
 
-    from repro.plots import plot_run
-    from repro.policy import cached_policy
-    from repro.trainer import build_config
-    from repro.verdict import verdict
+    from radar.repro.plots import plot_run
+    from radar.repro.policy import cached_policy
+    from radar.repro.trainer import build_config
+    from radar.repro.verdict import verdict
 
     spec = RunSpec(**{k: params[k] for k in RunSpec.__dataclass_fields__})
     method, baseline = get_method(spec.method), get_method(spec.baseline)
@@ -404,15 +442,21 @@ def _execute(ws: Workspace, run_id: str, params: dict[str, Any], log: Any) -> di
     policy_path, warm = cached_policy(policy_cache_dir(ws), task, size, torch.device(device), log=log_and_beat)
     warm_s = time.perf_counter() - started  # ~0 when the warm start was cached
     record = {
-        "id": run_id, "spec": asdict(spec), "device": device, "steps": steps, "seeds": seeds,
+        "id": run_id,
+        "spec": asdict(spec),
+        "device": device,
+        "steps": steps,
+        "seeds": seeds,
         "policy": {"path": str(policy_path), **warm},
-        "configs": {arm: build_config(m, size, task, steps=steps, seed=0, output_dir=folder / "trl", device=device)
-                    .to_dict() for arm, m in arms.items()},
+        "configs": {
+            arm: build_config(m, size, task, steps=steps, seed=0, output_dir=folder / "trl", device=device).to_dict()
+            for arm, m in arms.items()
+        },
         "methods": {arm: asdict(m) for arm, m in arms.items()},
         "cuda_device": torch.cuda.get_device_name(0) if device == "cuda" else None,
         "torch_threads": torch.get_num_threads(),
         **provenance(),
-    }  # fmt: skip
+    }
     Workspace.write_text_atomic(folder / "run.json", json.dumps(record, indent=2, default=str))
 
     total = len(arms) * len(seeds) * steps
@@ -432,8 +476,10 @@ def _execute(ws: Workspace, run_id: str, params: dict[str, Any], log: Any) -> di
                 store.update_run(run_id, progress=round(min(done / total, 1.0), 4), heartbeat_at=utc_now())
 
     train_started = time.perf_counter()
-    log(f"training {len(jobs)} arms ({', '.join(f'{a} seed {s}' for a, s in jobs)}), {steps} steps each on "
-        f"{device}, {workers} at a time")  # fmt: skip
+    log(
+        f"training {len(jobs)} arms ({', '.join(f'{a} seed {s}' for a, s in jobs)}), {steps} steps each on "
+        f"{device}, {workers} at a time"
+    )
     if workers == 1:
         for arm, seed in jobs:
             summary, records = arm_job(str(ws.root), run_id, arm, seed, os.getpid(), on_step=beat)
@@ -444,12 +490,15 @@ def _execute(ws: Workspace, run_id: str, params: dict[str, Any], log: Any) -> di
         stop.unlink(missing_ok=True)
         os.environ["RADAR_REPRO_PARENT"] = str(os.getpid())  # marks the arm processes (ps e, tests)
         pool = ProcessPoolExecutor(
-            max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-            initializer=_exit_with_parent, initargs=(os.getpid(),),
-        )  # fmt: skip
+            max_workers=workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_exit_with_parent,
+            initargs=(os.getpid(),),
+        )
         try:
-            futures = {pool.submit(arm_job, str(ws.root), run_id, arm, seed, os.getpid()): (arm, seed)
-                       for arm, seed in jobs}  # fmt: skip
+            futures = {
+                pool.submit(arm_job, str(ws.root), run_id, arm, seed, os.getpid()): (arm, seed) for arm, seed in jobs
+            }
             pending = set(futures)
             while pending:
                 finished, pending = wait_futures(pending, timeout=1.0, return_when=FIRST_EXCEPTION)
@@ -486,9 +535,14 @@ def _execute(ws: Workspace, run_id: str, params: dict[str, Any], log: Any) -> di
         "eval_accuracy": {arm: {str(s): v["eval_accuracy"] for s, v in per.items()} for arm, per in summaries.items()},
         "final_correct": {arm: doc["final_reward"][f"{arm}_mean"] for arm in arms},
         "device": device,
-    }  # fmt: skip
+    }
     Workspace.write_text_atomic(folder / "verdict.json", json.dumps(doc | {"metrics": metrics}, indent=2))
     log(doc["summary"])
     prov = {k: record[k] for k in ("git_commit", "repro_dirty", "python", "packages")}
-    return {"verdict": doc, "metrics": metrics, "plots": [str(p) for p in plots], "folder": str(folder),
-            "record": {"device": device, "cuda_device": record["cuda_device"], "seeds": seeds, **prov}}  # fmt: skip
+    return {
+        "verdict": doc,
+        "metrics": metrics,
+        "plots": [str(p) for p in plots],
+        "folder": str(folder),
+        "record": {"device": device, "cuda_device": record["cuda_device"], "seeds": seeds, **prov},
+    }

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from repro.errors import ReproError
+from radar.repro.errors import ReproError
 
 Example = dict[str, Any]
 
@@ -110,11 +110,17 @@ TASKS: dict[str, Task] = {
         Task("addition", "multi-digit addition", "0123456789+=", r"^\d+$", 10, 5, _make_addition, _check_exact),
         Task("sorting", "sort a digit string", "0123456789s=", r"^\d+$", 12, 10, _make_sorting, _check_exact),
         Task(
-            "countdown", "reach a target with + - * over given numbers", "0123456789+-* >=",
-            r"^\d+([+\-*]\d+)*$", 20, 12, _make_countdown, _check_countdown,
+            "countdown",
+            "reach a target with + - * over given numbers",
+            "0123456789+-* >=",
+            r"^\d+([+\-*]\d+)*$",
+            20,
+            12,
+            _make_countdown,
+            _check_countdown,
         ),
     )
-}  # fmt: skip
+}
 
 
 def get_task(name: str) -> Task:

@@ -27,10 +27,10 @@ from transformers import PrinterCallback, TrainerCallback
 from trl import GRPOConfig, GRPOTrainer
 from trl.rewards import get_soft_overlong_punishment
 
-from repro.errors import ReproError, RunCancelled
-from repro.methods import Method
-from repro.policy import PolicySize, sampled_accuracy
-from repro.tasks import Task, correctness_reward, format_reward
+from radar.repro.errors import ReproError, RunCancelled
+from radar.repro.methods import Method
+from radar.repro.policy import PolicySize, sampled_accuracy
+from radar.repro.tasks import Task, correctness_reward, format_reward
 
 
 # -- loss plug-ins ----------------------------------------------------------------------------------
@@ -213,10 +213,19 @@ class RecordCallback(TrainerCallback):
 
 
 def train_arm(
-    *, policy_path: Path, method: Method, task: Task, size: PolicySize, steps: int, seed: int, device: str,
-    output_dir: Path, on_record: Callable[[dict[str, Any]], None], should_cancel: Callable[[], bool],
+    *,
+    policy_path: Path,
+    method: Method,
+    task: Task,
+    size: PolicySize,
+    steps: int,
+    seed: int,
+    device: str,
+    output_dir: Path,
+    on_record: Callable[[dict[str, Any]], None],
+    should_cancel: Callable[[], bool],
     eval_examples: list[dict[str, Any]],
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """Train one (method, seed) arm from the cached warm-start; returns its summary."""
     from transformers import AutoTokenizer
 
@@ -242,5 +251,9 @@ def train_arm(
     model: Any = trainer.model
     accuracy = sampled_accuracy(model, tokenizer, task, eval_examples, model.device, greedy=True)
     done = trainer.state.global_step
-    return {"steps": done, "seconds": round(seconds, 2), "steps_per_s": round(done / seconds, 3) if seconds else None,
-            "eval_accuracy": accuracy}  # fmt: skip
+    return {
+        "steps": done,
+        "seconds": round(seconds, 2),
+        "steps_per_s": round(done / seconds, 3) if seconds else None,
+        "eval_accuracy": accuracy,
+    }

@@ -13,7 +13,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from repro.methods import Claim, Method
+from radar.repro.methods import Claim, Method
 
 Records = list[dict[str, Any]]  # per-step metric records of one (arm, seed)
 
@@ -67,10 +67,17 @@ def compare(
     diffs = [x - y for x, y in zip(m, b, strict=True)]
     lo, hi = bootstrap_ci(diffs)
     return {
-        "metric": metric, "window": window, "seeds": seeds, "method": _r(m), "baseline": _r(b),
-        "method_mean": _r(_mean(m)), "baseline_mean": _r(_mean(b)), "diff_mean": _r(_mean(diffs)),
-        "ci": [_r(lo), _r(hi)], "confidence": CONFIDENCE,
-    }  # fmt: skip
+        "metric": metric,
+        "window": window,
+        "seeds": seeds,
+        "method": _r(m),
+        "baseline": _r(b),
+        "method_mean": _r(_mean(m)),
+        "baseline_mean": _r(_mean(b)),
+        "diff_mean": _r(_mean(diffs)),
+        "ci": [_r(lo), _r(hi)],
+        "confidence": CONFIDENCE,
+    }
 
 
 MIN_EFFECT = 0.01  # a difference under 1 point of correctness is not called better/worse, however tight
@@ -99,8 +106,16 @@ def check_claim(claim: Claim, method_runs: dict[int, Records], baseline_runs: di
         b = [aggregate(baseline_runs[s], claim.metric, claim.window) for s in seeds]
         ratios = [x / max(y, 1e-6) for x, y in zip(m, b, strict=True)]
         lo, hi = bootstrap_ci(ratios)
-        cmp = {"metric": claim.metric, "window": claim.window, "seeds": seeds, "method": _r(m), "baseline": _r(b),
-               "ratio_mean": _r(_mean(ratios)), "ci": [_r(lo), _r(hi)], "confidence": CONFIDENCE}  # fmt: skip
+        cmp = {
+            "metric": claim.metric,
+            "window": claim.window,
+            "seeds": seeds,
+            "method": _r(m),
+            "baseline": _r(b),
+            "ratio_mean": _r(_mean(ratios)),
+            "ci": [_r(lo), _r(hi)],
+            "confidence": CONFIDENCE,
+        }
         status = _status(lo >= claim.margin, hi < claim.margin, lo, hi)
     else:
         cmp = compare(method_runs, baseline_runs, claim.metric, claim.window)

@@ -21,8 +21,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("run_id")
     args = parser.parse_args(argv)
 
-    from repro.runner import execute
-    from store import Workspace, resolve_root
+    from radar.repro.runner import execute
+    from radar.store import Workspace, resolve_root
 
     ws = Workspace.open(resolve_root(args.workspace))
 

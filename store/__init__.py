@@ -1,13 +1,26 @@
 """The workspace store: configuration, paths and the SQLite database. Every stage depends on it."""
 
-from store.config import Config, CrawlConfig, SourceConfig, parse_config
-from store.db import Store
-from store.errors import ConfigError, RadarError, StoreError, WorkspaceError
-from store.models import CrawlState, Document, UpsertCounts, iso_utc, utc_now
-from store.workspace import Workspace, resolve_root
+from radar.store.config import Config, CrawlConfig, SourceConfig, parse_config
+from radar.store.db import Store
+from radar.store.errors import ConfigError, RadarError, StoreError, WorkspaceError
+from radar.store.models import CrawlState, Document, UpsertCounts, iso_utc, utc_now
+from radar.store.workspace import Workspace, resolve_root
 
 __all__ = [
-    "Config", "ConfigError", "CrawlConfig", "CrawlState", "Document", "RadarError", "SourceConfig",
-    "Store", "StoreError", "UpsertCounts", "Workspace", "WorkspaceError", "iso_utc", "parse_config",
-    "resolve_root", "utc_now",
-]  # fmt: skip
+    "Config",
+    "ConfigError",
+    "CrawlConfig",
+    "CrawlState",
+    "Document",
+    "RadarError",
+    "SourceConfig",
+    "Store",
+    "StoreError",
+    "UpsertCounts",
+    "Workspace",
+    "WorkspaceError",
+    "iso_utc",
+    "parse_config",
+    "resolve_root",
+    "utc_now",
+]

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from store.errors import ConfigError
+from radar.store.errors import ConfigError
 
 SOURCE_TYPES = ("arxiv", "arxiv-rss", "feed")
 # Sections owned by later stages; each stage validates its own table with its own dataclass.
@@ -29,9 +29,7 @@ def check_keys(table: Mapping[str, Any], allowed: set[str], where: str) -> None:
     """Unknown keys in a config table: one error naming them and the valid ones."""
     unknown = sorted(set(table) - allowed)
     if unknown:
-        raise ConfigError(
-            f"unknown key(s) {', '.join(unknown)} in {where}; valid keys: {', '.join(sorted(allowed))}"
-        )
+        raise ConfigError(f"unknown key(s) {', '.join(unknown)} in {where}; valid keys: {', '.join(sorted(allowed))}")
 
 
 def _is_arxiv_host(url: str) -> bool:
@@ -81,13 +79,13 @@ class SourceConfig:
         if self.type not in SOURCE_TYPES:
             raise ConfigError(f"{where}: type {self.type!r} is not one of {', '.join(SOURCE_TYPES)}")
         if self.type == "feed" and not self.url:
-            raise ConfigError(f"{where}: a feed needs url = \"https://.../feed.xml\"")
+            raise ConfigError(f'{where}: a feed needs url = "https://.../feed.xml"')
         if self.type in ("arxiv", "arxiv-rss") and not self.base_url:
             raise ConfigError(f"{where}: set base_url (e.g. https://export.arxiv.org/api/query)")
         if self.type == "arxiv" and not (self.categories or self.queries):
-            raise ConfigError(f"{where}: give categories = [\"cs.LG\"] or queries = [\"all:GRPO\"]")
+            raise ConfigError(f'{where}: give categories = ["cs.LG"] or queries = ["all:GRPO"]')
         if self.type == "arxiv-rss" and not self.categories:
-            raise ConfigError(f"{where}: give categories = [\"cs.LG\", \"cs.AI\"]")
+            raise ConfigError(f'{where}: give categories = ["cs.LG", "cs.AI"]')
         if not 1 <= self.page_size <= ARXIV_MAX_PAGE_SIZE:
             raise ConfigError(f"{where}: page_size must be 1..{ARXIV_MAX_PAGE_SIZE} (the API maximum)")
         if not 1 <= self.max_results <= ARXIV_MAX_PER_QUERY:

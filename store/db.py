@@ -14,9 +14,9 @@ from typing import Any
 
 import orjson
 
-from store.errors import StoreError
-from store.models import CrawlState, Document, UpsertCounts, utc_now
-from store.schema import LATEST_VERSION, MIGRATIONS
+from radar.store.errors import StoreError
+from radar.store.models import CrawlState, Document, UpsertCounts, utc_now
+from radar.store.schema import LATEST_VERSION, MIGRATIONS
 
 RUN_STATUSES = ("queued", "running", "done", "failed", "cancelled")
 
@@ -206,8 +206,7 @@ class Store:
             },
             "by_kind": {r[0]: r[1] for r in q("SELECT kind, COUNT(*) FROM documents GROUP BY kind ORDER BY kind")},
             "by_month": {
-                r[0]: r[1]
-                for r in q("SELECT substr(published, 1, 7), COUNT(*) FROM documents GROUP BY 1 ORDER BY 1")
+                r[0]: r[1] for r in q("SELECT substr(published, 1, 7), COUNT(*) FROM documents GROUP BY 1 ORDER BY 1")
             },
         }
 
@@ -227,8 +226,10 @@ class Store:
     def save_embeddings(self, rows: Iterable[tuple[str, str, str, bytes]]) -> None:
         """Store (doc_id, model_id, content_hash, vector bytes) in one transaction; a doc keeps its vec_id."""
         with self.transaction() as conn:
-            conn.execute("INSERT INTO meta (key, value) VALUES ('embeddings_generation', '1') ON CONFLICT(key) "
-                         "DO UPDATE SET value = CAST(value AS INTEGER) + 1")  # fmt: skip
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES ('embeddings_generation', '1') ON CONFLICT(key) "
+                "DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+            )
             conn.executemany(
                 "INSERT INTO embeddings (doc_id, model_id, content_hash, vector) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT(doc_id) DO UPDATE SET model_id = excluded.model_id, "
@@ -242,8 +243,10 @@ class Store:
         return int(row[0]) if row else 0
 
     def vec_ids_of(self, doc_ids: Iterable[str]) -> dict[str, int]:
-        return {r[0]: r[1] for r in self._rows_for("SELECT doc_id, vec_id FROM embeddings WHERE doc_id IN ({marks})",
-                                                   doc_ids)}  # fmt: skip
+        return {
+            r[0]: r[1]
+            for r in self._rows_for("SELECT doc_id, vec_id FROM embeddings WHERE doc_id IN ({marks})", doc_ids)
+        }
 
     def facets(self) -> Iterator[tuple[str, str, str, str, int]]:
         """(id, published, source, kind, vec_id or -1) of every document, for in-memory filtering."""
@@ -282,17 +285,30 @@ class Store:
         rows = self.conn.execute(f"SELECT vec_id, doc_id FROM embeddings WHERE vec_id IN ({marks})", ids)
         return {r[0]: r[1] for r in rows}
 
-    def filter_documents(self, *, since: str = "", until: str = "", tags: Iterable[str] = (),
-                         sources: Iterable[str] = (), categories: Iterable[str] = (),
-                         kinds: Iterable[str] = ()) -> list[str]:  # fmt: skip
+    def filter_documents(
+        self,
+        *,
+        since: str = "",
+        until: str = "",
+        tags: Iterable[str] = (),
+        sources: Iterable[str] = (),
+        categories: Iterable[str] = (),
+        kinds: Iterable[str] = (),
+    ) -> list[str]:
         """Ids of documents matching every given filter (tags: any of them)."""
         clauses, params = self._filter_sql(since, until, tags, sources, categories, kinds)
         where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
         return [r[0] for r in self.conn.execute(f"SELECT d.id FROM documents d {where}", params)]
 
     @staticmethod
-    def _filter_sql(since: str, until: str, tags: Iterable[str], sources: Iterable[str],
-                    categories: Iterable[str], kinds: Iterable[str]) -> tuple[list[str], list[Any]]:  # fmt: skip
+    def _filter_sql(
+        since: str,
+        until: str,
+        tags: Iterable[str],
+        sources: Iterable[str],
+        categories: Iterable[str],
+        kinds: Iterable[str],
+    ) -> tuple[list[str], list[Any]]:
         clauses: list[str] = []
         params: list[Any] = []
         if since:
@@ -307,19 +323,24 @@ class Store:
                 params.extend(values)
         cats = list(categories)
         if cats:
-            clauses.append("EXISTS (SELECT 1 FROM json_each(d.categories) c WHERE c.value IN "
-                           f"({','.join('?' * len(cats))}))")  # fmt: skip
+            clauses.append(
+                f"EXISTS (SELECT 1 FROM json_each(d.categories) c WHERE c.value IN ({','.join('?' * len(cats))}))"
+            )
             params.extend(cats)
         tag_list = list(tags)
         if tag_list:
-            clauses.append("EXISTS (SELECT 1 FROM document_tags t WHERE t.doc_id = d.id AND t.tag IN "
-                           f"({','.join('?' * len(tag_list))}))")  # fmt: skip
+            clauses.append(
+                "EXISTS (SELECT 1 FROM document_tags t WHERE t.doc_id = d.id AND t.tag IN "
+                f"({','.join('?' * len(tag_list))}))"
+            )
             params.extend(tag_list)
         return clauses, params
 
     def documents(self, ids: Iterable[str]) -> dict[str, Document]:
-        return {r["id"]: _row_doc(r)
-                for r in self._rows_for(f"SELECT {_DOC_COLUMNS} FROM documents WHERE id IN ({{marks}})", ids)}
+        return {
+            r["id"]: _row_doc(r)
+            for r in self._rows_for(f"SELECT {_DOC_COLUMNS} FROM documents WHERE id IN ({{marks}})", ids)
+        }
 
     def tags_of(self, ids: Iterable[str]) -> dict[str, list[str]]:
         """{doc_id: sorted tags} (documents with no tag are absent)."""
@@ -327,22 +348,33 @@ class Store:
 
     # -- tag decisions and corrections (written by analysis/tags) ---------------------------------
 
-    def tagging_candidates(self, model_id: str, tagger: str, *, everything: bool = False,
-                           batch: int = 4096) -> Iterator[list[tuple[str, str, str, bytes]]]:  # fmt: skip
+    def tagging_candidates(
+        self, model_id: str, tagger: str, *, everything: bool = False, batch: int = 4096
+    ) -> Iterator[list[tuple[str, str, str, bytes]]]:
         """Batches of (id, title, abstract, vector) of embedded documents not yet decided by ``tagger``
         (all embedded documents when ``everything``)."""
         where = "" if everything else "AND (s.doc_id IS NULL OR s.tagger != ?)"
         params: tuple[Any, ...] = (model_id,) if everything else (model_id, tagger)
         # ids first: the caller writes tag_state between batches, which this query reads
-        ids = [r[0] for r in self.conn.execute(
-            "SELECT d.id FROM documents d JOIN embeddings e ON e.doc_id = d.id "
-            "LEFT JOIN tag_state s ON s.doc_id = d.id "
-            f"WHERE e.model_id = ? AND e.content_hash = d.content_hash {where} ORDER BY d.rowid", params)]  # fmt: skip
+        ids = [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT d.id FROM documents d JOIN embeddings e ON e.doc_id = d.id "
+                "LEFT JOIN tag_state s ON s.doc_id = d.id "
+                f"WHERE e.model_id = ? AND e.content_hash = d.content_hash {where} ORDER BY d.rowid",
+                params,
+            )
+        ]
         for start in range(0, len(ids), batch):
             chunk = ids[start : start + batch]
-            rows = {r[0]: (r[0], r[1], r[2], r[3]) for r in self._rows_for(
-                "SELECT d.id, d.title, d.abstract, e.vector FROM documents d JOIN embeddings e ON e.doc_id = d.id "
-                "WHERE d.id IN ({marks})", chunk)}  # fmt: skip
+            rows = {
+                r[0]: (r[0], r[1], r[2], r[3])
+                for r in self._rows_for(
+                    "SELECT d.id, d.title, d.abstract, e.vector FROM documents d JOIN embeddings e ON e.doc_id = d.id "
+                    "WHERE d.id IN ({marks})",
+                    chunk,
+                )
+            }
             yield [rows[i] for i in chunk if i in rows]
 
     def sample_embedded(self, model_id: str, n: int) -> list[tuple[str, str, str, bytes]]:
@@ -350,16 +382,23 @@ class Store:
         rows = self.conn.execute(
             "SELECT d.id, d.title, d.abstract, e.vector FROM documents d JOIN embeddings e ON e.doc_id = d.id "
             "WHERE e.model_id = ? AND e.content_hash = d.content_hash ORDER BY (e.vec_id * 2654435761) % 4294967296 "
-            "LIMIT ?", (model_id, n))  # fmt: skip
+            "LIMIT ?",
+            (model_id, n),
+        )
         return [(r[0], r[1], r[2], r[3]) for r in rows]
 
     def count_unembedded(self, model_id: str) -> int:
-        return int(self.conn.execute(
-            "SELECT COUNT(*) FROM documents d LEFT JOIN embeddings e ON e.doc_id = d.id AND e.model_id = ? "
-            "AND e.content_hash = d.content_hash WHERE e.doc_id IS NULL", (model_id,)).fetchone()[0])  # fmt: skip
+        return int(
+            self.conn.execute(
+                "SELECT COUNT(*) FROM documents d LEFT JOIN embeddings e ON e.doc_id = d.id AND e.model_id = ? "
+                "AND e.content_hash = d.content_hash WHERE e.doc_id IS NULL",
+                (model_id,),
+            ).fetchone()[0]
+        )
 
-    def save_tag_decisions(self, tagger: str, doc_ids: list[str],
-                           decisions: Iterable[tuple[str, str, float, str]]) -> None:  # fmt: skip
+    def save_tag_decisions(
+        self, tagger: str, doc_ids: list[str], decisions: Iterable[tuple[str, str, float, str]]
+    ) -> None:
         """Replace the model/rule tags of ``doc_ids`` with (doc_id, tag, score, origin) decisions, in one
         transaction; user corrections win: a removed tag is never written, a confirmed one is kept."""
         now = utc_now()
@@ -402,8 +441,12 @@ class Store:
 
     def corrections(self) -> list[tuple[str, str, int]]:
         """(doc_id, tag, 1 confirmed / 0 removed), oldest first."""
-        return [tuple(r) for r in self.conn.execute(  # type: ignore[misc]
-            "SELECT doc_id, tag, value FROM tag_corrections ORDER BY created_at, doc_id, tag")]
+        return [
+            tuple(r)
+            for r in self.conn.execute(  # type: ignore[misc]
+                "SELECT doc_id, tag, value FROM tag_corrections ORDER BY created_at, doc_id, tag"
+            )
+        ]
 
     def tag_counts(self) -> dict[str, dict[str, int]]:
         """{tag: {origin: documents}}."""
@@ -414,8 +457,9 @@ class Store:
 
     def fingerprint(self) -> str:
         """Changes whenever a document is added or its content changes (for derived indexes)."""
-        row = self.conn.execute("SELECT COUNT(*), COALESCE(MAX(rowid), 0), COALESCE(MAX(changed_at), '') "
-                                "FROM documents").fetchone()  # fmt: skip
+        row = self.conn.execute(
+            "SELECT COUNT(*), COALESCE(MAX(rowid), 0), COALESCE(MAX(changed_at), '') FROM documents"
+        ).fetchone()
         return f"{row[0]}:{row[1]}:{row[2]}"
 
     # -- crawl state -----------------------------------------------------------------------------
@@ -448,9 +492,17 @@ class Store:
     def update_run(self, run_id: str, **changes: Any) -> None:
         """Set columns of a run; dict values (params, result) are stored as JSON."""
         allowed = {
-            "status", "params", "result", "progress", "pid", "error", "started_at", "finished_at",
-            "heartbeat_at", "cancel_requested",
-        }  # fmt: skip
+            "status",
+            "params",
+            "result",
+            "progress",
+            "pid",
+            "error",
+            "started_at",
+            "finished_at",
+            "heartbeat_at",
+            "cancel_requested",
+        }
         bad = set(changes) - allowed
         if bad:
             raise StoreError(f"cannot set run field(s) {', '.join(sorted(bad))}; valid: {', '.join(sorted(allowed))}")
@@ -503,8 +555,9 @@ class Store:
         return [(r[0], r[1], r[2]) for r in rows]
 
     def delivery(self, period: str, channel: str, recipient: str) -> dict[str, Any] | None:
-        row = self.conn.execute("SELECT * FROM deliveries WHERE period = ? AND channel = ? AND recipient = ?",
-                                (period, channel, recipient)).fetchone()  # fmt: skip
+        row = self.conn.execute(
+            "SELECT * FROM deliveries WHERE period = ? AND channel = ? AND recipient = ?", (period, channel, recipient)
+        ).fetchone()
         return dict(row) if row else None
 
     def record_delivery(self, period: str, channel: str, recipient: str, *, ok: bool, error: str = "") -> None:
@@ -524,8 +577,9 @@ class Store:
     def tag_scores(self, ids: Iterable[str]) -> dict[str, dict[str, float]]:
         """{doc_id: {tag: score}} (the tagger's confidence; corrections and rules score 1)."""
         out: dict[str, dict[str, float]] = {}
-        for doc_id, tag, score in self._rows_for("SELECT doc_id, tag, score FROM document_tags "
-                                                 "WHERE doc_id IN ({marks})", ids):  # fmt: skip
+        for doc_id, tag, score in self._rows_for(
+            "SELECT doc_id, tag, score FROM document_tags WHERE doc_id IN ({marks})", ids
+        ):
             out.setdefault(doc_id, {})[tag] = float(score)
         return out
 
@@ -547,9 +601,11 @@ class Store:
 
     def tags_fingerprint(self) -> str:
         """Changes whenever a tag or a tag correction is written."""
-        row = self.conn.execute("SELECT (SELECT COUNT(*) FROM document_tags), (SELECT COALESCE(MAX(rowid), 0) FROM "
-                                "document_tags), (SELECT COUNT(*) FROM tag_corrections), (SELECT COALESCE(MAX("
-                                "created_at), '') FROM tag_corrections)").fetchone()  # fmt: skip
+        row = self.conn.execute(
+            "SELECT (SELECT COUNT(*) FROM document_tags), (SELECT COALESCE(MAX(rowid), 0) FROM "
+            "document_tags), (SELECT COUNT(*) FROM tag_corrections), (SELECT COALESCE(MAX("
+            "created_at), '') FROM tag_corrections)"
+        ).fetchone()
         return ":".join(str(v) for v in row)
 
     def counts_by_kind(self, since: str = "", until: str = "", tagged: bool = False) -> dict[str, int]:
@@ -565,39 +621,57 @@ class Store:
         """(YYYY-MM-DD, kind, documents) for documents published in [since, until] (no bound when '')."""
         clauses, params = self._filter_sql(since, until, (), (), (), ())
         where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
-        rows = self.conn.execute(f"SELECT substr(d.published, 1, 10), d.kind, COUNT(*) FROM documents d {where} "
-                                 "GROUP BY 1, 2", params)  # fmt: skip
+        rows = self.conn.execute(
+            f"SELECT substr(d.published, 1, 10), d.kind, COUNT(*) FROM documents d {where} GROUP BY 1, 2", params
+        )
         return [(r[0], r[1], r[2]) for r in rows]
 
     def published_range(self, kind: str = "") -> tuple[str, str]:
         """(first, last) publication stamps, of one kind of document if given ('' when none)."""
         where = "WHERE kind = ?" if kind else ""
         params = [kind, kind] if kind else []
-        row = self.conn.execute(f"SELECT (SELECT MIN(published) FROM documents {where}), "
-                                f"(SELECT MAX(published) FROM documents {where})", params).fetchone()  # fmt: skip
+        row = self.conn.execute(
+            f"SELECT (SELECT MIN(published) FROM documents {where}), (SELECT MAX(published) FROM documents {where})",
+            params,
+        ).fetchone()
         return row[0] or "", row[1] or ""
 
     def primary_categories(self) -> dict[str, int]:
-        rows = self.conn.execute("SELECT primary_category, COUNT(*) FROM documents WHERE primary_category != '' "
-                                 "GROUP BY 1 ORDER BY 2 DESC")  # fmt: skip
+        rows = self.conn.execute(
+            "SELECT primary_category, COUNT(*) FROM documents WHERE primary_category != '' GROUP BY 1 ORDER BY 2 DESC"
+        )
         return {r[0]: r[1] for r in rows}
 
-    def latest_documents(self, *, since: str = "", until: str = "", tags: Iterable[str] = (),
-                         sources: Iterable[str] = (), categories: Iterable[str] = (), kinds: Iterable[str] = (),
-                         limit: int = 50) -> list[Document]:  # fmt: skip
+    def latest_documents(
+        self,
+        *,
+        since: str = "",
+        until: str = "",
+        tags: Iterable[str] = (),
+        sources: Iterable[str] = (),
+        categories: Iterable[str] = (),
+        kinds: Iterable[str] = (),
+        limit: int = 50,
+    ) -> list[Document]:
         """The newest documents matching every given filter (tags: any of them)."""
         clauses, params = self._filter_sql(since, until, tags, sources, categories, kinds)
         where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
-        rows = self.conn.execute(f"SELECT {_DOC_COLUMNS} FROM documents d {where} ORDER BY published DESC, id DESC "
-                                 "LIMIT ?", [*params, limit])  # fmt: skip
+        rows = self.conn.execute(
+            f"SELECT {_DOC_COLUMNS} FROM documents d {where} ORDER BY published DESC, id DESC LIMIT ?", [*params, limit]
+        )
         return [_row_doc(r) for r in rows]
 
     def tag_details(self, doc_id: str) -> tuple[list[dict[str, Any]], dict[str, int]]:
         """A document's tags ({tag, score, origin}) and its corrections ({tag: 1 confirmed / 0 removed})."""
-        tags = [dict(r) for r in self.conn.execute(
-            "SELECT tag, score, origin FROM document_tags WHERE doc_id = ? ORDER BY score DESC, tag", (doc_id,))]
-        fixes = {r[0]: r[1] for r in self.conn.execute(
-            "SELECT tag, value FROM tag_corrections WHERE doc_id = ?", (doc_id,))}  # fmt: skip
+        tags = [
+            dict(r)
+            for r in self.conn.execute(
+                "SELECT tag, score, origin FROM document_tags WHERE doc_id = ? ORDER BY score DESC, tag", (doc_id,)
+            )
+        ]
+        fixes = {
+            r[0]: r[1] for r in self.conn.execute("SELECT tag, value FROM tag_corrections WHERE doc_id = ?", (doc_id,))
+        }
         return tags, fixes
 
     def table_counts(self) -> dict[str, int]:
@@ -620,12 +694,19 @@ class Store:
 
     def content_hashes_since(self, changed_since: str) -> list[tuple[str, str]]:
         """(id, content_hash) of documents changed at or after ``changed_since``, sorted by id."""
-        rows = self.conn.execute("SELECT id, content_hash FROM documents WHERE changed_at >= ? ORDER BY id",
-                                 (changed_since,))  # fmt: skip
+        rows = self.conn.execute(
+            "SELECT id, content_hash FROM documents WHERE changed_at >= ? ORDER BY id", (changed_since,)
+        )
         return [(r[0], r[1]) for r in rows]
 
     def current_vectors(self, ids: Iterable[str], model_id: str) -> dict[str, bytes]:
         """Vector bytes of the given documents from ``model_id``, for their current content only."""
-        return {r[0]: r[1] for r in self._rows_for(
-            "SELECT e.doc_id, e.vector FROM embeddings e JOIN documents d ON d.id = e.doc_id "
-            "WHERE e.model_id = ? AND e.content_hash = d.content_hash AND e.doc_id IN ({marks})", ids, model_id)}
+        return {
+            r[0]: r[1]
+            for r in self._rows_for(
+                "SELECT e.doc_id, e.vector FROM embeddings e JOIN documents d ON d.id = e.doc_id "
+                "WHERE e.model_id = ? AND e.content_hash = d.content_hash AND e.doc_id IN ({marks})",
+                ids,
+                model_id,
+            )
+        }

@@ -1,12 +1,12 @@
 """The workspace folder: every path Radar writes lives here and is named here.
 
-    WORKSPACE/
-      radar.toml        configuration (commented; `radar init` writes it)
-      radar.db          SQLite database, WAL mode (documents, crawl state, tags, runs)
-      index/            vector and keyword indexes
-      reports/YYYY-Www/ weekly reports
-      runs/RUN_ID/      reproduction run outputs
-      locks/            lock files for commands that must not overlap
+WORKSPACE/
+  radar.toml        configuration (commented; `radar init` writes it)
+  radar.db          SQLite database, WAL mode (documents, crawl state, tags, runs)
+  index/            vector and keyword indexes
+  reports/YYYY-Www/ weekly reports
+  runs/RUN_ID/      reproduction run outputs
+  locks/            lock files for commands that must not overlap
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from store.config import DEFAULT_CONFIG_TEXT, Config, parse_config
-from store.db import Store
-from store.errors import WorkspaceError
+from radar.store.config import DEFAULT_CONFIG_TEXT, Config, parse_config
+from radar.store.db import Store
+from radar.store.errors import WorkspaceError
 
 ENV_VAR = "RADAR_HOME"
 

@@ -39,9 +39,17 @@ def require_chromium() -> str:
     return path
 
 
-def open_page(url: str, screenshot: Path, wait_for_text: str | None = None, *, click_text: str | None = None,
-              clicks: Sequence[tuple[str, str]] = (), timeout_s: float = 60.0, settle_s: float = 1.0,
-              viewport: tuple[int, int] = (1400, 1000)) -> list[str]:  # fmt: skip
+def open_page(
+    url: str,
+    screenshot: Path,
+    wait_for_text: str | None = None,
+    *,
+    click_text: str | None = None,
+    clicks: Sequence[tuple[str, str]] = (),
+    timeout_s: float = 60.0,
+    settle_s: float = 1.0,
+    viewport: tuple[int, int] = (1400, 1000),
+) -> list[str]:
     """Open ``url`` (http:// or file://), click the link ``click_text`` if given (e.g. a page in a
     navigation bar), then each (ARIA role, name) of ``clicks`` in turn (the first match of each,
     e.g. ``("button", "Open")``), wait for ``wait_for_text`` to be visible, screenshot it.
@@ -56,11 +64,19 @@ def open_page(url: str, screenshot: Path, wait_for_text: str | None = None, *, c
         browser = pw.chromium.launch(executable_path=require_chromium(), args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
-            page.on("console", lambda msg: problems.append(f"console: {msg.text} ({msg.location.get('url', '')})")
-                    if msg.type == "error" else None)  # fmt: skip
+            page.on(
+                "console",
+                lambda msg: (
+                    problems.append(f"console: {msg.text} ({msg.location.get('url', '')})")
+                    if msg.type == "error"
+                    else None
+                ),
+            )
             page.on("requestfailed", lambda req: problems.append(f"request failed: {req.url} ({req.failure})"))
-            page.on("response", lambda resp: problems.append(f"HTTP {resp.status}: {resp.url}")
-                    if resp.status >= 400 else None)  # fmt: skip
+            page.on(
+                "response",
+                lambda resp: problems.append(f"HTTP {resp.status}: {resp.url}") if resp.status >= 400 else None,
+            )
             page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
 
             def on_dialog(dialog) -> None:  # type: ignore[no-untyped-def]
@@ -76,8 +92,9 @@ def open_page(url: str, screenshot: Path, wait_for_text: str | None = None, *, c
             if wait_for_text:
                 page.get_by_text(wait_for_text, exact=False).first.wait_for(state="visible", timeout=timeout_s * 1000)
             # a Streamlit app shows its status widget while the script runs: wait until it is done
-            page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')",
-                                   timeout=timeout_s * 1000)  # fmt: skip
+            page.wait_for_function(
+                "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout_s * 1000
+            )
             page.wait_for_timeout(settle_s * 1000)
             page.screenshot(path=str(screenshot), full_page=True)
         finally:

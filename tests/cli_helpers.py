@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from app.cli import main
+from radar.app.cli import main
 
 
 @dataclass

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from store import Workspace
-from store.config import DEFAULT_CONFIG_TEXT
+from radar.store import Workspace
+from radar.store.config import DEFAULT_CONFIG_TEXT
 from tests.feedserver import FeedServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,7 +72,7 @@ N_BACKGROUND = 300
 @pytest.fixture(scope="session")
 def indexed(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     """A real indexed workspace: the dev-query targets and 300 other snapshot papers (read-only: copy it)."""
-    from app.cli import main
+    from radar.app.cli import main
     from tests.index_helpers import write_subset
 
     root = tmp_path_factory.mktemp("indexed") / "ws"

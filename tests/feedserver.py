@@ -56,8 +56,12 @@ class FeedServer:
 
             def do_GET(self) -> None:  # noqa: N802
                 parts = urlparse(self.path)
-                req = Request(parts.path, {k: v[0] for k, v in parse_qs(parts.query).items()},
-                              {k.lower(): v for k, v in self.headers.items()}, time.monotonic())  # fmt: skip
+                req = Request(
+                    parts.path,
+                    {k: v[0] for k, v in parse_qs(parts.query).items()},
+                    {k.lower(): v for k, v in self.headers.items()},
+                    time.monotonic(),
+                )
                 with server.lock:
                     server.requests.append(req)
                     queue = server.faults.get(req.path)
@@ -120,8 +124,10 @@ def fixture_bytes(name: str) -> bytes:
 
 def arxiv_pages(total: int = 20) -> Handler:
     """Serve the two recorded 'testing' pages by `start`, claiming ``total`` results."""
-    pages = {0: fixture_bytes("arxiv_api_search_testing_s0_m10.xml"),
-             10: fixture_bytes("arxiv_api_search_testing_s10_m10.xml")}  # fmt: skip
+    pages = {
+        0: fixture_bytes("arxiv_api_search_testing_s0_m10.xml"),
+        10: fixture_bytes("arxiv_api_search_testing_s10_m10.xml"),
+    }
     empty = fixture_bytes("arxiv_api_empty_id_0000.0000.xml")
 
     def handler(req: Request) -> Reply:

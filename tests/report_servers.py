@@ -40,8 +40,9 @@ class SmtpSink:
 
         class Handler:
             async def handle_DATA(self, server, session, envelope):  # type: ignore[no-untyped-def]  # noqa: N802
-                sink.messages.append((list(envelope.rcpt_tos),
-                                      message_from_bytes(envelope.content, policy=policy.default)))  # fmt: skip
+                sink.messages.append(
+                    (list(envelope.rcpt_tos), message_from_bytes(envelope.content, policy=policy.default))
+                )
                 return "250 OK"
 
         auth = {"authenticator": authenticator, "auth_require_tls": False} if password is not None else {}
@@ -92,9 +93,20 @@ class WebhookSink:
 
 
 def delivery_toml(smtp_port: int, webhook_url: str, folder: str = "") -> str:
-    lines = ["[delivery]"] + ([f'folder = "{folder}"'] if folder else []) + [
-        "[delivery.email]", 'host = "127.0.0.1"', f"port = {smtp_port}", 'tls = "none"',
-        'from = "radar@lab.example"', 'to = ["alice@lab.example", "bob@lab.example"]', "timeout_s = 5",
-        "[delivery.webhook]", f'url = "{webhook_url}"', "timeout_s = 5",
-    ]  # fmt: skip
+    lines = (
+        ["[delivery]"]
+        + ([f'folder = "{folder}"'] if folder else [])
+        + [
+            "[delivery.email]",
+            'host = "127.0.0.1"',
+            f"port = {smtp_port}",
+            'tls = "none"',
+            'from = "radar@lab.example"',
+            'to = ["alice@lab.example", "bob@lab.example"]',
+            "timeout_s = 5",
+            "[delivery.webhook]",
+            f'url = "{webhook_url}"',
+            "timeout_s = 5",
+        ]
+    )
     return "\n".join(lines) + "\n"

@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from crawler.arxiv_api import ArxivClient, ArxivQuery
-from crawler.errors import FetchError
-from crawler.http import HttpClient
-from crawler.run import crawl
-from store import CrawlConfig, Workspace
+from radar.crawler.arxiv_api import ArxivClient, ArxivQuery
+from radar.crawler.errors import FetchError
+from radar.crawler.http import HttpClient
+from radar.crawler.run import crawl
+from radar.store import CrawlConfig, Workspace
 from tests.conftest import make_workspace
 from tests.feedserver import FeedServer, Reply, arxiv_pages, fixture_bytes
 
@@ -67,7 +67,8 @@ def test_largest_page_size_is_the_default(workspace: Workspace) -> None:
 def test_spurious_empty_page_is_retried(server: FeedServer) -> None:
     handler = arxiv_pages(total=20)
     empty_mid = fixture_bytes("arxiv_api_empty_id_0000.0000.xml").replace(
-        b"<opensearch:totalResults>0<", b"<opensearch:totalResults>20<")
+        b"<opensearch:totalResults>0<", b"<opensearch:totalResults>20<"
+    )
     calls = {"n": 0}
 
     def flaky(req):  # type: ignore[no-untyped-def]
@@ -95,8 +96,10 @@ def test_error_feed_becomes_one_clear_line(server: FeedServer) -> None:
 def test_legacy_2016_format_and_version_update(server: FeedServer, tmp_path: Path) -> None:
     legacy = fixture_bytes("arxiv_api_legacy2016_au_del_maestro.xml")
     server.routes["/api/query"] = lambda req: Reply(
-        200, legacy if req.query["start"] == "0" else fixture_bytes("arxiv_api_empty_id_0000.0000.xml"),
-        conditional=False)  # fmt: skip
+        200,
+        legacy if req.query["start"] == "0" else fixture_bytes("arxiv_api_empty_id_0000.0000.xml"),
+        conditional=False,
+    )
     ws = make_workspace(tmp_path / "ws", arxiv_source(server, page_size=10))
     with ws.store() as store:
         crawl(store, ws.config())
@@ -106,10 +109,11 @@ def test_legacy_2016_format_and_version_update(server: FeedServer, tmp_path: Pat
         assert doc.version == 1 and doc.authors == ("Adrian Del Maestro",)
         first_seen = store.document_meta("1201.4869")["first_seen"]
     v2 = legacy.replace(b"1201.4869v1</id>", b"1201.4869v2</id>").replace(
-        b"A Luttinger Liquid Core Inside Helium-4 Filled Nanopores", b"A Luttinger Liquid Core (revised)")
+        b"A Luttinger Liquid Core Inside Helium-4 Filled Nanopores", b"A Luttinger Liquid Core (revised)"
+    )
     server.routes["/api/query"] = lambda req: Reply(
-        200, v2 if req.query["start"] == "0" else fixture_bytes("arxiv_api_empty_id_0000.0000.xml"),
-        conditional=False)  # fmt: skip
+        200, v2 if req.query["start"] == "0" else fixture_bytes("arxiv_api_empty_id_0000.0000.xml"), conditional=False
+    )
     with ws.store() as store:
         (res,) = crawl(store, ws.config(), since=datetime(2010, 1, 1, tzinfo=UTC))
         assert (res.counts.added, res.counts.updated) == (0, 1)

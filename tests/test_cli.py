@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import build_parser
+from radar.app.cli import build_parser
 from tests.cli_helpers import run_cli
 from tests.conftest import ROOT
 
@@ -39,8 +39,9 @@ def test_every_command_has_help(command: list[str], capsys: pytest.CaptureFixtur
     assert res.code == 0 and "usage: radar" in res.out
 
 
-def test_missing_workspace_is_one_line_naming_the_fix(capsys: pytest.CaptureFixture[str],
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_missing_workspace_is_one_line_naming_the_fix(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("RADAR_HOME", raising=False)
     res = run_cli(capsys, "stats")
     assert res.code == 1
@@ -52,8 +53,9 @@ def test_not_a_workspace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert res.code == 1 and "run `radar --workspace" in res.err and "init`" in res.err
 
 
-def test_radar_home_works_like_workspace(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                         monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_radar_home_works_like_workspace(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("RADAR_HOME", str(tmp_path / "home"))
     assert run_cli(capsys, "init").code == 0
     assert run_cli(capsys, "stats", "--json").json()["documents"] == 0
@@ -84,8 +86,13 @@ def test_demo_runs_offline(tmp_path: Path) -> None:
         dst.writelines(itertools.islice(src, 0, 20000, 50))
     (data / "feeds").symlink_to(ROOT / "data" / "feeds")
     radar = Path(sys.executable).with_name("radar")
-    proc = subprocess.run([str(radar), "--workspace", str(tmp_path / "demo"), "demo", "--data", str(data), "--no-app"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=900)  # fmt: skip
+    proc = subprocess.run(
+        [str(radar), "--workspace", str(tmp_path / "demo"), "demo", "--data", str(data), "--no-app"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "400 added" in proc.stdout and "lilianweng: 53 new" in proc.stdout
     assert "indexed: 1,0" in proc.stdout  # 400 papers + 622 posts embedded

@@ -45,13 +45,17 @@ def serve_all(server: FeedServer) -> None:
     server.routes["/api/query"] = arxiv_pages(total=20)
     server.static("/lilianweng.xml", fixture_bytes("blog_lilianweng_lillog.xml"))
     server.static("/hamel.xml", fixture_bytes("blog_hamel_dev.xml"))
-    server.static("/broken.xml", b"<html><head><title>Moved</title></head><body>We moved our blog!</body></html>",
-                  content_type="text/html")  # fmt: skip
+    server.static(
+        "/broken.xml",
+        b"<html><head><title>Moved</title></head><body>We moved our blog!</body></html>",
+        content_type="text/html",
+    )
     server.static("/atom/cs.AI+cs.LG", fixture_bytes("arxiv_rss_atom_cs.AI_2025-08-20.xml"), "application/atom+xml")
 
 
-def test_partial_failure_stores_healthy_sources_and_exits_2(server: FeedServer, tmp_path: Path,
-                                                           capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_partial_failure_stores_healthy_sources_and_exits_2(
+    server: FeedServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     serve_all(server)
     ws = make_workspace(tmp_path / "ws", arxiv_source(server) + feed_sources(server))
     res = run_cli(capsys, "--workspace", str(ws.root), "crawl")
@@ -76,27 +80,33 @@ def test_partial_failure_stores_healthy_sources_and_exits_2(server: FeedServer, 
 def test_single_source_and_since(server: FeedServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     serve_all(server)
     ws = make_workspace(tmp_path / "ws", feed_sources(server))
-    res = run_cli(capsys, "--workspace", str(ws.root), "crawl", "--source", "lilianweng", "--since", "2025-01-01",
-                  "--json")  # fmt: skip
+    res = run_cli(
+        capsys, "--workspace", str(ws.root), "crawl", "--source", "lilianweng", "--since", "2025-01-01", "--json"
+    )
     assert res.code == 0
     (only,) = res.json()["sources"]
     assert only["source"] == "lilianweng" and 0 < only["added"] < 53
     assert not server.hits("/hamel.xml")
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["crawl", "--source", "nope"], "unknown source 'nope'; configured sources: lilianweng, hamel"),
-    (["crawl", "--since", "last week"], "use YYYY-MM-DD"),
-])  # fmt: skip
-def test_usage_errors_exit_1(server: FeedServer, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                             argv: list[str], message: str) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["crawl", "--source", "nope"], "unknown source 'nope'; configured sources: lilianweng, hamel"),
+        (["crawl", "--since", "last week"], "use YYYY-MM-DD"),
+    ],
+)
+def test_usage_errors_exit_1(
+    server: FeedServer, tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
     ws = make_workspace(tmp_path / "ws", feed_sources(server))
     res = run_cli(capsys, "--workspace", str(ws.root), *argv)
     assert res.code == 1 and message in res.err and len(res.err.strip().splitlines()) == 1
 
 
-def test_arxiv_503_then_recovery_is_transparent(server: FeedServer, tmp_path: Path,
-                                                capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_arxiv_503_then_recovery_is_transparent(
+    server: FeedServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     server.routes["/api/query"] = arxiv_pages(total=20)
     server.fail_next("/api/query", Reply(503, b"busy", {"Retry-After": "0"}), Reply(429, b"slow down"))
     ws = make_workspace(tmp_path / "ws", arxiv_source(server))
@@ -108,9 +118,15 @@ def _radar(ws: Path, *argv: str) -> subprocess.Popen[str]:
     env = {**os.environ, "RADAR_HOME": str(ws)}
     # A shell's background job starts with SIGINT ignored, and a child inherits that; restore the
     # default so Python installs its KeyboardInterrupt handler, as in a terminal.
-    return subprocess.Popen([sys.executable, "-m", "app.cli", *argv], cwd=ROOT, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # fmt: skip
+    return subprocess.Popen(
+        [sys.executable, "-m", "radar.app.cli", *argv],
+        cwd=ROOT,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
 
 
 def _wait_for(predicate, timeout: float = 20.0) -> None:  # type: ignore[no-untyped-def]

@@ -19,11 +19,11 @@ from datetime import date, timedelta
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app.cli import main
-from app.dashboard import MAIN_SCRIPT, data
-from app.dashboard.page_reports import sandboxed
-from store import Document, Workspace
-from store.models import CrawlState, utc_now
+from radar.app.cli import main
+from radar.app.dashboard import MAIN_SCRIPT, data
+from radar.app.dashboard.page_reports import sandboxed
+from radar.store import Document, Workspace
+from radar.store.models import CrawlState, utc_now
 from tests.cli_helpers import run_cli
 from tests.index_helpers import dev_queries, write_subset
 
@@ -34,8 +34,16 @@ TAGGED = ("rl-policy-optimization", "llm-reasoning")
 
 
 def _evil_doc(published: str) -> Document:
-    return Document(id=EVIL_ID, kind="post", source="evil-feed", title=EVIL_TITLE, abstract=EVIL_ABSTRACT,
-                    published=published, url="javascript:alert(3)", authors=("<b>Mallory</b>",))  # fmt: skip
+    return Document(
+        id=EVIL_ID,
+        kind="post",
+        source="evil-feed",
+        title=EVIL_TITLE,
+        abstract=EVIL_ABSTRACT,
+        published=published,
+        url="javascript:alert(3)",
+        authors=("<b>Mallory</b>",),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -52,13 +60,19 @@ def dash_ws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
         store.upsert_documents([_evil_doc(last)])
         target = dev_queries()[0]["id"]
         with store.transaction() as conn:
-            conn.executemany("INSERT INTO document_tags (doc_id, tag, score, origin, created_at) "
-                             "VALUES (?, ?, ?, ?, ?)",
-                             [(target, tag, 0.9, "model", utc_now()) for tag in TAGGED])  # fmt: skip
+            conn.executemany(
+                "INSERT INTO document_tags (doc_id, tag, score, origin, created_at) VALUES (?, ?, ?, ?, ?)",
+                [(target, tag, 0.9, "model", utc_now()) for tag in TAGGED],
+            )
         source = ws.config().sources[0].name
-        store.save_crawl_state(CrawlState(source=source, last_attempt="2026-07-02T10:00:00Z",
-                                          last_error="HTTP 503 from export.arxiv.org after 4 retries",
-                                          last_error_at="2026-07-02T10:00:00Z"))  # fmt: skip
+        store.save_crawl_state(
+            CrawlState(
+                source=source,
+                last_attempt="2026-07-02T10:00:00Z",
+                last_error="HTTP 503 from export.arxiv.org after 4 retries",
+                last_error_at="2026-07-02T10:00:00Z",
+            )
+        )
     assert main(["--workspace", str(root), "index"]) == 0
     return ws
 
@@ -95,7 +109,7 @@ def _count(ws: Workspace, sql: str, *params: object) -> int:
 
 # -- overview -----------------------------------------------------------------------------------------
 def test_overview_numbers_match_the_store(app: AppTest, dash_ws: Workspace) -> None:
-    from analysis.trends.config import TrendsConfig, windows
+    from radar.analysis.trends.config import TrendsConfig, windows
 
     assert not app.exception, [e.value for e in app.exception]
     assert app.title[0].value == "Overview"
@@ -174,8 +188,11 @@ def test_tag_fix_buttons_write_corrections(app: AppTest, dash_ws: Workspace) -> 
     app.selectbox(key=f"add-{target}").set_value("reward-modeling").run()
     app.button(key=f"add-btn-{target}").click().run()
     assert not app.exception, [e.value for e in app.exception]
-    rows = dict(sqlite3.connect(dash_ws.db_path).execute(
-        "SELECT tag, value FROM tag_corrections WHERE doc_id = ?", (target,)).fetchall())  # fmt: skip
+    rows = dict(
+        sqlite3.connect(dash_ws.db_path)
+        .execute("SELECT tag, value FROM tag_corrections WHERE doc_id = ?", (target,))
+        .fetchall()
+    )
     assert rows == {TAGGED[0]: 0, TAGGED[1]: 1, "reward-modeling": 1}
     assert any("recorded" in s.value for s in app.success)
 
@@ -266,12 +283,15 @@ def test_repro_form_starts_a_run_and_cancel_stops_it(app: AppTest, dash_ws: Work
         assert any(data.md(run_id) in s.value for s in app.success)
         app.run()
         app.button(key=f"cancel-{run_id}").click().run()
-        state = sqlite3.connect(dash_ws.db_path).execute(
-            "SELECT status, cancel_requested FROM runs WHERE id = ?", (run_id,)).fetchone()  # fmt: skip
+        state = (
+            sqlite3.connect(dash_ws.db_path)
+            .execute("SELECT status, cancel_requested FROM runs WHERE id = ?", (run_id,))
+            .fetchone()
+        )
         assert state[0] == "cancelled" or state[1] == 1
     finally:
         _kill_run(dash_ws, run_id)
-    from repro import runner
+    from radar.repro import runner
 
     deadline = time.time() + 60
     while (status := runner.get(dash_ws, run_id)["status"]) in runner.ACTIVE and time.time() < deadline:
@@ -281,18 +301,39 @@ def test_repro_form_starts_a_run_and_cancel_stops_it(app: AppTest, dash_ws: Work
 
 def test_repro_page_shows_a_finished_runs_verdict_and_curves(app: AppTest, dash_ws: Workspace) -> None:
     with dash_ws.store() as store:
-        store.create_run("20260101-000000-gspo-vs-grpo-abcd", "repro",
-                         {"method": "gspo", "baseline": "grpo", "task": "addition", "preset": "tiny", "seeds": 2,
-                          "steps": 3, "device": "cpu", "total_steps": 3})  # fmt: skip
-        verdict = {"overall": "no clear difference", "summary": "gspo vs grpo over 2 seed(s): ... -> no clear "
-                   "difference.", "claim": {"claim": "clips far more", "status": "holds"}}  # fmt: skip
-        store.update_run("20260101-000000-gspo-vs-grpo-abcd", status="done", progress=1.0, finished_at=utc_now(),
-                         result={"verdict": verdict, "metrics": {"steps_per_s": 1.5}, "plots": []})  # fmt: skip
+        store.create_run(
+            "20260101-000000-gspo-vs-grpo-abcd",
+            "repro",
+            {
+                "method": "gspo",
+                "baseline": "grpo",
+                "task": "addition",
+                "preset": "tiny",
+                "seeds": 2,
+                "steps": 3,
+                "device": "cpu",
+                "total_steps": 3,
+            },
+        )
+        verdict = {
+            "overall": "no clear difference",
+            "summary": "gspo vs grpo over 2 seed(s): ... -> no clear difference.",
+            "claim": {"claim": "clips far more", "status": "holds"},
+        }
+        store.update_run(
+            "20260101-000000-gspo-vs-grpo-abcd",
+            status="done",
+            progress=1.0,
+            finished_at=utc_now(),
+            result={"verdict": verdict, "metrics": {"steps_per_s": 1.5}, "plots": []},
+        )
     metrics = dash_ws.run_dir("20260101-000000-gspo-vs-grpo-abcd") / "metrics"
     for arm in ("method", "baseline"):
         for seed in (0, 1):
-            Workspace.write_text_atomic(metrics / f"{arm}-seed{seed}.jsonl", "".join(
-                json.dumps({"step": s, "correct": 0.4 + 0.1 * s}) + "\n" for s in range(1, 4)))  # fmt: skip
+            Workspace.write_text_atomic(
+                metrics / f"{arm}-seed{seed}.jsonl",
+                "".join(json.dumps({"step": s, "correct": 0.4 + 0.1 * s}) + "\n" for s in range(1, 4)),
+            )
     _page(app, "repro")
     app.selectbox(key="rp_run").set_value("20260101-000000-gspo-vs-grpo-abcd").run()
     text = "\n".join(_markdown(app))
@@ -308,7 +349,7 @@ def test_settings_shows_sources_crawl_errors_and_counts(app: AppTest, dash_ws: W
     assert list(sources["source"]) == [s.name for s in dash_ws.config().sources]
     first = sources.iloc[0]
     assert first["status"] == "failed" and "HTTP 503" in first["last error"]
-    from analysis.tags import load_taxonomy
+    from radar.analysis.tags import load_taxonomy
 
     assert list(frames[1]["tag"]) == [t.name for t in load_taxonomy(dash_ws).tags]
     assert _metric(app, "documents") == f"{_count(dash_ws, 'SELECT COUNT(*) FROM documents'):,}"
@@ -330,8 +371,8 @@ def test_app_command_validates_before_starting(capsys: pytest.CaptureFixture[str
 
 
 def test_streamlit_command_is_local_and_quiet(dash_ws: Workspace) -> None:
-    from app.cmd_app import streamlit_command
-    from app.dashboard.config import AppConfig
+    from radar.app.cmd_app import streamlit_command
+    from radar.app.dashboard.config import AppConfig
 
     cfg = AppConfig()
     cmd = streamlit_command(str(dash_ws.root), cfg)

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
-from store import Document, Workspace
-from store.models import utc_now
+from radar.app.cli import main
+from radar.store import Document, Workspace
+from radar.store.models import utc_now
 from tests.browser import ARTIFACTS, open_page, require_chromium
 
 EVIL_TITLE = "<script>alert(1)</script> <img src=x onerror=alert(1)> hostile title"
@@ -38,25 +38,42 @@ def served(tmp_path_factory: pytest.TempPathFactory, small_snapshot: Path) -> It
     ws = Workspace.open(root)
     with ws.store() as store:
         last = store.published_range()[1]
-        store.upsert_documents([Document(id="post:feedfacefeedface", kind="post", source="evil-feed", title=EVIL_TITLE,
-                                         abstract="<iframe src=javascript:alert(2)></iframe>", published=last,
-                                         url="javascript:alert(3)")])  # fmt: skip
+        store.upsert_documents(
+            [
+                Document(
+                    id="post:feedfacefeedface",
+                    kind="post",
+                    source="evil-feed",
+                    title=EVIL_TITLE,
+                    abstract="<iframe src=javascript:alert(2)></iframe>",
+                    published=last,
+                    url="javascript:alert(3)",
+                )
+            ]
+        )
         ids = [d.id for d in store.latest_documents(kinds=["paper"], limit=40)]
         with store.transaction() as conn:
-            conn.executemany("INSERT INTO document_tags (doc_id, tag, score, origin, created_at) "
-                             "VALUES (?, ?, ?, ?, ?)",
-                             [(d, "llm-reasoning" if i % 2 else "inference-serving", 0.8, "model", utc_now())
-                              for i, d in enumerate(ids)])  # fmt: skip
-    from app.dashboard.page_reports import generate
-    from reports.period import latest_data_week
+            conn.executemany(
+                "INSERT INTO document_tags (doc_id, tag, score, origin, created_at) VALUES (?, ?, ?, ?, ?)",
+                [
+                    (d, "llm-reasoning" if i % 2 else "inference-serving", 0.8, "model", utc_now())
+                    for i, d in enumerate(ids)
+                ],
+            )
+    from radar.app.dashboard.page_reports import generate
+    from radar.reports.period import latest_data_week
 
     with ws.store() as store:
         week = latest_data_week(store).label
     generate(ws, week)  # a real report for the Reports page to show
     port = _free_port()
     log = open(root.parent / "app.log", "wb")  # noqa: SIM115 (open for the server's lifetime)
-    proc = subprocess.Popen([str(Path(sys.executable).with_name("radar")), "--workspace", str(root), "app", "--port",
-                             str(port)], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).with_name("radar")), "--workspace", str(root), "app", "--port", str(port)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     url = f"http://127.0.0.1:{port}/"
     try:
         deadline = time.time() + 180  # a loaded 2-core CI machine starts Streamlit slowly
@@ -79,8 +96,13 @@ def served(tmp_path_factory: pytest.TempPathFactory, small_snapshot: Path) -> It
 
 # (navigation link to click, text that shows the page rendered); pages are reached as a user does,
 # from the start page through the navigation bar
-PAGES = [("", "In the workspace"), ("Explore", EVIL_TITLE), ("Reports", "Download HTML"),
-         ("Repro", "Start a run"), ("Settings", "Taxonomy")]  # fmt: skip
+PAGES = [
+    ("", "In the workspace"),
+    ("Explore", EVIL_TITLE),
+    ("Reports", "Download HTML"),
+    ("Repro", "Start a run"),
+    ("Settings", "Taxonomy"),
+]
 
 
 @pytest.mark.parametrize(("link", "text"), PAGES, ids=[p[0].lower() or "overview" for p in PAGES])
@@ -96,8 +118,14 @@ def test_hostile_document_opens_as_text(served: tuple[str, Workspace]) -> None:
     """The newest document is the hostile post: open it; its markup shows as text and nothing runs."""
     url, _ = served
     shot = ARTIFACTS / "dashboard-explore-detail.png"
-    problems = open_page(url, shot, wait_for_text="<iframe src=javascript:alert(2)></iframe>",
-                         clicks=[("link", "Explore"), ("button", "Open")], timeout_s=90, settle_s=2.0)  # fmt: skip
+    problems = open_page(
+        url,
+        shot,
+        wait_for_text="<iframe src=javascript:alert(2)></iframe>",
+        clicks=[("link", "Explore"), ("button", "Open")],
+        timeout_s=90,
+        settle_s=2.0,
+    )
     assert problems == [], problems
 
 

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from crawler.errors import FeedParseError
-from crawler.feeds import canonical_url, parse_arxiv_rss, parse_feed
-from crawler.text import html_to_text
+from radar.crawler.errors import FeedParseError
+from radar.crawler.feeds import canonical_url, parse_arxiv_rss, parse_feed
+from radar.crawler.text import html_to_text
 from tests.feedserver import FIXTURES, fixture_bytes
 
 TAG = re.compile(r"<\s*/?\s*[a-zA-Z][^>]*>")
@@ -43,8 +43,12 @@ FEED_WITH_RELATIVE_AND_HOSTILE = b"""<?xml version="1.0" encoding="utf-8"?>
 
 
 def test_relative_links_resolved_markup_removed_dates_utc() -> None:
-    parsed = parse_feed(FEED_WITH_RELATIVE_AND_HOSTILE, url="https://blog.example.org/feed.xml", source="b",
-                        fetched_at="2025-09-03T00:00:00Z")  # fmt: skip
+    parsed = parse_feed(
+        FEED_WITH_RELATIVE_AND_HOSTILE,
+        url="https://blog.example.org/feed.xml",
+        source="b",
+        fetched_at="2025-09-03T00:00:00Z",
+    )
     one, two = parsed.documents
     assert one.url == "https://blog.example.org/posts/one/"
     assert one.title == "Post one" and one.abstract == "Hello world"
@@ -56,15 +60,21 @@ def test_relative_links_resolved_markup_removed_dates_utc() -> None:
 
 def test_same_post_in_two_feeds_gets_one_id() -> None:
     a = parse_feed(FEED_WITH_RELATIVE_AND_HOSTILE, url="https://blog.example.org/feed.xml", source="a")
-    b = parse_feed(FEED_WITH_RELATIVE_AND_HOSTILE.replace(b"/posts/one/", b"https://BLOG.example.org/posts/one?utm_source=x"),
-                   url="https://mirror.example.net/rss", source="b")  # fmt: skip
+    b = parse_feed(
+        FEED_WITH_RELATIVE_AND_HOSTILE.replace(b"/posts/one/", b"https://BLOG.example.org/posts/one?utm_source=x"),
+        url="https://mirror.example.net/rss",
+        source="b",
+    )
     assert a.documents[0].id == b.documents[0].id
     assert canonical_url("https://X.org/a/?utm_medium=m&q=1#frag") == "https://x.org/a?q=1"
 
 
 def test_undeclared_latin1_feed_with_portuguese_dates() -> None:
-    parsed = parse_feed(fixture_bytes("tricky/rssparser_fixture_uolnoticias_latin1_undeclared.xml"),
-                        url="https://uol.example/rss", source="uol")  # fmt: skip
+    parsed = parse_feed(
+        fixture_bytes("tricky/rssparser_fixture_uolnoticias_latin1_undeclared.xml"),
+        url="https://uol.example/rss",
+        source="uol",
+    )
     assert len(parsed.documents) == 15
     first = parsed.documents[0]
     assert "Bolsonaro" in first.title and "\ufffd" not in first.title
@@ -79,16 +89,18 @@ def test_declared_iso8859_feed_with_escaped_html() -> None:
     assert all(not TAG.search(d.abstract) for d in parsed.documents)
 
 
-@pytest.mark.parametrize("body", [b"", b"   ", b"<html><body><h1>Hello</h1></body></html>", b"\x00\xff\xfe garbage",
-                                  b"{\"json\": true}"])  # fmt: skip
+@pytest.mark.parametrize(
+    "body", [b"", b"   ", b"<html><body><h1>Hello</h1></body></html>", b"\x00\xff\xfe garbage", b'{"json": true}']
+)
 def test_non_feed_input_is_a_clear_error(body: bytes) -> None:
     with pytest.raises(FeedParseError, match="check"):
         parse_feed(body, url="https://example.org/not-a-feed", source="x")
 
 
 def test_arxiv_rss_listing() -> None:
-    parsed = parse_arxiv_rss(fixture_bytes("arxiv_rss_atom_cs.AI_2025-08-20.xml"),
-                             url="https://rss.arxiv.org/atom/cs.AI", source="arxiv-rss")  # fmt: skip
+    parsed = parse_arxiv_rss(
+        fixture_bytes("arxiv_rss_atom_cs.AI_2025-08-20.xml"), url="https://rss.arxiv.org/atom/cs.AI", source="arxiv-rss"
+    )
     assert len(parsed.documents) == 7
     first = parsed.documents[0]
     assert first.id == "2508.13426" and first.version == 1

@@ -10,13 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.cli import main
-from index.config import EmbeddingConfig
-from index.embedder import make_embedder, model_id_for, resolve_model_dir
-from index.errors import ModelNotFound
-from index.search import rrf
-from index.vectors import VectorIndex
-from store import Workspace
+from radar.app.cli import main
+from radar.index.config import EmbeddingConfig
+from radar.index.embedder import make_embedder, model_id_for, resolve_model_dir
+from radar.index.errors import ModelNotFound
+from radar.index.search import rrf
+from radar.index.vectors import VectorIndex
+from radar.store import Workspace
 from tests.cli_helpers import run_cli
 from tests.conftest import ROOT
 from tests.index_helpers import dev_queries, write_subset
@@ -59,8 +59,20 @@ def test_known_item_search_finds_most_dev_queries(indexed: Workspace, capsys: py
 
 def test_filters_apply_inside_retrieval(indexed: Workspace, capsys: pytest.CaptureFixture[str]) -> None:
     ws = str(indexed.root)
-    res = run_cli(capsys, "--workspace", ws, "search", "reinforcement learning for reasoning", "-k", "20",
-                  "--since", "2025-06-01", "--until", "2025-12-31", "--json")  # fmt: skip
+    res = run_cli(
+        capsys,
+        "--workspace",
+        ws,
+        "search",
+        "reinforcement learning for reasoning",
+        "-k",
+        "20",
+        "--since",
+        "2025-06-01",
+        "--until",
+        "2025-12-31",
+        "--json",
+    )
     hits = res.json()
     assert hits and all("2025-06-01" <= h["published"] <= "2025-12-31" for h in hits)
     cat = run_cli(capsys, "--workspace", ws, "search", "GPU cluster scheduling", "--category", "cs.DC", "--json").json()
@@ -99,8 +111,9 @@ def test_changed_abstract_is_re_embedded_alone(copy_of: Workspace, capsys: pytes
         old_vec = store.vector_of(target, store.embedding_models().popitem()[0])
         from dataclasses import replace
 
-        store.upsert_documents([replace(doc, abstract="A completely new abstract about FPGA accelerators.",
-                                        version=doc.version + 1)])  # fmt: skip
+        store.upsert_documents(
+            [replace(doc, abstract="A completely new abstract about FPGA accelerators.", version=doc.version + 1)]
+        )
     report = run_cli(capsys, "--workspace", str(copy_of.root), "index", "--json").json()
     assert report["embedded"] == 1
     with copy_of.store() as store:
@@ -137,11 +150,16 @@ def test_nothing_indexed_yet(workspace: Workspace, capsys: pytest.CaptureFixture
 
 
 def test_backends_and_precisions_agree(shared_model_cache: Path) -> None:
-    texts = ["Group relative policy optimization for reasoning.", "FlashAttention kernels on H100 GPUs.", "x",
-             "A long abstract. " * 80]  # fmt: skip
+    texts = [
+        "Group relative policy optimization for reasoning.",
+        "FlashAttention kernels on H100 GPUs.",
+        "x",
+        "A long abstract. " * 80,
+    ]
     onnx_fp = make_embedder(EmbeddingConfig(), cache_dir=shared_model_cache, precision="fp").embed(texts)
-    torch_fp = make_embedder(EmbeddingConfig(backend="torch", quantize=False), device="cpu",
-                             cache_dir=shared_model_cache).embed(texts)  # fmt: skip
+    torch_fp = make_embedder(
+        EmbeddingConfig(backend="torch", quantize=False), device="cpu", cache_dir=shared_model_cache
+    ).embed(texts)
     int8 = make_embedder(EmbeddingConfig(), cache_dir=shared_model_cache).embed(texts)
     assert onnx_fp.shape == (4, 384)
     assert np.allclose(np.linalg.norm(int8, axis=1), 1.0, atol=1e-4)
@@ -152,7 +170,7 @@ def test_backends_and_precisions_agree(shared_model_cache: Path) -> None:
 def test_long_texts_are_embedded_window_by_window() -> None:
     from transformers import AutoTokenizer
 
-    from index.embedder import token_windows
+    from radar.index.embedder import token_windows
 
     tok = AutoTokenizer.from_pretrained(resolve_model_dir("default"))
     seqs, owner, weight = token_windows(tok, ["word " * 300, "short text"], window=128, total=256)
@@ -213,8 +231,12 @@ def test_index_killed_midway_resumes_consistently(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     assert main(["--workspace", str(ws), "init"]) == 0
     assert main(["--workspace", str(ws), "import", str(subset)]) == 0
-    proc = subprocess.Popen([sys.executable, "-m", "app.cli", "--workspace", str(ws), "index"], cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "radar.app.cli", "--workspace", str(ws), "index"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     workspace = Workspace.open(ws)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and proc.poll() is None:

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from crawler.snapshot import import_snapshot
-from reports.deliver import webhook_recipient
-from store import Workspace
+from radar.crawler.snapshot import import_snapshot
+from radar.reports.deliver import webhook_recipient
+from radar.store import Workspace
 from tests.browser import ARTIFACTS, open_page, require_chromium
 from tests.cli_helpers import run_cli
 from tests.report_servers import SmtpSink, WebhookSink, delivery_toml, free_port
@@ -20,7 +20,7 @@ from tests.test_report_content import EVIL, WEEK, evil_post, tag_rows
 
 
 def make_ws(root: Path, snapshot: Path, extra_toml: str = "") -> Workspace:
-    from store.config import DEFAULT_CONFIG_TEXT
+    from radar.store.config import DEFAULT_CONFIG_TEXT
 
     ws, _ = Workspace.init(root, config_text=DEFAULT_CONFIG_TEXT + "\n" + extra_toml)
     with ws.store() as store:
@@ -36,8 +36,9 @@ def test_help_lists_the_options(capsys: pytest.CaptureFixture[str]) -> None:
         assert res.code == 0 and all(f in res.out for f in flags)
 
 
-def test_report_writes_files_and_json_gives_the_paths(small_snapshot: Path, tmp_path: Path,
-                                                       capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_report_writes_files_and_json_gives_the_paths(
+    small_snapshot: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     ws = make_ws(tmp_path / "ws", small_snapshot)
     res = run_cli(capsys, "--workspace", str(ws.root), "report", "--week", WEEK, "--format", "md,html", "--json")
     assert res.code == 0, res.err
@@ -51,7 +52,7 @@ def test_report_writes_files_and_json_gives_the_paths(small_snapshot: Path, tmp_
     data = json.loads(Path(doc["paths"]["json"]).read_text())
     assert data["headline"]["documents"] == doc["documents"]
     # the trends section is analysis.trends' own result for the week
-    from analysis.trends import compute_trends
+    from radar.analysis.trends import compute_trends
 
     assert doc["trends"] == "analysis.trends" and data["notes"]["trends"] == ""
     with ws.store() as store:
@@ -67,19 +68,26 @@ def test_report_writes_files_and_json_gives_the_paths(small_snapshot: Path, tmp_
     assert res.code == 0 and "no documents were published in 2030-W01" in res.err and "--week latest" in res.err
 
 
-@pytest.mark.parametrize("argv, needle", [
-    (["--week", "2024-7"], "is not an ISO week"),
-    (["--week", "2024-W54"], "does not exist"),
-    (["--from", "2024-02-01"], "needs both"),
-    (["--from", "2024-02-10", "--to", "2024-02-01"], "swap"),
-    (["--format", "docx"], "formats"),
-    (["--format", "pdf"], "WeasyPrint"),
-    (["--week", "2024-W07", "--send"], "--send needs a channel"),
-])  # fmt: skip
-def test_bad_input_is_one_line_exit_1(argv: list[str], needle: str, small_snapshot: Path, tmp_path: Path,
-                                      capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
-    ws = make_ws(tmp_path / "ws", small_snapshot) if "--send" in argv or "pdf" in argv else Workspace.init(
-        tmp_path / "ws")[0]  # fmt: skip
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["--week", "2024-7"], "is not an ISO week"),
+        (["--week", "2024-W54"], "does not exist"),
+        (["--from", "2024-02-01"], "needs both"),
+        (["--from", "2024-02-10", "--to", "2024-02-01"], "swap"),
+        (["--format", "docx"], "formats"),
+        (["--format", "pdf"], "WeasyPrint"),
+        (["--week", "2024-W07", "--send"], "--send needs a channel"),
+    ],
+)
+def test_bad_input_is_one_line_exit_1(
+    argv: list[str], needle: str, small_snapshot: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ws = (
+        make_ws(tmp_path / "ws", small_snapshot)
+        if "--send" in argv or "pdf" in argv
+        else Workspace.init(tmp_path / "ws")[0]
+    )
     if "pdf" in argv:
         try:
             import weasyprint  # noqa: F401
@@ -92,13 +100,14 @@ def test_bad_input_is_one_line_exit_1(argv: list[str], needle: str, small_snapsh
     assert res.out == ""
 
 
-def test_send_delivers_once_by_email_and_webhook(small_snapshot: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
-    import reports.deliver
+def test_send_delivers_once_by_email_and_webhook(
+    small_snapshot: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import radar.reports.deliver
 
     renders: list[int] = []  # the real renderer, counted: two recipients, one rendering of the charts
-    real = reports.deliver.render_email_html
-    monkeypatch.setattr(reports.deliver, "render_email_html", lambda c: renders.append(1) or real(c))
+    real = radar.reports.deliver.render_email_html
+    monkeypatch.setattr(radar.reports.deliver, "render_email_html", lambda c: renders.append(1) or real(c))
     with SmtpSink() as smtp, WebhookSink() as hook:
         ws = make_ws(tmp_path / "ws", small_snapshot, delivery_toml(smtp.port, hook.url, str(tmp_path / "share")))
         res = run_cli(capsys, "--workspace", str(ws.root), "report", "--week", WEEK, "--send", "--json")
@@ -121,10 +130,13 @@ def test_send_delivers_once_by_email_and_webhook(small_snapshot: Path, tmp_path:
         pngs = {p["Content-ID"].strip("<>"): p for p in msg.walk() if p.get_content_type() == "image/png"}
         cids = re.findall(r'src="cid:([^"]+)"', html)
         assert cids and set(cids) == set(pngs) and "<svg" not in html
-        assert all(p.get_content_disposition() == "inline" and p.get_content()[:8] == b"\x89PNG\r\n\x1a\n"
-                   for p in pngs.values())  # fmt: skip
-        assert all(re.search(rf'src="cid:{re.escape(c)}" width="\d+" height="\d+" alt="[^"]*: [^"]*\d', html)
-                   for c in cids)  # fmt: skip
+        assert all(
+            p.get_content_disposition() == "inline" and p.get_content()[:8] == b"\x89PNG\r\n\x1a\n"
+            for p in pngs.values()
+        )
+        assert all(
+            re.search(rf'src="cid:{re.escape(c)}" width="\d+" height="\d+" alt="[^"]*: [^"]*\d', html) for c in cids
+        )
         assert len(msg.as_bytes()) < 250_000  # the demo week 2026-W26: 83 KB (README)
         assert len(renders) == 1
         assert smtp.messages[1][1].get_body(("html",)).get_content() == html  # both recipients get the same
@@ -147,9 +159,9 @@ def test_send_delivers_once_by_email_and_webhook(small_snapshot: Path, tmp_path:
     assert webhook_recipient(hook.url) in {r["recipient"] for r in rows}
 
 
-def test_failed_delivery_is_recorded_exit_2_and_retried(small_snapshot: Path, tmp_path: Path,
-                                                        capsys: pytest.CaptureFixture[str],
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_failed_delivery_is_recorded_exit_2_and_retried(
+    small_snapshot: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     port = free_port()  # nothing listens yet: connection refused
     monkeypatch.setenv("RADAR_SMTP_PASSWORD", "hunter2-very-secret")
     with WebhookSink(status=500) as hook:
@@ -174,8 +186,9 @@ def test_failed_delivery_is_recorded_exit_2_and_retried(small_snapshot: Path, tm
         assert all(r["status"] == "sent" and r["attempts"] == 2 for r in store.deliveries(period=WEEK))
 
 
-def test_summary_endpoint_is_used_and_failures_fall_back(small_snapshot: Path, tmp_path: Path,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_summary_endpoint_is_used_and_failures_fall_back(
+    small_snapshot: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with WebhookSink() as llm:  # stands in for a local vLLM/SGLang server's /v1/chat/completions
         body = {"choices": [{"message": {"content": "ABSTRACTIVE <b>summary</b> from the local server."}}]}
         llm.answer = json.dumps(body).encode()
@@ -194,24 +207,25 @@ def test_summary_endpoint_is_used_and_failures_fall_back(small_snapshot: Path, t
         assert data["notes"]["summaries"].startswith("extractive (the summary endpoint failed")
 
 
-def test_html_renders_in_chromium_without_errors(small_snapshot: Path, tmp_path: Path,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_html_renders_in_chromium_without_errors(
+    small_snapshot: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     require_chromium()
     ws = make_ws(tmp_path / "ws", small_snapshot)
     res = run_cli(capsys, "--workspace", str(ws.root), "report", "--week", WEEK, "--json")
     html = Path(res.json()["paths"]["html"])
     problems = open_page(html.as_uri(), ARTIFACTS / "report-desktop.png", wait_for_text="Recommendations")
     assert problems == []
-    problems = open_page(html.as_uri(), ARTIFACTS / "report-phone.png", wait_for_text="Top papers",
-                         viewport=(390, 844))  # fmt: skip
+    problems = open_page(html.as_uri(), ARTIFACTS / "report-phone.png", wait_for_text="Top papers", viewport=(390, 844))
     assert problems == []
     assert (ARTIFACTS / "report-phone.png").stat().st_size > 10_000
     assert re.search(r"<svg[^>]+role=\"img\"", html.read_text())
     assert EVIL not in html.read_text()
 
 
-def test_concurrent_sender_refused_and_range_report(small_snapshot: Path, tmp_path: Path,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_concurrent_sender_refused_and_range_report(
+    small_snapshot: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     ws = make_ws(tmp_path / "ws", small_snapshot, f'[delivery]\nfolder = "{tmp_path / "share"}"\n')
     with ws.lock("deliver"):  # another process is sending
         res = run_cli(capsys, "--workspace", str(ws.root), "report", "--week", WEEK, "--send")

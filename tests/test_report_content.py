@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from crawler.snapshot import import_snapshot
-from reports.config import DeliveryConfig, Profile, ReportConfig
-from reports.content import gather
-from reports.errors import ReportError
-from reports.period import last_full_week, latest_data_week, parse_range, parse_week, resolve_period
-from reports.recommend import Evidence, decide, match_preset, preset_patterns
-from reports.render import ChartSink, md_escape, render, render_email_html
-from reports.summarize import EndpointSummarizer, ExtractiveSummarizer
-from store import ConfigError, Workspace
-from store.models import Document, utc_now
+from radar.crawler.snapshot import import_snapshot
+from radar.reports.config import DeliveryConfig, Profile, ReportConfig
+from radar.reports.content import gather
+from radar.reports.errors import ReportError
+from radar.reports.period import last_full_week, latest_data_week, parse_range, parse_week, resolve_period
+from radar.reports.recommend import Evidence, decide, match_preset, preset_patterns
+from radar.reports.render import ChartSink, md_escape, render, render_email_html
+from radar.reports.summarize import EndpointSummarizer, ExtractiveSummarizer
+from radar.store import ConfigError, Workspace
+from radar.store.models import Document, utc_now
 
 WEEK = "2024-W07"  # Mon 12 - Sun 18 Feb 2024: inside the first 500 snapshot lines, with 4+ weeks before it
 EVIL = "<script>alert(1)</script> [click](javascript:alert(2)) *GRPO* tricks"
@@ -29,34 +29,90 @@ TAG_RULES = {  # a keyword rule standing in for the tagger in these tests (real 
 }
 TRENDS = {
     "as_of": "2024-02-18",
-    "emerging": [{"term": "<img src=x onerror=alert(3)>", "score": 3.1, "recent_count": 4, "recent_share": 0.02,
-                  "baseline_share": 0.004, "first_seen": "2024-02-01", "example_ids": []}],
-    "declining": [{"term": "instruction tuning", "score": -1.5, "recent_count": 1, "recent_share": 0.004,
-                   "baseline_share": 0.01, "first_seen": "2024-01-02", "example_ids": []}],
+    "emerging": [
+        {
+            "term": "<img src=x onerror=alert(3)>",
+            "score": 3.1,
+            "recent_count": 4,
+            "recent_share": 0.02,
+            "baseline_share": 0.004,
+            "first_seen": "2024-02-01",
+            "example_ids": [],
+        }
+    ],
+    "declining": [
+        {
+            "term": "instruction tuning",
+            "score": -1.5,
+            "recent_count": 1,
+            "recent_share": 0.004,
+            "baseline_share": 0.01,
+            "first_seen": "2024-01-02",
+            "example_ids": [],
+        }
+    ],
     "tags": {},
-    "topics": [{"id": 1, "label": "speculative decoding", "keywords": ["draft", "verify"], "size": 12,
-                "recent_size": 5, "growth": 2.0, "example_ids": []}],
-    "new_methods": [{"name": "DPO", "first_seen": "2024-01-03", "first_id": "", "count": 18, "recent_count": 7,
-                     "growth": 3.0, "example_ids": []},  # in 7 papers of the week
-                    {"name": "Mamba", "first_seen": "2024-01-10", "first_id": "", "count": 2, "recent_count": 0,
-                     "growth": 0.5, "example_ids": []}],  # none in the week: nothing to recommend
-}  # fmt: skip
+    "topics": [
+        {
+            "id": 1,
+            "label": "speculative decoding",
+            "keywords": ["draft", "verify"],
+            "size": 12,
+            "recent_size": 5,
+            "growth": 2.0,
+            "example_ids": [],
+        }
+    ],
+    "new_methods": [
+        {
+            "name": "DPO",
+            "first_seen": "2024-01-03",
+            "first_id": "",
+            "count": 18,
+            "recent_count": 7,
+            "growth": 3.0,
+            "example_ids": [],
+        },  # in 7 papers of the week
+        {
+            "name": "Mamba",
+            "first_seen": "2024-01-10",
+            "first_id": "",
+            "count": 2,
+            "recent_count": 0,
+            "growth": 0.5,
+            "example_ids": [],
+        },
+    ],  # none in the week: nothing to recommend
+}
 
 
 def tag_rows(ws: Workspace) -> int:
     with ws.store() as store:
-        rows = [(d.id, tag) for d in store.iter_documents(kind="paper") for tag, pat in TAG_RULES.items()
-                if pat.search(d.title + " " + d.abstract)]  # fmt: skip
+        rows = [
+            (d.id, tag)
+            for d in store.iter_documents(kind="paper")
+            for tag, pat in TAG_RULES.items()
+            if pat.search(d.title + " " + d.abstract)
+        ]
         with store.transaction() as conn:
-            conn.executemany("INSERT OR IGNORE INTO document_tags (doc_id, tag, score, origin, created_at) "
-                             "VALUES (?, ?, 1.0, 'rule', ?)", [(i, t, utc_now()) for i, t in rows])  # fmt: skip
+            conn.executemany(
+                "INSERT OR IGNORE INTO document_tags (doc_id, tag, score, origin, created_at) "
+                "VALUES (?, ?, 1.0, 'rule', ?)",
+                [(i, t, utc_now()) for i, t in rows],
+            )
     return len(rows)
 
 
 def evil_post(published: str = "2024-02-15T09:00:00Z") -> Document:
-    return Document(id="post:evil0000000000", kind="post", source="evilblog", title=EVIL,
-                    abstract="<b>bold</b> claims & a <script>steal()</script> body. Second sentence here.",
-                    published=published, url="https://evil.example/post?x=1&y=<2>")  # fmt: skip
+    return Document(
+        id="post:evil0000000000",
+        kind="post",
+        source="evilblog",
+        title=EVIL,
+        abstract="<b>bold</b> claims & a <script>steal()</script> body. Second sentence here.",
+        published=published,
+        url="https://evil.example/post?x=1&y=<2>",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -111,16 +167,23 @@ def test_config_errors_name_the_fix() -> None:
         DeliveryConfig.from_section({"email": {"host": "h", "tls": "yes"}}, environ={})
     with pytest.raises(ConfigError, match="from ="):
         DeliveryConfig.from_section({"email": {"host": "h", "to": ["a@b.c"]}}, environ={})
-    env = {"RADAR_SMTP_HOST": "mail.lab", "RADAR_SMTP_PORT": "2525", "RADAR_SMTP_TO": "a@lab, b@lab",
-           "RADAR_SMTP_FROM": "r@lab", "RADAR_WEBHOOK_URL": "https://hooks.example/x"}  # fmt: skip
+    env = {
+        "RADAR_SMTP_HOST": "mail.lab",
+        "RADAR_SMTP_PORT": "2525",
+        "RADAR_SMTP_TO": "a@lab, b@lab",
+        "RADAR_SMTP_FROM": "r@lab",
+        "RADAR_WEBHOOK_URL": "https://hooks.example/x",
+    }
     cfg = DeliveryConfig.from_section({}, environ=env)
     assert cfg.email.host == "mail.lab" and cfg.email.port == 2525 and cfg.email.to == ("a@lab", "b@lab")
     assert cfg.webhook.url == "https://hooks.example/x" and cfg.any_channel
 
 
 def test_extractive_summary_keeps_sentences_in_order() -> None:
-    text = ("We study GRPO for reasoning. Weather was nice. GRPO variance grows with group size in reasoning "
-            "tasks. We propose a fix for GRPO variance. Unrelated closing remark.")  # fmt: skip
+    text = (
+        "We study GRPO for reasoning. Weather was nice. GRPO variance grows with group size in reasoning "
+        "tasks. We propose a fix for GRPO variance. Unrelated closing remark."
+    )
     summary = ExtractiveSummarizer(2).summarize("Variance of GRPO", text)
     picked = [s for s in text.split(". ") if s.rstrip(".") in summary]
     assert len(picked) == 2 and "Weather" not in summary and "Unrelated" not in summary
@@ -151,7 +214,7 @@ def test_recommendation_rules_name_themselves() -> None:
         (Evidence(**base, relevance=0.4, preset="dapo"), "reproduce", "reproduce-preset"),
         (Evidence(**base, relevance=0.4, code_links=["https://github.com/x/y"]), "evaluate", "code-and-relevant"),
         (Evidence(**base, relevance=0.0, preset="dapo"), "watch", "rising"),
-    ]  # fmt: skip
+    ]
     for evidence, action, rule in cases:
         rec = decide(evidence)
         assert (rec.action, rec.rule) == (action, rule), evidence
@@ -199,15 +262,24 @@ def test_content_counts_agree_with_the_store(report_ws: Workspace) -> None:
     dpo = store_mentions(report_ws, period, "DPO")
     assert recs["DPO"]["evidence"]["recent_count"] == len(dpo) == 7
     assert {p["id"] for p in recs["DPO"]["evidence"]["papers"]} <= set(dpo)
-    assert {r["rule"] for r in content["recommendations"]} <= {"repro-worse", "repro-better", "established",
-                                                              "reproduce-preset", "code-and-relevant", "rising"}
+    assert {r["rule"] for r in content["recommendations"]} <= {
+        "repro-worse",
+        "repro-better",
+        "established",
+        "reproduce-preset",
+        "code-and-relevant",
+        "rising",
+    }
 
 
 def store_mentions(ws: Workspace, period, word: str) -> list[str]:  # type: ignore[no-untyped-def]
     pat = re.compile(rf"(?<![A-Za-z0-9]){word}(?![A-Za-z0-9])")
     with ws.store() as store:
-        return [d.id for d in store.iter_documents(since=period.since, until=period.until)
-                if pat.search(d.title + " " + d.abstract)]  # fmt: skip
+        return [
+            d.id
+            for d in store.iter_documents(since=period.since, until=period.until)
+            if pat.search(d.title + " " + d.abstract)
+        ]
 
 
 def test_rendered_report_has_every_section_and_escapes_feed_text(report_ws: Workspace) -> None:
@@ -268,9 +340,9 @@ def test_chart_alt_text_is_escaped() -> None:
 def test_commented_defaults_in_radar_toml_are_valid_when_uncommented() -> None:
     import tomllib
 
-    from store.config import DEFAULT_CONFIG_TEXT
+    from radar.store.config import DEFAULT_CONFIG_TEXT
 
-    block = DEFAULT_CONFIG_TEXT[DEFAULT_CONFIG_TEXT.index("# [report]:"): DEFAULT_CONFIG_TEXT.index("# Sources.")]
+    block = DEFAULT_CONFIG_TEXT[DEFAULT_CONFIG_TEXT.index("# [report]:") : DEFAULT_CONFIG_TEXT.index("# Sources.")]
     lines = [ln[2:] for ln in block.splitlines() if re.match(r"# (\[[a-z.]+\]$|[a-z_]+ = )", ln)]
     data = tomllib.loads("\n".join(lines))
     assert {"report", "profile", "delivery"} <= set(data)
@@ -299,18 +371,24 @@ def test_md_escape_property() -> None:
 
 def test_finished_reproduction_shows_its_verdict_and_drives_the_rule(tmp_path: Path) -> None:
     ws, _ = Workspace.init(tmp_path / "ws")
-    paper = Document(id="2402.11111", kind="paper", source="test", title="Scaling DAPO to long reasoning",
-                     abstract="We train with DAPO and clip-higher. Code: https://github.com/lab/dapo-long.",
-                     published="2024-02-14T00:00:00Z", url="https://arxiv.org/abs/2402.11111")  # fmt: skip
+    paper = Document(
+        id="2402.11111",
+        kind="paper",
+        source="test",
+        title="Scaling DAPO to long reasoning",
+        abstract="We train with DAPO and clip-higher. Code: https://github.com/lab/dapo-long.",
+        published="2024-02-14T00:00:00Z",
+        url="https://arxiv.org/abs/2402.11111",
+    )
     verdict = {"overall": "better", "summary": "dapo vs grpo over 3 seed(s): ... -> better."}
     with ws.store() as store:
         store.upsert_documents([paper])
         store.create_run("r-dapo-1", "repro", {"method": "dapo", "baseline": "grpo", "task": "arith"}, status="done")
-        store.update_run("r-dapo-1", result={"verdict": verdict, "folder": str(ws.run_dir("r-dapo-1"))},
-                         finished_at=utc_now())  # fmt: skip
+        store.update_run(
+            "r-dapo-1", result={"verdict": verdict, "folder": str(ws.run_dir("r-dapo-1"))}, finished_at=utc_now()
+        )
         store.create_run("r-gspo-2", "repro", {"method": "gspo"}, status="running")  # not finished: not shown
-        content = gather(ws, store, parse_week(WEEK), ReportConfig(), Profile(terms={"DAPO": 1.0}),
-                         trends=TRENDS)  # fmt: skip
+        content = gather(ws, store, parse_week(WEEK), ReportConfig(), Profile(terms={"DAPO": 1.0}), trends=TRENDS)
     assert [r["id"] for r in content["runs"]] == ["r-dapo-1"] and content["runs"][0]["verdict"] == "better"
     rec = {r["method"]: r for r in content["recommendations"]}["DAPO"]
     assert (rec["action"], rec["rule"]) == ("adopt", "repro-better")
@@ -321,20 +399,23 @@ def test_finished_reproduction_shows_its_verdict_and_drives_the_rule(tmp_path: P
 
 
 def test_ranking_uses_profile_weights_tag_confidence_terms_and_likes() -> None:
-    from reports.ranking import rank
+    from radar.reports.ranking import rank
 
     def doc(i: str, title: str, abstract: str, day: str = "2024-02-14") -> Document:
         return Document(id=i, kind="paper", source="t", title=title, abstract=abstract, published=f"{day}T00:00:00Z")
 
-    docs = [doc("a", "Sure GRPO", "policy optimization for reasoning"),
-            doc("b", "Unsure GRPO", "policy optimization for reasoning"),
-            doc("c", "Kernels", "fused attention kernels in Triton"),
-            doc("d", "Speculative decoding", "draft models verify tokens", day="2024-02-18")]  # fmt: skip
+    docs = [
+        doc("a", "Sure GRPO", "policy optimization for reasoning"),
+        doc("b", "Unsure GRPO", "policy optimization for reasoning"),
+        doc("c", "Kernels", "fused attention kernels in Triton"),
+        doc("d", "Speculative decoding", "draft models verify tokens", day="2024-02-18"),
+    ]
     tags = {"a": {"rl": 0.95}, "b": {"rl": 0.3}, "c": {"kern": 1.0}}
     liked = [doc("x", "Speculative decoding survey", "draft models and verify tokens quickly", day="2023-01-01")]
     profile = Profile(tags={"rl": 2.0, "kern": 1.0}, terms={"Triton": 1.0}, liked={"x": 1.0})
-    ranked = {r.doc.id: r for r in rank(docs, tags, period=parse_week(WEEK), profile=profile, cfg=ReportConfig(),
-                                        liked=liked)}  # fmt: skip
+    ranked = {
+        r.doc.id: r for r in rank(docs, tags, period=parse_week(WEEK), profile=profile, cfg=ReportConfig(), liked=liked)
+    }
     assert ranked["a"].relevance > ranked["b"].relevance  # the tagger's confidence counts
     assert "term 'Triton'" in ranked["c"].why and "tag kern" in ranked["c"].why
     assert any(w.startswith("like x") for w in ranked["d"].why) and ranked["d"].recency == 1.0
@@ -348,10 +429,17 @@ def test_methods_off_the_profile_are_left_out_and_said(report_ws: Workspace) -> 
     it is not recommended, and the report says it left it out."""
     period = parse_week(WEEK)
     with report_ws.store() as store:
-        on = gather(report_ws, store, period, ReportConfig(), Profile(tags={"preference-optimization": 1.0},
-                                                                      terms={"DPO": 1.0}), trends=TRENDS)  # fmt: skip
-        off = gather(report_ws, store, period, ReportConfig(), Profile(terms={"gaussian splatting": 1.0}),
-                     trends=TRENDS)  # fmt: skip
+        on = gather(
+            report_ws,
+            store,
+            period,
+            ReportConfig(),
+            Profile(tags={"preference-optimization": 1.0}, terms={"DPO": 1.0}),
+            trends=TRENDS,
+        )
+        off = gather(
+            report_ws, store, period, ReportConfig(), Profile(terms={"gaussian splatting": 1.0}), trends=TRENDS
+        )
     assert "DPO" in {r["method"] for r in on["recommendations"]} and not on["notes"]["off_profile"]
     assert "DPO" not in {r["method"] for r in off["recommendations"]}
     assert "DPO" in off["notes"]["off_profile"]

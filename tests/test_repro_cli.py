@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from repro import runner
-from repro.policy import cached_policy, get_size
-from repro.tasks import get_task
-from store import Workspace
+from radar.repro import runner
+from radar.repro.policy import cached_policy, get_size
+from radar.repro.tasks import get_task
+from radar.store import Workspace
 from tests.cli_helpers import run_cli
 
 
@@ -23,8 +23,13 @@ from tests.cli_helpers import run_cli
 def ws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     """A workspace whose sorting/tiny warm start is already cached (a few seconds to train)."""
     workspace, _ = Workspace.init(tmp_path_factory.mktemp("repro") / "ws")
-    cached_policy(runner.policy_cache_dir(workspace), get_task("sorting"), get_size("tiny"), torch.device("cpu"),
-                  log=lambda _: None)  # fmt: skip
+    cached_policy(
+        runner.policy_cache_dir(workspace),
+        get_task("sorting"),
+        get_size("tiny"),
+        torch.device("cpu"),
+        log=lambda _: None,
+    )
     return workspace
 
 
@@ -38,8 +43,10 @@ def _wait(ws: Workspace, run_id: str, cond, timeout: float = 120.0) -> dict:  # 
     raise AssertionError(f"run {run_id} never reached the expected state: {runner.get(ws, run_id)}")
 
 
-@pytest.mark.parametrize("argv", [["repro", "--help"], *[["repro", c, "--help"] for c in
-                                  ("run", "list", "show", "methods", "export", "cancel")]])  # fmt: skip
+@pytest.mark.parametrize(
+    "argv",
+    [["repro", "--help"], *[["repro", c, "--help"] for c in ("run", "list", "show", "methods", "export", "cancel")]],
+)
 def test_help(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
     result = run_cli(capsys, *argv)
     assert result.code == 0 and "usage:" in result.out
@@ -59,8 +66,26 @@ def test_methods_and_errors(capsys: pytest.CaptureFixture[str], ws: Workspace) -
 
 @pytest.mark.slow
 def test_tiny_run_end_to_end(capsys: pytest.CaptureFixture[str], ws: Workspace) -> None:
-    result = run_cli(capsys, "--workspace", str(ws.root), "repro", "run", "--method", "dapo", "--baseline", "grpo",
-                     "--task", "sorting", "--seeds", "2", "--steps", "8", "--device", "auto", "--json")  # fmt: skip
+    result = run_cli(
+        capsys,
+        "--workspace",
+        str(ws.root),
+        "repro",
+        "run",
+        "--method",
+        "dapo",
+        "--baseline",
+        "grpo",
+        "--task",
+        "sorting",
+        "--seeds",
+        "2",
+        "--steps",
+        "8",
+        "--device",
+        "auto",
+        "--json",
+    )
     assert result.code == 0, result.err
     doc = result.json()
     assert set(doc) >= {"id", "status", "verdict", "metrics", "plots"}
@@ -88,8 +113,9 @@ def test_tiny_run_end_to_end(capsys: pytest.CaptureFixture[str], ws: Workspace) 
     human = run_cli(capsys, "--workspace", str(ws.root), "repro", "show", doc["id"])
     assert "dapo vs grpo" in human.out
     for engine in ("trl", "verl"):
-        exported = run_cli(capsys, "--workspace", str(ws.root), "repro", "export", doc["id"], "--engine", engine,
-                           "--json").json()  # fmt: skip
+        exported = run_cli(
+            capsys, "--workspace", str(ws.root), "repro", "export", doc["id"], "--engine", engine, "--json"
+        ).json()
         assert all(Path(p).exists() for p in exported["files"])
     verl = (folder / "export" / "verl" / "launch.sh").read_text()
     assert "actor_rollout_ref.actor.clip_ratio_high=0.28" in verl and "kl_loss_coef=0.04" in verl
@@ -102,8 +128,23 @@ def test_killed_run_is_marked_failed_with_its_log(
     capsys: pytest.CaptureFixture[str], ws: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("RADAR_REPRO_ARMS_AT_ONCE", "2")  # both arms in child processes, whatever the load
-    result = run_cli(capsys, "--workspace", str(ws.root), "repro", "run", "--method", "gspo", "--task", "sorting",
-                     "--seeds", "1", "--steps", "5000", "--background", "--json")  # fmt: skip
+    result = run_cli(
+        capsys,
+        "--workspace",
+        str(ws.root),
+        "repro",
+        "run",
+        "--method",
+        "gspo",
+        "--task",
+        "sorting",
+        "--seeds",
+        "1",
+        "--steps",
+        "5000",
+        "--background",
+        "--json",
+    )
     run_id = result.json()["id"]
     run = _wait(ws, run_id, lambda r: r["status"] == "running" and r["progress"] > 0)
     os.kill(run["pid"], signal.SIGKILL)
@@ -143,8 +184,23 @@ def test_cancel_running_and_queued(
     capsys: pytest.CaptureFixture[str], ws: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("RADAR_REPRO_ARMS_AT_ONCE", "2")
-    result = run_cli(capsys, "--workspace", str(ws.root), "repro", "run", "--method", "dr_grpo", "--task", "sorting",
-                     "--seeds", "1", "--steps", "5000", "--background", "--json")  # fmt: skip
+    result = run_cli(
+        capsys,
+        "--workspace",
+        str(ws.root),
+        "repro",
+        "run",
+        "--method",
+        "dr_grpo",
+        "--task",
+        "sorting",
+        "--seeds",
+        "1",
+        "--steps",
+        "5000",
+        "--background",
+        "--json",
+    )
     run_id = result.json()["id"]
     _wait(ws, run_id, lambda r: r["status"] == "running" and r["progress"] > 0)
     assert run_cli(capsys, "--workspace", str(ws.root), "repro", "cancel", run_id).code == 0

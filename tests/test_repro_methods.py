@@ -6,19 +6,20 @@ from pathlib import Path
 
 import pytest
 
-from repro.errors import ReproError
-from repro.export import verl_overrides
-from repro.methods import METHODS, describe, get_method
-from repro.policy import SIZES, get_size
-from repro.tasks import get_task
-from repro.trainer import LOSS_PLUGINS, build_config
+from radar.repro.errors import ReproError
+from radar.repro.export import verl_overrides
+from radar.repro.methods import METHODS, describe, get_method
+from radar.repro.policy import SIZES, get_size
+from radar.repro.tasks import get_task
+from radar.repro.trainer import LOSS_PLUGINS, build_config
 
 PARAMS = {"task": "addition", "preset": "tiny", "total_steps": 10, "seeds": 1}
 
 
 def _config(name: str, tmp_path: Path):  # type: ignore[no-untyped-def]
-    return build_config(get_method(name), get_size("tiny"), get_task("addition"), steps=10, seed=0,
-                        output_dir=tmp_path, device="cpu")  # fmt: skip
+    return build_config(
+        get_method(name), get_size("tiny"), get_task("addition"), steps=10, seed=0, output_dir=tmp_path, device="cpu"
+    )
 
 
 @pytest.mark.parametrize("name", sorted(METHODS))

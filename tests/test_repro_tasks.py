@@ -7,10 +7,10 @@ import random
 import pytest
 import torch
 
-from repro.plots import plot_run
-from repro.policy import build_model, build_tokenizer, get_size
-from repro.tasks import TASKS, correctness_reward, eval_expression, format_reward, get_task
-from repro.trainer import LossBatch, gmpo_loss
+from radar.repro.plots import plot_run
+from radar.repro.policy import build_model, build_tokenizer, get_size
+from radar.repro.tasks import TASKS, correctness_reward, eval_expression, format_reward, get_task
+from radar.repro.trainer import LossBatch, gmpo_loss
 
 
 @pytest.mark.parametrize("name", sorted(TASKS))
@@ -19,8 +19,9 @@ def test_reference_answers_are_correct_and_vary_in_length(name: str) -> None:
     examples = task.examples(300, seed=1)
     assert all(task.check(ex, ex["answer"]) for ex in examples)
     assert len({len(ex["answer"]) for ex in examples}) >= 2
-    assert all(len(ex["prompt"]) <= task.max_prompt_chars and len(ex["answer"]) <= task.max_answer_chars
-               for ex in examples)  # fmt: skip
+    assert all(
+        len(ex["prompt"]) <= task.max_prompt_chars and len(ex["answer"]) <= task.max_answer_chars for ex in examples
+    )
     assert all(set(ex["prompt"] + ex["answer"]) <= set(task.alphabet) for ex in examples)
     assert task.examples(5, seed=1) == task.examples(5, seed=1)
 
@@ -43,8 +44,9 @@ def test_rewards_follow_trl_signature() -> None:
     completions = ["42", "43", "2x"]
     ids = [tok(c, add_special_tokens=False)["input_ids"] + [eos] for c in completions]
     logged: dict[str, float] = {}
-    correct = correctness_reward(task)(prompts, completions, ids, answer=["42", "42", "2"],
-                                       log_metric=logged.__setitem__)  # fmt: skip
+    correct = correctness_reward(task)(
+        prompts, completions, ids, answer=["42", "42", "2"], log_metric=logged.__setitem__
+    )
     assert correct == [1.0, 0.0, 0.0]
     assert logged["completions/correct_length"] == 3 and logged["completions/incorrect_length"] == 3
     fmt = format_reward(task, eos)(prompts, completions, ids)
@@ -69,8 +71,15 @@ def test_char_tokenizer_round_trip_and_model_shapes() -> None:
 def test_gmpo_plugin_loss() -> None:
     from trl import GRPOConfig
 
-    cfg = GRPOConfig(output_dir="/tmp/unused", epsilon=0.4, epsilon_high=0.4, num_generations=2,
-                     per_device_train_batch_size=2, use_cpu=True, report_to="none")  # fmt: skip
+    cfg = GRPOConfig(
+        output_dir="/tmp/unused",
+        epsilon=0.4,
+        epsilon_high=0.4,
+        num_generations=2,
+        per_device_train_batch_size=2,
+        use_cpu=True,
+        report_to="none",
+    )
     logps = torch.log(torch.tensor([[0.5, 0.5], [0.5, 0.5]]))
     adv = torch.tensor([[1.0], [-1.0]])
     mask = torch.ones(2, 2)
@@ -86,7 +95,9 @@ def test_gmpo_plugin_loss() -> None:
 
 def test_plots_are_pngs(tmp_path) -> None:  # type: ignore[no-untyped-def]
     rng = random.Random(0)
-    runs = {arm: {s: [{"step": i, "correct": rng.random(), "entropy": 0.5} for i in range(1, 20)] for s in (0, 1)}
-            for arm in ("method", "baseline")}  # fmt: skip
+    runs = {
+        arm: {s: [{"step": i, "correct": rng.random(), "entropy": 0.5} for i in range(1, 20)] for s in (0, 1)}
+        for arm in ("method", "baseline")
+    }
     paths = plot_run(runs, {"method": "dapo", "baseline": "grpo"}, tmp_path, "t")
     assert paths and all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in paths)

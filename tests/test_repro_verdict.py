@@ -7,14 +7,16 @@ import random
 
 import pytest
 
-from repro.methods import Claim, get_method
-from repro.verdict import aggregate, bootstrap_ci, check_claim, compare, label, verdict
+from radar.repro.methods import Claim, get_method
+from radar.repro.verdict import aggregate, bootstrap_ci, check_claim, compare, label, verdict
 
 
 def _curve(start: float, end: float, steps: int = 40, noise: float = 0.0, seed: int = 0, **extra: float):
     rng = random.Random(seed)
-    return [{"step": i, "correct": start + (end - start) * i / steps + rng.uniform(-noise, noise), **extra}
-            for i in range(1, steps + 1)]  # fmt: skip
+    return [
+        {"step": i, "correct": start + (end - start) * i / steps + rng.uniform(-noise, noise), **extra}
+        for i in range(1, steps + 1)
+    ]
 
 
 def test_aggregate_windows() -> None:
@@ -59,8 +61,14 @@ def test_claims() -> None:
 
     clips = {s: [{"step": i, "clip_ratio": 0.5, "correct": 0.5} for i in range(1, 9)] for s in range(3)}
     few = {s: [{"step": i, "clip_ratio": 0.01, "correct": 0.5} for i in range(1, 9)] for s in range(3)}
-    ratio = Claim("clips 10x", "clip_ratio", "ratio_at_least", "all", 10.0,
-                  also=Claim("not worse", "correct", "not_lower", "late", 0.05))  # fmt: skip
+    ratio = Claim(
+        "clips 10x",
+        "clip_ratio",
+        "ratio_at_least",
+        "all",
+        10.0,
+        also=Claim("not worse", "correct", "not_lower", "late", 0.05),
+    )
     result = check_claim(ratio, clips, few)
     assert result["status"] == "holds" and result["evidence"]["ratio_mean"] == pytest.approx(50.0)
     assert check_claim(ratio, few, clips)["status"] == "refuted"

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from crawler.snapshot import record_to_document
-from store import Workspace
+from radar.crawler.snapshot import record_to_document
+from radar.store import Workspace
 from tests.cli_helpers import run_cli
 
 
@@ -31,8 +31,9 @@ def test_import_is_idempotent(workspace: Workspace, small_snapshot: Path, capsys
     assert sum(stats["by_month"].values()) == 500 and stats["by_kind"] == {"paper": 500}
 
 
-def test_truncated_gzip_keeps_what_was_read(workspace: Workspace, small_snapshot: Path, tmp_path: Path,
-                                           capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_truncated_gzip_keeps_what_was_read(
+    workspace: Workspace, small_snapshot: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     data = small_snapshot.read_bytes()
     cut = tmp_path / "cut.jsonl.gz"
     cut.write_bytes(data[: len(data) * 2 // 3])
@@ -49,13 +50,30 @@ def test_truncated_gzip_keeps_what_was_read(workspace: Workspace, small_snapshot
         assert store.count_documents() == 500
 
 
-def test_bad_lines_are_reported_and_good_lines_kept(workspace: Workspace, tmp_path: Path,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
-    good = {"id": "2501.00001", "title": "T", "abstract": "A", "authors": [], "categories": ["cs.LG"],
-            "primary_category": "cs.LG", "published": "2025-01-01"}  # fmt: skip
+def test_bad_lines_are_reported_and_good_lines_kept(
+    workspace: Workspace, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = {
+        "id": "2501.00001",
+        "title": "T",
+        "abstract": "A",
+        "authors": [],
+        "categories": ["cs.LG"],
+        "primary_category": "cs.LG",
+        "published": "2025-01-01",
+    }
     path = tmp_path / "mixed.jsonl"
-    path.write_text("\n".join([json.dumps(good), "{not json", json.dumps({**good, "id": "2501.00002"}),
-                               json.dumps({**good, "id": "not-an-id"}), ""]))  # fmt: skip
+    path.write_text(
+        "\n".join(
+            [
+                json.dumps(good),
+                "{not json",
+                json.dumps({**good, "id": "2501.00002"}),
+                json.dumps({**good, "id": "not-an-id"}),
+                "",
+            ]
+        )
+    )
     res = run_cli(capsys, "--workspace", str(workspace.root), "import", str(path))
     assert res.code == 2
     assert "skipped 2 bad line(s)" in res.err and "line 2, not valid JSON" in res.err
@@ -69,8 +87,9 @@ def test_missing_file_is_an_input_error(workspace: Workspace, capsys: pytest.Cap
 
 
 def test_record_versions_and_sources() -> None:
-    doc = record_to_document({"id": "2401.00001v3", "title": " A  title ", "published": "2024-01-05",
-                              "source_repo": "owner/arxiver"})  # fmt: skip
+    doc = record_to_document(
+        {"id": "2401.00001v3", "title": " A  title ", "published": "2024-01-05", "source_repo": "owner/arxiver"}
+    )
     assert (doc.id, doc.version, doc.title, doc.source) == ("2401.00001", 3, "A title", "snapshot/arxiver")
     assert doc.published == "2024-01-05T00:00:00Z"
     legacy = record_to_document({"id": "hep-th/9901001", "title": "Old", "published": "1999-01-01"})
@@ -80,11 +99,21 @@ def test_record_versions_and_sources() -> None:
 
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(title=st.text(min_size=1, max_size=80).filter(str.strip),
-       abstract=st.text(max_size=200), authors=st.lists(st.text(max_size=20), max_size=3))  # fmt: skip
+@given(
+    title=st.text(min_size=1, max_size=80).filter(str.strip),
+    abstract=st.text(max_size=200),
+    authors=st.lists(st.text(max_size=20), max_size=3),
+)
 def test_import_export_round_trip(workspace: Workspace, title: str, abstract: str, authors: list[str]) -> None:
-    rec = {"id": "2502.12345", "title": title, "abstract": abstract, "authors": authors,
-           "categories": ["cs.CL"], "primary_category": "cs.CL", "published": "2025-02-03"}  # fmt: skip
+    rec = {
+        "id": "2502.12345",
+        "title": title,
+        "abstract": abstract,
+        "authors": authors,
+        "categories": ["cs.CL"],
+        "primary_category": "cs.CL",
+        "published": "2025-02-03",
+    }
     with workspace.store() as store:
         store.conn.execute("DELETE FROM documents")
         store.upsert_documents([record_to_document(rec)])

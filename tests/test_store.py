@@ -7,14 +7,23 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from store import Document, Store, StoreError, Workspace
-from store.schema import LATEST_VERSION
+from radar.store import Document, Store, StoreError, Workspace
+from radar.store.schema import LATEST_VERSION
 
 
-def paper(id_: str = "2501.00001", version: int = 1, title: str = "A title", published: str = "2025-01-02T00:00:00Z",
-          **kw) -> Document:  # fmt: skip
-    return Document(id=id_, kind="paper", source="arxiv", title=title, abstract="An abstract.",
-                    published=published, version=version, **kw)  # fmt: skip
+def paper(
+    id_: str = "2501.00001", version: int = 1, title: str = "A title", published: str = "2025-01-02T00:00:00Z", **kw
+) -> Document:
+    return Document(
+        id=id_,
+        kind="paper",
+        source="arxiv",
+        title=title,
+        abstract="An abstract.",
+        published=published,
+        version=version,
+        **kw,
+    )
 
 
 def test_init_creates_wal_database_and_commented_config(workspace: Workspace) -> None:
@@ -150,7 +159,7 @@ def test_store_round_trip(workspace: Workspace, doc: Document) -> None:
 
 
 def test_migrations_upgrade_an_existing_database_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import store.db as db_module
+    import radar.store.db as db_module
 
     db = tmp_path / "radar.db"
     with Store(db) as store:

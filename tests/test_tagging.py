@@ -10,13 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis.tags import TaggingError, load_taxonomy
-from analysis.tags.keywords import KeywordMatcher
-from analysis.tags.model import best_threshold
-from analysis.tags.tagger import decide, saved_model, workspace_vectors
-from analysis.tags.taxonomy import DEFAULT_TAXONOMY, load_taxonomy_file, parse_taxonomy
-from analysis.tags.training import DEV_LABELS, read_label_file
-from store import Workspace
+from radar.analysis.tags import TaggingError, load_taxonomy
+from radar.analysis.tags.keywords import KeywordMatcher
+from radar.analysis.tags.model import best_threshold
+from radar.analysis.tags.tagger import decide, saved_model, workspace_vectors
+from radar.analysis.tags.taxonomy import DEFAULT_TAXONOMY, load_taxonomy_file, parse_taxonomy
+from radar.analysis.tags.training import DEV_LABELS, read_label_file
+from radar.store import Workspace
 from tests.cli_helpers import run_cli
 
 TAXONOMY = load_taxonomy_file(DEFAULT_TAXONOMY)
@@ -25,7 +25,7 @@ TAXONOMY = load_taxonomy_file(DEFAULT_TAXONOMY)
 @pytest.fixture(scope="module")
 def tagged(indexed: Workspace, tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     """A copy of the indexed workspace, tagged once (read-only for the tests that use it)."""
-    from app.cli import main
+    from radar.app.cli import main
 
     root = tmp_path_factory.mktemp("tagged") / "ws"
     shutil.copytree(indexed.root, root)
@@ -54,14 +54,17 @@ def test_default_taxonomy_has_the_labelling_guide_tags() -> None:
     assert all(t.description and t.keywords for t in TAXONOMY.tags)
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("", "no [[tag]] entries"),
-    ("[[tag]]\nname = 'Bad Name'\nkeywords = ['x']", "lower-case"),
-    ("[[tag]]\nname = 'a'\nkeywords = ['x']\n[[tag]]\nname = 'a'\nkeywords = ['y']", "defined twice"),
-    ("[[tag]]\nname = 'a'", "neither a description nor keywords"),
-    ("[[tag]]\nname = 'a'\nkeywords = ['x']\ncolour = 'red'", "unknown key"),
-    ("[[tag]\nname = 'a'", "not valid TOML"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "no [[tag]] entries"),
+        ("[[tag]]\nname = 'Bad Name'\nkeywords = ['x']", "lower-case"),
+        ("[[tag]]\nname = 'a'\nkeywords = ['x']\n[[tag]]\nname = 'a'\nkeywords = ['y']", "defined twice"),
+        ("[[tag]]\nname = 'a'", "neither a description nor keywords"),
+        ("[[tag]]\nname = 'a'\nkeywords = ['x']\ncolour = 'red'", "unknown key"),
+        ("[[tag]\nname = 'a'", "not valid TOML"),
+    ],
+)
 def test_bad_taxonomy_is_one_clear_error(text: str, message: str) -> None:
     with pytest.raises(TaggingError, match=message.replace("[", r"\[")):
         parse_taxonomy(text, "t.toml")
@@ -74,8 +77,9 @@ def test_unknown_tag_names_list_the_valid_ones() -> None:
 
 
 def test_keywords_acronyms_are_case_sensitive_and_wildcards_match_word_endings() -> None:
-    tax = parse_taxonomy("[[tag]]\nname = 'rl'\nkeywords = ['GRPO', 'policy optimization', 'quantiz*', 'Dr. GRPO']",
-                         "t")  # fmt: skip
+    tax = parse_taxonomy(
+        "[[tag]]\nname = 'rl'\nkeywords = ['GRPO', 'policy optimization', 'quantiz*', 'Dr. GRPO']", "t"
+    )
     m = KeywordMatcher(tax)
     assert m.counts("GRPO-based training")[0] == 1
     assert m.counts("grpo is lower case here")[0] == 0  # an acronym needs its capitals
@@ -100,13 +104,16 @@ def test_shipped_dev_labels_are_the_shared_ones_and_valid() -> None:
     assert sum(bool(t) for t in labels.values()) > 300
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    ('{"id": "2401.00001", "tags": ["quantum-stuff"]}\n', "unknown tag"),
-    ('{"id": "2401.00001", "tags": "llm-reasoning"}\n', "expected a JSON line"),
-    ("not json\n", ":1: expected a JSON line"),
-    ('{"id": "a", "tags": []}\n{"id": "a", "tags": []}\n', "labeled twice"),
-    ("\n", "has no labels"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"id": "2401.00001", "tags": ["quantum-stuff"]}\n', "unknown tag"),
+        ('{"id": "2401.00001", "tags": "llm-reasoning"}\n', "expected a JSON line"),
+        ("not json\n", ":1: expected a JSON line"),
+        ('{"id": "a", "tags": []}\n{"id": "a", "tags": []}\n', "labeled twice"),
+        ("\n", "has no labels"),
+    ],
+)
 def test_bad_label_file_is_one_clear_error(tmp_path: Path, content: str, message: str) -> None:
     path = tmp_path / "labels.jsonl"
     path.write_text(content)
@@ -128,7 +135,7 @@ def test_tag_decides_every_embedded_document_once(tagged: Workspace, capsys: pyt
     decisions = rows(tagged, "SELECT tag, score, origin FROM document_tags")
     assert decisions and {o for _, _, o in decisions} == {"model"}
     assert {t for t, _, _ in decisions} <= set(TAXONOMY.names)
-    assert 0.05 < len({d for d, in rows(tagged, "SELECT DISTINCT doc_id FROM document_tags")}) / n_docs < 0.9
+    assert 0.05 < len({d for (d,) in rows(tagged, "SELECT DISTINCT doc_id FROM document_tags")}) / n_docs < 0.9
     with Workspace.open(tagged.root).store() as store:
         model = saved_model(tagged, TAXONOMY, workspace_vectors(tagged, store).model_id)
     assert model is not None
@@ -140,10 +147,18 @@ def test_tag_decides_every_embedded_document_once(tagged: Workspace, capsys: pyt
 
 def test_tags_are_sensible_on_known_papers(tagged: Workspace) -> None:
     """Papers whose title names the topic get the tag (a sanity check, not the quality measure)."""
-    got = dict(rows(tagged, "SELECT d.title, group_concat(t.tag) FROM documents d JOIN document_tags t "
-                            "ON t.doc_id = d.id GROUP BY d.id"))  # fmt: skip
-    titled = {"speculative decoding": "inference-serving", "quantization": "model-compression",
-              "gaussian splatting": "graphics-xr"}  # fmt: skip
+    got = dict(
+        rows(
+            tagged,
+            "SELECT d.title, group_concat(t.tag) FROM documents d JOIN document_tags t "
+            "ON t.doc_id = d.id GROUP BY d.id",
+        )
+    )
+    titled = {
+        "speculative decoding": "inference-serving",
+        "quantization": "model-compression",
+        "gaussian splatting": "graphics-xr",
+    }
     checked = 0
     for title, tags in got.items():
         for phrase, tag in titled.items():
@@ -154,19 +169,27 @@ def test_tags_are_sensible_on_known_papers(tagged: Workspace) -> None:
 
 
 def test_search_filters_by_tag_after_tagging(tagged: Workspace, capsys: pytest.CaptureFixture[str]) -> None:
-    res = run_cli(capsys, "--workspace", str(tagged.root), "search", "efficient serving of large language models",
-                  "--tag", "inference-serving", "--json")  # fmt: skip
+    res = run_cli(
+        capsys,
+        "--workspace",
+        str(tagged.root),
+        "search",
+        "efficient serving of large language models",
+        "--tag",
+        "inference-serving",
+        "--json",
+    )
     assert res.code == 0
     hits = res.json()
     assert hits and all("inference-serving" in h["tags"] for h in hits)
 
 
-def test_eval_prints_per_tag_scores_out_of_fold(tagged: Workspace, capsys: pytest.CaptureFixture[str],
-                                                tmp_path: Path) -> None:  # fmt: skip
+def test_eval_prints_per_tag_scores_out_of_fold(
+    tagged: Workspace, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     labels = tmp_path / "labels.jsonl"
     dev = [json.loads(line) for line in DEV_LABELS.read_text().splitlines()][:120]
-    labels.write_text("".join(json.dumps(d) + "\n" for d in dev)
-                      + '{"id": "9999.99999", "tags": []}\n')  # fmt: skip
+    labels.write_text("".join(json.dumps(d) + "\n" for d in dev) + '{"id": "9999.99999", "tags": []}\n')
     before = rows(tagged, "SELECT COUNT(*) FROM document_tags")
     res = run_cli(capsys, "--workspace", str(tagged.root), "tag", "eval", str(labels), "--json")
     assert res.code == 0, res.err
@@ -182,8 +205,9 @@ def test_eval_prints_per_tag_scores_out_of_fold(tagged: Workspace, capsys: pytes
     assert "macro" in table.out and "keyword F1" in table.out
 
 
-def test_eval_bad_label_files_change_nothing(tagged: Workspace, capsys: pytest.CaptureFixture[str],
-                                             tmp_path: Path) -> None:  # fmt: skip
+def test_eval_bad_label_files_change_nothing(
+    tagged: Workspace, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     before = rows(tagged, "SELECT * FROM document_tags ORDER BY 1, 2")
     unknown_tag = tmp_path / "a.jsonl"
     unknown_tag.write_text('{"id": "2503.14476", "tags": ["robots"]}\n')
@@ -198,8 +222,9 @@ def test_eval_bad_label_files_change_nothing(tagged: Workspace, capsys: pytest.C
     assert rows(tagged, "SELECT * FROM document_tags ORDER BY 1, 2") == before
 
 
-def test_fix_applies_at_once_and_wins_over_retraining(copy_of_tagged: Workspace,
-                                                      capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_fix_applies_at_once_and_wins_over_retraining(
+    copy_of_tagged: Workspace, capsys: pytest.CaptureFixture[str]
+) -> None:
     ws = str(copy_of_tagged.root)
     doc_id, tag = rows(copy_of_tagged, "SELECT doc_id, tag FROM document_tags LIMIT 1")[0]
     other = next(t for t in TAXONOMY.names if t != tag)
@@ -210,16 +235,20 @@ def test_fix_applies_at_once_and_wins_over_retraining(copy_of_tagged: Workspace,
     tags = dict(rows(copy_of_tagged, "SELECT tag, origin FROM document_tags WHERE doc_id = ?", doc_id))
     assert tag not in tags and tags[other] == "user"
     assert sorted(rows(copy_of_tagged, "SELECT tag, value FROM tag_corrections WHERE doc_id = ?", doc_id)) == sorted(
-        [(tag, 0), (other, 1)])
+        [(tag, 0), (other, 1)]
+    )
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["tag", "fix", "2503.99999", "+llm-reasoning"], "no document"),
-    (["tag", "fix", "ID", "+not-a-tag"], "unknown tag(s) not-a-tag"),
-    (["tag", "fix", "ID", "llm-reasoning"], "write +TAG"),
-    (["tag", "fix", "ID"], "nothing to record"),
-    (["tag", "fix", "ID", "+llm-reasoning", "-llm-reasoning"], "both added and removed"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["tag", "fix", "2503.99999", "+llm-reasoning"], "no document"),
+        (["tag", "fix", "ID", "+not-a-tag"], "unknown tag(s) not-a-tag"),
+        (["tag", "fix", "ID", "llm-reasoning"], "write +TAG"),
+        (["tag", "fix", "ID"], "nothing to record"),
+        (["tag", "fix", "ID", "+llm-reasoning", "-llm-reasoning"], "both added and removed"),
+    ],
+)
 def test_fix_bad_input(tagged: Workspace, capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
     doc_id = rows(tagged, "SELECT id FROM documents LIMIT 1")[0][0]
     res = run_cli(capsys, "--workspace", str(tagged.root), *[doc_id if a == "ID" else a for a in argv])
@@ -227,8 +256,9 @@ def test_fix_bad_input(tagged: Workspace, capsys: pytest.CaptureFixture[str], ar
 
 
 @pytest.mark.slow
-def test_a_handful_of_corrections_moves_a_tags_decisions(copy_of_tagged: Workspace,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_a_handful_of_corrections_moves_a_tags_decisions(
+    copy_of_tagged: Workspace, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Eight speech/audio papers marked +graphics-xr: after a retrain, the other speech papers' graphics-xr
     scores rise: the model learned from the corrections."""
     ws = copy_of_tagged
@@ -256,13 +286,16 @@ def test_a_handful_of_corrections_moves_a_tags_decisions(copy_of_tagged: Workspa
         assert ("graphics-xr", "user") in rows(ws, "SELECT tag, origin FROM document_tags WHERE doc_id = ?", doc_id)
 
 
-def test_new_tags_learn_from_keywords_or_their_description(copy_of_tagged: Workspace,
-                                                           capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_new_tags_learn_from_keywords_or_their_description(
+    copy_of_tagged: Workspace, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A user-added tag with keywords and no labels trains on weak labels; one with only a description is
     zero-shot; both are decided, with origin "rule"; changing the taxonomy retrains on the next run."""
     ws = copy_of_tagged
     custom = ws.root / "taxonomy.toml"
-    custom.write_text(DEFAULT_TAXONOMY.read_text() + """
+    custom.write_text(
+        DEFAULT_TAXONOMY.read_text()
+        + """
 [[tag]]
 name = "robotics"
 group = "other"
@@ -272,7 +305,8 @@ keywords = ["robot*", "manipulation", "embodied"]
 name = "medical-imaging"
 group = "other"
 description = "Medical image analysis: radiology, MRI, CT, pathology slides, segmentation of organs and lesions."
-""")
+"""
+    )
     ws.config_path.write_text(ws.config_path.read_text() + '\n[tagging]\ntaxonomy = "taxonomy.toml"\n')
     res = run_cli(capsys, "--workspace", str(ws.root), "tag", "--json")
     assert res.code == 0, res.err
@@ -280,14 +314,21 @@ description = "Medical image analysis: radiology, MRI, CT, pathology slides, seg
     assert out["trained"] is True and out["decided"] == rows(ws, "SELECT COUNT(*) FROM documents")[0][0]
     assert out["strategies"]["robotics"] == "weak" and out["strategies"]["medical-imaging"] == "zero-shot"
     assert out["strategies"]["llm-reasoning"] == "model"
-    robot = [t for t, in rows(ws, "SELECT lower(d.title || ' ' || d.abstract) FROM documents d JOIN document_tags t "
-                                  "ON t.doc_id = d.id WHERE t.tag = 'robotics' AND t.origin = 'rule'")]  # fmt: skip
+    robot = [
+        t
+        for (t,) in rows(
+            ws,
+            "SELECT lower(d.title || ' ' || d.abstract) FROM documents d JOIN document_tags t "
+            "ON t.doc_id = d.id WHERE t.tag = 'robotics' AND t.origin = 'rule'",
+        )
+    ]
     assert robot
     assert sum("robot" in t or "embodied" in t or "manipulat" in t for t in robot) / len(robot) > 0.5
 
 
-def test_empty_taxonomy_file_is_refused_and_nothing_changes(copy_of_tagged: Workspace,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_empty_taxonomy_file_is_refused_and_nothing_changes(
+    copy_of_tagged: Workspace, capsys: pytest.CaptureFixture[str]
+) -> None:
     ws = copy_of_tagged
     before = rows(ws, "SELECT * FROM document_tags ORDER BY 1, 2")
     (ws.root / "empty.toml").write_text("# nothing yet\n")
@@ -297,9 +338,10 @@ def test_empty_taxonomy_file_is_refused_and_nothing_changes(copy_of_tagged: Work
     assert rows(ws, "SELECT * FROM document_tags ORDER BY 1, 2") == before
 
 
-def test_interrupted_tagging_resumes_where_it_stopped(copy_of_tagged: Workspace,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
-    from analysis.tags import tag_documents
+def test_interrupted_tagging_resumes_where_it_stopped(
+    copy_of_tagged: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from radar.analysis.tags import tag_documents
 
     ws = copy_of_tagged
     calls = []
@@ -308,11 +350,10 @@ def test_interrupted_tagging_resumes_where_it_stopped(copy_of_tagged: Workspace,
         calls.append(done)
         raise KeyboardInterrupt
 
-    from store.db import Store
+    from radar.store.db import Store
 
     original = Store.tagging_candidates
-    monkeypatch.setattr(Store, "tagging_candidates",
-                        lambda self, *a, **k: original(self, *a, **{**k, "batch": 50}))  # fmt: skip
+    monkeypatch.setattr(Store, "tagging_candidates", lambda self, *a, **k: original(self, *a, **{**k, "batch": 50}))
     with ws.store() as store, pytest.raises(KeyboardInterrupt):
         tag_documents(ws, store, retrain=True, progress=stop_after_first_batch)
     with ws.store() as store:

@@ -9,11 +9,11 @@ from datetime import date
 import numpy as np
 import pytest
 
-from analysis.trends import TrendsConfig, compute_trends
-from analysis.trends.cache import term_table
-from analysis.trends.stats import fixed_effect_shares, kleinberg_active, stratified_test
-from analysis.trends.terms import document_terms
-from store import Workspace
+from radar.analysis.trends import TrendsConfig, compute_trends
+from radar.analysis.trends.cache import term_table
+from radar.analysis.trends.stats import fixed_effect_shares, kleinberg_active, stratified_test
+from radar.analysis.trends.terms import document_terms
+from radar.store import Workspace
 from tests.trends_data import base_corpus, generic_rise, new_source, pixel_lattice_in_base, tag
 
 AS_OF = date(2025, 6, 30)
@@ -60,8 +60,7 @@ def test_generic_word_rising_in_unrelated_documents_is_not_emerging(corpus_ws: W
     with corpus_ws.store() as store:
         generic_rise(store)
         result = compute_trends(corpus_ws, store, as_of=AS_OF, window="month")
-        unchecked = compute_trends(corpus_ws, store, as_of=AS_OF, window="month",
-                                   cfg=TrendsConfig(min_coherence_z=0))  # fmt: skip
+        unchecked = compute_trends(corpus_ws, store, as_of=AS_OF, window="month", cfg=TrendsConfig(min_coherence_z=0))
     assert "wuggle" in _terms(unchecked) and "quantum sparsifier" in _terms(unchecked)
     assert "wuggle" not in _terms(result)
     assert "quantum sparsifier" in _terms(result)
@@ -130,14 +129,16 @@ def test_cache_is_reused_and_invalidated(corpus_ws: Workspace) -> None:
             conn.execute("DELETE FROM documents WHERE id = ?", (doc.id,))
         rebuilt = term_table(corpus_ws, store)
     assert doc.id not in rebuilt.ids and len(rebuilt.ids) == len(first.ids) - 1
-    assert rebuilt.column("flibbertigibbet regularizer") is None or rebuilt.matrix[
-        :, rebuilt.column("flibbertigibbet regularizer")].sum() == 0  # fmt: skip
+    assert (
+        rebuilt.column("flibbertigibbet regularizer") is None
+        or rebuilt.matrix[:, rebuilt.column("flibbertigibbet regularizer")].sum() == 0
+    )
 
 
 def test_topic_ids_stable_a_week_later(corpus_ws: Workspace) -> None:
     """Synthetic vectors around 6 centres (real model id); recomputing a week later keeps the ids."""
-    from index.embedder import model_id_for, resolve_model_dir
-    from index.pipeline import embedding_config
+    from radar.index.embedder import model_id_for, resolve_model_dir
+    from radar.index.pipeline import embedding_config
 
     cfg = embedding_config(corpus_ws)
     model = model_id_for(cfg, resolve_model_dir(cfg.model), int8=True)
@@ -171,8 +172,9 @@ def test_stratified_test_ignores_new_strata() -> None:
     n, m = np.array([100.0, 100.0]), np.array([600.0, 0.0])
     t = stratified_test(a, n, b, m, min_stratum_docs=20)
     assert abs(t.z[0]) < 1 and t.ratio[0] == pytest.approx(1.0, abs=0.1)
-    pooled = stratified_test(a.sum(0, keepdims=True), n.sum(keepdims=True), b.sum(0, keepdims=True),
-                             m.sum(keepdims=True), 20)  # fmt: skip
+    pooled = stratified_test(
+        a.sum(0, keepdims=True), n.sum(keepdims=True), b.sum(0, keepdims=True), m.sum(keepdims=True), 20
+    )
     assert pooled.z[0] > 5  # what ignoring strata would say
 
 

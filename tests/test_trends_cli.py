@@ -20,7 +20,7 @@ def snap_ws(tmp_path: Path, small_snapshot: Path, capsys: pytest.CaptureFixture[
 
 
 def test_json_contract(snap_ws: str, capsys: pytest.CaptureFixture[str]) -> None:
-    from store import Workspace
+    from radar.store import Workspace
     from tests.trends_data import base_corpus, tag
 
     with Workspace.open(Path(snap_ws)).store() as store:
@@ -53,7 +53,7 @@ def test_json_contract(snap_ws: str, capsys: pytest.CaptureFixture[str]) -> None
 
 
 def test_as_of_and_month_window(snap_ws: str, capsys: pytest.CaptureFixture[str]) -> None:
-    from store import Workspace
+    from radar.store import Workspace
     from tests.trends_data import base_corpus
 
     with Workspace.open(Path(snap_ws)).store() as store:
@@ -79,8 +79,7 @@ def test_as_of_and_month_window(snap_ws: str, capsys: pytest.CaptureFixture[str]
         (["--as-of", "2001-01-01"], "is before the first document"),
     ],
 )
-def test_bad_input_is_one_line(snap_ws: str, capsys: pytest.CaptureFixture[str], argv: list[str],
-                               message: str) -> None:  # fmt: skip
+def test_bad_input_is_one_line(snap_ws: str, capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
     res = run_cli(capsys, "--workspace", snap_ws, "trends", *argv)
     assert res.code == 1 and res.out == ""
     assert res.err.count("\n") == 1 and message in res.err and res.err.startswith("radar: error: ")

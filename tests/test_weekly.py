@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from store import Workspace
+from radar.store import Workspace
 from tests.cli_helpers import run_cli
 from tests.conftest import make_workspace
 from tests.feedserver import FeedServer, fixture_bytes
@@ -39,8 +39,9 @@ min_interval_s = 0.0
 
 
 @pytest.mark.slow  # the whole pipeline: embeds, and trains the tagger on first use in a session (~100 s cold)
-def test_weekly_delivers_once_and_reruns_cleanly(server: FeedServer, tmp_path: Path,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_weekly_delivers_once_and_reruns_cleanly(
+    server: FeedServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with SmtpSink() as smtp, WebhookSink() as hook:
         ws = make_workspace(tmp_path / "ws", sources(server) + delivery_toml(smtp.port, hook.url))
         res = run_cli(capsys, "--workspace", str(ws.root), "weekly", "--week", WEEK, "--json")
@@ -71,8 +72,9 @@ def test_weekly_delivers_once_and_reruns_cleanly(server: FeedServer, tmp_path: P
         assert len(smtp.messages) == 2 and len(hook.posts) == 1
 
 
-def test_weekly_retries_an_earlier_failed_delivery(server: FeedServer, tmp_path: Path,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_weekly_retries_an_earlier_failed_delivery(
+    server: FeedServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with WebhookSink(status=500) as hook:
         toml = sources(server) + f'[delivery.webhook]\nurl = "{hook.url}"\n'
         ws = make_workspace(tmp_path / "ws", toml)
@@ -96,17 +98,20 @@ def test_overlapping_runs_are_refused(tmp_path: Path, capsys: pytest.CaptureFixt
     assert not (ws.reports_dir / WEEK).exists()
 
 
-@pytest.mark.parametrize("argv, needle", [(["--week", "2025W34"], "is not an ISO week"),
-                                          (["--skip", "crawl,nap"], "unknown step")])  # fmt: skip
-def test_weekly_bad_input_is_one_line(argv: list[str], needle: str, tmp_path: Path,
-                                      capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    "argv, needle", [(["--week", "2025W34"], "is not an ISO week"), (["--skip", "crawl,nap"], "unknown step")]
+)
+def test_weekly_bad_input_is_one_line(
+    argv: list[str], needle: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     ws, _ = Workspace.init(tmp_path / "ws")
     res = run_cli(capsys, "--workspace", str(ws.root), "weekly", *argv)
     assert res.code == 1 and needle in res.err and res.err.count("\n") == 1
 
 
-def test_a_second_process_is_refused_while_one_runs(server: FeedServer, tmp_path: Path,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_a_second_process_is_refused_while_one_runs(
+    server: FeedServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     import subprocess
     import sys
     import time
@@ -116,9 +121,24 @@ def test_a_second_process_is_refused_while_one_runs(server: FeedServer, tmp_path
 
     ws = make_workspace(tmp_path / "ws", sources(server))
     server.routes["/hamel.xml"] = lambda req: Reply(200, fixture_bytes("blog_hamel_dev.xml"), delay=4.0)
-    first = subprocess.Popen([sys.executable, "-m", "app.cli", "--workspace", str(ws.root), "weekly", "--week", WEEK,
-                              "--skip", "index,tag,trends"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)  # fmt: skip
+    first = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "radar.app.cli",
+            "--workspace",
+            str(ws.root),
+            "weekly",
+            "--week",
+            WEEK,
+            "--skip",
+            "index,tag,trends",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while not server.hits("/hamel.xml") and time.monotonic() < deadline:  # the first run is crawling

@@ -6,8 +6,8 @@ import random
 from dataclasses import replace
 from datetime import date, timedelta
 
-from store.db import Store
-from store.models import Document
+from radar.store.db import Store
+from radar.store.models import Document
 
 # made-up topic words: no stop-words, no generic words, no collisions with the rules
 WORDS = [f"{c}{v}{e}" for c in "bdfgklmnprstvz" for v in "aeiou" for e in ("lox", "rim", "tash")]
@@ -27,18 +27,39 @@ def day_iter(first: date, last: date):  # type: ignore[no-untyped-def]
         d += timedelta(days=1)
 
 
-def make_doc(rng: random.Random, doc_id: str, day: date, source: str, primary: str, extra: list[str],
-             categories: tuple[str, ...] = ()) -> Document:  # fmt: skip
+def make_doc(
+    rng: random.Random,
+    doc_id: str,
+    day: date,
+    source: str,
+    primary: str,
+    extra: list[str],
+    categories: tuple[str, ...] = (),
+) -> Document:
     words = rng.sample(WORDS, 30)
     title = " ".join(words[:5] + extra[:1])
     abstract = ". ".join([" ".join(words[5:15]), *extra, " ".join(words[15:])]) + "."
-    return Document(id=doc_id, kind="paper", source=source, title=title.capitalize(), abstract=abstract,
-                    published=f"{day.isoformat()}T12:00:00Z", primary_category=primary,
-                    categories=categories or (primary,))  # fmt: skip
+    return Document(
+        id=doc_id,
+        kind="paper",
+        source=source,
+        title=title.capitalize(),
+        abstract=abstract,
+        published=f"{day.isoformat()}T12:00:00Z",
+        primary_category=primary,
+        categories=categories or (primary,),
+    )
 
 
-def base_corpus(store: Store, *, first: date = date(2025, 1, 1), last: date = date(2025, 6, 30), per_day: int = 5,
-                rise_from: date = date(2025, 6, 1), seed: int = 7) -> None:  # fmt: skip
+def base_corpus(
+    store: Store,
+    *,
+    first: date = date(2025, 1, 1),
+    last: date = date(2025, 6, 30),
+    per_day: int = 5,
+    rise_from: date = date(2025, 6, 1),
+    seed: int = 7,
+) -> None:
     """One source (cs.CL). "steady morphing" appears in 20% of documents throughout; "quantum
     sparsifier" in 2% until ``rise_from`` and 30% after; the method name ZORPO only after it."""
     rng, topic_rng = random.Random(seed), random.Random(seed + 1)
@@ -57,8 +78,9 @@ def base_corpus(store: Store, *, first: date = date(2025, 1, 1), last: date = da
     store.upsert_documents(docs)
 
 
-def new_source(store: Store, *, first: date = date(2025, 6, 1), last: date = date(2025, 6, 30), per_day: int = 15,
-               seed: int = 11) -> list[str]:  # fmt: skip
+def new_source(
+    store: Store, *, first: date = date(2025, 6, 1), last: date = date(2025, 6, 30), per_day: int = 15, seed: int = 11
+) -> list[str]:
     """A second source that starts late with many cs.CV documents, half of them about "pixel
     lattice", a phrase that cs.CL documents of the first source use at a steady 3%."""
     rng, topic_rng = random.Random(seed), random.Random(seed + 1)
@@ -82,8 +104,9 @@ def pixel_lattice_in_base(store: Store, *, seed: int = 3) -> None:
     store.upsert_documents(docs)
 
 
-def generic_rise(store: Store, *, word: str = "wuggle", since: date = date(2025, 6, 1), share: float = 0.3,
-                 seed: int = 5) -> None:  # fmt: skip
+def generic_rise(
+    store: Store, *, word: str = "wuggle", since: date = date(2025, 6, 1), share: float = 0.3, seed: int = 5
+) -> None:
     """From ``since``, ``word`` joins ``share`` of the documents, whatever they are about (like "lock" or
     "held" in real abstracts): as sudden a rise as "quantum sparsifier", in documents with nothing else
     in common."""
@@ -97,5 +120,8 @@ def generic_rise(store: Store, *, word: str = "wuggle", since: date = date(2025,
 
 def tag(store: Store, rows: list[tuple[str, str]]) -> None:
     with store.transaction() as conn:
-        conn.executemany("INSERT OR IGNORE INTO document_tags (doc_id, tag, score, origin, created_at) "
-                         "VALUES (?, ?, 1.0, 'rule', '2025-07-01T00:00:00Z')", rows)  # fmt: skip
+        conn.executemany(
+            "INSERT OR IGNORE INTO document_tags (doc_id, tag, score, origin, created_at) "
+            "VALUES (?, ?, 1.0, 'rule', '2025-07-01T00:00:00Z')",
+            rows,
+        )

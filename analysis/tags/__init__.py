@@ -1,16 +1,16 @@
 """Topic tagging: a taxonomy as data, a trained multi-label classifier, evaluation, corrections.
 
-    taxonomy.py  tags, groups, descriptions, seed keywords (taxonomy.toml is the default)
-    keywords.py  seed-keyword matching (weak labels, a feature, the keyword baseline)
-    training.py  label files and the shipped dev labels
-    features.py  embedding + TF-IDF + keyword features
-    model.py     one logistic regression per tag, thresholds by cross-validation
-    tagger.py    train, tag documents, record corrections
-    evaluate.py  `radar tag eval` and cross-validation
+taxonomy.py  tags, groups, descriptions, seed keywords (taxonomy.toml is the default)
+keywords.py  seed-keyword matching (weak labels, a feature, the keyword baseline)
+training.py  label files and the shipped dev labels
+features.py  embedding + TF-IDF + keyword features
+model.py     one logistic regression per tag, thresholds by cross-validation
+tagger.py    train, tag documents, record corrections
+evaluate.py  `radar tag eval` and cross-validation
 """
 
-from analysis.tags.errors import TaggingError
-from analysis.tags.tagger import TagReport, load_taxonomy, record_correction, tag_documents
-from analysis.tags.taxonomy import Tag, Taxonomy
+from radar.analysis.tags.errors import TaggingError
+from radar.analysis.tags.tagger import TagReport, load_taxonomy, record_correction, tag_documents
+from radar.analysis.tags.taxonomy import Tag, Taxonomy
 
 __all__ = ["Tag", "TagReport", "TaggingError", "Taxonomy", "load_taxonomy", "record_correction", "tag_documents"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-from store.config import check_keys
-from store.errors import ConfigError
+from radar.store.config import check_keys
+from radar.store.errors import ConfigError
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 from sklearn.model_selection import KFold
 
-from analysis.tags.config import TaggingConfig
-from analysis.tags.errors import TaggingError
-from analysis.tags.keywords import KeywordMatcher
-from analysis.tags.tagger import (
+from radar.analysis.tags.config import TaggingConfig
+from radar.analysis.tags.errors import TaggingError
+from radar.analysis.tags.keywords import KeywordMatcher
+from radar.analysis.tags.tagger import (
     Corpus,
     Vectors,
     decide,
@@ -26,13 +26,13 @@ from analysis.tags.tagger import (
     gather_examples,
     load_taxonomy,
     saved_model,
-    tagging_config,  # fmt: skip
+    tagging_config,
     train,
     workspace_vectors,
 )
-from analysis.tags.taxonomy import Taxonomy
-from analysis.tags.training import Examples, dev_papers, read_label_file
-from store import Store, Workspace
+from radar.analysis.tags.taxonomy import Taxonomy
+from radar.analysis.tags.training import Examples, dev_papers, read_label_file
+from radar.store import Store, Workspace
 
 FOLDS = 5
 
@@ -46,8 +46,13 @@ def scores_table(names: Sequence[str], truth: np.ndarray, pred: np.ndarray) -> d
         precision = tp / n_pred if n_pred else 0.0
         recall = tp / support if support else 0.0
         f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-        tags[name] = {"precision": round(precision, 3), "recall": round(recall, 3), "f1": round(f1, 3),
-                      "support": support, "predicted": n_pred}  # fmt: skip
+        tags[name] = {
+            "precision": round(precision, 3),
+            "recall": round(recall, 3),
+            "f1": round(f1, 3),
+            "support": support,
+            "predicted": n_pred,
+        }
     scored = [v["f1"] for v in tags.values() if v["support"]]
     return {"tags": tags, "macro_f1": round(float(np.mean(scored)), 3) if scored else 0.0}
 
@@ -71,8 +76,10 @@ def evaluate_file(ws: Workspace, store: Store, path: Path) -> dict[str, Any]:
     ids = [i for i in labels if i in texts]
     unknown = [i for i in labels if i not in texts]
     if not ids:
-        raise TaggingError(f"none of the {len(labels)} ids in {path} is in this workspace; import or crawl those "
-                           "papers first (e.g. `radar import FILE`)")  # fmt: skip
+        raise TaggingError(
+            f"none of the {len(labels)} ids in {path} is in this workspace; import or crawl those "
+            "papers first (e.g. `radar import FILE`)"
+        )
     names = taxonomy.names
     truth = np.array([[n in labels[i] for n in names] for i in ids], dtype=bool)
     titles, abstracts = [texts[i][0] for i in ids], [texts[i][1] for i in ids]
@@ -89,17 +96,33 @@ def evaluate_file(ws: Workspace, store: Store, path: Path) -> dict[str, Any]:
             fold = {ids[r] for r in rows}
             keep = np.array([r for r, doc_id in enumerate(examples.ids) if doc_id not in fold])
             fold_model = fit_model(examples.subset(keep), taxonomy, cfg, corpus, vectors.embed)
-            pred[rows] = decide(fold_model, [titles[r] for r in rows], [abstracts[r] for r in rows],
-                                vecs[rows]) >= fold_model.thresholds()  # fmt: skip
+            pred[rows] = (
+                decide(fold_model, [titles[r] for r in rows], [abstracts[r] for r in rows], vecs[rows])
+                >= fold_model.thresholds()
+            )
     result = scores_table(names, truth, pred)
     baseline = keyword_baseline(taxonomy, titles, abstracts)
-    result.update({"documents": len(ids), "unknown_ids": unknown, "out_of_fold": len(seen),
-                   "model_version": model.version, "keyword_baseline": scores_table(names, truth, baseline)})
+    result.update(
+        {
+            "documents": len(ids),
+            "unknown_ids": unknown,
+            "out_of_fold": len(seen),
+            "model_version": model.version,
+            "keyword_baseline": scores_table(names, truth, baseline),
+        }
+    )
     return result
 
 
-def cross_validate(examples: Examples, taxonomy: Taxonomy, vectors: Vectors, corpus: Corpus,
-                   cfg: TaggingConfig | None = None, folds: int = FOLDS, seed: int = 0) -> dict[str, Any]:  # fmt: skip
+def cross_validate(
+    examples: Examples,
+    taxonomy: Taxonomy,
+    vectors: Vectors,
+    corpus: Corpus,
+    cfg: TaggingConfig | None = None,
+    folds: int = FOLDS,
+    seed: int = 0,
+) -> dict[str, Any]:
     """K-fold cross-validated scores of the full training procedure (thresholds chosen inside each fold)."""
     cfg = cfg or TaggingConfig()
     pred = np.zeros(examples.y.shape, dtype=bool)
@@ -108,4 +131,3 @@ def cross_validate(examples: Examples, taxonomy: Taxonomy, vectors: Vectors, cor
         part = examples.subset(test_rows)
         pred[test_rows] = decide(model, part.titles, part.abstracts, part.vectors) >= model.thresholds()
     return scores_table(taxonomy.names, examples.y, pred)
-

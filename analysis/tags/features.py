@@ -15,8 +15,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from analysis.tags.keywords import KeywordMatcher
-from analysis.tags.taxonomy import Taxonomy
+from radar.analysis.tags.keywords import KeywordMatcher
+from radar.analysis.tags.taxonomy import Taxonomy
 
 EMBEDDING_WEIGHT = 1.0  # the embedding block as stored (unit vectors); it has its own regression
 
@@ -38,8 +38,15 @@ class FeatureSpace:
     def fit(self, titles: Sequence[str], abstracts: Sequence[str]) -> FeatureSpace:
         if self.use_tfidf:
             texts = [tfidf_text(t, a) for t, a in zip(titles, abstracts, strict=True)]
-            self.vectorizer = TfidfVectorizer(ngram_range=(1, 2), min_df=2, max_df=0.3, sublinear_tf=True,
-                                              stop_words="english", max_features=60000, dtype=np.float32)  # fmt: skip
+            self.vectorizer = TfidfVectorizer(
+                ngram_range=(1, 2),
+                min_df=2,
+                max_df=0.3,
+                sublinear_tf=True,
+                stop_words="english",
+                max_features=60000,
+                dtype=np.float32,
+            )
             try:
                 self.vectorizer.fit(texts)
             except ValueError:  # too few documents for min_df: keep every term

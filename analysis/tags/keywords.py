@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from analysis.tags.taxonomy import Taxonomy
+from radar.analysis.tags.taxonomy import Taxonomy
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
@@ -59,8 +59,11 @@ class KeywordMatcher:
                         out[j] += 1
                         continue
                     words = seq[i + 1 : i + 1 + len(rest)]
-                    if len(words) == len(rest) and tuple(words[:-1]) == rest[:-1] and (
-                            words[-1].startswith(rest[-1]) if wildcard else words[-1] == rest[-1]):  # fmt: skip
+                    if (
+                        len(words) == len(rest)
+                        and tuple(words[:-1]) == rest[:-1]
+                        and (words[-1].startswith(rest[-1]) if wildcard else words[-1] == rest[-1])
+                    ):
                         out[j] += 1
             for prefix, cased, j in self._prefix.get(lower[i][:3], ()):
                 if (tokens[i] if cased else lower[i]).startswith(prefix):

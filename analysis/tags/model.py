@@ -24,7 +24,7 @@ import scipy.sparse as sp
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
 
-from analysis.tags.features import FeatureSpace
+from radar.analysis.tags.features import FeatureSpace
 
 C = 10.0
 WEAK_WEIGHT = 0.5
@@ -102,8 +102,9 @@ class TagModel:
         return np.array([self.rules[n].threshold for n in self.names], dtype=np.float32)
 
 
-def fit_tag(x: sp.csr_matrix, y: np.ndarray, w: np.ndarray, labeled: np.ndarray,
-            dim: int) -> tuple[PairClassifier, float]:  # fmt: skip
+def fit_tag(
+    x: sp.csr_matrix, y: np.ndarray, w: np.ndarray, labeled: np.ndarray, dim: int
+) -> tuple[PairClassifier, float]:
     """A classifier on all rows and a threshold from out-of-fold probabilities on the labeled rows.
 
     ``labeled`` marks rows with a human label (weak rows train but never pick the threshold)."""

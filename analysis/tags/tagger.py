@@ -23,13 +23,13 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from analysis.tags.config import TaggingConfig
-from analysis.tags.errors import TaggingError
-from analysis.tags.features import FeatureSpace
-from analysis.tags.model import WEAK_WEIGHT, TagModel, TagRule, fit_tag
-from analysis.tags.taxonomy import DEFAULT_TAXONOMY, Taxonomy, load_taxonomy_file
-from analysis.tags.training import DEV_LABELS, Examples, dev_papers, read_label_file
-from store import Store, Workspace
+from radar.analysis.tags.config import TaggingConfig
+from radar.analysis.tags.errors import TaggingError
+from radar.analysis.tags.features import FeatureSpace
+from radar.analysis.tags.model import WEAK_WEIGHT, TagModel, TagRule, fit_tag
+from radar.analysis.tags.taxonomy import DEFAULT_TAXONOMY, Taxonomy, load_taxonomy_file
+from radar.analysis.tags.training import DEV_LABELS, Examples, dev_papers, read_label_file
+from radar.store import Store, Workspace
 
 MODEL_FORMAT = 2
 VOCAB_SAMPLE = 5000  # workspace documents that join the examples to fit the TF-IDF vocabulary
@@ -64,16 +64,17 @@ class Vectors:
     _embedder: Any = None
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        from index.embedder import make_embedder
-        from index.pipeline import embedding_config, model_cache_dir
+        from radar.index.embedder import make_embedder
+        from radar.index.pipeline import embedding_config, model_cache_dir
 
         if self._embedder is None:
-            self._embedder = make_embedder(embedding_config(self.ws), device="cpu",
-                                           cache_dir=model_cache_dir(self.ws), precision=self.precision)  # fmt: skip
+            self._embedder = make_embedder(
+                embedding_config(self.ws), device="cpu", cache_dir=model_cache_dir(self.ws), precision=self.precision
+            )
         return np.asarray(self._embedder.embed(list(texts)), dtype=np.float32)
 
     def cache_path(self) -> Path:
-        from index.pipeline import model_cache_dir
+        from radar.index.pipeline import model_cache_dir
 
         digest = hashlib.sha1(self.model_id.encode()).hexdigest()[:12]
         return model_cache_dir(self.ws) / f"tag-examples-{digest}.npz"
@@ -81,7 +82,7 @@ class Vectors:
     def for_texts(self, store: Store, ids: Sequence[str], texts: dict[str, tuple[str, str]]) -> np.ndarray:
         """Vectors of ``ids``: stored ones for their current content, else cached by text, else embedded
         now (and cached: the shipped labeled papers are embedded once per model, not per workspace)."""
-        from index.embedder import document_text
+        from radar.index.embedder import document_text
 
         stored = store.current_vectors(ids, self.model_id)
         keys = {i: hashlib.sha1(document_text(*texts[i]).encode()).hexdigest() for i in ids if i not in stored}
@@ -109,9 +110,9 @@ def workspace_vectors(ws: Workspace, store: Store, *, allow_empty: bool = False)
     """The embedding model whose vectors the workspace holds (as `radar search` picks it). With
     ``allow_empty`` a workspace with no vectors yet gets the model `radar index` would use on this CPU
     (evaluation embeds the few documents it needs)."""
-    from index.embedder import model_id_for, resolve_model_dir
-    from index.errors import NothingIndexed
-    from index.pipeline import embedding_config, stored_model
+    from radar.index.embedder import model_id_for, resolve_model_dir
+    from radar.index.errors import NothingIndexed
+    from radar.index.pipeline import embedding_config, stored_model
 
     try:
         model_id, precision = stored_model(ws, store)
@@ -127,12 +128,12 @@ def workspace_vectors(ws: Workspace, store: Store, *, allow_empty: bool = False)
 # -- examples ----------------------------------------------------------------------------------------
 
 
-def gather_examples(ws: Workspace, store: Store, taxonomy: Taxonomy, cfg: TaggingConfig,
-                    vectors: Vectors) -> Examples:  # fmt: skip
+def gather_examples(ws: Workspace, store: Store, taxonomy: Taxonomy, cfg: TaggingConfig, vectors: Vectors) -> Examples:
     """Every labeled document (later label sources win), then corrections on top."""
     labels: dict[str, set[str]] = {}
     sources: list[Path] = ([DEV_LABELS] if cfg.use_dev_labels else []) + [
-        (p if p.is_absolute() else ws.root / p) for p in map(Path, cfg.labels)]  # fmt: skip
+        (p if p.is_absolute() else ws.root / p) for p in map(Path, cfg.labels)
+    ]
     for path in sources:
         labels.update(read_label_file(path, taxonomy, drop_unknown_tags=path == DEV_LABELS))
     corrections = [(d, t, v) for d, t, v in store.corrections() if t in taxonomy.names]
@@ -155,8 +156,16 @@ def gather_examples(ws: Workspace, store: Store, taxonomy: Taxonomy, cfg: Taggin
             i, j = row[doc_id], names.index(tag)
             y[i, j], known[i, j], weight[i, j] = bool(value), True, cfg.correction_weight
             user[i] = True
-    return Examples(ids, [texts[i][0] for i in ids], [texts[i][1] for i in ids],
-                    vectors.for_texts(store, ids, texts), y, known, weight, user)  # fmt: skip
+    return Examples(
+        ids,
+        [texts[i][0] for i in ids],
+        [texts[i][1] for i in ids],
+        vectors.for_texts(store, ids, texts),
+        y,
+        known,
+        weight,
+        user,
+    )
 
 
 # -- fitting -----------------------------------------------------------------------------------------
@@ -175,12 +184,14 @@ class Corpus:
         rows = store.sample_embedded(model_id, n)
         if not rows:
             return cls()
-        return cls([r[1] for r in rows], [r[2] for r in rows],
-                   np.stack([np.frombuffer(r[3], dtype=np.float32) for r in rows]))  # fmt: skip
+        return cls(
+            [r[1] for r in rows], [r[2] for r in rows], np.stack([np.frombuffer(r[3], dtype=np.float32) for r in rows])
+        )
 
 
-def fit_model(examples: Examples, taxonomy: Taxonomy, cfg: TaggingConfig, corpus: Corpus,
-              describe: Describe) -> TagModel:  # fmt: skip
+def fit_model(
+    examples: Examples, taxonomy: Taxonomy, cfg: TaggingConfig, corpus: Corpus, describe: Describe
+) -> TagModel:
     """Train on ``examples``; ``corpus`` gives the TF-IDF vocabulary and weak labels."""
     names = taxonomy.names
     space = FeatureSpace(taxonomy, use_tfidf=cfg.tfidf)
@@ -241,8 +252,16 @@ def train(ws: Workspace, store: Store, taxonomy: Taxonomy, vectors: Vectors) -> 
     examples = gather_examples(ws, store, taxonomy, cfg, vectors)
     model = fit_model(examples, taxonomy, cfg, Corpus.sample(store, vectors.model_id), vectors.embed)
     model.version = _version(taxonomy, vectors.model_id, examples, cfg)
-    blob = pickle.dumps({"format": MODEL_FORMAT, "taxonomy": taxonomy.digest, "model_id": vectors.model_id,
-                         "config": repr(cfg), "model": model}, protocol=pickle.HIGHEST_PROTOCOL)  # fmt: skip
+    blob = pickle.dumps(
+        {
+            "format": MODEL_FORMAT,
+            "taxonomy": taxonomy.digest,
+            "model_id": vectors.model_id,
+            "config": repr(cfg),
+            "model": model,
+        },
+        protocol=pickle.HIGHEST_PROTOCOL,
+    )
     path = model_path(ws)
     path.parent.mkdir(parents=True, exist_ok=True)
     ws.write_bytes_atomic(path, blob)
@@ -259,8 +278,13 @@ def saved_model(ws: Workspace, taxonomy: Taxonomy, model_id: str) -> TagModel | 
         data = pickle.loads(path.read_bytes())  # the workspace's own file, written by train()
     except Exception:  # noqa: BLE001 - an unreadable model is simply retrained
         return None
-    if not isinstance(data, dict) or data.get("format") != MODEL_FORMAT or data.get("taxonomy") != taxonomy.digest \
-            or data.get("model_id") != model_id or data.get("config") != repr(tagging_config(ws)):  # fmt: skip
+    if (
+        not isinstance(data, dict)
+        or data.get("format") != MODEL_FORMAT
+        or data.get("taxonomy") != taxonomy.digest
+        or data.get("model_id") != model_id
+        or data.get("config") != repr(tagging_config(ws))
+    ):
         return None
     return data["model"]  # type: ignore[no-any-return]
 
@@ -284,11 +308,17 @@ class TagReport:
         return self.decided / self.seconds if self.seconds > 0 else 0.0
 
     def as_dict(self) -> dict[str, Any]:
-        return {"model_version": self.version, "trained": self.trained, "decided": self.decided,
-                "unembedded": self.unembedded, "train_seconds": round(self.train_seconds, 2),
-                "seconds": round(self.seconds, 2),
-                "docs_per_s": round(self.docs_per_s, 1), "per_tag": self.per_tag,
-                "strategies": self.strategies}  # fmt: skip
+        return {
+            "model_version": self.version,
+            "trained": self.trained,
+            "decided": self.decided,
+            "unembedded": self.unembedded,
+            "train_seconds": round(self.train_seconds, 2),
+            "seconds": round(self.seconds, 2),
+            "docs_per_s": round(self.docs_per_s, 1),
+            "per_tag": self.per_tag,
+            "strategies": self.strategies,
+        }
 
 
 def decide(model: TagModel, titles: Sequence[str], abstracts: Sequence[str], vectors: np.ndarray) -> np.ndarray:
@@ -315,20 +345,28 @@ def tag_documents(ws: Workspace, store: Store, *, retrain: bool = False, progres
         vecs = np.stack([np.frombuffer(r[3], dtype=np.float32) for r in batch])
         scores = decide(model, [r[1] for r in batch], [r[2] for r in batch], vecs)
         hits = np.argwhere(scores >= thresholds)
-        store.save_tag_decisions(model.version, ids, [(ids[i], model.names[j], float(scores[i, j]), origins[j])
-                                                      for i, j in hits])  # fmt: skip
+        store.save_tag_decisions(
+            model.version, ids, [(ids[i], model.names[j], float(scores[i, j]), origins[j]) for i, j in hits]
+        )
         decided += len(ids)
         if progress:
             progress(decided, total)
     counts = store.tag_counts()
-    return TagReport(model.version, trained, decided, store.count_unembedded(vectors.model_id),
-                     tag_start - start, time.perf_counter() - tag_start,
-                     {n: sum(counts.get(n, {}).values()) for n in model.names},
-                     {n: model.rules[n].strategy for n in model.names})  # fmt: skip
+    return TagReport(
+        model.version,
+        trained,
+        decided,
+        store.count_unembedded(vectors.model_id),
+        tag_start - start,
+        time.perf_counter() - tag_start,
+        {n: sum(counts.get(n, {}).values()) for n in model.names},
+        {n: model.rules[n].strategy for n in model.names},
+    )
 
 
-def record_correction(ws: Workspace, store: Store, doc_id: str, add: Sequence[str] = (),
-                      remove: Sequence[str] = ()) -> None:  # fmt: skip
+def record_correction(
+    ws: Workspace, store: Store, doc_id: str, add: Sequence[str] = (), remove: Sequence[str] = ()
+) -> None:
     """Store +tag/-tag corrections for one document: they apply at once and enter the next retrain."""
     if not add and not remove:
         raise TaggingError("nothing to record; give +TAG and/or -TAG, e.g. `radar tag fix 2503.14476 +llm-reasoning`")

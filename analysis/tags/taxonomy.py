@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from analysis.tags.errors import TaggingError
+from radar.analysis.tags.errors import TaggingError
 
 DEFAULT_TAXONOMY = Path(__file__).with_name("taxonomy.toml")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
@@ -68,31 +68,41 @@ def parse_taxonomy(text: str, source: str) -> Taxonomy:
         raise TaggingError(f"{source}: not valid TOML ({exc}); fix the file or remove [tagging] taxonomy") from None
     entries = data.get("tag", [])
     if not isinstance(entries, list) or not entries:
-        raise TaggingError(f"{source}: the taxonomy has no [[tag]] entries; add at least one tag (see the default "
-                           f"{DEFAULT_TAXONOMY})")  # fmt: skip
+        raise TaggingError(
+            f"{source}: the taxonomy has no [[tag]] entries; add at least one tag (see the default {DEFAULT_TAXONOMY})"
+        )
     tags: list[Tag] = []
     for i, entry in enumerate(entries, 1):
         if not isinstance(entry, dict):
             raise TaggingError(f"{source}: tag #{i} is not a table; write it as [[tag]] with name = ...")
         name = entry.get("name", "")
         if not isinstance(name, str) or not _NAME.match(name):
-            raise TaggingError(f"{source}: tag #{i} needs a name of lower-case letters, digits and dashes, "
-                               f"got {name!r}")  # fmt: skip
+            raise TaggingError(
+                f"{source}: tag #{i} needs a name of lower-case letters, digits and dashes, got {name!r}"
+            )
         if name in {t.name for t in tags}:
             raise TaggingError(f"{source}: tag {name!r} is defined twice; keep one")
         unknown = sorted(set(entry) - {"name", "group", "description", "keywords"})
         if unknown:
-            raise TaggingError(f"{source}: tag {name!r} has unknown key(s) {', '.join(unknown)}; "
-                               "valid: name, group, description, keywords")  # fmt: skip
+            raise TaggingError(
+                f"{source}: tag {name!r} has unknown key(s) {', '.join(unknown)}; "
+                "valid: name, group, description, keywords"
+            )
         description = entry.get("description", "")
         keywords = entry.get("keywords", [])
-        if not isinstance(description, str) or not isinstance(keywords, list) or \
-                not all(isinstance(k, str) and k.strip() for k in keywords):  # fmt: skip
-            raise TaggingError(f"{source}: tag {name!r}: description must be a string and keywords a list of "
-                               "non-empty strings")  # fmt: skip
+        if (
+            not isinstance(description, str)
+            or not isinstance(keywords, list)
+            or not all(isinstance(k, str) and k.strip() for k in keywords)
+        ):
+            raise TaggingError(
+                f"{source}: tag {name!r}: description must be a string and keywords a list of non-empty strings"
+            )
         if not description.strip() and not keywords:
-            raise TaggingError(f"{source}: tag {name!r} has neither a description nor keywords; give it at least "
-                               "one so it can be learned before any labeled example exists")  # fmt: skip
+            raise TaggingError(
+                f"{source}: tag {name!r} has neither a description nor keywords; give it at least "
+                "one so it can be learned before any labeled example exists"
+            )
         tags.append(Tag(name, str(entry.get("group", "other")), description.strip(), tuple(keywords)))
     return Taxonomy(tuple(tags), source, hashlib.sha1(text.encode()).hexdigest()[:12])
 
@@ -101,6 +111,8 @@ def load_taxonomy_file(path: Path) -> Taxonomy:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise TaggingError(f"cannot read the taxonomy {path} ({exc.strerror}); fix [tagging] taxonomy "
-                           "in radar.toml or remove it to use the default") from None  # fmt: skip
+        raise TaggingError(
+            f"cannot read the taxonomy {path} ({exc.strerror}); fix [tagging] taxonomy "
+            "in radar.toml or remove it to use the default"
+        ) from None
     return parse_taxonomy(text, str(path))

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis.tags.errors import TaggingError
-from analysis.tags.taxonomy import Taxonomy
+from radar.analysis.tags.errors import TaggingError
+from radar.analysis.tags.taxonomy import Taxonomy
 
 LABELS_DIR = Path(__file__).with_name("labels")
 DEV_LABELS = LABELS_DIR / "dev.jsonl"
@@ -32,8 +32,10 @@ def read_label_file(path: Path, taxonomy: Taxonomy, *, drop_unknown_tags: bool =
     except OSError as exc:
         raise TaggingError(f"cannot read the label file {path} ({exc.strerror}); check the path") from None
     except UnicodeDecodeError:
-        raise TaggingError(f"{path} is not UTF-8 text; a label file has JSON lines like "
-                           '{"id": "2503.14476", "tags": ["llm-reasoning"]}') from None  # fmt: skip
+        raise TaggingError(
+            f"{path} is not UTF-8 text; a label file has JSON lines like "
+            '{"id": "2503.14476", "tags": ["llm-reasoning"]}'
+        ) from None
     labels: dict[str, set[str]] = {}
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -44,8 +46,10 @@ def read_label_file(path: Path, taxonomy: Taxonomy, *, drop_unknown_tags: bool =
             if not isinstance(doc_id, str) or not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
                 raise TypeError
         except (ValueError, KeyError, TypeError):
-            raise TaggingError(f"{path}:{number}: expected a JSON line like "
-                               '{"id": "2503.14476", "tags": ["llm-reasoning"]}; fix or remove that line') from None
+            raise TaggingError(
+                f"{path}:{number}: expected a JSON line like "
+                '{"id": "2503.14476", "tags": ["llm-reasoning"]}; fix or remove that line'
+            ) from None
         if doc_id in labels:
             raise TaggingError(f"{path}:{number}: id {doc_id} is labeled twice; keep one line per id")
         if drop_unknown_tags:
@@ -53,8 +57,9 @@ def read_label_file(path: Path, taxonomy: Taxonomy, *, drop_unknown_tags: bool =
         taxonomy.check(tags, where=f"{path}:{number}")
         labels[doc_id] = set(tags)
     if not labels:
-        raise TaggingError(f"{path} has no labels; add JSON lines like "
-                           '{"id": "2503.14476", "tags": ["llm-reasoning"]}')  # fmt: skip
+        raise TaggingError(
+            f'{path} has no labels; add JSON lines like {{"id": "2503.14476", "tags": ["llm-reasoning"]}}'
+        )
     return labels
 
 
@@ -80,6 +85,13 @@ class Examples:
         return len(self.ids)
 
     def subset(self, rows: np.ndarray) -> Examples:
-        return Examples([self.ids[i] for i in rows], [self.titles[i] for i in rows],
-                        [self.abstracts[i] for i in rows], self.vectors[rows], self.y[rows], self.known[rows],
-                        self.weight[rows], self.user[rows] if len(self.user) else self.user)  # fmt: skip
+        return Examples(
+            [self.ids[i] for i in rows],
+            [self.titles[i] for i in rows],
+            [self.abstracts[i] for i in rows],
+            self.vectors[rows],
+            self.y[rows],
+            self.known[rows],
+            self.weight[rows],
+            self.user[rows] if len(self.user) else self.user,
+        )

@@ -7,8 +7,8 @@ names), series.py (tag series and tag trends), topics.py (clusters of recent emb
 stable ids) -> compute.py (``compute_trends``, the JSON contract of ``radar trends``).
 """
 
-from analysis.trends.compute import compute_trends, trends_config
-from analysis.trends.config import WINDOWS, TrendsConfig
-from analysis.trends.errors import TrendsError
+from radar.analysis.trends.compute import compute_trends, trends_config
+from radar.analysis.trends.config import WINDOWS, TrendsConfig
+from radar.analysis.trends.errors import TrendsError
 
 __all__ = ["WINDOWS", "TrendsConfig", "TrendsError", "compute_trends", "trends_config"]

@@ -21,10 +21,10 @@ import numpy as np
 import orjson
 import scipy.sparse as sp
 
-from analysis.trends import terms
-from analysis.trends.terms import NAME_PREFIX, document_terms
-from store import Workspace
-from store.db import Store
+from radar.analysis.trends import terms
+from radar.analysis.trends.terms import NAME_PREFIX, document_terms
+from radar.store import Workspace
+from radar.store.db import Store
 
 CACHE_VERSION = 3
 # the cache is only valid for the term rules that built it
@@ -152,16 +152,35 @@ def _cache_path(ws: Workspace):  # type: ignore[no-untyped-def]
 def _save(ws: Workspace, table: TermTable) -> None:
     ids_blob, ids_off = _blob(table.ids)
     groups_blob, groups_off = _blob(table.groups)
-    meta = {"version": CACHE_VERSION, "rules": RULES, "fingerprint": table.fingerprint,
-            "max_changed": table.max_changed, "shape": list(table.matrix.shape)}  # fmt: skip
+    meta = {
+        "version": CACHE_VERSION,
+        "rules": RULES,
+        "fingerprint": table.fingerprint,
+        "max_changed": table.max_changed,
+        "shape": list(table.matrix.shape),
+    }
     buf = io.BytesIO()
-    np.savez(buf, ids_blob=ids_blob, ids_off=ids_off, groups_blob=groups_blob, groups_off=groups_off,
-             day=table.day, group=table.group, indptr=table.matrix.indptr, indices=table.matrix.indices,
-             vocab_blob=table.vocab.blob, vocab_off=table.vocab.offsets, first_row=table.first_row,
-             surface_cols=table.surface_cols, surface_blob=table.surface_forms.blob,
-             surface_off=table.surface_forms.offsets, hashes=table.hashes, vocab_hashes=table.vocab_hashes,
-             vocab_order=table.vocab_order,
-             meta=np.frombuffer(orjson.dumps(meta), dtype=np.uint8))  # fmt: skip
+    np.savez(
+        buf,
+        ids_blob=ids_blob,
+        ids_off=ids_off,
+        groups_blob=groups_blob,
+        groups_off=groups_off,
+        day=table.day,
+        group=table.group,
+        indptr=table.matrix.indptr,
+        indices=table.matrix.indices,
+        vocab_blob=table.vocab.blob,
+        vocab_off=table.vocab.offsets,
+        first_row=table.first_row,
+        surface_cols=table.surface_cols,
+        surface_blob=table.surface_forms.blob,
+        surface_off=table.surface_forms.offsets,
+        hashes=table.hashes,
+        vocab_hashes=table.vocab_hashes,
+        vocab_order=table.vocab_order,
+        meta=np.frombuffer(orjson.dumps(meta), dtype=np.uint8),
+    )
     ws.write_bytes_atomic(_cache_path(ws), buf.getvalue())
 
 
@@ -175,16 +194,25 @@ def _load(ws: Workspace) -> TermTable | None:
             if meta.get("version") != CACHE_VERSION or meta.get("rules") != RULES:
                 return None
             indices = z["indices"]
-            matrix = sp.csr_matrix((np.ones(len(indices), dtype=np.float32), indices, z["indptr"]),
-                                   shape=tuple(meta["shape"]))  # fmt: skip
+            matrix = sp.csr_matrix(
+                (np.ones(len(indices), dtype=np.float32), indices, z["indptr"]), shape=tuple(meta["shape"])
+            )
             return TermTable(
-                ids=Strings(z["ids_blob"], z["ids_off"]).all(), day=z["day"], group=z["group"],
-                groups=Strings(z["groups_blob"], z["groups_off"]).all(), matrix=matrix,
-                vocab=Strings(z["vocab_blob"], z["vocab_off"]), surface_cols=z["surface_cols"],
+                ids=Strings(z["ids_blob"], z["ids_off"]).all(),
+                day=z["day"],
+                group=z["group"],
+                groups=Strings(z["groups_blob"], z["groups_off"]).all(),
+                matrix=matrix,
+                vocab=Strings(z["vocab_blob"], z["vocab_off"]),
+                surface_cols=z["surface_cols"],
                 surface_forms=Strings(z["surface_blob"], z["surface_off"]),
-                first_row=z["first_row"], hashes=z["hashes"], vocab_hashes=z["vocab_hashes"],
-                vocab_order=z["vocab_order"], fingerprint=meta["fingerprint"], max_changed=meta["max_changed"],
-            )  # fmt: skip
+                first_row=z["first_row"],
+                hashes=z["hashes"],
+                vocab_hashes=z["vocab_hashes"],
+                vocab_order=z["vocab_order"],
+                fingerprint=meta["fingerprint"],
+                max_changed=meta["max_changed"],
+            )
     except (OSError, ValueError, KeyError, orjson.JSONDecodeError):
         return None  # unreadable or from another version: rebuilt from the store
 
@@ -266,8 +294,15 @@ def term_table(ws: Workspace, store: Store, progress: Progress | None = None) ->
     return _assemble(ws, cached, kept if cached is not None else None, fresh, keysets, surfaces, fingerprint)
 
 
-def _assemble(ws: Workspace, cached: TermTable | None, kept: np.ndarray | None, fresh: list[tuple[str, ...]],
-              keysets: list[set[str]], surfaces: dict[str, str], fingerprint: str) -> TermTable:  # fmt: skip
+def _assemble(
+    ws: Workspace,
+    cached: TermTable | None,
+    kept: np.ndarray | None,
+    fresh: list[tuple[str, ...]],
+    keysets: list[set[str]],
+    surfaces: dict[str, str],
+    fingerprint: str,
+) -> TermTable:
     """Merge the kept rows of ``cached`` with the freshly tokenised rows, sort by day, save."""
     # columns: existing keys keep theirs, new keys are appended
     index = cached.index() if cached is not None else None
@@ -339,11 +374,21 @@ def _assemble(ws: Workspace, cached: TermTable | None, kept: np.ndarray | None, 
         built = VocabIndex.build(vocab, added)
         vocab_hashes, vocab_order = built.hashes, built.order
     table = TermTable(
-        ids=[ids[i] for i in order], day=day[order].astype(np.int32), group=group[order].astype(np.int32),
-        groups=groups, matrix=matrix, vocab=vocab, surface_cols=surface_cols.astype(np.int32), surface_forms=forms,
-        first_row=_first_rows(matrix), hashes=hashes[order], vocab_hashes=vocab_hashes,
-        vocab_order=vocab_order.astype(np.int32), fingerprint=fingerprint, max_changed=max_changed,
-    )  # fmt: skip
+        ids=[ids[i] for i in order],
+        day=day[order].astype(np.int32),
+        group=group[order].astype(np.int32),
+        groups=groups,
+        matrix=matrix,
+        vocab=vocab,
+        surface_cols=surface_cols.astype(np.int32),
+        surface_forms=forms,
+        first_row=_first_rows(matrix),
+        hashes=hashes[order],
+        vocab_hashes=vocab_hashes,
+        vocab_order=vocab_order.astype(np.int32),
+        fingerprint=fingerprint,
+        max_changed=max_changed,
+    )
     _save(ws, table)
     return table
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from analysis.trends.cache import TermTable
+from radar.analysis.trends.cache import TermTable
 
 
 def _words(key: str) -> set[str]:

@@ -7,17 +7,17 @@ from typing import Any
 
 import numpy as np
 
-from analysis.tags import load_taxonomy
-from analysis.trends.cache import Progress, day_date, day_number, term_table
-from analysis.trends.config import TrendsConfig, check_window, series_starts, windows
-from analysis.trends.emerging import term_lists
-from analysis.trends.errors import TrendsError
-from analysis.trends.methods import new_methods
-from analysis.trends.series import tag_series
-from analysis.trends.topics import discover_topics
-from store import Workspace
-from store.db import Store
-from store.errors import RadarError
+from radar.analysis.tags import load_taxonomy
+from radar.analysis.trends.cache import Progress, day_date, day_number, term_table
+from radar.analysis.trends.config import TrendsConfig, check_window, series_starts, windows
+from radar.analysis.trends.emerging import term_lists
+from radar.analysis.trends.errors import TrendsError
+from radar.analysis.trends.methods import new_methods
+from radar.analysis.trends.series import tag_series
+from radar.analysis.trends.topics import discover_topics
+from radar.store import Workspace
+from radar.store.db import Store
+from radar.store.errors import RadarError
 
 
 def trends_config(ws: Workspace) -> TrendsConfig:
@@ -43,9 +43,16 @@ def default_as_of(days: np.ndarray) -> date:
     return day_date(first + int(full[-1] if len(full) else len(daily) - 1))
 
 
-def compute_trends(ws: Workspace, store: Store, *, as_of: date | None = None, window: str = "week",
-                   cfg: TrendsConfig | None = None, topics: bool = True,
-                   progress: Progress | None = None) -> dict[str, Any]:  # fmt: skip
+def compute_trends(
+    ws: Workspace,
+    store: Store,
+    *,
+    as_of: date | None = None,
+    window: str = "week",
+    cfg: TrendsConfig | None = None,
+    topics: bool = True,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
     """What is rising, falling and new as of ``as_of`` (default: ``default_as_of``, about the newest day).
 
     Uses only documents published on or before ``as_of``. The result is JSON-serialisable:
@@ -60,8 +67,10 @@ def compute_trends(ws: Workspace, store: Store, *, as_of: date | None = None, wi
     if as_of is None:
         as_of = default_as_of(table.day)
     if as_of < first_day:
-        raise TrendsError(f"--as-of {as_of.isoformat()} is before the first document ({first_day.isoformat()}); "
-                          f"use a date between {first_day.isoformat()} and {last_day.isoformat()}")  # fmt: skip
+        raise TrendsError(
+            f"--as-of {as_of.isoformat()} is before the first document ({first_day.isoformat()}); "
+            f"use a date between {first_day.isoformat()} and {last_day.isoformat()}"
+        )
     win = windows(as_of, window, cfg)
     table.stratify(cfg.major_categories if cfg.stratify else 0, table.rows_until(day_number(as_of.isoformat())))
     if not cfg.stratify:
@@ -70,14 +79,18 @@ def compute_trends(ws: Workspace, store: Store, *, as_of: date | None = None, wi
     emerging, declining = term_lists(table, win, cfg, window, starts)
     tags = tag_series(store, table, win, cfg, window, starts, _tag_groups(ws))
     topic_list, topic_note = discover_topics(ws, store, table, win, cfg, window) if topics else ([], "not computed")
-    recent_docs = table.rows_until(day_number(as_of.isoformat())) - table.row_range(
-        day_number(win.recent_start.isoformat()), 0)[0]  # fmt: skip
+    recent_docs = (
+        table.rows_until(day_number(as_of.isoformat()))
+        - table.row_range(day_number(win.recent_start.isoformat()), 0)[0]
+    )
     return {
         "as_of": as_of.isoformat(),
         "window": window,
         "recent": {"start": win.recent_start.isoformat(), "end": as_of.isoformat(), "documents": recent_docs},
-        "baseline": {"start": win.baseline_start.isoformat(), "end": day_date(
-            day_number(win.recent_start.isoformat()) - 1).isoformat()},
+        "baseline": {
+            "start": win.baseline_start.isoformat(),
+            "end": day_date(day_number(win.recent_start.isoformat()) - 1).isoformat(),
+        },
         "periods": [s.isoformat() for s in starts],
         "emerging": emerging,
         "declining": declining,

@@ -6,8 +6,8 @@ from dataclasses import dataclass, fields
 from datetime import date, timedelta
 from typing import Any
 
-from store.config import check_keys
-from store.errors import ConfigError
+from radar.store.config import check_keys
+from radar.store.errors import ConfigError
 
 WINDOWS = ("week", "month")
 
@@ -46,9 +46,22 @@ class TrendsConfig:
     topic_match: float = 0.75  # cosine similarity for a cluster to keep a previous topic's id
 
     def __post_init__(self) -> None:
-        positive = ("baseline_weeks", "baseline_months", "series_weeks", "series_months", "min_count", "max_terms",
-                    "new_method_days", "min_method_count", "max_methods", "topic_weeks", "topic_months",
-                    "max_topic_docs", "major_categories", "coherence_samples")  # fmt: skip
+        positive = (
+            "baseline_weeks",
+            "baseline_months",
+            "series_weeks",
+            "series_months",
+            "min_count",
+            "max_terms",
+            "new_method_days",
+            "min_method_count",
+            "max_methods",
+            "topic_weeks",
+            "topic_months",
+            "max_topic_docs",
+            "major_categories",
+            "coherence_samples",
+        )
         for name in positive:
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
@@ -95,12 +108,15 @@ class Windows:
 def windows(as_of: date, window: str, cfg: TrendsConfig) -> Windows:
     if window == "week":
         recent = as_of - timedelta(days=6)
-        return Windows(as_of, recent, recent - timedelta(weeks=cfg.baseline_weeks),
-                       as_of - timedelta(weeks=cfg.topic_weeks) + timedelta(days=1))  # fmt: skip
+        return Windows(
+            as_of,
+            recent,
+            recent - timedelta(weeks=cfg.baseline_weeks),
+            as_of - timedelta(weeks=cfg.topic_weeks) + timedelta(days=1),
+        )
     month_end = (as_of + timedelta(days=1)).day == 1
     recent = as_of.replace(day=1) if month_end else months_back(as_of, 1) + timedelta(days=1)
-    return Windows(as_of, recent, months_back(recent, cfg.baseline_months),
-                   months_back(recent, cfg.topic_months - 1))  # fmt: skip
+    return Windows(as_of, recent, months_back(recent, cfg.baseline_months), months_back(recent, cfg.topic_months - 1))
 
 
 def period_label(day: date, window: str) -> str:

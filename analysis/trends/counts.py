@@ -7,7 +7,7 @@ from datetime import date
 import numpy as np
 import scipy.sparse as sp
 
-from analysis.trends.cache import TermTable, day_number
+from radar.analysis.trends.cache import TermTable, day_number
 
 
 def day_rows(table: TermTable, first: date, last: date) -> tuple[int, int]:
@@ -15,21 +15,22 @@ def day_rows(table: TermTable, first: date, last: date) -> tuple[int, int]:
     return table.row_range(day_number(first.isoformat()), day_number(last.isoformat()))
 
 
-def stratum_counts(table: TermTable, lo: int, hi: int, columns: np.ndarray | None = None
-                   ) -> tuple[sp.csr_matrix, np.ndarray]:  # fmt: skip
+def stratum_counts(
+    table: TermTable, lo: int, hi: int, columns: np.ndarray | None = None
+) -> tuple[sp.csr_matrix, np.ndarray]:
     """(S x V or S x len(columns)) documents containing each term, and (S,) documents, for rows [lo, hi)."""
     n_strata = len(table.strata)
     strata = table.stratum[lo:hi]
     block = table.matrix[lo:hi]
     if columns is not None:
         block = block[:, columns]
-    group = sp.csr_matrix((np.ones(hi - lo, dtype=np.float32), (strata, np.arange(hi - lo))),
-                          shape=(n_strata, hi - lo))  # fmt: skip
+    group = sp.csr_matrix((np.ones(hi - lo, dtype=np.float32), (strata, np.arange(hi - lo))), shape=(n_strata, hi - lo))
     return (group @ block).tocsr(), np.bincount(strata, minlength=n_strata).astype(np.float64)
 
 
-def period_stratum_counts(table: TermTable, starts: list[date], as_of: date, columns: np.ndarray
-                          ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+def period_stratum_counts(
+    table: TermTable, starts: list[date], as_of: date, columns: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """(P, S, C) documents containing each column's term and (P, S) documents, per period.
 
     Period p covers [starts[p], starts[p+1]) and the last one ends at as_of.

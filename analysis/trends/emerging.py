@@ -19,11 +19,11 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from analysis.trends.cache import TermTable, day_date
-from analysis.trends.coherence import Coherence
-from analysis.trends.config import TrendsConfig, Windows, period_label
-from analysis.trends.counts import day_rows, period_stratum_counts, stratum_counts
-from analysis.trends.stats import TestResult, comparable, kleinberg_active, stratified_test
+from radar.analysis.trends.cache import TermTable, day_date
+from radar.analysis.trends.coherence import Coherence
+from radar.analysis.trends.config import TrendsConfig, Windows, period_label
+from radar.analysis.trends.counts import day_rows, period_stratum_counts, stratum_counts
+from radar.analysis.trends.stats import TestResult, comparable, kleinberg_active, stratified_test
 
 MERGE_OVERLAP = 0.8  # share of the smaller term's recent documents that also contain the other ...
 MERGE_JACCARD = 0.7  # ... or documents in common over documents of either, for unrelated spellings
@@ -78,8 +78,9 @@ def _related(a: str, b: str) -> bool:
     return False
 
 
-def _merge(table: TermTable, picked: np.ndarray, scored: Scored, rows: tuple[int, int], limit: int
-           ) -> list[tuple[int, list[int]]]:  # fmt: skip
+def _merge(
+    table: TermTable, picked: np.ndarray, scored: Scored, rows: tuple[int, int], limit: int
+) -> list[tuple[int, list[int]]]:
     """Greedy: a term joins a better-ranked kept term when both are found in nearly the same recent
     documents and their spellings are related (or their documents are nearly identical)."""
     head = picked[: limit * 4]
@@ -127,8 +128,9 @@ def _examples(table: TermTable, col: int, lo: int, hi: int, k: int = 3) -> list[
     return [table.ids[lo + int(r)] for r in rows[::-1][:k]]
 
 
-def term_lists(table: TermTable, win: Windows, cfg: TrendsConfig, window: str, starts: list[date]
-               ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:  # fmt: skip
+def term_lists(
+    table: TermTable, win: Windows, cfg: TrendsConfig, window: str, starts: list[date]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(emerging, declining) in the trends JSON shape."""
     scored = score_terms(table, win, cfg)
     rows = day_rows(table, win.recent_start, win.as_of)
@@ -143,8 +145,10 @@ def term_lists(table: TermTable, win: Windows, cfg: TrendsConfig, window: str, s
             strong = scored.test.z[picked] >= cfg.min_z + cfg.spike_extra_z
             keep = active & (sustained | strong)
             picked, active, since = picked[keep], active[keep], since[keep]
-        burst = {int(p): (bool(a), period_label(starts[int(s)], window) if a else None)
-                 for p, a, s in zip(picked, active, since, strict=True)}  # fmt: skip
+        burst = {
+            int(p): (bool(a), period_label(starts[int(s)], window) if a else None)
+            for p, a, s in zip(picked, active, since, strict=True)
+        }
         picked, coherent = _coherent(table, scored, picked, rows if rising else base_rows, cfg)
         merged = _merge(table, picked, scored, rows if rising else base_rows, cfg.max_terms)
         items = []
@@ -157,8 +161,9 @@ def term_lists(table: TermTable, win: Windows, cfg: TrendsConfig, window: str, s
     return out[0], out[1]
 
 
-def _coherent(table: TermTable, scored: Scored, picked: np.ndarray, rows: tuple[int, int], cfg: TrendsConfig
-              ) -> tuple[np.ndarray, dict[int, dict[str, float]]]:  # fmt: skip
+def _coherent(
+    table: TermTable, scored: Scored, picked: np.ndarray, rows: tuple[int, int], cfg: TrendsConfig
+) -> tuple[np.ndarray, dict[int, dict[str, float]]]:
     """The picked terms whose window documents are more alike than random ones of the same strata
     (``min_coherence_lift`` and ``min_coherence_z``), and each checked term's {value, random, lift, z}.
     Only the head that merging can use is checked (a few dozen terms)."""
@@ -172,15 +177,26 @@ def _coherent(table: TermTable, scored: Scored, picked: np.ndarray, rows: tuple[
         col = int(scored.columns[p])
         own, random, z = check.score(col, [table.term(col)])
         lift = own / random if random > 0 else float("inf") if own > 0 else 0.0
-        found[p] = {"value": round(own, 4), "random": round(random, 4), "lift": round(min(lift, 1e6), 2),
-                    "z": round(min(z, 1e6), 2)}  # fmt: skip
+        found[p] = {
+            "value": round(own, 4),
+            "random": round(random, 4),
+            "lift": round(min(lift, 1e6), 2),
+            "z": round(min(z, 1e6), 2),
+        }
         if lift >= cfg.min_coherence_lift and z >= cfg.min_coherence_z:
             kept.append(p)
     return np.asarray(kept, dtype=picked.dtype), found
 
 
-def _item(table: TermTable, scored: Scored, idx: int, aliases: list[int], rows: tuple[int, int],
-          base_rows: tuple[int, int], rising: bool) -> dict[str, Any]:  # fmt: skip
+def _item(
+    table: TermTable,
+    scored: Scored,
+    idx: int,
+    aliases: list[int],
+    rows: tuple[int, int],
+    base_rows: tuple[int, int],
+    rising: bool,
+) -> dict[str, Any]:
     t = scored.test
     col = int(scored.columns[idx])
     docs = max(t.recent_docs, 1.0)

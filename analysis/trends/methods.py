@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from analysis.trends.cache import TermTable, day_date, day_number
-from analysis.trends.config import TrendsConfig, Windows, period_label
-from analysis.trends.counts import day_rows, period_stratum_counts, stratum_counts
-from analysis.trends.stats import stratified_test
+from radar.analysis.trends.cache import TermTable, day_date, day_number
+from radar.analysis.trends.config import TrendsConfig, Windows, period_label
+from radar.analysis.trends.counts import day_rows, period_stratum_counts, stratum_counts
+from radar.analysis.trends.stats import stratified_test
 
 
 def name_columns(table: TermTable) -> np.ndarray:
@@ -29,8 +29,9 @@ def name_columns(table: TermTable) -> np.ndarray:
     return np.flatnonzero(first_byte == ord("@"))
 
 
-def new_methods(table: TermTable, win: Windows, cfg: TrendsConfig, window: str, starts: list[date]
-                ) -> list[dict[str, Any]]:  # fmt: skip
+def new_methods(
+    table: TermTable, win: Windows, cfg: TrendsConfig, window: str, starts: list[date]
+) -> list[dict[str, Any]]:
     if not len(table.day):
         return []
     as_of_day = day_number(win.as_of.isoformat())
@@ -47,8 +48,11 @@ def new_methods(table: TermTable, win: Windows, cfg: TrendsConfig, window: str, 
         return []
     lo, hi = day_rows(table, day_date(horizon + 1), win.as_of)
     counts = np.asarray(table.matrix[lo:hi][:, names].sum(axis=0)).ravel()
-    names, first, counts = names[counts >= cfg.min_method_count], first[counts >= cfg.min_method_count], \
-        counts[counts >= cfg.min_method_count]  # fmt: skip
+    names, first, counts = (
+        names[counts >= cfg.min_method_count],
+        first[counts >= cfg.min_method_count],
+        counts[counts >= cfg.min_method_count],
+    )
     # one method per case-insensitive spelling: the most frequent spelling wins
     best: dict[str, int] = {}
     for i, col in enumerate(names):
@@ -73,16 +77,20 @@ def new_methods(table: TermTable, win: Windows, cfg: TrendsConfig, window: str, 
         col = int(names[i])
         rows = np.flatnonzero(np.asarray(table.matrix[r_lo:r_hi][:, [col]].todense()).ravel())
         since = first_day_of = int(table.day[first[i]])
-        out.append({
-            "name": table.readable(col),
-            "first_seen": day_date(first_day_of).isoformat(),
-            "first_id": table.ids[int(first[i])],
-            "count": int(counts[i]),
-            "recent_count": int(recent_total[i]),
-            "growth": round(float(test.ratio[i]), 3),
-            "example_ids": [table.ids[r_lo + int(r)] for r in rows[::-1][:3]],
-            "series": [{"period": period_label(s, window), "count": int(c)}
-                       for s, c in zip(starts, per_period[:, rank], strict=True)
-                       if day_number(s.isoformat()) >= since - 31],
-        })  # fmt: skip
+        out.append(
+            {
+                "name": table.readable(col),
+                "first_seen": day_date(first_day_of).isoformat(),
+                "first_id": table.ids[int(first[i])],
+                "count": int(counts[i]),
+                "recent_count": int(recent_total[i]),
+                "growth": round(float(test.ratio[i]), 3),
+                "example_ids": [table.ids[r_lo + int(r)] for r in rows[::-1][:3]],
+                "series": [
+                    {"period": period_label(s, window), "count": int(c)}
+                    for s, c in zip(starts, per_period[:, rank], strict=True)
+                    if day_number(s.isoformat()) >= since - 31
+                ],
+            }
+        )
     return out

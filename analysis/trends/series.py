@@ -14,14 +14,15 @@ from typing import Any
 
 import numpy as np
 
-from analysis.trends.cache import TermTable, day_number
-from analysis.trends.config import TrendsConfig, Windows, period_label
-from analysis.trends.stats import fixed_effect_shares, stratified_test
-from store.db import Store
+from radar.analysis.trends.cache import TermTable, day_number
+from radar.analysis.trends.config import TrendsConfig, Windows, period_label
+from radar.analysis.trends.stats import fixed_effect_shares, stratified_test
+from radar.store.db import Store
 
 
-def _tag_matrix(store: Store, table: TermTable, first: date, as_of: date
-                ) -> tuple[int, int, list[str], dict[str, np.ndarray]]:  # fmt: skip
+def _tag_matrix(
+    store: Store, table: TermTable, first: date, as_of: date
+) -> tuple[int, int, list[str], dict[str, np.ndarray]]:
     """Row range [lo, hi) and, per tag, the row offsets (within the range) of documents with it."""
     lo = table.row_range(day_number(first.isoformat()), 0)[0]
     hi = table.rows_until(day_number(as_of.isoformat()))
@@ -38,8 +39,15 @@ def _counts(keys: np.ndarray, rows: np.ndarray, n_keys: int) -> np.ndarray:
     return np.bincount(keys[rows], minlength=n_keys).astype(np.float64)
 
 
-def tag_series(store: Store, table: TermTable, win: Windows, cfg: TrendsConfig, window: str, starts: list[date],
-               groups: dict[str, list[str]] | None = None) -> dict[str, Any]:  # fmt: skip
+def tag_series(
+    store: Store,
+    table: TermTable,
+    win: Windows,
+    cfg: TrendsConfig,
+    window: str,
+    starts: list[date],
+    groups: dict[str, list[str]] | None = None,
+) -> dict[str, Any]:
     """{"tags": {tag: [{period, count, docs, share, raw_share}]}, "groups": {...}, "tag_trends": [...]}."""
     first = min(starts[0], win.baseline_start)
     lo, hi, tags, rows = _tag_matrix(store, table, first, win.as_of)
@@ -58,9 +66,16 @@ def tag_series(store: Store, table: TermTable, win: Windows, cfg: TrendsConfig, 
         counts = _counts(keys, members, n_keys)[:-1].reshape(len(starts), n_strata)
         shares = fixed_effect_shares(counts, docs)
         per, total = counts.sum(axis=1), docs.sum(axis=1)
-        return [{"period": lab, "count": int(c), "docs": int(d), "share": 0.0 if np.isnan(s) else round(float(s), 6),
-                 "raw_share": round(float(c / d), 6) if d else 0.0}
-                for lab, c, d, s in zip(labels, per, total, shares, strict=True)]  # fmt: skip
+        return [
+            {
+                "period": lab,
+                "count": int(c),
+                "docs": int(d),
+                "share": 0.0 if np.isnan(s) else round(float(s), 6),
+                "raw_share": round(float(c / d), 6) if d else 0.0,
+            }
+            for lab, c, d, s in zip(labels, per, total, shares, strict=True)
+        ]
 
     out: dict[str, Any] = {"tags": {t: series(rows[t]) for t in tags}}
     if groups:
@@ -72,8 +87,16 @@ def tag_series(store: Store, table: TermTable, win: Windows, cfg: TrendsConfig, 
     return out
 
 
-def _tag_trends(table: TermTable, lo: int, day: np.ndarray, stratum: np.ndarray, win: Windows, cfg: TrendsConfig,
-                tags: list[str], rows: dict[str, np.ndarray]) -> list[dict[str, Any]]:  # fmt: skip
+def _tag_trends(
+    table: TermTable,
+    lo: int,
+    day: np.ndarray,
+    stratum: np.ndarray,
+    win: Windows,
+    cfg: TrendsConfig,
+    tags: list[str],
+    rows: dict[str, np.ndarray],
+) -> list[dict[str, Any]]:
     if not tags:
         return []
     n_strata = len(table.strata)
@@ -93,11 +116,18 @@ def _tag_trends(table: TermTable, lo: int, day: np.ndarray, stratum: np.ndarray,
     docs = max(test.recent_docs, 1.0)
     out = []
     for j, tag in enumerate(tags):
-        rising = test.z[j] >= cfg.min_z and test.ratio_low[j] >= cfg.min_ratio ** 0.5
-        falling = test.z[j] <= -cfg.min_z and test.ratio_high[j] <= cfg.min_ratio ** -0.5
-        out.append({"tag": tag, "direction": "rising" if rising else "falling" if falling else "flat",
-                    "score": round(float(test.llr[j]), 2), "z": round(float(test.z[j]), 2),
-                    "ratio": round(float(test.ratio[j]), 3), "recent_count": int(a[:, j].sum()),
-                    "recent_share": round(float(test.observed[j]) / docs, 6),
-                    "baseline_share": round(float(test.expected_base[j]) / docs, 6)})  # fmt: skip
+        rising = test.z[j] >= cfg.min_z and test.ratio_low[j] >= cfg.min_ratio**0.5
+        falling = test.z[j] <= -cfg.min_z and test.ratio_high[j] <= cfg.min_ratio**-0.5
+        out.append(
+            {
+                "tag": tag,
+                "direction": "rising" if rising else "falling" if falling else "flat",
+                "score": round(float(test.llr[j]), 2),
+                "z": round(float(test.z[j]), 2),
+                "ratio": round(float(test.ratio[j]), 3),
+                "recent_count": int(a[:, j].sum()),
+                "recent_share": round(float(test.observed[j]) / docs, 6),
+                "baseline_share": round(float(test.expected_base[j]) / docs, 6),
+            }
+        )
     return sorted(out, key=lambda t: -t["score"])

@@ -45,8 +45,9 @@ def comparable(n_recent: np.ndarray, m_base: np.ndarray, min_stratum_docs: int) 
     return (n_recent > 0) & (m_base >= min_stratum_docs)
 
 
-def stratified_test(a: np.ndarray, n: np.ndarray, b: np.ndarray, m: np.ndarray, min_stratum_docs: int = 20
-                    ) -> TestResult:  # fmt: skip
+def stratified_test(
+    a: np.ndarray, n: np.ndarray, b: np.ndarray, m: np.ndarray, min_stratum_docs: int = 20
+) -> TestResult:
     """a, b: (S, C) recent / baseline documents containing each term; n, m: (S,) documents."""
     keep = comparable(n, m, min_stratum_docs)
     a, b, n, m = a[keep].astype(np.float64), b[keep].astype(np.float64), n[keep].astype(np.float64), m[keep]
@@ -70,9 +71,17 @@ def stratified_test(a: np.ndarray, n: np.ndarray, b: np.ndarray, m: np.ndarray, 
     b_eff = np.where(unit > 0, e_base / unit, 0.0)
     ratio = (observed + 0.5) / (unit * (b_eff + 0.5))
     se = np.sqrt(1 / (observed + 0.5) + 1 / (b_eff + 0.5))
-    return TestResult(observed=observed, expected=expected, z=z, llr=llr, ratio=ratio,
-                      ratio_low=ratio * np.exp(-Z95 * se), ratio_high=ratio * np.exp(Z95 * se),
-                      recent_docs=float(n.sum()), expected_base=e_base)  # fmt: skip
+    return TestResult(
+        observed=observed,
+        expected=expected,
+        z=z,
+        llr=llr,
+        ratio=ratio,
+        ratio_low=ratio * np.exp(-Z95 * se),
+        ratio_high=ratio * np.exp(Z95 * se),
+        recent_docs=float(n.sum()),
+        expected_base=e_base,
+    )
 
 
 def _xlogy(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -103,8 +112,9 @@ def fixed_effect_shares(counts: np.ndarray, docs: np.ndarray, iterations: int = 
     return shares
 
 
-def kleinberg_active(counts: np.ndarray, docs: np.ndarray, base_rate: np.ndarray, s: float = 2.0,
-                     gamma: float = 1.0) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+def kleinberg_active(
+    counts: np.ndarray, docs: np.ndarray, base_rate: np.ndarray, s: float = 2.0, gamma: float = 1.0
+) -> tuple[np.ndarray, np.ndarray]:
     """Two-state burst automaton over periods, vectorised over terms.
 
     counts: (P, C) documents with the term; docs: (P,) documents; base_rate: (P, C) expected rate

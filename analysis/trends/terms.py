@@ -21,7 +21,6 @@ MAX_N = 3
 NAME_PREFIX = "@"
 
 
-
 def _wordset(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
@@ -50,29 +49,97 @@ GENERIC_WORDS = _wordset(
 INNER_WORDS = frozenset({"of", "for", "and", "to", "in", "on", "with", "as", "from", "by", "the", "a"})
 STOP_WORDS = frozenset(ENGLISH_STOP_WORDS) | {"vs", "ie", "eg", "etc", "can", "via", "thus", "whereas", "upon"}
 # Phrases that pass the word rules but say nothing about the topic.
-GENERIC_PHRASES = frozenset({"state art", "large language model", "language model", "model", "data", "learning",
-                             "deep learning", "machine learning", "neural network", "real world", "fine tuning",
-                             "wide range", "end end", "trade off", "long term", "short term"})
+GENERIC_PHRASES = frozenset(
+    {
+        "state art",
+        "large language model",
+        "language model",
+        "model",
+        "data",
+        "learning",
+        "deep learning",
+        "machine learning",
+        "neural network",
+        "real world",
+        "fine tuning",
+        "wide range",
+        "end end",
+        "trade off",
+        "long term",
+        "short term",
+    }
+)
 # Capitalised tokens that are not method names (units, common acronyms and words of English titles).
-NAME_STOP = frozenset({"LLM", "LLMs", "AI", "NLP", "ML", "RL", "GPU", "GPUs", "CPU", "SOTA", "API", "US", "UK", "EU",
-                       "II", "III", "IV", "PhD", "TB", "GB", "MB", "KB", "FLOPs", "FLOP", "IoT", "ID", "OOD", "QA",
-                       "CNN", "RNN", "DNN", "VLM", "MLLM", "LVLM", "LM", "LMs", "PLM", "URL", "USA", "CV", "DL"})
+NAME_STOP = frozenset(
+    {
+        "LLM",
+        "LLMs",
+        "AI",
+        "NLP",
+        "ML",
+        "RL",
+        "GPU",
+        "GPUs",
+        "CPU",
+        "SOTA",
+        "API",
+        "US",
+        "UK",
+        "EU",
+        "II",
+        "III",
+        "IV",
+        "PhD",
+        "TB",
+        "GB",
+        "MB",
+        "KB",
+        "FLOPs",
+        "FLOP",
+        "IoT",
+        "ID",
+        "OOD",
+        "QA",
+        "CNN",
+        "RNN",
+        "DNN",
+        "VLM",
+        "MLLM",
+        "LVLM",
+        "LM",
+        "LMs",
+        "PLM",
+        "URL",
+        "USA",
+        "CV",
+        "DL",
+    }
+)
 
 _ADVERB = re.compile(r"(?:ally|ively|ously|edly|ingly|ently|antly|ately|ibly|ably|stly|ctly)$")
 _CHUNK_SPLIT = re.compile(r"[.,;:!?()\[\]{}\"“”|/]+|\s[-–—]\s|\$[^$]*\$")
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['’][a-z]+)?")
 _NAME = re.compile(r"(?<![\w-])[A-Z][A-Za-z0-9]*(?:[-.][A-Za-z0-9]+)*")
-_VARIANT = re.compile(r"(?:-(?:\d+(?:\.\d+)?[BMKbmk]|[Ii]nstruct|[Cc]hat|[Bb]ase|[Pp]review|[Dd]istill|[Mm]ini|"
-                      r"[Tt]urbo|"
-                      r"[Ll]arge|[Ss]mall|[Mm]edium|it|v\d+(?:\.\d+)?|\d{4}))+(?:-.*)?$")
-_NAME_SUFFIX = re.compile(r"-(?:based|style|like|guided|aware|free|driven|enhanced|inspired|type|level|only|"
-                          r"specific|powered|tuned|trained|generated|augmented|assisted)$", re.IGNORECASE)
+_VARIANT = re.compile(
+    r"(?:-(?:\d+(?:\.\d+)?[BMKbmk]|[Ii]nstruct|[Cc]hat|[Bb]ase|[Pp]review|[Dd]istill|[Mm]ini|"
+    r"[Tt]urbo|"
+    r"[Ll]arge|[Ss]mall|[Mm]edium|it|v\d+(?:\.\d+)?|\d{4}))+(?:-.*)?$"
+)
+_NAME_SUFFIX = re.compile(
+    r"-(?:based|style|like|guided|aware|free|driven|enhanced|inspired|type|level|only|"
+    r"specific|powered|tuned|trained|generated|augmented|assisted)$",
+    re.IGNORECASE,
+)
 
 
 def _generic(word: str) -> bool:
     """Stop-words, generic academic words, adverbs, and past participles ("established", "based")."""
-    return (word in STOP_WORDS or word in GENERIC_WORDS or bool(_ADVERB.search(word))
-            or (len(word) > 5 and word.endswith("ed") and not word.endswith("eed")))
+    return (
+        word in STOP_WORDS
+        or word in GENERIC_WORDS
+        or bool(_ADVERB.search(word))
+        or (len(word) > 5 and word.endswith("ed") and not word.endswith("eed"))
+    )
 
 
 def fold(word: str) -> str:
@@ -134,8 +201,10 @@ def document_terms(title: str, abstract: str, surfaces: dict[str, str] | None = 
                 if j > n_words:
                     break
                 last = words[j - 1]
-                if (last[0].isdigit() and n > 1) or (n == 3 and (words[i + 1][0].isdigit() or (
-                        words[i + 1] in STOP_WORDS and words[i + 1] not in INNER_WORDS))):
+                if (last[0].isdigit() and n > 1) or (
+                    n == 3
+                    and (words[i + 1][0].isdigit() or (words[i + 1] in STOP_WORDS and words[i + 1] not in INNER_WORDS))
+                ):
                     break
                 if _generic(last) or (n == 1 and len(first) < 3):
                     continue

@@ -30,18 +30,18 @@ import numpy as np
 import orjson
 import scipy.sparse as sp
 
-from analysis.trends.cache import TermTable, day_number
-from analysis.trends.config import TrendsConfig, Windows
-from analysis.trends.counts import day_rows
-from analysis.trends.stats import stratified_test
-from store import Workspace
-from store.db import Store
+from radar.analysis.trends.cache import TermTable, day_number
+from radar.analysis.trends.config import TrendsConfig, Windows
+from radar.analysis.trends.counts import day_rows
+from radar.analysis.trends.stats import stratified_test
+from radar.store import Workspace
+from radar.store.db import Store
 
 
 def current_model(ws: Workspace, store: Store) -> str | None:
     """The embedding model id radar.toml asks for (int8 or float), if the store has its vectors."""
-    from index.errors import IndexError_, ModelNotFound
-    from index.pipeline import stored_model
+    from radar.index.errors import IndexError_, ModelNotFound
+    from radar.index.pipeline import stored_model
 
     try:
         return stored_model(ws, store)[0]
@@ -128,8 +128,7 @@ def ctfidf_keywords(table: TermTable, rows: np.ndarray, labels: np.ndarray, k: i
     """Top c-TF-IDF keywords per cluster from the cached terms (method names excluded: their
     lowercase spelling is a term too)."""
     block = table.matrix[rows]
-    member = sp.csr_matrix((np.ones(len(rows), dtype=np.float32), (labels, np.arange(len(rows)))),
-                           shape=(k, len(rows)))  # fmt: skip
+    member = sp.csr_matrix((np.ones(len(rows), dtype=np.float32), (labels, np.arange(len(rows)))), shape=(k, len(rows)))
     counts = (member @ block).tocsc()
     freq = np.asarray(counts.sum(axis=0)).ravel()
     cols = np.flatnonzero(freq >= 2)
@@ -161,8 +160,9 @@ def ctfidf_keywords(table: TermTable, rows: np.ndarray, labels: np.ndarray, k: i
     return out
 
 
-def discover_topics(ws: Workspace, store: Store, table: TermTable, win: Windows, cfg: TrendsConfig, window: str
-                    ) -> tuple[list[dict[str, Any]], str]:  # fmt: skip
+def discover_topics(
+    ws: Workspace, store: Store, table: TermTable, win: Windows, cfg: TrendsConfig, window: str
+) -> tuple[list[dict[str, Any]], str]:
     """(topics, note). The note says why there are none, when there are none."""
     model = current_model(ws, store)
     if model is None:
@@ -197,14 +197,28 @@ def discover_topics(ws: Workspace, store: Store, table: TermTable, win: Windows,
             next_id += 1
         names.append(" / ".join(keywords[c][:3]))
         label_words.append(keywords[c][:3])
-    _save_state(ws, window, win.as_of, centroids, {"model": model, "ids": ids, "labels": names,
-                                                    "keywords": label_words, "next_id": next_id})  # fmt: skip
+    _save_state(
+        ws,
+        window,
+        win.as_of,
+        centroids,
+        {"model": model, "ids": ids, "labels": names, "keywords": label_words, "next_id": next_id},
+    )
     return _describe(table, rows, vectors, labels, centroids, ids, names, keywords, win, cfg), ""
 
 
-def _describe(table: TermTable, rows: np.ndarray, vectors: np.ndarray, labels: np.ndarray, centroids: np.ndarray,
-              ids: list[str], names: list[str], keywords: list[list[str]], win: Windows, cfg: TrendsConfig
-              ) -> list[dict[str, Any]]:  # fmt: skip
+def _describe(
+    table: TermTable,
+    rows: np.ndarray,
+    vectors: np.ndarray,
+    labels: np.ndarray,
+    centroids: np.ndarray,
+    ids: list[str],
+    names: list[str],
+    keywords: list[list[str]],
+    win: Windows,
+    cfg: TrendsConfig,
+) -> list[dict[str, Any]]:
     k = len(ids)
     recent = table.day[rows] >= day_number(win.recent_start.isoformat())
     strata = table.stratum[rows]
@@ -221,7 +235,15 @@ def _describe(table: TermTable, rows: np.ndarray, vectors: np.ndarray, labels: n
         members = np.flatnonzero(labels == c)
         closeness = vectors[members] @ centroids[c]
         examples = [table.ids[int(rows[i])] for i in members[np.argsort(-closeness)][:3]]
-        out.append({"id": ids[c], "label": names[c], "keywords": keywords[c][:8], "size": int(len(members)),
-                    "recent_size": int(recent[members].sum()), "growth": round(float(test.ratio[c]), 3),
-                    "example_ids": examples})  # fmt: skip
+        out.append(
+            {
+                "id": ids[c],
+                "label": names[c],
+                "keywords": keywords[c][:8],
+                "size": int(len(members)),
+                "recent_size": int(recent[members].sum()),
+                "growth": round(float(test.ratio[c]), 3),
+                "example_ids": examples,
+            }
+        )
     return sorted(out, key=lambda t: (-t["recent_size"], t["id"]))

@@ -6,7 +6,7 @@ import ipaddress
 from dataclasses import dataclass, fields
 from typing import Any
 
-from store.errors import ConfigError
+from radar.store.errors import ConfigError
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
-from store import Store, Workspace, resolve_root
+from radar.store import Store, Workspace, resolve_root
 
 NO_CACHE_ENV = "RADAR_DASHBOARD_NO_CACHE"
 F = TypeVar("F", bound=Callable[..., Any])
@@ -91,8 +91,7 @@ def version(root: str) -> str:
     with sh.lock:
         seen = sh.store.data_version()
         if seen != sh.data_version or not sh.version:
-            sh.version = (f"{sh.store.fingerprint()}|{sh.store.tags_fingerprint()}|"
-                          f"{sh.store.embeddings_generation()}")  # fmt: skip
+            sh.version = f"{sh.store.fingerprint()}|{sh.store.tags_fingerprint()}|{sh.store.embeddings_generation()}"
             sh.data_version = seen
         return sh.version
 
@@ -108,7 +107,7 @@ def read(root: str, fn: Callable[[Store], Any]) -> Any:
 def period_bounds(as_of: date, window: str) -> tuple[date, date]:
     """The period ending on ``as_of``, as the trends count it: the 7 days up to it, or the month up to it
     (a calendar month when ``as_of`` ends one; else from the day after the same date a month before)."""
-    from analysis.trends.config import TrendsConfig, windows
+    from radar.analysis.trends.config import TrendsConfig, windows
 
     return windows(as_of, window, TrendsConfig()).recent_start, as_of  # recent_start ignores [trends] settings
 
@@ -124,9 +123,15 @@ def facets(root: str, ver: str) -> dict[str, Any]:
 
     def go(s: Store) -> dict[str, Any]:
         first, last = s.published_range()
-        return {"first": first, "last": last, "last_paper": s.published_range("paper")[1],
-                "sources": s.stats()["by_source"], "tags": s.known_tags(), "categories": s.primary_categories(),
-                "counts": s.table_counts()}  # fmt: skip
+        return {
+            "first": first,
+            "last": last,
+            "last_paper": s.published_range("paper")[1],
+            "sources": s.stats()["by_source"],
+            "tags": s.known_tags(),
+            "categories": s.primary_categories(),
+            "counts": s.table_counts(),
+        }
 
     return read(root, go)  # type: ignore[no-any-return]
 
@@ -168,9 +173,10 @@ def tag_volume(root: str, ver: str, window: str, as_of: date, periods: int) -> l
     return by_tag
 
 
-def _by_period(rows: list[tuple[str, str, int]], window: str, as_of: date, periods: int,
-               key: str) -> list[dict[str, Any]]:  # fmt: skip
-    from analysis.trends.config import period_label
+def _by_period(
+    rows: list[tuple[str, str, int]], window: str, as_of: date, periods: int, key: str
+) -> list[dict[str, Any]]:
+    from radar.analysis.trends.config import period_label
 
     last = as_of.isoformat()
     wanted: list[str] = []
@@ -198,7 +204,7 @@ def _by_period(rows: list[tuple[str, str, int]], window: str, as_of: date, perio
 @cache_data
 def trends(root: str, ver: str, as_of: date, window: str) -> dict[str, Any]:
     """analysis.trends.compute_trends for this period (its RadarError, e.g. too little data, propagates)."""
-    from analysis.trends import compute_trends
+    from radar.analysis.trends import compute_trends
 
     ws = Workspace(Path(root))
     with ws.store() as store:
@@ -208,11 +214,13 @@ def trends(root: str, ver: str, as_of: date, window: str) -> dict[str, Any]:
 @cache_data
 def taxonomy(root: str, config_mtime: float) -> list[dict[str, Any]]:
     """The tagger's taxonomy as rows (cached until radar.toml changes)."""
-    from analysis.tags import load_taxonomy
+    from radar.analysis.tags import load_taxonomy
 
     tax = load_taxonomy(Workspace(Path(root)))
-    return [{"tag": t.name, "group": t.group, "description": t.description,
-             "keywords": ", ".join(t.keywords)} for t in tax.tags]  # fmt: skip
+    return [
+        {"tag": t.name, "group": t.group, "description": t.description, "keywords": ", ".join(t.keywords)}
+        for t in tax.tags
+    ]
 
 
 # -- search -----------------------------------------------------------------------------------------
@@ -227,7 +235,7 @@ def searcher(root: str, generation: int, docs: str) -> SearchHandle:
     """The hybrid searcher (FAISS + BM25 + the embedder), loaded once per index state."""
     import argparse
 
-    from app.cmd_index import _open_searcher
+    from radar.app.cmd_index import _open_searcher
 
     return SearchHandle(_open_searcher(argparse.Namespace(workspace=root)))
 
@@ -259,8 +267,15 @@ def latest(root: str, ver: str, filters: Any, k: int) -> tuple[list[Any], dict[s
     since, until = filters.sql_bounds()
 
     def go(s: Store) -> tuple[list[Any], dict[str, list[str]]]:
-        docs = s.latest_documents(since=since, until=until, tags=filters.tags, sources=filters.sources,
-                                  categories=filters.categories, kinds=filters.kinds, limit=k)  # fmt: skip
+        docs = s.latest_documents(
+            since=since,
+            until=until,
+            tags=filters.tags,
+            sources=filters.sources,
+            categories=filters.categories,
+            kinds=filters.kinds,
+            limit=k,
+        )
         return docs, s.tags_of([d.id for d in docs])
 
     return read(root, go)  # type: ignore[no-any-return]
@@ -283,7 +298,7 @@ def one_line(text: str, limit: int = 300) -> str:
 
 def page_root() -> str:
     """The workspace root for a page; on a bad workspace, one error line naming the fix, and stop."""
-    from store.errors import RadarError
+    from radar.store.errors import RadarError
 
     try:
         return str(workspace().root)

@@ -13,14 +13,18 @@ from pathlib import Path
 import streamlit as st
 from PIL import Image, ImageDraw
 
-from app.dashboard import data
+from radar.app.dashboard import data
 
 HERE = Path(__file__).resolve().parent
 # (script, title, icon); the URL path is the title in lower case. Page scripts are named page_*.py:
 # Streamlit puts this folder on sys.path, where a "repro.py" would shadow the repro package.
-PAGES = (("page_overview.py", "Overview", ":material/insights:"), ("page_explore.py", "Explore", ":material/search:"),
-         ("page_reports.py", "Reports", ":material/description:"), ("page_repro.py", "Repro", ":material/science:"),
-         ("page_settings.py", "Settings", ":material/settings:"))  # fmt: skip
+PAGES = (
+    ("page_overview.py", "Overview", ":material/insights:"),
+    ("page_explore.py", "Explore", ":material/search:"),
+    ("page_reports.py", "Reports", ":material/description:"),
+    ("page_repro.py", "Repro", ":material/science:"),
+    ("page_settings.py", "Settings", ":material/settings:"),
+)
 
 
 @st.cache_resource
@@ -37,7 +41,7 @@ def _icon() -> Image.Image:
 def _preload() -> threading.Thread:
     """Import the training stack (torch, transformers, TRL: ~10 s) in the background once per server,
     so the first visit to the Repro page does not wait for it."""
-    thread = threading.Thread(target=importlib.import_module, args=("repro.runner",), name="preload", daemon=True)
+    thread = threading.Thread(target=importlib.import_module, args=("radar.repro.runner",), name="preload", daemon=True)
     thread.start()
     return thread
 
@@ -45,16 +49,19 @@ def _preload() -> threading.Thread:
 def main() -> None:
     # the icon is drawn here: a Material or emoji icon would be fetched from a CDN (offline by default)
     st.set_page_config(page_title="Research Radar", page_icon=_icon(), layout="wide")
-    pages = [st.Page(HERE / name, title=title, icon=icon, url_path=title.lower(), default=i == 0)
-             for i, (name, title, icon) in enumerate(PAGES)]  # fmt: skip
+    pages = [
+        st.Page(HERE / name, title=title, icon=icon, url_path=title.lower(), default=i == 0)
+        for i, (name, title, icon) in enumerate(PAGES)
+    ]
     nav = st.navigation(pages)
     root = data.page_root()
     with st.sidebar:
         st.markdown("**Research Radar**")
         st.caption(data.md(root))
         counts = data.facets(root, data.version(root))["counts"]
-        st.caption(f"{counts['documents']:,} documents · {counts['document_tags']:,} tags · "
-                   f"{counts['embeddings']:,} vectors")  # fmt: skip
+        st.caption(
+            f"{counts['documents']:,} documents · {counts['document_tags']:,} tags · {counts['embeddings']:,} vectors"
+        )
     nav.run()
     _preload()  # after the page: its imports are done, so the two threads never import in a cycle
 

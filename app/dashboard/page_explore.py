@@ -13,9 +13,9 @@ from typing import Any
 
 import streamlit as st
 
-from app.dashboard import data
-from store import Store, Workspace
-from store.errors import RadarError
+from radar.app.dashboard import data
+from radar.store import Store, Workspace
+from radar.store.errors import RadarError
 
 
 def render() -> None:
@@ -48,16 +48,28 @@ def _filter_widgets(facets: dict[str, Any]) -> dict[str, Any]:
         sources = c3.multiselect("Source", list(facets["sources"]), key="ex_sources")
         categories = c3.multiselect("Category", list(facets["categories"]), key="ex_categories")
         k = st.slider("Results", 5, 50, 10, step=5, key="ex_k")
-    return {"since": since.isoformat() if since else "", "until": until.isoformat() if until else "",
-            "tags": tuple(tags), "sources": tuple(sources), "categories": tuple(categories),
-            "kinds": tuple(kinds), "k": k}  # fmt: skip
+    return {
+        "since": since.isoformat() if since else "",
+        "until": until.isoformat() if until else "",
+        "tags": tuple(tags),
+        "sources": tuple(sources),
+        "categories": tuple(categories),
+        "kinds": tuple(kinds),
+        "k": k,
+    }
 
 
 def _results(root: str, query: str, f: dict[str, Any]) -> None:
-    from index.search import Filters
+    from radar.index.search import Filters
 
-    filters = Filters(since=f["since"], until=f["until"], tags=f["tags"], sources=f["sources"],
-                      categories=f["categories"], kinds=f["kinds"])  # fmt: skip
+    filters = Filters(
+        since=f["since"],
+        until=f["until"],
+        tags=f["tags"],
+        sources=f["sources"],
+        categories=f["categories"],
+        kinds=f["kinds"],
+    )
     ver = data.version(root)
     if not query.strip():
         docs, tags = data.latest(root, ver, filters, f["k"])
@@ -120,8 +132,9 @@ def _links(doc_id: str, url: str, kind: str) -> list[tuple[str, str]]:
     return out
 
 
-def _tag_controls(root: str, doc_id: str, tags: list[dict[str, Any]], fixes: dict[str, int],
-                  facets: dict[str, Any]) -> None:  # fmt: skip
+def _tag_controls(
+    root: str, doc_id: str, tags: list[dict[str, Any]], fixes: dict[str, int], facets: dict[str, Any]
+) -> None:
     st.markdown("**Tags**")
     if not tags:
         st.caption("no tags")
@@ -132,17 +145,23 @@ def _tag_controls(root: str, doc_id: str, tags: list[dict[str, Any]], fixes: dic
         c1, c2, c3 = st.columns([3, 1, 1])
         state = {1: " · confirmed", 0: " · removed"}.get(fixes.get(t["tag"], -1), "")
         c1.markdown(f"**{data.md(t['tag'])}** {t['origin']} {t['score']:.2f}{state}")
-        c2.button("Confirm", key=f"confirm-{doc_id}-{t['tag']}", disabled=state != "",
-                  on_click=_correct, args=(root, doc_id, [t["tag"]], []))  # fmt: skip
-        c3.button("Remove", key=f"remove-{doc_id}-{t['tag']}", on_click=_correct,
-                  args=(root, doc_id, [], [t["tag"]]))  # fmt: skip
+        c2.button(
+            "Confirm",
+            key=f"confirm-{doc_id}-{t['tag']}",
+            disabled=state != "",
+            on_click=_correct,
+            args=(root, doc_id, [t["tag"]], []),
+        )
+        c3.button("Remove", key=f"remove-{doc_id}-{t['tag']}", on_click=_correct, args=(root, doc_id, [], [t["tag"]]))
     choices = [t for t in _tag_names(root, facets) if t not in {x["tag"] for x in tags}]
     if choices:
         c1, c2 = st.columns([3, 1])
-        new = c1.selectbox("Add a tag", choices, index=None, key=f"add-{doc_id}", label_visibility="collapsed",
-                           placeholder="add a tag")  # fmt: skip
-        c2.button("Add", key=f"add-btn-{doc_id}", disabled=new is None,
-                  on_click=_correct, args=(root, doc_id, [new], []))  # fmt: skip
+        new = c1.selectbox(
+            "Add a tag", choices, index=None, key=f"add-{doc_id}", label_visibility="collapsed", placeholder="add a tag"
+        )
+        c2.button(
+            "Add", key=f"add-btn-{doc_id}", disabled=new is None, on_click=_correct, args=(root, doc_id, [new], [])
+        )
     if msg := st.session_state.pop("ex_fix_msg", None):
         (st.success if msg[0] else st.error)(msg[1])
 
@@ -155,7 +174,7 @@ def _tag_names(root: str, facets: dict[str, Any]) -> list[str]:
 
 def _correct(root: str, doc_id: str, add: list[str], remove: list[str]) -> None:
     """Store a correction through the tagging stage (a fresh connection: writes never share the cache's)."""
-    from analysis.tags import record_correction
+    from radar.analysis.tags import record_correction
 
     ws = Workspace(Path(root))
     try:
@@ -165,8 +184,10 @@ def _correct(root: str, doc_id: str, add: list[str], remove: list[str]) -> None:
         st.session_state["ex_fix_msg"] = (False, data.md(f"radar: {exc}"))
         return
     what = ", ".join([f"+{t}" for t in add] + [f"-{t}" for t in remove])
-    st.session_state["ex_fix_msg"] = (True, f"recorded {data.md(what)} for {data.md(doc_id)}; the next "
-                                            "`radar tag --retrain` learns it")  # fmt: skip
+    st.session_state["ex_fix_msg"] = (
+        True,
+        f"recorded {data.md(what)} for {data.md(doc_id)}; the next `radar tag --retrain` learns it",
+    )
 
 
 def _similar(root: str, doc_id: str) -> None:
@@ -178,8 +199,9 @@ def _similar(root: str, doc_id: str) -> None:
         return
     for h in hits:
         c1, c2 = st.columns([4, 1])
-        c1.markdown(f"{data.md(data.one_line(h.title, 160))}  \n" + data.md(f"{h.id} · {h.published[:10]} · "
-                                                                              f"{h.score:.3f}"))  # fmt: skip
+        c1.markdown(
+            f"{data.md(data.one_line(h.title, 160))}  \n" + data.md(f"{h.id} · {h.published[:10]} · {h.score:.3f}")
+        )
         c2.button("Open", key=f"sim-{doc_id}-{h.id}", on_click=_open, args=(h.id,))
 
 

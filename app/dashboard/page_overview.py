@@ -11,7 +11,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from app.dashboard import data
+from radar.app.dashboard import data
 
 PERIODS_SHOWN = {"week": 26, "month": 18}
 WINDOW_LABELS = {"week": "week (the 7 days up to the date)", "month": "month (the month up to the date)"}
@@ -29,10 +29,17 @@ def render() -> None:
     # default: the newest paper's day (a blog post dated later would leave a nearly empty period)
     default = date.fromisoformat((facets["last_paper"] or facets["last"])[:10])
     left, right = st.columns([1, 1])
-    window = left.radio("Period", ["week", "month"], horizontal=True, key="ov_window",
-                        format_func=WINDOW_LABELS.__getitem__)  # fmt: skip
-    as_of = right.date_input("As of", value=default, min_value=first, max_value=last, key="ov_as_of",
-                             help="only documents published on or before this day count")  # fmt: skip
+    window = left.radio(
+        "Period", ["week", "month"], horizontal=True, key="ov_window", format_func=WINDOW_LABELS.__getitem__
+    )
+    as_of = right.date_input(
+        "As of",
+        value=default,
+        min_value=first,
+        max_value=last,
+        key="ov_as_of",
+        help="only documents published on or before this day count",
+    )
     window = window or "week"
     head = data.headline(root, ver, as_of, window)
     _headline(head, facets, window)
@@ -48,15 +55,25 @@ def render() -> None:
     st.subheader(f"Volume per {window}")
     vol = pd.DataFrame(data.volume(root, ver, window, as_of, PERIODS_SHOWN[window]))
     if not vol.empty:
-        chart = alt.Chart(vol).mark_bar().encode(
-            x=alt.X("period:N", title=None, sort=None), y=alt.Y("count:Q", title="documents"),
-            color=alt.Color("kind:N", title="kind"), tooltip=["period", "kind", "count"],
-        )  # fmt: skip
+        chart = (
+            alt.Chart(vol)
+            .mark_bar()
+            .encode(
+                x=alt.X("period:N", title=None, sort=None),
+                y=alt.Y("count:Q", title="documents"),
+                color=alt.Color("kind:N", title="kind"),
+                tooltip=["period", "kind", "count"],
+            )
+        )
         st.altair_chart(chart, width="stretch")
     _tag_chart(root, ver, window, as_of, trends)
     if trends is None:
-        st.warning(data.md("Emerging and declining terms, new methods and growing topics are missing: "
-                           f"the trends failed ({trends_error})"))  # fmt: skip
+        st.warning(
+            data.md(
+                "Emerging and declining terms, new methods and growing topics are missing: "
+                f"the trends failed ({trends_error})"
+            )
+        )
         return
     _terms(trends)
     _new_methods(trends.get("new_methods") or [])
@@ -78,8 +95,11 @@ def _headline(head: dict[str, Any], facets: dict[str, Any], window: str) -> None
 def _tag_chart(root: str, ver: str, window: str, as_of: date, trends: dict[str, Any] | None) -> None:
     st.subheader(f"Volume per tag and {window}")
     if trends and trends.get("tags"):
-        rows = [{"period": p["period"], "tag": tag, "count": p["count"], "share": p.get("share", 0.0)}
-                for tag, points in trends["tags"].items() for p in points]  # fmt: skip
+        rows = [
+            {"period": p["period"], "tag": tag, "count": p["count"], "share": p.get("share", 0.0)}
+            for tag, points in trends["tags"].items()
+            for p in points
+        ]
         source = "radar trends"
     else:
         rows = data.tag_volume(root, ver, window, as_of, PERIODS_SHOWN[window])
@@ -89,18 +109,28 @@ def _tag_chart(root: str, ver: str, window: str, as_of: date, trends: dict[str, 
         return
     groups = _groups(root)
     left, right = st.columns([1, 2])
-    measure = left.radio("Show", ["count", "share"], horizontal=True, key="ov_measure",
-                         help="share: fraction of the period's documents carrying the tag")  # fmt: skip
+    measure = left.radio(
+        "Show",
+        ["count", "share"],
+        horizontal=True,
+        key="ov_measure",
+        help="share: fraction of the period's documents carrying the tag",
+    )
     if groups:
         group = right.radio("Tags", ["all", *groups], horizontal=True, key="ov_group")
         if group and group != "all":
             rows = [r for r in rows if r["tag"] in groups[group]]
     frame = pd.DataFrame(rows)
-    chart = alt.Chart(frame).mark_line(point=True).encode(
-        x=alt.X("period:N", title=None, sort=None),
-        y=alt.Y(f"{measure or 'count'}:Q", title=measure or "count"),
-        color=alt.Color("tag:N", title="tag"), tooltip=["period", "tag", "count", "share"],
-    )  # fmt: skip
+    chart = (
+        alt.Chart(frame)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("period:N", title=None, sort=None),
+            y=alt.Y(f"{measure or 'count'}:Q", title=measure or "count"),
+            color=alt.Color("tag:N", title="tag"),
+            tooltip=["period", "tag", "count", "share"],
+        )
+    )
     st.altair_chart(chart, width="stretch")
     st.caption(f"from {source}")
 
@@ -135,13 +165,23 @@ def _new_methods(methods: list[dict[str, Any]]) -> None:
         return
     rows = [{k: _cell(v) for k, v in m.items() if k not in ("series", "example_ids")} for m in methods]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-    series = [{"method": m.get("name", ""), "period": p["period"], "count": p["count"]}
-              for m in methods[:8] for p in m.get("series") or [] if isinstance(p, dict)]  # fmt: skip
+    series = [
+        {"method": m.get("name", ""), "period": p["period"], "count": p["count"]}
+        for m in methods[:8]
+        for p in m.get("series") or []
+        if isinstance(p, dict)
+    ]
     if series:
-        chart = alt.Chart(pd.DataFrame(series)).mark_line(point=True).encode(
-            x=alt.X("period:N", title=None, sort=None), y=alt.Y("count:Q", title="papers naming it"),
-            color=alt.Color("method:N"), tooltip=["method", "period", "count"],
-        )  # fmt: skip
+        chart = (
+            alt.Chart(pd.DataFrame(series))
+            .mark_line(point=True)
+            .encode(
+                x=alt.X("period:N", title=None, sort=None),
+                y=alt.Y("count:Q", title="papers naming it"),
+                color=alt.Color("method:N"),
+                tooltip=["method", "period", "count"],
+            )
+        )
         st.altair_chart(chart, width="stretch")
 
 
@@ -150,8 +190,9 @@ def _table(title: str, items: list[Any], empty: str) -> None:
     if not items:
         st.caption(empty)
         return
-    rows = [{k: _cell(v) for k, v in item.items()} if isinstance(item, dict) else {"item": _cell(item)}
-            for item in items]  # fmt: skip
+    rows = [
+        {k: _cell(v) for k, v in item.items()} if isinstance(item, dict) else {"item": _cell(item)} for item in items
+    ]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 
 

@@ -15,10 +15,10 @@ from typing import Any
 
 import streamlit as st
 
-from app.dashboard import data
-from reports.period import week_of
-from store import Workspace
-from store.errors import RadarError
+from radar.app.dashboard import data
+from radar.reports.period import week_of
+from radar.store import Workspace
+from radar.store.errors import RadarError
 
 WEEK = re.compile(r"^\d{4}-W\d{2}$")
 MIME = {".md": "text/markdown", ".html": "text/html", ".pdf": "application/pdf", ".json": "application/json"}
@@ -46,10 +46,12 @@ def sandboxed(report_html: str) -> str:
     head = re.search(r"<head[^>]*>", report_html, flags=re.IGNORECASE)
     base = '<base target="_blank">'
     doc = report_html[: head.end()] + base + report_html[head.end() :] if head else base + report_html
-    return ('<iframe sandbox="allow-popups allow-popups-to-escape-sandbox" referrerpolicy="no-referrer" '
-            f'srcdoc="{html.escape(doc, quote=True)}" '
-            'style="width:100%;height:860px;border:1px solid #ddd;border-radius:6px;background:#fff">'
-            "</iframe>")  # fmt: skip
+    return (
+        '<iframe sandbox="allow-popups allow-popups-to-escape-sandbox" referrerpolicy="no-referrer" '
+        f'srcdoc="{html.escape(doc, quote=True)}" '
+        'style="width:100%;height:860px;border:1px solid #ddd;border-radius:6px;background:#fff">'
+        "</iframe>"
+    )
 
 
 def render() -> None:
@@ -69,8 +71,13 @@ def render() -> None:
         return
     cols = st.columns(len(files))
     for col, (suffix, path) in zip(cols, files.items(), strict=True):
-        col.download_button(f"Download {suffix[1:].upper()}", path.read_bytes(), file_name=f"{week}-{path.name}",
-                            mime=MIME[suffix], key=f"dl-{week}-{suffix}")  # fmt: skip
+        col.download_button(
+            f"Download {suffix[1:].upper()}",
+            path.read_bytes(),
+            file_name=f"{week}-{path.name}",
+            mime=MIME[suffix],
+            key=f"dl-{week}-{suffix}",
+        )
     if ".html" in files:
         # st.iframe runs its HTML with scripts; ours has none and nests the report in an empty sandbox
         st.iframe(sandboxed(files[".html"].read_text(encoding="utf-8", errors="replace")), height=880)
@@ -84,8 +91,8 @@ def render() -> None:
 
 def generate(ws: Workspace, week: str) -> dict[str, Any]:
     """Write the report for ISO week ``week`` (what `radar report --week` does, without sending)."""
-    from reports.build import build_report, profile_config, report_config
-    from reports.period import parse_week
+    from radar.reports.build import build_report, profile_config, report_config
+    from radar.reports.period import parse_week
 
     with ws.store() as store:
         built = build_report(ws, store, parse_week(week), report_config(ws), profile_config(ws))
@@ -108,8 +115,10 @@ def _generate(ws: Workspace, root: str) -> None:
                 st.error(data.md(f"radar: {exc}"))
                 return
             st.session_state["rp_week"] = label
-            st.success(f"wrote the {label} report: {done['documents']:,} documents, {done['recommendations']} "
-                       f"recommendations in {done['seconds']:.1f} s")  # fmt: skip
+            st.success(
+                f"wrote the {label} report: {done['documents']:,} documents, {done['recommendations']} "
+                f"recommendations in {done['seconds']:.1f} s"
+            )
 
 
 if __name__ == "__main__":

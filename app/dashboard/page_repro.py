@@ -13,9 +13,9 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from app.dashboard import data
-from store import Workspace
-from store.errors import RadarError
+from radar.app.dashboard import data
+from radar.store import Workspace
+from radar.store.errors import RadarError
 
 REFRESH_S = 2.0
 
@@ -32,7 +32,7 @@ def render() -> None:
 
 # -- flagged methods --------------------------------------------------------------------------------
 def _flagged(root: str) -> None:
-    from repro.methods import METHODS, describe
+    from radar.repro.methods import METHODS, describe
 
     st.subheader("Flagged methods")
     ver = data.version(root)
@@ -48,27 +48,52 @@ def _flagged(root: str) -> None:
         flagged = list((trends or {}).get("new_methods") or [])
     if flagged:
         st.caption("from `radar trends` (the newest week of data): method names new in the literature")
-        rows = [{k: (", ".join(map(str, v)) if isinstance(v, list) else v) for k, v in m.items()
-                 if k not in ("series", "example_ids")} for m in flagged if isinstance(m, dict)]  # fmt: skip
+        rows = [
+            {
+                k: (", ".join(map(str, v)) if isinstance(v, list) else v)
+                for k, v in m.items()
+                if k not in ("series", "example_ids")
+            }
+            for m in flagged
+            if isinstance(m, dict)
+        ]
         st.dataframe(pd.DataFrame(rows), hide_index=True)
     else:
         st.caption("No methods flagged by `radar trends` yet; the reproducible presets and the claim each run checks:")
     week, recs = latest_recommendations(Workspace(Path(root)))
     if recs:
         st.caption(f"recommendations of the {week} report (`radar report`)")
-        st.dataframe(pd.DataFrame([{"method": r["method"], "action": r["action"], "reason": r["reason"],
-                                    "preset": r["evidence"].get("preset", ""),
-                                    "papers": r["evidence"].get("count", 0),
-                                    "last run": ((r["evidence"].get("run") or {}).get("verdict") or "")}
-                                   for r in recs]), hide_index=True)  # fmt: skip
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {
+                        "method": r["method"],
+                        "action": r["action"],
+                        "reason": r["reason"],
+                        "preset": r["evidence"].get("preset", ""),
+                        "papers": r["evidence"].get("count", 0),
+                        "last run": ((r["evidence"].get("run") or {}).get("verdict") or ""),
+                    }
+                    for r in recs
+                ]
+            ),
+            hide_index=True,
+        )
     presets = [describe(m) for m in METHODS.values()]
-    st.dataframe(pd.DataFrame([{"method": p["name"], "title": p["title"], "arXiv": p["arxiv"], "claim checked":
-                                p["claim"]} for p in presets]), hide_index=True)  # fmt: skip
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {"method": p["name"], "title": p["title"], "arXiv": p["arxiv"], "claim checked": p["claim"]}
+                for p in presets
+            ]
+        ),
+        hide_index=True,
+    )
 
 
 def latest_recommendations(ws: Workspace) -> tuple[str, list[dict[str, Any]]]:
     """(week, recommendations) of the newest report that has a report.json, or ("", [])."""
-    from app.dashboard.page_reports import list_reports
+    from radar.app.dashboard.page_reports import list_reports
 
     for folder in list_reports(ws):
         path = folder / "report.json"
@@ -84,9 +109,9 @@ def latest_recommendations(ws: Workspace) -> tuple[str, list[dict[str, Any]]]:
 
 # -- start a run ------------------------------------------------------------------------------------
 def _launch_form(ws: Workspace) -> None:
-    from repro.methods import METHODS
-    from repro.policy import SIZES
-    from repro.tasks import TASKS
+    from radar.repro.methods import METHODS
+    from radar.repro.policy import SIZES
+    from radar.repro.tasks import TASKS
 
     st.subheader("Start a run")
     methods = list(METHODS)
@@ -104,11 +129,18 @@ def _launch_form(ws: Workspace) -> None:
         device = c3.selectbox("Device", ["auto", "cpu", "cuda"])
         submitted = st.form_submit_button("Start run", type="primary")
     if submitted:
-        from repro import runner
+        from radar.repro import runner
 
         try:
-            spec = runner.RunSpec(method=method, baseline=baseline, task=task, preset=preset, seeds=int(seeds),
-                                  steps=int(steps), device=device)  # fmt: skip
+            spec = runner.RunSpec(
+                method=method,
+                baseline=baseline,
+                task=task,
+                preset=preset,
+                seeds=int(seeds),
+                steps=int(steps),
+                device=device,
+            )
             run_id = runner.launch(ws, spec)
         except RadarError as exc:
             st.error(data.md(f"radar: {exc}"))
@@ -118,7 +150,7 @@ def _launch_form(ws: Workspace) -> None:
 
 # -- queue ------------------------------------------------------------------------------------------
 def _queue(root: str) -> None:
-    from repro import runner
+    from radar.repro import runner
 
     ws = Workspace(Path(root))
     active = [r for r in runner.list_runs(ws) if r["status"] in runner.ACTIVE]
@@ -129,7 +161,7 @@ def _queue(root: str) -> None:
 
 def _queue_body(root: str) -> int:
     """The active runs with progress and a cancel button; returns how many there are."""
-    from repro import runner
+    from radar.repro import runner
 
     ws = Workspace(Path(root))
     runs = runner.list_runs(ws)
@@ -139,12 +171,19 @@ def _queue_body(root: str) -> int:
     for run in active:
         p = run["params"]
         c1, c2 = st.columns([5, 1])
-        c1.progress(min(max(float(run["progress"]), 0.0), 1.0),
-                    text=f"{run['id']} · {run['status']}{' (cancelling)' if run['cancel_requested'] else ''} · "
-                         f"{p['method']} vs {p['baseline']} on {p['task']}, {p['seeds']} seeds, "
-                         f"{p['total_steps']} steps · {100 * run['progress']:.0f}%")  # fmt: skip
-        c2.button("Cancel", key=f"cancel-{run['id']}", on_click=_cancel, args=(root, run["id"]),
-                  disabled=bool(run["cancel_requested"]))  # fmt: skip
+        c1.progress(
+            min(max(float(run["progress"]), 0.0), 1.0),
+            text=f"{run['id']} · {run['status']}{' (cancelling)' if run['cancel_requested'] else ''} · "
+            f"{p['method']} vs {p['baseline']} on {p['task']}, {p['seeds']} seeds, "
+            f"{p['total_steps']} steps · {100 * run['progress']:.0f}%",
+        )
+        c2.button(
+            "Cancel",
+            key=f"cancel-{run['id']}",
+            on_click=_cancel,
+            args=(root, run["id"]),
+            disabled=bool(run["cancel_requested"]),
+        )
     return len(active)
 
 
@@ -165,7 +204,7 @@ def _queue_fragment(root: str, every: float | None) -> None:
 
 
 def _cancel(root: str, run_id: str) -> None:
-    from repro import runner
+    from radar.repro import runner
 
     try:
         runner.cancel(Workspace(Path(root)), run_id)
@@ -175,7 +214,7 @@ def _cancel(root: str, run_id: str) -> None:
 
 # -- finished runs ----------------------------------------------------------------------------------
 def _finished(ws: Workspace) -> None:
-    from repro import runner
+    from radar.repro import runner
 
     st.subheader("Finished runs")
     if msg := st.session_state.pop("rp_msg", None):
@@ -184,10 +223,19 @@ def _finished(ws: Workspace) -> None:
     if not runs:
         st.caption("none yet")
         return
-    table = [{"run": r["id"], "status": r["status"], "method": r["params"]["method"],
-              "baseline": r["params"]["baseline"], "task": r["params"]["task"], "seeds": r["params"]["seeds"],
-              "verdict": ((r.get("result") or {}).get("verdict") or {}).get("overall", ""),
-              "finished": r["finished_at"]} for r in runs]  # fmt: skip
+    table = [
+        {
+            "run": r["id"],
+            "status": r["status"],
+            "method": r["params"]["method"],
+            "baseline": r["params"]["baseline"],
+            "task": r["params"]["task"],
+            "seeds": r["params"]["seeds"],
+            "verdict": ((r.get("result") or {}).get("verdict") or {}).get("overall", ""),
+            "finished": r["finished_at"],
+        }
+        for r in runs
+    ]
     st.dataframe(pd.DataFrame(table), hide_index=True)
     chosen = st.selectbox("Run", [r["id"] for r in runs], key="rp_run")
     run = next(r for r in runs if r["id"] == chosen)
@@ -227,10 +275,17 @@ def _curves(ws: Workspace, run_id: str) -> alt.Chart | None:
     if not rows:
         return None
     frame = pd.DataFrame(rows)
-    return alt.Chart(frame, title="correctness per step").mark_line(opacity=0.8).encode(
-        x="step:Q", y=alt.Y("correct:Q", title="correct"), color="arm:N", detail="seed:N",
-        tooltip=["arm", "seed", "step", "correct"],
-    )  # fmt: skip
+    return (
+        alt.Chart(frame, title="correctness per step")
+        .mark_line(opacity=0.8)
+        .encode(
+            x="step:Q",
+            y=alt.Y("correct:Q", title="correct"),
+            color="arm:N",
+            detail="seed:N",
+            tooltip=["arm", "seed", "step", "correct"],
+        )
+    )
 
 
 if __name__ == "__main__":

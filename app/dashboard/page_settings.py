@@ -8,9 +8,9 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from app.dashboard import data
-from store import Workspace
-from store.errors import RadarError
+from radar.app.dashboard import data
+from radar.store import Workspace
+from radar.store.errors import RadarError
 
 
 def render() -> None:
@@ -36,17 +36,33 @@ def _sources(root: str, ws: Workspace) -> None:
     rows = []
     for src in config.sources:
         state = states[src.name]
-        status = "never crawled" if not state.last_attempt else (
-            "failed" if state.last_error and state.last_error_at >= state.last_success else "ok")  # fmt: skip
-        rows.append({"source": src.name, "type": src.type, "url": src.target, "enabled": src.enabled,
-                     "status": status, "last success": state.last_success, "last attempt": state.last_attempt,
-                     "last result": state.last_summary, "last error": state.last_error,
-                     "error at": state.last_error_at})  # fmt: skip
+        status = (
+            "never crawled"
+            if not state.last_attempt
+            else ("failed" if state.last_error and state.last_error_at >= state.last_success else "ok")
+        )
+        rows.append(
+            {
+                "source": src.name,
+                "type": src.type,
+                "url": src.target,
+                "enabled": src.enabled,
+                "status": status,
+                "last success": state.last_success,
+                "last attempt": state.last_attempt,
+                "last result": state.last_summary,
+                "last error": state.last_error,
+                "error at": state.last_error_at,
+            }
+        )
     st.dataframe(pd.DataFrame(rows), hide_index=True)
     failing = [r for r in rows if r["status"] == "failed"]
     if failing:
-        st.warning(f"{len(failing)} source(s) failed on their last crawl: "
-                   + data.md(", ".join(r["source"] for r in failing)) + "; see `last error`")  # fmt: skip
+        st.warning(
+            f"{len(failing)} source(s) failed on their last crawl: "
+            + data.md(", ".join(r["source"] for r in failing))
+            + "; see `last error`"
+        )
     st.caption(f"edit {data.md(str(ws.config_path))} to add or change sources, then run `radar crawl`")
 
 
@@ -69,8 +85,14 @@ def _workspace(root: str, ws: Workspace) -> None:
     for col, (table, n) in zip(cols, counts.items(), strict=False):
         col.metric(table.replace("_", " "), f"{n:,}")
     cols[-1].metric("reports", f"{reports:,}")
-    paths = {"workspace": ws.root, "config": ws.config_path, "database": ws.db_path, "indexes": ws.index_dir,
-             "reports": ws.reports_dir, "runs": ws.runs_dir}  # fmt: skip
+    paths = {
+        "workspace": ws.root,
+        "config": ws.config_path,
+        "database": ws.db_path,
+        "indexes": ws.index_dir,
+        "reports": ws.reports_dir,
+        "runs": ws.runs_dir,
+    }
     size = ws.db_path.stat().st_size if ws.db_path.exists() else 0
     rows = [{"what": k, "path": str(v), "exists": v.exists()} for k, v in paths.items()]
     st.dataframe(pd.DataFrame(rows), hide_index=True)
