@@ -18,6 +18,7 @@ from arxiv import _feed as arxiv_feed  # the package's lxml parser: bytes -> arx
 
 from radar.crawler.errors import FeedParseError, FetchError
 from radar.crawler.http import HttpClient, Response, RetryableEmpty
+from radar.crawler.text import clean_text
 from radar.store import Document, iso_utc
 
 _ENTRY_ID = re.compile(r"arxiv\.org/abs/(?P<id>.+?)(?:v(?P<v>\d+))?$")
@@ -75,12 +76,12 @@ def result_to_document(result: arxiv.Result, source: str) -> Document:
         id=paper_id,
         kind="paper",
         source=source,
-        title=" ".join(result.title.split()),
-        abstract=" ".join(result.summary.split()),
+        title=clean_text(result.title, 500),
+        abstract=clean_text(result.summary, 10_000),
         published=iso_utc(result.published),
         updated=iso_utc(result.updated),
-        authors=tuple(a.name for a in result.authors),
-        categories=tuple(result.categories),
+        authors=tuple(clean_text(a.name, 300) for a in result.authors[:5000]),
+        categories=tuple(clean_text(c, 40) for c in result.categories[:50]),
         primary_category=result.primary_category,
         url=f"https://arxiv.org/abs/{paper_id}",
         version=int(match.group("v") or 0),

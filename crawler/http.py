@@ -113,8 +113,11 @@ class HttpClient:
             self.requests_made += 1
             retry_after = None
             try:
-                raw = self.session.get(url, params=params, headers=headers, timeout=self.policy.timeout_s)
-                resp = Response(raw.url, raw.status_code, raw.headers, raw.content)
+                raw = self.session.get(url, params=params, headers=headers, timeout=self.policy.timeout_s, stream=True)
+                try:
+                    resp = Response(raw.url, raw.status_code, raw.headers, self._read_capped(raw, host, source))
+                finally:
+                    raw.close()
             except requests.RequestException as exc:
                 last_problem = f"connection failed ({type(exc).__name__})"
             else:
@@ -149,10 +152,37 @@ class HttpClient:
             attempt=attempts,
         )
 
-    @staticmethod
-    def _get_file(url: str, source: str) -> Response:
+    def _too_big(self, what: str, host: str, source: str, url: str) -> FetchError:
+        cap = self.policy.max_response_mb
+        return FetchError(
+            f"{host} sent {what} than [crawl] max_response_mb = {cap:g} MB; source '{source}' is skipped this run "
+            "(raise max_response_mb in radar.toml if the source is really that large)",
+            url=url,
+            source=source,
+        )
+
+    def _read_capped(self, raw: requests.Response, host: str, source: str) -> bytes:
+        """The body, never more than max_response_mb on the wire (compressed) nor after decoding."""
+        cap = int(self.policy.max_response_mb * 1_000_000)
+        declared = str(raw.headers.get("Content-Length", ""))
+        if declared.isdigit() and int(declared) > cap:
+            raise self._too_big(f"{int(declared):,} bytes, more", host, source, raw.url)
+        chunks, total = [], 0
+        wire = getattr(raw.raw, "tell", None)  # urllib3: bytes read off the socket, before decompression
+        for chunk in raw.iter_content(64 * 1024):
+            total += len(chunk)
+            if total > cap:
+                raise self._too_big("more (decompressed)", host, source, raw.url)
+            if wire is not None and wire() > cap:
+                raise self._too_big("more", host, source, raw.url)
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _get_file(self, url: str, source: str) -> Response:
         path = Path(unquote(urlparse(url).path))
         try:
+            if path.stat().st_size > self.policy.max_response_mb * 1_000_000:
+                raise self._too_big("a file larger", path.name, source, url)
             return Response(url, 200, {}, path.read_bytes())
         except OSError as exc:
             raise FetchError(

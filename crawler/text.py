@@ -112,3 +112,19 @@ def html_to_text(value: str | None, max_chars: int = 4000, _passes: int = 2) -> 
     if len(text) > max_chars:
         text = text[: max_chars - 1].rsplit(" ", 1)[0] + "…"
     return text
+
+
+_CONTROL_C1 = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def clean_text(text: str, limit: int) -> str:
+    """Control characters removed, whitespace collapsed like " ".join(text.split()), at most ``limit``
+    characters. Most corpus text is already clean: ``isprintable`` (in C) is False for any control or
+    whitespace character but the plain space, so it decides before a new string is built."""
+    if not text:
+        return text
+    if not text.isprintable() or text[0] == " " or text[-1] == " " or "  " in text:
+        text = " ".join(_CONTROL_C1.sub(" ", text).split())
+    if len(text) > limit:
+        text = text[: limit - 1].rsplit(" ", 1)[0] + "…"
+    return text

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 from urllib.parse import urlparse
 
-from radar.store.config import check_keys
+from radar.store.config import check_keys, check_types
 from radar.store.errors import ConfigError
 
 FORMATS = ("md", "html", "pdf")
@@ -101,6 +101,7 @@ class ReportConfig:
         values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in table.items()}
         if formats is not None:
             values["formats"] = tuple(f.strip() for f in formats.split(",") if f.strip())
+        check_types(cls, values, "[report]")
         try:
             return cls(**values)
         except TypeError as exc:
@@ -193,6 +194,9 @@ class DeliveryConfig:
         email_t["to"] = tuple(email_t.get("to", ()))
         if env.get("RADAR_WEBHOOK_URL"):
             hook_t["url"] = env["RADAR_WEBHOOK_URL"]
+        check_types(cls, {k: v for k, v in table.items() if k == "folder"}, "[delivery]")
+        check_types(EmailConfig, email_t, "[delivery.email]")
+        check_types(WebhookConfig, hook_t, "[delivery.webhook]")
         try:
             email, webhook = EmailConfig(**email_t), WebhookConfig(**hook_t)
         except TypeError as exc:

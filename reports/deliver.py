@@ -31,6 +31,7 @@ from radar.reports.errors import ReportError
 from radar.reports.render import Chart, render_email_html, render_text
 from radar.store import Store, Workspace
 from radar.store.errors import WorkspaceError
+from radar.store.scrub import scrub_line, url_secrets
 
 
 @dataclass
@@ -54,13 +55,6 @@ class Outcome:
 def webhook_recipient(url: str) -> str:
     parts = urlparse(url)
     return f"{parts.hostname}#{hashlib.sha256(url.encode()).hexdigest()[:12]}"
-
-
-def _scrub(text: str, secrets: list[str]) -> str:
-    for s in secrets:
-        if s:
-            text = text.replace(s, "***")
-    return " ".join(text.split())[:300]
 
 
 # -- channels --------------------------------------------------------------------------------------
@@ -224,7 +218,7 @@ def jobs(report: BuiltReport, cfg: DeliveryConfig) -> Iterator[Job]:
             "webhook",
             webhook_recipient(cfg.webhook.url),
             lambda: post_webhook(payload, cfg.webhook),
-            [cfg.webhook.url, urlparse(cfg.webhook.url).path],
+            url_secrets(cfg.webhook.url, path=True),
         )
 
 
@@ -239,8 +233,17 @@ def deliver(store: Store, report: BuiltReport, cfg: DeliveryConfig) -> list[Outc
             continue
         try:
             send()
+        except UnicodeError:  # smtplib sends AUTH credentials as ASCII only
+            error = (
+                f"the SMTP user name or the password in ${cfg.email.password_env} has non-ASCII characters, "
+                "which SMTP login cannot send; use an ASCII password (e.g. an app password)"
+                if channel == "email"
+                else "a value could not be encoded (non-ASCII); check the delivery settings in radar.toml"
+            )
+            store.record_delivery(report.period.label, channel, recipient, ok=False, error=error)
+            outcomes.append(Outcome(channel, recipient, "failed", error, (row or {}).get("attempts", 0) + 1))
         except (OSError, smtplib.SMTPException, requests.RequestException, RuntimeError, ssl.SSLError) as exc:
-            error = _scrub(f"{type(exc).__name__}: {exc}", secrets)
+            error = scrub_line(f"{type(exc).__name__}: {exc}", secrets)
             store.record_delivery(report.period.label, channel, recipient, ok=False, error=error)
             outcomes.append(Outcome(channel, recipient, "failed", error, (row or {}).get("attempts", 0) + 1))
         else:

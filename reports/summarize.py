@@ -18,6 +18,7 @@ from typing import Protocol
 import requests
 
 from radar.reports.config import ReportConfig
+from radar.store.scrub import scrub_line, url_secrets
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-]+")
@@ -91,6 +92,7 @@ class EndpointSummarizer:
         self.model = model
         self.timeout_s = timeout_s
         self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self.secrets = [*url_secrets(endpoint), api_key]  # never in last_error (it goes into the report)
         self.fallback = fallback or ExtractiveSummarizer()
         self.failures = 0
         self.calls = 0
@@ -121,7 +123,7 @@ class EndpointSummarizer:
             return _clip(summary, 600)
         except (requests.RequestException, ValueError, KeyError, IndexError, TypeError) as exc:
             self.failures += 1
-            self.last_error = f"{type(exc).__name__}: {str(exc)[:200]}"
+            self.last_error = scrub_line(f"{type(exc).__name__}: {exc}", self.secrets, 200)
             self.broken = True  # one timeout per report, not one per paper
             return self.fallback.summarize(title, text)
 

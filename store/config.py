@@ -7,9 +7,12 @@ validate with their own dataclasses.
 
 from __future__ import annotations
 
+import math
 import tomllib
+import types
+import typing
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -46,10 +49,13 @@ class CrawlConfig:
     max_retries: int = 4
     backoff_base_s: float = 3.0
     max_backoff_s: float = 120.0
+    max_response_mb: float = 50.0  # per response, on the wire and after decompression (a gzip bomb stops here)
 
     def __post_init__(self) -> None:
-        if self.timeout_s <= 0:
+        if not self.timeout_s > 0:
             raise ConfigError("[crawl] timeout_s must be > 0 seconds")
+        if not 0.001 <= self.max_response_mb <= 10_000:
+            raise ConfigError("[crawl] max_response_mb must be between 0.001 and 10000 (megabytes per response)")
         if not 0 <= self.max_retries <= 10:
             raise ConfigError("[crawl] max_retries must be between 0 and 10 (retries are bounded)")
         if self.backoff_base_s < 0 or self.max_backoff_s < self.backoff_base_s:
@@ -123,14 +129,66 @@ class Config:
         return dict(self.sections.get(name, {}))
 
 
+def _describe(hint: Any) -> str:
+    """'a whole number', 'true or false', 'a list of strings', ... for an error line."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_describe(a) for a in args)
+    if origin is tuple:
+        return f"a list of {_describe(args[0]).removeprefix('a ').removeprefix('an ')}s"
+    if origin is dict:
+        return f"a table of {_describe(args[1]).removeprefix('a ')}s"
+    names = {bool: "true or false", int: "a whole number", float: "a number", str: "a string"}
+    return names.get(hint, getattr(hint, "__name__", str(hint)))
+
+
+def _fits(value: Any, hint: Any) -> bool:
+    """Whether a parsed TOML value has the field's declared type (int counts as float; NaN does not)."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any or (isinstance(hint, type) and is_dataclass(hint)):
+        return True
+    if origin in (typing.Union, types.UnionType):
+        return any(_fits(value, a) for a in args)
+    if origin is tuple:
+        item = args[0] if args else Any
+        return isinstance(value, list | tuple) and all(_fits(v, item) for v in value)
+    if origin is dict:
+        return isinstance(value, Mapping) and all(_fits(v, args[1]) for v in value.values())
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    if hint is str:
+        return isinstance(value, str)
+    return True  # a type this checker does not know: the dataclass's own __post_init__ decides
+
+
+def check_types(cls: type, table: Mapping[str, Any], where: str) -> None:
+    """One error line for the first value whose type does not match ``cls``'s field (NaN is no number)."""
+    hints = typing.get_type_hints(cls)
+    for key, value in table.items():
+        hint = hints.get(key)
+        if hint is not None and not _fits(value, hint):
+            shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+            raise ConfigError(f"{where}: {key} must be {_describe(hint)}, not {shown}; fix it in radar.toml")
+
+
 def dataclass_from(cls: type, table: Mapping[str, Any], where: str) -> Any:
-    """A stage's config dataclass from its radar.toml table (lists become tuples); errors name ``where``."""
+    """A stage's config dataclass from its radar.toml table (lists become tuples); errors name ``where``.
+    Keys and value types are checked here; ranges are checked by the dataclass's own ``__post_init__``."""
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"{where} must be a table of key = value lines")
     allowed = {f.name for f in fields(cls)}
     check_keys(table, allowed, where)
+    check_types(cls, table, where)
     kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in table.items()}
     try:
         return cls(**kwargs)
-    except TypeError as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
+        if isinstance(exc, ConfigError):
+            raise
         raise ConfigError(f"{where}: {exc}") from None
 
 
@@ -145,12 +203,13 @@ def parse_config(text: str, origin: str = "radar.toml") -> Config:
     source_tables = data.pop("sources", [])
     if not isinstance(crawl_table, dict):
         raise ConfigError(f"{origin}: [crawl] must be a table")
-    if not isinstance(source_tables, list):
+    if not isinstance(source_tables, list) or not all(isinstance(t, dict) for t in source_tables):
         raise ConfigError(f"{origin}: sources must be written as [[sources]] tables")
     crawl = dataclass_from(CrawlConfig, crawl_table, f"{origin} [crawl]")
     sources = []
     for i, table in enumerate(source_tables):
         name = table.get("name", f"#{i + 1}")
+        name = name if isinstance(name, str) else f"#{i + 1}"
         sources.append(dataclass_from(SourceConfig, table, f"{origin} [[sources]] '{name}'"))
     names = [s.name for s in sources]
     dupes = sorted({n for n in names if names.count(n) > 1})

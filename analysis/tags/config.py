@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-from radar.store.config import check_keys
+from radar.store.config import check_keys, check_types
 from radar.store.errors import ConfigError
 
 
@@ -30,6 +30,7 @@ class TaggingConfig:
     @classmethod
     def from_section(cls, table: dict[str, Any]) -> TaggingConfig:
         check_keys(table, {f.name for f in fields(cls)}, "[tagging]")
+        check_types(cls, {k: v for k, v in table.items() if k != "labels"}, "[tagging]")
         table = dict(table)
         if "labels" in table:
             if not isinstance(table["labels"], list) or not all(isinstance(p, str) for p in table["labels"]):

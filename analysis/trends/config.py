@@ -6,7 +6,7 @@ from dataclasses import dataclass, fields
 from datetime import date, timedelta
 from typing import Any
 
-from radar.store.config import check_keys
+from radar.store.config import check_keys, check_types
 from radar.store.errors import ConfigError
 
 WINDOWS = ("week", "month")
@@ -66,6 +66,16 @@ class TrendsConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise ConfigError(f"[trends] {name} must be a whole number >= 1 (got {value!r})")
+        # windows are dates: a century back at most (date arithmetic beyond year 1 fails)
+        for name, most in (("baseline_weeks", 520), ("series_weeks", 520), ("topic_weeks", 520)) + (
+            ("baseline_months", 120),
+            ("series_months", 120),
+            ("topic_months", 120),
+            ("new_method_days", 3650),
+            ("burn_in_days", 3650),
+        ):
+            if getattr(self, name) > most:
+                raise ConfigError(f"[trends] {name} must be at most {most} (got {getattr(self, name)!r})")
         if self.min_ratio <= 1.0:
             raise ConfigError("[trends] min_ratio must be > 1 (e.g. 1.5: at least 50% more than the baseline)")
         if self.min_z < 0 or self.spike_extra_z < 0 or self.min_coherence_z < 0:
@@ -78,6 +88,7 @@ class TrendsConfig:
     @classmethod
     def from_section(cls, table: dict[str, Any]) -> TrendsConfig:
         check_keys(table, {f.name for f in fields(cls)}, "[trends]")
+        check_types(cls, table, "[trends]")
         return cls(**table)
 
 

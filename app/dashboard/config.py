@@ -6,6 +6,7 @@ import ipaddress
 from dataclasses import dataclass, fields
 from typing import Any
 
+from radar.store.config import check_types
 from radar.store.errors import ConfigError
 
 
@@ -28,6 +29,7 @@ class AppConfig:
         unknown = sorted(set(table) - allowed)
         if unknown:
             raise ConfigError(f"unknown key(s) {', '.join(unknown)} in [app]; valid keys: {', '.join(sorted(allowed))}")
+        check_types(cls, table, "[app]")
         return cls(**table)
 
     @property
