@@ -11,6 +11,7 @@ import sys
 
 from radar.app.cmd_core import open_workspace
 from radar.app.dashboard.config import AppConfig
+from radar.app.dashboard.serve import HOSTS_VAR
 from radar.app.output import console, err_console
 from radar.store.errors import ConfigError
 
@@ -22,7 +23,7 @@ def streamlit_command(root: str, cfg: AppConfig) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "streamlit",
+        "radar.app.dashboard.serve",  # streamlit's CLI behind a trusted-host check, with no outbound calls
         "run",
         str(MAIN_SCRIPT),
         "--server.address",
@@ -33,6 +34,9 @@ def streamlit_command(root: str, cfg: AppConfig) -> list[str]:
         "true",
         "--browser.gatherUsageStats",
         "false",
+        "--browser.serverAddress",
+        cfg.host,
+        *(arg for host in cfg.trusted_hosts() for arg in ("--server.allowedHosts", host)),
         "--server.fileWatcherType",
         "none",
         "--global.developmentMode",
@@ -74,7 +78,11 @@ def cmd_app(args: argparse.Namespace) -> int:
             "(README, Dashboard)"
         )
     console.print(f"dashboard for {ws.root}: {cfg.url}  (Ctrl-C stops it)")
-    env = os.environ | {"RADAR_HOME": str(ws.root), "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
+    env = os.environ | {
+        "RADAR_HOME": str(ws.root),
+        "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false",
+        HOSTS_VAR: ",".join(cfg.trusted_hosts()),
+    }
     proc = subprocess.Popen(streamlit_command(str(ws.root), cfg), env=env)
     signal.signal(signal.SIGTERM, lambda *_: proc.terminate())  # a supervisor stopping radar stops the server
     try:

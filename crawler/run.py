@@ -16,6 +16,7 @@ from radar.crawler.errors import CrawlError, FetchError
 from radar.crawler.feeds import ParsedFeed, parse_arxiv_rss, parse_feed
 from radar.crawler.http import HttpClient, Response
 from radar.store import Config, CrawlState, SourceConfig, Store, UpsertCounts, utc_now
+from radar.store.scrub import scrub_line, url_secrets
 
 # progress(source_name, documents_in_this_step, total_expected_or_None)
 ProgressFn = Callable[[str, int, int | None], None]
@@ -151,7 +152,9 @@ def crawl_feed(
 CRAWLERS = {"arxiv": crawl_arxiv, "arxiv-rss": crawl_feed, "feed": crawl_feed}
 
 
-def _record_failure(result: SourceResult, state: CrawlState, message: str) -> None:
+def _record_failure(result: SourceResult, state: CrawlState, message: str, src: SourceConfig) -> None:
+    """The error, scrubbed of the source URL's credentials and query, goes to the CLI and the database."""
+    message = scrub_line(message, [*url_secrets(src.url), *url_secrets(src.base_url)], 500)
     result.ok = False
     result.message = message
     state.last_error = message
@@ -174,9 +177,9 @@ def crawl_source(
     try:
         CRAWLERS[src.type](store, src, http, state, result, since, progress)
     except CrawlError as exc:
-        _record_failure(result, state, str(exc))
+        _record_failure(result, state, str(exc), src)
     except Exception as exc:  # noqa: BLE001 - one broken source must not stop the others
-        _record_failure(result, state, f"unexpected {type(exc).__name__}: {exc}; the source is skipped this run")
+        _record_failure(result, state, f"unexpected {type(exc).__name__}: {exc}; the source is skipped this run", src)
     else:
         state.last_success = utc_now()
         state.last_error = ""

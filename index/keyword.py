@@ -5,6 +5,7 @@ seconds, see benchmarks/)."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import tempfile
@@ -14,6 +15,8 @@ import bm25s
 import numpy as np
 
 from radar.index.embedder import document_text
+
+logging.getLogger("bm25s").setLevel(logging.WARNING)  # bm25s sets its logger to DEBUG on import
 
 
 class KeywordIndex:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import tempfile
 import warnings
 from pathlib import Path
@@ -40,10 +41,38 @@ def _replace_atomically(src: Path, dst: Path) -> None:
     os.replace(src, dst)
 
 
+_TMP_PREFIX = ".export-"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # someone else's process: leave its folder alone
+    return True
+
+
+def _sweep_stale(out_dir: Path) -> None:
+    """Remove temp folders left by an export that was killed (SIGTERM, SIGKILL, power loss): each is
+    named after its process, and only folders of processes no longer running are removed."""
+    for tmp in out_dir.glob(_TMP_PREFIX + "*"):
+        pid = tmp.name[len(_TMP_PREFIX) :].split("-", 1)[0]
+        if tmp.is_dir() and pid.isdigit() and not _pid_alive(int(pid)):
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _tmp_dir(parent: Path) -> tempfile.TemporaryDirectory[str]:
+    """A temp folder beside the target (removed on return and on Ctrl-C; a killed run's is swept later)."""
+    return tempfile.TemporaryDirectory(dir=parent, prefix=f"{_TMP_PREFIX}{os.getpid()}-")
+
+
 def export(model_dir: Path, out_dir: Path, *, quantize: bool) -> Path:
     """Return the path of the ONNX file for this model, exporting it first if needed."""
     name = "model_int8.onnx" if quantize else "model.onnx"
     target = out_dir / name
+    _sweep_stale(out_dir)
     if target.is_file():
         return target
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -53,7 +82,7 @@ def export(model_dir: Path, out_dir: Path, *, quantize: bool) -> Path:
     if quantize:
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
-        with tempfile.TemporaryDirectory(dir=out_dir) as tmp:
+        with _tmp_dir(out_dir) as tmp:
             tmp_path = Path(tmp) / name
             import onnx
 
@@ -110,7 +139,7 @@ def _export_fp32(model_dir: Path, target: Path) -> None:
     if "token_type_ids" not in sample:
         sample["token_type_ids"] = torch.zeros_like(sample["input_ids"])
     dynamic = {0: "batch", 1: "tokens"}
-    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
+    with _tmp_dir(target.parent) as tmp:
         raw = Path(tmp) / "raw.onnx"
         with warnings.catch_warnings(), torch.no_grad():
             warnings.simplefilter("ignore")

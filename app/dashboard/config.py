@@ -16,6 +16,10 @@ class AppConfig:
 
     host: str = "127.0.0.1"  # loopback only; see the README on exposing it safely
     port: int = 8501
+    # extra Host names the dashboard answers to (e.g. the name of a reverse proxy in front of it); the
+    # bind address, and localhost/127.0.0.1/::1 on loopback, always count. Any other Host is refused
+    # (DNS rebinding: a web page whose name resolves to 127.0.0.1 must not drive the dashboard).
+    allowed_hosts: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not 1 <= self.port <= 65535:
@@ -30,7 +34,16 @@ class AppConfig:
         if unknown:
             raise ConfigError(f"unknown key(s) {', '.join(unknown)} in [app]; valid keys: {', '.join(sorted(allowed))}")
         check_types(cls, table, "[app]")
-        return cls(**table)
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in table.items()})
+
+    def trusted_hosts(self) -> list[str]:
+        """Host names (no port) accepted in a request's Host header."""
+        names = [self.host, *self.allowed_hosts]
+        if self.loopback:
+            names += ["localhost", "127.0.0.1", "::1", "[::1]"]
+        if ":" in self.host:
+            names.append(f"[{self.host}]")
+        return list(dict.fromkeys(n.lower() for n in names))
 
     @property
     def loopback(self) -> bool:
