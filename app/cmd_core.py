@@ -9,6 +9,7 @@ from pathlib import Path
 
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
+from radar.app.context import Radar
 from radar.app.output import console, err_console, print_json
 from radar.crawler.snapshot import describe_problems, import_snapshot
 from radar.store import Workspace, resolve_root
@@ -16,6 +17,11 @@ from radar.store import Workspace, resolve_root
 
 def open_workspace(args: argparse.Namespace) -> Workspace:
     return Workspace.open(resolve_root(args.workspace))
+
+
+def open_radar(args: argparse.Namespace) -> Radar:
+    """The workspace of --workspace / $RADAR_HOME with its settings (radar.toml is read once, when first used)."""
+    return Radar(open_workspace(args))
 
 
 # -- init -------------------------------------------------------------------------------------------
@@ -138,25 +144,18 @@ def _parse_date(value: str | None, flag: str) -> datetime | None:
 
 
 def cmd_crawl(args: argparse.Namespace) -> int:
-    from radar.crawler.run import crawl
+    from radar.app import steps
 
-    ws = open_workspace(args)
-    config = ws.config()
+    radar = open_radar(args)
     since = _parse_date(args.since, "--since")
-    if args.source:
-        config.source(args.source)  # unknown name -> error listing the valid ones
-    with (
-        ws.lock("crawl"),
-        ws.store() as store,
-        Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            TextColumn("{task.completed:,} entries"),
-            TimeElapsedColumn(),
-            console=err_console,
-            disable=args.json,
-        ) as bar,
-    ):
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed:,} entries"),
+        TimeElapsedColumn(),
+        console=err_console,
+        disable=args.json,
+    ) as bar:
         tasks: dict[str, TaskID] = {}
 
         def progress(source: str, n: int, total: int | None) -> None:
@@ -164,7 +163,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
                 tasks[source] = bar.add_task(f"crawling {source}", total=total)
             bar.update(tasks[source], advance=n, total=total)
 
-        results = crawl(store, config, only=args.source, since=since, progress=progress)
+        results = steps.crawl_sources(radar, source=args.source, since=since, progress=progress)
     failed = [r for r in results if not r.ok]
     if args.json:
         print_json({"sources": [r.as_dict() for r in results], "failed": len(failed)})

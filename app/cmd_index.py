@@ -1,93 +1,53 @@
-"""Commands: index, search, similar."""
+"""Commands: index, search, similar (``radar.app.steps`` is imported per command: see cmd_tag)."""
 
 from __future__ import annotations
 
 import argparse
+import re
 
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from radar.app.cmd_core import _parse_date, open_workspace
+from radar.app.cmd_core import _parse_date, open_radar
 from radar.app.output import console, err_console, print_json
+from radar.store.errors import ConfigError
+
+MAX_K = 1000
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from radar.index.embedder import make_embedder
-    from radar.index.pipeline import embedding_config, local_batches, model_cache_dir, run_index, search_config
+    from radar.app import steps
 
-    ws = open_workspace(args)
-    cfg, scfg = embedding_config(ws), search_config(ws)
-    with ws.lock("index"), ws.store() as store:
-        embedder = make_embedder(cfg, device=args.device, cache_dir=model_cache_dir(ws))
-        if args.engine == "ray":
-            from radar.index.ray_engine import ray_batches
+    radar = open_radar(args)
+    with Progress(
+        TextColumn("embedding"),
+        BarColumn(),
+        TextColumn("{task.completed:,}/{task.total:,} docs"),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=err_console,
+        disable=args.json,
+    ) as bar:
+        task = bar.add_task("embed", total=0, rate="")
 
-            batches = ray_batches(cfg, device=embedder.device, cache_dir=model_cache_dir(ws))
-        else:
-            batches = local_batches(embedder)
-        with Progress(
-            TextColumn("embedding"),
-            BarColumn(),
-            TextColumn("{task.completed:,}/{task.total:,} docs"),
-            TextColumn("{task.fields[rate]}"),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
-            console=err_console,
-            disable=args.json,
-        ) as bar:
-            task = bar.add_task("embed", total=0, rate="")
+        def progress(done: int, total: int) -> None:
+            elapsed = bar.tasks[task].elapsed or 0.0
+            rate = f"{done / elapsed:,.0f} docs/s" if elapsed and done else ""
+            bar.update(task, completed=done, total=total, rate=rate)
 
-            def progress(done: int, total: int) -> None:
-                elapsed = bar.tasks[task].elapsed or 0.0
-                rate = f"{done / elapsed:,.0f} docs/s" if elapsed and done else ""
-                bar.update(task, completed=done, total=total, rate=rate)
-
-            report = run_index(
-                ws,
-                store,
-                model_id=embedder.model_id,
-                dim=embedder.dim,
-                batches=batches,
-                search_cfg=scfg,
-                progress=progress,
-            )
+        run = steps.index(radar, device=args.device, engine=args.engine, progress=progress)
+    report = run.report
     if args.json:
-        print_json({**report.as_dict(), "device": embedder.device, "engine": args.engine})
+        print_json({**report.as_dict(), "device": run.device, "engine": args.engine})
     else:
         console.print(
-            f"indexed: {report.embedded:,} embedded ({report.docs_per_s:,.0f} docs/s on {embedder.device}, "
+            f"indexed: {report.embedded:,} embedded ({report.docs_per_s:,.0f} docs/s on {run.device}, "
             f"{args.engine}), {report.vectors:,} vectors ({report.kind}), keyword index "
             f"{'rebuilt' if report.keyword_rebuilt else 'current'}; model {report.model_id}"
         )
     return 0
-
-
-def _open_searcher(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from radar.index.embedder import make_embedder
-    from radar.index.pipeline import (
-        embedding_config,
-        load_keyword,
-        load_vectors,
-        model_cache_dir,
-        search_config,
-        stored_model,
-    )
-    from radar.index.search import Searcher
-
-    ws = open_workspace(args)
-    cfg, scfg = embedding_config(ws), search_config(ws)
-    store = ws.store()
-    try:
-        # queries are embedded like the stored vectors: same model and windowing, and the precision
-        # the index was built with (int8 on a CPU, float on a GPU machine)
-        _, precision = stored_model(ws, store)
-    except BaseException:
-        store.close()
-        raise
-    embedder = make_embedder(cfg, device="cpu", cache_dir=model_cache_dir(ws), precision=precision)
-    vectors, _ = load_vectors(ws, store, embedder.model_id, embedder.dim, scfg)
-    keyword, _ = load_keyword(ws, store)
-    return Searcher(store, embedder, vectors, keyword, scfg)
 
 
 def _filters(args: argparse.Namespace):  # type: ignore[no-untyped-def]
@@ -115,12 +75,21 @@ def _print_hits(hits: list, as_json: bool) -> None:  # type: ignore[type-arg]
     for col in ("#", "id", "published", "title", "tags", "score"):
         table.add_column(col, overflow="fold")
     for rank, h in enumerate(hits, 1):
-        table.add_row(str(rank), h.id, h.published[:10], h.title, ", ".join(h.tags), f"{h.score:.4f}")
+        title = _CONTROL.sub(" ", h.title)  # a NUL or escape code in stored text never reaches the terminal
+        table.add_row(str(rank), _CONTROL.sub(" ", h.id), h.published[:10], title, ", ".join(h.tags), f"{h.score:.4f}")
     console.print(table)
 
 
 def _run_query(args: argparse.Namespace, query: str) -> int:
-    searcher = _open_searcher(args)
+    from radar.app import steps
+
+    text = args.query if query == "search" else args.id
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # bytes the terminal's encoding could not decode arrive as surrogates
+        raise ConfigError(f"the {'query' if query == 'search' else 'id'} is not valid UTF-8 text; retype it") from None
+
+    searcher = steps.open_searcher(open_radar(args))
     try:
         run = searcher.search if query == "search" else searcher.similar
         hits = run(args.query if query == "search" else args.id, k=args.k, filters=_filters(args))
@@ -138,8 +107,19 @@ def cmd_similar(args: argparse.Namespace) -> int:
     return _run_query(args, "similar")
 
 
+def _count(value: str) -> int:
+    """-k: a whole number 1..1000 (argparse turns the ValueError into one usage line)."""
+    k = int(value)
+    if not 1 <= k <= MAX_K:
+        raise ValueError(value)
+    return k
+
+
+_count.__name__ = "number 1..1000 for"  # argparse says "invalid number 1..1000 for value: '-3'"
+
+
 def _add_filters(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-k", type=int, default=10, help="number of results (default 10)")
+    p.add_argument("-k", type=_count, default=10, help="number of results, 1..1000 (default 10)")
     p.add_argument("--since", metavar="YYYY-MM-DD", help="published on or after")
     p.add_argument("--until", metavar="YYYY-MM-DD", help="published on or before")
     p.add_argument("--tag", action="append", metavar="TAG", help="only documents with this tag (repeatable: any)")

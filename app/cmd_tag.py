@@ -1,4 +1,8 @@
-"""Commands: tag, tag eval, tag fix."""
+"""Commands: tag, tag eval, tag fix.
+
+Command modules import ``radar.app.steps`` inside the command (it loads scikit-learn, numpy and the
+indexes): building the parser for `radar --help` or `radar stats` must not pay for them.
+"""
 
 from __future__ import annotations
 
@@ -8,17 +12,16 @@ from pathlib import Path
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from radar.app.cmd_core import open_workspace
+from radar.analysis.tags.errors import TaggingError
+from radar.app.cmd_core import open_radar
 from radar.app.output import console, err_console, print_json
 
 
 def cmd_tag(args: argparse.Namespace) -> int:
-    from radar.analysis.tags import tag_documents
+    from radar.app import steps
 
-    ws = open_workspace(args)
+    radar = open_radar(args)
     with (
-        ws.lock("tag"),
-        ws.store() as store,
         Progress(
             TextColumn("tagging"),
             BarColumn(),
@@ -33,8 +36,8 @@ def cmd_tag(args: argparse.Namespace) -> int:
             err_console.print(
                 "training the tag model if needed (seconds; the first time also embeds the 750 shipped labeled papers)"
             )
-        report = tag_documents(
-            ws, store, retrain=args.retrain, progress=lambda done, total: bar.update(task, completed=done, total=total)
+        report = steps.tag(
+            radar, retrain=args.retrain, progress=lambda done, total: bar.update(task, completed=done, total=total)
         )
     if args.json:
         print_json(report.as_dict())
@@ -54,11 +57,9 @@ def cmd_tag(args: argparse.Namespace) -> int:
 
 
 def cmd_tag_eval(args: argparse.Namespace) -> int:
-    from radar.analysis.tags.evaluate import evaluate_file
+    from radar.app import steps
 
-    ws = open_workspace(args)
-    with ws.store() as store:
-        result = evaluate_file(ws, store, Path(args.labels))
+    result = steps.evaluate_tags(open_radar(args), Path(args.labels))
     if result["unknown_ids"]:
         err_console.print(
             f"radar: warning: {len(result['unknown_ids'])} labeled id(s) are not in this workspace "
@@ -91,7 +92,7 @@ def cmd_tag_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_tag_fix(args: argparse.Namespace) -> int:
-    from radar.analysis.tags import TaggingError, record_correction
+    from radar.app import steps
 
     add, remove = [], []
     for change in [*args.changes, *getattr(args, "extra", [])]:
@@ -101,10 +102,7 @@ def cmd_tag_fix(args: argparse.Namespace) -> int:
             remove.append(change[1:])
         else:
             raise TaggingError(f"{change!r}: write +TAG to confirm a tag or -TAG to remove it")
-    ws = open_workspace(args)
-    with ws.store() as store:
-        record_correction(ws, store, args.id, add, remove)
-        tags = store.tags_of([args.id]).get(args.id, [])
+    tags = steps.fix_tags(open_radar(args), args.id, add, remove)
     if args.json:
         print_json({"id": args.id, "added": add, "removed": remove, "tags": tags})
     else:

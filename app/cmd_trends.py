@@ -9,41 +9,37 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
-from radar.app.cmd_core import _parse_date, open_workspace
+from radar.app.cmd_core import _parse_date, open_radar
 from radar.app.output import console, err_console, print_json
 
 
 def cmd_trends(args: argparse.Namespace) -> int:
-    from radar.analysis.trends import compute_trends
     from radar.analysis.trends.config import check_window
+    from radar.app import steps
 
     window = check_window(args.window)
     as_of = _parse_date(args.as_of, "--as-of")
-    ws = open_workspace(args)
-    with (
-        ws.store() as store,
-        Progress(
-            TextColumn("counting terms (first run, then cached)"),
-            BarColumn(),
-            TextColumn("{task.completed:,}/{task.total:,} docs"),
-            TimeElapsedColumn(),
-            console=err_console,
-            transient=True,
-            disable=not err_console.is_terminal,
-        ) as bar,
-    ):
+    radar = open_radar(args)
+    with Progress(
+        TextColumn("counting terms (first run, then cached)"),
+        BarColumn(),
+        TextColumn("{task.completed:,}/{task.total:,} docs"),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+        disable=not err_console.is_terminal,
+    ) as bar:
         task = bar.add_task("terms", total=0)
-        result = compute_trends(
-            ws,
-            store,
+        result = steps.trends(
+            radar,
             as_of=as_of.date() if as_of else None,
             window=window,
             progress=lambda done, total: bar.update(task, completed=done, total=total),
         )
     if args.json:
-        print_json(result)
+        print_json(result.as_dict())
     else:
-        _print(result, args.limit)
+        _print(result.as_dict(), args.limit)
     return 0
 
 

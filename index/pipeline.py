@@ -9,7 +9,6 @@ index never disagrees with the store.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -18,11 +17,11 @@ from pathlib import Path
 import numpy as np
 
 from radar.index.config import EmbeddingConfig, SearchConfig
-from radar.index.embedder import Embedder, document_text
+from radar.index.embedder import Embedder, document_text, model_id_for, resolve_model_dir
 from radar.index.errors import IndexError_, NothingIndexed
 from radar.index.keyword import KeywordIndex
 from radar.index.vectors import VectorIndex, vectors_from_blobs
-from radar.store import Store, Workspace
+from radar.store import Store
 
 CHUNK = 256
 SAVE_EVERY_S = 30.0
@@ -60,23 +59,19 @@ class IndexReport:
         }
 
 
-def vector_dir(ws: Workspace) -> Path:
-    return ws.index_dir / "vectors"
+@dataclass(frozen=True)
+class IndexPaths:
+    """Where the vector and keyword indexes live (the workspace names them; see store.workspace)."""
+
+    vectors: Path
+    keyword: Path
 
 
-def keyword_dir(ws: Workspace) -> Path:
-    return ws.index_dir / "bm25"
-
-
-def model_cache_dir(ws: Workspace) -> Path:
-    """Exported ONNX models; RADAR_MODEL_CACHE shares one folder between workspaces."""
-    shared = os.environ.get("RADAR_MODEL_CACHE")
-    return Path(shared).expanduser() if shared else ws.index_dir / "models"
-
-
-def load_vectors(ws: Workspace, store: Store, model_id: str, dim: int, cfg: SearchConfig) -> tuple[VectorIndex, bool]:
+def load_vectors(
+    paths: IndexPaths, store: Store, model_id: str, dim: int, cfg: SearchConfig
+) -> tuple[VectorIndex, bool]:
     """The saved index if it matches the store; otherwise one rebuilt from the stored vectors."""
-    saved = VectorIndex.load(vector_dir(ws), cfg.nprobe)
+    saved = VectorIndex.load(paths.vectors, cfg.nprobe)
     generation = store.embeddings_generation()
     if saved is not None and saved.manifest.model_id == model_id and saved.manifest.generation == generation:
         return saved, False
@@ -86,9 +81,9 @@ def load_vectors(ws: Workspace, store: Store, model_id: str, dim: int, cfg: Sear
     ), True
 
 
-def load_keyword(ws: Workspace, store: Store, *, rebuild_if_stale: bool = True) -> tuple[KeywordIndex, bool]:
+def load_keyword(paths: IndexPaths, store: Store, *, rebuild_if_stale: bool = True) -> tuple[KeywordIndex, bool]:
     fingerprint = store.fingerprint()
-    saved = KeywordIndex.load(keyword_dir(ws))
+    saved = KeywordIndex.load(paths.keyword)
     if saved is not None and (saved.fingerprint == fingerprint or not rebuild_if_stale):
         return saved, False
     docs = [(d.id, d.title, d.abstract) for d in store.iter_documents()]
@@ -105,7 +100,7 @@ def local_batches(embedder: Embedder) -> BatchEmbedder:
 
 
 def run_index(
-    ws: Workspace,
+    paths: IndexPaths,
     store: Store,
     *,
     model_id: str,
@@ -118,7 +113,7 @@ def run_index(
     pending = store.pending_embeddings(model_id)
     hashes = {doc_id: content_hash for doc_id, content_hash, _, _ in pending}
     items = [(doc_id, document_text(title, abstract)) for doc_id, _, title, abstract in pending]
-    vi, rebuilt = load_vectors(ws, store, model_id, dim, search_cfg)
+    vi, rebuilt = load_vectors(paths, store, model_id, dim, search_cfg)
     if progress:
         progress(0, len(items))
     done = 0
@@ -134,7 +129,7 @@ def run_index(
         if progress:
             progress(done, len(items))
         if time.monotonic() - last_save > SAVE_EVERY_S:
-            vi.save(vector_dir(ws))
+            vi.save(paths.vectors)
             last_save = time.monotonic()
     # switch between exact and approximate when the size crosses the threshold
     wants_ivf = len(vi) >= search_cfg.exact_below
@@ -146,10 +141,10 @@ def run_index(
             nprobe=search_cfg.nprobe,
             generation=store.embeddings_generation(),
         )
-    vi.save(vector_dir(ws))
-    keyword, keyword_rebuilt = load_keyword(ws, store)
+    vi.save(paths.vectors)
+    keyword, keyword_rebuilt = load_keyword(paths, store)
     if keyword_rebuilt:
-        keyword.save(keyword_dir(ws))
+        keyword.save(paths.keyword)
     return IndexReport(
         model_id, done, len(vi), vi.manifest.kind, time.perf_counter() - started, keyword_rebuilt, rebuilt
     )
@@ -162,17 +157,14 @@ def _all_vectors(store: Store, model_id: str, dim: int) -> tuple[np.ndarray, np.
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
-def stored_model(ws: Workspace, store: Store) -> tuple[str, str]:
+def stored_model(store: Store, cfg: EmbeddingConfig) -> tuple[str, str]:
     """(model id, "int8" or "fp") of the stored vectors that radar.toml's model produced; when both
     precisions are stored, the one with more vectors. Search, tagging and topics all read these.
 
     Raises NothingIndexed when nothing is embedded, IndexError_ when the vectors are another model's."""
-    from radar.index.embedder import model_id_for, resolve_model_dir
-
     models = store.embedding_models()
     if not models:
         raise NothingIndexed("nothing is indexed yet; run `radar index` first")
-    cfg = embedding_config(ws)
     model_dir = resolve_model_dir(cfg.model)
     wanted = {model_id_for(cfg, model_dir, int8=True): "int8", model_id_for(cfg, model_dir, int8=False): "fp"}
     present = [m for m in wanted if m in models]
@@ -183,11 +175,3 @@ def stored_model(ws: Workspace, store: Store) -> tuple[str, str]:
         )
     chosen = max(present, key=lambda m: models[m])
     return chosen, wanted[chosen]
-
-
-def embedding_config(ws: Workspace) -> EmbeddingConfig:
-    return EmbeddingConfig.from_section(ws.config().section("embedding"))
-
-
-def search_config(ws: Workspace) -> SearchConfig:
-    return SearchConfig.from_section(ws.config().section("search"))

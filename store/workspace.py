@@ -11,18 +11,20 @@ WORKSPACE/
 
 from __future__ import annotations
 
-import fcntl
 import os
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import filelock
+
 from radar.store.config import DEFAULT_CONFIG_TEXT, Config, parse_config
 from radar.store.db import Store
 from radar.store.errors import WorkspaceError
+from radar.store.files import write_bytes_atomic, write_text_atomic
 
 ENV_VAR = "RADAR_HOME"
+MODEL_CACHE_VAR = "RADAR_MODEL_CACHE"
 
 
 def resolve_root(workspace: str | os.PathLike[str] | None) -> Path:
@@ -62,11 +64,47 @@ class Workspace:
     def locks_dir(self) -> Path:
         return self.root / "locks"
 
+    @property
+    def vector_dir(self) -> Path:
+        return self.index_dir / "vectors"
+
+    @property
+    def keyword_dir(self) -> Path:
+        return self.index_dir / "bm25"
+
+    @property
+    def model_cache_dir(self) -> Path:
+        """Exported ONNX models; RADAR_MODEL_CACHE shares one folder between workspaces."""
+        shared = os.environ.get(MODEL_CACHE_VAR)
+        return Path(shared).expanduser() if shared else self.index_dir / "models"
+
+    @property
+    def tag_model_path(self) -> Path:
+        return self.index_dir / "tagger" / "model.pkl"
+
+    @property
+    def term_cache_path(self) -> Path:
+        return self.index_dir / "trends" / "terms.npz"
+
+    @property
+    def topics_dir(self) -> Path:
+        return self.index_dir / "topics"
+
+    def resolve(self, path: str | os.PathLike[str]) -> Path:
+        """A path from radar.toml: absolute as written, relative to the workspace folder otherwise."""
+        p = Path(path).expanduser()
+        return p if p.is_absolute() else self.root / p
+
     def report_dir(self, iso_week: str) -> Path:
         return self.reports_dir / iso_week
 
     def run_dir(self, run_id: str) -> Path:
         return self.runs_dir / run_id
+
+    @property
+    def policy_cache_dir(self) -> Path:
+        """Warm-started repro policies shared by runs (runs/_policies)."""
+        return self.runs_dir / "_policies"
 
     # -- life cycle ------------------------------------------------------------------------------
     @classmethod
@@ -96,43 +134,33 @@ class Workspace:
         return ws
 
     def config(self) -> Config:
-        return parse_config(self.config_path.read_text(encoding="utf-8"), origin=str(self.config_path))
+        try:
+            text = self.config_path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise WorkspaceError(
+                f"{self.config_path} is not UTF-8 text (byte {exc.start}); save it as UTF-8 or re-create it with "
+                "`radar init` in an empty folder"
+            ) from None
+        return parse_config(text, origin=str(self.config_path))
 
     def store(self) -> Store:
         return Store(self.db_path)
 
-    # -- safe writes -----------------------------------------------------------------------------
-    @staticmethod
-    def write_bytes_atomic(path: Path, data: bytes) -> None:
-        """Write to a temp file in the same folder, fsync, rename: readers see old or new, never half."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-
-    @classmethod
-    def write_text_atomic(cls, path: Path, text: str) -> None:
-        cls.write_bytes_atomic(path, text.encode("utf-8"))
+    # -- safe writes (store.files does them; kept here for callers holding a workspace) ----------------
+    write_bytes_atomic = staticmethod(write_bytes_atomic)
+    write_text_atomic = staticmethod(write_text_atomic)
 
     @contextmanager
     def lock(self, name: str) -> Iterator[None]:
-        """An exclusive, non-blocking lock (flock); released when the process dies."""
+        """An exclusive, non-blocking lock (filelock: flock on POSIX, msvcrt on Windows); released when the
+        process dies."""
         self.locks_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.locks_dir / f"{name}.lock", "w") as fh:
-            try:
-                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise WorkspaceError(
-                    f"another `radar {name}` is running in {self.root}; wait for it to finish"
-                ) from None
-            try:
-                yield
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
+        lock = filelock.FileLock(self.locks_dir / f"{name}.lock", timeout=0)
+        try:
+            lock.acquire()
+        except filelock.Timeout:
+            raise WorkspaceError(f"another `radar {name}` is running in {self.root}; wait for it to finish") from None
+        try:
+            yield
+        finally:
+            lock.release()

@@ -56,7 +56,7 @@ def dash_ws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     assert main(["--workspace", str(root), "import", str(subset)]) == 0
     ws = Workspace.open(root)
     with ws.store() as store:
-        last = store.published_range()[1]
+        last = store.published_range().last
         store.upsert_documents([_evil_doc(last)])
         target = dev_queries()[0]["id"]
         with store.transaction() as conn:
@@ -115,7 +115,7 @@ def test_overview_numbers_match_the_store(app: AppTest, dash_ws: Workspace) -> N
     assert app.title[0].value == "Overview"
     with dash_ws.store() as store:
         total = store.count_documents()
-        last = date.fromisoformat(store.published_range()[1][:10])
+        last = date.fromisoformat(store.published_range().last[:10])
         for window in ("week", "month"):  # the span the trends call the recent week or month
             app.radio(key="ov_window").set_value(window).run()
             since = windows(last, window, TrendsConfig()).recent_start
@@ -133,7 +133,7 @@ def test_overview_numbers_match_the_store(app: AppTest, dash_ws: Workspace) -> N
 
 def test_overview_tag_volume_comes_from_stored_tags(app: AppTest, dash_ws: Workspace) -> None:
     with dash_ws.store() as store:
-        last = date.fromisoformat(store.published_range()[1][:10])
+        last = date.fromisoformat(store.published_range().last[:10])
     rows = data.tag_volume(str(dash_ws.root), data.version(str(dash_ws.root)), "month", last, 40)
     assert {r["tag"] for r in rows} == set(TAGGED)
     assert sum(r["count"] for r in rows) == 2  # one paper, two tags
@@ -241,7 +241,7 @@ def test_reports_page_lists_shows_and_offers_downloads(app: AppTest, dash_ws: Wo
 
 def test_generate_now_writes_the_weeks_report(app: AppTest, dash_ws: Workspace) -> None:
     with dash_ws.store() as store:
-        day = date.fromisoformat(store.published_range("paper")[1][:10]) - timedelta(days=7)
+        day = date.fromisoformat(store.published_range("paper").last[:10]) - timedelta(days=7)
     year, week, _ = day.isocalendar()
     label = f"{year}-W{week:02d}"
     _page(app, "reports")
@@ -349,9 +349,9 @@ def test_settings_shows_sources_crawl_errors_and_counts(app: AppTest, dash_ws: W
     assert list(sources["source"]) == [s.name for s in dash_ws.config().sources]
     first = sources.iloc[0]
     assert first["status"] == "failed" and "HTTP 503" in first["last error"]
-    from radar.analysis.tags import load_taxonomy
+    from radar.app.context import Radar
 
-    assert list(frames[1]["tag"]) == [t.name for t in load_taxonomy(dash_ws).tags]
+    assert list(frames[1]["tag"]) == [t.name for t in Radar(dash_ws).taxonomy.tags]
     assert _metric(app, "documents") == f"{_count(dash_ws, 'SELECT COUNT(*) FROM documents'):,}"
     assert any("crawl" in w.value for w in app.warning)
 

@@ -10,12 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from radar.analysis.tags import TaggingError, load_taxonomy
+from radar.analysis.tags.errors import TaggingError
 from radar.analysis.tags.keywords import KeywordMatcher
 from radar.analysis.tags.model import best_threshold
-from radar.analysis.tags.tagger import decide, saved_model, workspace_vectors
+from radar.analysis.tags.tagger import decide, saved_model, tag_documents
 from radar.analysis.tags.taxonomy import DEFAULT_TAXONOMY, load_taxonomy_file, parse_taxonomy
 from radar.analysis.tags.training import DEV_LABELS, read_label_file
+from radar.app import wiring
+from radar.app.context import Radar
 from radar.store import Workspace
 from tests.cli_helpers import run_cli
 
@@ -137,7 +139,7 @@ def test_tag_decides_every_embedded_document_once(tagged: Workspace, capsys: pyt
     assert {t for t, _, _ in decisions} <= set(TAXONOMY.names)
     assert 0.05 < len({d for (d,) in rows(tagged, "SELECT DISTINCT doc_id FROM document_tags")}) / n_docs < 0.9
     with Workspace.open(tagged.root).store() as store:
-        model = saved_model(tagged, TAXONOMY, workspace_vectors(tagged, store).model_id)
+        model = saved_model(wiring.tag_env(Radar(tagged), store))
     assert model is not None
     thresholds = dict(zip(model.names, model.thresholds(), strict=True))
     assert all(score >= thresholds[tag] - 1e-6 for tag, score, _ in decisions)
@@ -267,10 +269,11 @@ def test_a_handful_of_corrections_moves_a_tags_decisions(
     assert len(speech) >= 14
     corrected, probe = speech[:8], speech[8:]
     with ws.store() as store:
-        vectors = workspace_vectors(ws, store)
+        env = wiring.tag_env(Radar(ws), store)
+        vectors = env.vectors
 
         def scores(papers: list[tuple]) -> np.ndarray:
-            model = saved_model(ws, load_taxonomy(ws), vectors.model_id)
+            model = saved_model(env)
             vecs = vectors.for_texts(store, [p[0] for p in papers], {p[0]: (p[1], p[2]) for p in papers})
             j = model.names.index("graphics-xr")
             return decide(model, [p[1] for p in papers], [p[2] for p in papers], vecs)[:, j]
@@ -341,8 +344,6 @@ def test_empty_taxonomy_file_is_refused_and_nothing_changes(
 def test_interrupted_tagging_resumes_where_it_stopped(
     copy_of_tagged: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from radar.analysis.tags import tag_documents
-
     ws = copy_of_tagged
     calls = []
 
@@ -355,9 +356,10 @@ def test_interrupted_tagging_resumes_where_it_stopped(
     original = Store.tagging_candidates
     monkeypatch.setattr(Store, "tagging_candidates", lambda self, *a, **k: original(self, *a, **{**k, "batch": 50}))
     with ws.store() as store, pytest.raises(KeyboardInterrupt):
-        tag_documents(ws, store, retrain=True, progress=stop_after_first_batch)
+        tag_documents(store, wiring.tag_env(Radar(ws), store), retrain=True, progress=stop_after_first_batch)
     with ws.store() as store:
-        version = tag_documents(ws, store).version  # the retrained model was saved: it continues
+        # the retrained model was saved: it continues
+        version = tag_documents(store, wiring.tag_env(Radar(ws), store)).version
         states = rows(ws, "SELECT tagger, COUNT(*) FROM tag_state GROUP BY 1")
     assert calls == [50]
     assert states == [(version, rows(ws, "SELECT COUNT(*) FROM documents")[0][0])]

@@ -7,10 +7,7 @@ features.py  embedding + TF-IDF + keyword features
 model.py     one logistic regression per tag, thresholds by cross-validation
 tagger.py    train, tag documents, record corrections
 evaluate.py  `radar tag eval` and cross-validation
+
+Import what you need from its module; this package imports nothing heavy (scikit-learn loads only
+when a model is trained or used).
 """
-
-from radar.analysis.tags.errors import TaggingError
-from radar.analysis.tags.tagger import TagReport, load_taxonomy, record_correction, tag_documents
-from radar.analysis.tags.taxonomy import Tag, Taxonomy
-
-__all__ = ["Tag", "TagReport", "TaggingError", "Taxonomy", "load_taxonomy", "record_correction", "tag_documents"]

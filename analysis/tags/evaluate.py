@@ -20,19 +20,17 @@ from radar.analysis.tags.errors import TaggingError
 from radar.analysis.tags.keywords import KeywordMatcher
 from radar.analysis.tags.tagger import (
     Corpus,
+    TagEnv,
     Vectors,
     decide,
     fit_model,
     gather_examples,
-    load_taxonomy,
     saved_model,
-    tagging_config,
     train,
-    workspace_vectors,
 )
 from radar.analysis.tags.taxonomy import Taxonomy
 from radar.analysis.tags.training import Examples, dev_papers, read_label_file
-from radar.store import Store, Workspace
+from radar.store import Store
 
 FOLDS = 5
 
@@ -64,11 +62,11 @@ def keyword_baseline(taxonomy: Taxonomy, titles: Sequence[str], abstracts: Seque
     return (hits[:, :n] + hits[:, n:]) > 0
 
 
-def evaluate_file(ws: Workspace, store: Store, path: Path) -> dict[str, Any]:
-    taxonomy = load_taxonomy(ws)
+def evaluate_file(store: Store, env: TagEnv, path: Path) -> dict[str, Any]:
+    """Scores against a label file. ``env.vectors`` may be the model `radar index` would use when nothing
+    is embedded yet: eval works on an imported, unindexed workspace (it embeds the few documents it needs)."""
+    taxonomy, cfg, vectors = env.taxonomy, env.config, env.vectors
     labels = read_label_file(path, taxonomy)
-    cfg = tagging_config(ws)
-    vectors = workspace_vectors(ws, store, allow_empty=True)  # eval works on an imported, unindexed workspace
     stored = store.documents(labels)
     texts = {i: (d.title, d.abstract) for i, d in stored.items()}
     shipped = dev_papers()
@@ -84,9 +82,9 @@ def evaluate_file(ws: Workspace, store: Store, path: Path) -> dict[str, Any]:
     truth = np.array([[n in labels[i] for n in names] for i in ids], dtype=bool)
     titles, abstracts = [texts[i][0] for i in ids], [texts[i][1] for i in ids]
     vecs = vectors.for_texts(store, ids, texts)
-    model = saved_model(ws, taxonomy, vectors.model_id) or train(ws, store, taxonomy, vectors)
+    model = saved_model(env) or train(store, env)
     pred = decide(model, titles, abstracts, vecs) >= model.thresholds()
-    examples = gather_examples(ws, store, taxonomy, cfg, vectors)
+    examples = gather_examples(store, env)
     trained_on = set(examples.ids)
     seen = np.array([k for k, i in enumerate(ids) if i in trained_on], dtype=int)
     if len(seen):  # out-of-fold predictions for documents the model trained on

@@ -27,9 +27,11 @@ from radar.analysis.tags.config import TaggingConfig
 from radar.analysis.tags.errors import TaggingError
 from radar.analysis.tags.features import FeatureSpace
 from radar.analysis.tags.model import WEAK_WEIGHT, TagModel, TagRule, fit_tag
-from radar.analysis.tags.taxonomy import DEFAULT_TAXONOMY, Taxonomy, load_taxonomy_file
+from radar.analysis.tags.taxonomy import Taxonomy
 from radar.analysis.tags.training import DEV_LABELS, Examples, dev_papers, read_label_file
-from radar.store import Store, Workspace
+from radar.index.embedder import Embedder, document_text
+from radar.store import Store
+from radar.store.files import write_bytes_atomic
 
 MODEL_FORMAT = 2
 VOCAB_SAMPLE = 5000  # workspace documents that join the examples to fit the TF-IDF vocabulary
@@ -39,51 +41,34 @@ Progress = Callable[[int, int], None]
 Describe = Callable[[Sequence[str]], np.ndarray]
 
 
-def tagging_config(ws: Workspace) -> TaggingConfig:
-    return TaggingConfig.from_section(ws.config().section("tagging"))
-
-
-def load_taxonomy(ws: Workspace) -> Taxonomy:
-    cfg = tagging_config(ws)
-    if not cfg.taxonomy:
-        return load_taxonomy_file(DEFAULT_TAXONOMY)
-    path = Path(cfg.taxonomy).expanduser()
-    return load_taxonomy_file(path if path.is_absolute() else ws.root / path)
-
-
 # -- vectors -----------------------------------------------------------------------------------------
 
 
 @dataclass
 class Vectors:
-    """The workspace's embedding model, and a lazily loaded embedder for texts it has no vector for."""
+    """The workspace's embedding model, and a lazily made embedder for texts it has no vector for.
 
-    ws: Workspace
+    ``make_embedder`` builds an embedder of that model and precision (the composition root's resolver);
+    ``cache_dir`` holds the example-vector cache (shared across workspaces with the model cache)."""
+
     model_id: str
     precision: str
-    _embedder: Any = None
+    cache_dir: Path
+    make_embedder: Callable[[], Embedder]
+    _embedder: Embedder | None = None
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        from radar.index.embedder import make_embedder
-        from radar.index.pipeline import embedding_config, model_cache_dir
-
         if self._embedder is None:
-            self._embedder = make_embedder(
-                embedding_config(self.ws), device="cpu", cache_dir=model_cache_dir(self.ws), precision=self.precision
-            )
+            self._embedder = self.make_embedder()
         return np.asarray(self._embedder.embed(list(texts)), dtype=np.float32)
 
     def cache_path(self) -> Path:
-        from radar.index.pipeline import model_cache_dir
-
         digest = hashlib.sha1(self.model_id.encode()).hexdigest()[:12]
-        return model_cache_dir(self.ws) / f"tag-examples-{digest}.npz"
+        return self.cache_dir / f"tag-examples-{digest}.npz"
 
     def for_texts(self, store: Store, ids: Sequence[str], texts: dict[str, tuple[str, str]]) -> np.ndarray:
         """Vectors of ``ids``: stored ones for their current content, else cached by text, else embedded
         now (and cached: the shipped labeled papers are embedded once per model, not per workspace)."""
-        from radar.index.embedder import document_text
-
         stored = store.current_vectors(ids, self.model_id)
         keys = {i: hashlib.sha1(document_text(*texts[i]).encode()).hexdigest() for i in ids if i not in stored}
         cache: dict[str, np.ndarray] = {}
@@ -100,40 +85,30 @@ class Vectors:
             cache.update(zip((keys[i] for i in missing), fresh, strict=True))
             buf = io.BytesIO()
             np.savez(buf, keys=np.array(sorted(cache)), vectors=np.stack([cache[k] for k in sorted(cache)]))
-            path.parent.mkdir(parents=True, exist_ok=True)
-            Workspace.write_bytes_atomic(path, buf.getvalue())
+            write_bytes_atomic(path, buf.getvalue())
         vectors = [np.frombuffer(stored[i], dtype=np.float32) if i in stored else cache[keys[i]] for i in ids]
         return np.stack(vectors).astype(np.float32) if vectors else np.zeros((0, 0), dtype=np.float32)
 
 
-def workspace_vectors(ws: Workspace, store: Store, *, allow_empty: bool = False) -> Vectors:
-    """The embedding model whose vectors the workspace holds (as `radar search` picks it). With
-    ``allow_empty`` a workspace with no vectors yet gets the model `radar index` would use on this CPU
-    (evaluation embeds the few documents it needs)."""
-    from radar.index.embedder import model_id_for, resolve_model_dir
-    from radar.index.errors import NothingIndexed
-    from radar.index.pipeline import embedding_config, stored_model
+@dataclass
+class TagEnv:
+    """Everything the tags stage needs from outside it; the composition root (app) builds it."""
 
-    try:
-        model_id, precision = stored_model(ws, store)
-    except NothingIndexed:
-        if not allow_empty:
-            raise TaggingError("nothing is embedded yet; run `radar index` first, then `radar tag`") from None
-        cfg = embedding_config(ws)
-        int8 = cfg.int8_on("cpu")
-        return Vectors(ws, model_id_for(cfg, resolve_model_dir(cfg.model), int8=int8), "int8" if int8 else "fp")
-    return Vectors(ws, model_id, precision)
+    config: TaggingConfig
+    taxonomy: Taxonomy
+    vectors: Vectors
+    model_path: Path  # where the trained model is saved
+    label_paths: tuple[Path, ...] = ()  # [tagging] labels, resolved
 
 
 # -- examples ----------------------------------------------------------------------------------------
 
 
-def gather_examples(ws: Workspace, store: Store, taxonomy: Taxonomy, cfg: TaggingConfig, vectors: Vectors) -> Examples:
+def gather_examples(store: Store, env: TagEnv) -> Examples:
     """Every labeled document (later label sources win), then corrections on top."""
+    cfg, taxonomy, vectors = env.config, env.taxonomy, env.vectors
     labels: dict[str, set[str]] = {}
-    sources: list[Path] = ([DEV_LABELS] if cfg.use_dev_labels else []) + [
-        (p if p.is_absolute() else ws.root / p) for p in map(Path, cfg.labels)
-    ]
+    sources: list[Path] = ([DEV_LABELS] if cfg.use_dev_labels else []) + list(env.label_paths)
     for path in sources:
         labels.update(read_label_file(path, taxonomy, drop_unknown_tags=path == DEV_LABELS))
     corrections = [(d, t, v) for d, t, v in store.corrections() if t in taxonomy.names]
@@ -234,10 +209,6 @@ def _weak_rows(title_hits: np.ndarray, abstract_hits: np.ndarray, limit: int = 5
     return np.flatnonzero((title_hits >= 1) | (abstract_hits >= 2))[:limit]
 
 
-def model_path(ws: Workspace) -> Path:
-    return ws.index_dir / "tagger" / "model.pkl"
-
-
 def _version(taxonomy: Taxonomy, model_id: str, examples: Examples, cfg: TaggingConfig) -> str:
     h = hashlib.sha1()
     for part in (taxonomy.digest, model_id, repr(cfg), *examples.ids):
@@ -247,9 +218,9 @@ def _version(taxonomy: Taxonomy, model_id: str, examples: Examples, cfg: Tagging
     return h.hexdigest()[:12]
 
 
-def train(ws: Workspace, store: Store, taxonomy: Taxonomy, vectors: Vectors) -> TagModel:
-    cfg = tagging_config(ws)
-    examples = gather_examples(ws, store, taxonomy, cfg, vectors)
+def train(store: Store, env: TagEnv) -> TagModel:
+    cfg, taxonomy, vectors = env.config, env.taxonomy, env.vectors
+    examples = gather_examples(store, env)
     model = fit_model(examples, taxonomy, cfg, Corpus.sample(store, vectors.model_id), vectors.embed)
     model.version = _version(taxonomy, vectors.model_id, examples, cfg)
     blob = pickle.dumps(
@@ -262,16 +233,14 @@ def train(ws: Workspace, store: Store, taxonomy: Taxonomy, vectors: Vectors) -> 
         },
         protocol=pickle.HIGHEST_PROTOCOL,
     )
-    path = model_path(ws)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    ws.write_bytes_atomic(path, blob)
+    write_bytes_atomic(env.model_path, blob)
     return model
 
 
-def saved_model(ws: Workspace, taxonomy: Taxonomy, model_id: str) -> TagModel | None:
+def saved_model(env: TagEnv) -> TagModel | None:
     """The saved model if it was trained for this taxonomy, [tagging] settings and embedding model
     (else None: retrain)."""
-    path = model_path(ws)
+    path = env.model_path
     if not path.is_file():
         return None
     try:
@@ -281,9 +250,9 @@ def saved_model(ws: Workspace, taxonomy: Taxonomy, model_id: str) -> TagModel | 
     if (
         not isinstance(data, dict)
         or data.get("format") != MODEL_FORMAT
-        or data.get("taxonomy") != taxonomy.digest
-        or data.get("model_id") != model_id
-        or data.get("config") != repr(tagging_config(ws))
+        or data.get("taxonomy") != env.taxonomy.digest
+        or data.get("model_id") != env.vectors.model_id
+        or data.get("config") != repr(env.config)
     ):
         return None
     return data["model"]  # type: ignore[no-any-return]
@@ -326,15 +295,14 @@ def decide(model: TagModel, titles: Sequence[str], abstracts: Sequence[str], vec
     return model.scores(model.space.transform(titles, abstracts, vectors), vectors)
 
 
-def tag_documents(ws: Workspace, store: Store, *, retrain: bool = False, progress: Progress | None = None) -> TagReport:
+def tag_documents(store: Store, env: TagEnv, *, retrain: bool = False, progress: Progress | None = None) -> TagReport:
     """Tag embedded documents that the current model has not decided yet (all of them when retraining)."""
     start = time.perf_counter()
-    taxonomy = load_taxonomy(ws)
-    vectors = workspace_vectors(ws, store)
-    model = None if retrain else saved_model(ws, taxonomy, vectors.model_id)
+    vectors = env.vectors
+    model = None if retrain else saved_model(env)
     trained = model is None
     if model is None:
-        model = train(ws, store, taxonomy, vectors)
+        model = train(store, env)
     tag_start = time.perf_counter()
     thresholds = model.thresholds()
     origins = [model.rules[n].origin for n in model.names]
@@ -365,12 +333,11 @@ def tag_documents(ws: Workspace, store: Store, *, retrain: bool = False, progres
 
 
 def record_correction(
-    ws: Workspace, store: Store, doc_id: str, add: Sequence[str] = (), remove: Sequence[str] = ()
+    store: Store, taxonomy: Taxonomy, doc_id: str, add: Sequence[str] = (), remove: Sequence[str] = ()
 ) -> None:
     """Store +tag/-tag corrections for one document: they apply at once and enter the next retrain."""
     if not add and not remove:
         raise TaggingError("nothing to record; give +TAG and/or -TAG, e.g. `radar tag fix 2503.14476 +llm-reasoning`")
-    taxonomy = load_taxonomy(ws)
     taxonomy.check([*add, *remove])
     both = sorted(set(add) & set(remove))
     if both:

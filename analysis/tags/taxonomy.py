@@ -116,3 +116,8 @@ def load_taxonomy_file(path: Path) -> Taxonomy:
             "in radar.toml or remove it to use the default"
         ) from None
     return parse_taxonomy(text, str(path))
+
+
+def load_taxonomy(path: Path | None) -> Taxonomy:
+    """The taxonomy file [tagging] names (resolved by the caller), or the packaged default."""
+    return load_taxonomy_file(path or DEFAULT_TAXONOMY)

@@ -4,11 +4,6 @@ Flow: terms.py (candidate terms of a document) -> cache.py (document x term tabl
 updated incrementally) -> counts.py (documents per stratum and period) -> stats.py (stratified
 test, mix-free shares, bursts) -> emerging.py (emerging/declining terms), methods.py (new method
 names), series.py (tag series and tag trends), topics.py (clusters of recent embeddings with
-stable ids) -> compute.py (``compute_trends``, the JSON contract of ``radar trends``).
+stable ids) -> compute.py (``compute_trends``) -> result.py (``TrendsResult``, the JSON contract of
+``radar trends``). Import from the modules; this package imports nothing heavy.
 """
-
-from radar.analysis.trends.compute import compute_trends, trends_config
-from radar.analysis.trends.config import WINDOWS, TrendsConfig
-from radar.analysis.trends.errors import TrendsError
-
-__all__ = ["WINDOWS", "TrendsConfig", "TrendsError", "compute_trends", "trends_config"]

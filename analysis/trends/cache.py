@@ -23,8 +23,9 @@ import scipy.sparse as sp
 
 from radar.analysis.trends import terms
 from radar.analysis.trends.terms import NAME_PREFIX, document_terms
-from radar.store import Workspace
 from radar.store.db import Store
+from radar.store.documents import DocumentText
+from radar.store.files import write_bytes_atomic
 
 CACHE_VERSION = 3
 # the cache is only valid for the term rules that built it
@@ -145,11 +146,7 @@ class TermTable:
         return int(np.searchsorted(self.day, first_day, side="left")), self.rows_until(last_day)
 
 
-def _cache_path(ws: Workspace):  # type: ignore[no-untyped-def]
-    return ws.index_dir / "trends" / "terms.npz"
-
-
-def _save(ws: Workspace, table: TermTable) -> None:
+def _save(path: Path, table: TermTable) -> None:
     ids_blob, ids_off = _blob(table.ids)
     groups_blob, groups_off = _blob(table.groups)
     meta = {
@@ -181,11 +178,10 @@ def _save(ws: Workspace, table: TermTable) -> None:
         vocab_order=table.vocab_order,
         meta=np.frombuffer(orjson.dumps(meta), dtype=np.uint8),
     )
-    ws.write_bytes_atomic(_cache_path(ws), buf.getvalue())
+    write_bytes_atomic(path, buf.getvalue())
 
 
-def _load(ws: Workspace) -> TermTable | None:
-    path = _cache_path(ws)
+def _load(path: Path) -> TermTable | None:
     if not path.is_file():
         return None
     try:
@@ -254,12 +250,12 @@ class VocabIndex:
         return None
 
 
-def _tokenise(rows: list[tuple[str, ...]], progress: Progress | None) -> tuple[list[set[str]], dict[str, str]]:
+def _tokenise(rows: list[DocumentText], progress: Progress | None) -> tuple[list[set[str]], dict[str, str]]:
     """Each row's term keys, and the readable spellings of folded keys seen."""
     surfaces: dict[str, str] = {}
     keys = []
     for n, row in enumerate(rows, 1):
-        keys.append(document_terms(row[6], row[7], surfaces))
+        keys.append(document_terms(row.title, row.abstract, surfaces))
         if progress and n % 2000 == 0:
             progress(n, len(rows))
     return keys, surfaces
@@ -276,29 +272,29 @@ def _fingerprint(store: Store) -> str:
     return f"{base}:{h.hexdigest()}"
 
 
-def term_table(ws: Workspace, store: Store, progress: Progress | None = None) -> TermTable:
-    """The cached table, brought up to date with the store (incrementally when it can be)."""
+def term_table(cache: Path, store: Store, progress: Progress | None = None) -> TermTable:
+    """The table cached at ``cache``, brought up to date with the store (incrementally when it can be)."""
     fingerprint = _fingerprint(store)
-    cached = _load(ws)
+    cached = _load(cache)
     if cached is not None and cached.fingerprint == fingerprint:
         return cached
     fresh = list(store.text_rows(cached.max_changed if cached is not None else ""))
     if cached is not None:
         known = dict(zip(cached.ids, cached.hashes.tolist(), strict=True))
-        fresh = [r for r in fresh if known.get(r[0]) != r[5].encode()]  # re-read but unchanged: skip
-        fresh_ids = {r[0] for r in fresh}
+        fresh = [r for r in fresh if known.get(r.doc_id) != r.content_hash.encode()]  # re-read but unchanged: skip
+        fresh_ids = {r.doc_id for r in fresh}
         kept = np.array([i not in fresh_ids for i in cached.ids], dtype=bool)
         if int(kept.sum()) + len(fresh) != store.count_documents():
             cached, fresh = None, list(store.text_rows(""))  # something was deleted: start over
     keysets, surfaces = _tokenise(fresh, progress)
-    return _assemble(ws, cached, kept if cached is not None else None, fresh, keysets, surfaces, fingerprint)
+    return _assemble(cache, cached, kept if cached is not None else None, fresh, keysets, surfaces, fingerprint)
 
 
 def _assemble(
-    ws: Workspace,
+    cache: Path,
     cached: TermTable | None,
     kept: np.ndarray | None,
-    fresh: list[tuple[str, ...]],
+    fresh: list[DocumentText],
     keysets: list[set[str]],
     surfaces: dict[str, str],
     fingerprint: str,
@@ -323,18 +319,20 @@ def _assemble(
     n_terms = n_old_terms + len(new_keys)
     groups = list(cached.groups) if cached is not None else []
     group_index = {g: i for i, g in enumerate(groups)}
-    new_group = [group_index.setdefault(group_of(r[2], r[3], r[4]), len(group_index)) for r in fresh]
+    new_group = [
+        group_index.setdefault(group_of(r.source, r.primary_category, r.categories), len(group_index)) for r in fresh
+    ]
     groups = sorted(group_index, key=group_index.__getitem__)
     lengths = np.array([len(c) for c in columns], dtype=np.int64)
     indptr = np.zeros(len(columns) + 1, dtype=np.int64)
     np.cumsum(lengths, out=indptr[1:])
     flat = np.fromiter((c for cols in columns for c in cols), dtype=np.int32, count=int(indptr[-1]))
     matrix = sp.csr_matrix((np.ones(len(flat), dtype=np.float32), flat, indptr), shape=(len(columns), n_terms))
-    ids = [r[0] for r in fresh]
-    hashes = np.array([r[5].encode() for r in fresh], dtype="S32")
-    day = np.array([day_number(r[1]) for r in fresh], dtype=np.int32)
+    ids = [r.doc_id for r in fresh]
+    hashes = np.array([r.content_hash.encode() for r in fresh], dtype="S32")
+    day = np.array([day_number(r.published) for r in fresh], dtype=np.int32)
     group = np.array(new_group, dtype=np.int32)
-    max_changed = max((r[8] for r in fresh), default="")
+    max_changed = max((r.changed_at for r in fresh), default="")
     if cached is not None and kept is not None:
         old = cached.matrix[kept]
         old = sp.csr_matrix((old.data, old.indices, old.indptr), shape=(int(kept.sum()), n_terms))
@@ -389,7 +387,7 @@ def _assemble(
         fingerprint=fingerprint,
         max_changed=max_changed,
     )
-    _save(ws, table)
+    _save(cache, table)
     return table
 
 

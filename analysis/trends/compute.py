@@ -2,34 +2,42 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import date
-from typing import Any
+from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
-from radar.analysis.tags import load_taxonomy
 from radar.analysis.trends.cache import Progress, day_date, day_number, term_table
 from radar.analysis.trends.config import TrendsConfig, check_window, series_starts, windows
 from radar.analysis.trends.emerging import term_lists
 from radar.analysis.trends.errors import TrendsError
 from radar.analysis.trends.methods import new_methods
+from radar.analysis.trends.result import TrendsResult
 from radar.analysis.trends.series import tag_series
 from radar.analysis.trends.topics import discover_topics
-from radar.store import Workspace
+from radar.index.config import EmbeddingConfig
 from radar.store.db import Store
-from radar.store.errors import RadarError
 
 
-def trends_config(ws: Workspace) -> TrendsConfig:
-    return TrendsConfig.from_section(ws.config().section("trends"))
+@dataclass(frozen=True)
+class TrendsEnv:
+    """What the trends stage needs from outside it; the composition root (app) builds it."""
+
+    config: TrendsConfig
+    embedding: EmbeddingConfig  # whose stored vectors the topics cluster
+    term_cache: Path  # the document x term table cache
+    topics_dir: Path  # topic centroids per run, so topics keep their ids
+    tag_groups: dict[str, list[str]] | None = None  # from the taxonomy; None: no group series
 
 
-def _tag_groups(ws: Workspace) -> dict[str, list[str]] | None:
-    """Tag groups from the tagger's taxonomy (analysis.tags); None when the taxonomy is broken."""
-    try:
-        return {g: list(names) for g, names in load_taxonomy(ws).groups.items()}
-    except RadarError:  # a broken taxonomy is the tagger's error to report, not a reason to lose trends
-        return None
+class TrendDetector(Protocol):
+    """The trends stage's seam: what the report and the dashboard call."""
+
+    def __call__(
+        self, store: Store, env: TrendsEnv, *, as_of: date | None = None, window: str = "week"
+    ) -> TrendsResult: ...
 
 
 def default_as_of(days: np.ndarray) -> date:
@@ -44,23 +52,22 @@ def default_as_of(days: np.ndarray) -> date:
 
 
 def compute_trends(
-    ws: Workspace,
     store: Store,
+    env: TrendsEnv,
     *,
     as_of: date | None = None,
     window: str = "week",
     cfg: TrendsConfig | None = None,
     topics: bool = True,
     progress: Progress | None = None,
-) -> dict[str, Any]:
+) -> TrendsResult:
     """What is rising, falling and new as of ``as_of`` (default: ``default_as_of``, about the newest day).
 
-    Uses only documents published on or before ``as_of``. The result is JSON-serialisable:
-    as_of, window, periods, emerging, declining, tags, groups, tag_trends, topics, new_methods.
+    Uses only documents published on or before ``as_of``; ``TrendsResult.as_dict()`` is the JSON.
     """
     check_window(window)
-    cfg = cfg or trends_config(ws)
-    table = term_table(ws, store, progress)
+    cfg = cfg or env.config
+    table = term_table(env.term_cache, store, progress)
     if not len(table.day):
         raise TrendsError("the workspace has no documents yet; run `radar import FILE` or `radar crawl` first")
     first_day, last_day = day_date(int(table.day[0])), day_date(int(table.day[-1]))
@@ -77,27 +84,31 @@ def compute_trends(
         table.stratum, table.strata = np.zeros_like(table.stratum), ["all documents"]
     starts = series_starts(as_of, window, cfg)
     emerging, declining = term_lists(table, win, cfg, window, starts)
-    tags = tag_series(store, table, win, cfg, window, starts, _tag_groups(ws))
-    topic_list, topic_note = discover_topics(ws, store, table, win, cfg, window) if topics else ([], "not computed")
+    tags = tag_series(store, table, win, cfg, window, starts, env.tag_groups)
+    topic_list, topic_note = (
+        discover_topics(store, table, win, cfg, window, embedding=env.embedding, state_dir=env.topics_dir)
+        if topics
+        else ([], "not computed")
+    )
     recent_docs = (
         table.rows_until(day_number(as_of.isoformat()))
         - table.row_range(day_number(win.recent_start.isoformat()), 0)[0]
     )
-    return {
-        "as_of": as_of.isoformat(),
-        "window": window,
-        "recent": {"start": win.recent_start.isoformat(), "end": as_of.isoformat(), "documents": recent_docs},
-        "baseline": {
+    return TrendsResult(
+        as_of=as_of.isoformat(),
+        window=window,
+        recent={"start": win.recent_start.isoformat(), "end": as_of.isoformat(), "documents": recent_docs},
+        baseline={
             "start": win.baseline_start.isoformat(),
             "end": day_date(day_number(win.recent_start.isoformat()) - 1).isoformat(),
         },
-        "periods": [s.isoformat() for s in starts],
-        "emerging": emerging,
-        "declining": declining,
-        "tags": tags["tags"],
-        "groups": tags.get("groups", {}),
-        "tag_trends": tags["tag_trends"],
-        "topics": topic_list,
-        "topics_note": topic_note,
-        "new_methods": new_methods(table, win, cfg, window, starts),
-    }
+        periods=[s.isoformat() for s in starts],
+        emerging=emerging,
+        declining=declining,
+        tags=tags["tags"],
+        groups=tags.get("groups", {}),
+        tag_trends=tags["tag_trends"],
+        topics=topic_list,
+        topics_note=topic_note,
+        new_methods=new_methods(table, win, cfg, window, starts),
+    )

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import io
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,17 +35,17 @@ from radar.analysis.trends.cache import TermTable, day_number
 from radar.analysis.trends.config import TrendsConfig, Windows
 from radar.analysis.trends.counts import day_rows
 from radar.analysis.trends.stats import stratified_test
-from radar.store import Workspace
+from radar.index.config import EmbeddingConfig
+from radar.index.errors import IndexError_, ModelNotFound
+from radar.index.pipeline import stored_model
 from radar.store.db import Store
+from radar.store.files import write_bytes_atomic
 
 
-def current_model(ws: Workspace, store: Store) -> str | None:
+def current_model(store: Store, embedding: EmbeddingConfig) -> str | None:
     """The embedding model id radar.toml asks for (int8 or float), if the store has its vectors."""
-    from radar.index.errors import IndexError_, ModelNotFound
-    from radar.index.pipeline import stored_model
-
     try:
-        return stored_model(ws, store)[0]
+        return stored_model(store, embedding)[0]
     except ModelNotFound:  # the model is not installed here: use what the store has most of
         models = store.embedding_models()
         return max(models, key=lambda m: models[m])
@@ -52,12 +53,7 @@ def current_model(ws: Workspace, store: Store) -> str | None:
         return None
 
 
-def _state_dir(ws: Workspace):  # type: ignore[no-untyped-def]
-    return ws.index_dir / "topics"
-
-
-def _load_previous(ws: Workspace, window: str, as_of: date) -> dict[str, Any] | None:
-    folder = _state_dir(ws)
+def _load_previous(folder: Path, window: str, as_of: date) -> dict[str, Any] | None:
     if not folder.is_dir():
         return None
     earlier = sorted(p for p in folder.glob(f"{window}-*.npz") if p.stem[len(window) + 1 :] < as_of.isoformat())
@@ -74,12 +70,12 @@ def _load_previous(ws: Workspace, window: str, as_of: date) -> dict[str, Any] | 
 KEEP_STATES = 104
 
 
-def _save_state(ws: Workspace, window: str, as_of: date, centroids: np.ndarray, meta: dict[str, Any]) -> None:
+def _save_state(folder: Path, window: str, as_of: date, centroids: np.ndarray, meta: dict[str, Any]) -> None:
     buf = io.BytesIO()
     np.savez(buf, centroids=centroids.astype(np.float32), meta=np.frombuffer(orjson.dumps(meta), dtype=np.uint8))
-    ws.write_bytes_atomic(_state_dir(ws) / f"{window}-{as_of.isoformat()}.npz", buf.getvalue())
+    write_bytes_atomic(folder / f"{window}-{as_of.isoformat()}.npz", buf.getvalue())
     # one file per as-of day: keep the newest KEEP_STATES per window (two years of weeks)
-    states = sorted(_state_dir(ws).glob(f"{window}-*.npz"))
+    states = sorted(folder.glob(f"{window}-*.npz"))
     for old in states[:-KEEP_STATES]:
         old.unlink(missing_ok=True)
 
@@ -161,10 +157,18 @@ def ctfidf_keywords(table: TermTable, rows: np.ndarray, labels: np.ndarray, k: i
 
 
 def discover_topics(
-    ws: Workspace, store: Store, table: TermTable, win: Windows, cfg: TrendsConfig, window: str
+    store: Store,
+    table: TermTable,
+    win: Windows,
+    cfg: TrendsConfig,
+    window: str,
+    *,
+    embedding: EmbeddingConfig,
+    state_dir: Path,
 ) -> tuple[list[dict[str, Any]], str]:
-    """(topics, note). The note says why there are none, when there are none."""
-    model = current_model(ws, store)
+    """(topics, note). The note says why there are none, when there are none. Topic centroids are kept in
+    ``state_dir`` so that a topic keeps its id from one run to the next."""
+    model = current_model(store, embedding)
     if model is None:
         return [], "no embeddings from the current model; run `radar index`"
     lo, hi = day_rows(table, win.topic_start, win.as_of)
@@ -174,7 +178,7 @@ def discover_topics(
         return [], f"only {len(keep)} embedded documents in the topic horizon (need 40); run `radar index`"
     rows = rows[keep]
     k = int(np.clip(round(len(rows) / 150), 4, 40))
-    previous = _load_previous(ws, window, win.as_of)
+    previous = _load_previous(state_dir, window, win.as_of)
     prev_centroids = previous["centroids"] if previous and previous.get("model") == model else None
     labels, centroids = cluster(vectors, k, prev_centroids)
     matched = match(prev_centroids, centroids, cfg.topic_match) if prev_centroids is not None else {}
@@ -198,7 +202,7 @@ def discover_topics(
         names.append(" / ".join(keywords[c][:3]))
         label_words.append(keywords[c][:3])
     _save_state(
-        ws,
+        state_dir,
         window,
         win.as_of,
         centroids,

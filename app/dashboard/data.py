@@ -25,6 +25,8 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
+from radar.analysis.trends.result import TrendsResult
+from radar.app.context import Radar
 from radar.store import Store, Workspace, resolve_root
 
 NO_CACHE_ENV = "RADAR_DASHBOARD_NO_CACHE"
@@ -68,6 +70,11 @@ def workspace_root() -> str:
 
 def workspace() -> Workspace:
     return Workspace.open(Path(workspace_root()))
+
+
+def radar(root: str) -> Radar:
+    """The workspace at ``root`` with its settings (radar.toml read on first use)."""
+    return Radar(Workspace(Path(root)))
 
 
 @dataclass
@@ -133,7 +140,7 @@ def facets(root: str, ver: str) -> dict[str, Any]:
             "counts": s.table_counts(),
         }
 
-    return read(root, go)  # type: ignore[no-any-return]
+    return read(root, go)
 
 
 @cache_data
@@ -147,7 +154,7 @@ def headline(root: str, ver: str, as_of: date, window: str) -> dict[str, Any]:
         tagged = s.counts_by_kind(*bounds_sql(start, end), tagged=True)
         return {"start": start, "end": end, "now": now, "before": before, "tagged": sum(tagged.values())}
 
-    return read(root, go)  # type: ignore[no-any-return]
+    return read(root, go)
 
 
 @cache_data
@@ -202,21 +209,17 @@ def _by_period(
 
 # -- analysis (imported when first used: numpy and scikit-learn take a second to load) ---------------
 @cache_data
-def trends(root: str, ver: str, as_of: date, window: str) -> dict[str, Any]:
-    """analysis.trends.compute_trends for this period (its RadarError, e.g. too little data, propagates)."""
-    from radar.analysis.trends import compute_trends
+def trends(root: str, ver: str, as_of: date, window: str) -> TrendsResult:
+    """The trends step for this period (its RadarError, e.g. too little data, propagates)."""
+    from radar.app import steps
 
-    ws = Workspace(Path(root))
-    with ws.store() as store:
-        return compute_trends(ws, store, as_of=as_of, window=window)
+    return steps.trends(radar(root), as_of=as_of, window=window)
 
 
 @cache_data
 def taxonomy(root: str, config_mtime: float) -> list[dict[str, Any]]:
     """The tagger's taxonomy as rows (cached until radar.toml changes)."""
-    from radar.analysis.tags import load_taxonomy
-
-    tax = load_taxonomy(Workspace(Path(root)))
+    tax = radar(root).taxonomy
     return [
         {"tag": t.name, "group": t.group, "description": t.description, "keywords": ", ".join(t.keywords)}
         for t in tax.tags
@@ -233,11 +236,9 @@ class SearchHandle:
 @cache_resource
 def searcher(root: str, generation: int, docs: str) -> SearchHandle:
     """The hybrid searcher (FAISS + BM25 + the embedder), loaded once per index state."""
-    import argparse
+    from radar.app import steps
 
-    from radar.app.cmd_index import _open_searcher
-
-    return SearchHandle(_open_searcher(argparse.Namespace(workspace=root)))
+    return SearchHandle(steps.open_searcher(radar(root)))
 
 
 def search_handle(root: str) -> SearchHandle:
@@ -251,14 +252,14 @@ def search(root: str, ver: str, query: str, filters: Any, k: int) -> list[Any]:
     """Hybrid search hits (index.search.Hit) for a query and filters (index.search.Filters)."""
     handle = search_handle(root)
     with handle.lock:
-        return handle.searcher.search(query, k=k, filters=filters)  # type: ignore[no-any-return]
+        return handle.searcher.search(query, k=k, filters=filters)
 
 
 @cache_data
 def similar(root: str, ver: str, doc_id: str, k: int) -> list[Any]:
     handle = search_handle(root)
     with handle.lock:
-        return handle.searcher.similar(doc_id, k=k)  # type: ignore[no-any-return]
+        return handle.searcher.similar(doc_id, k=k)
 
 
 @cache_data
@@ -278,7 +279,7 @@ def latest(root: str, ver: str, filters: Any, k: int) -> tuple[list[Any], dict[s
         )
         return docs, s.tags_of([d.id for d in docs])
 
-    return read(root, go)  # type: ignore[no-any-return]
+    return read(root, go)
 
 
 # -- text from feeds is untrusted --------------------------------------------------------------------

@@ -14,8 +14,8 @@ from typing import Any
 import streamlit as st
 
 from radar.app.dashboard import data
-from radar.store import Store, Workspace
 from radar.store.errors import RadarError
+from radar.store.tags import TagScore
 
 
 def render() -> None:
@@ -132,28 +132,26 @@ def _links(doc_id: str, url: str, kind: str) -> list[tuple[str, str]]:
     return out
 
 
-def _tag_controls(
-    root: str, doc_id: str, tags: list[dict[str, Any]], fixes: dict[str, int], facets: dict[str, Any]
-) -> None:
+def _tag_controls(root: str, doc_id: str, tags: list[TagScore], fixes: dict[str, int], facets: dict[str, Any]) -> None:
     st.markdown("**Tags**")
     if not tags:
         st.caption("no tags")
-    gone = sorted(t for t, v in fixes.items() if v == 0 and t not in {x["tag"] for x in tags})
+    gone = sorted(t for t, v in fixes.items() if v == 0 and t not in {x.tag for x in tags})
     if gone:
         st.caption(data.md("removed by a correction: " + ", ".join(gone)))
     for t in tags:
         c1, c2, c3 = st.columns([3, 1, 1])
-        state = {1: " · confirmed", 0: " · removed"}.get(fixes.get(t["tag"], -1), "")
-        c1.markdown(f"**{data.md(t['tag'])}** {t['origin']} {t['score']:.2f}{state}")
+        state = {1: " · confirmed", 0: " · removed"}.get(fixes.get(t.tag, -1), "")
+        c1.markdown(f"**{data.md(t.tag)}** {t.origin} {t.score:.2f}{state}")
         c2.button(
             "Confirm",
-            key=f"confirm-{doc_id}-{t['tag']}",
+            key=f"confirm-{doc_id}-{t.tag}",
             disabled=state != "",
             on_click=_correct,
-            args=(root, doc_id, [t["tag"]], []),
+            args=(root, doc_id, [t.tag], []),
         )
-        c3.button("Remove", key=f"remove-{doc_id}-{t['tag']}", on_click=_correct, args=(root, doc_id, [], [t["tag"]]))
-    choices = [t for t in _tag_names(root, facets) if t not in {x["tag"] for x in tags}]
+        c3.button("Remove", key=f"remove-{doc_id}-{t.tag}", on_click=_correct, args=(root, doc_id, [], [t.tag]))
+    choices = [t for t in _tag_names(root, facets) if t not in {x.tag for x in tags}]
     if choices:
         c1, c2 = st.columns([3, 1])
         new = c1.selectbox(
@@ -174,12 +172,10 @@ def _tag_names(root: str, facets: dict[str, Any]) -> list[str]:
 
 def _correct(root: str, doc_id: str, add: list[str], remove: list[str]) -> None:
     """Store a correction through the tagging stage (a fresh connection: writes never share the cache's)."""
-    from radar.analysis.tags import record_correction
+    from radar.app import steps
 
-    ws = Workspace(Path(root))
     try:
-        with Store(ws.db_path) as store:
-            record_correction(ws, store, doc_id, add=add, remove=remove)
+        steps.fix_tags(data.radar(root), doc_id, add, remove)
     except RadarError as exc:
         st.session_state["ex_fix_msg"] = (False, data.md(f"radar: {exc}"))
         return

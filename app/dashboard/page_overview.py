@@ -11,6 +11,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from radar.analysis.trends.result import TrendsResult
 from radar.app.dashboard import data
 
 PERIODS_SHOWN = {"week": 26, "month": 18}
@@ -44,7 +45,7 @@ def render() -> None:
     head = data.headline(root, ver, as_of, window)
     _headline(head, facets, window)
 
-    trends: dict[str, Any] | None = None
+    trends: TrendsResult | None = None
     trends_error = ""
     try:
         with st.spinner("computing trends (a workspace where `radar trends` never ran builds its term table first)"):
@@ -76,8 +77,8 @@ def render() -> None:
         )
         return
     _terms(trends)
-    _new_methods(trends.get("new_methods") or [])
-    _table("Growing topics", trends.get("topics") or [], trends.get("topics_note") or "No topics in this period.")
+    _new_methods(trends.new_methods)
+    _table("Growing topics", trends.topics, trends.topics_note or "No topics in this period.")
 
 
 def _headline(head: dict[str, Any], facets: dict[str, Any], window: str) -> None:
@@ -92,12 +93,12 @@ def _headline(head: dict[str, Any], facets: dict[str, Any], window: str) -> None
     cols[4].metric("In the workspace", f"{facets['counts']['documents']:,}")
 
 
-def _tag_chart(root: str, ver: str, window: str, as_of: date, trends: dict[str, Any] | None) -> None:
+def _tag_chart(root: str, ver: str, window: str, as_of: date, trends: TrendsResult | None) -> None:
     st.subheader(f"Volume per tag and {window}")
-    if trends and trends.get("tags"):
+    if trends and trends.tags:
         rows = [
             {"period": p["period"], "tag": tag, "count": p["count"], "share": p.get("share", 0.0)}
-            for tag, points in trends["tags"].items()
+            for tag, points in trends.tags.items()
             for p in points
         ]
         source = "radar trends"
@@ -145,11 +146,11 @@ def _groups(root: str) -> dict[str, list[str]]:
     return out
 
 
-def _terms(trends: dict[str, Any]) -> None:
+def _terms(trends: TrendsResult) -> None:
     left, right = st.columns(2)
     for col, key, title in ((left, "emerging", "Emerging terms"), (right, "declining", "Declining terms")):
         col.subheader(title)
-        items = trends.get(key) or []
+        items = trends.emerging if key == "emerging" else trends.declining
         if not items:
             col.caption("none in this period")
             continue

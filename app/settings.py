@@ -1,0 +1,79 @@
+"""radar.toml, read once: every stage's config dataclass, validated when the file is loaded.
+
+The composition root (this package) is the only reader of radar.toml. Each stage owns its config
+dataclass and its checks (errors name the key and the fix); `load_settings` parses the file once,
+builds them all, and resolves the paths the file names (relative to the workspace). Stages receive
+the one dataclass they need and never see the file or the workspace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from radar.analysis.tags.config import TaggingConfig
+from radar.analysis.trends.config import TrendsConfig
+from radar.app.dashboard.config import AppConfig
+from radar.index.config import EmbeddingConfig, SearchConfig
+from radar.reports.config import DeliveryConfig, Profile, ReportConfig
+from radar.store import Config, CrawlConfig, SourceConfig, Workspace
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything radar.toml says, one typed field per section."""
+
+    root: Path
+    config: Config  # [crawl] and [[sources]] (the crawler's own dataclasses)
+    embedding: EmbeddingConfig
+    search: SearchConfig
+    tagging: TaggingConfig
+    trends: TrendsConfig
+    report: ReportConfig
+    profile: Profile
+    delivery: DeliveryConfig
+    app: AppConfig
+    repro: dict[str, Any]  # [repro]: the reproduction stage validates its own table
+    taxonomy_path: Path | None  # [tagging] taxonomy, resolved; None = the packaged default
+    label_paths: tuple[Path, ...]  # [tagging] labels, resolved
+
+    @property
+    def crawl(self) -> CrawlConfig:
+        return self.config.crawl
+
+    @property
+    def sources(self) -> tuple[SourceConfig, ...]:
+        return self.config.sources
+
+    def with_formats(self, formats: str | None) -> Settings:
+        """The same settings with `--format` overriding [report] formats (validated like the file)."""
+        if formats is None:
+            return self
+        return replace(self, report=ReportConfig.from_section(self.config.section("report"), formats))
+
+    def with_app(self, **overrides: Any) -> Settings:
+        """The same settings with command-line overrides of [app] (e.g. --port)."""
+        given = {k: v for k, v in overrides.items() if v is not None}
+        return replace(self, app=AppConfig.from_section(self.config.section("app") | given)) if given else self
+
+
+def load_settings(ws: Workspace) -> Settings:
+    """Parse ws's radar.toml once into every stage's validated config."""
+    config = ws.config()
+    tagging = TaggingConfig.from_section(config.section("tagging"))
+    return Settings(
+        root=ws.root,
+        config=config,
+        embedding=EmbeddingConfig.from_section(config.section("embedding")),
+        search=SearchConfig.from_section(config.section("search")),
+        tagging=tagging,
+        trends=TrendsConfig.from_section(config.section("trends")),
+        report=ReportConfig.from_section(config.section("report")),
+        profile=Profile.from_section(config.section("profile")),
+        delivery=DeliveryConfig.from_section(config.section("delivery")),
+        app=AppConfig.from_section(config.section("app")),
+        repro=config.section("repro"),
+        taxonomy_path=ws.resolve(tagging.taxonomy) if tagging.taxonomy else None,
+        label_paths=tuple(ws.resolve(p) for p in tagging.labels),
+    )

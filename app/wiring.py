@@ -1,0 +1,87 @@
+"""Resolvers: one place that turns settings into the objects each stage is handed.
+
+Every swappable stage has a small Protocol at its seam (``Embedder`` in index.embedder,
+``Summarizer`` in reports.summarize, ``Notifier`` in reports.deliver, ``TrendDetector`` below) and one
+resolver here. Tests inject a fake by passing it to the step that needs it (``steps.*(..., embedder=fake)``)
+where the test is about something else; everywhere else the real component comes from here.
+"""
+
+from __future__ import annotations
+
+from radar.analysis.tags.tagger import TagEnv, Vectors
+from radar.analysis.trends.compute import TrendsEnv
+from radar.app.context import Radar
+from radar.index.embedder import Embedder, make_embedder, model_id_for, resolve_model_dir
+from radar.index.errors import NothingIndexed
+from radar.index.pipeline import IndexPaths, load_keyword, load_vectors, stored_model
+from radar.index.search import Searcher
+from radar.store import Store
+
+
+def index_paths(radar: Radar) -> IndexPaths:
+    return IndexPaths(vectors=radar.ws.vector_dir, keyword=radar.ws.keyword_dir)
+
+
+# -- embedder and search -------------------------------------------------------------------------------
+def embedder(radar: Radar, *, device: str = "auto", precision: str | None = None) -> Embedder:
+    """The configured embedding model (ONNX on a CPU, torch on a GPU), exported once into the model cache."""
+    return make_embedder(
+        radar.settings.embedding, device=device, cache_dir=radar.ws.model_cache_dir, precision=precision
+    )
+
+
+def searcher(radar: Radar, store: Store, *, query_embedder: Embedder | None = None) -> Searcher:
+    """Hybrid search over the stored vectors (FAISS) and the keyword index (BM25).
+
+    Queries are embedded like the stored vectors: same model and windowing, and the precision the index
+    was built with (int8 on a CPU, float on a GPU machine)."""
+    settings = radar.settings
+    _, precision = stored_model(store, settings.embedding)
+    emb = query_embedder or embedder(radar, device="cpu", precision=precision)
+    vectors, _ = load_vectors(index_paths(radar), store, emb.model_id, emb.dim, settings.search)
+    keyword, _ = load_keyword(index_paths(radar), store)
+    return Searcher(store, emb, vectors, keyword, settings.search)
+
+
+# -- tagging ---------------------------------------------------------------------------------------------
+def tag_vectors(radar: Radar, store: Store, *, allow_empty: bool = False) -> Vectors:
+    """The embedding model whose vectors the workspace holds (as search picks it). With ``allow_empty`` a
+    workspace with nothing embedded gets the model `radar index` would use on this CPU."""
+    from radar.analysis.tags.errors import TaggingError
+
+    cfg = radar.settings.embedding
+    try:
+        model_id, precision = stored_model(store, cfg)
+    except NothingIndexed:
+        if not allow_empty:
+            raise TaggingError("nothing is embedded yet; run `radar index` first, then `radar tag`") from None
+        int8 = cfg.int8_on("cpu")
+        model_id, precision = model_id_for(cfg, resolve_model_dir(cfg.model), int8=int8), "int8" if int8 else "fp"
+
+    def make() -> Embedder:
+        return embedder(radar, device="cpu", precision=precision)
+
+    return Vectors(model_id, precision, radar.ws.model_cache_dir, make)
+
+
+def tag_env(radar: Radar, store: Store, *, allow_empty: bool = False) -> TagEnv:
+    settings = radar.settings
+    return TagEnv(
+        config=settings.tagging,
+        taxonomy=radar.taxonomy,
+        vectors=tag_vectors(radar, store, allow_empty=allow_empty),
+        model_path=radar.ws.tag_model_path,
+        label_paths=settings.label_paths,
+    )
+
+
+# -- trends -------------------------------------------------------------------------------------------------
+def trends_env(radar: Radar) -> TrendsEnv:
+    settings = radar.settings
+    return TrendsEnv(
+        config=settings.trends,
+        embedding=settings.embedding,
+        term_cache=radar.ws.term_cache_path,
+        topics_dir=radar.ws.topics_dir,
+        tag_groups=radar.tag_groups(),
+    )
