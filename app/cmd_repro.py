@@ -1,12 +1,18 @@
-"""`radar repro run|list|show|methods|export|cancel`: reproduction runs of GRPO-family methods."""
+"""`radar repro run|list|show|methods|export|cancel`: reproduction runs of GRPO-family methods.
+
+The composition root for repro: it opens the workspace and hands repro a Store and explicit paths
+(the run folder, the warm-start cache). `list` and `show` read run records without importing torch.
+"""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from radar.app.output import console, err_console, print_json
 from radar.store import Workspace, resolve_root
+from radar.store.runs import RunRecord
 
 
 def _ws(args: argparse.Namespace) -> Workspace:
@@ -16,6 +22,7 @@ def _ws(args: argparse.Namespace) -> Workspace:
 def _summary(run: dict[str, Any]) -> dict[str, Any]:
     result = run.get("result") or {}
     return {
+        "eval_overlap": result.get("eval_overlap"),
         "id": run["id"],
         "status": run["status"],
         "verdict": result.get("verdict"),
@@ -44,73 +51,96 @@ def cmd_run(args: argparse.Namespace) -> int:
         steps=args.steps,
         device=args.device,
     )
-    run_id = runner.submit(ws, spec)
-    proc = runner.start(ws, run_id)
-    if args.background:
-        run = runner.get(ws, run_id, reap_first=False)
-        if args.json:
-            print_json(_summary(run))
-        else:
-            console.print(
-                f"started {run_id} in the background (pid {proc.pid}); follow it with "
-                f"`radar repro show {run_id}`, log: {runner.log_path(ws, run_id)}"
+    runner.check_device(spec.device)  # one line, before any worker starts
+    run_id = runner.new_run_id(spec)
+    log = runner.log_path(ws.run_dir(run_id))
+    with ws.store() as store:
+        runner.submit(store, spec, run_id, ws.run_dir(run_id), ws.policy_cache_dir)
+        proc = runner.start(store, run_id)
+        if args.background:
+            run = runner.get(store, run_id, reap_first=False)
+            if args.json:
+                print_json(_summary(run))
+            else:
+                console.print(
+                    f"started {run_id} in the background (pid {proc.pid}); follow it with "
+                    f"`radar repro show {run_id}`, log: {log}"
+                )
+            return 0
+        if not args.json:
+            err_console.print(
+                f"run {run_id}: {spec.method} vs {spec.baseline} on {spec.task} "
+                f"({spec.preset}, {spec.seeds} seed pairs); log: {log}"
             )
-        return 0
-    if not args.json:
-        err_console.print(
-            f"run {run_id}: {spec.method} vs {spec.baseline} on {spec.task} "
-            f"({spec.preset}, {spec.seeds} seeds); log: {runner.log_path(ws, run_id)}"
-        )
 
-    def progress(run: dict[str, Any]) -> None:
-        if not args.json and err_console.is_terminal:
-            err_console.print(f"  {100 * run['progress']:.0f}%", end="\r")
+        def progress(run: dict[str, Any]) -> None:
+            if not args.json and err_console.is_terminal:
+                err_console.print(f"  {100 * run['progress']:.0f}%", end="\r")
 
-    run = runner.wait(ws, run_id, proc, on_progress=progress)
+        run = runner.wait(store, run_id, proc, on_progress=progress)
     if args.json:
         print_json(_summary(run))
     else:
         _print_run(run)
+    if run["status"] == "cancelled" and "stopped by" in (run["error"] or ""):
+        err_console.print(f"radar: {run['error']}; run {run_id} was cancelled and its worker stopped")
+        return 1
     return 0 if run["status"] in ("done", "cancelled") else 2
 
 
-def _print_run(run: dict[str, Any]) -> None:
-    p = run["params"]
+def _print_run(row: dict[str, Any]) -> None:
+    run = RunRecord.from_row(row)
+    p = run.params
     console.print(
-        f"[bold]{run['id']}[/bold]  {run['status']}  {p['method']} vs {p['baseline']} on {p['task']} "
-        f"({p['preset']}, {p['seeds']} seeds, {p['total_steps']} steps)"
+        f"[bold]{run.id}[/bold]  {run.status}  {run.method} vs {run.baseline} on {run.task} "
+        f"({p.get('preset')}, {p.get('seeds')} seeds, {p.get('total_steps')} steps)"
     )
-    result = run.get("result") or {}
-    if run["error"]:
-        console.print(f"error: {run['error']}")
-    verdict = result.get("verdict")
-    if verdict:
-        console.print(verdict["summary"])
-        m = result.get("metrics", {})
+    if run.error:
+        console.print(f"error: {run.error}")
+    if run.verdict is not None:
+        console.print(run.verdict.summary)
+        for t in run.verdict.metrics:
+            lo, hi = t.interval
+            console.print(
+                f"  {t.title}: {t.label}; effect {_pts(t.effect)} pts, CI [{_pts(lo)}, {_pts(hi)}], "
+                f"p {_p(t.p)} (Holm {_p(t.p_adjusted)}), n={t.n}, {t.test}"
+            )
+        if run.eval_overlap is not None:
+            console.print(f"  evaluation prompts seen in training (measured): {run.eval_overlap.get('share')}")
+        m = run.metrics
         console.print(
             f"time to verdict {m.get('time_to_verdict_s')} s, {m.get('steps_per_s')} steps/s on {m.get('device')}"
         )
-        for path in result.get("plots", []):
+        for path in run.plots:
             console.print(f"plot: {path}")
-    elif run["status"] == "running":
-        console.print(f"progress {100 * run['progress']:.0f}%")
+    elif run.status == "running":
+        console.print(f"progress {100 * run.progress:.0f}%")
+
+
+def _pts(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:+.1f}"
+
+
+def _p(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.3g}"
 
 
 def cmd_list(args: argparse.Namespace) -> int:
     from radar.repro import runner
 
-    runs = runner.list_runs(_ws(args), status=args.status)
+    with _ws(args).store() as store:
+        runs = runner.list_runs(store, status=args.status)
     if args.json:
         print_json([_summary(r) for r in runs])
         return 0
     if not runs:
         console.print("no reproduction runs yet; start one with `radar repro run --method dapo`")
-    for r in runs:
-        p = r["params"]
-        overall = ((r.get("result") or {}).get("verdict") or {}).get("overall", "")
+    for row in runs:
+        r = RunRecord.from_row(row)
+        overall = r.verdict.overall if r.verdict else ""
         console.print(
-            f"{r['id']}  {r['status']:<9} {p['method']} vs {p['baseline']} on {p['task']} "
-            f"({p['preset']}, {p['seeds']} seeds)  {overall}"
+            f"{r.id}  {r.status:<9} {r.method} vs {r.baseline} on {r.task} "
+            f"({r.params.get('preset')}, {r.params.get('seeds')} seeds)  {overall}"
         )
     return 0
 
@@ -118,7 +148,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     from radar.repro import runner
 
-    run = runner.get(_ws(args), args.run_id)
+    with _ws(args).store() as store:
+        run = runner.get(store, args.run_id)
     if args.json:
         print_json(_summary(run))
     else:
@@ -129,7 +160,8 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_cancel(args: argparse.Namespace) -> int:
     from radar.repro import runner
 
-    run = runner.cancel(_ws(args), args.run_id)
+    with _ws(args).store() as store:
+        run = runner.cancel(store, args.run_id)
     if args.json:
         print_json(_summary(run))
     else:
@@ -149,6 +181,8 @@ def cmd_methods(args: argparse.Namespace) -> int:
         return 0
     for d in docs:
         console.print(f"[bold]{d['name']}[/bold]  {d['title']}  arXiv:{d['arxiv'] or '-'}")
+        if d["baseline"]:
+            console.print(f"    vs {d['baseline']}, changes: {', '.join(d['changes'])}")
         console.print(f"    claim: {d['claim']}")
     return 0
 
@@ -156,9 +190,9 @@ def cmd_methods(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from radar.repro import export, runner
 
-    ws = _ws(args)
-    run = runner.get(ws, args.run_id)
-    paths = export.export_run(ws, run, engine=args.engine, out_dir=args.out)
+    with _ws(args).store() as store:
+        run = runner.get(store, args.run_id)
+    paths = export.export_run(run, engine=args.engine, out_dir=Path(args.out) if args.out else None)
     if args.json:
         print_json({"id": run["id"], "engine": args.engine, "files": [str(p) for p in paths]})
     else:
@@ -174,10 +208,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = rsub.add_parser("run", help="train a method and a baseline over seeds, then give a verdict")
     p.add_argument("--method", required=True, help="method preset (see `radar repro methods`)")
-    p.add_argument("--baseline", default="grpo", help="baseline preset (default: grpo)")
+    p.add_argument(
+        "--baseline",
+        default="",
+        help="baseline preset (default: the method's own, grpo for most; the method itself gives an A/A run)",
+    )
     p.add_argument("--task", default="addition", help="addition, countdown or sorting (default: addition)")
     p.add_argument("--preset", default="tiny", help="policy size: tiny (CPU, minutes) or small (GPU)")
-    p.add_argument("--seeds", type=int, default=3, help="seeds per arm (default: 3)")
+    p.add_argument("--seeds", type=int, default=5, help="seed pairs: each its own warm start (default: 5)")
     p.add_argument("--steps", type=int, default=0, help="optimizer steps per arm (default: the preset's)")
     p.add_argument("--device", default="auto", help="auto (GPU when present), cpu or cuda")
     p.add_argument("--background", action="store_true", help="return at once; the worker keeps running")

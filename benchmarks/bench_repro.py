@@ -1,6 +1,6 @@
 """Time to a verdict for a reproduction run, and training steps/s.
 
-    python benchmarks/bench_repro.py                       # dapo vs grpo, 3 seeds, tiny, CPU
+    python benchmarks/bench_repro.py                       # dapo vs grpo, 5 seed pairs, tiny, CPU
     python benchmarks/bench_repro.py --preset small --device cuda --steps 100
 
 "steps/s/arm" is one arm process's rate; "steps/s" counts all arms over the training wall time
@@ -28,8 +28,10 @@ from radar.store import Workspace  # noqa: E402
 
 def one(ws: Workspace, spec: runner.RunSpec) -> dict:
     started = time.perf_counter()
-    run_id = runner.submit(ws, spec)
-    run = runner.wait(ws, run_id, runner.start(ws, run_id))
+    run_id = runner.new_run_id(spec)
+    with ws.store() as store:
+        runner.submit(store, spec, run_id, ws.run_dir(run_id), ws.policy_cache_dir)
+        run = runner.wait(store, run_id, runner.start(store, run_id))
     wall = time.perf_counter() - started
     if run["status"] != "done":
         raise SystemExit(f"run {run_id} {run['status']}: {run['error']}")
@@ -47,18 +49,18 @@ def one(ws: Workspace, spec: runner.RunSpec) -> dict:
         "overall": v["overall"],
         "claim": v["claim"]["status"],
         "summary": v["summary"],
-        "final_correct": m["final_correct"],
-        "eval_accuracy": m["eval_accuracy"],
+        "final_heldout_greedy": m["final_heldout_greedy"],
+        "heldout": m["heldout"],
     }
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--method", default="dapo")
-    ap.add_argument("--baseline", default="grpo")
+    ap.add_argument("--baseline", default="")
     ap.add_argument("--task", default="addition")
     ap.add_argument("--preset", default="tiny")
-    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--steps", type=int, default=0)
     ap.add_argument("--device", default="auto")
     ap.add_argument("--once", action="store_true", help="only the cold run")

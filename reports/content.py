@@ -1,8 +1,10 @@
 """Gather what a report says about one period, as plain data (rendered by render.py, saved as JSON).
 
 Counts come from the store (so they agree with `radar stats` and `radar search --since/--until`);
-emerging and declining terms, new methods and topics come from the trends dict
-(analysis.trends.compute_trends); ranking, summaries and recommendations are computed here.
+emerging and declining terms, new methods and topics come from the trends (analysis.trends'
+``TrendsResult``); ranking, summaries and recommendations are computed here. Everything else (the
+taxonomy's groups, the run records, the reproduction presets, the summarizer) is handed in by the
+composition root (app.steps).
 """
 
 from __future__ import annotations
@@ -11,13 +13,16 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import date, timedelta
+from pathlib import Path
 from typing import Any
 
 from radar.reports.config import Profile, ReportConfig
 from radar.reports.period import Period
 from radar.reports.ranking import Ranked, rank, term_pattern
+from radar.analysis.trends.result import TrendsResult
 from radar.reports.recommend import (
     ACTIONS,
+    Presets,
     Evidence,
     Recommendation,
     code_links,
@@ -27,14 +32,14 @@ from radar.reports.recommend import (
     preset_name,
     preset_patterns,
 )
-from radar.reports.summarize import Summarizer, make_summarizer
-from radar.store import Store, Workspace
+from radar.reports.result import ReportContent
+from radar.reports.summarize import Summarizer
+from radar.store import Store
 from radar.store.models import Document, utc_now
 
 GROUP_ORDER = ("rl-post-training", "hardware-systems", "other")
 MAX_NEW_METHODS = 30  # new methods from the trends considered for recommendations
 MAX_RECOMMENDATIONS = 12
-EMPTY_TRENDS: dict[str, Any] = {"emerging": [], "declining": [], "tags": {}, "topics": [], "new_methods": []}
 
 
 @dataclass
@@ -51,11 +56,9 @@ class TagGroups:
         return sorted(names, key=lambda g: (GROUP_ORDER.index(g) if g in GROUP_ORDER else len(GROUP_ORDER), g))
 
 
-def tag_groups(ws: Workspace, store: Store) -> TagGroups:
-    """The tagger's taxonomy (analysis.tags) as tag -> group, plus any other stored tag in "other"."""
-    from radar.analysis.tags import load_taxonomy  # loads scikit-learn: only when a report is gathered
-
-    groups = {t.name: t.group for t in load_taxonomy(ws).tags}
+def tag_groups(taxonomy_groups: dict[str, str], store: Store) -> TagGroups:
+    """The taxonomy's tag -> group (in its order), plus any other stored tag in "other"."""
+    groups = dict(taxonomy_groups)
     for t in store.known_tags():
         groups.setdefault(t, "other")
     return TagGroups(groups)
@@ -158,31 +161,44 @@ def _volumes(store: Store, period: Period, grouping: TagGroups, cfg: ReportConfi
     return headline, tags
 
 
-def _flagged_ids(trends: dict[str, Any]) -> set[str]:
+def _flagged_ids(trends: TrendsResult) -> set[str]:
     ids: set[str] = set()
-    for key in ("emerging", "new_methods"):
-        for item in trends.get(key, []):
-            ids.update(item.get("example_ids", []))
+    for item in [*trends.emerging, *trends.new_methods]:
+        ids.update(item["example_ids"])
     return ids
 
 
-def _finished_runs(store: Store, ws: Workspace) -> list[dict[str, Any]]:
-    """Finished reproduction runs, newest first (read from the store: importing repro.runner loads torch)."""
+def finished_runs(store: Store, runs_dir: Path) -> list[dict[str, Any]]:
+    """Finished reproduction runs, newest first, from the store's typed run records (no repro, no torch).
+
+    ``verdict`` is the calibrated label ("better"/"worse"/...) only for a verdict from the paired,
+    Holm-corrected tests of an A/B run; an A/A calibration run or an old uncalibrated record says so
+    instead, so the repro-better/repro-worse rules never fire on them.
+    """
     out = []
-    for run in store.list_runs(kind="repro", status="done"):
-        result = run.get("result") or {}
-        verdict = result.get("verdict") or {}
-        params = run.get("params") or {}
+    for run in store.run_records(kind="repro", status="done"):
+        v = run.verdict
+        aa = run.method == run.baseline
+        if v is None:
+            label = ""
+        elif aa:
+            label = f"A/A calibration ({v.overall})"
+        elif not v.calibrated:
+            label = f"uncalibrated, old record ({v.overall})"
+        else:
+            label = v.overall
+        noise = v.seed_noise.sd_difference if v is not None and v.seed_noise is not None else None
         out.append(
             {
-                "id": run["id"],
-                "method": params.get("method", ""),
-                "baseline": params.get("baseline", ""),
-                "task": params.get("task", ""),
-                "verdict": verdict.get("overall", ""),
-                "summary": verdict.get("summary", ""),
-                "finished_at": run.get("finished_at", ""),
-                "folder": result.get("folder") or str(ws.run_dir(run["id"])),
+                "id": run.id,
+                "method": run.method,
+                "baseline": run.baseline,
+                "task": run.task,
+                "verdict": label,
+                "summary": v.summary if v is not None else "",
+                "seed_noise": noise,
+                "finished_at": run.finished_at,
+                "folder": run.folder or str(runs_dir / run.id),
             }
         )
     return out
@@ -191,13 +207,14 @@ def _finished_runs(store: Store, ws: Workspace) -> list[dict[str, Any]]:
 def _evidence(
     store: Store,
     period: Period,
-    trends: dict[str, Any],
+    trends: TrendsResult,
     ranked: list[Ranked],
     baseline: list[Document],
     runs: list[dict[str, Any]],
     trailing_weeks: int,
+    preset_titles: Presets,
 ) -> list[Evidence]:
-    presets = preset_patterns()
+    presets = preset_patterns(preset_titles)
     relevance = {r.doc.id: r.relevance for r in ranked}
     period_docs = [r.doc for r in ranked]
     latest_run: dict[str, dict[str, Any]] = {}
@@ -221,8 +238,8 @@ def _evidence(
                 out.append(d)
         return out
 
-    for item in trends.get("new_methods", [])[:MAX_NEW_METHODS]:
-        name = str(item.get("name", "")).strip()
+    for item in trends.new_methods[:MAX_NEW_METHODS]:
+        name = item["name"].strip()
         if not name:
             continue
         pat = term_pattern(name, exact_case=sum(c.isupper() for c in name) >= 2)
@@ -230,7 +247,7 @@ def _evidence(
         here = mentions(pat, period_docs, max(words, key=len) if words else "")
         if not here:  # named by the trends but absent from this period: nothing to act on this week
             continue
-        examples = list(store.documents(item.get("example_ids", [])[:10]).values())
+        examples = list(store.documents(item["example_ids"][:10]).values())
         docs = sorted({d.id: d for d in [*here, *examples]}.values(), key=lambda d: d.published, reverse=True)
         rel = [relevance[d.id] for d in docs if d.id in relevance]
         preset = match_preset(name, presets)
@@ -238,10 +255,10 @@ def _evidence(
             method=name,
             origin="new method (trends)",
             papers=[paper_ref(d) for d in docs[:6]],
-            count=int(item.get("count", len(docs))),
+            count=int(item["count"]),
             recent_count=len(here),
-            growth=float(item.get("growth") or 0.0),
-            first_seen=str(item.get("first_seen", ""))[:10],
+            growth=float(item["growth"] or 0.0),
+            first_seen=item["first_seen"][:10],
             code_links=code_links(docs)[:5],
             relevance=round(sum(rel) / len(rel), 3) if rel else 0.0,
             preset=preset,
@@ -250,7 +267,7 @@ def _evidence(
     for preset, pat in presets.items():
         if preset in found:
             continue
-        needle = max(re.findall(r"[a-z0-9]+", preset_name(preset).lower()), key=len)
+        needle = max(re.findall(r"[a-z0-9]+", preset_name(preset, preset_titles).lower()), key=len)
         here = mentions(pat, period_docs, needle)
         if not here:
             continue
@@ -260,7 +277,7 @@ def _evidence(
         rel = [relevance[d.id] for d in here]
         docs = sorted([*here, *before], key=lambda d: d.published, reverse=True)
         found[preset] = Evidence(
-            method=preset_name(preset),
+            method=preset_name(preset, preset_titles),
             origin="repro preset mentioned",
             papers=[paper_ref(d) for d in docs[:6]],
             count=len(docs),
@@ -275,22 +292,18 @@ def _evidence(
 
 
 def gather(
-    ws: Workspace,
     store: Store,
     period: Period,
     cfg: ReportConfig,
     profile: Profile,
     *,
-    trends: dict[str, Any] | None = None,
-    summarizer: Summarizer | None = None,
-    grouping: TagGroups | None = None,
-    runs: list[dict[str, Any]] | None = None,
-) -> dict[str, Any]:
-    """Everything the templates show, as JSON-ready data."""
-    trends = trends or EMPTY_TRENDS
-    grouping = grouping or tag_groups(ws, store)
-    summarizer = summarizer or make_summarizer(cfg)
-    runs = _finished_runs(store, ws) if runs is None else runs
+    trends: TrendsResult,
+    grouping: TagGroups,
+    summarizer: Summarizer,
+    runs: list[dict[str, Any]],
+    presets: Presets,
+) -> ReportContent:
+    """Everything the templates show; ``ReportContent.as_dict()`` is report.json."""
     used_profile, profile_note = effective_profile(profile, grouping)
 
     headline, tag_volume = _volumes(store, period, grouping, cfg)
@@ -344,7 +357,7 @@ def gather(
         )
 
     recs: list[Recommendation] = [
-        decide(e) for e in _evidence(store, period, trends, ranked, baseline, runs, cfg.trailing_weeks)
+        decide(e) for e in _evidence(store, period, trends, ranked, baseline, runs, cfg.trailing_weeks, presets)
     ]
     recs.sort(key=lambda r: (ACTIONS.index(r.action), -r.evidence.recent_count, r.method.lower()))
     # a method that only rises, with no relevance to the lab's profile (e.g. a radiology model), is noise here
@@ -358,40 +371,41 @@ def gather(
         if off_profile
         else ""
     )
-    topics = sorted(trends.get("topics", []), key=lambda t: -(t.get("growth") or 0.0))
+    topics = sorted(trends.topics, key=lambda t: -(t["growth"] or 0.0))
     summary_note = summarizer.name
     if getattr(summarizer, "failures", 0):
         summary_note = f"extractive (the summary endpoint failed: {summarizer.last_error})"  # type: ignore[attr-defined]
-    return {
-        "title": cfg.title,
-        "period": {
+    return ReportContent(
+        title=cfg.title,
+        period={
             "label": period.label,
             "start": period.start.isoformat(),
             "end": period.end.isoformat(),
             "describe": period.describe(),
         },
-        "generated_at": utc_now(),
-        "headline": headline,
-        "tag_volume": tag_volume,
-        "trends": {
-            "as_of": str(trends.get("as_of", "")),
-            "emerging": trends.get("emerging", [])[:10],
-            "declining": trends.get("declining", [])[:6],
-            "new_methods": trends.get("new_methods", [])[:10],
-            "topics": [t for t in topics if (t.get("growth") or 0) > 0][:6],
+        generated_at=utc_now(),
+        headline=headline,
+        tag_volume=tag_volume,
+        trends={
+            "as_of": trends.as_of,
+            "emerging": trends.emerging[:10],
+            "declining": trends.declining[:6],
+            "new_methods": trends.new_methods[:10],
+            "topics": [t for t in topics if (t["growth"] or 0) > 0][:6],
         },
-        "top_overall": top_overall,
-        "top_papers": by_tag,
-        "posts": post_items,
-        "posts_total": len(posts),
-        "recommendations": [r.as_dict() for r in recs[:MAX_RECOMMENDATIONS]],
-        "runs": runs[:10],
-        "notes": {
+        top_overall=top_overall,
+        top_papers=by_tag,
+        posts=post_items,
+        posts_total=len(posts),
+        recommendations=[r.as_dict() for r in recs[:MAX_RECOMMENDATIONS]],
+        runs=runs[:10],
+        notes={
             "profile": profile_note,
             "summaries": summary_note,
             "off_profile": off_note,
             "tags": "" if store.known_tags() else "no tags yet: run `radar tag` for per-tag sections",
             "ranking": f"score = {cfg.relevance_weight:g} relevance + {cfg.novelty_weight:g} novelty + "
             f"{cfg.recency_weight:g} recency",
+            "trends": "",
         },
-    }
+    )

@@ -21,9 +21,9 @@ import yaml
 
 from radar.repro.errors import ReproError
 from radar.repro.methods import Method, get_method
-from radar.repro.policy import get_size
+from radar.repro.sizes import get_size
 from radar.repro.tasks import get_task
-from radar.store import Workspace
+from radar.store.files import write_text_atomic
 
 _AGG = {
     "grpo": "seq-mean-token-mean",
@@ -31,7 +31,6 @@ _AGG = {
     "dr_grpo": "seq-mean-token-sum-norm",
     "dapo": "token-mean",
     "cispo": "token-mean",
-    "bnpo": "token-mean",
 }
 
 
@@ -59,6 +58,8 @@ def verl_overrides(
         loss_mode = "geo_mean"
     eps_low = cfg.get("epsilon", 0.2)
     eps_high = cfg.get("epsilon_high") or eps_low
+    if loss_type == "cispo":  # TRL's epsilon_high is the absolute cap; verl clamps to [1 - low, 1 + high]
+        eps_low, eps_high = 1.0, round(float(eps_high) - 1.0, 6)  # MiniMax-M1: no lower bound
     beta = float(cfg.get("beta", 0.0))
     out: dict[str, Any] = {
         "algorithm.adv_estimator": "grpo",
@@ -84,7 +85,7 @@ def verl_overrides(
         "actor_rollout_ref.model.path": model_path,
         "data.train_batch_size": prompts,
         "data.max_prompt_length": task.max_prompt_chars + 2,
-        "data.max_response_length": task.max_answer_chars + 2,
+        "data.max_response_length": task.max_completion_tokens,
         "data.train_files": "train.parquet",
         "data.val_files": "val.parquet",
         "custom_reward_function.path": "radar_reward.py",
@@ -124,7 +125,7 @@ from datasets import Dataset
 from trl import GRPOConfig
 
 from radar.repro.methods import get_method
-from radar.repro.policy import get_size
+from radar.repro.sizes import get_size
 from radar.repro.tasks import get_task
 from radar.repro.trainer import RadarGRPOTrainer, reward_functions
 from transformers import AutoTokenizer
@@ -175,13 +176,13 @@ def _accelerate_yaml(num_processes: int) -> str:
     )
 
 
-def export_run(
-    ws: Workspace, run: dict[str, Any], engine: str, out_dir: str = "", num_processes: int = 8
-) -> list[Path]:
+def export_run(run: dict[str, Any], engine: str, out_dir: Path | None = None, num_processes: int = 8) -> list[Path]:
+    """Write the launch files for ``engine`` into ``out_dir`` (default: the run folder's export/ENGINE)."""
     params = run["params"]
-    folder = Path(out_dir) if out_dir else ws.run_dir(run["id"]) / "export" / engine
+    run_dir = Path(params["folder"])
+    folder = out_dir or run_dir / "export" / engine
     folder.mkdir(parents=True, exist_ok=True)
-    record_path = ws.run_dir(run["id"]) / "run.json"
+    record_path = run_dir / "run.json"
     if not record_path.exists():
         raise ReproError(f"run {run['id']} has no run.json yet (status {run['status']}); wait until it starts")
     record = json.loads(record_path.read_text(encoding="utf-8"))
@@ -190,7 +191,7 @@ def export_run(
     written: list[Path] = []
 
     def write(name: str, text: str) -> None:
-        Workspace.write_text_atomic(folder / name, text)
+        write_text_atomic(folder / name, text)
         written.append(folder / name)
 
     if engine == "trl":
@@ -221,14 +222,18 @@ def export_run(
         task, size = get_task(params["task"]), get_size(params["preset"])
         from datasets import Dataset
 
-        for split, n, seed in (("train", params["total_steps"] * size.prompts_per_step, 10_000), ("val", 200, 999_999)):
+        splits = (
+            ("train", task.examples(params["total_steps"] * size.prompts_per_step, 10_000, size.difficulty, "rl")),
+            ("val", task.eval_set(1000, difficulty=size.difficulty)),  # the held-out part, as in the run
+        )
+        for split, examples in splits:
             rows = [
                 {
                     "data_source": f"radar/{task.name}",
                     "prompt": [{"role": "user", "content": ex["prompt"]}],
                     "reward_model": {"style": "rule", "ground_truth": json.dumps(ex)},
                 }
-                for ex in task.examples(n, seed=seed, difficulty=size.difficulty)
+                for ex in examples
             ]
             Dataset.from_list(rows).to_parquet(str(folder / f"{split}.parquet"))
             written.append(folder / f"{split}.parquet")
@@ -299,6 +304,7 @@ _VERL_NOTES = """# verl export: what maps and what to check
 - DAPO's overlong shaping and dynamic sampling live in verl's DAPO recipe (reward manager `dapo`,
   `algorithm.filter_groups`); their option names have moved between verl releases: check them against
   the installed verl before enabling.
-- cispo: the IS-weight cap (TRL epsilon_high = 5.0) is written as clip_ratio_high; check whether the
-  installed verl reads it as the cap or as 1 + cap. sapo's temperatures keep verl's defaults.
+- cispo: TRL's epsilon_high is the absolute IS-weight cap (1.28); verl clamps to [1 - low, 1 + high], so
+  the export writes clip_ratio_high = 0.28 and clip_ratio_low = 1.0 (no lower bound, as MiniMax-M1).
+  sapo's temperatures keep verl's defaults.
 """

@@ -1,12 +1,15 @@
-"""GRPO-family methods as data: each preset maps onto TRL's ``GRPOConfig`` and names its paper,
-its hyperparameters and one claim a small run can check against the GRPO baseline.
+"""GRPO-family methods as data: each preset maps onto TRL's ``GRPOConfig``, names its paper, its
+baseline, the settings it changes against that baseline (one change at a time where the paper
+allows) and one claim a small run can check. Deviations from the papers are in each ``deviations``
+and in repro/README.md.
+
+The default baseline ``grpo`` is KL-free (beta 0, as every other preset), so a verdict never mixes a
+method with "no KL"; ``grpo-kl`` (beta 0.04, DeepSeekMath's value) is its own preset. A test checks
+that every preset's declared ``changes`` equal the real difference of its GRPOConfig (and reward
+shaping) from its baseline's.
 
 All presets share the run's batch shape and ``num_iterations`` (mu = 2 by default): with mu = 1
 the importance ratio is exactly 1 and every clipping variant computes the same update (TRL #3120).
-
-Deviations from the papers, common to all presets: tiny models, tiny groups (G = 8), a char-level
-task instead of math reasoning, and no dynamic sampling in DAPO (TRL has no resampling loop; zero-
-std groups still get zero advantage). Each preset's own deviations are in its ``notes``.
 
 A method TRL lacks is added with ``loss_plugin``: the name of a loss registered in
 ``repro.trainer.LOSS_PLUGINS`` (see ``gmpo`` below and repro/README.md).
@@ -24,9 +27,11 @@ from radar.repro.errors import ReproError
 class Claim:
     """A checkable statement: ``metric`` aggregated by ``window`` compared with the baseline.
 
-    ``direction``: "higher" (method > baseline), "lower" (method < baseline), "not_lower"
-    (method >= baseline - ``margin``), "ratio_at_least" (method / baseline >= ``margin``).
-    ``window``: "late" (mean over the last half of steps), "all" (mean over all steps), "slope"
+    ``direction``: "higher" (method > baseline by at least ``min_effect``), "lower" (method <
+    baseline by at least ``min_effect``), "not_lower" (method >= baseline - ``margin``: a
+    non-inferiority test), "ratio_at_least" (method / baseline >= ``margin``).
+    ``window``: "end" (the held-out score at the end of training), "late" (mean over the last half
+    of steps), "all" (mean over all steps: the normalised area under the curve), "slope"
     (least-squares slope per 100 steps).
     """
 
@@ -35,7 +40,16 @@ class Claim:
     direction: str
     window: str = "late"
     margin: float = 0.0
-    also: Claim | None = None  # a second condition that must hold too (e.g. "yet learns stably")
+    min_effect: float = 0.0  # for higher/lower: a smaller difference does not make the claim hold
+    also: Claim | None = None  # a second condition that must hold too (e.g. "yet learns as well")
+
+    def __post_init__(self) -> None:
+        if self.direction not in ("higher", "lower", "not_lower", "ratio_at_least"):
+            raise ReproError(f"claim direction {self.direction!r}: use higher, lower, not_lower or ratio_at_least")
+        if self.window not in ("end", "late", "all", "slope"):
+            raise ReproError(f"claim window {self.window!r}: use end, late, all or slope")
+        if self.direction in ("higher", "lower") and self.min_effect <= 0:
+            raise ReproError(f"claim {self.text!r} needs a minimum effect (min_effect > 0)")
 
 
 @dataclass(frozen=True)
@@ -45,142 +59,211 @@ class Method:
     arxiv: str
     config: dict[str, Any]  # GRPOConfig fields
     claim: Claim
+    baseline: str = "grpo"  # the preset the claim is about ("" for the baseline itself)
+    changes: tuple[str, ...] = ()  # settings changed vs the baseline: GRPOConfig fields, overlong_shaping, loss_plugin
     overlong_shaping: bool = False  # add DAPO's soft overlong punishment as a reward
     loss_plugin: str = ""  # name in repro.trainer.LOSS_PLUGINS; "" = TRL's own loss
     notes: str = ""
+    deviations: str = ""  # how this preset departs from its paper
     hparams_from_paper: dict[str, Any] = field(default_factory=dict)
 
 
-_REWARD_NOT_WORSE = Claim("final correctness is not worse than GRPO's", "correct", "not_lower", "late", 0.05)
+HELDOUT_MARGIN = 0.02  # "not worse" means within 2 points of held-out accuracy (a non-inferiority margin)
+_HELD_OUT_NOT_WORSE = Claim(
+    "held-out greedy accuracy stays within 2 points of the baseline's",
+    "heldout_greedy",
+    "not_lower",
+    "end",
+    HELDOUT_MARGIN,
+)
+_GRPO: dict[str, Any] = {"loss_type": "grpo", "beta": 0.0, "scale_rewards": "group", "epsilon": 0.2}
 
 METHODS: dict[str, Method] = {
     m.name: m
     for m in (
         Method(
             "grpo",
-            "GRPO (DeepSeekMath)",
+            "GRPO (DeepSeekMath), KL-free",
             "2402.03300",
-            {"loss_type": "grpo", "beta": 0.04, "scale_rewards": "group", "epsilon": 0.2},
-            _REWARD_NOT_WORSE,
-            notes="The baseline: k3 KL to the warm-started reference (beta 0.04), std-scaled advantages, "
-            "per-sequence mean of token losses. TRL's defaults (loss_type dapo, beta 0) are NOT GRPO.",
+            dict(_GRPO),
+            _HELD_OUT_NOT_WORSE,
+            baseline="",
+            notes="The default baseline: std-scaled group advantages, per-sequence mean of token losses, "
+            "token-level ratio clipped to [0.8, 1.2]. TRL's defaults (loss_type dapo) are NOT GRPO.",
+            deviations="beta 0 (the paper uses a k3 KL term with beta 0.04: see grpo-kl); G = 8 instead of 64.",
+            hparams_from_paper={"epsilon": 0.2, "G": 64},
+        ),
+        Method(
+            "grpo-kl",
+            "GRPO with the k3 KL penalty (DeepSeekMath)",
+            "2402.03300",
+            _GRPO | {"beta": 0.04},
+            _HELD_OUT_NOT_WORSE,
+            changes=("beta",),
+            notes="GRPO as published: k3 KL to the warm-started reference, beta 0.04.",
+            deviations="G = 8 instead of 64.",
             hparams_from_paper={"beta": 0.04, "epsilon": 0.2, "G": 64},
         ),
         Method(
             "dr_grpo",
             "Dr. GRPO (Understanding R1-Zero-like training)",
             "2503.20783",
-            {"loss_type": "dr_grpo", "beta": 0.0, "scale_rewards": "none", "epsilon": 0.2},
-            Claim("wrong answers do not grow longer than under GRPO", "incorrect_length", "lower", "slope"),
-            notes="No std scaling, token losses summed and divided by a constant (max_completion_length).",
+            _GRPO | {"loss_type": "dr_grpo", "scale_rewards": "none"},
+            Claim(
+                "wrong answers grow longer more slowly than under GRPO (>= 0.5 tokens per 100 steps)",
+                "incorrect_length",
+                "lower",
+                "slope",
+                min_effect=0.5,
+            ),
+            changes=("loss_type", "scale_rewards"),
+            notes="No std scaling; token losses summed and divided by a constant (max_completion_length).",
+            deviations="Answers of 1-5 tokens under a 16-token budget instead of long reasoning; G = 8.",
             hparams_from_paper={"beta": 0.0, "epsilon": 0.2, "G": 8},
+        ),
+        Method(
+            "dapo-clip-higher",
+            "DAPO's clip-higher alone",
+            "2503.14476",
+            _GRPO | {"epsilon_high": 0.28},
+            Claim(
+                "clip-higher keeps policy entropy higher than GRPO (>= 0.02 nats/token)",
+                "entropy",
+                "higher",
+                "late",
+                min_effect=0.02,
+            ),
+            changes=("epsilon_high",),
+            notes="Only the decoupled upper clip bound 1 + 0.28: the one DAPO change its entropy claim is about.",
+            deviations="Tiny policy and task; entropy of a char-level answer, not of long reasoning.",
+            hparams_from_paper={"epsilon_low": 0.2, "epsilon_high": 0.28},
         ),
         Method(
             "dapo",
             "DAPO (clip-higher, token-level loss, overlong shaping)",
             "2503.14476",
-            {
-                "loss_type": "dapo",
-                "beta": 0.0,
-                "scale_rewards": "group",
-                "epsilon": 0.2,
-                "epsilon_high": 0.28,
-                "mask_truncated_completions": False,
-            },
-            Claim("clip-higher keeps policy entropy higher than GRPO", "entropy", "higher", "late"),
+            _GRPO | {"loss_type": "dapo", "epsilon_high": 0.28},
+            Claim(
+                "keeps policy entropy higher than GRPO (>= 0.02 nats/token)",
+                "entropy",
+                "higher",
+                "late",
+                min_effect=0.02,
+            ),
+            changes=("loss_type", "epsilon_high", "overlong_shaping"),
             overlong_shaping=True,
-            notes="Dynamic sampling is not reproduced (TRL has no resampling loop); soft overlong "
-            "punishment uses TRL's get_soft_overlong_punishment with a cache of 1/4 of the max length.",
+            notes="Clip-higher (1 - 0.2, 1 + 0.28), token-mean loss over the batch, and the soft overlong "
+            "punishment (TRL's get_soft_overlong_punishment) over the last tokens of the completion budget "
+            "that no well-formed answer needs. Its entropy claim is credited to clip-higher: compare with "
+            "dapo-clip-higher for the single change.",
+            deviations="Dynamic sampling (drop groups whose rewards are all equal and refill the batch) is not "
+            "reproduced: TRL's GRPOTrainer generates exactly one batch per optimisation step and has no "
+            "resampling loop, and adding one would change how many completions each arm sees per step, which "
+            "the paired design keeps equal. Zero-std groups still get zero advantage (frac_reward_zero_std "
+            "shows how many). beta was already 0 in the baseline.",
             hparams_from_paper={"epsilon_low": 0.2, "epsilon_high": 0.28, "beta": 0.0},
         ),
         Method(
             "gspo",
             "GSPO (group sequence policy optimization)",
             "2507.18071",
-            {
-                "loss_type": "grpo",
-                "beta": 0.0,
-                "scale_rewards": "group",
-                "importance_sampling_level": "sequence",
-                "epsilon": 3e-4,
-                "epsilon_high": 4e-4,
-            },
+            _GRPO | {"importance_sampling_level": "sequence", "epsilon": 3e-4, "epsilon_high": 4e-4},
             Claim(
                 "clips far more (>= 10x GRPO's clip fraction)",
                 "clip_ratio",
                 "ratio_at_least",
                 "all",
                 10.0,
-                also=Claim("yet final correctness is not worse", "correct", "not_lower", "late", 0.05),
+                also=_HELD_OUT_NOT_WORSE,
             ),
+            changes=("importance_sampling_level", "epsilon", "epsilon_high"),
             notes="Sequence-level ratio exp(mean log rho), clip range [1-3e-4, 1+4e-4] as in the paper.",
+            deviations="The paper's range is tuned for long sequences where mean log-ratios are tiny; with "
+            "answers of a few tokens most sequences leave it after one update, so far more sequences are "
+            "clipped than the paper's ~15%.",
             hparams_from_paper={"epsilon_low": 3e-4, "epsilon_high": 4e-4},
         ),
         Method(
             "cispo",
             "CISPO (MiniMax-M1)",
             "2506.13585",
-            {"loss_type": "cispo", "beta": 0.0, "scale_rewards": "group", "epsilon_high": 5.0},
-            Claim("learns at least as fast as GRPO (reward AUC)", "correct", "not_lower", "all", 0.05),
-            notes="Clips the detached IS weight (max 5.0, ScaleRL's value) instead of the update; every "
-            "token keeps a gradient.",
-            hparams_from_paper={"epsilon_high": 5.0},
+            _GRPO | {"loss_type": "cispo", "epsilon_high": 1.28},
+            Claim(
+                "learns at least as fast as GRPO (held-out accuracy curve, within 2 points)",
+                "heldout",
+                "not_lower",
+                "all",
+                HELDOUT_MARGIN,
+            ),
+            changes=("loss_type", "epsilon_high"),
+            notes="REINFORCE with the detached importance weight clipped, sg(clip(rho)) * A * log pi, "
+            "token-mean loss: every token keeps a gradient. MiniMax-M1 clips rho to "
+            "[1 - eps_low_IS, 1 + eps_high_IS] with no lower bound in practice (eps_low_IS large) and tunes "
+            "only eps_high_IS; TRL's cispo takes the absolute cap as epsilon_high, so 1.28 = 1 + 0.28.",
+            deviations="The paper does not print its eps_high_IS; 0.28 (DAPO's clip-higher, which M1 builds on) "
+            "puts the cap where this task's importance weights exceed it (see the clip fractions in "
+            "repro/README.md); TRL's and ScaleRL's cap of 5.0 never acted here.",
+            hparams_from_paper={"epsilon_low_IS": "none (large)", "epsilon_high_IS": "tuned, not stated"},
         ),
         Method(
             "sapo",
             "SAPO (soft adaptive policy optimization)",
             "2511.20347",
-            {
-                "loss_type": "sapo",
-                "beta": 0.0,
-                "scale_rewards": "group",
-                "sapo_temperature_pos": 1.0,
-                "sapo_temperature_neg": 1.05,
-            },
-            _REWARD_NOT_WORSE,
-            notes="A smooth sigmoid gate replaces the hard clip.",
+            _GRPO | {"loss_type": "sapo", "sapo_temperature_pos": 1.0, "sapo_temperature_neg": 1.05},
+            _HELD_OUT_NOT_WORSE,
+            changes=("loss_type",),
+            notes="A smooth sigmoid gate replaces the hard clip (TRL's temperatures, which are the paper's).",
+            deviations="Tiny policy and task.",
             hparams_from_paper={"tau_pos": 1.0, "tau_neg": 1.05},
-        ),
-        Method(
-            "bnpo",
-            "BNPO (batch-normalized token loss)",
-            "",
-            {"loss_type": "bnpo", "beta": 0.0, "scale_rewards": "group", "epsilon": 0.2},
-            _REWARD_NOT_WORSE,
-            notes="Token losses normalised by the local batch's active tokens.",
         ),
         Method(
             "luspo",
             "LUSPO (length-unbiased sequence policy optimization)",
             "2602.05261",
-            {
-                "loss_type": "luspo",
-                "beta": 0.0,
-                "scale_rewards": "group",
-                "importance_sampling_level": "sequence",
-                "epsilon": 3e-4,
-                "epsilon_high": 4e-4,
-            },
-            Claim("wrong answers do not grow longer than under GRPO", "incorrect_length", "lower", "slope"),
-            notes="GSPO with each sequence's loss scaled by its length.",
+            _GRPO
+            | {"loss_type": "luspo", "importance_sampling_level": "sequence", "epsilon": 3e-4, "epsilon_high": 4e-4},
+            Claim(
+                "avoids GSPO's length collapse: completions are not shorter than GSPO's (within 0.5 tokens)",
+                "length",
+                "not_lower",
+                "late",
+                0.5,
+            ),
+            baseline="gspo",
+            changes=("loss_type",),
+            notes="GSPO with each sequence's loss scaled by its length; its claim is about GSPO, so its "
+            "baseline is gspo.",
+            deviations="Answers of 1-5 tokens leave little room for a length collapse; the claim can come out "
+            "inconclusive for that reason.",
         ),
         Method(
             "vespo",
             "VESPO (variational sequence-level soft policy optimization)",
             "2602.10693",
-            {"loss_type": "vespo", "beta": 0.0, "scale_rewards": "group"},
-            _REWARD_NOT_WORSE,
+            _GRPO | {"loss_type": "vespo"},
+            _HELD_OUT_NOT_WORSE,
+            changes=("loss_type",),
             notes="Gamma weighting of the sequence IS ratio; TRL's default k/lambda.",
+            deviations="TRL's default k/lambda, not tuned.",
         ),
         Method(
             "gmpo",
             "GMPO (geometric-mean policy optimization) - plug-in",
             "2507.20673",
-            {"loss_type": "grpo", "beta": 0.0, "scale_rewards": "group", "epsilon": 0.4, "epsilon_high": 0.4},
-            Claim("learns at least as stably as GRPO (reward AUC)", "correct", "not_lower", "all", 0.05),
+            _GRPO | {"epsilon": 0.4, "epsilon_high": 0.4},
+            Claim(
+                "learns at least as well as GRPO (held-out accuracy curve, within 2 points)",
+                "heldout",
+                "not_lower",
+                "all",
+                HELDOUT_MARGIN,
+            ),
+            changes=("epsilon", "epsilon_high", "loss_plugin"),
             loss_plugin="gmpo",
             notes="Not in TRL: added through the loss plug-in hook (repro.trainer). Token log-ratios are "
             "clipped in log space to (-0.4, 0.4), then their geometric mean forms a sequence ratio.",
+            deviations="Sequence loss averaged over the micro-batch (the paper's per-group mean equals it "
+            "for equal group sizes).",
             hparams_from_paper={"clip_log_range": [-0.4, 0.4]},
         ),
     )
@@ -194,15 +277,28 @@ def get_method(name: str) -> Method:
         raise ReproError(f"unknown method {name!r}; choose one of: {', '.join(METHODS)}") from None
 
 
+def settings(method: Method) -> dict[str, Any]:
+    """Everything a preset sets: its GRPOConfig fields plus the reward shaping and loss plug-in."""
+    return dict(method.config) | {"overlong_shaping": method.overlong_shaping, "loss_plugin": method.loss_plugin}
+
+
+def baseline_of(method: Method) -> str:
+    """The preset a method is compared with by default (its claim's baseline); grpo for grpo itself."""
+    return method.baseline or method.name
+
+
 def describe(method: Method) -> dict[str, Any]:
     """A JSON-ready summary for `radar repro methods`."""
     return {
         "name": method.name,
         "title": method.title,
         "arxiv": method.arxiv,
+        "baseline": method.baseline,
+        "changes": list(method.changes),
         "config": method.config,
         "claim": method.claim.text + (f"; {method.claim.also.text}" if method.claim.also else ""),
         "overlong_shaping": method.overlong_shaping,
         "loss_plugin": method.loss_plugin,
         "notes": method.notes,
+        "deviations": method.deviations,
     }

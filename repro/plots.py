@@ -1,4 +1,12 @@
-"""PNG curves of a run: each metric's mean over seeds with a min-max band, method vs baseline."""
+"""PNG figures of a run, each axis saying what it shows and how it was smoothed.
+
+- ``difference.png``: the paired difference (method minus baseline, per seed pair) of held-out greedy
+  accuracy over training steps, its mean and pointwise 95 % t interval over pairs (not corrected for
+  looking at many steps: the verdict tests only the end), and each pair's difference.
+- ``curves.png``: held-out accuracy of both arms (unsmoothed, every evaluation point), then training
+  metrics of both arms as a rolling mean over ``SMOOTH`` logged steps (named on each axis): KL to
+  the reference, clipped fraction, training-batch correctness (sampled, T = 1), entropy, lengths.
+"""
 
 from __future__ import annotations
 
@@ -9,23 +17,28 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from scipy import stats  # noqa: E402
 
-from radar.repro.verdict import Records, series  # noqa: E402
+from radar.repro.verdict import series  # noqa: E402
 
-PANELS: tuple[tuple[str, str], ...] = (
-    ("correct", "correctness (sampled, T=1)"),
-    ("entropy", "policy entropy (nats/token)"),
-    ("incorrect_length", "length of wrong answers (tokens)"),
-    ("correct_length", "length of right answers (tokens)"),
-    ("clip_ratio", "clipped token fraction"),
-    ("frac_reward_zero_std", "groups with zero reward std"),
-    ("kl", "KL to reference"),
-    ("reward_std", "reward std"),
+SMOOTH = 5  # rolling mean over this many logged steps for the training metrics
+PANELS: tuple[tuple[str, str, bool], ...] = (  # (metric, title, smoothed)
+    ("heldout", "held-out greedy accuracy (no smoothing)", False),
+    ("kl", "KL to reference", True),
+    ("clip_ratio", "clipped fraction (tokens; sequences for GSPO/LUSPO)", True),
+    ("correct", "training-batch correctness (sampled, T=1)", True),
+    ("entropy", "policy entropy (nats/token)", True),
+    ("length", "completion length (tokens)", True),
+    ("incorrect_length", "length of wrong answers (tokens)", True),
+    ("frac_reward_zero_std", "groups with zero reward std", True),
 )
 COLORS = {"method": "tab:red", "baseline": "tab:blue"}
+ArmRuns = dict[int, dict[str, Any]]  # pair -> {"records": [...], "final": {...}}
 
 
-def _smooth(points: list[tuple[int, float]], width: int = 5) -> list[tuple[int, float]]:
+def smooth(points: list[tuple[int, float]], width: int = SMOOTH) -> list[tuple[int, float]]:
+    """Trailing rolling mean over ``width`` points."""
     out = []
     for i, (step, _) in enumerate(points):
         window = [v for _, v in points[max(0, i - width + 1) : i + 1]]
@@ -33,30 +46,96 @@ def _smooth(points: list[tuple[int, float]], width: int = 5) -> list[tuple[int, 
     return out
 
 
-def _band(runs: dict[int, Records], metric: str) -> tuple[list[int], list[float], list[float], list[float]]:
-    per_step: dict[int, list[float]] = {}
-    for records in runs.values():
-        for step, value in _smooth(series(records, metric)):
-            per_step.setdefault(step, []).append(value)
-    steps = sorted(per_step)
-    return (
-        steps,
-        [sum(per_step[s]) / len(per_step[s]) for s in steps],
-        [min(per_step[s]) for s in steps],
-        [max(per_step[s]) for s in steps],
-    )
+def _per_step(arm_runs: ArmRuns, metric: str, smoothed: bool) -> dict[int, dict[int, float]]:
+    """step -> {pair: value}."""
+    table: dict[int, dict[int, float]] = {}
+    for pair, run in arm_runs.items():
+        points = series(run.get("records") or [], metric)
+        for step, value in smooth(points) if smoothed else points:
+            table.setdefault(step, {})[pair] = value
+    return table
 
 
-def plot_run(runs: dict[str, dict[int, Records]], names: dict[str, str], out_dir: Path, title: str) -> list[Path]:
-    """One overview PNG (all panels) plus one PNG for correctness; returns their paths."""
+def paired_difference(runs: dict[str, ArmRuns], metric: str = "heldout") -> dict[str, list[float]]:
+    """Per evaluation step: mean paired difference and its 95 % t interval over seed pairs."""
+    m, b = _per_step(runs["method"], metric, False), _per_step(runs["baseline"], metric, False)
+    out: dict[str, list[float]] = {"step": [], "mean": [], "lo": [], "hi": []}
+    for step in sorted(set(m) & set(b)):
+        diffs = np.array([m[step][p] - b[step][p] for p in sorted(set(m[step]) & set(b[step]))])
+        if diffs.size == 0:
+            continue
+        mean = float(diffs.mean())
+        half = (
+            float(stats.t.ppf(0.975, diffs.size - 1) * diffs.std(ddof=1) / np.sqrt(diffs.size))
+            if diffs.size > 1
+            else 0.0
+        )
+        out["step"].append(step)
+        out["mean"].append(mean)
+        out["lo"].append(mean - half)
+        out["hi"].append(mean + half)
+    return out
+
+
+def plot_run(runs: dict[str, ArmRuns], names: dict[str, str], out_dir: Path, title: str) -> list[Path]:
+    """difference.png and curves.png; returns their paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    panels = [(m, t) for m, t in PANELS if any(series(r, m) for arm in runs.values() for r in arm.values())]
     paths = []
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    diff = paired_difference(runs)
+    m, b = _per_step(runs["method"], "heldout", False), _per_step(runs["baseline"], "heldout", False)
+    pairs = sorted(set(runs["method"]) & set(runs["baseline"]))
+    for pair in pairs:
+        steps = [s for s in sorted(set(m) & set(b)) if pair in m[s] and pair in b[s]]
+        ax.plot(steps, [100 * (m[s][pair] - b[s][pair]) for s in steps], color="grey", alpha=0.35, linewidth=0.8)
+    if diff["step"]:
+        ax.plot(diff["step"], [100 * v for v in diff["mean"]], color="black", label=f"mean over {len(pairs)} pairs")
+        ax.fill_between(
+            diff["step"],
+            [100 * v for v in diff["lo"]],
+            [100 * v for v in diff["hi"]],
+            color="black",
+            alpha=0.15,
+            linewidth=0,
+            label="pointwise 95% t interval",
+        )
+    ax.axhline(0, color="tab:green", linewidth=0.8)
+    ax.set_xlabel("step")
+    ax.set_ylabel(
+        f"{names['method']} minus {names['baseline']}\nheld-out greedy accuracy (points, no smoothing)", fontsize=8
+    )
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    paths.append(out_dir / "difference.png")
+    fig.savefig(paths[-1], dpi=90)
+    plt.close(fig)
+
+    panels = [
+        p for p in PANELS if any(series(r.get("records") or [], p[0]) for arm in runs.values() for r in arm.values())
+    ]
     cols = 2
     rows = max(1, (len(panels) + cols - 1) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(11, 3.0 * rows), squeeze=False)
-    for ax, (metric, label) in zip(axes.flat, panels, strict=False):
-        _draw(ax, runs, names, metric, label)
+    for ax, (metric, label, smoothed) in zip(axes.flat, panels, strict=False):
+        for arm, arm_runs in runs.items():
+            table = _per_step(arm_runs, metric, smoothed)
+            steps = sorted(table)
+            if not steps:
+                continue
+            values = [float(np.mean(list(table[s].values()))) for s in steps]
+            ax.plot(steps, values, color=COLORS.get(arm), label=f"{names[arm]} (mean of {len(arm_runs)} seeds)")
+            for pair in arm_runs:
+                own = [s for s in steps if pair in table[s]]
+                ax.plot(own, [table[s][pair] for s in own], color=COLORS.get(arm), alpha=0.2, linewidth=0.6)
+        ax.set_title(label, fontsize=9)
+        ax.set_xlabel("step", fontsize=8)
+        ax.set_ylabel(f"rolling mean, {SMOOTH} steps" if smoothed else "no smoothing", fontsize=7)
+        ax.tick_params(labelsize=7)
+        ax.legend(fontsize=6)
+        ax.grid(alpha=0.3)
     for ax in list(axes.flat)[len(panels) :]:
         ax.axis("off")
     fig.suptitle(title)
@@ -64,26 +143,4 @@ def plot_run(runs: dict[str, dict[int, Records]], names: dict[str, str], out_dir
     paths.append(out_dir / "curves.png")
     fig.savefig(paths[-1], dpi=90)
     plt.close(fig)
-
-    fig, ax = plt.subplots(figsize=(6.5, 4))
-    _draw(ax, runs, names, "correct", "correctness (sampled, T=1)")
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    paths.append(out_dir / "reward.png")
-    fig.savefig(paths[-1], dpi=90)
-    plt.close(fig)
     return paths
-
-
-def _draw(ax: Any, runs: dict[str, dict[int, Records]], names: dict[str, str], metric: str, label: str) -> None:
-    for arm, arm_runs in runs.items():
-        steps, mean, lo, hi = _band(arm_runs, metric)
-        if not steps:
-            continue
-        ax.plot(steps, mean, color=COLORS.get(arm), label=f"{names[arm]} (n={len(arm_runs)})")
-        ax.fill_between(steps, lo, hi, color=COLORS.get(arm), alpha=0.2, linewidth=0)
-    ax.set_title(label, fontsize=9)
-    ax.set_xlabel("step", fontsize=8)
-    ax.tick_params(labelsize=7)
-    ax.legend(fontsize=7)
-    ax.grid(alpha=0.3)

@@ -3,7 +3,9 @@ config, warm-started by supervised fine-tuning to a *partial* success rate, cach
 
 Why partial: GRPO learns only from groups whose rewards differ. A policy that is always right or
 always wrong gives zero-std groups and no gradient, so SFT stops once sampled accuracy (temperature
-1, as in RL) reaches ``target_accuracy``.
+1, as in RL) on problems of the RL part (never in the SFT data) reaches ``target_accuracy``. SFT
+draws only from the ``sft`` part of the problem space (repro/tasks.py); each seed pair of a run has
+its own warm start (SFT seed 1234 + pair), so a verdict is not about one initialisation.
 
 Nothing here touches a model hub: the tokenizer is built from the task's alphabet, the model from a
 config, and the cache is a local folder that ``GRPOTrainer`` loads by path (it needs a path to build
@@ -18,7 +20,7 @@ import os
 import random
 import shutil
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -30,48 +32,14 @@ import torch  # noqa: E402
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers  # noqa: E402
 from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM  # noqa: E402
 
-from radar.repro.errors import ReproError  # noqa: E402
-from radar.repro.tasks import Task  # noqa: E402
+from radar.repro.sizes import SIZES, PolicySize, get_size  # noqa: E402,F401  (re-exported)
+from radar.repro.tasks import Task, answer_of  # noqa: E402
 
 SPECIAL = ("<pad>", "<eos>", "<unk>")
-CACHE_VERSION = 1
-
-
-@dataclass(frozen=True)
-class PolicySize:
-    """A model size preset plus the SFT and RL batch shapes that suit it."""
-
-    name: str
-    hidden: int
-    layers: int
-    heads: int
-    intermediate: int
-    sft_lr: float
-    sft_batch: int
-    sft_max_steps: int
-    target_accuracy: float  # stop SFT once sampled accuracy reaches this
-    difficulty: int  # passed to the task generator
-    prompts_per_step: int
-    num_generations: int
-    rl_lr: float
-    default_steps: int
-    num_iterations: int  # mu > 1, else ratio == 1 and all clipping variants coincide (TRL #3120)
-    cpu_threads: int = 0  # torch threads on CPU; 0 = torch's default. Tiny matmuls run best on one.
-
-
-SIZES: dict[str, PolicySize] = {
-    # ~0.1M parameters: SFT in well under a minute on 2 CPU cores.
-    "tiny": PolicySize("tiny", 64, 2, 4, 192, 3e-3, 128, 1500, 0.45, 0, 16, 8, 2e-4, 200, 2, cpu_threads=1),
-    # ~25M parameters: for a GPU (the same code runs on CPU, slowly).
-    "small": PolicySize("small", 512, 8, 8, 1536, 5e-4, 256, 4000, 0.35, 1, 32, 8, 5e-5, 200, 2),
-}
-
-
-def get_size(name: str) -> PolicySize:
-    try:
-        return SIZES[name]
-    except KeyError:
-        raise ReproError(f"unknown preset {name!r}; choose one of: {', '.join(SIZES)}") from None
+CACHE_VERSION = 2  # 2: SFT on the sft part of the problem space only, one warm start per seed pair
+EVAL_PROMPTS = 1000  # held-out problems scored at the end of each arm (greedy and pass@1)
+OOD_PROMPTS = 500  # held-out problems one difficulty up
+CURVE_PROMPTS = 200  # held-out problems scored during training (the held-out curve)
 
 
 def build_tokenizer(task: Task) -> PreTrainedTokenizerFast:
@@ -131,32 +99,60 @@ def _encode_batch(tok: PreTrainedTokenizerFast, examples: list[dict], device: to
     return ids.to(device), att.to(device), lab.to(device)
 
 
+def special_ids(tok: Any) -> frozenset[int]:
+    return frozenset(int(i) for i in tok.all_special_ids)
+
+
+def eval_sets(task: Task, size: PolicySize) -> dict[str, list[dict]]:
+    """The held-out problems of a task and size: in-distribution, one difficulty up, and the curve subset."""
+    held_out = task.eval_set(EVAL_PROMPTS, difficulty=size.difficulty)
+    return {
+        "eval": held_out,
+        "ood": task.eval_set(OOD_PROMPTS, difficulty=size.difficulty + 1, seed=888_888),
+        "curve": held_out[:CURVE_PROMPTS],
+    }
+
+
 @torch.no_grad()
-def sampled_accuracy(
-    model: Any,
-    tok: Any,
-    task: Task,
-    examples: list[dict],
-    device: Any,
-    greedy: bool = False,
+def accuracy(
+    model: Any, tok: Any, task: Task, examples: list[dict], device: Any, greedy: bool = False, samples: int = 1
 ) -> float:
-    """Share of examples answered correctly when sampling at temperature 1 (or greedily)."""
+    """Share of examples answered correctly, greedily or sampled at temperature 1 (averaged over
+    ``samples`` draws per example: pass@1). Scored on the token ids as the rewards are: an answer
+    counts only when it ends with EOS and holds no special token."""
+    was_training = model.training
     model.eval()
-    enc = tok([e["prompt"] for e in examples], return_tensors="pt", padding=True, add_special_tokens=False)
-    out = model.generate(
-        input_ids=enc["input_ids"].to(device),
-        attention_mask=enc["attention_mask"].to(device),
-        max_new_tokens=task.max_answer_chars + 2,
-        do_sample=not greedy,
-        temperature=1.0,
-        top_k=0,
-        top_p=1.0,
-        pad_token_id=tok.pad_token_id,
-        eos_token_id=tok.eos_token_id,
-    )
-    texts = tok.batch_decode(out[:, enc["input_ids"].shape[1] :], skip_special_tokens=True)
-    model.train()
-    return sum(task.check(e, t) for e, t in zip(examples, texts, strict=True)) / len(examples)
+    eos, specials = tok.eos_token_id, special_ids(tok)
+    right = total = 0
+    for _ in range(1 if greedy else samples):
+        for start in range(0, len(examples), 500):
+            chunk = examples[start : start + 500]
+            enc = tok([e["prompt"] for e in chunk], return_tensors="pt", padding=True, add_special_tokens=False)
+            out = model.generate(
+                input_ids=enc["input_ids"].to(device),
+                attention_mask=enc["attention_mask"].to(device),
+                max_new_tokens=task.max_completion_tokens,
+                do_sample=not greedy,
+                temperature=1.0,
+                top_k=0,
+                top_p=1.0,
+                pad_token_id=tok.pad_token_id,
+                eos_token_id=tok.eos_token_id,
+            )
+            for e, ids in zip(chunk, out[:, enc["input_ids"].shape[1] :].tolist(), strict=True):
+                answer = answer_of(ids, eos, specials, tok.decode)
+                right += answer is not None and task.check(e, answer)
+                total += 1
+    if was_training:
+        model.train()
+    return right / total if total else 0.0
+
+
+def sampled_accuracy(
+    model: Any, tok: Any, task: Task, examples: list[dict], device: Any, greedy: bool = False
+) -> float:
+    """Share answered correctly at temperature 1 (or greedily): ``accuracy`` with one sample."""
+    return accuracy(model, tok, task, examples, device, greedy=greedy)
 
 
 def warm_start(task: Task, size: PolicySize, device: torch.device, seed: int = 1234, log=print) -> tuple:
@@ -177,10 +173,13 @@ def _warm_start(task: Task, size: PolicySize, device: torch.device, seed: int, l
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=size.sft_lr, weight_decay=0.0)
     rng = random.Random(seed)
-    held_out = task.examples(256, seed=seed + 1, difficulty=size.difficulty)
+    # the stopping rule measures what RL will face: problems of the RL part, never seen in SFT
+    monitor = task.examples(256, seed=seed + 1, difficulty=size.difficulty, part="rl")
     started, acc, step = time.perf_counter(), 0.0, 0
+    seen: set[str] = set()  # canonical keys of every SFT problem (to measure overlap with held-out sets)
     for step in range(1, size.sft_max_steps + 1):
-        batch = [task.make(rng, size.difficulty) for _ in range(size.sft_batch)]
+        batch = task.examples(size.sft_batch, seed=rng.randrange(2**31), difficulty=size.difficulty, part="sft")
+        seen.update(task.key(ex) for ex in batch)
         ids, att, lab = _encode_batch(tok, batch, device)
         loss = model(input_ids=ids, attention_mask=att, labels=lab).loss
         loss.backward()
@@ -188,7 +187,7 @@ def _warm_start(task: Task, size: PolicySize, device: torch.device, seed: int, l
         opt.step()
         opt.zero_grad(set_to_none=True)
         if step % 50 == 0:
-            acc = sampled_accuracy(model, tok, task, held_out, device)
+            acc = sampled_accuracy(model, tok, task, monitor, device)
             log(f"sft step {step}: loss {loss.item():.3f}, sampled accuracy {acc:.2f}")
             if acc >= size.target_accuracy:
                 break
@@ -200,11 +199,17 @@ def _warm_start(task: Task, size: PolicySize, device: torch.device, seed: int, l
         "parameters": sum(p.numel() for p in model.parameters()),
         "seconds": round(time.perf_counter() - started, 1),
         "cache_version": CACHE_VERSION,
+        "seed": seed,
+        "eval_overlap": {
+            name: {"prompts": len(exs), "in_sft": sum(task.key(e) in seen for e in exs)}
+            for name, exs in eval_sets(task, size).items()
+            if name != "curve"
+        },
     }
     return model, tok, info
 
 
-def warm_start_key(task: Task, size: PolicySize) -> str:
+def warm_start_key(task: Task, size: PolicySize, seed: int = 0) -> str:
     """Changes whenever anything that shapes the warm start changes (so a stale cache is never used)."""
     fields = (
         CACHE_VERSION,
@@ -219,17 +224,22 @@ def warm_start_key(task: Task, size: PolicySize) -> str:
         size.sft_max_steps,
         size.target_accuracy,
         size.difficulty,
+        seed,
+        task.max_completion_tokens,
     )
     return hashlib.blake2b(repr(fields).encode(), digest_size=4).hexdigest()
 
 
-def cached_policy(cache_root: Path, task: Task, size: PolicySize, device: torch.device, log=print) -> tuple[Path, dict]:
-    """Path of the warm-started policy for (task, size), training and saving it on first use."""
-    folder = cache_root / f"{task.name}-{size.name}-{warm_start_key(task, size)}"
+def cached_policy(
+    cache_root: Path, task: Task, size: PolicySize, device: torch.device, log=print, pair: int = 0
+) -> tuple[Path, dict]:
+    """Path of warm start number ``pair`` for (task, size) (SFT seed 1234 + pair), trained and saved
+    on first use. Each seed pair of a run starts from its own warm start."""
+    folder = cache_root / f"{task.name}-{size.name}-{warm_start_key(task, size, pair)}"
     info_path = folder / "warm_start.json"
     if info_path.exists():
         return folder, json.loads(info_path.read_text(encoding="utf-8"))
-    model, tok, info = warm_start(task, size, device, log=log)
+    model, tok, info = warm_start(task, size, device, seed=1234 + pair, log=log)
     tmp = cache_root / f".{folder.name}.{os.getpid()}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     model.to("cpu").save_pretrained(tmp)

@@ -5,17 +5,21 @@
                                   |--cancel flag------------> cancelled
     running, but the worker process is gone --reap()--> failed ("worker died", log path)
 
-A run always executes in a worker subprocess (``python -m repro.worker``) whose output goes to
-``runs/RUN_ID/log.txt``: ``radar repro run`` waits for it, ``--background`` does not, and a
-dashboard can call ``start(...)`` the same way. Every read of the run list first reaps runs whose
-worker died (SIGKILL, OOM, reboot), so no run is left "running" for ever.
+A run always executes in a worker subprocess (``python -m radar.repro.worker --db DB RUN_ID``) whose
+output goes to RUN_DIR/log.txt: ``radar repro run`` waits for it (and stops it when it receives
+SIGINT, SIGTERM or SIGHUP), ``--background`` does not, and a dashboard can call ``launch(...)``.
+Every read of the run list first reaps runs whose worker died (SIGKILL, OOM, reboot), so no run is
+left "running" for ever.
 
-Run folder (``Workspace.run_dir``): run.json (the record: config, seeds, device, git commit,
+Functions take a ``Store`` and explicit paths; the app hands in the run folder and the warm-start
+cache at submit (they are kept in the run's params), so nothing here knows the workspace layout.
+Run folder: run.json (the record: configs, seeds, warm starts, eval_overlap, device, git commit,
 package versions), log.txt, metrics/{method,baseline}-seed{N}.jsonl, plots/*.png, verdict.json.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
@@ -34,14 +38,17 @@ from pathlib import Path
 from typing import Any
 
 from radar.repro.errors import ReproError, RunCancelled
-from radar.repro.methods import get_method
-from radar.repro.policy import get_size
+from radar.repro.methods import baseline_of, get_method
+from radar.repro.sizes import get_size
 from radar.repro.tasks import get_task
-from radar.store import Store, Workspace, utc_now
+from radar.store import Store, utc_now
+from radar.store.files import write_text_atomic
+from radar.store.runs import RunRecord
 
 KIND = "repro"
 ACTIVE = ("queued", "running")
 STALE_HEARTBEAT_S = 30 * 60  # a live worker beats every step / 50 SFT steps; this only catches pid reuse
+BASELINE_SEED_OFFSET = 1000  # the baseline arm of pair s trains with RL seed 1000 + s (independent of the method's)
 
 
 @dataclass(frozen=True)
@@ -49,15 +56,17 @@ class RunSpec:
     """What to run. Validated at construction; errors name the valid values."""
 
     method: str
-    baseline: str = "grpo"
+    baseline: str = ""  # "" = the method's own baseline (grpo; gspo for luspo)
     task: str = "addition"
     preset: str = "tiny"
-    seeds: int = 3
+    seeds: int = 5
     steps: int = 0  # 0 = the preset's default
     device: str = "auto"
 
     def __post_init__(self) -> None:
-        get_method(self.method)
+        method = get_method(self.method)
+        if not self.baseline:
+            object.__setattr__(self, "baseline", baseline_of(method))
         get_method(self.baseline)
         get_task(self.task)
         get_size(self.preset)
@@ -73,33 +82,54 @@ class RunSpec:
         return self.steps or get_size(self.preset).default_steps
 
 
-# -- paths ------------------------------------------------------------------------------------------
-def policy_cache_dir(ws: Workspace) -> Path:
-    """Warm-started policies, shared by runs (keyed by task, size and cache version)."""
-    return ws.runs_dir / "_policies"
+def rl_seed(arm: str, pair: int) -> int:
+    """Independent RL seeds per arm: an A/A run (method == baseline) measures seed noise, not zero."""
+    return pair if arm == "method" else BASELINE_SEED_OFFSET + pair
 
 
-def metrics_path(ws: Workspace, run_id: str, arm: str, seed: int) -> Path:
-    return ws.run_dir(run_id) / "metrics" / f"{arm}-seed{seed}.jsonl"
+# -- paths (all from the run record: the app hands them in at submit) --------------------------------
+def run_folder(run: dict[str, Any] | RunRecord) -> Path:
+    params = run.params if isinstance(run, RunRecord) else run["params"]
+    return Path(params["folder"])
 
 
-def log_path(ws: Workspace, run_id: str) -> Path:
-    return ws.run_dir(run_id) / "log.txt"
+def metrics_path(folder: Path, arm: str, seed: int) -> Path:
+    return folder / "metrics" / f"{arm}-seed{seed}.jsonl"
+
+
+def log_path(folder: Path) -> Path:
+    return folder / "log.txt"
+
+
+def new_run_id(spec: RunSpec) -> str:
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    return f"{stamp}-{spec.method}-vs-{spec.baseline}-{secrets.token_hex(2)}"
+
+
+# -- device -----------------------------------------------------------------------------------------
+def check_device(requested: str) -> None:
+    """Fail before any worker starts when --device cuda is asked for and no GPU is visible."""
+    if requested != "cuda":
+        return
+    import torch
+
+    if not torch.cuda.is_available():
+        raise ReproError("--device cuda asked for, but torch sees no GPU; use --device auto or cpu")
 
 
 # -- submit / start / cancel ------------------------------------------------------------------------
-def submit(ws: Workspace, spec: RunSpec) -> str:
-    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    run_id = f"{stamp}-{spec.method}-vs-{spec.baseline}-{secrets.token_hex(2)}"
-    with ws.store() as store:
-        store.create_run(run_id, KIND, asdict(spec) | {"total_steps": spec.total_steps})
-    ws.run_dir(run_id).mkdir(parents=True, exist_ok=True)
+def submit(store: Store, spec: RunSpec, run_id: str, run_dir: Path, policy_cache: Path) -> str:
+    """Record a queued run. ``run_dir``: its folder; ``policy_cache``: the shared warm starts."""
+    params = asdict(spec) | {"total_steps": spec.total_steps, "folder": str(run_dir), "policy_cache": str(policy_cache)}
+    store.create_run(run_id, KIND, params)
+    run_dir.mkdir(parents=True, exist_ok=True)
     return run_id
 
 
-def start(ws: Workspace, run_id: str) -> subprocess.Popen[bytes]:
+def start(store: Store, run_id: str) -> subprocess.Popen[bytes]:
     """Start the worker process for a queued run; its output goes to the run's log.txt."""
-    log = log_path(ws, run_id)
+    run = _require(store, run_id)
+    log = log_path(run_folder(run))
     log.parent.mkdir(parents=True, exist_ok=True)
     env = os.environ | {
         "HF_HUB_OFFLINE": "1",
@@ -110,67 +140,99 @@ def start(ws: Workspace, run_id: str) -> subprocess.Popen[bytes]:
     }
     with open(log, "ab") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "radar.repro.worker", "--workspace", str(ws.root), run_id],
+            [sys.executable, "-m", "radar.repro.worker", "--db", str(store.path), run_id],
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
             env=env,
             start_new_session=True,
         )
-    with ws.store() as store:
-        store.update_run(run_id, pid=proc.pid, heartbeat_at=utc_now())
+    store.update_run(run_id, pid=proc.pid, heartbeat_at=utc_now())
     return proc
 
 
-def launch(ws: Workspace, spec: RunSpec) -> str:
+def launch(store: Store, spec: RunSpec, run_id: str, run_dir: Path, policy_cache: Path) -> str:
     """Submit and start in the background: what a dashboard calls. Returns the run id at once."""
-    run_id = submit(ws, spec)
-    start(ws, run_id)
+    check_device(spec.device)
+    submit(store, spec, run_id, run_dir, policy_cache)
+    start(store, run_id)
     return run_id
 
 
-def wait(ws: Workspace, run_id: str, proc: subprocess.Popen[bytes], on_progress: Any = None) -> dict[str, Any]:
-    """Wait for a worker started by ``start``; Ctrl-C asks it to cancel. Returns the final run."""
+STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
+
+
+def wait(store: Store, run_id: str, proc: subprocess.Popen[bytes], on_progress: Any = None) -> dict[str, Any]:
+    """Wait for a worker started by ``start`` (the foreground `radar repro run`).
+
+    SIGINT, SIGTERM or SIGHUP to this process cancel the run and stop its worker (and the worker's
+    arm processes: its whole process group), so no training outlives the command. Returns the final run.
+    """
+    received: list[str] = []
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        received.append(signal.Signals(signum).name)
+
+    previous = {}
+    for name in STOP_SIGNALS:
+        if hasattr(signal, name):
+            previous[name] = signal.signal(getattr(signal, name), on_signal)
     last = -1.0
     try:
-        while proc.poll() is None:
-            time.sleep(0.5)
+        while proc.poll() is None and not received:
+            time.sleep(0.3)
             if on_progress is not None:
-                run = get(ws, run_id, reap_first=False)
+                run = _require(store, run_id)
                 if run["progress"] != last:
                     last = run["progress"]
                     on_progress(run)
-    except KeyboardInterrupt:
-        cancel(ws, run_id)
+        if received:
+            stop_worker(store, run_id, proc, received[0])
+    finally:
+        for name, handler in previous.items():
+            signal.signal(getattr(signal, name), handler)
+    reap(store)
+    return _require(store, run_id)
+
+
+def stop_worker(store: Store, run_id: str, proc: subprocess.Popen[bytes], why: str, grace_s: float = 20.0) -> None:
+    """Cancel the run and terminate its worker's process group; SIGKILL after ``grace_s``."""
+    store.update_run(run_id, cancel_requested=1)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-    with ws.store() as store:
-        reap(store, ws)
-        return _require(store, run_id)
+    run = _require(store, run_id)
+    if run["status"] in (*ACTIVE, "cancelled"):  # a run that finished meanwhile keeps its result
+        store.update_run(
+            run_id, status="cancelled", finished_at=utc_now(), error=f"stopped by {why} to `radar repro run`"
+        )
 
 
-def cancel(ws: Workspace, run_id: str) -> dict[str, Any]:
+def cancel(store: Store, run_id: str) -> dict[str, Any]:
     """A queued run is cancelled at once; a running one at its worker's next step."""
-    with ws.store() as store:
-        run = _require(store, run_id)
-        if run["status"] == "queued" and not run["pid"]:
-            store.update_run(run_id, status="cancelled", finished_at=utc_now(), error="cancelled before it started")
-        elif run["status"] in ACTIVE:
-            store.update_run(run_id, cancel_requested=1)
-        return _require(store, run_id)
+    run = _require(store, run_id)
+    if run["status"] == "queued" and not run["pid"]:
+        store.update_run(run_id, status="cancelled", finished_at=utc_now(), error="cancelled before it started")
+    elif run["status"] in ACTIVE:
+        store.update_run(run_id, cancel_requested=1)
+    return _require(store, run_id)
 
 
 # -- reading ----------------------------------------------------------------------------------------
-def get(ws: Workspace, run_id: str, reap_first: bool = True) -> dict[str, Any]:
-    with ws.store() as store:
-        if reap_first:
-            reap(store, ws)
-        return _require(store, run_id)
+def get(store: Store, run_id: str, reap_first: bool = True) -> dict[str, Any]:
+    if reap_first:
+        reap(store)
+    return _require(store, run_id)
 
 
-def list_runs(ws: Workspace, status: str = "") -> list[dict[str, Any]]:
-    with ws.store() as store:
-        reap(store, ws)
-        return store.list_runs(kind=KIND, status=status)
+def list_runs(store: Store, status: str = "") -> list[dict[str, Any]]:
+    reap(store)
+    return store.list_runs(kind=KIND, status=status)
 
 
 def _require(store: Store, run_id: str) -> dict[str, Any]:
@@ -200,7 +262,7 @@ def _age_s(stamp: str) -> float:
     return (datetime.now(UTC) - datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)).total_seconds()
 
 
-def reap(store: Store, ws: Workspace) -> list[str]:
+def reap(store: Store) -> list[str]:
     """Mark failed every active run whose worker is gone (or silent for too long). Returns their ids."""
     reaped = []
     for run in store.list_runs(kind=KIND):
@@ -208,7 +270,7 @@ def reap(store: Store, ws: Workspace) -> list[str]:
             continue
         if _pid_alive(run["pid"]) and _age_s(run["heartbeat_at"]) < STALE_HEARTBEAT_S:
             continue
-        log = log_path(ws, run["id"])
+        log = log_path(run_folder(run))
         store.update_run(
             run["id"],
             status="failed",
@@ -225,6 +287,25 @@ def _tail(path: Path, lines: int = 20) -> str:
         return "\n".join(path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
     except OSError:
         return ""
+
+
+def calibration_for(store: Store, task: str, preset: str, steps: int, exclude: str = "") -> dict[str, Any] | None:
+    """The seed noise of the newest finished A/A run on this task, preset and step count, if any."""
+    for run in store.run_records(kind=KIND, status="done"):
+        p = run.params
+        if run.id == exclude or p.get("method") != p.get("baseline") or run.verdict is None:
+            continue
+        if (p.get("task"), p.get("preset"), p.get("total_steps")) != (task, preset, steps):
+            continue
+        noise = run.verdict.seed_noise
+        if noise is not None and noise.sd_difference is not None:
+            return {
+                "run": run.id,
+                "method": p.get("method"),
+                "seeds": p.get("seeds"),
+                "sd_difference": noise.sd_difference,
+            }
+    return None
 
 
 # -- provenance -------------------------------------------------------------------------------------
@@ -283,28 +364,37 @@ def _on_signal(signum: int, _frame: Any) -> None:
     raise _Terminated(f"terminated by {signal.Signals(signum).name}")
 
 
-def execute(ws: Workspace, run_id: str, log: Any = print) -> dict[str, Any]:
+def _store(db: Path | str) -> Store:
+    return Store(Path(db))
+
+
+def execute(db: Path, run_id: str, log: Any = print) -> dict[str, Any]:
     """Train every (arm, seed), then write plots and the verdict. Runs inside the worker process."""
     signal.signal(signal.SIGTERM, _on_signal)
-    with ws.store() as store:
+    signal.signal(signal.SIGHUP, _on_signal)
+    with _store(db) as store:
         run = _require(store, run_id)
         if run["status"] != "queued":
             raise ReproError(f"run {run_id} is {run['status']}, not queued; submit a new run")
         store.update_run(run_id, status="running", pid=os.getpid(), started_at=utc_now(), heartbeat_at=utc_now())
     try:
-        result = _execute(ws, run_id, run["params"], log)
+        result = _execute(db, run_id, run["params"], log)
     except RunCancelled:
-        with ws.store() as store:
+        with _store(db) as store:
             store.update_run(run_id, status="cancelled", finished_at=utc_now(), error="cancelled by request")
         log("run cancelled")
-        return get(ws, run_id, reap_first=False)
+        with _store(db) as store:
+            return _require(store, run_id)
     except BaseException as exc:
-        logfile = log_path(ws, run_id)
+        logfile = log_path(run_folder(run))
         message = f"{type(exc).__name__}: {exc}"
         import traceback
 
         log(traceback.format_exc())
-        with ws.store() as store:
+        with _store(db) as store:
+            if isinstance(exc, _Terminated) and _require(store, run_id)["cancel_requested"]:
+                store.update_run(run_id, status="cancelled", finished_at=utc_now(), error=f"cancelled ({exc})")
+                return _require(store, run_id)
             store.update_run(
                 run_id,
                 status="failed",
@@ -313,9 +403,9 @@ def execute(ws: Workspace, run_id: str, log: Any = print) -> dict[str, Any]:
                 result={"log": str(logfile)},
             )
         raise
-    with ws.store() as store:
+    with _store(db) as store:
         store.update_run(run_id, status="done", progress=1.0, finished_at=utc_now(), result=result)
-    return get(ws, run_id, reap_first=False)
+        return _require(store, run_id)
 
 
 def parallel_arms(device: str, size: Any, jobs: int) -> int:
@@ -356,29 +446,29 @@ def _count_lines(path: Path) -> int:
 
 
 def arm_job(
-    root: str, run_id: str, arm: str, seed: int, parent_pid: int, on_step: Any = None
+    db: str, run_id: str, arm: str, pair: int, parent_pid: int, on_step: Any = None
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Train one (arm, seed): in the worker itself, or in a spawned child when arms run in parallel.
+    """Train one (arm, seed pair): in the worker itself, or in a spawned child when arms run in parallel.
 
-    Writes metrics/{arm}-seed{seed}.jsonl as it goes; stops at the next step when the run's cancel
-    flag is set, when runs/RUN_ID/.stop appears, or when the parent process is gone.
+    Writes metrics/{arm}-seed{pair}.jsonl as it goes; stops at the next step when the run's cancel
+    flag is set, when RUN_DIR/.stop appears, or when the parent process is gone.
     """
     import torch
 
+    from radar.repro.policy import eval_sets
     from radar.repro.trainer import train_arm
 
-    ws = Workspace(Path(root))
-    with ws.store() as store:
+    with _store(db) as store:
         params = _require(store, run_id)["params"]
     spec = RunSpec(**{k: params[k] for k in RunSpec.__dataclass_fields__})
     task, size = get_task(spec.task), get_size(spec.preset)
-    folder = ws.run_dir(run_id)
+    folder = Path(params["folder"])
     record = json.loads((folder / "run.json").read_text(encoding="utf-8"))
     device = record["device"]
     if device == "cpu" and size.cpu_threads:
         torch.set_num_threads(size.cpu_threads)
     method = get_method(spec.method if arm == "method" else spec.baseline)
-    path = metrics_path(ws, run_id, arm, seed)
+    path = metrics_path(folder, arm, pair)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("", encoding="utf-8")
     records: list[dict[str, Any]] = []
@@ -394,26 +484,57 @@ def arm_job(
     def should_cancel() -> bool:
         if stop.exists() or not _pid_alive(parent_pid):
             return True
-        with ws.store() as store:
+        with _store(db) as store:
             return bool(_require(store, run_id)["cancel_requested"])
 
     summary = train_arm(
-        policy_path=Path(record["policy"]["path"]),
+        policy_path=Path(record["policies"][pair]["path"]),
         method=method,
         task=task,
         size=size,
         steps=record["steps"],
-        seed=seed,
+        seed=rl_seed(arm, pair),
         device=device,
-        output_dir=folder / "trl" / f"{arm}-seed{seed}",
+        output_dir=folder / "trl" / f"{arm}-seed{pair}",
         on_record=on_record,
         should_cancel=should_cancel,
-        eval_examples=task.examples(200, seed=999_999, difficulty=size.difficulty),
+        eval_sets=eval_sets(task, size),
     )
     return summary, records
 
 
-def _execute(ws: Workspace, run_id: str, params: dict[str, Any], log: Any) -> dict[str, Any]:
+def eval_overlap(task: Any, size: Any, steps: int, pairs: list[int], warm: list[dict[str, Any]]) -> dict[str, Any]:
+    """Measured share of held-out problems that also occur in the SFT data or an RL prompt stream
+    (by canonical problem key, so a reordering of a training problem counts as seen)."""
+    from radar.repro.policy import eval_sets
+    from radar.repro.tasks import rl_stream
+
+    rl_keys = {
+        task.key(ex)
+        for pair in pairs
+        for arm in ("method", "baseline")
+        for ex in rl_stream(task, steps * size.prompts_per_step, rl_seed(arm, pair), size.difficulty)
+    }
+    out: dict[str, Any] = {"by": "canonical problem key (reorderings of a problem count as the same problem)"}
+    for name, exs in eval_sets(task, size).items():
+        if name == "curve":
+            continue
+        in_rl = sum(task.key(e) in rl_keys for e in exs)
+        in_sft = max(int(((w.get("eval_overlap") or {}).get(name) or {}).get("in_sft", 0)) for w in warm)
+        measured = all(name in (w.get("eval_overlap") or {}) for w in warm)
+        out[name] = {
+            "prompts": len(exs),
+            "in_sft": in_sft if measured else None,
+            "in_rl": in_rl,
+            "share": round(max(in_sft, in_rl) / len(exs), 4) if exs and measured else None,
+        }
+    out["share"] = max(
+        (v["share"] for k, v in out.items() if isinstance(v, dict) and v["share"] is not None), default=None
+    )
+    return out
+
+
+def _execute(db: Path, run_id: str, params: dict[str, Any], log: Any) -> dict[str, Any]:
     import torch
 
     from radar.repro.plots import plot_run
@@ -428,26 +549,35 @@ def _execute(ws: Workspace, run_id: str, params: dict[str, Any], log: Any) -> di
     if device == "cpu" and size.cpu_threads:
         torch.set_num_threads(size.cpu_threads)  # 2 threads on a tiny model are ~15x slower under load
     steps = spec.total_steps
-    folder = ws.run_dir(run_id)
+    folder = Path(params["folder"])
     arms = {"method": method, "baseline": baseline}
-    seeds = list(range(spec.seeds))
+    pairs = list(range(spec.seeds))
 
     started = time.perf_counter()
 
     def log_and_beat(msg: str) -> None:  # the warm start logs every 50 SFT steps: keep the heartbeat fresh
         log(msg)
-        with ws.store() as store:
+        with _store(db) as store:
             store.update_run(run_id, heartbeat_at=utc_now())
 
-    policy_path, warm = cached_policy(policy_cache_dir(ws), task, size, torch.device(device), log=log_and_beat)
-    warm_s = time.perf_counter() - started  # ~0 when the warm start was cached
+    policies = []
+    for pair in pairs:
+        path, warm = cached_policy(
+            Path(params["policy_cache"]), task, size, torch.device(device), log=log_and_beat, pair=pair
+        )
+        policies.append({"path": str(path), **warm})
+    warm_s = time.perf_counter() - started  # ~0 when every warm start was cached
+    overlap = eval_overlap(task, size, steps, pairs, policies)
     record = {
         "id": run_id,
         "spec": asdict(spec),
         "device": device,
         "steps": steps,
-        "seeds": seeds,
-        "policy": {"path": str(policy_path), **warm},
+        "seeds": pairs,
+        "rl_seeds": {arm: [rl_seed(arm, p) for p in pairs] for arm in arms},
+        "policies": policies,
+        "policy": policies[0],  # the first warm start (exports use it)
+        "eval_overlap": overlap,
         "configs": {
             arm: build_config(m, size, task, steps=steps, seed=0, output_dir=folder / "trl", device=device).to_dict()
             for arm, m in arms.items()
@@ -457,12 +587,14 @@ def _execute(ws: Workspace, run_id: str, params: dict[str, Any], log: Any) -> di
         "torch_threads": torch.get_num_threads(),
         **provenance(),
     }
-    Workspace.write_text_atomic(folder / "run.json", json.dumps(record, indent=2, default=str))
+    write_text_atomic(folder / "run.json", json.dumps(record, indent=2, default=str))
+    if overlap["share"]:
+        raise ReproError(f"held-out problems overlap training data ({overlap}); this is a bug in repro/tasks.py")
 
-    total = len(arms) * len(seeds) * steps
-    runs: dict[str, dict[int, list[dict[str, Any]]]] = {arm: {} for arm in arms}
+    total = len(arms) * len(pairs) * steps
+    runs: dict[str, dict[int, dict[str, Any]]] = {arm: {} for arm in arms}
     summaries: dict[str, dict[int, dict[str, Any]]] = {arm: {} for arm in arms}
-    jobs = [(arm, seed) for seed in seeds for arm in arms]  # arms interleaved per seed: a partial run pairs
+    jobs = [(arm, pair) for pair in pairs for arm in arms]  # arms interleaved per pair: a partial run pairs
     workers = parallel_arms(device, size, len(jobs))
     last_beat = 0.0
 
@@ -471,20 +603,23 @@ def _execute(ws: Workspace, run_id: str, params: dict[str, Any], log: Any) -> di
         now = time.perf_counter()
         if force or now - last_beat > 1.0:
             last_beat = now
-            done = sum(_count_lines(metrics_path(ws, run_id, a, s)) for a, s in jobs)
-            with ws.store() as store:
+            done = sum(_count_lines(metrics_path(folder, a, s)) for a, s in jobs)
+            with _store(db) as store:
                 store.update_run(run_id, progress=round(min(done / total, 1.0), 4), heartbeat_at=utc_now())
+
+    def keep(arm: str, pair: int, summary: dict[str, Any], records: list[dict[str, Any]]) -> None:
+        runs[arm][pair] = {"records": records, "final": summary["final"]}
+        summaries[arm][pair] = summary
+        log(f"  {arm} seed pair {pair} (RL seed {rl_seed(arm, pair)}): {summary}")
 
     train_started = time.perf_counter()
     log(
-        f"training {len(jobs)} arms ({', '.join(f'{a} seed {s}' for a, s in jobs)}), {steps} steps each on "
+        f"training {len(jobs)} arms ({', '.join(f'{a} pair {s}' for a, s in jobs)}), {steps} steps each on "
         f"{device}, {workers} at a time"
     )
     if workers == 1:
-        for arm, seed in jobs:
-            summary, records = arm_job(str(ws.root), run_id, arm, seed, os.getpid(), on_step=beat)
-            runs[arm][seed], summaries[arm][seed] = records, summary
-            log(f"  {arm} seed {seed}: {summary}")
+        for arm, pair in jobs:
+            keep(arm, pair, *arm_job(str(db), run_id, arm, pair, os.getpid(), on_step=beat))
     else:
         stop = folder / ".stop"
         stop.unlink(missing_ok=True)
@@ -496,18 +631,13 @@ def _execute(ws: Workspace, run_id: str, params: dict[str, Any], log: Any) -> di
             initargs=(os.getpid(),),
         )
         try:
-            futures = {
-                pool.submit(arm_job, str(ws.root), run_id, arm, seed, os.getpid()): (arm, seed) for arm, seed in jobs
-            }
+            futures = {pool.submit(arm_job, str(db), run_id, arm, pair, os.getpid()): (arm, pair) for arm, pair in jobs}
             pending = set(futures)
             while pending:
                 finished, pending = wait_futures(pending, timeout=1.0, return_when=FIRST_EXCEPTION)
                 beat()
                 for fut in finished:
-                    arm, seed = futures[fut]
-                    summary, records = fut.result()  # re-raises the arm's error (or RunCancelled)
-                    runs[arm][seed], summaries[arm][seed] = records, summary
-                    log(f"  {arm} seed {seed}: {summary}")
+                    keep(*futures[fut], *fut.result())  # re-raises the arm's error (or RunCancelled)
         except BaseException:
             stop.touch()  # the other arms stop at their next step
             pool.shutdown(wait=True, cancel_futures=True)
@@ -516,9 +646,11 @@ def _execute(ws: Workspace, run_id: str, params: dict[str, Any], log: Any) -> di
     train_wall = time.perf_counter() - train_started
     beat(force=True)
 
-    doc = verdict(method, baseline, runs)
+    with _store(db) as store:
+        calibration = calibration_for(store, spec.task, spec.preset, steps, exclude=run_id)
+    doc = verdict(method, baseline, runs, calibration=calibration)
     names = {"method": method.name, "baseline": f"{baseline.name} (baseline)"}
-    title = f"{method.name} vs {baseline.name} on {task.name} ({size.name}, {len(seeds)} seeds, {device})"
+    title = f"{method.name} vs {baseline.name} on {task.name} ({size.name}, {len(pairs)} seed pairs, {device})"
     plots = plot_run(runs, names, folder / "plots", title)
     train_s = sum(s["seconds"] for arm in summaries.values() for s in arm.values())
     trained_steps = sum(s["steps"] for arm in summaries.values() for s in arm.values())
@@ -530,13 +662,14 @@ def _execute(ws: Workspace, run_id: str, params: dict[str, Any], log: Any) -> di
         "steps_per_s_wall": round(trained_steps / train_wall, 3) if train_wall else None,  # all arms together
         "parallel_arms": workers,
         "warm_start_seconds": round(warm_s, 2),
-        "warm_start_cached": warm_s < 0.5 * float(warm.get("seconds") or 0),
-        "warm_start_sampled_accuracy": warm.get("sampled_accuracy"),
-        "eval_accuracy": {arm: {str(s): v["eval_accuracy"] for s, v in per.items()} for arm, per in summaries.items()},
-        "final_correct": {arm: doc["final_reward"][f"{arm}_mean"] for arm in arms},
+        "warm_start_cached": all(warm_s < 0.5 * float(p.get("seconds") or 0) for p in policies),
+        "warm_start_sampled_accuracy": [p.get("sampled_accuracy") for p in policies],
+        "heldout": {arm: {str(s): v["final"] for s, v in per.items()} for arm, per in summaries.items()},
+        "final_heldout_greedy": {arm: doc["metrics"]["heldout_greedy"][f"{arm}_mean"] for arm in arms},
+        "eval_seconds": round(sum(s["eval_seconds"] for arm in summaries.values() for s in arm.values()), 2),
         "device": device,
     }
-    Workspace.write_text_atomic(folder / "verdict.json", json.dumps(doc | {"metrics": metrics}, indent=2))
+    write_text_atomic(folder / "verdict.json", json.dumps(doc | {"metrics": metrics}, indent=2))
     log(doc["summary"])
     prov = {k: record[k] for k in ("git_commit", "repro_dirty", "python", "packages")}
     return {
@@ -544,5 +677,6 @@ def _execute(ws: Workspace, run_id: str, params: dict[str, Any], log: Any) -> di
         "metrics": metrics,
         "plots": [str(p) for p in plots],
         "folder": str(folder),
-        "record": {"device": device, "cuda_device": record["cuda_device"], "seeds": seeds, **prov},
+        "eval_overlap": overlap,
+        "record": {"device": device, "cuda_device": record["cuda_device"], "seeds": pairs, **prov},
     }

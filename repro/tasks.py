@@ -2,15 +2,25 @@
 
 Every task writes prompts as plain character strings that end in "=" and expects the answer as
 the completion, closed by the end-of-sequence token. Answers vary in length (1 to 4+ characters)
-so that length effects (Dr. GRPO's "wrong answers grow longer") can show.
+so that length effects (Dr. GRPO's "wrong answers grow longer") can show; the completion budget
+(``max_completion_tokens``) leaves room beyond the longest answer so that they can.
+
+Held out by construction: each problem has a canonical key (addition: the unordered operands;
+sorting: the multiset of digits; countdown: the numbers and the target) and a hash of that key puts
+it in exactly one part: ``sft`` (warm start), ``rl`` (the RL prompt stream) or ``eval`` (held-out
+scores). ``Task.examples(..., part=...)`` draws only from its part, so an evaluation prompt (or any
+reordering of it) can never occur in training; the runner still measures the overlap.
 
 Reward functions follow TRL's signature: ``f(prompts, completions, completion_ids, **columns)``
-returning one float per completion. ``correct`` gives 1.0 for a verified answer; ``format``
-gives 0.1 for a completion that only uses the task's alphabet and stopped on its own.
+returning one float per completion. They score the token ids, not TRL's decoded text (which drops
+special tokens): a completion counts only when it ends with EOS and holds no other special token
+(``<pad><pad>14<eos>`` earns nothing). ``correct`` gives 1.0 for a verified answer; ``format``
+gives 0.1 for a well-formed answer that stopped on its own.
 """
 
 from __future__ import annotations
 
+import hashlib
 import random
 import re
 from collections.abc import Callable
@@ -34,10 +44,54 @@ class Task:
     max_answer_chars: int
     make: Callable[[random.Random, int], Example]  # (rng, difficulty) -> {"prompt", "answer", ...}
     check: Callable[[Example, str], bool]
+    key: Callable[[Example], str]  # the canonical problem: every reordering of one problem shares it
+    max_completion_tokens: int  # generation budget: room beyond the longest answer for length effects
 
-    def examples(self, n: int, seed: int, difficulty: int = 0) -> list[Example]:
+    def part(self, example: Example) -> str:
+        """'sft', 'rl' or 'eval', fixed by a hash of the problem's canonical key."""
+        return part_of(self.name + ":" + self.key(example))
+
+    def examples(self, n: int, seed: int, difficulty: int = 0, part: str = "rl") -> list[Example]:
+        """``n`` problems of one part of the problem space (repeats allowed), deterministic in ``seed``."""
+        if part not in PARTS:
+            raise ReproError(f"unknown part {part!r}; choose one of: {', '.join(PARTS)}")
         rng = random.Random(seed)
-        return [self.make(rng, difficulty) for _ in range(n)]
+        out: list[Example] = []
+        tries = 0
+        while len(out) < n:
+            ex = self.make(rng, difficulty)
+            tries += 1
+            if self.part(ex) == part:
+                out.append(ex)
+            elif tries > 50 * n + 1000:
+                raise ReproError(f"task {self.name} has too few {part} problems at difficulty {difficulty}")
+        return out
+
+    def eval_set(self, n: int, difficulty: int = 0, seed: int = 999_999) -> list[Example]:
+        """``n`` distinct held-out problems (by prompt); fewer only when the eval part is smaller."""
+        rng = random.Random(seed)
+        seen: dict[str, Example] = {}
+        tries = 0
+        while len(seen) < n and tries < 400 * n:
+            ex = self.make(rng, difficulty)
+            tries += 1
+            if ex["prompt"] not in seen and self.part(ex) == "eval":
+                seen[ex["prompt"]] = ex
+        return list(seen.values())
+
+
+def rl_stream(task: Task, n: int, seed: int, difficulty: int) -> list[Example]:
+    """The RL prompt stream of one arm's RL seed (the runner regenerates it to measure overlap)."""
+    return task.examples(n, seed=10_000 + seed, difficulty=difficulty, part="rl")
+
+
+# The problem space split: shares of the hash range (1000 buckets) for each part.
+PARTS = {"eval": (0, 250), "sft": (250, 600), "rl": (600, 1000)}
+
+
+def part_of(key: str) -> str:
+    bucket = int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "big") % 1000
+    return next(name for name, (lo, hi) in PARTS.items() if lo <= bucket < hi)
 
 
 # -- addition ---------------------------------------------------------------------------------------
@@ -46,6 +100,10 @@ def _make_addition(rng: random.Random, difficulty: int) -> Example:
     a = rng.randrange(10 ** rng.randint(1, hi))
     b = rng.randrange(10 ** rng.randint(1, hi))
     return {"prompt": f"{a}+{b}=", "answer": str(a + b)}
+
+
+def _key_addition(example: Example) -> str:
+    return "+".join(sorted(example["prompt"].rstrip("=").split("+"), key=int))
 
 
 def _check_exact(example: Example, completion: str) -> bool:
@@ -57,6 +115,10 @@ def _make_sorting(rng: random.Random, difficulty: int) -> Example:
     n = rng.randint(2, 5 + difficulty)
     digits = "".join(rng.choice("0123456789") for _ in range(n))
     return {"prompt": f"s{digits}=", "answer": "".join(sorted(digits))}
+
+
+def _key_sorting(example: Example) -> str:
+    return "".join(sorted(example["prompt"][1:].rstrip("=")))
 
 
 # -- countdown --------------------------------------------------------------------------------------
@@ -92,6 +154,10 @@ def eval_expression(expr: str) -> int:
     return terms[0] + sum(s * t for s, t in zip(signs, terms[1:], strict=True))
 
 
+def _key_countdown(example: Example) -> str:
+    return ",".join(map(str, sorted(example["numbers"]))) + ">" + str(example["target"])
+
+
 def _check_countdown(example: Example, completion: str) -> bool:
     text = completion.strip()
     if not _EXPR.match(text):
@@ -107,8 +173,30 @@ def _check_countdown(example: Example, completion: str) -> bool:
 TASKS: dict[str, Task] = {
     t.name: t
     for t in (
-        Task("addition", "multi-digit addition", "0123456789+=", r"^\d+$", 10, 5, _make_addition, _check_exact),
-        Task("sorting", "sort a digit string", "0123456789s=", r"^\d+$", 12, 10, _make_sorting, _check_exact),
+        Task(
+            "addition",
+            "multi-digit addition",
+            "0123456789+=",
+            r"^\d+$",
+            10,
+            5,
+            _make_addition,
+            _check_exact,
+            _key_addition,
+            16,
+        ),
+        Task(
+            "sorting",
+            "sort a digit string",
+            "0123456789s=",
+            r"^\d+$",
+            12,
+            10,
+            _make_sorting,
+            _check_exact,
+            _key_sorting,
+            24,
+        ),
         Task(
             "countdown",
             "reach a target with + - * over given numbers",
@@ -118,6 +206,8 @@ TASKS: dict[str, Task] = {
             12,
             _make_countdown,
             _check_countdown,
+            _key_countdown,
+            24,
         ),
     )
 }
@@ -131,15 +221,31 @@ def get_task(name: str) -> Task:
 
 
 # -- reward functions (TRL signature) ---------------------------------------------------------------
-def correctness_reward(task: Task) -> Callable[..., list[float]]:
-    """1.0 for a verified answer, else 0.0. Also logs mean completion length of right and wrong answers."""
+def answer_of(
+    ids: list[int], eos_token_id: int, special_ids: frozenset[int], decode: Callable[[list[int]], str]
+) -> str | None:
+    """The answer text of a completion's token ids, or None when it does not count: no EOS at the end,
+    or a special token (pad, unk, an early EOS) inside. Generated ids past the first EOS are ignored."""
+    if eos_token_id in ids:
+        ids = ids[: ids.index(eos_token_id) + 1]
+    if not ids or ids[-1] != eos_token_id or any(t in special_ids for t in ids[:-1]):
+        return None
+    return decode(ids[:-1])
+
+
+def correctness_reward(
+    task: Task, eos_token_id: int, special_ids: frozenset[int], decode: Callable[[list[int]], str]
+) -> Callable[..., list[float]]:
+    """1.0 for a verified answer that ended with EOS and holds no special token, else 0.0. Also logs
+    the mean completion length (tokens, EOS included) of right and wrong answers."""
 
     def correct(
         prompts: list[str], completions: list[str], completion_ids: list[list[int]], **cols: Any
     ) -> list[float]:
         keys = [k for k in cols if k not in ("trainer_state", "log_extra", "log_metric")]
         rows = [{k: cols[k][i] for k in keys} | {"prompt": p} for i, p in enumerate(prompts)]
-        scores = [1.0 if task.check(row, c) else 0.0 for row, c in zip(rows, completions, strict=True)]
+        answers = [answer_of(list(ids), eos_token_id, special_ids, decode) for ids in completion_ids]
+        scores = [1.0 if a is not None and task.check(row, a) else 0.0 for row, a in zip(rows, answers, strict=True)]
         log_metric = cols.get("log_metric")
         if log_metric is not None:
             right = [len(ids) for ids, s in zip(completion_ids, scores, strict=True) if s > 0]
@@ -153,14 +259,19 @@ def correctness_reward(task: Task) -> Callable[..., list[float]]:
     return correct
 
 
-def format_reward(task: Task, eos_token_id: int, weight: float = 0.1) -> Callable[..., list[float]]:
-    """`weight` for a completion that matches the task's answer pattern and ended with EOS (not cut off)."""
+def format_reward(
+    task: Task,
+    eos_token_id: int,
+    special_ids: frozenset[int],
+    decode: Callable[[list[int]], str],
+    weight: float = 0.1,
+) -> Callable[..., list[float]]:
+    """`weight` for a completion that matches the task's answer pattern, ended with EOS and holds no
+    special token inside."""
     pattern = re.compile(task.answer_pattern)
 
     def format(prompts: list[str], completions: list[str], completion_ids: list[list[int]], **_: Any) -> list[float]:  # noqa: A001
-        return [
-            weight if ids and ids[-1] == eos_token_id and pattern.match(c.strip()) else 0.0
-            for c, ids in zip(completions, completion_ids, strict=True)
-        ]
+        answers = [answer_of(list(ids), eos_token_id, special_ids, decode) for ids in completion_ids]
+        return [weight if a is not None and pattern.match(a) else 0.0 for a in answers]
 
     return format

@@ -29,8 +29,8 @@ from trl.rewards import get_soft_overlong_punishment
 
 from radar.repro.errors import ReproError, RunCancelled
 from radar.repro.methods import Method
-from radar.repro.policy import PolicySize, sampled_accuracy
-from radar.repro.tasks import Task, correctness_reward, format_reward
+from radar.repro.policy import PolicySize, accuracy, special_ids
+from radar.repro.tasks import Task, correctness_reward, format_reward, rl_stream
 
 
 # -- loss plug-ins ----------------------------------------------------------------------------------
@@ -130,7 +130,7 @@ def build_config(
         "gradient_accumulation_steps": 1,
         "num_generations": size.num_generations,
         "num_iterations": size.num_iterations,
-        "max_completion_length": task.max_answer_chars + 2,
+        "max_completion_length": task.max_completion_tokens,
         "temperature": 1.0,
         "top_p": 1.0,
         "max_grad_norm": 1.0,
@@ -153,11 +153,24 @@ def build_config(
     return GRPOConfig(**shared, **method.config)
 
 
-def reward_functions(method: Method, task: Task, eos_token_id: int) -> list[Callable[..., list[float]]]:
-    funcs: list[Callable[..., list[float]]] = [correctness_reward(task), format_reward(task, eos_token_id)]
+def overlong_buffer(task: Task) -> int:
+    """DAPO's soft overlong buffer: the tokens of the budget beyond the longest answer plus its EOS,
+    so that no well-formed answer is ever punished and padding or rambling is."""
+    return task.max_completion_tokens - (task.max_answer_chars + 1)
+
+
+def reward_functions(method: Method, task: Task, tokenizer: Any) -> list[Callable[..., list[float]]]:
+    eos, specials = tokenizer.eos_token_id, special_ids(tokenizer)
+
+    def decode(ids: list[int]) -> str:
+        return str(tokenizer.decode(ids))
+
+    funcs: list[Callable[..., list[float]]] = [
+        correctness_reward(task, eos, specials, decode),
+        format_reward(task, eos, specials, decode),
+    ]
     if method.overlong_shaping:
-        max_len = task.max_answer_chars + 2
-        funcs.append(get_soft_overlong_punishment(max_len, max(1, max_len // 4)))
+        funcs.append(get_soft_overlong_punishment(task.max_completion_tokens, overlong_buffer(task)))
     return funcs
 
 
@@ -193,17 +206,31 @@ def normalize_log(logs: dict[str, Any]) -> dict[str, float]:
 
 
 class RecordCallback(TrainerCallback):
-    """Per-step metrics to a callback; stops training (and flags it) when ``should_cancel()`` says so."""
+    """Per-step metrics to a callback, with the held-out greedy accuracy every ``eval_every`` steps
+    (the held-out curve); stops training (and flags it) when ``should_cancel()`` says so."""
 
-    def __init__(self, on_record: Callable[[dict[str, Any]], None], should_cancel: Callable[[], bool]) -> None:
+    def __init__(
+        self,
+        on_record: Callable[[dict[str, Any]], None],
+        should_cancel: Callable[[], bool],
+        heldout: Callable[[Any], float] | None = None,
+        eval_every: int = 0,
+        last_step: int = 0,
+    ) -> None:
         self.on_record = on_record
         self.should_cancel = should_cancel
+        self.heldout = heldout
+        self.eval_every = eval_every
+        self.last_step = last_step
         self.started = time.perf_counter()
         self.cancelled = False
 
-    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **_: Any) -> None:
+    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any) -> None:
         if logs and "train_runtime" not in logs:
-            rec = {"step": state.global_step, "time": round(time.perf_counter() - self.started, 3)}
+            rec: dict[str, Any] = {"step": state.global_step, "time": round(time.perf_counter() - self.started, 3)}
+            step = state.global_step
+            if self.heldout is not None and self.eval_every and (step % self.eval_every == 0 or step == self.last_step):
+                rec["heldout"] = self.heldout(kw["model"])
             self.on_record(rec | normalize_log(logs))
 
     def on_step_end(self, args: Any, state: Any, control: Any, **_: Any) -> None:
@@ -224,18 +251,29 @@ def train_arm(
     output_dir: Path,
     on_record: Callable[[dict[str, Any]], None],
     should_cancel: Callable[[], bool],
-    eval_examples: list[dict[str, Any]],
+    eval_sets: dict[str, list[dict[str, Any]]],
+    pass_samples: int = 4,
 ) -> dict[str, Any]:
-    """Train one (method, seed) arm from the cached warm-start; returns its summary."""
+    """Train one (method, seed) arm from a cached warm start on the RL part of the problem space;
+    returns its summary with the held-out scores at the end (``final``).
+
+    ``eval_sets``: "eval" (held-out, in-distribution), "ood" (held-out, one difficulty up),
+    "curve" (a subset of "eval" scored every ``eval_every`` steps).
+    """
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(policy_path, padding_side="left")
-    examples = task.examples(steps * size.prompts_per_step, seed=10_000 + seed, difficulty=size.difficulty)
+    examples = rl_stream(task, steps * size.prompts_per_step, seed, size.difficulty)
     config = build_config(method, size, task, steps=steps, seed=seed, output_dir=output_dir, device=device)
-    record = RecordCallback(on_record, should_cancel)
+    eval_every = max(1, steps // 10)
+
+    def heldout(model: Any) -> float:
+        return accuracy(model, tokenizer, task, eval_sets["curve"], model.device, greedy=True)
+
+    record = RecordCallback(on_record, should_cancel, heldout, eval_every, steps)
     trainer = RadarGRPOTrainer(
         model=str(policy_path),
-        reward_funcs=reward_functions(method, task, tokenizer.eos_token_id),
+        reward_funcs=reward_functions(method, task, tokenizer),
         args=config,
         train_dataset=Dataset.from_list(examples),
         processing_class=tokenizer,
@@ -249,11 +287,18 @@ def train_arm(
     if record.cancelled:
         raise RunCancelled("run cancelled")
     model: Any = trainer.model
-    accuracy = sampled_accuracy(model, tokenizer, task, eval_examples, model.device, greedy=True)
+    torch.manual_seed(50_000 + seed)
+    final = {
+        "heldout_greedy": accuracy(model, tokenizer, task, eval_sets["eval"], model.device, greedy=True),
+        "heldout_pass1": accuracy(model, tokenizer, task, eval_sets["eval"], model.device, samples=pass_samples),
+        "ood_greedy": accuracy(model, tokenizer, task, eval_sets["ood"], model.device, greedy=True),
+    }
     done = trainer.state.global_step
     return {
         "steps": done,
         "seconds": round(seconds, 2),
         "steps_per_s": round(done / seconds, 3) if seconds else None,
-        "eval_accuracy": accuracy,
+        "eval_seconds": round(time.perf_counter() - started - seconds, 2),
+        "final": {k: round(v, 4) for k, v in final.items()},
+        "eval_accuracy": round(final["heldout_greedy"], 4),
     }

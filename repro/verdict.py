@@ -1,26 +1,56 @@
-"""The verdict: method vs baseline over seeds, with a paired bootstrap confidence interval.
+"""The verdict: method vs baseline over paired seeds, with tests whose error rates are measured.
 
-Each seed gives one paired difference (method minus baseline, same seed, same warm start, same
-problem stream). The interval is a percentile bootstrap over seeds; with 3 seeds it is coarse (it
-can take only a few distinct values), so "inconclusive" is a frequent and honest answer. Pure
-functions over per-step records; no I/O.
+Design (repro/README.md has the numbers):
+- Unit of replication: a seed pair. Pair ``s`` shares one SFT warm start (checkpoint ``s``); the two
+  arms then train with independent RL seeds. An A/A run (method == baseline) is therefore exactly
+  the null the A/B verdict faces, and measures the seed noise.
+- Target: held-out scores at the end of training (greedy accuracy and pass@1 averaged over several
+  samples, on >= 1000 problems of the evaluation part of the problem space, which training never
+  sees). Training-batch accuracy at T = 1 is not a target (it rewards entropy collapse).
+- Test: a paired t test over seed pairs for each metric the overall label combines (held-out greedy
+  and pass@1), Holm-corrected together; a metric is "better"/"worse" only when its adjusted p is
+  below ``ALPHA`` and its mean difference is at least ``MIN_EFFECT``. Exact sign-flip tests cannot
+  reach p < 0.05 below 6 seeds, so they are not used.
+- Claims: their own test (two-sided for higher/lower with a minimum effect, one-sided
+  non-inferiority with a margin for "not lower", one-sided on log ratios for "ratio at least"),
+  Holm-corrected over the claim's conditions. A claim is "refuted" when the one-sided (1 - ALPHA)
+  bound excludes the claimed effect, "holds" when its test rejects, "inconclusive" otherwise.
+- ``simulate`` runs the same decision rule vectorised over many synthetic runs: the test suite and
+  benchmarks/bench_verdict.py measure the false "better/worse" rate and the power with it.
+
+Pure functions; no I/O, no torch.
 """
 
 from __future__ import annotations
 
 import math
-import random
+import warnings
 from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
+from scipy import stats
 
 from radar.repro.methods import Claim, Method
 
 Records = list[dict[str, Any]]  # per-step metric records of one (arm, seed)
+ArmRun = dict[str, Any]  # {"records": Records, "final": {"heldout_greedy": float, "heldout_pass1": float, ...}}
 
-BOOTSTRAP_DRAWS = 4000
-CONFIDENCE = 0.95
+ALPHA = 0.05  # family-wise error rate of the overall label
+MIN_EFFECT = 0.01  # a difference under 1 point of held-out accuracy is never "better"/"worse"
+VERDICT_METRICS: tuple[tuple[str, str], ...] = (
+    ("heldout_greedy", "held-out greedy accuracy"),
+    ("heldout_pass1", "held-out pass@1"),
+)
+DEFAULT_SEEDS = 5
+# Seed-to-seed sd of one arm's held-out accuracy (training randomness, same warm start), as measured
+# by A/A runs (benchmarks/bench_verdict.py); the simulations of the test suite use it.
+SIM_TRAIN_SD = 0.012
+SIM_INIT_SD = 0.03  # sd between warm starts (shared within a pair, so it cancels in the difference)
+SIM_EVAL_PROMPTS = 1000
 
 
+# -- aggregation of per-step records ----------------------------------------------------------------
 def series(records: Records, metric: str) -> list[tuple[int, float]]:
     return [(int(r["step"]), float(r[metric])) for r in records if isinstance(r.get(metric), int | float)]
 
@@ -44,158 +74,344 @@ def aggregate(records: Records, metric: str, window: str) -> float:
     return sum(values) / len(values)
 
 
-def bootstrap_ci(values: Sequence[float], seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap CI of the mean of ``values`` (NaNs dropped); NaNs for fewer than 2 values."""
-    vals = [v for v in values if not math.isnan(v)]
-    if not vals:
-        return math.nan, math.nan
-    if len(vals) == 1:  # one seed gives no interval: never "better"/"worse"/"holds" from one seed
-        return math.nan, math.nan
-    rng = random.Random(seed)
-    means = sorted(sum(rng.choices(vals, k=len(vals))) / len(vals) for _ in range(BOOTSTRAP_DRAWS))
-    alpha = (1 - CONFIDENCE) / 2
-    return means[int(alpha * (BOOTSTRAP_DRAWS - 1))], means[int((1 - alpha) * (BOOTSTRAP_DRAWS - 1))]
+def arm_value(run: ArmRun, metric: str, window: str) -> float:
+    """One number per (arm, seed): a held-out score at the end, or an aggregate of the step records."""
+    if window == "end":
+        value = (run.get("final") or {}).get(metric)
+        return float(value) if isinstance(value, int | float) else math.nan
+    return aggregate(run.get("records") or [], metric, window)
 
 
-def compare(
-    method_runs: dict[int, Records], baseline_runs: dict[int, Records], metric: str, window: str
-) -> dict[str, Any]:
-    """Paired per-seed comparison of one aggregated metric."""
+# -- tests (vectorised: the last axis holds the seeds) ----------------------------------------------
+def paired_t(diffs: np.ndarray, null: float = 0.0, alternative: str = "two-sided") -> dict[str, np.ndarray]:
+    """Paired t test of mean(diffs) against ``null`` along the last axis; NaNs (missing seeds) dropped
+    per row. Returns n, effect (mean), se, df, p and the two-sided (1 - ALPHA) interval."""
+    d = np.asarray(diffs, dtype=float)
+    n = np.sum(~np.isnan(d), axis=-1)
+    with warnings.catch_warnings():  # a row with no seed at all gives NaN, which is the answer
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mean = np.nanmean(d, axis=-1) if d.size else np.full(d.shape[:-1], np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sd = np.sqrt(np.nansum((d - mean[..., None]) ** 2, axis=-1) / (n - 1))
+        se = sd / np.sqrt(n)
+        df = (n - 1).astype(float)
+        t = (mean - null) / se
+        # se == 0 (identical differences): the sign decides, p is 0 or 1
+        t = np.where(se == 0, np.where(mean > null, np.inf, np.where(mean < null, -np.inf, 0.0)), t)
+        if alternative == "two-sided":
+            p = 2 * stats.t.sf(np.abs(t), df)
+        elif alternative == "greater":
+            p = stats.t.sf(t, df)
+        else:
+            p = stats.t.cdf(t, df)
+        half = stats.t.ppf(1 - ALPHA / 2, df) * se
+    p = np.where(n < 2, np.nan, np.minimum(p, 1.0))
+    return {"n": n, "effect": mean, "se": se, "df": df, "p": p, "lo": mean - half, "hi": mean + half, "sd": sd}
+
+
+def holm(p: np.ndarray) -> np.ndarray:
+    """Holm-adjusted p values along the last axis (NaN p values stay NaN and do not count)."""
+    p = np.asarray(p, dtype=float)
+    filled = np.where(np.isnan(p), np.inf, p)
+    order = np.argsort(filled, axis=-1)
+    sorted_p = np.take_along_axis(filled, order, axis=-1)
+    m = np.sum(~np.isnan(p), axis=-1, keepdims=True)
+    k = np.arange(p.shape[-1])
+    scaled = np.where(np.isinf(sorted_p), np.inf, np.maximum(m - k, 1) * sorted_p)
+    adjusted = np.maximum.accumulate(np.minimum(scaled, 1.0), axis=-1)
+    out = np.empty_like(adjusted)
+    np.put_along_axis(out, order, adjusted, axis=-1)
+    return np.where(np.isnan(p), np.nan, out)
+
+
+def metric_labels(effect: np.ndarray, p_adjusted: np.ndarray, min_effect: float = MIN_EFFECT) -> np.ndarray:
+    """'better' / 'worse' / 'no clear difference' / 'too few seeds' per metric."""
+    sig = p_adjusted < ALPHA
+    return np.where(
+        np.isnan(p_adjusted),
+        "too few seeds",
+        np.where(
+            sig & (effect >= min_effect),
+            "better",
+            np.where(sig & (effect <= -min_effect), "worse", "no clear difference"),
+        ),
+    )
+
+
+def overall_label(labels: np.ndarray) -> np.ndarray:
+    """Combine the metric labels (last axis): better / worse / mixed / no clear difference / too few seeds."""
+    better = np.any(labels == "better", axis=-1)
+    worse = np.any(labels == "worse", axis=-1)
+    few = np.all(labels == "too few seeds", axis=-1)
+    return np.where(
+        better & worse,
+        "mixed",
+        np.where(better, "better", np.where(worse, "worse", np.where(few, "too few seeds", "no clear difference"))),
+    )
+
+
+def decide(diffs: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+    """The overall decision for diffs of shape (..., metrics, seeds): (tests, metric labels, overall)."""
+    tests = paired_t(diffs)
+    tests["p_adjusted"] = holm(tests["p"])
+    labels = metric_labels(tests["effect"], tests["p_adjusted"])
+    return tests, labels, overall_label(labels)
+
+
+# -- simulation (the error rates of the rule above) -------------------------------------------------
+def simulate(
+    seeds: int,
+    effect: float = 0.0,
+    trials: int = 20_000,
+    train_sd: float = SIM_TRAIN_SD,
+    init_sd: float = SIM_INIT_SD,
+    prompts: int = SIM_EVAL_PROMPTS,
+    base: float = 0.75,
+    rng_seed: int = 0,
+) -> dict[str, float]:
+    """Synthetic runs through ``decide``: per pair a shared warm-start level, per arm independent
+    training noise, then held-out scores drawn as binomial counts over ``prompts`` problems (greedy)
+    and over 4 x ``prompts`` samples (pass@1). Returns the shares of overall labels."""
+    rng = np.random.default_rng(rng_seed)
+    init = rng.normal(0.0, init_sd, (trials, 1, seeds))
+    levels = {
+        arm: np.clip(base + init + rng.normal(0.0, train_sd, (trials, 1, seeds)) + shift, 0.0, 1.0)
+        for arm, shift in (("method", effect), ("baseline", 0.0))
+    }
+    scores = {
+        arm: np.concatenate(
+            [rng.binomial(prompts, lv) / prompts, rng.binomial(4 * prompts, lv) / (4 * prompts)], axis=1
+        )
+        for arm, lv in levels.items()
+    }
+    _, _, overall = decide(scores["method"] - scores["baseline"])
+    return {label: float(np.mean(overall == label)) for label in ("better", "worse", "mixed", "no clear difference")}
+
+
+# -- claims -----------------------------------------------------------------------------------------
+def check_claim(claim: Claim, method_runs: dict[int, ArmRun], baseline_runs: dict[int, ArmRun]) -> dict[str, Any]:
+    """'holds', 'refuted' or 'inconclusive', with the test behind it (Holm over the claim's conditions)."""
+    conditions = [claim] + ([claim.also] if claim.also else [])
+    results = [_claim_test(c, method_runs, baseline_runs) for c in conditions]
+    adjusted = holm(np.array([r["test"]["p"] if r["test"]["p"] is not None else np.nan for r in results]))
+    for r, p_adj in zip(results, adjusted, strict=True):
+        r["test"]["p_adjusted"] = _r(p_adj)
+        r["status"] = _claim_status(r)
+    statuses = {r["status"] for r in results}
+    status = "refuted" if "refuted" in statuses else "holds" if statuses == {"holds"} else "inconclusive"
+    out = {"claim": claim.text, "status": status, "test": results[0]["test"], "conditions": results}
+    return out
+
+
+def _claim_test(claim: Claim, method_runs: dict[int, ArmRun], baseline_runs: dict[int, ArmRun]) -> dict[str, Any]:
     seeds = sorted(set(method_runs) & set(baseline_runs))
-    m = [aggregate(method_runs[s], metric, window) for s in seeds]
-    b = [aggregate(baseline_runs[s], metric, window) for s in seeds]
-    diffs = [x - y for x, y in zip(m, b, strict=True)]
-    lo, hi = bootstrap_ci(diffs)
+    m = np.array([arm_value(method_runs[s], claim.metric, claim.window) for s in seeds])
+    b = np.array([arm_value(baseline_runs[s], claim.metric, claim.window) for s in seeds])
+    if claim.direction == "ratio_at_least":
+        diffs, null, alternative, test = (
+            np.log(np.maximum(m, 1e-6) / np.maximum(b, 1e-6)),
+            math.log(claim.margin),
+            "greater",
+            "paired t on log ratios, one-sided",
+        )
+    elif claim.direction == "not_lower":
+        diffs, null, alternative, test = (
+            m - b,
+            -claim.margin,
+            "greater",
+            f"paired t non-inferiority, margin {claim.margin:g}",
+        )
+    else:
+        diffs, null, alternative, test = m - b, 0.0, "two-sided", "paired t, two-sided"
+    t = paired_t(diffs[None, :] if diffs.size else np.full((1, 0), np.nan), null, alternative)
+    one_sided = stats.t.ppf(1 - ALPHA, t["df"][0]) * t["se"][0] if t["n"][0] >= 2 else math.nan
+    effect = float(t["effect"][0])
     return {
-        "metric": metric,
-        "window": window,
-        "seeds": seeds,
-        "method": _r(m),
-        "baseline": _r(b),
-        "method_mean": _r(_mean(m)),
-        "baseline_mean": _r(_mean(b)),
-        "diff_mean": _r(_mean(diffs)),
-        "ci": [_r(lo), _r(hi)],
-        "confidence": CONFIDENCE,
+        "claim": claim,
+        "test": {
+            "name": claim.text,
+            "metric": claim.metric,
+            "window": claim.window,
+            "test": test,
+            "n": int(t["n"][0]),
+            "effect": _r(
+                math.exp(effect) if claim.direction == "ratio_at_least" and not math.isnan(effect) else effect
+            ),
+            "effect_scale": "ratio" if claim.direction == "ratio_at_least" else "difference",
+            "interval": [_r(t["lo"][0]), _r(t["hi"][0])]
+            if claim.direction != "ratio_at_least"
+            else [_r(_exp(t["lo"][0])), _r(_exp(t["hi"][0]))],
+            "p": _r(t["p"][0]),
+            "method": _r(list(m)),
+            "baseline": _r(list(b)),
+            "seeds": seeds,
+        },
+        "_upper": effect + one_sided,
+        "_lower": effect - one_sided,
+        "_effect": effect,
     }
 
 
-MIN_EFFECT = 0.01  # a difference under 1 point of correctness is not called better/worse, however tight
+def _claim_status(r: dict[str, Any]) -> str:
+    claim: Claim = r.pop("claim")
+    upper, lower, effect = r.pop("_upper"), r.pop("_lower"), r.pop("_effect")
+    p_adj = r["test"]["p_adjusted"]
+    if p_adj is None or math.isnan(upper):
+        return "inconclusive"
+    rejects = p_adj < ALPHA
+    if claim.direction == "higher":
+        if rejects and effect >= claim.min_effect:
+            return "holds"
+        return "refuted" if upper < claim.min_effect else "inconclusive"
+    if claim.direction == "lower":
+        if rejects and effect <= -claim.min_effect:
+            return "holds"
+        return "refuted" if lower > -claim.min_effect else "inconclusive"
+    bound = -claim.margin if claim.direction == "not_lower" else math.log(claim.margin)
+    if rejects:
+        return "holds"
+    return "refuted" if upper < bound else "inconclusive"
 
 
-def label(cmp: dict[str, Any], min_effect: float = MIN_EFFECT) -> str:
-    """'better'/'worse' when the CI excludes 0 and the mean difference is at least ``min_effect``."""
-    lo, hi = cmp["ci"]
-    diff = cmp.get("diff_mean")
-    if diff is None:
-        return "no data"
-    if lo is None or hi is None:
-        return "too few seeds"
-    if lo > 0 and diff >= min_effect:
-        return "better"
-    if hi < 0 and diff <= -min_effect:
-        return "worse"
-    return "no clear difference"
+# -- the verdict ------------------------------------------------------------------------------------
+def verdict(
+    method: Method,
+    baseline: Method,
+    runs: dict[str, dict[int, ArmRun]],
+    calibration: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The run's verdict from {"method": {seed: ArmRun}, "baseline": {seed: ArmRun}}.
 
-
-def check_claim(claim: Claim, method_runs: dict[int, Records], baseline_runs: dict[int, Records]) -> dict[str, Any]:
-    """'holds', 'refuted' or 'inconclusive', with the numbers behind it."""
-    if claim.direction == "ratio_at_least":
-        seeds = sorted(set(method_runs) & set(baseline_runs))
-        m = [aggregate(method_runs[s], claim.metric, claim.window) for s in seeds]
-        b = [aggregate(baseline_runs[s], claim.metric, claim.window) for s in seeds]
-        ratios = [x / max(y, 1e-6) for x, y in zip(m, b, strict=True)]
-        lo, hi = bootstrap_ci(ratios)
-        cmp = {
-            "metric": claim.metric,
-            "window": claim.window,
-            "seeds": seeds,
-            "method": _r(m),
-            "baseline": _r(b),
-            "ratio_mean": _r(_mean(ratios)),
-            "ci": [_r(lo), _r(hi)],
-            "confidence": CONFIDENCE,
-        }
-        status = _status(lo >= claim.margin, hi < claim.margin, lo, hi)
-    else:
-        cmp = compare(method_runs, baseline_runs, claim.metric, claim.window)
-        lo, hi = cmp["ci"]
-        lo = math.nan if lo is None else lo
-        hi = math.nan if hi is None else hi
-        if claim.direction == "higher":
-            status = _status(lo > 0, hi < 0, lo, hi)
-        elif claim.direction == "lower":
-            status = _status(hi < 0, lo > 0, lo, hi)
-        elif claim.direction == "not_lower":
-            status = _status(lo >= -claim.margin, hi < -claim.margin, lo, hi)
-        else:
-            raise ValueError(f"unknown claim direction {claim.direction!r}")
-    result = {"claim": claim.text, "status": status, "evidence": cmp}
-    if claim.also is not None:
-        second = check_claim(claim.also, method_runs, baseline_runs)
-        result["also"] = second
-        statuses = {status, second["status"]}
-        result["status"] = "refuted" if "refuted" in statuses else "holds" if statuses == {"holds"} else "inconclusive"
-    return result
-
-
-def verdict(method: Method, baseline: Method, runs: dict[str, dict[int, Records]]) -> dict[str, Any]:
-    """The run's verdict: final correctness, correctness AUC, and the method's claim.
-
-    ``runs`` is {"method": {seed: records}, "baseline": {seed: records}}.
+    ``calibration``: the seed noise of the latest A/A run on the same task and preset, shown beside it.
     """
     m_runs, b_runs = runs["method"], runs["baseline"]
-    final = compare(m_runs, b_runs, "correct", "final")
-    auc = compare(m_runs, b_runs, "correct", "all")
-    claim = check_claim(method.claim, m_runs, b_runs)
-    labels = {label(final), label(auc)}
-    if labels <= {"better", "no clear difference"} and "better" in labels:
-        overall = "better"
-    elif labels <= {"worse", "no clear difference"} and "worse" in labels:
-        overall = "worse"
-    elif labels == {"better", "worse"}:
-        overall = "mixed"
+    seeds = sorted(set(m_runs) & set(b_runs))
+    names = [name for name, _ in VERDICT_METRICS]
+    m = np.array([[arm_value(m_runs[s], k, "end") for s in seeds] for k in names]).reshape(len(names), len(seeds))
+    b = np.array([[arm_value(b_runs[s], k, "end") for s in seeds] for k in names]).reshape(len(names), len(seeds))
+    tests, labels, overall = decide(m - b)
+    metrics: dict[str, Any] = {}
+    for i, (name, title) in enumerate(VERDICT_METRICS):
+        metrics[name] = {
+            "title": title,
+            "test": "paired t over seed pairs, two-sided, Holm over " + " and ".join(names),
+            "n": int(tests["n"][i]),
+            "effect": _r(tests["effect"][i]),
+            "interval": [_r(tests["lo"][i]), _r(tests["hi"][i])],
+            "confidence": 1 - ALPHA,
+            "p": _r(tests["p"][i]),
+            "p_adjusted": _r(tests["p_adjusted"][i]),
+            "label": str(labels[i]),
+            "method_mean": _r(np.nanmean(m[i]) if m[i].size else math.nan),
+            "baseline_mean": _r(np.nanmean(b[i]) if b[i].size else math.nan),
+            "method": _r(list(m[i])),
+            "baseline": _r(list(b[i])),
+            "seeds": seeds,
+        }
+    if method.baseline == baseline.name or (not method.baseline and method.name == baseline.name):
+        claim = check_claim(method.claim, m_runs, b_runs)
     else:
-        overall = "no clear difference"
-    n = len(final["seeds"])
-    summary = (
-        f"{method.name} vs {baseline.name} over {n} seed(s): final correctness {_pct(final['method_mean'])} vs "
-        f"{_pct(final['baseline_mean'])} (diff {_ci_text(final)}), correctness AUC {_pct(auc['method_mean'])} vs "
-        f'{_pct(auc["baseline_mean"])} (diff {_ci_text(auc)}) -> {overall}. Claim "{claim["claim"]}": '
-        f"{claim['status']}."
+        want = method.baseline or method.name
+        claim = {
+            "claim": method.claim.text,
+            "status": "not checked",
+            "reason": f"the claim is about {want}; run with --baseline {want}",
+        }
+    noise = seed_noise(m, b, calibration)
+    doc = {
+        "overall": str(overall),
+        "alpha": ALPHA,
+        "min_effect": MIN_EFFECT,
+        "primary": names[0],
+        "metrics": metrics,
+        "claim": claim,
+        "seed_noise": noise,
+        "aa": method.name == baseline.name,
+    }
+    doc["summary"] = summary(method.name, baseline.name, doc)
+    return doc
+
+
+def seed_noise(m: np.ndarray, b: np.ndarray, calibration: dict[str, Any] | None) -> dict[str, Any]:
+    """Seed-to-seed spread of the primary held-out score in this run, and the A/A calibration if any."""
+
+    def sd(x: np.ndarray) -> float:
+        x = x[~np.isnan(x)]
+        return float(np.std(x, ddof=1)) if x.size >= 2 else math.nan
+
+    return {
+        "metric": VERDICT_METRICS[0][0],
+        "sd_method": _r(sd(m[0])) if m.size else None,
+        "sd_baseline": _r(sd(b[0])) if b.size else None,
+        "sd_difference": _r(sd(m[0] - b[0])) if m.size else None,
+        "n": int(m.shape[1]) if m.ndim == 2 else 0,
+        "calibration": calibration,
+    }
+
+
+def summary(method: str, baseline: str, doc: dict[str, Any]) -> str:
+    """One sentence built only from the structured result (labels are quoted, never re-derived)."""
+    parts = []
+    n = 0
+    for name, title in VERDICT_METRICS:
+        t = doc["metrics"][name]
+        n = max(n, t["n"])
+        if t["effect"] is None:
+            parts.append(f"{title}: no data -> {t['label']}")
+            continue
+        interval = (
+            f", {int(100 * t['confidence'])}% CI [{_pts(t['interval'][0])}, {_pts(t['interval'][1])}], "
+            f"Holm p={t['p_adjusted']:.3f}"
+            if t["p_adjusted"] is not None
+            else ", no interval from one seed"
+        )
+        parts.append(
+            f"{title} {_pct(t['method_mean'])} vs {_pct(t['baseline_mean'])} ({_pts(t['effect'])} pts{interval})"
+            f" -> {t['label']}"
+        )
+    noise = doc["seed_noise"]
+    noise_text = (
+        f"seed noise: sd of per-seed differences {_pts(noise['sd_difference'], sign=False)} pts"
+        if noise.get("sd_difference") is not None
+        else "seed noise: not measurable from fewer than 2 seeds"
+    )
+    cal = noise.get("calibration")
+    if cal and cal.get("sd_difference") is not None:
+        noise_text += f" (A/A run {cal['run']}: {_pts(cal['sd_difference'], sign=False)} pts)"
+    claim = doc["claim"]
+    text = (
+        f"{method} vs {baseline} over {n} paired seed(s): {'; '.join(parts)}. Overall: {doc['overall']}"
+        f"{' (an A/A run: any difference is seed noise)' if doc.get('aa') else ''}; {noise_text}. "
+        f'Claim "{claim["claim"]}": {claim["status"]}.'
     )
     if n < 2:
-        summary += " One seed gives no confidence interval: run --seeds 3 or more for a verdict."
-    elif n < 3:
-        summary += " Fewer than 3 seeds: treat the interval as indicative only."
-    return {"overall": overall, "final_reward": final, "reward_auc": auc, "claim": claim, "summary": summary}
+        text += " One seed gives no test: run --seeds 5 or more."
+    return text
 
 
-def _status(holds: bool, refuted: bool, lo: float, hi: float) -> str:
-    if math.isnan(lo) or math.isnan(hi):
-        return "inconclusive"
-    return "holds" if holds else "refuted" if refuted else "inconclusive"
-
-
-def _mean(values: Sequence[float]) -> float:
-    vals = [v for v in values if not math.isnan(v)]
-    return sum(vals) / len(vals) if vals else math.nan
+def _exp(x: float) -> float:
+    return math.exp(x) if not math.isnan(x) else math.nan
 
 
 def _r(x: Any) -> Any:
-    if isinstance(x, list):
+    if isinstance(x, list | tuple):
         return [_r(v) for v in x]
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(float(x), 4)
+    if x is None:
+        return None
+    x = float(x)
+    return None if math.isnan(x) or math.isinf(x) else round(x, 4)
 
 
 def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}%"
 
 
-def _ci_text(cmp: dict[str, Any]) -> str:
-    lo, hi = cmp["ci"]
-    if cmp["diff_mean"] is None:
+def _pts(x: float | None, sign: bool = True) -> str:
+    if x is None:
         return "n/a"
-    if lo is None:
-        return f"{100 * cmp['diff_mean']:+.1f} pts, no interval from one seed"
-    return f"{100 * cmp['diff_mean']:+.1f} pts, {int(100 * cmp['confidence'])}% CI [{100 * lo:+.1f}, {100 * hi:+.1f}]"
+    return f"{100 * x:+.1f}" if sign else f"{100 * x:.1f}"
+
+
+def mean(values: Sequence[float]) -> float:
+    vals = [v for v in values if not math.isnan(v)]
+    return sum(vals) / len(vals) if vals else math.nan

@@ -1,4 +1,4 @@
-"""The worker process of one run: ``python -m repro.worker --workspace DIR RUN_ID``.
+"""The worker process of one run: ``python -m radar.repro.worker --db WORKSPACE/radar.db RUN_ID``.
 
 Started by ``repro.runner.start``; its stdout/stderr are the run's log.txt. Exit codes: 0 done or
 cancelled, 1 failed (the run record says why).
@@ -16,21 +16,20 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m repro.worker", description=__doc__)
-    parser.add_argument("--workspace", required=True)
+    parser = argparse.ArgumentParser(prog="python -m radar.repro.worker", description=__doc__)
+    parser.add_argument("--db", required=True, help="the workspace database (the run record names its folder)")
     parser.add_argument("run_id")
     args = parser.parse_args(argv)
 
-    from radar.repro.runner import execute
-    from radar.store import Workspace, resolve_root
+    from pathlib import Path
 
-    ws = Workspace.open(resolve_root(args.workspace))
+    from radar.repro.runner import execute
 
     def log(msg: str) -> None:
         print(msg, flush=True)
 
     try:
-        run = execute(ws, args.run_id, log=log)
+        run = execute(Path(args.db), args.run_id, log=log)
     except BaseException:  # already recorded as failed, traceback in the log
         return 1
     return 0 if run["status"] in ("done", "cancelled") else 1

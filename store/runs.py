@@ -1,8 +1,16 @@
-"""The runs table: reproduction runs and other background jobs (written by repro/, read by app/ and reports/)."""
+"""The runs table: reproduction runs and other background jobs (written by repro/, read by app/ and reports/).
+
+``RunRecord`` and ``RunVerdict`` are the typed, frozen view of a finished run that readers use
+(``radar repro list/show``, reports' recommendations and runs section, the dashboard): they live
+here, in the store that repro and reports share, so that reading runs never imports repro or torch.
+``RunVerdict.calibrated`` is False for records written before verdicts carried their tests (an
+old bootstrap verdict must not drive an "adopt").
+"""
 
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -12,6 +20,153 @@ from radar.store.models import utc_now
 from radar.store.table import Table
 
 RUN_STATUSES = ("queued", "running", "done", "failed", "cancelled")
+VERDICT_LABELS = ("better", "worse", "mixed", "no clear difference", "too few seeds")
+
+
+def _num(x: Any) -> float | None:
+    return float(x) if isinstance(x, int | float) and not isinstance(x, bool) else None
+
+
+@dataclass(frozen=True)
+class MetricTest:
+    """One tested metric of a verdict: the test, its sample size, effect, interval and p values."""
+
+    name: str
+    title: str
+    test: str
+    n: int
+    effect: float | None  # method minus baseline (a share: 0.05 = 5 points)
+    interval: tuple[float | None, float | None]
+    p: float | None
+    p_adjusted: float | None
+    label: str
+    method_mean: float | None
+    baseline_mean: float | None
+
+    @classmethod
+    def from_dict(cls, name: str, d: dict[str, Any]) -> MetricTest:
+        lo, hi = (list(d.get("interval") or []) + [None, None])[:2]
+        return cls(
+            name=name,
+            title=str(d.get("title", name)),
+            test=str(d.get("test", "")),
+            n=int(d.get("n") or 0),
+            effect=_num(d.get("effect")),
+            interval=(_num(lo), _num(hi)),
+            p=_num(d.get("p")),
+            p_adjusted=_num(d.get("p_adjusted")),
+            label=str(d.get("label", "")),
+            method_mean=_num(d.get("method_mean")),
+            baseline_mean=_num(d.get("baseline_mean")),
+        )
+
+
+@dataclass(frozen=True)
+class SeedNoise:
+    """Seed-to-seed spread of the primary held-out score; ``calibration`` is the latest A/A run's."""
+
+    metric: str
+    sd_method: float | None
+    sd_baseline: float | None
+    sd_difference: float | None
+    n: int
+    calibration: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class RunVerdict:
+    overall: str  # one of VERDICT_LABELS
+    summary: str
+    metrics: tuple[MetricTest, ...] = ()
+    claim: str = ""
+    claim_status: str = ""
+    seed_noise: SeedNoise | None = None
+    calibrated: bool = False  # True when the verdict comes from the paired, Holm-corrected tests
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> RunVerdict | None:
+        if not isinstance(d, dict) or "overall" not in d:
+            return None
+        metrics = d.get("metrics") if isinstance(d.get("metrics"), dict) else {}
+        tests = tuple(MetricTest.from_dict(k, v) for k, v in metrics.items() if isinstance(v, dict))
+        noise = d.get("seed_noise")
+        claim = d.get("claim") if isinstance(d.get("claim"), dict) else {}
+        return cls(
+            overall=str(d["overall"]),
+            summary=str(d.get("summary", "")),
+            metrics=tests,
+            claim=str(claim.get("claim", "")),
+            claim_status=str(claim.get("status", "")),
+            seed_noise=SeedNoise(
+                metric=str(noise.get("metric", "")),
+                sd_method=_num(noise.get("sd_method")),
+                sd_baseline=_num(noise.get("sd_baseline")),
+                sd_difference=_num(noise.get("sd_difference")),
+                n=int(noise.get("n") or 0),
+                calibration=noise.get("calibration") if isinstance(noise.get("calibration"), dict) else None,
+            )
+            if isinstance(noise, dict)
+            else None,
+            calibrated=bool(tests) and all(t.p_adjusted is not None or t.n < 2 for t in tests),
+        )
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One run as readers see it: parameters, life cycle, and (when done) verdict, metrics, plots."""
+
+    id: str
+    kind: str
+    status: str
+    params: dict[str, Any]
+    progress: float
+    error: str
+    created_at: str
+    started_at: str
+    finished_at: str
+    cancel_requested: bool
+    pid: int | None
+    verdict: RunVerdict | None = None
+    metrics: dict[str, Any] = field(default_factory=dict)
+    plots: tuple[str, ...] = ()
+    folder: str = ""
+    eval_overlap: dict[str, Any] | None = None
+    result: dict[str, Any] = field(default_factory=dict)  # the raw stored result (JSON)
+
+    @property
+    def method(self) -> str:
+        return str(self.params.get("method", ""))
+
+    @property
+    def baseline(self) -> str:
+        return str(self.params.get("baseline", ""))
+
+    @property
+    def task(self) -> str:
+        return str(self.params.get("task", ""))
+
+    @classmethod
+    def from_row(cls, d: dict[str, Any]) -> RunRecord:
+        result = d.get("result") if isinstance(d.get("result"), dict) else {}
+        return cls(
+            id=d["id"],
+            kind=d["kind"],
+            status=d["status"],
+            params=d.get("params") or {},
+            progress=float(d.get("progress") or 0.0),
+            error=d.get("error") or "",
+            created_at=d.get("created_at") or "",
+            started_at=d.get("started_at") or "",
+            finished_at=d.get("finished_at") or "",
+            cancel_requested=bool(d.get("cancel_requested")),
+            pid=d.get("pid"),
+            verdict=RunVerdict.from_dict(result.get("verdict")),
+            metrics=result.get("metrics") or {},
+            plots=tuple(result.get("plots") or ()),
+            folder=str(result.get("folder") or ""),
+            eval_overlap=result.get("eval_overlap"),
+            result=result,
+        )
 
 
 class RunsTable(Table):
@@ -66,6 +221,14 @@ class RunsTable(Table):
         where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
         rows = self.conn.execute(f"SELECT * FROM runs {where} ORDER BY created_at DESC, id DESC", params)
         return [self._run_dict(r) for r in rows]
+
+    def run_record(self, run_id: str) -> RunRecord | None:
+        run = self.get_run(run_id)
+        return RunRecord.from_row(run) if run else None
+
+    def run_records(self, kind: str = "", status: str = "") -> list[RunRecord]:
+        """Typed records, newest first."""
+        return [RunRecord.from_row(r) for r in self.list_runs(kind=kind, status=status)]
 
     @staticmethod
     def _run_dict(row: sqlite3.Row) -> dict[str, Any]:

@@ -380,7 +380,12 @@ def test_finished_reproduction_shows_its_verdict_and_drives_the_rule(tmp_path: P
         published="2024-02-14T00:00:00Z",
         url="https://arxiv.org/abs/2402.11111",
     )
-    verdict = {"overall": "better", "summary": "dapo vs grpo over 3 seed(s): ... -> better."}
+    test = {"test": "paired t", "n": 5, "effect": 0.05, "interval": [0.02, 0.08], "p": 0.004, "p_adjusted": 0.008}
+    verdict = {
+        "overall": "better",
+        "summary": "dapo vs grpo over 5 paired seed(s): ... -> better.",
+        "metrics": {"heldout_greedy": test | {"label": "better"}},  # a calibrated verdict (paired, Holm)
+    }
     with ws.store() as store:
         store.upsert_documents([paper])
         store.create_run("r-dapo-1", "repro", {"method": "dapo", "baseline": "grpo", "task": "arith"}, status="done")

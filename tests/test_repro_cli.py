@@ -1,11 +1,15 @@
-"""`radar repro ...` end to end: a real tiny run (real TRL, real model) on CPU, then the run's
-life cycle: a killed worker is marked failed with its log, cancel stops a running run."""
+"""`radar repro ...` end to end: a real tiny run (real TRL, real model) on CPU, an A/A run, then
+the run's life cycle: a killed worker is marked failed with its log, cancel stops a running run, a
+foreground run killed by SIGINT/SIGTERM/SIGHUP stops its worker, --device cuda without a GPU fails
+before any worker starts, and listing/showing runs never imports torch."""
 
 from __future__ import annotations
 
 import json
 import os
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -18,29 +22,45 @@ from radar.repro.tasks import get_task
 from radar.store import Workspace
 from tests.cli_helpers import run_cli
 
+ROOT = Path(__file__).resolve().parents[1]
+
 
 @pytest.fixture(scope="module")
 def ws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
-    """A workspace whose sorting/tiny warm start is already cached (a few seconds to train)."""
+    """A workspace whose two sorting/tiny warm starts are already cached (seed pairs 0 and 1)."""
     workspace, _ = Workspace.init(tmp_path_factory.mktemp("repro") / "ws")
-    cached_policy(
-        runner.policy_cache_dir(workspace),
-        get_task("sorting"),
-        get_size("tiny"),
-        torch.device("cpu"),
-        log=lambda _: None,
-    )
+    for pair in (0, 1):
+        cached_policy(
+            workspace.policy_cache_dir,
+            get_task("sorting"),
+            get_size("tiny"),
+            torch.device("cpu"),
+            log=lambda _: None,
+            pair=pair,
+        )
     return workspace
 
 
-def _wait(ws: Workspace, run_id: str, cond, timeout: float = 120.0) -> dict:  # type: ignore[no-untyped-def]
+def _get(ws: Workspace, run_id: str) -> dict:  # type: ignore[type-arg]
+    with ws.store() as store:
+        return runner.get(store, run_id)
+
+
+def _submit(ws: Workspace, spec: runner.RunSpec) -> str:
+    run_id = runner.new_run_id(spec)
+    with ws.store() as store:
+        runner.submit(store, spec, run_id, ws.run_dir(run_id), ws.policy_cache_dir)
+    return run_id
+
+
+def _wait(ws: Workspace, run_id: str, cond, timeout: float = 180.0) -> dict:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        run = runner.get(ws, run_id)
+        run = _get(ws, run_id)
         if cond(run):
             return run
         time.sleep(0.3)
-    raise AssertionError(f"run {run_id} never reached the expected state: {runner.get(ws, run_id)}")
+    raise AssertionError(f"run {run_id} never reached the expected state: {_get(ws, run_id)}")
 
 
 @pytest.mark.parametrize(
@@ -92,21 +112,32 @@ def test_tiny_run_end_to_end(capsys: pytest.CaptureFixture[str], ws: Workspace) 
     assert doc["status"] == "done"
     v = doc["verdict"]
     assert v["overall"] in ("better", "worse", "mixed", "no clear difference")
-    assert v["final_reward"]["seeds"] == [0, 1] and len(v["final_reward"]["ci"]) == 2
+    for name in ("heldout_greedy", "heldout_pass1"):
+        t = v["metrics"][name]
+        assert {"test", "n", "effect", "interval", "p"} <= set(t) and t["n"] == 2 and t["seeds"] == [0, 1]
+        assert "paired t" in t["test"] and len(t["interval"]) == 2 and 0 <= t["p"] <= 1
+    assert v["seed_noise"]["sd_difference"] is not None and v["seed_noise"]["n"] == 2
     assert v["claim"]["status"] in ("holds", "refuted", "inconclusive")
+    overlap = doc["eval_overlap"]
+    assert overlap["share"] == 0.0 and overlap["eval"]["prompts"] >= 1000 and overlap["eval"]["in_sft"] == 0
+    assert overlap["eval"]["in_rl"] == 0
     assert doc["metrics"]["device"] == "cpu" and doc["metrics"]["steps_per_s"] > 0
     assert all(Path(p).read_bytes()[:4] == b"\x89PNG" for p in doc["plots"])
     folder = ws.run_dir(doc["id"])
     record = json.loads((folder / "run.json").read_text())
-    assert record["configs"]["baseline"]["loss_type"] == "grpo" and record["configs"]["baseline"]["beta"] > 0
+    assert record["configs"]["baseline"]["loss_type"] == "grpo" and record["configs"]["baseline"]["beta"] == 0.0
     assert record["configs"]["method"]["epsilon_high"] == 0.28 and record["configs"]["method"]["num_iterations"] > 1
+    assert record["rl_seeds"] == {"method": [0, 1], "baseline": [1000, 1001]}
+    assert len({p["path"] for p in record["policies"]}) == 2  # one warm start per seed pair
     assert record["git_commit"] and record["packages"]["trl"].startswith("1.")
     lines = (folder / "metrics" / "method-seed1.jsonl").read_text().splitlines()
     steps = [json.loads(line) for line in lines]
     assert [s["step"] for s in steps] == list(range(1, 9))
     assert {"correct", "entropy", "reward_std", "frac_reward_zero_std", "clip_ratio", "time"} <= set().union(*steps)
+    assert [s["step"] for s in steps if "heldout" in s] == [1, 2, 3, 4, 5, 6, 7, 8]  # the held-out curve
 
     shown = run_cli(capsys, "--workspace", str(ws.root), "repro", "show", doc["id"], "--json").json()
+    assert shown["eval_overlap"] == doc["eval_overlap"]
     assert shown["verdict"] == doc["verdict"]
     listed = run_cli(capsys, "--workspace", str(ws.root), "repro", "list", "--json").json()
     assert doc["id"] in [r["id"] for r in listed]
@@ -118,7 +149,7 @@ def test_tiny_run_end_to_end(capsys: pytest.CaptureFixture[str], ws: Workspace) 
         ).json()
         assert all(Path(p).exists() for p in exported["files"])
     verl = (folder / "export" / "verl" / "launch.sh").read_text()
-    assert "actor_rollout_ref.actor.clip_ratio_high=0.28" in verl and "kl_loss_coef=0.04" in verl
+    assert "actor_rollout_ref.actor.clip_ratio_high=0.28" in verl and "use_kl_loss=False" in verl
     trl_script = folder / "export" / "trl" / "train_grpo.py"
     compile(trl_script.read_text(), str(trl_script), "exec")
 
@@ -207,17 +238,110 @@ def test_cancel_running_and_queued(
     run = _wait(ws, run_id, lambda r: r["status"] != "running", timeout=60)
     assert run["status"] == "cancelled" and run["progress"] < 1.0
 
-    queued = runner.submit(ws, runner.RunSpec(method="dapo", task="sorting", seeds=1, steps=5))
-    assert runner.cancel(ws, queued)["status"] == "cancelled"
+    queued = _submit(ws, runner.RunSpec(method="dapo", task="sorting", seeds=1, steps=5))
+    with ws.store() as store:
+        assert runner.cancel(store, queued)["status"] == "cancelled"
 
 
 def test_sigterm_marks_failed(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker told to stop (SIGTERM, e.g. a shutdown) records failed itself, not via the reaper."""
     monkeypatch.setenv("RADAR_REPRO_ARMS_AT_ONCE", "1")  # the in-process path (the others test children)
-    run_id = runner.submit(ws, runner.RunSpec(method="cispo", task="sorting", seeds=1, steps=5000))
-    proc = runner.start(ws, run_id)
+    run_id = _submit(ws, runner.RunSpec(method="cispo", task="sorting", seeds=1, steps=5000))
+    with ws.store() as store:
+        proc = runner.start(store, run_id)
     _wait(ws, run_id, lambda r: r["status"] == "running" and r["progress"] > 0)
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=60) == 1
-    run = runner.get(ws, run_id, reap_first=False)
+    with ws.store() as store:
+        run = runner.get(store, run_id, reap_first=False)
     assert run["status"] == "failed" and "SIGTERM" in run["error"]
+
+
+@pytest.mark.slow
+def test_aa_run_has_independent_arms(capsys: pytest.CaptureFixture[str], ws: Workspace) -> None:
+    """grpo vs grpo: allowed, and its arms train with independent seeds, so they differ (seed noise)."""
+    args = ["--method", "grpo", "--baseline", "grpo", "--task", "sorting", "--seeds", "2", "--steps", "4"]
+    result = run_cli(capsys, "--workspace", str(ws.root), "repro", "run", *args, "--json")
+    assert result.code == 0, result.err
+    v = result.json()["verdict"]
+    assert v["aa"] and "A/A run" in v["summary"]
+    greedy = v["metrics"]["heldout_greedy"]
+    pass1 = v["metrics"]["heldout_pass1"]
+    assert greedy["method"] != greedy["baseline"] or pass1["method"] != pass1["baseline"]
+
+
+def _cli(ws: Workspace, *argv: str, **kw) -> subprocess.Popen[str]:  # type: ignore[no-untyped-def]
+    return subprocess.Popen(
+        [sys.executable, "-m", "radar.app.cli", "--workspace", str(ws.root), *argv],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kw,
+    )
+
+
+def _alive(pid: int) -> bool:
+    return runner._pid_alive(pid)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM", "SIGHUP"])
+def test_foreground_run_killed_by_a_signal_stops_its_worker(ws: Workspace, signame: str) -> None:
+    env = os.environ | ({"RADAR_REPRO_ARMS_AT_ONCE": "2"} if signame == "SIGHUP" else {})  # arm children too
+    before = {r["id"] for r in _list(ws)}
+    argv = ["repro", "run", "--method", "dr_grpo", "--task", "sorting", "--seeds", "1", "--steps", "5000"]
+    proc = _cli(ws, *argv, env=env)
+    deadline = time.monotonic() + 120
+    run = None
+    while time.monotonic() < deadline and run is None:
+        new = [r for r in _list(ws) if r["id"] not in before and r["status"] == "running" and r["progress"] > 0]
+        run = new[0] if new else None
+        time.sleep(0.3)
+    assert run is not None, proc.communicate(timeout=5)
+    worker = run["pid"]
+    assert _alive(worker)
+    children = _children_of(worker)
+    proc.send_signal(getattr(signal, signame))
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1 and f"stopped by {signame}" in err and "Traceback" not in err
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and (_alive(worker) or any(_alive(c) for c in children)):
+        time.sleep(0.3)
+    assert not _alive(worker) and not any(_alive(c) for c in children)
+    assert _get(ws, run["id"])["status"] == "cancelled"
+
+
+def _list(ws: Workspace) -> list[dict]:  # type: ignore[type-arg]
+    with ws.store() as store:
+        return store.list_runs(kind="repro")
+
+
+def test_device_cuda_without_a_gpu_fails_before_a_worker(capsys: pytest.CaptureFixture[str], ws: Workspace) -> None:
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    before = len(_list(ws))
+    result = run_cli(capsys, "--workspace", str(ws.root), "repro", "run", "--method", "dapo", "--device", "cuda")
+    assert result.code == 1 and len(result.err.strip().splitlines()) == 1 and "--device auto or cpu" in result.err
+    assert len(_list(ws)) == before  # no run recorded, no worker started
+
+
+def test_listing_and_showing_runs_never_imports_torch(ws: Workspace) -> None:
+    run_id = _submit(ws, runner.RunSpec(method="dapo", task="sorting", seeds=1, steps=5))
+    with ws.store() as store:
+        store.update_run(run_id, status="done", result={"verdict": {"overall": "better", "summary": "s"}})
+    code = f"""
+import sys
+from pathlib import Path
+from radar.app.cli import main
+from radar.store import Workspace
+assert main(["--workspace", {str(ws.root)!r}, "repro", "list", "--json"]) == 0
+assert main(["--workspace", {str(ws.root)!r}, "repro", "show", {run_id!r}]) == 0
+with Workspace.open(Path({str(ws.root)!r})).store() as store:
+    records = store.run_records(kind="repro")
+    assert any(r.id == {run_id!r} and r.verdict.overall == "better" and not r.verdict.calibrated for r in records)
+assert "torch" not in sys.modules, "reading runs imported torch"
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr

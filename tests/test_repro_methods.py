@@ -8,10 +8,10 @@ import pytest
 
 from radar.repro.errors import ReproError
 from radar.repro.export import verl_overrides
-from radar.repro.methods import METHODS, describe, get_method
+from radar.repro.methods import METHODS, describe, get_method, settings
 from radar.repro.policy import SIZES, get_size
-from radar.repro.tasks import get_task
-from radar.repro.trainer import LOSS_PLUGINS, build_config
+from radar.repro.tasks import TASKS, get_task
+from radar.repro.trainer import LOSS_PLUGINS, build_config, overlong_buffer, reward_functions
 
 PARAMS = {"task": "addition", "preset": "tiny", "total_steps": 10, "seeds": 1}
 
@@ -36,12 +36,67 @@ def test_every_preset_builds_a_grpo_config(name: str, tmp_path: Path) -> None:
     assert describe(method)["name"] == name
 
 
-def test_grpo_baseline_overrides_trl_defaults(tmp_path: Path) -> None:
+def test_grpo_baseline_overrides_trl_defaults_and_is_kl_free(tmp_path: Path) -> None:
     cfg = _config("grpo", tmp_path)
     assert cfg.loss_type == "grpo"  # TRL's default is "dapo"
-    assert cfg.beta > 0  # TRL's default is 0
+    assert cfg.beta == 0.0  # KL-free, like every other preset: a verdict never mixes a method with "no KL"
     assert cfg.scale_rewards == "group"
     assert get_method("grpo").arxiv == "2402.03300"
+    assert _config("grpo-kl", tmp_path).beta == 0.04
+    assert all(m.config.get("beta", 0.0) == 0.0 for m in METHODS.values() if m.name != "grpo-kl")
+    assert "bnpo" not in METHODS  # TRL's "bnpo" is not BNPO (2506.02864): removed rather than mislabelled
+
+
+def _real_difference(name: str, tmp_path: Path) -> set[str]:
+    """Settings where the preset's GRPOConfig (and reward shaping, loss plug-in) differ from its baseline's."""
+    method = get_method(name)
+    base = get_method(method.baseline)
+    a, b = _config(name, tmp_path).to_dict(), _config(base.name, tmp_path).to_dict()
+    changed = {k for k in a.keys() | b.keys() if a.get(k) != b.get(k)}
+    extra = {k for k in ("overlong_shaping", "loss_plugin") if settings(method)[k] != settings(base)[k]}
+    return changed | extra
+
+
+@pytest.mark.parametrize("name", sorted(n for n, m in METHODS.items() if m.baseline))
+def test_declared_changes_equal_the_real_difference(name: str, tmp_path: Path) -> None:
+    method = get_method(name)
+    assert method.baseline in METHODS and method.deviations
+    assert set(method.changes) == _real_difference(name, tmp_path)
+
+
+def test_one_change_presets_and_claim_baselines() -> None:
+    assert get_method("grpo-kl").changes == ("beta",)
+    assert get_method("dapo-clip-higher").changes == ("epsilon_high",)
+    assert get_method("luspo").baseline == "gspo"  # LUSPO's claim is about GSPO's length collapse
+    for m in METHODS.values():
+        for claim in (m.claim, m.claim.also):
+            if claim is not None and claim.direction in ("higher", "lower"):
+                assert claim.min_effect > 0, m.name
+
+
+def test_cispo_uses_minimax_m1_bounds_not_trls_cap(tmp_path: Path) -> None:
+    cfg = _config("cispo", tmp_path)
+    assert cfg.loss_type == "cispo" and cfg.epsilon_high == pytest.approx(1.28)  # cap 1 + eps_high_IS
+    o = verl_overrides(get_method("cispo"), PARAMS, "/m")
+    assert o["actor_rollout_ref.actor.clip_ratio_high"] == pytest.approx(0.28)  # verl clamps to 1 + high
+    assert o["actor_rollout_ref.actor.clip_ratio_low"] == 1.0  # no lower bound
+
+
+@pytest.mark.parametrize("task", sorted(TASKS))
+def test_dapo_overlong_buffer_fits_the_completion_budget(task: str, tmp_path: Path) -> None:
+    t = get_task(task)
+    buffer = overlong_buffer(t)
+    assert buffer >= 4 and t.max_completion_tokens - buffer >= t.max_answer_chars + 1  # no answer is punished
+    from radar.repro.policy import build_tokenizer
+
+    funcs = reward_functions(get_method("dapo"), t, build_tokenizer(t))
+    assert len(funcs) == 3
+    punish = funcs[2]
+    eos = build_tokenizer(t).eos_token_id
+    longest = [[5] * t.max_answer_chars + [eos]]
+    assert punish(prompts=["p"], completions=["x"], completion_ids=longest) == [0.0]
+    rambling = [[5] * t.max_completion_tokens]
+    assert punish(prompts=["p"], completions=["x"], completion_ids=rambling)[0] < -0.5
 
 
 def test_paper_hyperparameters(tmp_path: Path) -> None:
@@ -52,8 +107,7 @@ def test_paper_hyperparameters(tmp_path: Path) -> None:
     assert gspo.importance_sampling_level == "sequence" and (gspo.epsilon, gspo.epsilon_high) == (3e-4, 4e-4)
     dr = _config("dr_grpo", tmp_path)
     assert dr.loss_type == "dr_grpo" and dr.scale_rewards == "none" and dr.beta == 0.0
-    cispo = _config("cispo", tmp_path)
-    assert cispo.loss_type == "cispo" and cispo.epsilon_high == 5.0
+    assert _config("cispo", tmp_path).loss_type == "cispo"
     assert _config("sapo", tmp_path).loss_type == "sapo"
 
 
@@ -74,7 +128,8 @@ def test_sizes_have_sane_shapes() -> None:
 @pytest.mark.parametrize(
     ("name", "agg", "loss_mode", "kl"),
     [
-        ("grpo", "seq-mean-token-mean", "vanilla", True),
+        ("grpo", "seq-mean-token-mean", "vanilla", False),
+        ("grpo-kl", "seq-mean-token-mean", "vanilla", True),
         ("dr_grpo", "seq-mean-token-sum-norm", "vanilla", False),
         ("dapo", "token-mean", "vanilla", False),
         ("gspo", "seq-mean-token-mean", "gspo", False),

@@ -7,9 +7,9 @@ import random
 import pytest
 import torch
 
-from radar.repro.plots import plot_run
-from radar.repro.policy import build_model, build_tokenizer, get_size
-from radar.repro.tasks import TASKS, correctness_reward, eval_expression, format_reward, get_task
+from radar.repro.plots import paired_difference, plot_run
+from radar.repro.policy import EVAL_PROMPTS, accuracy, build_model, build_tokenizer, eval_sets, get_size, special_ids
+from radar.repro.tasks import PARTS, TASKS, correctness_reward, eval_expression, format_reward, get_task, rl_stream
 from radar.repro.trainer import LossBatch, gmpo_loss
 
 
@@ -17,6 +17,7 @@ from radar.repro.trainer import LossBatch, gmpo_loss
 def test_reference_answers_are_correct_and_vary_in_length(name: str) -> None:
     task = get_task(name)
     examples = task.examples(300, seed=1)
+    assert all(task.part(ex) == "rl" for ex in examples)
     assert all(task.check(ex, ex["answer"]) for ex in examples)
     assert len({len(ex["answer"]) for ex in examples}) >= 2
     assert all(
@@ -36,23 +37,105 @@ def test_countdown_accepts_any_valid_expression_and_rejects_reuse() -> None:
     assert eval_expression("2+3*4-5") == 9
 
 
-def test_rewards_follow_trl_signature() -> None:
-    task = get_task("addition")
+@pytest.mark.parametrize("name", sorted(TASKS))
+def test_problem_space_is_split_so_evaluation_never_meets_training(name: str) -> None:
+    """SFT, RL and evaluation problems come from disjoint parts of the problem space, by canonical key
+    (a reordering of a problem is the same problem), with at least 1000 distinct evaluation prompts."""
+    task, size = get_task(name), get_size("tiny")
+    sets = eval_sets(task, size)
+    assert len(sets["eval"]) >= EVAL_PROMPTS == 1000
+    assert len({e["prompt"] for e in sets["eval"]}) == len(sets["eval"])
+    eval_keys = {task.key(e) for e in sets["eval"]} | {task.key(e) for e in sets["ood"]}
+    sft = task.examples(20_000, seed=7, difficulty=size.difficulty, part="sft")
+    rl = rl_stream(task, 20_000, 0, size.difficulty)
+    assert not eval_keys & {task.key(e) for e in sft}
+    assert not eval_keys & {task.key(e) for e in rl}
+    assert not {task.key(e) for e in sft} & {task.key(e) for e in rl}
+    assert {task.part(e) for e in sets["eval"]} == {"eval"} and set(PARTS) == {"eval", "sft", "rl"}
+    assert task.eval_set(50) == task.eval_set(50)  # the same held-out set for every run
+
+
+def test_canonical_keys_merge_reorderings() -> None:
+    add, srt = get_task("addition"), get_task("sorting")
+    assert add.key({"prompt": "12+30="}) == add.key({"prompt": "30+12="})
+    assert srt.key({"prompt": "s312="}) == srt.key({"prompt": "s123="})
+    assert add.part({"prompt": "12+30="}) == add.part({"prompt": "30+12="})
+
+
+def _rewards(task_name: str = "addition"):  # type: ignore[no-untyped-def]
+    task = get_task(task_name)
     tok = build_tokenizer(task)
+
+    def decode(ids: list[int]) -> str:
+        return str(tok.decode(ids))
+
+    specials = special_ids(tok)
+    return (
+        task,
+        tok,
+        correctness_reward(task, tok.eos_token_id, specials, decode),
+        format_reward(task, tok.eos_token_id, specials, decode),
+    )
+
+
+def test_rewards_follow_trl_signature() -> None:
+    task, tok, correct_fn, format_fn = _rewards()
     eos = tok.eos_token_id
     prompts = ["12+30=", "12+30=", "1+1="]
     completions = ["42", "43", "2x"]
     ids = [tok(c, add_special_tokens=False)["input_ids"] + [eos] for c in completions]
     logged: dict[str, float] = {}
-    correct = correctness_reward(task)(
-        prompts, completions, ids, answer=["42", "42", "2"], log_metric=logged.__setitem__
-    )
+    correct = correct_fn(prompts, completions, ids, answer=["42", "42", "2"], log_metric=logged.__setitem__)
     assert correct == [1.0, 0.0, 0.0]
     assert logged["completions/correct_length"] == 3 and logged["completions/incorrect_length"] == 3
-    fmt = format_reward(task, eos)(prompts, completions, ids)
+    fmt = format_fn(prompts, completions, ids)
     assert fmt == [0.1, 0.1, 0.0]
-    truncated = format_reward(task, eos)(prompts[:1], ["42"], [ids[0][:-1]])
-    assert truncated == [0.0]
+
+
+def test_padding_and_missing_eos_hacks_earn_nothing() -> None:
+    """TRL decodes with skip_special_tokens=True, so `<pad><pad>14<eos>` reads "14": the rewards score
+    the token ids instead. No EOS, a pad/unk/early EOS inside: no correctness, no format reward."""
+    task, tok, correct_fn, format_fn = _rewards()
+    eos, pad, unk = tok.eos_token_id, tok.pad_token_id, tok.unk_token_id
+    digits = tok("14", add_special_tokens=False)["input_ids"]
+    cases = {
+        "honest": digits + [eos],
+        "padded": [pad, pad] + digits + [eos],
+        "pad inside": digits[:1] + [pad] + digits[1:] + [eos],
+        "unk inside": digits + [unk, eos],
+        "no eos": digits,
+        "early eos": [eos] + digits + [eos],
+    }
+    texts = [tok.decode(ids, skip_special_tokens=True) for ids in cases.values()]  # what TRL hands over
+    assert all(t in ("14", "") for t in texts) and texts[1] == "14"
+    n = len(cases)
+    correct = correct_fn(["7+7="] * n, texts, list(cases.values()), answer=["14"] * n)
+    fmt = format_fn(["7+7="] * n, texts, list(cases.values()))
+    assert correct == [1.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    assert fmt == [0.1, 0.0, 0.0, 0.0, 0.0, 0.0]
+    # ids generated past the first EOS (padding after the end) do not matter
+    assert correct_fn(["7+7="], ["14"], [digits + [eos, pad, pad]], answer=["14"]) == [1.0]
+
+
+def test_held_out_accuracy_scores_token_ids() -> None:
+    """A model that always emits `<pad>` then the right answer scores 0 (the decoded text would be right)."""
+    task = get_task("addition")
+    tok = build_tokenizer(task)
+    examples = [{"prompt": "1+2=", "answer": "3"}]
+    target = [tok.pad_token_id] + tok("3", add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
+
+    class Scripted(torch.nn.Module):
+        training = False
+
+        def generate(self, input_ids, attention_mask, **_):  # type: ignore[no-untyped-def]
+            return torch.cat([input_ids, torch.tensor([target] * input_ids.shape[0])], dim=1)
+
+        def train(self, mode: bool = True):  # type: ignore[no-untyped-def]
+            return self
+
+    assert accuracy(Scripted(), tok, task, examples, "cpu", greedy=True) == 0.0
+    target = target[1:]
+    assert accuracy(Scripted(), tok, task, examples, "cpu", greedy=True) == 1.0
 
 
 def test_char_tokenizer_round_trip_and_model_shapes() -> None:
@@ -93,11 +176,25 @@ def test_gmpo_plugin_loss() -> None:
     assert metrics["clip_ratio/region_mean"] == 0.5
 
 
-def test_plots_are_pngs(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_plots_are_pngs_with_a_paired_difference(tmp_path) -> None:  # type: ignore[no-untyped-def]
     rng = random.Random(0)
     runs = {
-        arm: {s: [{"step": i, "correct": rng.random(), "entropy": 0.5} for i in range(1, 20)] for s in (0, 1)}
+        arm: {
+            s: {
+                "records": [
+                    {"step": i, "correct": rng.random(), "entropy": 0.5, "clip_ratio": 0.01}
+                    | ({"heldout": 0.5 + 0.01 * i + (0.1 if arm == "method" else 0.0) + 0.01 * s} if i % 5 == 0 else {})
+                    for i in range(1, 21)
+                ],
+                "final": {},
+            }
+            for s in (0, 1, 2)
+        }
         for arm in ("method", "baseline")
     }
+    diff = paired_difference(runs)
+    assert diff["step"] == [5, 10, 15, 20] and all(abs(m - 0.1) < 1e-9 for m in diff["mean"])
+    assert all(lo <= m <= hi for lo, m, hi in zip(diff["lo"], diff["mean"], diff["hi"], strict=True))
     paths = plot_run(runs, {"method": "dapo", "baseline": "grpo"}, tmp_path, "t")
-    assert paths and all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in paths)
+    assert [p.name for p in paths] == ["difference.png", "curves.png"]
+    assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in paths)

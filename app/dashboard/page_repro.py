@@ -16,6 +16,7 @@ import streamlit as st
 from radar.app.dashboard import data
 from radar.store import Workspace
 from radar.store.errors import RadarError
+from radar.store.runs import RunRecord
 
 REFRESH_S = 2.0
 
@@ -45,7 +46,7 @@ def _flagged(root: str) -> None:
         except Exception as exc:  # the trends stage's own error: one line, keep the page
             st.caption(data.md(f"trends: {exc}"))
             trends = None
-        flagged = list((trends or {}).get("new_methods") or [])
+        flagged = list(trends.new_methods) if trends else []
     if flagged:
         st.caption("from `radar trends` (the newest week of data): method names new in the literature")
         rows = [
@@ -121,10 +122,14 @@ def _launch_form(ws: Workspace) -> None:
         wanted = [r["evidence"].get("preset") for r in latest_recommendations(ws)[1] if r["evidence"].get("preset")]
         first = next((m for m in wanted if m in methods), "dapo" if "dapo" in methods else methods[0])
         method = c1.selectbox("Method", methods, index=methods.index(first))
-        baseline = c1.selectbox("Baseline", methods, index=methods.index("grpo") if "grpo" in methods else 0)
+        baseline = c1.selectbox(
+            "Baseline",
+            ["(the method's own)", *methods],
+            help="the method's own baseline is grpo (gspo for luspo); the method itself gives an A/A run",
+        )
         task = c2.selectbox("Task", list(TASKS))
         preset = c2.selectbox("Preset", list(SIZES), help="tiny: CPU in minutes; small: for a GPU")
-        seeds = c3.number_input("Seeds", min_value=1, max_value=20, value=3)
+        seeds = c3.number_input("Seed pairs", min_value=1, max_value=20, value=5)
         steps = c3.number_input("Steps (0 = preset default)", min_value=0, max_value=100_000, value=0)
         device = c3.selectbox("Device", ["auto", "cpu", "cuda"])
         submitted = st.form_submit_button("Start run", type="primary")
@@ -134,26 +139,29 @@ def _launch_form(ws: Workspace) -> None:
         try:
             spec = runner.RunSpec(
                 method=method,
-                baseline=baseline,
+                baseline="" if baseline.startswith("(") else baseline,
                 task=task,
                 preset=preset,
                 seeds=int(seeds),
                 steps=int(steps),
                 device=device,
             )
-            run_id = runner.launch(ws, spec)
+            run_id = runner.new_run_id(spec)
+            with ws.store() as store:
+                runner.launch(store, spec, run_id, ws.run_dir(run_id), ws.policy_cache_dir)
         except RadarError as exc:
             st.error(data.md(f"radar: {exc}"))
         else:
-            st.success(data.md(f"started {run_id}; it trains in the background (log: {runner.log_path(ws, run_id)})"))
+            log = runner.log_path(ws.run_dir(run_id))
+            st.success(data.md(f"started {run_id}; it trains in the background (log: {log})"))
 
 
 # -- queue ------------------------------------------------------------------------------------------
 def _queue(root: str) -> None:
     from radar.repro import runner
 
-    ws = Workspace(Path(root))
-    active = [r for r in runner.list_runs(ws) if r["status"] in runner.ACTIVE]
+    with Workspace(Path(root)).store() as store:
+        active = [r for r in runner.list_runs(store) if r["status"] in runner.ACTIVE]
     st.subheader("Queue")
     # re-run just this part every REFRESH_S seconds while something is running
     _queue_fragment(root, REFRESH_S if active else None)
@@ -163,8 +171,8 @@ def _queue_body(root: str) -> int:
     """The active runs with progress and a cancel button; returns how many there are."""
     from radar.repro import runner
 
-    ws = Workspace(Path(root))
-    runs = runner.list_runs(ws)
+    with Workspace(Path(root)).store() as store:
+        runs = runner.list_runs(store)
     active = [r for r in runs if r["status"] in runner.ACTIVE]
     if not active:
         st.caption(f"nothing running; {len(runs)} run(s) recorded")
@@ -207,7 +215,8 @@ def _cancel(root: str, run_id: str) -> None:
     from radar.repro import runner
 
     try:
-        runner.cancel(Workspace(Path(root)), run_id)
+        with Workspace(Path(root)).store() as store:
+            runner.cancel(store, run_id)
     except RadarError as exc:
         st.session_state["rp_msg"] = data.md(f"radar: {exc}")
 
@@ -219,7 +228,8 @@ def _finished(ws: Workspace) -> None:
     st.subheader("Finished runs")
     if msg := st.session_state.pop("rp_msg", None):
         st.error(msg)
-    runs = [r for r in runner.list_runs(ws) if r["status"] not in runner.ACTIVE]
+    with ws.store() as store:
+        runs = [r for r in runner.list_runs(store) if r["status"] not in runner.ACTIVE]
     if not runs:
         st.caption("none yet")
         return
@@ -240,15 +250,46 @@ def _finished(ws: Workspace) -> None:
     chosen = st.selectbox("Run", [r["id"] for r in runs], key="rp_run")
     run = next(r for r in runs if r["id"] == chosen)
     result = run.get("result") or {}
-    verdict = result.get("verdict") or {}
     if run["error"]:
         st.error(data.md(run["error"]))
-    if verdict:
-        st.markdown(f"**Verdict: {data.md(verdict.get('overall', ''))}**")
-        st.markdown(data.md(verdict.get("summary", "")))
-        claim = verdict.get("claim") or {}
-        if claim:
-            st.caption(data.md(f"claim: {claim.get('claim', '')} -> {claim.get('status', '')}"))
+    record = RunRecord.from_row(run)
+    if record.verdict is not None:
+        v = record.verdict
+        st.markdown(f"**Verdict: {data.md(v.overall)}**" + ("" if v.calibrated else " (an old, uncalibrated verdict)"))
+        st.markdown(data.md(v.summary))
+        if v.metrics:
+            st.dataframe(
+                pd.DataFrame(
+                    [
+                        {
+                            "metric": t.title,
+                            "label": t.label,
+                            "effect (pts)": None if t.effect is None else round(100 * t.effect, 2),
+                            "95% CI (pts)": "n/a"
+                            if t.interval[0] is None or t.interval[1] is None
+                            else f"[{100 * t.interval[0]:+.1f}, {100 * t.interval[1]:+.1f}]",
+                            "p": t.p,
+                            "p (Holm)": t.p_adjusted,
+                            "n": t.n,
+                            "test": t.test,
+                        }
+                        for t in v.metrics
+                    ]
+                ),
+                hide_index=True,
+            )
+        if v.seed_noise is not None:
+            cal = v.seed_noise.calibration
+            st.caption(
+                data.md(
+                    f"seed noise (sd of per-seed differences): {v.seed_noise.sd_difference}; "
+                    + (f"A/A run {cal['run']}: {cal['sd_difference']}" if cal else "no A/A run on this task yet")
+                )
+            )
+        if v.claim:
+            st.caption(data.md(f"claim: {v.claim} -> {v.claim_status}"))
+        if record.eval_overlap is not None:
+            st.caption(data.md(f"evaluation prompts seen in training (measured): {record.eval_overlap.get('share')}"))
     curves = _curves(ws, run["id"])
     if curves is not None:
         st.altair_chart(curves)
@@ -261,7 +302,7 @@ def _finished(ws: Workspace) -> None:
 
 
 def _curves(ws: Workspace, run_id: str) -> alt.Chart | None:
-    """Correctness per step, every arm and seed, from runs/RUN_ID/metrics/*.jsonl."""
+    """Held-out accuracy per evaluation step, every arm and seed, from the run folder's metrics/*.jsonl."""
     rows = []
     for path in sorted((ws.run_dir(run_id) / "metrics").glob("*-seed*.jsonl")):
         arm, seed = path.stem.rsplit("-seed", 1)
@@ -270,20 +311,20 @@ def _curves(ws: Workspace, run_id: str) -> alt.Chart | None:
                 rec = json.loads(line)
             except json.JSONDecodeError:
                 continue
-            if "correct" in rec and "step" in rec:
-                rows.append({"step": rec["step"], "correct": rec["correct"], "arm": arm, "seed": seed})
+            if "heldout" in rec and "step" in rec:
+                rows.append({"step": rec["step"], "heldout": rec["heldout"], "arm": arm, "seed": seed})
     if not rows:
         return None
     frame = pd.DataFrame(rows)
     return (
-        alt.Chart(frame, title="correctness per step")
+        alt.Chart(frame, title="held-out greedy accuracy per evaluation step (no smoothing)")
         .mark_line(opacity=0.8)
         .encode(
             x="step:Q",
-            y=alt.Y("correct:Q", title="correct"),
+            y=alt.Y("heldout:Q", title="held-out accuracy"),
             color="arm:N",
             detail="seed:N",
-            tooltip=["arm", "seed", "step", "correct"],
+            tooltip=["arm", "seed", "step", "heldout"],
         )
     )
 
