@@ -50,7 +50,7 @@ class EmbeddingConfig:
 
     @classmethod
     def from_section(cls, table: dict[str, Any]) -> EmbeddingConfig:
-        return _from_table(cls, table, "embedding")  # type: ignore[no-any-return]
+        return _from_table(cls, table, "embedding")
 
 
 @dataclass(frozen=True)
@@ -70,4 +70,4 @@ class SearchConfig:
 
     @classmethod
     def from_section(cls, table: dict[str, Any]) -> SearchConfig:
-        return _from_table(cls, table, "search")  # type: ignore[no-any-return]
+        return _from_table(cls, table, "search")

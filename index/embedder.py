@@ -166,7 +166,7 @@ class OnnxEmbedder:
 
     def _run(self, input_ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         feeds = {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": np.zeros_like(input_ids)}
-        return self.session.run(None, feeds)[0]  # type: ignore[no-any-return]
+        return self.session.run(None, feeds)[0]
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return embed_windowed(self.tokenizer, texts, self.cfg, self.dim, self._run)
@@ -203,7 +203,7 @@ class TorchEmbedder:
         with torch.inference_mode():
             out = self.model(features)["sentence_embedding"].float()
             out = torch.nn.functional.normalize(out, dim=-1)
-        return out.cpu().numpy()  # type: ignore[no-any-return]
+        return out.cpu().numpy()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return embed_windowed(self.tokenizer, texts, self.cfg, self.dim, self._run)

@@ -34,7 +34,7 @@ class _EmbedBatch:
         return {"id": batch["id"], "vector": vectors}
 
 
-def ray_batches(cfg: EmbeddingConfig, *, device: str, cache_dir: Path, workers: int = 0):  # type: ignore[no-untyped-def]
+def ray_batches(cfg: EmbeddingConfig, *, device: str, cache_dir: Path, workers: int = 0):
     """A BatchEmbedder (see index.pipeline) running on Ray."""
     try:
         import ray

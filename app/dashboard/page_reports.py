@@ -96,7 +96,7 @@ def generate(ws: Workspace, week: str) -> dict[str, Any]:
 
     with ws.store() as store:
         built = build_report(ws, store, parse_week(week), report_config(ws), profile_config(ws))
-    return built.as_dict()  # type: ignore[no-any-return]
+    return built.as_dict()
 
 
 def _generate(ws: Workspace, root: str) -> None:

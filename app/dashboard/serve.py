@@ -32,8 +32,8 @@ def install_guards(hosts: list[str]) -> None:
     def no_lookup(*_: Any, **__: Any) -> None:
         return None
 
-    net_util.get_external_ip = no_lookup  # type: ignore[assignment]
-    net_util._make_blocking_http_get = no_lookup  # type: ignore[assignment]  # noqa: SLF001
+    net_util.get_external_ip = no_lookup
+    net_util._make_blocking_http_get = no_lookup  # noqa: SLF001
     if not hosts:
         return
     streamlit_middleware = starlette_app.create_streamlit_middleware
@@ -44,7 +44,7 @@ def install_guards(hosts: list[str]) -> None:
 
         return [Middleware(TrustedHostMiddleware, allowed_hosts=hosts), *streamlit_middleware()]
 
-    starlette_app.create_streamlit_middleware = with_trusted_hosts  # type: ignore[assignment]
+    starlette_app.create_streamlit_middleware = with_trusted_hosts
 
 
 def main() -> None:
