@@ -28,11 +28,6 @@ CONTRACT_IDS = [
     c["id"] for c in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
 ]
 
-# Contracts broken by code that issue 12 is still moving; the lead removes these marks when it lands.
-PENDING_CONTRACTS = {
-    "only-app-imports-repro": "reports/recommend.py imports radar.repro.methods (issue 12 in progress)",
-}
-
 
 def lint_imports(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -45,15 +40,7 @@ def lint_imports(cwd: Path, *args: str, env: dict[str, str] | None = None) -> su
     )
 
 
-@pytest.mark.parametrize(
-    "contract",
-    [
-        pytest.param(c, marks=pytest.mark.xfail(strict=False, reason=PENDING_CONTRACTS[c]))
-        if c in PENDING_CONTRACTS
-        else c
-        for c in CONTRACT_IDS
-    ],
-)
+@pytest.mark.parametrize("contract", CONTRACT_IDS)
 def test_import_contract_is_kept(contract: str) -> None:
     proc = lint_imports(ROOT, "--contract", contract)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -217,21 +204,7 @@ def stage_modules(stage: str) -> Iterator[tuple[str, str]]:
             yield where, path.read_text(encoding="utf-8")
 
 
-# Stages still taking a Workspace or reading radar.toml while issue 12 moves that into app/ (the lead removes
-# these marks when it lands).
-PENDING_STAGES = {
-    "reports": "build.py, content.py, deliver.py, weekly.py take a Workspace; build.py, weekly.py call .config()",
-    "repro": "repro/runner.py, export.py, worker.py take a Workspace (worker.py resolves it itself)",
-}
-
-
-@pytest.mark.parametrize(
-    "stage",
-    [
-        pytest.param(s, marks=pytest.mark.xfail(strict=False, reason=PENDING_STAGES[s])) if s in PENDING_STAGES else s
-        for s in ["store", "crawler", "index", "analysis", "reports", "repro"]
-    ],
-)
+@pytest.mark.parametrize("stage", ["store", "crawler", "index", "analysis", "reports", "repro"])
 def test_stage_reads_no_config_and_builds_no_workspace_path(stage: str) -> None:
     modules = list(stage_modules(stage))
     assert modules, f"no modules found under {stage}/"
