@@ -73,7 +73,7 @@ def test_canonical_url_is_idempotent_and_equal_for_equivalent_forms(forms: tuple
     assert post_id(a, "", "t", "") == post_id(b, "", "t", "")
 
 
-@given(st.text(st.characters(blacklist_categories=["Zs", "Cc"]), max_size=60))
+@given(st.text(st.characters(blacklist_categories=["Z", "C"]), max_size=60))  # spaces: see the xfail below
 @settings(max_examples=500, deadline=None)
 def test_canonical_url_is_idempotent_on_any_text(text: str) -> None:
     try:
