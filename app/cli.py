@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -19,9 +20,18 @@ COMMAND_MODULES = tuple(
 )
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def one_line(message: str) -> str:
+    """An error message that stays one line on the terminal: control characters (a newline or an escape
+    code in a value the user typed or a file held) are shown escaped."""
+    return _CONTROL.sub(lambda m: ascii(m.group())[1:-1], message)
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # one line, exit 1 (argparse's default is 2)
-        self.exit(1, f"radar: error: {message} (see `{self.prog} --help`)\n")
+        self.exit(1, f"radar: error: {one_line(message)} (see `{self.prog} --help`)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,6 +46,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    # bytes the locale could not decode arrive as surrogates (`radar search $'\xff\xfe'`): one line, not a crash later
+    for arg in sys.argv[1:] if argv is None else argv:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            raw = arg.encode("utf-8", "surrogateescape")
+            parser.error(f"argument {ascii(raw)} is not valid UTF-8 text; retype it")
     # `radar tag fix ID -TAG`: "-TAG" is a value, not an option; commands that take such values say so
     args, extra = parser.parse_known_args(argv)
     if extra:
@@ -45,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except RadarError as exc:
-        print(f"radar: error: {exc}", file=sys.stderr)
+        print(f"radar: error: {one_line(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("radar: interrupted; what was stored is kept, rerun the command to resume", file=sys.stderr)

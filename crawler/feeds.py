@@ -108,10 +108,13 @@ def post_id(link: str, guid: str, title: str, published: str) -> str:
 
 def _plausible(st: time.struct_time | None) -> bool:
     """Reject placeholder dates (Hugo's year 1, epoch zero) and dates in the future."""
-    if not st:
+    if not st or not 1991 <= st.tm_year <= 9998:  # year 0 or 9999+ would break date arithmetic later
         return False
-    stamp = calendar.timegm(st)
-    return st.tm_year >= 1991 and stamp <= time.time() + 2 * 86400
+    try:
+        stamp = calendar.timegm(st)
+    except (ValueError, OverflowError):  # month 99 and the like
+        return False
+    return stamp <= time.time() + 2 * 86400
 
 
 def _entry_time(entry: Any) -> time.struct_time | None:

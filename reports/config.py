@@ -169,6 +169,9 @@ class DeliveryConfig:
     def from_section(cls, table: dict[str, Any], environ: Mapping[str, str] | None = None) -> DeliveryConfig:
         env = os.environ if environ is None else environ
         _check_keys(table, cls, "delivery")
+        for sub in ("email", "webhook"):
+            if not isinstance(table.get(sub, {}), Mapping):
+                raise ConfigError(f"[delivery] {sub} must be a [delivery.{sub}] table")
         email_t = dict(table.get("email", {}))
         hook_t = dict(table.get("webhook", {}))
         _check_keys(email_t, EmailConfig, "delivery.email")
@@ -191,11 +194,11 @@ class DeliveryConfig:
             email_t["port"] = int(email_t["port"])
         if isinstance(email_t.get("to"), str):
             email_t["to"] = [a.strip() for a in email_t["to"].split(",") if a.strip()]
+        check_types(EmailConfig, email_t, "[delivery.email]")
         email_t["to"] = tuple(email_t.get("to", ()))
         if env.get("RADAR_WEBHOOK_URL"):
             hook_t["url"] = env["RADAR_WEBHOOK_URL"]
         check_types(cls, {k: v for k, v in table.items() if k == "folder"}, "[delivery]")
-        check_types(EmailConfig, email_t, "[delivery.email]")
         check_types(WebhookConfig, hook_t, "[delivery.webhook]")
         try:
             email, webhook = EmailConfig(**email_t), WebhookConfig(**hook_t)

@@ -1,0 +1,315 @@
+"""Fuzzing the boundaries (hypothesis): import lines, radar.toml, feed entries, CLI arguments.
+
+Whatever comes in, the outcome is one of: stored (and then within the bounds the rest of Radar relies
+on), skipped with a reason, or one clear error line; never a traceback. Thousands of generated cases
+per run (about a minute in all); benchmarks/fuzz_long.py runs the same properties for longer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import re
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from radar.crawler.errors import FeedParseError
+from radar.crawler.feeds import parse_feed
+from radar.crawler.snapshot import MAX_ABSTRACT, MAX_TITLE, record_to_document
+from radar.store import Workspace
+from radar.store.config import parse_config
+from radar.store.errors import ConfigError
+
+# CI sizes; fuzz_long.py multiplies them
+EXAMPLES = {"line": 2500, "toml": 1500, "feed": 300, "cli": 250}
+FUZZ = settings(deadline=None, suppress_health_check=list(HealthCheck), database=None)
+
+TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40)
+WILD_TEXT = st.one_of(
+    TEXT,
+    st.sampled_from(["", " ", "\x00", "\x1b[31m", "<script>alert(1)</script>", "é" * 3, "\u202e", "a\nb"]),
+    st.text(max_size=5).map(lambda t: t * 3000),  # long
+)
+DATES = st.one_of(
+    st.dates(min_value=date(1, 1, 1), max_value=date(9999, 12, 31)).map(str),
+    st.sampled_from(["0000-01-01", "2024-99-01", "2024-02-30", "9999-12-31", "2024-1-1", "today", ""]),
+    st.from_regex(r"\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}:\d{2}Z)?", fullmatch=True),
+)
+IDS = st.one_of(
+    st.from_regex(r"\d{4}\.\d{4,5}(v\d{1,30})?", fullmatch=True),
+    st.from_regex(r"[a-z\-]{1,60}(\.[A-Z]{2})?/\d{7}(v\d{1,3})?", fullmatch=True),
+    TEXT,
+    st.integers(),
+)
+SCALARS = st.one_of(
+    st.none(), st.booleans(), st.integers(min_value=-(2**63), max_value=2**63 - 1), st.floats(), WILD_TEXT
+)
+VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=3))
+
+
+def _record() -> st.SearchStrategy[Any]:
+    fields = {
+        "id": IDS,
+        "title": st.one_of(WILD_TEXT, VALUES),
+        "abstract": st.one_of(WILD_TEXT, VALUES),
+        "authors": st.one_of(st.lists(WILD_TEXT, max_size=5), VALUES),
+        "categories": st.one_of(st.lists(TEXT, max_size=5), VALUES),
+        "primary_category": st.one_of(TEXT, VALUES),
+        "published": st.one_of(DATES, VALUES),
+        "source_repo": st.one_of(TEXT, VALUES),
+    }
+    return st.one_of(st.fixed_dictionaries({}, optional=fields), VALUES)
+
+
+# -- import lines ---------------------------------------------------------------------------------------
+NEWEST = date.today() + timedelta(days=2)
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+@settings(FUZZ, max_examples=EXAMPLES["line"])
+@given(record=_record())
+def test_import_line_is_stored_within_bounds_or_skipped_with_a_reason(record: Any) -> None:
+    try:
+        doc = record_to_document(record)
+    except ValueError as exc:  # skipped: the reason is one short line
+        assert str(exc) and "\n" not in str(exc) and len(str(exc)) < 200
+        return
+    assert date(1990, 1, 1) <= date.fromisoformat(doc.published[:10]) <= NEWEST
+    assert 0 < len(doc.title) <= MAX_TITLE and len(doc.abstract) <= MAX_ABSTRACT
+    assert 0 <= doc.version <= 9999 and len(doc.id) <= 60
+    assert not CONTROL.search(doc.title + doc.abstract + "".join(doc.authors) + doc.id)
+
+
+@settings(FUZZ, max_examples=EXAMPLES["line"] // 5)
+@given(line=st.one_of(st.binary(max_size=200), _record().map(lambda r: orjson.dumps(r, default=str))))
+def test_raw_import_bytes_never_raise_anything_but_a_reason(line: bytes) -> None:
+    with contextlib.suppress(orjson.JSONDecodeError, ValueError):  # a reason; anything else fails the test
+        record_to_document(orjson.loads(line))
+
+
+@pytest.fixture(scope="module")
+def fuzz_ws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    ws, _ = Workspace.init(tmp_path_factory.mktemp("fuzz") / "ws")
+    return ws
+
+
+@settings(FUZZ, max_examples=60)
+@given(records=st.lists(_record(), min_size=1, max_size=30))
+def test_every_import_line_is_stored_or_counted(records: list[Any], fuzz_ws: Workspace, tmp_path_factory) -> None:  # type: ignore[no-untyped-def]
+    from radar.crawler.snapshot import import_snapshot
+
+    path = tmp_path_factory.mktemp("lines") / "f.jsonl"
+    lines = [orjson.dumps(r, default=str) for r in records]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    with fuzz_ws.store() as store:
+        result = import_snapshot(store, path)
+        assert result.counts.seen + len(result.bad_lines) == len([x for x in lines if x.strip()])
+        assert all(reason for _, reason in result.bad_lines)
+
+
+# -- radar.toml -------------------------------------------------------------------------------------------
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf") if math.isinf(value) else repr(value)
+    if isinstance(value, str):
+        return orjson.dumps(value).decode()
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{orjson.dumps(k).decode()} = {_toml_value(v)}" for k, v in value.items()) + "}"
+    return '""'  # None has no TOML spelling
+
+
+def _section_keys() -> dict[str, list[str]]:
+    from dataclasses import fields
+
+    from radar.analysis.tags.config import TaggingConfig
+    from radar.analysis.trends.config import TrendsConfig
+    from radar.app.dashboard.config import AppConfig
+    from radar.index.config import EmbeddingConfig, SearchConfig
+    from radar.reports.config import EmailConfig, ReportConfig, WebhookConfig
+    from radar.store.config import CrawlConfig, SourceConfig
+
+    def names(cls: type) -> list[str]:
+        return [f.name for f in fields(cls)] + ["bogus"]
+
+    return {
+        "crawl": names(CrawlConfig),
+        "sources": names(SourceConfig),
+        "embedding": names(EmbeddingConfig),
+        "search": names(SearchConfig),
+        "tagging": names(TaggingConfig),
+        "trends": names(TrendsConfig),
+        "report": names(ReportConfig),
+        "delivery": ["folder", "bogus"],
+        "delivery.email": [*names(EmailConfig), "from"],
+        "delivery.webhook": names(WebhookConfig),
+        "profile": ["tags", "terms", "liked", "bogus"],
+        "app": names(AppConfig),
+    }
+
+
+KEYS = _section_keys()
+TOML_SCALARS = st.one_of(
+    st.booleans(), st.integers(min_value=-(2**63), max_value=2**63 - 1), st.floats(), TEXT, st.sampled_from(["cs.LG"])
+)
+TOML_VALUES = st.recursive(
+    TOML_SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=2), max_leaves=6
+)
+
+
+@st.composite
+def radar_toml(draw: st.DrawFn) -> str:
+    lines = []
+    for section in draw(st.lists(st.sampled_from(sorted(KEYS)), max_size=4, unique=True)):
+        lines.append("[[sources]]" if section == "sources" else f"[{section}]")
+        for key in draw(st.lists(st.sampled_from(KEYS[section]), max_size=4, unique=True)):
+            lines.append(f"{orjson.dumps(key).decode()} = {_toml_value(draw(TOML_VALUES))}")
+    return "\n".join(lines) + "\n"
+
+
+def load_everything(text: str) -> None:
+    """radar.toml as every stage reads it."""
+    from radar.analysis.tags.config import TaggingConfig
+    from radar.analysis.trends.config import TrendsConfig
+    from radar.app.dashboard.config import AppConfig
+    from radar.index.config import EmbeddingConfig, SearchConfig
+    from radar.reports.config import DeliveryConfig, Profile, ReportConfig
+
+    cfg = parse_config(text)
+    EmbeddingConfig.from_section(cfg.section("embedding"))
+    SearchConfig.from_section(cfg.section("search"))
+    TaggingConfig.from_section(cfg.section("tagging"))
+    TrendsConfig.from_section(cfg.section("trends"))
+    ReportConfig.from_section(cfg.section("report"))
+    DeliveryConfig.from_section(cfg.section("delivery"), environ={})
+    Profile.from_section(cfg.section("profile"))
+    AppConfig.from_section(cfg.section("app"))
+
+
+@settings(FUZZ, max_examples=EXAMPLES["toml"])
+@given(text=st.one_of(radar_toml(), st.text(max_size=200)))
+def test_any_radar_toml_loads_or_is_one_line_error(text: str) -> None:
+    try:
+        load_everything(text)
+    except ConfigError as exc:
+        assert str(exc) and "\n" not in str(exc), str(exc)
+
+
+# -- feed entries -----------------------------------------------------------------------------------------
+def _xml(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;")
+
+
+@st.composite
+def feed_xml(draw: st.DrawFn) -> bytes:
+    items = []
+    for _ in range(draw(st.integers(0, 4))):
+        parts = []
+        if draw(st.booleans()):
+            parts.append(f"<title>{_xml(draw(WILD_TEXT))}</title>")
+        if draw(st.booleans()):
+            link = draw(st.one_of(st.sampled_from(["https://blog.example/p", "javascript:alert(1)", "/rel"]), TEXT))
+            parts.append(f"<link>{_xml(link)}</link>")
+        if draw(st.booleans()):
+            parts.append(f"<description>{_xml(draw(WILD_TEXT))}</description>")
+        if draw(st.booleans()):
+            when = draw(st.one_of(DATES, TEXT, st.just("Sun, 31 Dec 9999 23:59:59 GMT")))
+            parts.append(f"<pubDate>{_xml(when)}</pubDate>")
+        if draw(st.booleans()):
+            parts.append(f"<guid>{_xml(draw(TEXT))}</guid>")
+        items.append("<item>" + "".join(parts) + "</item>")
+    body = '<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>' + "".join(items) + "</channel></rss>"
+    if draw(st.booleans()):  # cut or garbled bytes
+        raw = body.encode()
+        return raw[: draw(st.integers(0, len(raw)))] + draw(st.binary(max_size=20))
+    return body.encode("utf-8", "surrogatepass")
+
+
+@settings(FUZZ, max_examples=EXAMPLES["feed"])
+@given(body=feed_xml())
+def test_any_feed_parses_to_bounded_documents_or_one_error(body: bytes) -> None:
+    try:
+        parsed = parse_feed(body, url="https://blog.example/feed.xml", source="blog", fetched_at="2025-01-01T00:00:00Z")
+    except FeedParseError as exc:
+        assert "\n" not in str(exc)
+        return
+    for doc in parsed.documents:
+        assert len(doc.title) <= 500 and "<script" not in doc.title + doc.abstract
+        assert date(1990, 1, 1) <= date.fromisoformat(doc.published[:10]) <= NEWEST
+        assert not doc.url or doc.url.startswith(("http://", "https://"))
+
+
+# -- CLI arguments ----------------------------------------------------------------------------------------------
+ARG_TEXT = st.one_of(
+    TEXT.filter(lambda t: t and not t.startswith("-")),
+    st.sampled_from(["\udcff\udcfe", "0", "-3", "1e9", "99999999999999999999", "2024-W99", "../../etc", "nan"]),
+)
+COMMANDS = [
+    ["stats"],
+    ["search", "Q"],
+    ["search", "Q", "-k", "N"],
+    ["search", "Q", "--since", "D"],
+    ["similar", "Q", "-k", "N"],
+    ["rm", "Q"],
+    ["tag", "fix", "Q", "+Q"],
+    ["repro", "show", "Q"],
+    ["report", "--week", "Q", "--json"],
+    ["trends", "--as-of", "D", "--window", "Q"],
+    ["import", "Q"],
+    ["stats", "--json", "Q"],
+]
+
+
+@st.composite
+def argv(draw: st.DrawFn) -> list[str]:
+    template = draw(st.sampled_from(COMMANDS))
+    out = []
+    for part in template:
+        if part == "Q":
+            out.append(draw(ARG_TEXT))
+        elif part == "N":
+            out.append(str(draw(st.one_of(st.integers(-(10**12), 10**12), ARG_TEXT))))
+        elif part == "D":
+            out.append(draw(st.one_of(DATES, ARG_TEXT)))
+        else:
+            out.append(part)
+    return out
+
+
+@pytest.fixture(scope="module")
+def cli_ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tests.conftest import FAST_CRAWL
+
+    ws, _ = Workspace.init(tmp_path_factory.mktemp("cli") / "ws", config_text=FAST_CRAWL)
+    return ws.root
+
+
+@settings(FUZZ, max_examples=EXAMPLES["cli"])
+@given(args=argv())
+def test_any_cli_arguments_end_in_a_result_or_one_error_line(args: list[str], cli_ws: Path) -> None:
+    from radar.app.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(["--workspace", str(cli_ws), *args])
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+    text = err.getvalue()
+    assert code in (0, 1, 2), (args, code, text)
+    assert "Traceback" not in text, (args, text)
+    if code:
+        lines = [line for line in text.splitlines() if line.strip()]
+        assert lines and lines[-1].startswith("radar: error:"), (args, text)
