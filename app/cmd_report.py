@@ -5,44 +5,23 @@ from __future__ import annotations
 import argparse
 from contextlib import nullcontext
 
-from radar.app.cmd_core import open_workspace
+from radar.app.cmd_core import open_radar
 from radar.app.output import console, err_console, print_json
 
 
-def _period(args: argparse.Namespace, store):  # type: ignore[no-untyped-def]
+def cmd_report(args: argparse.Namespace) -> int:
+    from radar.app import steps
+    from radar.reports.errors import DeliveryError
     from radar.reports.period import resolve_period
 
-    return resolve_period(
-        store, week=args.week, since=getattr(args, "date_from", None), until=getattr(args, "date_to", None)
-    )
-
-
-def cmd_report(args: argparse.Namespace) -> int:
-    from radar.reports.build import build_report, profile_config, report_config
-    from radar.reports.config import DeliveryConfig
-    from radar.reports.deliver import deliver, delivery_lock, summarize_outcomes
-    from radar.reports.errors import DeliveryError
-
-    ws = open_workspace(args)
-    cfg = report_config(ws, args.format)
-    profile = profile_config(ws)
-    delivery = DeliveryConfig.from_section(ws.config().section("delivery")) if args.send else None
-    with ws.store() as store:
-        period = _period(args, store)
-        status = nullcontext() if args.json else err_console.status(f"writing the report for {period.label}")
-        with status:
-            built = build_report(ws, store, period, cfg, profile)
-        outcomes = []
-        if delivery is not None:
-            if not delivery.any_channel:
-                from radar.store import ConfigError
-
-                raise ConfigError(
-                    "--send needs a channel: set [delivery] folder, [delivery.email] host/from/to or "
-                    "[delivery.webhook] url in radar.toml (or RADAR_SMTP_*/RADAR_WEBHOOK_URL)"
-                )
-            with delivery_lock(ws):
-                outcomes = deliver(store, built, delivery)
+    radar = open_radar(args)
+    radar.settings.with_formats(args.format)  # a bad --format or radar.toml: one line, before anything is written
+    with radar.store() as store:
+        period = resolve_period(store, week=args.week, since=args.date_from, until=args.date_to)
+    status = nullcontext() if args.json else err_console.status(f"writing the report for {period.label}")
+    with status:
+        built = steps.report(radar, period, formats=args.format)
+    outcomes = steps.deliver_report(radar, built) if args.send else []
     doc = built.as_dict() | {"deliveries": [o.as_dict() for o in outcomes]}
     if args.json:
         print_json(doc)
@@ -56,7 +35,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         for fmt, path in built.paths.items():
             console.print(f"  {fmt}: {path}", markup=False)
         if outcomes:
-            console.print(summarize_outcomes(outcomes), markup=False)
+            console.print(steps.summarize_outcomes(outcomes), markup=False)
     if doc["documents"] == 0:
         err_console.print(
             f"note: no documents were published in {period.label}; `--week latest` reports the "
@@ -73,18 +52,19 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_weekly(args: argparse.Namespace) -> int:
+    from radar.app import steps
     from radar.reports.errors import ReportError
-    from radar.reports.weekly import STEPS, run_weekly
+    from radar.reports.period import resolve_period
 
-    ws = open_workspace(args)
+    radar = open_radar(args)
     skip = tuple(s.strip() for s in (args.skip or "").split(",") if s.strip())
-    bad = [s for s in skip if s not in STEPS]
+    bad = [s for s in skip if s not in steps.WEEKLY_STEPS]
     if bad:
-        raise ReportError(f"--skip {','.join(bad)}: unknown step; steps are {','.join(STEPS)}")
-    with ws.store() as store:
-        period = _period(args, store)
+        raise ReportError(f"--skip {','.join(bad)}: unknown step; steps are {','.join(steps.WEEKLY_STEPS)}")
+    with radar.store() as store:
+        period = resolve_period(store, week=args.week)
     log = None if args.json else (lambda msg: err_console.print(msg, markup=False))
-    result = run_weekly(ws, period, skip=skip, log=log)
+    result = steps.weekly(radar, period, skip=skip, log=log)
     if args.json:
         print_json(result.as_dict())
     else:

@@ -10,9 +10,10 @@ workspace lock its stage must not share, and hands the stage only its config and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from contextlib import nullcontext
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,14 @@ from radar.crawler.run import SourceResult, crawl
 from radar.index.embedder import Embedder
 from radar.index.pipeline import BatchEmbedder, IndexReport, local_batches, run_index
 from radar.index.search import Searcher
-from radar.store import Store
+from radar.reports.build import BuiltReport, load_report, write_report
+from radar.reports.content import finished_runs, gather, tag_groups
+from radar.reports.deliver import Outcome, deliver, summarize_outcomes
+from radar.reports.errors import ReportError
+from radar.reports.period import Period
+from radar.reports.summarize import Summarizer
+from radar.store import ConfigError, Store, WorkspaceError
+from radar.store.errors import RadarError
 
 Progress = Callable[[int, int], None]
 
@@ -134,3 +142,202 @@ def trends(
         return compute_trends(
             opened, wiring.trends_env(radar), as_of=as_of, window=window, topics=topics, progress=progress
         )
+
+
+def report_trends(radar: Radar, store: Store, as_of: date) -> tuple[TrendsResult, str]:
+    """Trends for a report: as of the period's end over a month window (a week holds 400-1,000 papers, too
+    few for significance; the report's own weekly series come from the store). When they fail: empty
+    trends and a note saying why (the report still goes out)."""
+    try:
+        return trends(radar, store, as_of=as_of, window="month"), ""
+    except RadarError as exc:
+        return TrendsResult.empty(), f"trends not available: {exc}"
+
+
+# -- report and delivery ---------------------------------------------------------------------------------
+def report(
+    radar: Radar,
+    period: Period,
+    *,
+    formats: str | None = None,
+    trends_result: tuple[TrendsResult, str] | None = None,
+    summarizer: Summarizer | None = None,
+) -> BuiltReport:
+    """Gather one period's report and write it under reports/<period>/ (md, html, json; pdf on request)."""
+    started = time.perf_counter()
+    settings = radar.settings.with_formats(formats)
+    with radar.store() as store:
+        found, note = trends_result if trends_result is not None else report_trends(radar, store, period.end)
+        content = gather(
+            store,
+            period,
+            settings.report,
+            settings.profile,
+            trends=found,
+            grouping=tag_groups({t.name: t.group for t in radar.taxonomy.tags}, store),
+            summarizer=summarizer or wiring.summarizer(radar),
+            runs=finished_runs(store, radar.ws.runs_dir),
+            presets=wiring.repro_presets(),
+        )
+    content.notes["trends"] = note
+    built = write_report(radar.ws.report_dir(period.label), period, content, settings.report)
+    built.seconds = time.perf_counter() - started
+    return built
+
+
+@contextmanager
+def delivery_lock(radar: Radar) -> Iterator[None]:
+    """One delivering process per workspace (`radar report --send` and `radar weekly` alike)."""
+    try:
+        with radar.ws.lock("deliver"):
+            yield
+    except WorkspaceError as exc:
+        if "another `radar deliver`" not in str(exc):
+            raise
+        raise ReportError(
+            f"another radar process is delivering reports in {radar.ws.root}; wait for it to finish "
+            "and rerun (nothing was sent twice)"
+        ) from None
+
+
+def deliver_report(radar: Radar, built: BuiltReport, *, retry_earlier: bool = False) -> list[Outcome]:
+    """Send ``built`` by every configured channel, once per recipient; with ``retry_earlier`` also retry
+    the failed deliveries of earlier periods whose reports are still on disk."""
+    delivery = radar.settings.delivery
+    if not delivery.any_channel:
+        raise ConfigError(
+            "--send needs a channel: set [delivery] folder, [delivery.email] host/from/to or "
+            "[delivery.webhook] url in radar.toml (or RADAR_SMTP_*/RADAR_WEBHOOK_URL)"
+        )
+    with delivery_lock(radar), radar.store() as store:
+        outcomes = deliver(store, built, delivery)
+        if retry_earlier:
+            failed = {row.period for row in store.deliveries(status="failed")} - {built.period.label}
+            for label in sorted(failed):
+                earlier = load_report(radar.ws.report_dir(label))
+                if earlier is not None:
+                    outcomes += deliver(store, earlier, delivery)
+    return outcomes
+
+
+# -- weekly ----------------------------------------------------------------------------------------------
+WEEKLY_STEPS = ("crawl", "index", "tag", "trends", "report", "deliver")
+Log = Callable[[str], None]
+
+
+@dataclass
+class StepResult:
+    name: str
+    ok: bool
+    summary: str
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"step": self.name, "ok": self.ok, "summary": self.summary, "seconds": round(self.seconds, 2)}
+
+
+@dataclass
+class WeeklyResult:
+    period: Period
+    steps: list[StepResult] = field(default_factory=list)
+    report: BuiltReport | None = None
+    outcomes: list[Outcome] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if all(s.ok for s in self.steps) else 2
+
+    def line(self) -> str:
+        parts = [f"{s.name}: {s.summary}" if s.ok else f"{s.name} FAILED: {s.summary}" for s in self.steps]
+        return f"weekly {self.period.label}: " + "; ".join(parts)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "period": self.period.label,
+            "ok": self.exit_code == 0,
+            "summary": self.line(),
+            "steps": [s.as_dict() for s in self.steps],
+            "paths": {k: str(v) for k, v in self.report.paths.items()} if self.report else {},
+            "deliveries": [o.as_dict() for o in self.outcomes],
+        }
+
+
+def weekly(radar: Radar, period: Period, *, skip: Sequence[str] = (), log: Log | None = None) -> WeeklyResult:
+    """`radar weekly`: every step in order under the "weekly" lock; each step also takes its own stage's lock
+    (a `radar crawl` or `radar tag` started by hand waits its turn: one line, not a second fetch).
+
+    Idempotent: each step does only what is new (crawl cursors, content hashes, undecided documents), the
+    report is rewritten with the same content, and the deliveries table keeps a recipient from getting a
+    period twice; failed deliveries of this and earlier periods are retried. A failed step is reported and
+    the run goes on where it can (no trends: the report still goes out). Exit code 0 all good, 2 something
+    failed. Raises WorkspaceError when another weekly run holds the lock, ConfigError for a bad radar.toml."""
+    say = log or (lambda _msg: None)
+    settings = radar.settings  # a bad radar.toml stops here, before any step
+    result = WeeklyResult(period)
+    found: tuple[TrendsResult, str] = (TrendsResult.empty(), "trends skipped or failed")
+
+    def run_step(name: str, fn: Callable[[], tuple[bool, str]]) -> None:
+        if name in skip:
+            result.steps.append(StepResult(name, True, "skipped (--skip)"))
+            return
+        say(f"{name} ...")
+        started = time.perf_counter()
+        try:
+            ok, text = fn()
+        except RadarError as exc:
+            ok, text = False, str(exc)
+        except Exception as exc:  # noqa: BLE001 - one failed step must not stop the report
+            ok, text = False, f"unexpected {type(exc).__name__}: {exc}"
+        result.steps.append(StepResult(name, ok, text, time.perf_counter() - started))
+        say(f"{name}: {text}")
+
+    def crawl_step() -> tuple[bool, str]:
+        results = crawl_sources(radar)
+        added = sum(r.counts.added for r in results)
+        failed = [r for r in results if not r.ok]
+        text = f"{added} new from {len(results)} source(s)"
+        if failed:
+            text += "; failed: " + "; ".join(f"{r.source}: {r.message}" for r in failed)
+        return not failed, text
+
+    def index_step() -> tuple[bool, str]:
+        rep = index(radar).report
+        return True, f"{rep.embedded} embedded, {rep.vectors} vectors"
+
+    def tag_step() -> tuple[bool, str]:
+        rep = tag(radar)
+        parts = [f"{rep.decided} decided"]
+        if rep.trained:
+            parts.append("model trained")
+        if rep.unembedded:
+            parts.append(f"{rep.unembedded} not embedded yet")
+        return True, ", ".join(parts)
+
+    def trends_step() -> tuple[bool, str]:
+        nonlocal found
+        with radar.store() as store:
+            found = report_trends(radar, store, period.end)
+        trends_found, note = found
+        if note:
+            return True, note
+        return True, f"{len(trends_found.emerging)} emerging, {len(trends_found.new_methods)} new methods"
+
+    def report_step() -> tuple[bool, str]:
+        result.report = report(radar, period, trends_result=found)
+        r = result.report.as_dict()
+        return True, f"{r['documents']} documents, {r['recommendations']} recommendations -> {result.report.folder}"
+
+    def deliver_step() -> tuple[bool, str]:
+        if not settings.delivery.any_channel:
+            return True, "no [delivery] channel configured"
+        if result.report is None:
+            return False, "no report to deliver"
+        result.outcomes = deliver_report(radar, result.report, retry_earlier=True)
+        return all(o.status != "failed" for o in result.outcomes), summarize_outcomes(result.outcomes)
+
+    with radar.ws.lock("weekly"):
+        for name, fn in zip(
+            WEEKLY_STEPS, (crawl_step, index_step, tag_step, trends_step, report_step, deliver_step), strict=True
+        ):
+            run_step(name, fn)
+    return result

@@ -15,6 +15,8 @@ from radar.index.embedder import Embedder, make_embedder, model_id_for, resolve_
 from radar.index.errors import NothingIndexed
 from radar.index.pipeline import IndexPaths, load_keyword, load_vectors, stored_model
 from radar.index.search import Searcher
+from radar.reports.summarize import Summarizer, make_summarizer
+from radar.repro.methods import METHODS
 from radar.store import Store
 
 
@@ -85,3 +87,14 @@ def trends_env(radar: Radar) -> TrendsEnv:
         topics_dir=radar.ws.topics_dir,
         tag_groups=radar.tag_groups(),
     )
+
+
+# -- report ---------------------------------------------------------------------------------------------------
+def summarizer(radar: Radar) -> Summarizer:
+    """Extractive sentences, or an OpenAI-compatible endpoint when [report] summary_endpoint is set."""
+    return make_summarizer(radar.settings.report)
+
+
+def repro_presets() -> dict[str, str]:
+    """Reproduction presets by name -> title: the report recognises their names in papers."""
+    return {name: method.title for name, method in METHODS.items()}

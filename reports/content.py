@@ -16,14 +16,14 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
+from radar.analysis.trends.result import TrendsResult
 from radar.reports.config import Profile, ReportConfig
 from radar.reports.period import Period
 from radar.reports.ranking import Ranked, rank, term_pattern
-from radar.analysis.trends.result import TrendsResult
 from radar.reports.recommend import (
     ACTIONS,
-    Presets,
     Evidence,
+    Presets,
     Recommendation,
     code_links,
     decide,

@@ -15,7 +15,6 @@ import shutil
 import smtplib
 import ssl
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
@@ -27,10 +26,8 @@ import requests
 
 from radar.reports.build import BuiltReport
 from radar.reports.config import DeliveryConfig, EmailConfig, WebhookConfig
-from radar.reports.errors import ReportError
 from radar.reports.render import Chart, render_email_html, render_text
-from radar.store import Store, Workspace
-from radar.store.errors import WorkspaceError
+from radar.store import Store
 from radar.store.scrub import scrub_line, url_secrets
 
 
@@ -59,11 +56,11 @@ def webhook_recipient(url: str) -> str:
 
 # -- channels --------------------------------------------------------------------------------------
 def subject(report: BuiltReport) -> str:
-    h = report.content["headline"]
-    recs = report.content["recommendations"]
+    h = report.content.headline
+    recs = report.content.recommendations
     acts = [r for r in recs if r["action"] != "watch"]
     tail = f", {len(acts)} to act on" if acts else ""
-    return f"{report.content['title']} {report.period.label}: {h['documents']} documents{tail}"
+    return f"{report.content.title} {report.period.label}: {h['documents']} documents{tail}"
 
 
 @dataclass(frozen=True)
@@ -79,9 +76,9 @@ def email_body(report: BuiltReport) -> EmailBody:
     """The Markdown as text, and when the report has an HTML page, the page rendered for mail:
     the charts as PNG images referenced by cid instead of inline SVG."""
     if report.paths.get("html") is None:
-        return EmailBody(render_text(report.content), None)
-    html, charts = render_email_html(report.content)
-    return EmailBody(render_text(report.content), html, tuple(charts))
+        return EmailBody(render_text(report.content.as_dict()), None)
+    html, charts = render_email_html(report.content.as_dict())
+    return EmailBody(render_text(report.content.as_dict()), html, tuple(charts))
 
 
 def build_email(report: BuiltReport, cfg: EmailConfig, to: str, body: EmailBody | None = None) -> EmailMessage:
@@ -138,7 +135,7 @@ def _slack_link_ok(url: str) -> bool:
 
 def webhook_payload(report: BuiltReport) -> dict[str, Any]:
     """Slack incoming-webhook JSON (text fallback + blocks); other chat tools accept `text`."""
-    c = report.content
+    c = report.content.as_dict()
     h = c["headline"]
     change = "" if h["change_pct"] is None else f" ({h['change_pct']:+.0f}% vs the trailing mean)"
     groups = ", ".join(f"{slack_text(g['group'])} {g['count']}" for g in h["groups"])
@@ -224,12 +221,13 @@ def jobs(report: BuiltReport, cfg: DeliveryConfig) -> Iterator[Job]:
 
 def deliver(store: Store, report: BuiltReport, cfg: DeliveryConfig) -> list[Outcome]:
     """Send to every configured recipient that has not had this period yet; record each attempt.
-    Callers hold ``delivery_lock`` so two processes cannot both find a row unsent and send it."""
+    Callers hold the "deliver" workspace lock (app.steps.delivery_lock) so two processes cannot both find a row unsent and send it."""
     outcomes = []
     for channel, recipient, send, secrets in jobs(report, cfg):
         row = store.delivery(report.period.label, channel, recipient)
-        if row and row["status"] == "sent":
-            outcomes.append(Outcome(channel, recipient, "already-sent", attempts=row["attempts"]))
+        attempts = row.attempts if row else 0
+        if row and row.status == "sent":
+            outcomes.append(Outcome(channel, recipient, "already-sent", attempts=attempts))
             continue
         try:
             send()
@@ -241,32 +239,15 @@ def deliver(store: Store, report: BuiltReport, cfg: DeliveryConfig) -> list[Outc
                 else "a value could not be encoded (non-ASCII); check the delivery settings in radar.toml"
             )
             store.record_delivery(report.period.label, channel, recipient, ok=False, error=error)
-            outcomes.append(Outcome(channel, recipient, "failed", error, (row or {}).get("attempts", 0) + 1))
+            outcomes.append(Outcome(channel, recipient, "failed", error, attempts + 1))
         except (OSError, smtplib.SMTPException, requests.RequestException, RuntimeError, ssl.SSLError) as exc:
             error = scrub_line(f"{type(exc).__name__}: {exc}", secrets)
             store.record_delivery(report.period.label, channel, recipient, ok=False, error=error)
-            outcomes.append(Outcome(channel, recipient, "failed", error, (row or {}).get("attempts", 0) + 1))
+            outcomes.append(Outcome(channel, recipient, "failed", error, attempts + 1))
         else:
             store.record_delivery(report.period.label, channel, recipient, ok=True)
-            outcomes.append(Outcome(channel, recipient, "sent", attempts=(row or {}).get("attempts", 0) + 1))
+            outcomes.append(Outcome(channel, recipient, "sent", attempts=attempts + 1))
     return outcomes
-
-
-@contextmanager
-def delivery_lock(ws: Workspace) -> Iterator[None]:
-    """One delivering process per workspace (`radar report --send` and `radar weekly` alike)."""
-    lock = ws.lock("deliver")
-    try:
-        lock.__enter__()
-    except WorkspaceError:
-        raise ReportError(
-            f"another radar process is delivering reports in {ws.root}; wait for it to finish "
-            "and rerun (nothing was sent twice)"
-        ) from None
-    try:
-        yield
-    finally:
-        lock.__exit__(None, None, None)
 
 
 def summarize_outcomes(outcomes: list[Outcome]) -> str:

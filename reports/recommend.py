@@ -22,11 +22,10 @@ list (reports/content.py); the report names the left-out methods in one line.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from radar.repro.methods import METHODS
 from radar.store.models import Document
 
 ACTIONS = ("adopt", "reproduce", "evaluate", "watch")
@@ -147,18 +146,21 @@ def code_links(docs: Iterable[Document]) -> list[str]:
     return links
 
 
-def preset_name(preset: str) -> str:
+Presets = Mapping[str, str]  # reproduction preset -> its title (the composition root reads them from repro)
+
+
+def preset_name(preset: str, presets: Presets) -> str:
     """A repro preset by the name its papers use: 'Dr. GRPO', 'DAPO', ..."""
-    return METHODS[preset].title.split(" (")[0].replace(" - plug-in", "").strip()
+    return presets[preset].split(" (")[0].replace(" - plug-in", "").strip()
 
 
-def preset_patterns() -> dict[str, re.Pattern[str]]:
-    """Patterns for the repro presets' names (not the GRPO baseline's), by preset."""
+def preset_patterns(presets: Presets) -> dict[str, re.Pattern[str]]:
+    """Patterns for the repro presets' names (not the GRPO baselines'), by preset."""
     out = {}
-    for name in METHODS:
-        if name == "grpo":
+    for name in presets:
+        if name == "grpo" or name.startswith("grpo-"):
             continue
-        shown = preset_name(name)
+        shown = preset_name(name, presets)
         words = [re.escape(w.rstrip(".")) for w in re.split(r"[\s.]+", shown) if w]
         out[name] = re.compile(r"(?<![A-Za-z0-9])" + r"[\s.\-]*".join(words) + r"(?![A-Za-z0-9])", re.IGNORECASE)
     return out

@@ -52,11 +52,12 @@ def test_report_writes_files_and_json_gives_the_paths(
     data = json.loads(Path(doc["paths"]["json"]).read_text())
     assert data["headline"]["documents"] == doc["documents"]
     # the trends section is analysis.trends' own result for the week
-    from radar.analysis.trends import compute_trends
+    from radar.app import steps
+    from radar.app.context import Radar
 
     assert doc["trends"] == "analysis.trends" and data["notes"]["trends"] == ""
     with ws.store() as store:
-        trends = compute_trends(ws, store, as_of=date(2024, 2, 18), window="week")
+        trends = steps.trends(Radar(ws), store, as_of=date(2024, 2, 18), window="week").as_dict()
     assert [e["term"] for e in data["trends"]["emerging"]] == [e["term"] for e in trends["emerging"][:10]]
     assert [m["name"] for m in data["trends"]["new_methods"]] == [m["name"] for m in trends["new_methods"][:10]]
     # the human output names the files; a rerun rewrites the same files
@@ -154,9 +155,9 @@ def test_send_delivers_once_by_email_and_webhook(
         assert len(smtp.messages) == 2 and len(hook.posts) == 1
     with ws.store() as store:
         rows = store.deliveries(period=WEEK)
-    assert {r["status"] for r in rows} == {"sent"} and all(r["attempts"] == 1 for r in rows)
-    assert "secret-token" not in json.dumps(rows)  # webhook urls are secrets: stored by host and hash
-    assert webhook_recipient(hook.url) in {r["recipient"] for r in rows}
+    assert {r.status for r in rows} == {"sent"} and all(r.attempts == 1 for r in rows)
+    assert "secret-token" not in repr(rows)  # webhook urls are secrets: stored by host and hash
+    assert webhook_recipient(hook.url) in {r.recipient for r in rows}
 
 
 def test_failed_delivery_is_recorded_exit_2_and_retried(
@@ -171,9 +172,9 @@ def test_failed_delivery_is_recorded_exit_2_and_retried(
         assert res.code == 2 and "failed" in res.err and "retries" in res.err
         assert "hunter2" not in res.out + res.err and "secret-token" not in res.out + res.err
         with ws.store() as store:
-            rows = {(r["channel"], r["status"]) for r in store.deliveries(period=WEEK)}
+            rows = {(r.channel, r.status) for r in store.deliveries(period=WEEK)}
             assert rows == {("email", "failed"), ("webhook", "failed")}
-            assert all(r["last_error"] and "hunter2" not in r["last_error"] for r in store.deliveries())
+            assert all(r.last_error and "hunter2" not in r.last_error for r in store.deliveries())
         # the next run retries and succeeds; report files were written all along
         assert (ws.reports_dir / WEEK / "report.html").is_file()
         hook.status = 200
@@ -183,7 +184,7 @@ def test_failed_delivery_is_recorded_exit_2_and_retried(
             assert {d["status"] for d in res.json()["deliveries"]} == {"sent"}
             assert len(smtp.messages) == 2 and len(hook.posts) == 1 and smtp.logins == ["radar", "radar"]
     with ws.store() as store:
-        assert all(r["status"] == "sent" and r["attempts"] == 2 for r in store.deliveries(period=WEEK))
+        assert all(r.status == "sent" and r.attempts == 2 for r in store.deliveries(period=WEEK))
 
 
 def test_summary_endpoint_is_used_and_failures_fall_back(

@@ -5,18 +5,22 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from radar.analysis.trends.result import TrendsResult
+from radar.app import wiring
+from radar.app.context import Radar
 from radar.crawler.snapshot import import_snapshot
 from radar.reports.config import DeliveryConfig, Profile, ReportConfig
-from radar.reports.content import gather
+from radar.reports.content import finished_runs, gather, tag_groups
 from radar.reports.errors import ReportError
-from radar.reports.period import last_full_week, latest_data_week, parse_range, parse_week, resolve_period
+from radar.reports.period import Period, last_full_week, latest_data_week, parse_range, parse_week, resolve_period
 from radar.reports.recommend import Evidence, decide, match_preset, preset_patterns
 from radar.reports.render import ChartSink, md_escape, render, render_email_html
-from radar.reports.summarize import EndpointSummarizer, ExtractiveSummarizer
-from radar.store import ConfigError, Workspace
+from radar.reports.summarize import EndpointSummarizer, ExtractiveSummarizer, make_summarizer
+from radar.store import ConfigError, Store, Workspace
 from radar.store.models import Document, utc_now
 
 WEEK = "2024-W07"  # Mon 12 - Sun 18 Feb 2024: inside the first 500 snapshot lines, with 4+ weeks before it
@@ -84,6 +88,25 @@ TRENDS = {
         },
     ],  # none in the week: nothing to recommend
 }
+
+
+def gather_content(
+    ws: Workspace, store: Store, period: Period, cfg: ReportConfig, profile: Profile, *, trends: dict[str, Any]
+) -> dict[str, Any]:
+    """reports.content.gather wired as app.steps.report wires it (the real taxonomy, runs and presets)."""
+    radar = Radar(ws)
+    content = gather(
+        store,
+        period,
+        cfg,
+        profile,
+        trends=TrendsResult(**{"window": "month", **trends}),
+        grouping=tag_groups({t.name: t.group for t in radar.taxonomy.tags}, store),
+        summarizer=make_summarizer(cfg),
+        runs=finished_runs(store, ws.runs_dir),
+        presets=wiring.repro_presets(),
+    )
+    return content.as_dict()
 
 
 def tag_rows(ws: Workspace) -> int:
@@ -201,7 +224,7 @@ def test_endpoint_summarizer_falls_back_after_a_timeout() -> None:
 
 
 def test_recommendation_rules_name_themselves() -> None:
-    presets = preset_patterns()
+    presets = preset_patterns(wiring.repro_presets())
     assert match_preset("Dr. GRPO", presets) == "dr_grpo" and match_preset("dapo", presets) == "dapo"
     assert match_preset("GRPO", presets) == "" and match_preset("FooPO", presets) == ""
     assert presets["dr_grpo"].search("we compare with Dr GRPO and DAPO")
@@ -233,7 +256,7 @@ def test_content_counts_agree_with_the_store(report_ws: Workspace) -> None:
     cfg = ReportConfig(top_n=3)
     profile = Profile(tags={"rl-policy-optimization": 1.0}, terms={"reinforcement learning": 1.0})
     with report_ws.store() as store:
-        content = gather(report_ws, store, period, cfg, profile, trends=TRENDS)
+        content = gather_content(report_ws, store, period, cfg, profile, trends=TRENDS)
         in_week = store.filter_documents(since=period.since, until=period.until)
         papers = store.filter_documents(since=period.since, until=period.until, kinds=["paper"])
         tagged = store.tags_of(in_week)
@@ -285,7 +308,7 @@ def store_mentions(ws: Workspace, period, word: str) -> list[str]:  # type: igno
 def test_rendered_report_has_every_section_and_escapes_feed_text(report_ws: Workspace) -> None:
     period = parse_week(WEEK)
     with report_ws.store() as store:
-        content = gather(report_ws, store, period, ReportConfig(), Profile(), trends=TRENDS)
+        content = gather_content(report_ws, store, period, ReportConfig(), Profile(), trends=TRENDS)
     html, md = render(content, "html"), render(content, "md")
     for section in ("Headline", "Recommendations", "Trends", "Top papers", "Posts and news"):
         assert f"## {section}" in md
@@ -307,7 +330,7 @@ def test_email_html_carries_png_charts_by_cid_with_the_numbers_in_alt(report_ws:
 
     period = parse_week(WEEK)
     with report_ws.store() as store:
-        content = gather(report_ws, store, period, ReportConfig(), Profile(), trends=TRENDS)
+        content = gather_content(report_ws, store, period, ReportConfig(), Profile(), trends=TRENDS)
     html, charts = render_email_html(content)
     assert "<svg" not in html and "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     imgs = re.findall(r'<img src="cid:([^"]+)" width="(\d+)" height="(\d+)" alt="([^"]*)"', html)
@@ -393,7 +416,9 @@ def test_finished_reproduction_shows_its_verdict_and_drives_the_rule(tmp_path: P
             "r-dapo-1", result={"verdict": verdict, "folder": str(ws.run_dir("r-dapo-1"))}, finished_at=utc_now()
         )
         store.create_run("r-gspo-2", "repro", {"method": "gspo"}, status="running")  # not finished: not shown
-        content = gather(ws, store, parse_week(WEEK), ReportConfig(), Profile(terms={"DAPO": 1.0}), trends=TRENDS)
+        content = gather_content(
+            ws, store, parse_week(WEEK), ReportConfig(), Profile(terms={"DAPO": 1.0}), trends=TRENDS
+        )
     assert [r["id"] for r in content["runs"]] == ["r-dapo-1"] and content["runs"][0]["verdict"] == "better"
     rec = {r["method"]: r for r in content["recommendations"]}["DAPO"]
     assert (rec["action"], rec["rule"]) == ("adopt", "repro-better")
@@ -434,7 +459,7 @@ def test_methods_off_the_profile_are_left_out_and_said(report_ws: Workspace) -> 
     it is not recommended, and the report says it left it out."""
     period = parse_week(WEEK)
     with report_ws.store() as store:
-        on = gather(
+        on = gather_content(
             report_ws,
             store,
             period,
@@ -442,7 +467,7 @@ def test_methods_off_the_profile_are_left_out_and_said(report_ws: Workspace) -> 
             Profile(tags={"preference-optimization": 1.0}, terms={"DPO": 1.0}),
             trends=TRENDS,
         )
-        off = gather(
+        off = gather_content(
             report_ws, store, period, ReportConfig(), Profile(terms={"gaussian splatting": 1.0}), trends=TRENDS
         )
     assert "DPO" in {r["method"] for r in on["recommendations"]} and not on["notes"]["off_profile"]

@@ -5,16 +5,26 @@ from __future__ import annotations
 
 import json
 from datetime import date
+from typing import Any
 
 import numpy as np
 import pytest
 
-from radar.analysis.trends import TrendsConfig, compute_trends
 from radar.analysis.trends.cache import term_table
+from radar.analysis.trends.compute import compute_trends
+from radar.analysis.trends.config import TrendsConfig
 from radar.analysis.trends.stats import fixed_effect_shares, kleinberg_active, stratified_test
 from radar.analysis.trends.terms import document_terms
-from radar.store import Workspace
+from radar.app import wiring
+from radar.app.context import Radar
+from radar.store import Store, Workspace
 from tests.trends_data import base_corpus, generic_rise, new_source, pixel_lattice_in_base, tag
+
+
+def trends_of(ws: Workspace, store: Store, **kwargs: Any) -> dict[str, Any]:
+    """The trends stage as the composition root wires it, as the `radar trends --json` document."""
+    return compute_trends(store, wiring.trends_env(Radar(ws)), **kwargs).as_dict()
+
 
 AS_OF = date(2025, 6, 30)
 
@@ -40,7 +50,7 @@ def test_terms_fold_merge_and_filter() -> None:
 
 def test_rising_term_flagged_flat_term_not(corpus_ws: Workspace) -> None:
     with corpus_ws.store() as store:
-        result = compute_trends(corpus_ws, store, as_of=AS_OF, window="month")
+        result = trends_of(corpus_ws, store, as_of=AS_OF, window="month")
     emerging = _terms(result)
     assert "quantum sparsifier" in emerging
     assert not any("steady morphing" in t or t in {"steady", "morphing"} for t in emerging)
@@ -59,8 +69,8 @@ def test_generic_word_rising_in_unrelated_documents_is_not_emerging(corpus_ws: W
     is what removes it)."""
     with corpus_ws.store() as store:
         generic_rise(store)
-        result = compute_trends(corpus_ws, store, as_of=AS_OF, window="month")
-        unchecked = compute_trends(corpus_ws, store, as_of=AS_OF, window="month", cfg=TrendsConfig(min_coherence_z=0))
+        result = trends_of(corpus_ws, store, as_of=AS_OF, window="month")
+        unchecked = trends_of(corpus_ws, store, as_of=AS_OF, window="month", cfg=TrendsConfig(min_coherence_z=0))
     assert "wuggle" in _terms(unchecked) and "quantum sparsifier" in _terms(unchecked)
     assert "wuggle" not in _terms(result)
     assert "quantum sparsifier" in _terms(result)
@@ -73,7 +83,7 @@ def test_generic_word_rising_in_unrelated_documents_is_not_emerging(corpus_ws: W
 def test_week_window_and_declines(workspace: Workspace) -> None:
     with workspace.store() as store:  # the "rise" reversed: quantum sparsifier falls away in June
         base_corpus(store, rise_from=date(2099, 1, 1))
-        result = compute_trends(workspace, store, as_of=AS_OF, window="week")
+        result = trends_of(workspace, store, as_of=AS_OF, window="week")
     assert result["window"] == "week" and result["recent"]["start"] == "2025-06-24"
     assert "quantum sparsifier" not in _terms(result)
 
@@ -86,8 +96,8 @@ def test_source_mix_change_is_not_a_trend(corpus_ws: Workspace) -> None:
         new_ids = new_source(store)
         base_ids = [d.id for d in store.iter_documents() if d.source == "feed-a"]
         tag(store, [(i, "vision") for i in new_ids[::2]] + [(i, "vision") for i in base_ids[::20]])
-        radar = compute_trends(corpus_ws, store, as_of=AS_OF, window="month")
-        naive = compute_trends(corpus_ws, store, as_of=AS_OF, window="month", cfg=TrendsConfig(stratify=False))
+        radar = trends_of(corpus_ws, store, as_of=AS_OF, window="month")
+        naive = trends_of(corpus_ws, store, as_of=AS_OF, window="month", cfg=TrendsConfig(stratify=False))
     assert "pixel lattice" not in _terms(radar)
     assert "pixel lattice" in _terms(naive)  # the same test on raw shares is fooled: the check can fail
     assert "quantum sparsifier" in _terms(radar)  # a real rise inside the old source still shows
@@ -102,9 +112,9 @@ def test_source_mix_change_is_not_a_trend(corpus_ws: Workspace) -> None:
 def test_as_of_ignores_later_documents(corpus_ws: Workspace) -> None:
     as_of = date(2025, 5, 31)
     with corpus_ws.store() as store:
-        before = compute_trends(corpus_ws, store, as_of=as_of, window="month")
+        before = trends_of(corpus_ws, store, as_of=as_of, window="month")
         new_source(store, first=date(2025, 6, 1), last=date(2025, 6, 3))  # later documents, new terms
-        after = compute_trends(corpus_ws, store, as_of=as_of, window="month")
+        after = trends_of(corpus_ws, store, as_of=as_of, window="month")
     assert before == after
     assert before["as_of"] == "2025-05-31"
     assert all(m["first_seen"] <= "2025-05-31" for m in before["new_methods"])
@@ -115,19 +125,19 @@ def test_cache_is_reused_and_invalidated(corpus_ws: Workspace) -> None:
     from dataclasses import replace
 
     with corpus_ws.store() as store:
-        first = term_table(corpus_ws, store)
-        again = term_table(corpus_ws, store)
+        first = term_table(corpus_ws.term_cache_path, store)
+        again = term_table(corpus_ws.term_cache_path, store)
         assert again.fingerprint == first.fingerprint and again.matrix.nnz == first.matrix.nnz
         doc = next(store.iter_documents())
         store.upsert_documents([replace(doc, abstract="A flibbertigibbet regularizer.")])
-        changed = term_table(corpus_ws, store)
+        changed = term_table(corpus_ws.term_cache_path, store)
         col = changed.column("flibbertigibbet regularizer")
         assert col is not None and changed.matrix[:, col].sum() == 1
         row = changed.ids.index(doc.id)
         assert changed.matrix[row].nnz < first.matrix[first.ids.index(doc.id)].nnz  # old terms gone
         with store.transaction() as conn:  # a deletion rebuilds from scratch
             conn.execute("DELETE FROM documents WHERE id = ?", (doc.id,))
-        rebuilt = term_table(corpus_ws, store)
+        rebuilt = term_table(corpus_ws.term_cache_path, store)
     assert doc.id not in rebuilt.ids and len(rebuilt.ids) == len(first.ids) - 1
     assert (
         rebuilt.column("flibbertigibbet regularizer") is None
@@ -138,9 +148,8 @@ def test_cache_is_reused_and_invalidated(corpus_ws: Workspace) -> None:
 def test_topic_ids_stable_a_week_later(corpus_ws: Workspace) -> None:
     """Synthetic vectors around 6 centres (real model id); recomputing a week later keeps the ids."""
     from radar.index.embedder import model_id_for, resolve_model_dir
-    from radar.index.pipeline import embedding_config
 
-    cfg = embedding_config(corpus_ws)
+    cfg = Radar(corpus_ws).settings.embedding
     model = model_id_for(cfg, resolve_model_dir(cfg.model), int8=True)
     rng = np.random.default_rng(0)
     centres = rng.normal(size=(6, 384)).astype(np.float32)
@@ -151,9 +160,9 @@ def test_topic_ids_stable_a_week_later(corpus_ws: Workspace) -> None:
             v = centres[i % 6] + 0.3 * rng.normal(size=384).astype(np.float32)
             rows.append((d.id, model, d.content_hash, (v / np.linalg.norm(v)).astype(np.float32).tobytes()))
         store.save_embeddings(rows)
-        first = compute_trends(corpus_ws, store, as_of=date(2025, 6, 15), window="week")
-        later = compute_trends(corpus_ws, store, as_of=date(2025, 6, 22), window="week")
-        again = compute_trends(corpus_ws, store, as_of=date(2025, 6, 22), window="week")
+        first = trends_of(corpus_ws, store, as_of=date(2025, 6, 15), window="week")
+        later = trends_of(corpus_ws, store, as_of=date(2025, 6, 22), window="week")
+        again = trends_of(corpus_ws, store, as_of=date(2025, 6, 22), window="week")
     assert first["topics"] and not first["topics_note"]
     assert json.loads(json.dumps(first)) == first  # plain JSON types only (the report and dashboard read it)
     ids_first = {t["id"] for t in first["topics"]}
@@ -195,11 +204,11 @@ def test_incremental_cache_equals_a_fresh_build(corpus_ws: Workspace) -> None:
         return {doc_id: {table.term(int(c)) for c in table.matrix[i].indices} for i, doc_id in enumerate(table.ids)}
 
     with corpus_ws.store() as store:
-        term_table(corpus_ws, store)
+        term_table(corpus_ws.term_cache_path, store)
         new_source(store, first=date(2025, 6, 1), last=date(2025, 6, 5))
-        updated = term_table(corpus_ws, store)
+        updated = term_table(corpus_ws.term_cache_path, store)
         (corpus_ws.index_dir / "trends" / "terms.npz").unlink()
-        fresh = term_table(corpus_ws, store)
+        fresh = term_table(corpus_ws.term_cache_path, store)
     assert rows(updated) == rows(fresh)
     assert list(updated.day) == list(fresh.day) and updated.ids == fresh.ids
     for key in ("pixel lattice", "quantum sparsifier", "@ZORPO"):

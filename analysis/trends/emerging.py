@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -23,6 +22,7 @@ from radar.analysis.trends.cache import TermTable, day_date
 from radar.analysis.trends.coherence import Coherence
 from radar.analysis.trends.config import TrendsConfig, Windows, period_label
 from radar.analysis.trends.counts import day_rows, period_stratum_counts, stratum_counts
+from radar.analysis.trends.result import TermTrend
 from radar.analysis.trends.stats import TestResult, comparable, kleinberg_active, stratified_test
 
 MERGE_OVERLAP = 0.8  # share of the smaller term's recent documents that also contain the other ...
@@ -130,7 +130,7 @@ def _examples(table: TermTable, col: int, lo: int, hi: int, k: int = 3) -> list[
 
 def term_lists(
     table: TermTable, win: Windows, cfg: TrendsConfig, window: str, starts: list[date]
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[list[TermTrend], list[TermTrend]]:
     """(emerging, declining) in the trends JSON shape."""
     scored = score_terms(table, win, cfg)
     rows = day_rows(table, win.recent_start, win.as_of)
@@ -196,7 +196,7 @@ def _item(
     rows: tuple[int, int],
     base_rows: tuple[int, int],
     rising: bool,
-) -> dict[str, Any]:
+) -> TermTrend:
     t = scored.test
     col = int(scored.columns[idx])
     docs = max(t.recent_docs, 1.0)

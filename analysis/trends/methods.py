@@ -11,13 +11,13 @@ case are one method (the most frequent spelling names it).
 from __future__ import annotations
 
 from datetime import date, timedelta
-from typing import Any
 
 import numpy as np
 
 from radar.analysis.trends.cache import TermTable, day_date, day_number
 from radar.analysis.trends.config import TrendsConfig, Windows, period_label
 from radar.analysis.trends.counts import day_rows, period_stratum_counts, stratum_counts
+from radar.analysis.trends.result import NewMethod
 from radar.analysis.trends.stats import stratified_test
 
 
@@ -29,9 +29,7 @@ def name_columns(table: TermTable) -> np.ndarray:
     return np.flatnonzero(first_byte == ord("@"))
 
 
-def new_methods(
-    table: TermTable, win: Windows, cfg: TrendsConfig, window: str, starts: list[date]
-) -> list[dict[str, Any]]:
+def new_methods(table: TermTable, win: Windows, cfg: TrendsConfig, window: str, starts: list[date]) -> list[NewMethod]:
     if not len(table.day):
         return []
     as_of_day = day_number(win.as_of.isoformat())
@@ -72,7 +70,7 @@ def new_methods(
     order = np.lexsort((-recent_total, -counts))[: cfg.max_methods]
     period_counts, _ = period_stratum_counts(table, starts, win.as_of, names[order])
     per_period = period_counts.sum(axis=1)
-    out = []
+    out: list[NewMethod] = []
     for rank, i in enumerate(order):
         col = int(names[i])
         rows = np.flatnonzero(np.asarray(table.matrix[r_lo:r_hi][:, [col]].todense()).ravel())

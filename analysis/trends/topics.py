@@ -34,6 +34,7 @@ import scipy.sparse as sp
 from radar.analysis.trends.cache import TermTable, day_number
 from radar.analysis.trends.config import TrendsConfig, Windows
 from radar.analysis.trends.counts import day_rows
+from radar.analysis.trends.result import Topic
 from radar.analysis.trends.stats import stratified_test
 from radar.index.config import EmbeddingConfig
 from radar.index.errors import IndexError_, ModelNotFound
@@ -165,7 +166,7 @@ def discover_topics(
     *,
     embedding: EmbeddingConfig,
     state_dir: Path,
-) -> tuple[list[dict[str, Any]], str]:
+) -> tuple[list[Topic], str]:
     """(topics, note). The note says why there are none, when there are none. Topic centroids are kept in
     ``state_dir`` so that a topic keeps its id from one run to the next."""
     model = current_model(store, embedding)
@@ -222,7 +223,7 @@ def _describe(
     keywords: list[list[str]],
     win: Windows,
     cfg: TrendsConfig,
-) -> list[dict[str, Any]]:
+) -> list[Topic]:
     k = len(ids)
     recent = table.day[rows] >= day_number(win.recent_start.isoformat())
     strata = table.stratum[rows]
@@ -234,7 +235,7 @@ def _describe(
     np.add.at(a, (strata[recent], labels[recent]), 1)
     np.add.at(b, (strata[~recent], labels[~recent]), 1)
     test = stratified_test(a, n, b, m, min_stratum_docs=min(cfg.min_stratum_docs, 5))
-    out = []
+    out: list[Topic] = []
     for c in range(k):
         members = np.flatnonzero(labels == c)
         closeness = vectors[members] @ centroids[c]

@@ -11,7 +11,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from radar.analysis.trends.result import TrendsResult
+from radar.analysis.trends.result import NewMethod, TrendsResult
 from radar.app.dashboard import data
 
 PERIODS_SHOWN = {"week": 26, "month": 18}
@@ -95,9 +95,10 @@ def _headline(head: dict[str, Any], facets: dict[str, Any], window: str) -> None
 
 def _tag_chart(root: str, ver: str, window: str, as_of: date, trends: TrendsResult | None) -> None:
     st.subheader(f"Volume per tag and {window}")
+    rows: list[dict[str, Any]]
     if trends and trends.tags:
         rows = [
-            {"period": p["period"], "tag": tag, "count": p["count"], "share": p.get("share", 0.0)}
+            {"period": p["period"], "tag": tag, "count": p["count"], "share": p["share"]}
             for tag, points in trends.tags.items()
             for p in points
         ]
@@ -159,7 +160,7 @@ def _terms(trends: TrendsResult) -> None:
         col.dataframe(frame, hide_index=True, width="stretch")
 
 
-def _new_methods(methods: list[dict[str, Any]]) -> None:
+def _new_methods(methods: list[NewMethod]) -> None:
     st.subheader("New methods")
     if not methods:
         st.caption("No new method names in this period.")

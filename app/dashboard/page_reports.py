@@ -15,6 +15,7 @@ from typing import Any
 
 import streamlit as st
 
+from radar.app.context import Radar
 from radar.app.dashboard import data
 from radar.reports.period import week_of
 from radar.store import Workspace
@@ -91,12 +92,10 @@ def render() -> None:
 
 def generate(ws: Workspace, week: str) -> dict[str, Any]:
     """Write the report for ISO week ``week`` (what `radar report --week` does, without sending)."""
-    from radar.reports.build import build_report, profile_config, report_config
+    from radar.app import steps
     from radar.reports.period import parse_week
 
-    with ws.store() as store:
-        built = build_report(ws, store, parse_week(week), report_config(ws), profile_config(ws))
-    return built.as_dict()
+    return steps.report(Radar(ws), parse_week(week)).as_dict()
 
 
 def _generate(ws: Workspace, root: str) -> None:

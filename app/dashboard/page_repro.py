@@ -46,7 +46,7 @@ def _flagged(root: str) -> None:
         except Exception as exc:  # the trends stage's own error: one line, keep the page
             st.caption(data.md(f"trends: {exc}"))
             trends = None
-        flagged = list(trends.new_methods) if trends else []
+        flagged = [dict(m) for m in trends.new_methods] if trends else []
     if flagged:
         st.caption("from `radar trends` (the newest week of data): method names new in the literature")
         rows = [

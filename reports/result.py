@@ -1,0 +1,67 @@
+"""``ReportContent``: what one period's report says, typed; ``as_dict()`` is report.json.
+
+The templates render ``as_dict()`` (Jinja reads the same names either way), the dashboard and
+delivery read the dataclass, and ``from_dict`` reads a report.json written earlier (to retry its
+deliveries). Rows inside the sections stay JSON objects: they are what report.json documents.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, TypedDict
+
+from radar.analysis.trends.result import NewMethod, TermTrend, Topic
+
+
+class PeriodInfo(TypedDict):
+    label: str
+    start: str
+    end: str
+    describe: str
+
+
+class ReportTrends(TypedDict):
+    as_of: str
+    emerging: list[TermTrend]
+    declining: list[TermTrend]
+    new_methods: list[NewMethod]
+    topics: list[Topic]
+
+
+class Notes(TypedDict):
+    profile: str
+    summaries: str
+    off_profile: str
+    tags: str
+    ranking: str
+    trends: str  # why trends are missing ("" when they are there)
+
+
+@dataclass
+class ReportContent:
+    title: str
+    period: PeriodInfo
+    generated_at: str
+    headline: dict[str, Any]  # documents, papers, posts, trailing mean and change, per-group counts, series
+    tag_volume: list[dict[str, Any]]  # per tag: count, trailing mean, change, weekly series
+    trends: ReportTrends
+    top_overall: list[dict[str, Any]]  # ranked papers (reports.ranking.Ranked.as_dict)
+    top_papers: list[dict[str, Any]]  # per tag: {tag, group, count, papers}
+    posts: list[dict[str, Any]]
+    posts_total: int
+    recommendations: list[dict[str, Any]]  # reports.recommend.Recommendation.as_dict
+    runs: list[dict[str, Any]]  # finished reproduction runs with their verdicts
+    notes: Notes
+    extra: dict[str, Any] = field(default_factory=dict)  # sections added by later stages, kept as read
+
+    def as_dict(self) -> dict[str, Any]:
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
+        return {**out, **self.extra}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ReportContent:
+        names = {f.name for f in fields(cls)} - {"extra"}
+        missing = sorted(names - set(data))
+        if missing:
+            raise ValueError(f"report.json lacks {', '.join(missing)}")
+        return cls(**{k: data[k] for k in names}, extra={k: v for k, v in data.items() if k not in names})
