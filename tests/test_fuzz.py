@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import io
 import math
+import os
 import re
 from datetime import date, timedelta
 from pathlib import Path
@@ -27,8 +28,11 @@ from radar.store import Workspace
 from radar.store.config import parse_config
 from radar.store.errors import ConfigError
 
-# CI sizes; fuzz_long.py multiplies them
-EXAMPLES = {"line": 2500, "toml": 1500, "feed": 300, "cli": 250}
+# CI sizes (about 5,000 cases); benchmarks/fuzz_long.py multiplies them by RADAR_FUZZ_SCALE
+SCALE = max(1, int(os.environ.get("RADAR_FUZZ_SCALE", "1")))
+EXAMPLES = {
+    k: n * SCALE for k, n in {"line": 2500, "raw": 500, "import": 60, "toml": 1500, "feed": 300, "cli": 250}.items()
+}
 FUZZ = settings(deadline=None, suppress_health_check=list(HealthCheck), database=None)
 
 TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40)
@@ -87,7 +91,7 @@ def test_import_line_is_stored_within_bounds_or_skipped_with_a_reason(record: An
     assert not CONTROL.search(doc.title + doc.abstract + "".join(doc.authors) + doc.id)
 
 
-@settings(FUZZ, max_examples=EXAMPLES["line"] // 5)
+@settings(FUZZ, max_examples=EXAMPLES["raw"])
 @given(line=st.one_of(st.binary(max_size=200), _record().map(lambda r: orjson.dumps(r, default=str))))
 def test_raw_import_bytes_never_raise_anything_but_a_reason(line: bytes) -> None:
     with contextlib.suppress(orjson.JSONDecodeError, ValueError):  # a reason; anything else fails the test
@@ -100,7 +104,7 @@ def fuzz_ws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     return ws
 
 
-@settings(FUZZ, max_examples=60)
+@settings(FUZZ, max_examples=EXAMPLES["import"])
 @given(records=st.lists(_record(), min_size=1, max_size=30))
 def test_every_import_line_is_stored_or_counted(records: list[Any], fuzz_ws: Workspace, tmp_path_factory) -> None:  # type: ignore[no-untyped-def]
     from radar.crawler.snapshot import import_snapshot
