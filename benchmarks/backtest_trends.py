@@ -44,13 +44,18 @@ from rich.console import Console
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench_trends import show  # noqa: E402  (same folder)
+from bench_trends import show  # same folder
 
-from radar.analysis.trends import TrendsConfig, compute_trends  # noqa: E402
-from radar.analysis.trends.cache import TermTable, day_date, day_number, term_table  # noqa: E402
-from radar.analysis.trends.config import months_back  # noqa: E402
-from radar.store import Workspace  # noqa: E402
-from radar.store.db import Store  # noqa: E402
+from radar.analysis.trends.cache import TermTable, day_date, day_number, term_table
+from radar.analysis.trends.compute import compute_trends
+from radar.analysis.trends.config import (
+    TrendsConfig,
+    months_back,
+)
+from radar.app import wiring
+from radar.app.context import Radar
+from radar.store import Workspace
+from radar.store.db import Store
 
 CORPUS = ROOT.parent / "shared" / "data" / "arxiv_corpus_full.jsonl.gz"
 CHANGE_MONTHS = ("2025-03", "2025-04", "2025-10", "2025-11")
@@ -70,6 +75,11 @@ CASES = [
     ("diffusion language model", ["diffusion language model", "@dLLM", "dllm"]),
 ]
 console = Console(highlight=False)
+
+
+def trends_at(ws: Workspace, store: Store, **kwargs: Any) -> dict[str, Any]:
+    """The trends stage as app wires it, as the `radar trends --json` document."""
+    return compute_trends(store, wiring.trends_env(Radar(ws)), **kwargs).as_dict()
 
 
 def norm(text: str) -> str:
@@ -111,9 +121,9 @@ def _keyword_tags(store: Store) -> None:
         parts = [re.escape(k.rstrip("*")) + (r"\w*" if k.endswith("*") else "") for k in tag["keywords"]]
         patterns[tag["name"]] = re.compile(r"(?<!\w)(?:" + "|".join(parts) + r")(?!\w)", re.IGNORECASE)
     rows = []
-    for doc_id, _pub, _src, _cat, _cats, _hash, title, abstract, _changed in store.text_rows(""):
-        text = f"{title}. {abstract}"
-        rows.extend((doc_id, name) for name, pat in patterns.items() if pat.search(text))
+    for row in store.text_rows(""):
+        text = f"{row.title}. {row.abstract}"
+        rows.extend((row.doc_id, name) for name, pat in patterns.items() if pat.search(text))
     with store.transaction() as conn:
         conn.executemany(
             "INSERT OR IGNORE INTO document_tags (doc_id, tag, score, origin, created_at) "
@@ -180,7 +190,7 @@ def run(ws: Workspace, ends: list[date], **thresholds: float) -> dict[str, Any]:
     out: dict[str, Any] = {name: {} for name in detectors}
     with ws.store() as store:
         t = time.perf_counter()
-        table = term_table(ws, store)
+        table = term_table(ws.term_cache_path, store)
         console.print(
             f"term table: {table.matrix.shape[0]:,} documents x {table.matrix.shape[1]:,} terms "
             f"({time.perf_counter() - t:.1f} s)"
@@ -188,7 +198,9 @@ def run(ws: Workspace, ends: list[date], **thresholds: float) -> dict[str, Any]:
         for as_of in ends:
             for name, cfg in detectors.items():
                 t = time.perf_counter()
-                result = compute_trends(ws, store, as_of=as_of, window="month", cfg=cfg, topics=False)
+                result = compute_trends(
+                    store, wiring.trends_env(Radar(ws)), as_of=as_of, window="month", cfg=cfg, topics=False
+                ).as_dict()
                 result["seconds"] = time.perf_counter() - t
                 out[name][as_of.strftime("%Y-%m")] = result
             r = out["radar"][as_of.strftime("%Y-%m")]
@@ -278,7 +290,7 @@ def main() -> int:
     started = time.perf_counter()
     results = run(ws, ends, min_z=args.min_z, min_ratio=args.min_ratio)
     with ws.store() as store:
-        table = term_table(ws, store)
+        table = term_table(ws.term_cache_path, store)
     table.column("")  # build the key index once
     console.rule("Known emergences (radar, month window)")
     show(

@@ -33,15 +33,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import streamlit as st  # noqa: E402
-from rich.console import Console  # noqa: E402
-from rich.table import Table  # noqa: E402
-from streamlit.testing.v1 import AppTest  # noqa: E402
+import streamlit as st
+from rich.console import Console
+from rich.table import Table
+from streamlit.testing.v1 import AppTest
 
-from radar.app.cli import main as radar  # noqa: E402
-from radar.app.dashboard.data import NO_CACHE_ENV  # noqa: E402
-from radar.store import Workspace  # noqa: E402
-from radar.store.models import utc_now  # noqa: E402
+from radar.app.cli import main as radar
+from radar.app.dashboard.data import NO_CACHE_ENV
+from radar.store import Workspace
+from radar.store.models import utc_now
 
 SHARED = ROOT.parent / "shared" / "data"
 CORPORA = [SHARED / "arxiv_corpus_full.jsonl.gz", SHARED / "arxiv_systems_extra.jsonl.gz"]
@@ -83,13 +83,15 @@ def prepare_large(ws: Workspace) -> None:
     from datetime import date
 
     try:
-        from radar.analysis.trends import compute_trends
+        from radar.analysis.trends.compute import compute_trends
+        from radar.app import wiring
+        from radar.app.context import Radar
     except ImportError:
         return
     with ws.store() as store:
-        last = date.fromisoformat(store.published_range()[1][:10])
+        last = date.fromisoformat(store.published_range().last[:10])
         started = time.perf_counter()
-        compute_trends(ws, store, as_of=last, window="week")
+        compute_trends(store, wiring.trends_env(Radar(ws)), as_of=last, window="week").as_dict()
         console.print(f"trends warm-up (term cache; reused later): {time.perf_counter() - started:.1f} s")
     if not any(ws.reports_dir.glob("????-W??")):
         try:

@@ -181,7 +181,6 @@ def ivf_recall(vectors: np.ndarray, queries: np.ndarray, nprobe: int) -> tuple[f
 def bench_latency(n_full: int, skip_1m: bool, real: np.ndarray) -> list[tuple]:  # type: ignore[type-arg]
     """Hybrid search end to end on a real workspace of n_full real papers with synthetic vectors."""
     from radar.index.keyword import KeywordIndex
-    from radar.index.pipeline import model_cache_dir
     from radar.index.search import Filters, Searcher
     from radar.store import Workspace
 
@@ -199,12 +198,12 @@ def bench_latency(n_full: int, skip_1m: bool, real: np.ndarray) -> list[tuple]: 
                 with gzip.open(source, "rb") as src, gzip.open(path, "wb") as dst:
                     dst.writelines(itertools.islice(src, size))
                 import_snapshot(store, path)
-                embedder = make_embedder(EmbeddingConfig(), cache_dir=model_cache_dir(ws))
+                embedder = make_embedder(EmbeddingConfig(), cache_dir=ws.model_cache_dir)
                 docs = [d.id for d in store.iter_documents()]
                 vecs = synthetic(len(docs), seed=size)
                 store.save_embeddings(
                     (d, embedder.model_id, h, v.tobytes())
-                    for d, h, v in zip(docs, [store.document_meta(d)["content_hash"] for d in docs], vecs, strict=True)
+                    for d, h, v in zip(docs, [store.document_meta(d).content_hash for d in docs], vecs, strict=True)
                 )
                 cfg = SearchConfig()
                 ids = np.array(list(store.vec_ids_of(docs).values()), np.int64)

@@ -9,9 +9,9 @@ tagged yet, a keyword rule over the taxonomy's names stands in for the tagger (t
 report reads document_tags whoever wrote them). Embeddings are not needed for the report.
 
 Rows:
-- radar: build_report (store range queries, ranking with TF-IDF novelty against the trailing
+- radar: the report step, app.steps.report (store range queries, ranking with TF-IDF novelty against the trailing
   weeks, summaries, recommendations, Markdown + HTML + JSON written), trends given.
-- trends: analysis.trends.compute_trends for the same week, when installed (the CLI runs it too);
+- trends: app.steps.report_trends for the same week, when installed (the CLI runs it too);
   its first call in a workspace builds its term table and topic caches, later calls reuse them.
 - `radar report` CLI: the whole command in a fresh process (imports, trends, report), as cron runs it.
 - plain baseline: a naive full-table scan: read every document and every tag row, filter the week
@@ -35,12 +35,14 @@ from rich.table import Table
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from radar.crawler.snapshot import import_snapshot  # noqa: E402
-from radar.reports.build import build_report, compute_trends, profile_config, report_config  # noqa: E402
-from radar.reports.period import Period, latest_data_week, parse_week  # noqa: E402
-from radar.reports.render import render  # noqa: E402
-from radar.store import Store, Workspace  # noqa: E402
-from radar.store.models import utc_now  # noqa: E402
+from radar.analysis.trends.result import TrendsResult
+from radar.app import steps
+from radar.app.context import Radar
+from radar.crawler.snapshot import import_snapshot
+from radar.reports.period import Period, latest_data_week, parse_week
+from radar.reports.render import render
+from radar.store import Store, Workspace
+from radar.store.models import utc_now
 
 SHARED = ROOT.parent / "shared" / "data"
 CORPORA = [SHARED / "arxiv_corpus_full.jsonl.gz", SHARED / "arxiv_systems_extra.jsonl.gz"]
@@ -184,7 +186,7 @@ def main() -> None:
     args = ap.parse_args()
     console = Console(width=150)
     ws = build_workspace(args.workspace, console)
-    cfg, profile = report_config(ws), profile_config(ws)
+    radar = Radar(ws)
     table = Table(title="weekly report, one week", title_justify="left")
     for col in ("week", "what", "documents in workspace", "documents in week", "seconds (median)", "vs plain"):
         table.add_column(col, justify="right" if col != "what" else "left")
@@ -192,15 +194,14 @@ def main() -> None:
         keyword_tags(store, console)
         total = store.count_documents()
         weeks = [parse_week(w) for w in args.week] if args.week else [parse_week("2025-W20"), latest_data_week(store)]
-        build_report(ws, store, weeks[0], cfg, profile, trends={})  # warm imports (sklearn, jinja)
+        steps.report(radar, weeks[0], trends_result=(TrendsResult.empty(), ""))  # warm imports (sklearn, jinja)
         for period in weeks:
             plain_s, _ = timed(lambda p=period: plain_report(store, p), args.repeat)
-            first_s, _ = timed(lambda p=period: compute_trends(ws, store, p.end), 1)
-            trends_s, (trends, note) = timed(lambda p=period: compute_trends(ws, store, p.end), 1)  # type: ignore[misc]
-            radar_s, built = timed(
-                lambda p=period, t=trends: build_report(ws, store, p, cfg, profile, trends=t), args.repeat
-            )
-            n = built.content["headline"]["documents"]  # type: ignore[attr-defined]
+            first_s, _ = timed(lambda p=period: steps.report_trends(radar, store, p.end), 1)
+            trends_s, found = timed(lambda p=period: steps.report_trends(radar, store, p.end), 1)
+            note = found[1]
+            radar_s, built = timed(lambda p=period, t=found: steps.report(radar, p, trends_result=t), args.repeat)
+            n = built.content.headline["documents"]
             t = time.perf_counter()
             proc = subprocess.run(
                 [
@@ -222,8 +223,8 @@ def main() -> None:
             assert proc.returncode == 0, proc.stderr
             rows = [
                 ("plain: full scan, unranked, same templates", plain_s),
-                ("radar build_report (trends given)", radar_s),
-                (f"trends, first call: {note or 'analysis.trends.compute_trends'}", first_s),
+                ("radar report step (trends given)", radar_s),
+                (f"trends, first call: {note or 'app.steps.report_trends'}", first_s),
                 ("trends, again (its caches warm, as in a weekly cron)", trends_s),
                 ("`radar report --week` CLI, fresh process", cli_s),
             ]

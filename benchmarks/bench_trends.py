@@ -29,6 +29,7 @@ import time
 from collections import Counter
 from datetime import date, timedelta
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from rich.console import Console
@@ -37,16 +38,26 @@ from rich.table import Table
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from radar.analysis.trends import TrendsConfig, compute_trends  # noqa: E402
-from radar.analysis.trends.cache import term_table  # noqa: E402
-from radar.analysis.trends.config import windows  # noqa: E402
-from radar.analysis.trends.terms import document_terms  # noqa: E402
-from radar.analysis.trends.topics import cluster, current_model, match  # noqa: E402
-from radar.store import Workspace  # noqa: E402
+from radar.analysis.trends.cache import term_table
+from radar.analysis.trends.compute import compute_trends
+from radar.analysis.trends.config import (
+    TrendsConfig,
+    windows,
+)
+from radar.analysis.trends.terms import document_terms
+from radar.analysis.trends.topics import cluster, current_model, match
+from radar.app import wiring
+from radar.app.context import Radar
+from radar.store import Store, Workspace
 
 SHARED = ROOT.parent / "shared" / "data"
 console = Console(highlight=False)
 AS_OF = date(2025, 9, 30)
+
+
+def trends_at(ws: Workspace, store: Store, **kwargs: Any) -> dict[str, Any]:
+    """The trends stage as app wires it, as the `radar trends --json` document."""
+    return compute_trends(store, wiring.trends_env(Radar(ws)), **kwargs).as_dict()
 
 
 def plain_counter(ws: Workspace, as_of: date) -> tuple[int, float]:
@@ -88,7 +99,9 @@ def part_terms(corpus: Path, extra: Path, scratch: Path) -> list[list[str]]:
     for label in ("cold (no cache)", "warm (cache on disk)"):
         with ws.store() as store:
             started = time.perf_counter()
-            result = compute_trends(ws, store, as_of=AS_OF, window="month", cfg=cfg, topics=False)
+            result = compute_trends(
+                store, wiring.trends_env(Radar(ws)), as_of=AS_OF, window="month", cfg=cfg, topics=False
+            ).as_dict()
             timings[label] = time.perf_counter() - started
         rows.append(
             [
@@ -103,10 +116,12 @@ def part_terms(corpus: Path, extra: Path, scratch: Path) -> list[list[str]]:
     with ws.store() as store:
         n_more = store.count_documents()
         started = time.perf_counter()
-        table = term_table(ws, store)
+        table = term_table(ws.term_cache_path, store)
         update_s = time.perf_counter() - started
         started = time.perf_counter()
-        result = compute_trends(ws, store, as_of=AS_OF, window="month", cfg=cfg, topics=False)
+        result = compute_trends(
+            store, wiring.trends_env(Radar(ws)), as_of=AS_OF, window="month", cfg=cfg, topics=False
+        ).as_dict()
         after_s = time.perf_counter() - started
     rows.append(
         [
@@ -136,14 +151,14 @@ def part_terms(corpus: Path, extra: Path, scratch: Path) -> list[list[str]]:
 def compute_timed(ws: Workspace, as_of: date, window: str) -> float:
     with ws.store() as store:
         started = time.perf_counter()
-        compute_trends(ws, store, as_of=as_of, window=window, topics=False)
+        trends_at(ws, store, as_of=as_of, window=window, topics=False).as_dict()
         return time.perf_counter() - started
 
 
 def _horizon_vectors(ws: Workspace, as_of: date) -> tuple[list[str], np.ndarray]:
     first = as_of - timedelta(weeks=12) + timedelta(days=1)
     with ws.store() as store:
-        model = current_model(ws, store)
+        model = current_model(store, Radar(ws).settings.embedding)
         ids = [d.id for d in store.iter_documents(since=first.isoformat(), until=f"{as_of.isoformat()}T23:59:59Z")]
         found = store.current_vectors(ids, model) if model else {}
     ids = [i for i in ids if i in found]
