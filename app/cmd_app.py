@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 from radar.app.cmd_core import open_workspace
+from radar.app.context import Radar
 from radar.app.dashboard.config import AppConfig
 from radar.app.dashboard.serve import HOSTS_VAR
 from radar.app.output import console, err_console
@@ -63,13 +64,9 @@ def _check_port_free(cfg: AppConfig) -> None:
 
 
 def cmd_app(args: argparse.Namespace) -> int:
-    ws = open_workspace(args)
-    table = ws.config().section("app")
-    if args.port is not None:
-        table["port"] = args.port
-    if args.host is not None:
-        table["host"] = args.host
-    cfg = AppConfig.from_section(table)
+    radar = Radar(open_workspace(args))
+    ws = radar.ws
+    cfg = radar.settings.with_app(port=args.port, host=args.host).app
     _check_port_free(cfg)
     if not cfg.loopback:
         err_console.print(

@@ -249,9 +249,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     console.rule()
     app_argv = base + ["app"] + (["--port", str(args.port)] if args.port else [])
     if args.no_app:
-        from radar.app.dashboard.config import AppConfig
-
-        app_cfg = AppConfig.from_section(ws.config().section("app") | ({"port": args.port} if args.port else {}))
+        app_cfg = Radar(ws).settings.with_app(port=args.port).app
         console.print(
             f"demo finished (exit {worst}); the dashboard: `radar {' '.join(app_argv)}`, then open {app_cfg.url}"
         )

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from radar.analysis.tags.evaluate import evaluate_file
-from radar.analysis.tags.tagger import TagReport, record_correction, tag_documents
-from radar.analysis.trends.compute import compute_trends
+from radar.analysis.tags.tagger import Tagger, TagReport, record_correction, tag_documents
+from radar.analysis.trends.compute import TrendDetector, compute_trends
 from radar.analysis.trends.result import TrendsResult
 from radar.app import wiring
 from radar.app.context import Radar
@@ -28,10 +28,11 @@ from radar.crawler.run import ProgressFn as CrawlProgress
 from radar.crawler.run import SourceResult, crawl
 from radar.index.embedder import Embedder
 from radar.index.pipeline import BatchEmbedder, IndexReport, local_batches, run_index
+from radar.index.prebuilt import PrebuiltVectors
 from radar.index.search import Searcher
 from radar.reports.build import BuiltReport, load_report, write_report
 from radar.reports.content import finished_runs, gather, tag_groups
-from radar.reports.deliver import Outcome, deliver, summarize_outcomes
+from radar.reports.deliver import Notifier, Outcome, deliver, jobs, summarize_outcomes
 from radar.reports.errors import ReportError
 from radar.reports.period import Period
 from radar.reports.summarize import Summarizer
@@ -72,9 +73,15 @@ def index(
     engine: str = "local",
     progress: Progress | None = None,
     embedder: Embedder | None = None,
+    prebuilt: Sequence[PrebuiltVectors] | None = None,
 ) -> IndexRun:
-    """Embed what is new or changed and bring the vector and keyword indexes in step with the store."""
+    """Embed what is new or changed and bring the vector and keyword indexes in step with the store.
+
+    Vectors of the prebuilt files (default: those `radar import` found beside the files it imported) are
+    reused where their model id and content hash match; pass ``prebuilt=()`` to embed everything."""
     settings = radar.settings
+    if prebuilt is None:
+        prebuilt = wiring.prebuilt_vectors(radar)
     with radar.ws.lock("index"), radar.store() as store:
         emb = embedder or wiring.embedder(radar, device=device)
         batches: BatchEmbedder
@@ -92,6 +99,7 @@ def index(
             batches=batches,
             search_cfg=settings.search,
             progress=progress,
+            prebuilt=prebuilt,
         )
     return IndexRun(report, emb.device, engine)
 
@@ -107,10 +115,12 @@ def open_searcher(radar: Radar) -> Searcher:
 
 
 # -- tags ----------------------------------------------------------------------------------------------
-def tag(radar: Radar, *, retrain: bool = False, progress: Progress | None = None) -> TagReport:
+def tag(
+    radar: Radar, *, retrain: bool = False, progress: Progress | None = None, tagger: Tagger = tag_documents
+) -> TagReport:
     """Tag embedded documents the current model has not decided yet (training it when needed)."""
     with radar.ws.lock("tag"), radar.store() as store:
-        return tag_documents(store, wiring.tag_env(radar, store), retrain=retrain, progress=progress)
+        return tagger(store, wiring.tag_env(radar, store), retrain=retrain, progress=progress)
 
 
 def evaluate_tags(radar: Radar, labels: Path) -> dict[str, Any]:
@@ -135,13 +145,12 @@ def trends(
     window: str = "week",
     topics: bool = True,
     progress: Progress | None = None,
+    detector: TrendDetector = compute_trends,
 ) -> TrendsResult:
     """What is rising, falling and new as of ``as_of`` (documents published on or before it only)."""
     with nullcontext(store) if store is not None else radar.store() as opened:
         assert opened is not None
-        return compute_trends(
-            opened, wiring.trends_env(radar), as_of=as_of, window=window, topics=topics, progress=progress
-        )
+        return detector(opened, wiring.trends_env(radar), as_of=as_of, window=window, topics=topics, progress=progress)
 
 
 def report_trends(radar: Radar, store: Store, as_of: date) -> tuple[TrendsResult, str]:
@@ -200,7 +209,9 @@ def delivery_lock(radar: Radar) -> Iterator[None]:
         ) from None
 
 
-def deliver_report(radar: Radar, built: BuiltReport, *, retry_earlier: bool = False) -> list[Outcome]:
+def deliver_report(
+    radar: Radar, built: BuiltReport, *, retry_earlier: bool = False, notifier: Notifier = jobs
+) -> list[Outcome]:
     """Send ``built`` by every configured channel, once per recipient; with ``retry_earlier`` also retry
     the failed deliveries of earlier periods whose reports are still on disk."""
     delivery = radar.settings.delivery
@@ -210,13 +221,13 @@ def deliver_report(radar: Radar, built: BuiltReport, *, retry_earlier: bool = Fa
             "[delivery.webhook] url in radar.toml (or RADAR_SMTP_*/RADAR_WEBHOOK_URL)"
         )
     with delivery_lock(radar), radar.store() as store:
-        outcomes = deliver(store, built, delivery)
+        outcomes = deliver(store, built, delivery, notifier)
         if retry_earlier:
             failed = {row.period for row in store.deliveries(status="failed")} - {built.period.label}
             for label in sorted(failed):
                 earlier = load_report(radar.ws.report_dir(label))
                 if earlier is not None:
-                    outcomes += deliver(store, earlier, delivery)
+                    outcomes += deliver(store, earlier, delivery, notifier)
     return outcomes
 
 

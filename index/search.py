@@ -4,6 +4,7 @@ with filters on date, tag, source, category and kind applied inside both retriev
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
@@ -11,7 +12,7 @@ from radar.index.config import SearchConfig
 from radar.index.embedder import Embedder
 from radar.index.errors import IndexError_
 from radar.index.keyword import KeywordIndex
-from radar.index.vectors import VectorIndex
+from radar.index.vectors import Manifest
 from radar.store import Store
 
 
@@ -64,9 +65,21 @@ def rrf(rankings: list[list[str]], k: int) -> dict[str, float]:
     return scores
 
 
+class VectorSearch(Protocol):
+    """The vector index seam (``VectorIndex``: FAISS flat or IVF): nearest ids, optionally among ``allowed``."""
+
+    manifest: Manifest
+
+    def search(
+        self, queries: np.ndarray, k: int, allowed: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]: ...
+
+
 class Searcher:
+    """Hybrid search: the embedder's query vector against a ``VectorSearch``, BM25 beside it, fused by RRF."""
+
     def __init__(
-        self, store: Store, embedder: Embedder, vectors: VectorIndex, keyword: KeywordIndex, cfg: SearchConfig
+        self, store: Store, embedder: Embedder, vectors: VectorSearch, keyword: KeywordIndex, cfg: SearchConfig
     ) -> None:
         self.store = store
         self.embedder = embedder

@@ -14,12 +14,12 @@ import json
 import shutil
 import smtplib
 import ssl
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlparse
 
 import requests
@@ -196,6 +196,13 @@ class _Once:
 Job = tuple[str, str, Callable[[], None], list[str]]  # channel, recipient, send, secrets to scrub from errors
 
 
+class Notifier(Protocol):
+    """The delivery seam: the (channel, recipient, send, secrets) jobs for one report; ``jobs`` is the real one
+    (folder, email, webhook)."""
+
+    def __call__(self, report: BuiltReport, cfg: DeliveryConfig) -> Iterable[Job]: ...
+
+
 def jobs(report: BuiltReport, cfg: DeliveryConfig) -> Iterator[Job]:
     if cfg.folder:
         folder = Path(cfg.folder)
@@ -219,11 +226,11 @@ def jobs(report: BuiltReport, cfg: DeliveryConfig) -> Iterator[Job]:
         )
 
 
-def deliver(store: Store, report: BuiltReport, cfg: DeliveryConfig) -> list[Outcome]:
-    """Send to every configured recipient that has not had this period yet; record each attempt.
-    Callers hold the "deliver" workspace lock (app.steps.delivery_lock) so two processes cannot both find a row unsent and send it."""
+def deliver(store: Store, report: BuiltReport, cfg: DeliveryConfig, notifier: Notifier = jobs) -> list[Outcome]:
+    """Send to every configured recipient that has not had this period yet; record each attempt. Callers hold
+    the "deliver" workspace lock (app.steps.delivery_lock): two processes never both find a row unsent."""
     outcomes = []
-    for channel, recipient, send, secrets in jobs(report, cfg):
+    for channel, recipient, send, secrets in notifier(report, cfg):
         row = store.delivery(report.period.label, channel, recipient)
         attempts = row.attempts if row else 0
         if row and row.status == "sent":

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import scipy.sparse as sp
@@ -345,3 +345,11 @@ def record_correction(
     if store.get_document(doc_id) is None:
         raise TaggingError(f"no document {doc_id!r} in this workspace; find its id with `radar search`")
     store.save_correction(doc_id, add, remove)
+
+
+class Tagger(Protocol):
+    """The tagging seam (``tag_documents`` is the real one): decide the tags of what is undecided."""
+
+    def __call__(
+        self, store: Store, env: TagEnv, *, retrain: bool = False, progress: Progress | None = None
+    ) -> TagReport: ...

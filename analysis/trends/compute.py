@@ -36,7 +36,14 @@ class TrendDetector(Protocol):
     """The trends stage's seam: what the report and the dashboard call."""
 
     def __call__(
-        self, store: Store, env: TrendsEnv, *, as_of: date | None = None, window: str = "week"
+        self,
+        store: Store,
+        env: TrendsEnv,
+        *,
+        as_of: date | None = None,
+        window: str = "week",
+        topics: bool = True,
+        progress: Progress | None = None,
     ) -> TrendsResult: ...
 
 

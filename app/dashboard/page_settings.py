@@ -25,7 +25,7 @@ def render() -> None:
 def _sources(root: str, ws: Workspace) -> None:
     st.subheader("Sources")
     try:
-        config = ws.config()
+        config = data.radar(root).settings.config
     except RadarError as exc:
         st.error(data.md(f"radar: {exc}"))
         return
