@@ -1,9 +1,10 @@
 """Labeled examples for the tagger: label files, the shipped dev labels, and user corrections.
 
 A label file has one JSON object per line: {"id": "2503.14476", "tags": ["rl-policy-optimization"]}.
-The shipped ``labels/dev.jsonl`` (750 hand-labeled papers, copied from the project's shared labels)
-comes with the papers' titles and abstracts (``labels/dev_papers.jsonl.gz``), so a workspace that
-never imported them still trains; their vectors are computed once per embedding model and cached.
+The shipped ``labels/dev.jsonl`` and ``labels/dev2.jsonl`` (750 + 750 hand-labeled papers, copied from the
+project's shared labels; see labels/SOURCES.md) come with the papers' titles and abstracts
+(``labels/dev_papers.jsonl.gz``, ``labels/dev2_papers.jsonl.gz``), so a workspace that never imported them
+still trains; their vectors are computed once per embedding model and cached.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ from radar.analysis.tags.taxonomy import Taxonomy
 LABELS_DIR = Path(__file__).with_name("labels")
 DEV_LABELS = LABELS_DIR / "dev.jsonl"
 DEV_PAPERS = LABELS_DIR / "dev_papers.jsonl.gz"
+DEV2_LABELS = LABELS_DIR / "dev2.jsonl"
+DEV2_PAPERS = LABELS_DIR / "dev2_papers.jsonl.gz"
+SHIPPED_LABELS = (DEV_LABELS, DEV2_LABELS)
 
 
 def read_label_file(path: Path, taxonomy: Taxonomy, *, drop_unknown_tags: bool = False) -> dict[str, set[str]]:
@@ -63,9 +67,16 @@ def read_label_file(path: Path, taxonomy: Taxonomy, *, drop_unknown_tags: bool =
     return labels
 
 
-def dev_papers() -> dict[str, tuple[str, str]]:
-    with gzip.open(DEV_PAPERS, "rt", encoding="utf-8") as fh:
-        return {row["id"]: (row["title"], row["abstract"]) for row in map(json.loads, fh)}
+def shipped_papers() -> dict[str, tuple[str, str]]:
+    """{id: (title, abstract)} of every shipped labeled paper (dev and dev2)."""
+    out: dict[str, tuple[str, str]] = {}
+    for path in (DEV_PAPERS, DEV2_PAPERS):
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            out.update({row["id"]: (row["title"], row["abstract"]) for row in map(json.loads, fh)})
+    return out
+
+
+dev_papers = shipped_papers  # the name tagger.py and evaluate.py import
 
 
 @dataclass
