@@ -7,12 +7,12 @@ from contextlib import nullcontext
 
 from radar.app.cmd_core import open_radar
 from radar.app.output import console, err_console, print_json
+from radar.reports.errors import DeliveryError, ReportError
+from radar.reports.period import resolve_period
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     from radar.app import steps
-    from radar.reports.errors import DeliveryError
-    from radar.reports.period import resolve_period
 
     radar = open_radar(args)
     radar.settings.with_formats(args.format)  # a bad --format or radar.toml: one line, before anything is written
@@ -53,8 +53,6 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_weekly(args: argparse.Namespace) -> int:
     from radar.app import steps
-    from radar.reports.errors import ReportError
-    from radar.reports.period import resolve_period
 
     radar = open_radar(args)
     skip = tuple(s.strip() for s in (args.skip or "").split(",") if s.strip())

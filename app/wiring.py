@@ -8,12 +8,14 @@ where the test is about something else; everywhere else the real component comes
 
 from __future__ import annotations
 
+from radar.analysis.tags.errors import TaggingError
 from radar.analysis.tags.tagger import TagEnv, Vectors
 from radar.analysis.trends.compute import TrendsEnv
 from radar.app.context import Radar
 from radar.index.embedder import Embedder, make_embedder, model_id_for, resolve_model_dir
 from radar.index.errors import NothingIndexed
 from radar.index.pipeline import IndexPaths, load_keyword, load_vectors, stored_model
+from radar.index.prebuilt import PrebuiltVectors
 from radar.index.search import Searcher
 from radar.reports.summarize import Summarizer, make_summarizer
 from radar.repro.methods import METHODS
@@ -22,6 +24,12 @@ from radar.store import Store
 
 def index_paths(radar: Radar) -> IndexPaths:
     return IndexPaths(vectors=radar.ws.vector_dir, keyword=radar.ws.keyword_dir)
+
+
+def prebuilt_vectors(radar: Radar) -> list[PrebuiltVectors]:
+    """The prebuilt-vectors files `radar import` placed in the workspace (index/prebuilt/*.npz), by name."""
+    folder = radar.ws.prebuilt_dir
+    return [PrebuiltVectors.open(p) for p in sorted(folder.glob("*.npz"))] if folder.is_dir() else []
 
 
 # -- embedder and search -------------------------------------------------------------------------------
@@ -49,8 +57,6 @@ def searcher(radar: Radar, store: Store, *, query_embedder: Embedder | None = No
 def tag_vectors(radar: Radar, store: Store, *, allow_empty: bool = False) -> Vectors:
     """The embedding model whose vectors the workspace holds (as search picks it). With ``allow_empty`` a
     workspace with nothing embedded gets the model `radar index` would use on this CPU."""
-    from radar.analysis.tags.errors import TaggingError
-
     cfg = radar.settings.embedding
     try:
         model_id, precision = stored_model(store, cfg)

@@ -55,8 +55,6 @@ def safe_url(value: Any) -> str:
 
 def folder_url(path: Any) -> str:
     """A file:// link to a local folder Radar wrote (a run's outputs), percent-encoded."""
-    from pathlib import Path
-
     return Path(str(path)).resolve().as_uri()
 
 

@@ -25,9 +25,11 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
+from radar.analysis.trends.config import TrendsConfig, period_label, windows
 from radar.analysis.trends.result import TrendsResult
 from radar.app.context import Radar
 from radar.store import Store, Workspace, resolve_root
+from radar.store.errors import RadarError
 
 NO_CACHE_ENV = "RADAR_DASHBOARD_NO_CACHE"
 F = TypeVar("F", bound=Callable[..., Any])
@@ -114,8 +116,6 @@ def read(root: str, fn: Callable[[Store], Any]) -> Any:
 def period_bounds(as_of: date, window: str) -> tuple[date, date]:
     """The period ending on ``as_of``, as the trends count it: the 7 days up to it, or the month up to it
     (a calendar month when ``as_of`` ends one; else from the day after the same date a month before)."""
-    from radar.analysis.trends.config import TrendsConfig, windows
-
     return windows(as_of, window, TrendsConfig()).recent_start, as_of  # recent_start ignores [trends] settings
 
 
@@ -183,8 +183,6 @@ def tag_volume(root: str, ver: str, window: str, as_of: date, periods: int) -> l
 def _by_period(
     rows: list[tuple[str, str, int]], window: str, as_of: date, periods: int, key: str
 ) -> list[dict[str, Any]]:
-    from radar.analysis.trends.config import period_label
-
     last = as_of.isoformat()
     wanted: list[str] = []
     day = as_of
@@ -299,8 +297,6 @@ def one_line(text: str, limit: int = 300) -> str:
 
 def page_root() -> str:
     """The workspace root for a page; on a bad workspace, one error line naming the fix, and stop."""
-    from radar.store.errors import RadarError
-
     try:
         return str(workspace().root)
     except RadarError as exc:
