@@ -90,6 +90,8 @@ def rl_seed(arm: str, pair: int) -> int:
 # -- paths (all from the run record: the app hands them in at submit) --------------------------------
 def run_folder(run: dict[str, Any] | RunRecord) -> Path:
     params = run.params if isinstance(run, RunRecord) else run["params"]
+    if not params.get("folder"):
+        raise ReproError(f"run {run.id if isinstance(run, RunRecord) else run['id']} has no folder in its record")
     return Path(params["folder"])
 
 
@@ -270,7 +272,7 @@ def reap(store: Store) -> list[str]:
             continue
         if _pid_alive(run["pid"]) and _age_s(run["heartbeat_at"]) < STALE_HEARTBEAT_S:
             continue
-        log = log_path(run_folder(run))
+        log = log_path(Path(run["params"]["folder"])) if run["params"].get("folder") else Path("(no run folder)")
         store.update_run(
             run["id"],
             status="failed",

@@ -87,10 +87,11 @@ class RunVerdict:
     def from_dict(cls, d: dict[str, Any] | None) -> RunVerdict | None:
         if not isinstance(d, dict) or "overall" not in d:
             return None
-        metrics = d.get("metrics") if isinstance(d.get("metrics"), dict) else {}
+        raw_metrics, raw_claim = d.get("metrics"), d.get("claim")
+        metrics: dict[str, Any] = raw_metrics if isinstance(raw_metrics, dict) else {}
         tests = tuple(MetricTest.from_dict(k, v) for k, v in metrics.items() if isinstance(v, dict))
         noise = d.get("seed_noise")
-        claim = d.get("claim") if isinstance(d.get("claim"), dict) else {}
+        claim: dict[str, Any] = raw_claim if isinstance(raw_claim, dict) else {}
         return cls(
             overall=str(d["overall"]),
             summary=str(d.get("summary", "")),
@@ -147,7 +148,8 @@ class RunRecord:
 
     @classmethod
     def from_row(cls, d: dict[str, Any]) -> RunRecord:
-        result = d.get("result") if isinstance(d.get("result"), dict) else {}
+        raw = d.get("result")
+        result: dict[str, Any] = raw if isinstance(raw, dict) else {}
         return cls(
             id=d["id"],
             kind=d["kind"],

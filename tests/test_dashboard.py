@@ -270,7 +270,7 @@ def test_repro_form_starts_a_run_and_cancel_stops_it(app: AppTest, dash_ws: Work
     form["Method"].set_value("dapo")
     form["Task"].set_value("addition")
     form["Preset"].set_value("tiny")
-    form["Seeds"].set_value(1)
+    form["Seed pairs"].set_value(1)
     form["Steps (0 = preset default)"].set_value(2)
     form["Device"].set_value("cpu")
     next(b for b in app.button if b.label == "Start run").click().run()
@@ -294,7 +294,12 @@ def test_repro_form_starts_a_run_and_cancel_stops_it(app: AppTest, dash_ws: Work
     from radar.repro import runner
 
     deadline = time.time() + 60
-    while (status := runner.get(dash_ws, run_id)["status"]) in runner.ACTIVE and time.time() < deadline:
+
+    def status_of() -> str:
+        with dash_ws.store() as store:
+            return str(runner.get(store, run_id)["status"])
+
+    while (status := status_of()) in runner.ACTIVE and time.time() < deadline:
         time.sleep(0.5)  # get() reaps: a worker killed before it started is marked failed
     assert status in ("cancelled", "failed")
 
@@ -332,7 +337,7 @@ def test_repro_page_shows_a_finished_runs_verdict_and_curves(app: AppTest, dash_
         for seed in (0, 1):
             Workspace.write_text_atomic(
                 metrics / f"{arm}-seed{seed}.jsonl",
-                "".join(json.dumps({"step": s, "correct": 0.4 + 0.1 * s}) + "\n" for s in range(1, 4)),
+                "".join(json.dumps({"step": s, "correct": 0.4 + 0.1 * s, "heldout": 0.5}) + "\n" for s in range(1, 4)),
             )
     _page(app, "repro")
     app.selectbox(key="rp_run").set_value("20260101-000000-gspo-vs-grpo-abcd").run()
