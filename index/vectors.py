@@ -13,6 +13,7 @@ import json
 import math
 import os
 import tempfile
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ import faiss
 import numpy as np
 
 from radar.index.errors import IndexError_
+from radar.store.embeddings import StoredVector
 
 
 @dataclass
@@ -146,11 +148,11 @@ class VectorIndex:
         return cls(index, manifest, probes_for(manifest, nprobe))
 
 
-def vectors_from_blobs(rows: list[tuple[int, bytes]], dim: int) -> tuple[np.ndarray, np.ndarray]:
+def vectors_from_blobs(rows: Sequence[StoredVector], dim: int) -> tuple[np.ndarray, np.ndarray]:
     if not rows:
         return np.zeros(0, np.int64), np.zeros((0, dim), np.float32)
-    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-    vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+    ids = np.fromiter((r.vec_id for r in rows), dtype=np.int64, count=len(rows))
+    vectors = np.frombuffer(b"".join(r.vector for r in rows), dtype=np.float32).reshape(len(rows), -1)
     if vectors.shape[1] != dim:
         raise IndexError_(f"stored vectors have {vectors.shape[1]} dimensions, the model {dim}; run `radar index`")
     return ids, vectors

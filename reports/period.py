@@ -93,7 +93,7 @@ def last_full_week(today: date | None = None) -> Period:
 def latest_data_week(store: Store) -> Period:
     """The latest ISO week the store's papers cover completely (its Sunday is on or before the newest
     paper's date), so a snapshot that ends on a Wednesday reports the week before."""
-    newest = store.published_range("paper")[1] or store.published_range()[1]
+    newest = store.published_range("paper").last or store.published_range().last
     if not newest:
         raise ReportError("the workspace has no documents yet; run `radar import` or `radar crawl` first")
     day = date.fromisoformat(newest[:10])

@@ -1,21 +1,42 @@
-"""The workspace store: configuration, paths and the SQLite database. Every stage depends on it."""
+"""The workspace store: configuration, paths and the SQLite database (one module per table, each with its
+named row types). Every stage depends on it."""
 
 from radar.store.config import Config, CrawlConfig, SourceConfig, parse_config
 from radar.store.db import Store
+from radar.store.deliveries import Delivery
+from radar.store.documents import DayCount, DocumentHash, DocumentMeta, DocumentText, PublishedRange
+from radar.store.embeddings import Embedding, Facet, PendingEmbedding, StoredVector
 from radar.store.errors import ConfigError, RadarError, StoreError, WorkspaceError
 from radar.store.models import CrawlState, Document, UpsertCounts, iso_utc, utc_now
+from radar.store.tags import Correction, EmbeddedDocument, TagDecision, TagDetails, TaggedDocument, TagScore
 from radar.store.workspace import Workspace, resolve_root
 
 __all__ = [
     "Config",
     "ConfigError",
+    "Correction",
     "CrawlConfig",
     "CrawlState",
+    "DayCount",
+    "Delivery",
     "Document",
+    "DocumentHash",
+    "DocumentMeta",
+    "DocumentText",
+    "EmbeddedDocument",
+    "Embedding",
+    "Facet",
+    "PendingEmbedding",
+    "PublishedRange",
     "RadarError",
     "SourceConfig",
     "Store",
     "StoreError",
+    "StoredVector",
+    "TagDecision",
+    "TagDetails",
+    "TagScore",
+    "TaggedDocument",
     "UpsertCounts",
     "Workspace",
     "WorkspaceError",

@@ -107,7 +107,7 @@ def test_legacy_2016_format_and_version_update(server: FeedServer, tmp_path: Pat
         assert n == 10
         doc = store.get_document("1201.4869")
         assert doc.version == 1 and doc.authors == ("Adrian Del Maestro",)
-        first_seen = store.document_meta("1201.4869")["first_seen"]
+        first_seen = store.document_meta("1201.4869").first_seen
     v2 = legacy.replace(b"1201.4869v1</id>", b"1201.4869v2</id>").replace(
         b"A Luttinger Liquid Core Inside Helium-4 Filled Nanopores", b"A Luttinger Liquid Core (revised)"
     )
@@ -119,7 +119,7 @@ def test_legacy_2016_format_and_version_update(server: FeedServer, tmp_path: Pat
         assert (res.counts.added, res.counts.updated) == (0, 1)
         doc = store.get_document("1201.4869")
         assert doc.version == 2 and doc.title == "A Luttinger Liquid Core (revised)"
-        assert store.document_meta("1201.4869")["first_seen"] == first_seen
+        assert store.document_meta("1201.4869").first_seen == first_seen
         assert store.count_documents() == n
 
 

@@ -37,7 +37,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, small_snapshot: Path) -> It
     assert main(["--workspace", str(root), "import", str(small_snapshot)]) == 0
     ws = Workspace.open(root)
     with ws.store() as store:
-        last = store.published_range()[1]
+        last = store.published_range().last
         store.upsert_documents(
             [
                 Document(

@@ -118,7 +118,7 @@ def test_changed_abstract_is_re_embedded_alone(copy_of: Workspace, capsys: pytes
     assert report["embedded"] == 1
     with copy_of.store() as store:
         new_vec = store.vector_of(target, report["model_id"])
-    assert new_vec[0] == old_vec[0] and new_vec[1] != old_vec[1]  # same vec_id, new vector
+    assert new_vec.vec_id == old_vec.vec_id and new_vec.vector != old_vec.vector  # same vec_id, new vector
     hits = run_cli(capsys, "--workspace", str(copy_of.root), "search", "FPGA accelerators abstract", "--json").json()
     assert target in [h["id"] for h in hits[:3]]
 
@@ -261,7 +261,7 @@ def test_ray_engine_gives_the_local_engine_results(copy_of: Workspace, capsys: p
     ws = str(copy_of.root)
     with copy_of.store() as store:
         model_id = next(iter(store.embedding_models()))
-        local = {d: store.vector_of(d, model_id)[1] for d in [q["id"] for q in dev_queries()]}
+        local = {d: store.vector_of(d, model_id).vector for d in [q["id"] for q in dev_queries()]}
         store.conn.execute("DELETE FROM embeddings")
     res = run_cli(capsys, "--workspace", ws, "index", "--engine", "ray", "--json")
     assert res.code == 0, res.err
@@ -270,7 +270,7 @@ def test_ray_engine_gives_the_local_engine_results(copy_of: Workspace, capsys: p
     with copy_of.store() as store:
         for doc_id, blob in local.items():
             a = np.frombuffer(blob, np.float32)
-            b = np.frombuffer(store.vector_of(doc_id, model_id)[1], np.float32)
+            b = np.frombuffer(store.vector_of(doc_id, model_id).vector, np.float32)
             assert float(a @ b) > 0.9999
     q = dev_queries()[3]
     assert q["id"] in [h["id"] for h in run_cli(capsys, "--workspace", ws, "search", q["q"], "--json").json()]

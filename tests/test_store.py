@@ -3,12 +3,39 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from radar.store import Document, Store, StoreError, Workspace
+from radar.store import (
+    Correction,
+    DayCount,
+    Delivery,
+    Document,
+    DocumentMeta,
+    DocumentText,
+    EmbeddedDocument,
+    Embedding,
+    Facet,
+    PendingEmbedding,
+    PublishedRange,
+    Store,
+    StoredVector,
+    StoreError,
+    TagDecision,
+    TagDetails,
+    TaggedDocument,
+    TagScore,
+    Workspace,
+)
+from radar.store.crawl import CrawlStateTable
+from radar.store.deliveries import DeliveriesTable
+from radar.store.documents import DocumentsTable
+from radar.store.embeddings import EmbeddingsTable
+from radar.store.runs import RunsTable
 from radar.store.schema import LATEST_VERSION
+from radar.store.tags import TagsTable
 
 
 def paper(
@@ -56,7 +83,7 @@ def test_new_version_replaces_old_in_place_and_keeps_first_seen(workspace: Works
         assert doc.title == "A better title" and doc.version == 2
         # the v1 date stays the paper's date; first_seen is unchanged
         assert doc.published == "2025-01-02T00:00:00Z"
-        assert store.document_meta("2501.00001")["first_seen"] == first["first_seen"]
+        assert store.document_meta("2501.00001").first_seen == first.first_seen
         # an older version arriving late does not overwrite the newer one
         assert store.upsert_documents([paper(version=1, title="Old")]).unchanged == 1
         assert store.get_document("2501.00001").title == "A better title"
@@ -156,6 +183,27 @@ def test_store_round_trip(workspace: Workspace, doc: Document) -> None:
         back = store.get_document(doc.id)
         assert back == doc
         assert back.extra == doc.extra
+        # the named rows other stages read carry the same values
+        meta = store.document_meta(doc.id)
+        assert isinstance(meta, DocumentMeta)
+        assert (meta.doc_id, meta.content_hash, meta.version) == (doc.id, doc.content_hash, doc.version)
+        [text] = store.text_rows("")
+        assert isinstance(text, DocumentText)
+        assert text._replace(categories="") == DocumentText(
+            doc.id,
+            doc.published,
+            doc.source,
+            doc.primary_category,
+            "",
+            doc.content_hash,
+            doc.title,
+            doc.abstract,
+            meta.changed_at,
+        )
+        assert tuple(orjson.loads(text.categories)) == doc.categories
+        assert store.content_hashes_since("") == [(doc.id, doc.content_hash)]
+        assert store.published_range() == PublishedRange(doc.published, doc.published)
+        assert store.counts_by_day() == [DayCount(doc.published[:10], doc.kind, 1)]
 
 
 def test_migrations_upgrade_an_existing_database_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -171,3 +219,107 @@ def test_migrations_upgrade_an_existing_database_in_place(tmp_path: Path, monkey
         assert store.schema_version == LATEST_VERSION + 1
         assert store.count_documents() == 1
         assert store.conn.execute("SELECT note FROM documents").fetchone()[0] == ""
+
+
+def test_store_composes_every_table_and_no_table_shadows_another() -> None:
+    tables = (DocumentsTable, EmbeddingsTable, TagsTable, RunsTable, DeliveriesTable, CrawlStateTable)
+    assert all(issubclass(Store, t) for t in tables)
+    owners: dict[str, list[str]] = {}
+    for table in tables:
+        for name, value in vars(table).items():
+            if callable(value) or isinstance(value, staticmethod):
+                owners.setdefault(name, []).append(table.__name__)
+    assert {n: o for n, o in owners.items() if len(o) > 1 and not n.startswith("__")} == {}
+    # Store itself keeps the connection, transactions and migrations, and redefines no table method
+    assert {"transaction", "_rows_for", "_migrate"} <= set(vars(Store))
+    assert set(vars(Store)) & set(owners) == set()
+
+
+vectors = st.binary(min_size=8, max_size=8)
+
+
+@settings(max_examples=30, deadline=None)
+@given(docs=st.lists(documents, min_size=1, max_size=5, unique_by=lambda d: d.id), data=st.data())
+def test_embeddings_round_trip(docs: list[Document], data: st.DataObject) -> None:
+    with Store(Path(":memory:")) as store:
+        store.upsert_documents(docs)
+        pending = store.pending_embeddings("m")
+        assert all(isinstance(p, PendingEmbedding) for p in pending)
+        assert {p.doc_id: (p.content_hash, p.title, p.abstract) for p in pending} == {
+            d.id: (d.content_hash, d.title, d.abstract) for d in docs
+        }
+        saved = {d.id: data.draw(vectors) for d in docs}
+        store.save_embeddings(Embedding(p.doc_id, "m", p.content_hash, saved[p.doc_id]) for p in pending)
+        assert store.pending_embeddings("m") == [] and store.count_unembedded("m") == 0
+        assert store.current_vectors([d.id for d in docs], "m") == saved
+        vec_ids = store.vec_ids_of(saved)
+        for doc_id, vector in saved.items():
+            assert store.vector_of(doc_id, "m") == StoredVector(vec_ids[doc_id], vector)
+        assert [v for batch in store.iter_vectors("m") for v in batch] == sorted(
+            StoredVector(vec_ids[i], v) for i, v in saved.items()
+        )
+        assert store.doc_ids_for_vectors(vec_ids.values()) == {v: i for i, v in vec_ids.items()}
+        assert sorted(store.facets()) == sorted(Facet(d.id, d.published, d.source, d.kind, vec_ids[d.id]) for d in docs)
+        rows = store.sample_embedded("m", len(docs))
+        assert all(isinstance(r, EmbeddedDocument) for r in rows)
+        assert {r.doc_id: (r.title, r.abstract, r.vector) for r in rows} == {
+            d.id: (d.title, d.abstract, saved[d.id]) for d in docs
+        }
+        assert store.embedding_models() == {"m": len(docs)}
+
+
+tag_names = st.sampled_from(["rl", "kernels", "inference"])
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    decisions=st.lists(
+        st.tuples(st.sampled_from(["2501.00001", "2501.00002"]), tag_names, st.floats(0, 1)), max_size=6
+    ).map(lambda xs: list({(d, t): (d, t, s) for d, t, s in xs}.values())),
+    fixes=st.lists(st.tuples(st.sampled_from(["2501.00001", "2501.00002"]), tag_names, st.booleans()), max_size=4),
+)
+def test_tags_and_corrections_round_trip(
+    decisions: list[tuple[str, str, float]], fixes: list[tuple[str, str, bool]]
+) -> None:
+    ids = ["2501.00001", "2501.00002"]
+    with Store(Path(":memory:")) as store:
+        store.upsert_documents([paper(i) for i in ids])
+        store.save_tag_decisions("v1", ids, [TagDecision(d, t, s, "model") for d, t, s in decisions])
+        for doc_id, tag, add in fixes:
+            store.save_correction(doc_id, [tag] if add else [], [] if add else [tag])
+        last = {(d, t): add for d, t, add in fixes}  # a later correction of the same tag replaces the earlier
+        assert sorted(store.corrections()) == sorted(Correction(d, t, add) for (d, t), add in last.items())
+        expected: dict[str, dict[str, TagScore]] = {i: {} for i in ids}
+        for d, t, s in decisions:
+            expected[d][t] = TagScore(t, s, "model")
+        for (d, t), add in last.items():
+            if add:
+                expected[d][t] = TagScore(t, 1.0, "user")
+            else:
+                expected[d].pop(t, None)
+        for doc_id in ids:
+            details = store.tag_details(doc_id)
+            assert isinstance(details, TagDetails)
+            assert sorted(details.tags) == sorted(expected[doc_id].values())
+            assert details.corrections == {t: int(add) for (d, t), add in last.items() if d == doc_id}
+        assert sorted(store.tagged_in("", "~")) == sorted(
+            TaggedDocument(d, "2025-01-02", t) for d in ids for t in expected[d]
+        )
+        assert store.tags_of(ids) == {d: sorted(tags) for d, tags in expected.items() if tags}
+
+
+@settings(max_examples=30, deadline=None)
+@given(attempts=st.lists(st.booleans(), min_size=1, max_size=5))
+def test_delivery_round_trip(attempts: list[bool]) -> None:
+    with Store(Path(":memory:")) as store:
+        for ok in attempts:
+            store.record_delivery("2025-W20", "email", "a@lab.example", ok=ok, error="" if ok else "refused")
+        row = store.delivery("2025-W20", "email", "a@lab.example")
+        assert isinstance(row, Delivery)
+        assert (row.period, row.channel, row.recipient) == ("2025-W20", "email", "a@lab.example")
+        assert row.attempts == len(attempts)
+        assert row.status == ("sent" if any(attempts) else "failed")  # a sent delivery stays sent
+        assert bool(row.sent_at) == any(attempts)
+        assert row.last_error == ("" if attempts[-1] else "refused")
+        assert store.deliveries(period="2025-W20") == [row] and store.deliveries(status="other") == []
+        assert store.delivery("2025-W21", "email", "a@lab.example") is None

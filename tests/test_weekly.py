@@ -87,7 +87,7 @@ def test_weekly_retries_an_earlier_failed_delivery(
         assert res.code == 0, res.out
         assert sorted(p["period"] for p in hook.posts) == ["2025-W34", "2025-W35"]
         with ws.store() as store:
-            assert {r["period"]: r["status"] for r in store.deliveries()} == {"2025-W34": "sent", "2025-W35": "sent"}
+            assert {r.period: r.status for r in store.deliveries()} == {"2025-W34": "sent", "2025-W35": "sent"}
 
 
 def test_overlapping_runs_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,0 +1,334 @@
+"""The documents table: papers and posts, their upsert rule, filters, and the counts the dashboard and
+reports read.
+
+Rows leave as ``Document`` or as the named rows below; read them by field (``row.content_hash``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import orjson
+
+from radar.store.models import Document, UpsertCounts, utc_now
+from radar.store.table import Table
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentMeta:
+    """Bookkeeping of one stored document (not part of its content)."""
+
+    doc_id: str
+    first_seen: str
+    changed_at: str
+    content_hash: str
+    version: int
+
+
+class DocumentText(NamedTuple):
+    """What the trends term cache reads of a document; ``categories`` is the stored JSON list."""
+
+    doc_id: str
+    published: str
+    source: str
+    primary_category: str
+    categories: str
+    content_hash: str
+    title: str
+    abstract: str
+    changed_at: str
+
+
+class DocumentHash(NamedTuple):
+    doc_id: str
+    content_hash: str
+
+
+class PublishedRange(NamedTuple):
+    """First and last publication stamps ('' when there is no document)."""
+
+    first: str
+    last: str
+
+
+class DayCount(NamedTuple):
+    day: str  # YYYY-MM-DD
+    kind: str
+    documents: int
+
+
+_DOC_COLUMNS = (
+    "id, kind, source, title, abstract, authors, categories, primary_category, published, updated, "
+    "url, version, date_estimated, content_hash, first_seen, changed_at, extra"
+)
+
+# Insert a new document, or replace an existing one when the incoming version is not older and the
+# content changed. first_seen and source are kept; published keeps the earliest date seen
+# (an arXiv v2 announcement must not move a paper's v1 date).
+_UPSERT_SQL = f"""
+INSERT INTO documents ({_DOC_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT(id) DO UPDATE SET
+    title = excluded.title,
+    abstract = excluded.abstract,
+    authors = CASE WHEN excluded.authors != '[]' THEN excluded.authors ELSE documents.authors END,
+    categories = excluded.categories,
+    primary_category = excluded.primary_category,
+    published = CASE WHEN documents.date_estimated = 0 AND documents.published < excluded.published
+                     THEN documents.published ELSE excluded.published END,
+    date_estimated = CASE WHEN documents.date_estimated = 0 AND documents.published < excluded.published
+                     THEN 0 ELSE excluded.date_estimated END,
+    updated = excluded.updated,
+    url = CASE WHEN excluded.url != '' THEN excluded.url ELSE documents.url END,
+    version = MAX(documents.version, excluded.version),
+    content_hash = excluded.content_hash,
+    changed_at = excluded.changed_at,
+    extra = excluded.extra
+WHERE excluded.version >= documents.version AND excluded.content_hash != documents.content_hash
+"""
+
+
+def _doc_row(doc: Document, now: str) -> tuple[Any, ...]:
+    return (
+        doc.id,
+        doc.kind,
+        doc.source,
+        doc.title,
+        doc.abstract,
+        orjson.dumps(list(doc.authors)).decode(),
+        orjson.dumps(list(doc.categories)).decode(),
+        doc.primary_category,
+        doc.published,
+        doc.updated or doc.published,
+        doc.url,
+        doc.version,
+        int(doc.date_estimated),
+        doc.content_hash,
+        now,
+        now,
+        orjson.dumps(doc.extra).decode(),
+    )
+
+
+def _row_doc(row: sqlite3.Row) -> Document:
+    return Document(
+        id=row["id"],
+        kind=row["kind"],
+        source=row["source"],
+        title=row["title"],
+        abstract=row["abstract"],
+        published=row["published"],
+        updated=row["updated"],
+        authors=tuple(orjson.loads(row["authors"])),
+        categories=tuple(orjson.loads(row["categories"])),
+        primary_category=row["primary_category"],
+        url=row["url"],
+        version=row["version"],
+        date_estimated=bool(row["date_estimated"]),
+        extra=orjson.loads(row["extra"]),
+    )
+
+
+class DocumentsTable(Table):
+    """Documents: upsert, read by id or filter, and aggregate counts."""
+
+    def upsert_documents(self, docs: Iterable[Document]) -> UpsertCounts:
+        """Insert or update documents in one transaction; returns added/updated/unchanged counts."""
+        now = utc_now()
+        rows = [_doc_row(d, now) for d in docs]
+        if not rows:
+            return UpsertCounts()
+        with self.transaction() as conn:
+            # new rows get rowids above the current maximum: counting them is a cheap range scan
+            max_rowid = conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM documents").fetchone()[0]
+            before_changes = conn.total_changes
+            conn.executemany(_UPSERT_SQL, rows)
+            changed = conn.total_changes - before_changes
+            added = conn.execute("SELECT COUNT(*) FROM documents WHERE rowid > ?", (max_rowid,)).fetchone()[0]
+        return UpsertCounts(added=added, updated=changed - added, unchanged=len(rows) - changed)
+
+    def delete_documents(self, ids: Iterable[str]) -> list[str]:
+        """Remove documents and what derives from them (embeddings, tags, corrections and tag state go by
+        ON DELETE CASCADE) in one transaction; the embeddings generation moves, so a saved vector index is
+        rebuilt without them, and the fingerprint changes, so keyword and term indexes are. Returns the ids
+        that were there."""
+        found = [r[0] for r in self._rows_for("SELECT id FROM documents WHERE id IN ({marks})", dict.fromkeys(ids))]
+        if found:
+            with self.transaction() as conn:
+                conn.executemany("DELETE FROM documents WHERE id = ?", [(i,) for i in found])
+                conn.execute(
+                    "INSERT INTO meta (key, value) VALUES ('embeddings_generation', '1') ON CONFLICT(key) "
+                    "DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+                )
+        return found
+
+    def get_document(self, doc_id: str) -> Document | None:
+        row = self.conn.execute(f"SELECT {_DOC_COLUMNS} FROM documents WHERE id = ?", (doc_id,)).fetchone()
+        return _row_doc(row) if row else None
+
+    def document_meta(self, doc_id: str) -> DocumentMeta | None:
+        row = self.conn.execute(
+            "SELECT id, first_seen, changed_at, content_hash, version FROM documents WHERE id = ?", (doc_id,)
+        ).fetchone()
+        return DocumentMeta(*row) if row else None
+
+    def iter_documents(
+        self, *, since: str = "", until: str = "", kind: str = "", batch: int = 5000
+    ) -> Iterator[Document]:
+        clauses, params = self._filter_sql(since, until, (), (), (), (kind,) if kind else ())
+        where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+        cur = self.conn.execute(f"SELECT {_DOC_COLUMNS} FROM documents d {where} ORDER BY published, id", params)
+        while rows := cur.fetchmany(batch):
+            yield from (_row_doc(r) for r in rows)
+
+    def count_documents(self) -> int:
+        return int(self.conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0])
+
+    def documents(self, ids: Iterable[str]) -> dict[str, Document]:
+        return {
+            r["id"]: _row_doc(r)
+            for r in self._rows_for(f"SELECT {_DOC_COLUMNS} FROM documents WHERE id IN ({{marks}})", ids)
+        }
+
+    def latest_documents(
+        self,
+        *,
+        since: str = "",
+        until: str = "",
+        tags: Iterable[str] = (),
+        sources: Iterable[str] = (),
+        categories: Iterable[str] = (),
+        kinds: Iterable[str] = (),
+        limit: int = 50,
+    ) -> list[Document]:
+        """The newest documents matching every given filter (tags: any of them)."""
+        clauses, params = self._filter_sql(since, until, tags, sources, categories, kinds)
+        where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+        rows = self.conn.execute(
+            f"SELECT {_DOC_COLUMNS} FROM documents d {where} ORDER BY published DESC, id DESC LIMIT ?", [*params, limit]
+        )
+        return [_row_doc(r) for r in rows]
+
+    def filter_documents(
+        self,
+        *,
+        since: str = "",
+        until: str = "",
+        tags: Iterable[str] = (),
+        sources: Iterable[str] = (),
+        categories: Iterable[str] = (),
+        kinds: Iterable[str] = (),
+    ) -> list[str]:
+        """Ids of documents matching every given filter (tags: any of them)."""
+        clauses, params = self._filter_sql(since, until, tags, sources, categories, kinds)
+        where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+        return [r[0] for r in self.conn.execute(f"SELECT d.id FROM documents d {where}", params)]
+
+    @staticmethod
+    def _filter_sql(
+        since: str,
+        until: str,
+        tags: Iterable[str],
+        sources: Iterable[str],
+        categories: Iterable[str],
+        kinds: Iterable[str],
+    ) -> tuple[list[str], list[Any]]:
+        clauses: list[str] = []
+        params: list[Any] = []
+        if since:
+            clauses.append("d.published >= ?")
+            params.append(since)
+        if until:
+            clauses.append("d.published <= ?")
+            params.append(until)
+        for column, values in (("d.source", list(sources)), ("d.kind", list(kinds))):
+            if values:
+                clauses.append(f"{column} IN ({','.join('?' * len(values))})")
+                params.extend(values)
+        cats = list(categories)
+        if cats:
+            clauses.append(
+                f"EXISTS (SELECT 1 FROM json_each(d.categories) c WHERE c.value IN ({','.join('?' * len(cats))}))"
+            )
+            params.extend(cats)
+        tag_list = list(tags)
+        if tag_list:
+            clauses.append(
+                "EXISTS (SELECT 1 FROM document_tags t WHERE t.doc_id = d.id AND t.tag IN "
+                f"({','.join('?' * len(tag_list))}))"
+            )
+            params.extend(tag_list)
+        return clauses, params
+
+    def fingerprint(self) -> str:
+        """Changes whenever a document is added or its content changes (for derived indexes)."""
+        row = self.conn.execute(
+            "SELECT COUNT(*), COALESCE(MAX(rowid), 0), COALESCE(MAX(changed_at), '') FROM documents"
+        ).fetchone()
+        return f"{row[0]}:{row[1]}:{row[2]}"
+
+    def text_rows(self, changed_since: str = "", batch: int = 5000) -> Iterator[DocumentText]:
+        """The text of every document changed at or after ``changed_since`` (all of them when empty)."""
+        cur = self.conn.execute(
+            "SELECT id, published, source, primary_category, categories, content_hash, title, abstract, changed_at "
+            "FROM documents WHERE changed_at >= ?",
+            (changed_since,),
+        )
+        while rows := cur.fetchmany(batch):
+            yield from map(DocumentText._make, rows)
+
+    def content_hashes_since(self, changed_since: str) -> list[DocumentHash]:
+        """Content hashes of documents changed at or after ``changed_since``, sorted by id."""
+        rows = self.conn.execute(
+            "SELECT id, content_hash FROM documents WHERE changed_at >= ? ORDER BY id", (changed_since,)
+        )
+        return [DocumentHash(r[0], r[1]) for r in rows]
+
+    def stats(self) -> dict[str, Any]:
+        q = self.conn.execute
+        return {
+            "documents": self.count_documents(),
+            "by_source": {
+                r[0]: r[1] for r in q("SELECT source, COUNT(*) FROM documents GROUP BY source ORDER BY source")
+            },
+            "by_kind": {r[0]: r[1] for r in q("SELECT kind, COUNT(*) FROM documents GROUP BY kind ORDER BY kind")},
+            "by_month": {
+                r[0]: r[1] for r in q("SELECT substr(published, 1, 7), COUNT(*) FROM documents GROUP BY 1 ORDER BY 1")
+            },
+        }
+
+    def published_range(self, kind: str = "") -> PublishedRange:
+        """(first, last) publication stamps, of one kind of document if given ('' when none)."""
+        where = "WHERE kind = ?" if kind else ""
+        params = [kind, kind] if kind else []
+        row = self.conn.execute(
+            f"SELECT (SELECT MIN(published) FROM documents {where}), (SELECT MAX(published) FROM documents {where})",
+            params,
+        ).fetchone()
+        return PublishedRange(row[0] or "", row[1] or "")
+
+    def primary_categories(self) -> dict[str, int]:
+        rows = self.conn.execute(
+            "SELECT primary_category, COUNT(*) FROM documents WHERE primary_category != '' GROUP BY 1 ORDER BY 2 DESC"
+        )
+        return {r[0]: r[1] for r in rows}
+
+    def counts_by_kind(self, since: str = "", until: str = "", tagged: bool = False) -> dict[str, int]:
+        """Documents per kind published in [since, until] (index range scan); tagged: only tagged ones."""
+        clauses, params = self._filter_sql(since, until, (), (), (), ())
+        if tagged:
+            clauses.append("EXISTS (SELECT 1 FROM document_tags t WHERE t.doc_id = d.id)")
+        where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+        rows = self.conn.execute(f"SELECT d.kind, COUNT(*) FROM documents d {where} GROUP BY 1", params)
+        return {r[0]: r[1] for r in rows}
+
+    def counts_by_day(self, since: str = "", until: str = "") -> list[DayCount]:
+        """Documents per (YYYY-MM-DD, kind) published in [since, until] (no bound when '')."""
+        clauses, params = self._filter_sql(since, until, (), (), (), ())
+        where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+        rows = self.conn.execute(
+            f"SELECT substr(d.published, 1, 10), d.kind, COUNT(*) FROM documents d {where} GROUP BY 1, 2", params
+        )
+        return [DayCount(r[0], r[1], r[2]) for r in rows]
