@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
@@ -34,6 +35,7 @@ from radar.reports.recommend import (
 )
 from radar.reports.result import ReportContent
 from radar.reports.summarize import Summarizer
+from radar.reports.text import plain
 from radar.store import Store
 from radar.store.models import Document, utc_now
 
@@ -166,6 +168,74 @@ def _flagged_ids(trends: TrendsResult) -> set[str]:
     for item in [*trends.emerging, *trends.new_methods]:
         ids.update(item["example_ids"])
     return ids
+
+
+def _relevant_to(store: Store, profile: Profile) -> Callable[[list[str], str], bool]:
+    """relevant(example ids, text): whether a trend item concerns the profile: one of its example documents
+    carries a profile tag, or the profile's terms occur in its documents or its own words."""
+    patterns = [term_pattern(t) for t, w in profile.terms.items() if w > 0]
+    wanted = {t for t, w in profile.tags.items() if w > 0}
+
+    def relevant(ids: list[str], text: str) -> bool:
+        if wanted and any(wanted & set(tags) for tags in store.tags_of(ids).values()):
+            return True
+        if not patterns:
+            return False
+        docs = store.documents(ids).values()
+        texts = [text, *(f"{d.title} {d.abstract}" for d in docs)]
+        return any(p.search(t) for p in patterns for t in texts)
+
+    return relevant
+
+
+def executive_summary(
+    recs: list[Recommendation],
+    tag_volume: list[dict[str, Any]],
+    profile: Profile,
+    top: list[dict[str, Any]],
+    topics: list[Any],
+    runs: list[dict[str, Any]],
+) -> list[dict[str, str]]:
+    """At most five bullets, what matters to the profile this period, each with its evidence link."""
+    out: list[dict[str, str]] = []
+    for rec in [r for r in recs if r.action in ("adopt", "reproduce", "evaluate")][:2]:
+        paper = rec.evidence.papers[0] if rec.evidence.papers else None
+        out.append(
+            {
+                "text": f"{rec.action.capitalize()}: {rec.method} ({rec.reason})",
+                "link": paper["url"] if paper else "",
+                "label": paper["title"] if paper else "",
+            }
+        )
+    mine = [t for t in tag_volume if profile.tags.get(t["tag"], 0) > 0 and t["change_pct"] is not None]
+    if mine:
+        moved = max(mine, key=lambda t: abs(t["change_pct"]))
+        example = next((p for p in top if moved["tag"] in p["tags"]), None)
+        word = "up" if moved["change_pct"] >= 0 else "down"
+        out.append(
+            {
+                "text": f"{moved['tag']}: {moved['count']} papers, {word} {abs(moved['change_pct']):.0f}% on the "
+                f"trailing mean ({moved['trailing_mean']})",
+                "link": example["url"] if example else "",
+                "label": example["title"] if example else "",
+            }
+        )
+    if top:
+        out.append({"text": "Top paper for the profile", "link": top[0]["url"], "label": top[0]["title"]})
+    if topics:
+        t = topics[0]
+        out.append({"text": f"Growing topic: {t['label']} ({t['recent_size']} recent)", "link": "", "label": ""})
+    done = [r for r in runs if r.get("verdict")]
+    if done and len(out) < 5:
+        run = done[0]
+        out.append(
+            {
+                "text": f"Reproduction {run['method']} vs {run['baseline']} ({run['task']}): {run['verdict']}",
+                "link": "",
+                "label": "",
+            }
+        )
+    return out[:5]
 
 
 def finished_runs(store: Store, runs_dir: Path) -> list[dict[str, Any]]:
@@ -330,14 +400,16 @@ def gather(
 
     def shown(r: Ranked) -> dict[str, Any]:
         if r.doc.id not in summaries:
-            summaries[r.doc.id] = summarizer.summarize(r.doc.title, r.doc.abstract)
+            summaries[r.doc.id] = summarizer.summarize(plain(r.doc.title), plain(r.doc.abstract))
         r.summary = summaries[r.doc.id]
-        return r.as_dict()
+        return r.as_dict() | {"title": plain(r.doc.title)}
 
     top_overall = [shown(r) for r in ranked[: cfg.top_n]]
+    listed = {p["id"] for p in top_overall}  # each paper appears once: overall, or under its first tag
     by_tag = []
     for tag in sorted(grouping.groups, key=lambda t: (grouping.group_names().index(grouping.group_of(t)), t)):
-        best = [r for r in ranked if tag in r.tags][: cfg.top_n]
+        best = [r for r in ranked if tag in r.tags and r.doc.id not in listed][: cfg.top_n]
+        listed.update(r.doc.id for r in best)
         if best:
             total = sum(1 for r in ranked if tag in r.tags)
             by_tag.append(
@@ -348,11 +420,11 @@ def gather(
         post_items.append(
             {
                 "id": d.id,
-                "title": d.title,
+                "title": plain(d.title),
                 "url": d.url,
                 "published": d.published,
                 "source": d.source,
-                "summary": summarizer.summarize(d.title, d.abstract),
+                "summary": summarizer.summarize(plain(d.title), plain(d.abstract)),
             }
         )
 
@@ -371,7 +443,19 @@ def gather(
         if off_profile
         else ""
     )
+    relevant = _relevant_to(store, used_profile)
     topics = sorted(trends.topics, key=lambda t: -(t["growth"] or 0.0))
+    growing = [t for t in topics if (t["growth"] or 0) > 0]
+    shown_topics = [t for t in growing if relevant(t["example_ids"], " ".join(t["keywords"]))]
+    new_names = [m for m in trends.new_methods if relevant(m["example_ids"], m["name"])]
+    left_out = [t["label"] for t in growing if t not in shown_topics] + [
+        m["name"] for m in trends.new_methods if m not in new_names
+    ]
+    topics_note = (
+        f"left out as unrelated to the profile: {', '.join(left_out[:8])}{' ...' if len(left_out) > 8 else ''}"
+        if left_out
+        else ""
+    )
     summary_note = summarizer.name
     if getattr(summarizer, "failures", 0):
         summary_note = f"extractive (the summary endpoint failed: {summarizer.last_error})"  # type: ignore[attr-defined]
@@ -390,8 +474,8 @@ def gather(
             "as_of": trends.as_of,
             "emerging": trends.emerging[:10],
             "declining": trends.declining[:6],
-            "new_methods": trends.new_methods[:10],
-            "topics": [t for t in topics if (t["growth"] or 0) > 0][:6],
+            "new_methods": new_names[:10],
+            "topics": shown_topics[:6],
         },
         top_overall=top_overall,
         top_papers=by_tag,
@@ -407,5 +491,7 @@ def gather(
             "ranking": f"score = {cfg.relevance_weight:g} relevance + {cfg.novelty_weight:g} novelty + "
             f"{cfg.recency_weight:g} recency",
             "trends": "",
+            "topics": topics_note,
         },
+        summary=executive_summary(recs, tag_volume, used_profile, top_overall, shown_topics, runs),
     )

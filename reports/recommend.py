@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from radar.reports.text import plain
 from radar.store.models import Document
 
 ACTIONS = ("adopt", "reproduce", "evaluate", "watch")
@@ -175,4 +176,4 @@ def match_preset(name: str, patterns: dict[str, re.Pattern[str]]) -> str:
 
 
 def paper_ref(d: Document) -> dict[str, str]:
-    return {"id": d.id, "title": d.title, "published": d.published[:10], "url": d.url}
+    return {"id": d.id, "title": plain(d.title), "published": d.published[:10], "url": d.url}

@@ -8,7 +8,7 @@ deliveries). Rows inside the sections stay JSON objects: they are what report.js
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from radar.analysis.trends.result import NewMethod, TermTrend, Topic
 
@@ -18,6 +18,12 @@ class PeriodInfo(TypedDict):
     start: str
     end: str
     describe: str
+
+
+class Bullet(TypedDict):
+    text: str
+    link: str  # the evidence (a paper's URL), "" when the bullet is its own evidence
+    label: str  # the link's text
 
 
 class ReportTrends(TypedDict):
@@ -35,6 +41,7 @@ class Notes(TypedDict):
     tags: str
     ranking: str
     trends: str  # why trends are missing ("" when they are there)
+    topics: NotRequired[str]  # growing topics and new names left out as unrelated to the profile
 
 
 @dataclass
@@ -52,6 +59,7 @@ class ReportContent:
     recommendations: list[dict[str, Any]]  # reports.recommend.Recommendation.as_dict
     runs: list[dict[str, Any]]  # finished reproduction runs with their verdicts
     notes: Notes
+    summary: list[Bullet] = field(default_factory=list)  # the executive summary: at most five bullets
     extra: dict[str, Any] = field(default_factory=dict)  # sections added by later stages, kept as read
 
     def as_dict(self) -> dict[str, Any]:
@@ -61,7 +69,7 @@ class ReportContent:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ReportContent:
         names = {f.name for f in fields(cls)} - {"extra"}
-        missing = sorted(names - set(data))
+        missing = sorted(names - set(data) - {"summary"})  # reports written before the summary existed
         if missing:
             raise ValueError(f"report.json lacks {', '.join(missing)}")
-        return cls(**{k: data[k] for k in names}, extra={k: v for k, v in data.items() if k not in names})
+        return cls(**{k: data[k] for k in names if k in data}, extra={k: v for k, v in data.items() if k not in names})

@@ -473,3 +473,32 @@ def test_methods_off_the_profile_are_left_out_and_said(report_ws: Workspace) -> 
     assert "DPO" in {r["method"] for r in on["recommendations"]} and not on["notes"]["off_profile"]
     assert "DPO" not in {r["method"] for r in off["recommendations"]}
     assert "DPO" in off["notes"]["off_profile"]
+
+
+def test_report_opens_with_a_summary_lists_each_paper_once_and_shows_no_latex(report_ws: Workspace) -> None:
+    period = parse_week(WEEK)
+    profile = Profile(tags={"rl-policy-optimization": 1.0, "llm-reasoning": 1.0}, terms={"GRPO": 1.0})
+    with report_ws.store() as store:
+        content = gather_content(report_ws, store, period, ReportConfig(top_n=3), profile, trends=TRENDS)
+    assert 1 <= len(content["summary"]) <= 5
+    assert any(b["link"].startswith("http") for b in content["summary"])  # bullets carry their evidence
+    md, html = render(content, "md"), render(content, "html")
+    assert md.index("## This week in brief") < md.index("## Headline")
+    assert html.index(">This week in brief") < html.index(">Headline")
+    shown = [p["id"] for p in content["top_overall"]] + [p["id"] for s in content["top_papers"] for p in s["papers"]]
+    assert shown and len(shown) == len(set(shown))  # each paper once, its tags listed beside it
+    assert any(p["tags"] for p in content["top_overall"])
+    for p in content["top_overall"]:
+        line = md.split(f"({p['id']}, ", 1)[1].split("\n", 1)[0]
+        assert all(t in line for t in p["tags"])
+
+
+def test_latex_reaches_the_reader_as_text() -> None:
+    from radar.reports.text import plain
+
+    assert plain(r"\textbf{Psy-CoT} beats \emph{CoT} by 5\% on $\mathcal{O}(n)$ tasks") == (
+        "Psy-CoT beats CoT by 5% on 𝒪(n) tasks"
+    )
+    assert plain("50% fewer tokens & R&D") == "50% fewer tokens & R&D"  # no markup: unchanged
+    assert plain(r"we cut 50% of \textit{steps} in C#") == "we cut 50% of steps in C#"  # literal %, # kept
+    assert plain(r"broken \textbf{brace") == "broken brace"
