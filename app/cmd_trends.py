@@ -115,7 +115,14 @@ def _print(r: dict[str, Any], limit: int) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("trends", help="what is rising and falling, new methods and topics")
+    p = sub.add_parser(
+        "trends",
+        help="what is rising and falling, new methods and topics",
+        description="Emerging/declining terms: a stratified test of the recent window against its baseline "
+        "(z >= [trends] min_z and a rate-ratio bound >= min_ratio). Tags: a tag is rising or falling when its "
+        "share of documents changes significantly, |z| >= the two-sided Bonferroni bound at [trends] tag_alpha "
+        "(0.05) over the taxonomy's tags, and flat otherwise; the report and the dashboard use the same rule.",
+    )
     p.add_argument(
         "--as-of",
         metavar="YYYY-MM-DD",

@@ -377,6 +377,12 @@ def gather(
     used_profile, profile_note = effective_profile(profile, grouping)
 
     headline, tag_volume = _volumes(store, period, grouping, cfg)
+    direction = {t["tag"]: t for t in trends.tag_trends}  # the trends' rule: significant change in share
+    for row in tag_volume:
+        found = direction.get(row["tag"])
+        row["trend"] = found["direction"] if found else ""
+        row["share_now"] = found["recent_share"] if found else None
+        row["share_before"] = found["baseline_share"] if found else None
     docs = list(store.iter_documents(since=period.since, until=period.until))
     papers = [d for d in docs if d.kind == "paper"]
     posts = sorted((d for d in docs if d.kind == "post"), key=lambda d: (d.published, d.id), reverse=True)

@@ -216,3 +216,18 @@ def test_incremental_cache_equals_a_fresh_build(corpus_ws: Workspace) -> None:
         assert col_u is not None and col_f is not None
         assert updated.readable(col_u) == fresh.readable(col_f)
         assert updated.ids[updated.first_row[col_u]] == fresh.ids[fresh.first_row[col_f]]
+
+
+def test_a_significant_change_in_a_tags_share_is_rising_or_falling() -> None:
+    """The 2025-03-31 replay's rl-policy-optimization: 4.60% -> 8.01% of documents is a rise, not "flat"."""
+    from radar.analysis.trends.series import tag_direction, tag_z
+
+    z_needed = tag_z(0.05, 10)
+    assert 2.7 < z_needed < 2.9  # two-sided 5% over ten tags
+    n, m = 2500.0, 7500.0  # a month's documents against a three-month baseline
+    rise = stratified_test(np.array([[0.0801 * n]]), np.array([n]), np.array([[0.046 * m]]), np.array([m]), 10)
+    assert tag_direction(float(rise.z[0]), float(rise.ratio[0]), z_needed) == "rising"
+    fall = stratified_test(np.array([[0.046 * n]]), np.array([n]), np.array([[0.0801 * m]]), np.array([m]), 10)
+    assert tag_direction(float(fall.z[0]), float(fall.ratio[0]), z_needed) == "falling"
+    same = stratified_test(np.array([[0.05 * n]]), np.array([n]), np.array([[0.049 * m]]), np.array([m]), 10)
+    assert tag_direction(float(same.z[0]), float(same.ratio[0]), z_needed) == "flat"

@@ -23,6 +23,7 @@ class TrendsConfig:
     min_count: int = 4  # recent documents a term needs before it can be emerging
     min_ratio: float = 2.0  # emerging: rate ratio whose 95% lower bound clears this (declining: 1/x)
     min_z: float = 4.0  # and a stratified z-score at least this large
+    tag_alpha: float = 0.05  # a tag is rising/falling when its share changes at this family-wise level
     spike_extra_z: float = 2.0  # a rise seen in the last period only needs z >= min_z + this
     min_stratum_docs: int = 20  # a stratum needs this many baseline documents to be compared
     # strata: source x primary category x cross-listing in each of the N most common categories
@@ -82,6 +83,8 @@ class TrendsConfig:
             raise ConfigError("[trends] min_z, spike_extra_z and min_coherence_z must be >= 0")
         if self.min_coherence_lift < 1.0:
             raise ConfigError("[trends] min_coherence_lift must be >= 1 (1: no more alike than random documents)")
+        if not 0.0 < self.tag_alpha < 0.5:
+            raise ConfigError("[trends] tag_alpha is a significance level: between 0 and 0.5 (e.g. 0.05)")
         if not 0.0 < self.topic_match < 1.0:
             raise ConfigError("[trends] topic_match must be between 0 and 1 (cosine similarity)")
 

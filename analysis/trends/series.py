@@ -13,6 +13,7 @@ from datetime import date
 from typing import Any
 
 import numpy as np
+from scipy.stats import norm
 
 from radar.analysis.trends.cache import TermTable, day_number
 from radar.analysis.trends.config import TrendsConfig, Windows, period_label
@@ -87,6 +88,20 @@ def tag_series(
     return out
 
 
+def tag_z(alpha: float, n_tags: int) -> float:
+    """The |z| a tag's change in share needs: two-sided, Bonferroni over ``n_tags`` tests at level ``alpha``."""
+    return float(norm.isf(alpha / (2 * max(n_tags, 1))))
+
+
+def tag_direction(z: float, ratio: float, z_needed: float) -> str:
+    """A significant change in share, either way (|z| >= z_needed), is rising or falling; else flat."""
+    if z >= z_needed and ratio > 1:
+        return "rising"
+    if z <= -z_needed and ratio < 1:
+        return "falling"
+    return "flat"
+
+
 def _tag_trends(
     table: TermTable,
     lo: int,
@@ -115,13 +130,13 @@ def _tag_trends(
     test = stratified_test(a, n, b, m, cfg.min_stratum_docs)
     docs = max(test.recent_docs, 1.0)
     out = []
+    z_needed = tag_z(cfg.tag_alpha, len(tags))
     for j, tag in enumerate(tags):
-        rising = test.z[j] >= cfg.min_z and test.ratio_low[j] >= cfg.min_ratio**0.5
-        falling = test.z[j] <= -cfg.min_z and test.ratio_high[j] <= cfg.min_ratio**-0.5
+        direction = tag_direction(float(test.z[j]), float(test.ratio[j]), z_needed)
         out.append(
             {
                 "tag": tag,
-                "direction": "rising" if rising else "falling" if falling else "flat",
+                "direction": direction,
                 "score": round(float(test.llr[j]), 2),
                 "z": round(float(test.z[j]), 2),
                 "ratio": round(float(test.ratio[j]), 3),

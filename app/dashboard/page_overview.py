@@ -76,9 +76,32 @@ def render() -> None:
             )
         )
         return
+    _tag_trends(trends)
     _terms(trends)
     _new_methods(trends.new_methods)
     _table("Growing topics", trends.topics, trends.topics_note or "No topics in this period.")
+
+
+def _tag_trends(trends: TrendsResult) -> None:
+    """Rising / falling / flat per tag, by the trends' rule (significant change in share), as in the report."""
+    moving = [t for t in trends.tag_trends if t["direction"] != "flat"]
+    if not trends.tag_trends:
+        return
+    st.caption(
+        "Tag trends: rising or falling when a tag's share changes significantly (two-sided, Bonferroni over "
+        "the tags at [trends] tag_alpha), as `radar trends` and the report say"
+    )
+    rows = [
+        {
+            "tag": t["tag"],
+            "trend": t["direction"],
+            "share before": f"{100 * t['baseline_share']:.2f}%",
+            "share now": f"{100 * t['recent_share']:.2f}%",
+            "z": t["z"],
+        }
+        for t in (moving or trends.tag_trends[:5])
+    ]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 
 
 def _headline(head: dict[str, Any], facets: dict[str, Any], window: str) -> None:
