@@ -16,7 +16,8 @@ from radar.store.errors import RadarError
 
 # Each module has register(subparsers); add a stage's command module here.
 COMMAND_MODULES = tuple(
-    f"radar.app.cmd_{name}" for name in ("core", "index", "tag", "repro", "app", "report", "trends", "admin")
+    f"radar.app.cmd_{name}"
+    for name in ("core", "index", "tag", "repro", "app", "report", "trends", "admin", "methods", "people")
 )
 
 

@@ -127,6 +127,70 @@ MIGRATIONS: list[tuple[int, str]] = [
         );
         """,
     ),
+    (
+        5,
+        """
+        CREATE TABLE names (
+            name          TEXT PRIMARY KEY,
+            kind          TEXT NOT NULL CHECK (kind IN ('method', 'model', 'benchmark', 'system', 'hardware',
+                                                        'metric', 'org', 'generic', 'unknown')),
+            kind_score    REAL NOT NULL DEFAULT 0,
+            aliases       TEXT NOT NULL DEFAULT '[]',
+            introduced_by TEXT,
+            first_seen    TEXT NOT NULL,
+            first_id      TEXT NOT NULL,
+            count         INTEGER NOT NULL,
+            recent_count  INTEGER NOT NULL DEFAULT 0,
+            baseline_mentions        INTEGER NOT NULL DEFAULT 0,
+            recent_baseline_mentions INTEGER NOT NULL DEFAULT 0,
+            code          TEXT NOT NULL DEFAULT '[]',
+            series        TEXT NOT NULL DEFAULT '[]',
+            computed_at   TEXT NOT NULL
+        );
+        CREATE INDEX names_kind ON names (kind, first_seen);
+        """,
+    ),
+    (
+        6,
+        """
+        CREATE TABLE people (
+            id         INTEGER PRIMARY KEY,
+            name       TEXT NOT NULL UNIQUE,
+            email      TEXT NOT NULL DEFAULT '',
+            webhook    TEXT NOT NULL DEFAULT '',
+            profile    TEXT NOT NULL DEFAULT '{}',  -- JSON: tags, terms, negative_terms, authors, institutions
+            created_at TEXT NOT NULL
+        );
+
+        CREATE TABLE person_feedback (
+            person_id  INTEGER NOT NULL REFERENCES people(id) ON DELETE CASCADE,
+            doc_id     TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            value      INTEGER NOT NULL CHECK (value IN (1, -1)),  -- 1 liked, -1 not for me
+            source     TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (person_id, doc_id)
+        );
+
+        CREATE TABLE saved_searches (
+            person_id  INTEGER NOT NULL REFERENCES people(id) ON DELETE CASCADE,
+            name       TEXT NOT NULL,
+            query      TEXT NOT NULL,
+            filters    TEXT NOT NULL DEFAULT '{}',
+            min_score  REAL NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (person_id, name)
+        );
+
+        CREATE TABLE person_alerts (
+            person_id INTEGER NOT NULL REFERENCES people(id) ON DELETE CASCADE,
+            doc_id    TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            search    TEXT NOT NULL,
+            score     REAL NOT NULL,
+            found_at  TEXT NOT NULL,
+            PRIMARY KEY (person_id, doc_id)
+        );
+        """,
+    ),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -1,0 +1,180 @@
+"""``find_names``: the named things of a corpus with their kind, introducing paper, code and adoption.
+
+Flow: evidence.collect (mentions -> aliases -> evidence per name) -> kinds (classifier fitted on the shipped
+labels found in the corpus, else rules) -> ``Name`` values.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date, timedelta
+from importlib import resources
+from typing import Any
+
+import orjson
+
+from radar.analysis.names.aliases import surface_key
+from radar.analysis.names.errors import NamesError
+from radar.analysis.names.evidence import Corpus, Evidence, TextDocument, collect
+from radar.analysis.names.kinds import KINDS, KindModel, features, rule_kind
+
+# the classifier is fitted when the corpus holds at least this many labeled names of at least 3 kinds
+MIN_LABELED = 40
+MAX_ALIASES = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Name:
+    """A named thing of the corpus (documents counted up to ``as_of``)."""
+
+    name: str
+    kind: str
+    kind_score: float  # the classifier's probability of ``kind`` (0 when decided by rules)
+    aliases: tuple[str, ...]  # other spellings and variants (Qwen-3.5, Qwen3.5-9B, ...)
+    introduced_by: str | None  # the earliest paper whose title or abstract introduces it
+    first_seen: str  # YYYY-MM-DD of its first mention
+    first_id: str  # the paper of its first mention
+    count: int  # documents that mention it
+    recent_count: int  # ... in the recent window (``recent_days`` up to as_of)
+    baseline_mentions: int  # documents that compare against it ("outperforms X", "than X", ...)
+    recent_baseline_mentions: int
+    code: tuple[str, ...]  # GitHub/GitLab/Hugging Face links in the introducing paper's abstract
+    series: tuple[tuple[str, int], ...]  # (YYYY-MM, documents) per month since its first mention
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "kind_score": round(self.kind_score, 3),
+            "aliases": list(self.aliases),
+            "introduced_by": self.introduced_by,
+            "first_seen": self.first_seen,
+            "first_id": self.first_id,
+            "count": self.count,
+            "recent_count": self.recent_count,
+            "baseline_mentions": self.baseline_mentions,
+            "recent_baseline_mentions": self.recent_baseline_mentions,
+            "code": list(self.code),
+            "series": [{"period": p, "count": c} for p, c in self.series],
+        }
+
+
+def load_labels(text: str | None = None) -> list[tuple[str, str]]:
+    """(name, kind) pairs of a label file's text (``{"name", "kind"}`` lines); the shipped file by default."""
+    if text is None:
+        text = resources.files("radar.analysis.names").joinpath("labels/names_dev.jsonl").read_text("utf-8")
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = orjson.loads(line)
+            name, kind = str(row["name"]), str(row["kind"])
+        except (orjson.JSONDecodeError, KeyError, TypeError):
+            raise NamesError(f"name labels line {n} is not a JSON object with name and kind; fix that line") from None
+        if kind in KINDS:
+            out.append((name, kind))
+    return out
+
+
+def training_set(corpus: Corpus, labels: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """Group key -> kind for the labeled names found in the corpus (the majority label of a group)."""
+    votes: dict[str, Counter[str]] = {}
+    for name, kind in labels:
+        ev = corpus.find(name)
+        if ev is not None:
+            votes.setdefault(ev.key, Counter())[kind] += 1
+    return {k: c.most_common(1)[0][0] for k, c in votes.items()}
+
+
+def classify(corpus: Corpus, labels: Sequence[tuple[str, str]] | None = None) -> dict[str, tuple[str, float]]:
+    """Group key -> (kind, probability) for every name of the corpus."""
+    keys = list(corpus.names)
+    train = training_set(corpus, load_labels() if labels is None else labels)
+    if len(train) < MIN_LABELED or len(set(train.values())) < 3:
+        return {k: (rule_kind(corpus.names[k].name, corpus.names[k]), 0.0) for k in keys}
+    model = KindModel().fit([features(k, corpus.names[k]) for k in train], list(train.values()))
+    predicted = model.predict([features(k, corpus.names[k]) for k in keys])
+    return dict(zip(keys, predicted, strict=True))
+
+
+def _months(first: str, last: str) -> list[str]:
+    y, m = int(first[:4]), int(first[5:7])
+    out = []
+    while f"{y:04d}-{m:02d}" <= last[:7]:
+        out.append(f"{y:04d}-{m:02d}")
+        y, m = (y + 1, 1) if m == 12 else (y, m + 1)
+    return out
+
+
+def _name(corpus: Corpus, ev: Evidence, kind: str, score: float, recent_start: str, as_of: str) -> Name:
+    first = ev.docs[0]
+    # a generic term ("LLM-based", "Fine-Tuning") has no introducing paper, whatever a sentence says
+    intro = corpus.earliest(ev.intro_docs) if kind != "generic" else None
+    shown = ev.name
+    aliases = [s for s, _ in ev.spellings.most_common() if s != shown]
+    aliases += [s for s, _ in ev.variants.most_common(MAX_ALIASES) if s != shown and s not in aliases]
+    per_month = Counter(corpus.dates[i][:7] for i in ev.docs)
+    return Name(
+        name=shown,
+        kind=kind,
+        kind_score=score,
+        aliases=tuple(aliases[:MAX_ALIASES]),
+        introduced_by=corpus.ids[intro] if intro is not None else None,
+        first_seen=corpus.dates[first],
+        first_id=corpus.ids[first],
+        count=ev.n_docs,
+        recent_count=sum(corpus.dates[i] >= recent_start for i in ev.docs),
+        baseline_mentions=len(ev.compared_docs),
+        recent_baseline_mentions=sum(corpus.dates[i] >= recent_start for i in ev.compared_docs),
+        code=tuple(corpus.code.get(intro, ())) if intro is not None else (),
+        series=tuple((p, per_month.get(p, 0)) for p in _months(corpus.dates[first], as_of)),
+    )
+
+
+def find_names(
+    documents: Iterable[TextDocument],
+    as_of: date | str | None = None,
+    *,
+    min_docs: int = 3,
+    recent_days: int = 30,
+    labels: Sequence[tuple[str, str]] | None = None,
+) -> list[Name]:
+    """The named things of the documents published on or before ``as_of`` (default: the newest document),
+    mentioned in at least ``min_docs`` documents, most mentioned first.
+
+    ``labels``: (name, kind) pairs to fit the kind classifier on (default: the shipped names_dev labels).
+    Deterministic: the same documents give the same names.
+    """
+    if min_docs < 1 or recent_days < 1:
+        raise NamesError("min_docs and recent_days must be at least 1")
+    cutoff = as_of.isoformat() if isinstance(as_of, date) else (as_of or "")
+    corpus = collect(documents, cutoff, min_docs)
+    if not corpus.ids:
+        return []
+    end = cutoff or corpus.dates[-1]
+    recent_start = (date.fromisoformat(end) - timedelta(days=recent_days - 1)).isoformat()
+    kinds = classify(corpus, labels)
+    out = [_name(corpus, ev, *kinds[k], recent_start, end) for k, ev in corpus.names.items()]
+    out.sort(key=lambda n: (-n.count, n.name))
+    return out
+
+
+def kind_of(surface: str, names: Iterable[Name]) -> str | None:
+    """The kind of a name by any of its spellings (Qwen-3.5, Qwen3.5-9B-Instruct, LoRAs), None if unknown.
+
+    For many look-ups build ``name_index(names)`` once and use its ``get(surface_key(s))``.
+    """
+    found = name_index(names).get(surface_key(surface))
+    return found.kind if found is not None else None
+
+
+def name_index(names: Iterable[Name]) -> dict[str, Name]:
+    """Spelling key (``aliases.surface_key``) of every name and alias -> the name."""
+    index: dict[str, Name] = {}
+    for n in names:
+        for s in (n.name, *n.aliases):
+            index.setdefault(surface_key(s), n)
+    return index

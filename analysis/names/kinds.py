@@ -1,0 +1,224 @@
+"""The kind of a name (method, model, benchmark, system, hardware, metric, org, generic) from corpus evidence.
+
+Two deciders over the same evidence (``evidence.Evidence``):
+- ``rule_kind``: hand-written cues (the baseline): "X: a benchmark for ...", "X-7B", "X score", a
+  Title-Case-Hyphen phrase, ...;
+- ``KindModel``: a logistic regression over the evidence as features (shares of the name's documents whose
+  mentions carry each context cue, the acronym's expansion, the introducing title's words, the name's shape
+  and character n-grams), fitted on labeled names (the shipped ``labels/names_dev.jsonl``).
+
+No embeddings: everything comes from the titles and abstracts.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.feature_extraction import DictVectorizer
+from sklearn.linear_model import LogisticRegression
+
+from radar.analysis.names.evidence import Evidence
+
+KINDS = ("method", "model", "benchmark", "system", "hardware", "metric", "org", "generic")
+# the context prefixes whose rare values still count (one paper's title or apposition says a lot)
+_STRONG = ("sub:", "app:", "exp:", "explast:", "title_prefix", "intro", "sized", "variant")
+
+# rule cues: words in the introducing title, the apposition, the acronym's expansion or right after the name
+_CUES: dict[str, frozenset[str]] = {
+    "benchmark": frozenset(
+        [
+            "benchmark",
+            "benchmarks",
+            "dataset",
+            "datasets",
+            "corpus",
+            "corpora",
+            "suite",
+            "leaderboard",
+            "testbed",
+            "bench",
+            "collection",
+            "evaluating",
+            "evaluation",
+            "questions",
+            "challenge",
+            "arena",
+            "database",
+        ]
+    ),
+    "metric": frozenset(
+        ["metric", "metrics", "score", "scores", "measure", "index", "rate", "coefficient", "error", "distance"]
+    ),
+    "org": frozenset(
+        [
+            "university",
+            "institute",
+            "laboratory",
+            "lab",
+            "inc",
+            "company",
+            "corporation",
+            "conference",
+            "association",
+            "agency",
+            "administration",
+            "foundation",
+            "organization",
+        ]
+    ),
+    "hardware": frozenset(
+        ["gpu", "gpus", "accelerator", "accelerators", "chip", "chips", "processor", "npu", "npus", "tpu", "device"]
+    ),
+    "system": frozenset(
+        [
+            "library",
+            "toolkit",
+            "engine",
+            "platform",
+            "system",
+            "framework-based",
+            "open-source",
+            "serving",
+            "runtime",
+            "compiler",
+            "agent",
+            "simulator",
+        ]
+    ),
+    "model": frozenset(["model", "models", "llm", "llms", "checkpoint", "checkpoints", "family", "vlm", "foundation"]),
+}
+_CUE_PREFIXES = ("sub:", "app:", "explast:", "R:")
+_HYPHEN_LOWER = re.compile(r"-[a-z]+$")
+_TITLE_WORDS = re.compile(r"^[A-Z][a-z]+(?:-[A-Z][a-z]+)+$")
+
+
+def shape(name: str) -> str:
+    """The name's letter classes, runs collapsed: GRPO -> X, DeepSeek-R1 -> XxXx-Xd, Qwen2.5 -> Xxd.d."""
+    out: list[str] = []
+    for c in name:
+        cls = "X" if c.isupper() else "x" if c.islower() else "d" if c.isdigit() else c
+        if not out or out[-1] != cls:
+            out.append(cls)
+    return "".join(out)
+
+
+def name_features(name: str) -> dict[str, float]:
+    feats: dict[str, float] = {"shape=" + shape(name): 1.0}
+    parts = name.split("-")
+    feats["n_parts=" + str(min(len(parts), 3))] = 1.0
+    if _HYPHEN_LOWER.search(name):
+        feats["last_part_lower"] = 1.0
+        feats["last_part=" + parts[-1]] = 1.0
+    if _TITLE_WORDS.match(name):
+        feats["title_words"] = 1.0
+    if name.isupper():
+        feats["all_caps"] = 1.0
+    if any(c.isdigit() for c in name):
+        feats["digit"] = 1.0
+    if len(name) >= 3 and name.endswith("s") and (name[-2].isupper() or name[-2].isdigit()):
+        feats["plural"] = 1.0
+    feats["len=" + str(min(len(name), 8))] = 1.0
+    low = f"<{name.lower()}>"
+    for n in (3, 4):
+        for i in range(len(low) - n + 1):
+            feats["cg=" + low[i : i + n]] = 0.5
+    return feats
+
+
+def evidence_features(ev: Evidence | None) -> dict[str, float]:
+    if ev is None:
+        return {"no_evidence": 1.0}
+    n = max(ev.n_docs, 1)
+    feats: dict[str, float] = {
+        "log_docs": math.log1p(n) / 5,
+        "intro_share": math.sqrt(len(ev.intro_docs) / n),
+        "compared_share": math.sqrt(len(ev.compared_docs) / n),
+        "n_spellings": min(len(ev.spellings), 4) / 4,
+    }
+    for feat, c in ev.features.items():
+        if c >= 2 or feat.startswith(_STRONG):
+            feats["ctx=" + feat] = math.sqrt(c / n)
+    for feat in ev.intro_features:
+        if feat.startswith(_STRONG) or feat.startswith("R:"):
+            feats["intro=" + feat] = 1.0
+    for kind in _CUES:
+        feats["cue=" + kind] = math.sqrt(_cue_share(ev, kind))
+        feats["intro_cue=" + kind] = float(any(f.split(":", 1)[-1] in _CUES[kind] for f in ev.intro_features))
+    feats["rule=" + rule_kind(ev.name, ev)] = 1.0
+    return feats
+
+
+def features(name: str, ev: Evidence | None) -> dict[str, float]:
+    return {**name_features(ev.name if ev is not None else name), **evidence_features(ev)}
+
+
+def _cue_share(ev: Evidence, kind: str) -> float:
+    words = _CUES[kind]
+    n = max(ev.n_docs, 1)
+    best = 0.0
+    for prefix in _CUE_PREFIXES:
+        best = max(best, max((ev.features.get(prefix + w, 0) for w in words), default=0) / n)
+    return best
+
+
+def rule_kind(name: str, ev: Evidence | None) -> str:
+    """The baseline: shape rules, then the strongest cue in the evidence, then 'introduced' means method."""
+    shown = ev.name if ev is not None else name
+    if _HYPHEN_LOWER.search(shown) or _TITLE_WORDS.match(shown):
+        return "generic"
+    low = shown.lower()
+    if low.endswith(("bench", "qa", "eval")) or "bench-" in low:
+        return "benchmark"
+    if ev is None:
+        return "generic"
+    n = max(ev.n_docs, 1)
+    if (ev.features.get("sized", 0) + ev.features.get("variant", 0)) / n >= 0.2:
+        return "model"
+    shares = {kind: _cue_share(ev, kind) for kind in _CUES}
+    kind, share = max(shares.items(), key=lambda kv: kv[1])
+    if share >= 0.2:
+        return kind
+    if len(ev.intro_docs) / n >= 0.1 or ev.features.get("title_prefix", 0):
+        return "method"
+    return "generic"
+
+
+@dataclass
+class KindModel:
+    """Logistic regression over ``features``; ``fit`` on labeled names, ``predict`` kinds with probabilities."""
+
+    c: float = 1.0
+    method_margin: float = 0.0  # p(method) must beat the runner-up by this much (method precision)
+    _vec: DictVectorizer | None = None
+    _clf: LogisticRegression | None = None
+
+    def fit(self, rows: Sequence[dict[str, float]], kinds: Sequence[str]) -> KindModel:
+        self._vec = DictVectorizer()
+        x = self._vec.fit_transform(rows)
+        self._clf = LogisticRegression(C=self.c, max_iter=3000, class_weight="balanced")
+        self._clf.fit(x, list(kinds))
+        return self
+
+    @property
+    def fitted(self) -> bool:
+        return self._clf is not None
+
+    def predict(self, rows: Sequence[dict[str, float]]) -> list[tuple[str, float]]:
+        if self._vec is None or self._clf is None:
+            raise RuntimeError("KindModel.predict before fit")
+        if not rows:
+            return []
+        proba = self._clf.predict_proba(self._vec.transform(rows))
+        classes = list(self._clf.classes_)
+        out = []
+        for p in proba:
+            order = np.argsort(-p)
+            best = int(order[0])
+            if classes[best] == "method" and len(order) > 1 and p[best] - p[order[1]] < self.method_margin:
+                best = int(order[1])
+            out.append((classes[best], float(p[best])))
+        return out

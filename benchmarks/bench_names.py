@@ -1,0 +1,109 @@
+"""Names benchmark: kind accuracy and per-kind precision on the dev labels (cross-validated, folds by name),
+beside the rule baseline, and the speed of finding names on the full corpus.
+
+    .venv/bin/python benchmarks/bench_names.py [--corpus ../shared/data/arxiv_corpus_full.jsonl.gz]
+        [--labels ../shared/labels/names_dev.jsonl] [--seeds 3] [--limit N]
+
+1. Speed: ``evidence.collect`` (both passes over titles and abstracts) on the corpus, CPU seconds and
+   documents/s on one core, and the classifier fit + prediction for every name.
+2. Quality: 5-fold cross-validation over the labeled names, folds by name group (every spelling of a name in
+   one fold; asserted), repeated with --seeds fold splits; accuracy (Wilson 95% interval) and per-kind
+   precision/recall, beside the rules of ``kinds.rule_kind`` on the same names.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import resource
+import statistics
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import orjson
+from rich.console import Console
+from rich.table import Table
+
+from radar.analysis.names.evaluate import cross_validate
+from radar.analysis.names.evidence import collect
+from radar.analysis.names.find import classify, load_labels
+from radar.analysis.names.kinds import KINDS
+
+console = Console()
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _fmt(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2f}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpus", type=Path, default=ROOT.parent / "shared/data/arxiv_corpus_full.jsonl.gz")
+    ap.add_argument("--labels", type=Path, default=ROOT.parent / "shared/labels/names_dev.jsonl")
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--limit", type=int, default=0, help="read only the first N papers (0: all)")
+    args = ap.parse_args()
+    docs = []
+    with gzip.open(args.corpus, "rb") as fh:
+        for line in fh:
+            d = orjson.loads(line)
+            docs.append(SimpleNamespace(id=d["id"], title=d["title"], abstract=d["abstract"], published=d["published"]))
+            if args.limit and len(docs) >= args.limit:
+                break
+    labels = load_labels(args.labels.read_text("utf-8"))
+    cpu, wall = time.process_time(), time.perf_counter()
+    corpus = collect(docs)
+    cpu_collect, wall_collect = time.process_time() - cpu, time.perf_counter() - wall
+    cpu = time.process_time()
+    kinds = classify(corpus, labels)
+    cpu_classify = time.process_time() - cpu
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    console.print(
+        f"corpus {args.corpus.name}: {len(docs):,} papers, {len(corpus.names):,} names (>= 3 documents); "
+        f"evidence {cpu_collect:.1f} s CPU ({wall_collect:.1f} s wall, {len(docs) / cpu_collect:,.0f} papers/s on "
+        f"one core), kinds {cpu_classify:.1f} s CPU, peak RSS {peak_mb:,.0f} MB"
+    )
+    by_kind: dict[str, int] = {}
+    for kind, _ in kinds.values():
+        by_kind[kind] = by_kind.get(kind, 0) + 1
+    console.print("names per predicted kind: " + ", ".join(f"{k} {by_kind.get(k, 0):,}" for k in KINDS))
+
+    missing = [n for n, _ in labels if corpus.find(n) is None]
+    console.print(f"labels: {len(labels)} names, {len(missing)} not found as a name of the corpus {missing[:10]}")
+    runs = [cross_validate(corpus, labels, k=5, seed=s) for s in range(args.seeds)]
+    table = Table(title=f"Kinds on {args.labels.name}: 5-fold CV by name, {args.seeds} fold splits (mean)")
+    for col in ("kind", "labels", "rules P", "rules R", "model P", "model R"):
+        table.add_column(col, justify="left" if col == "kind" else "right")
+
+    def mean(vals: list[float | None]) -> float | None:
+        got = [v for v in vals if v is not None]
+        return statistics.fmean(got) if got else None
+
+    truth = [k for _, k in labels]
+    for kind in KINDS:
+        table.add_row(
+            kind,
+            str(truth.count(kind)),
+            _fmt(runs[0]["rules"].precision[kind]),
+            _fmt(runs[0]["rules"].recall[kind]),
+            _fmt(mean([r["model"].precision[kind] for r in runs])),
+            _fmt(mean([r["model"].recall[kind] for r in runs])),
+        )
+    accs = [r["model"].accuracy for r in runs]
+    lo, hi = runs[0]["model"].accuracy_ci
+    rlo, rhi = runs[0]["rules"].accuracy_ci
+    table.add_row(
+        "accuracy",
+        str(len(labels)),
+        f"{runs[0]['rules'].accuracy:.3f}",
+        f"[{rlo:.2f}, {rhi:.2f}]",
+        f"{statistics.fmean(accs):.3f}",
+        f"[{lo:.2f}, {hi:.2f}] (sd {statistics.pstdev(accs):.3f})",
+    )
+    console.print(table)
+
+
+if __name__ == "__main__":
+    main()
