@@ -1,0 +1,229 @@
+"""Names: candidate extraction, aliases, introducing paper, code links, baseline counts, kinds, store, CLI."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from radar.analysis.names import KINDS, find_names, kind_of, load_labels, name_index
+from radar.analysis.names.aliases import key_of, merge_keys, surface_key
+from radar.analysis.names.evaluate import cross_validate, folds_by_name, score, wilson
+from radar.analysis.names.evidence import Evidence, collect
+from radar.analysis.names.extract import code_links, mentions
+from radar.analysis.names.kinds import rule_kind
+from radar.store import Workspace
+from radar.store.names import NameRow
+from tests.cli_helpers import run_cli
+
+
+@dataclass(frozen=True)
+class Doc:
+    id: str
+    title: str
+    abstract: str
+    published: str
+
+
+def _by_surface(title: str, abstract: str) -> dict[str, object]:
+    return {m.surface: m for m in mentions(title, abstract)}
+
+
+def test_mentions_carry_introduction_comparison_size_and_expansion() -> None:
+    got = _by_surface(
+        "ZetaPO: Zeta Policy Optimization for Reasoning",
+        "We propose ZetaPO, a reinforcement learning algorithm. It outperforms GRPO and DAPO on MATH-500 with "
+        "Qwen2.5-7B-Instruct. Proximal Policy Optimization (PPO) is slower. We use the large model.",
+    )
+    zeta = got["ZetaPO"]
+    assert zeta.title_prefix and zeta.introduced and "sub:policy" in zeta.features and "app:algorithm" in zeta.features
+    assert got["GRPO"].compared and got["DAPO"].compared  # a later item of the compared list counts too
+    assert not got["MATH-500"].compared and "L1:on" in got["MATH-500"].features
+    qwen = got["Qwen2.5-7B-Instruct"]
+    assert qwen.family == "Qwen2.5" and qwen.sized
+    assert "explast:optimization" in got["PPO"].features and not got["PPO"].introduced
+    assert "We" not in got and "It" not in got  # one capital is not a name
+
+
+def test_an_llm_based_method_is_not_an_introduced_name() -> None:
+    got = _by_surface("A study", "We propose a novel LLM-based framework for planning.")
+    assert not got["LLM-based"].introduced
+
+
+def test_code_links_are_repository_urls_without_trailing_punctuation() -> None:
+    text = "Code is at https://github.com/org/repo. Weights: https://huggingface.co/org/model, see http://x.org/a."
+    assert code_links(text) == ["https://github.com/org/repo", "https://huggingface.co/org/model"]
+
+
+def test_spelling_keys_merge_case_hyphens_and_variants() -> None:
+    assert key_of("Qwen-3.5") == key_of("Qwen3.5") == "qwen3.5"
+    assert surface_key("Qwen3.5-9B-Instruct") == "qwen3.5"
+    assert surface_key("BLEU-1") != surface_key("BLEU")  # a metric's order is not a variant
+
+
+def test_merge_plural_and_short_name() -> None:
+    docs = {"lora": [1, 2, 3], "loras": [4], "deepseekr1": [1, 2, 3, 5], "r1": [6, 7], "x1": [8, 9]}
+    families = {"lora": "LoRA", "loras": "LoRAs", "deepseekr1": "DeepSeek-R1", "r1": "R1", "x1": "X1"}
+    feats = {"r1": {"L:deepseek": 2}}  # "DeepSeek R1", written with a space
+    groups = merge_keys(docs, families, feats)
+    assert groups["loras"] == "lora" and groups["r1"] == "deepseekr1" and groups["x1"] == "x1"
+    assert merge_keys(docs, families, {})["r1"] == "r1"  # no co-mention, no spaced head: kept apart
+
+
+CORPUS = [
+    Doc("2501.00001", "Reasoning with small models", "We fine-tune with ZetaPO and GRPO on GSM8K.", "2025-01-05"),
+    Doc(
+        "2502.00002",
+        "ZetaPO: Zeta Policy Optimization for Reasoning",
+        "We propose ZetaPO, a reinforcement learning algorithm. Code: https://github.com/zeta/zetapo.",
+        "2025-02-10",
+    ),
+    Doc("2503.00003", "Better RL", "Our method outperforms Zeta-PO and GRPO on GSM8K.", "2025-03-01"),
+    Doc("2503.00004", "More RL", "It is better than ZetaPO on MATH-500 with Qwen3.5-9B.", "2025-03-20"),
+    Doc("2504.00005", "Models", "We evaluate Qwen-3.5 and Qwen3.5 on MATH-500.", "2025-04-02"),
+    Doc("2504.00006", "Models 2", "Qwen3.5-27B and GRPO on MATH-500.", "2025-04-03"),
+    Doc("2601.00007", "Late", "ZetaPO again, compared with GRPO.", "2026-01-01"),
+]
+
+
+def test_find_names_introduction_first_mention_code_baselines_series() -> None:
+    names = {n.name: n for n in find_names(CORPUS, "2025-12-31", recent_days=30)}
+    zeta = names["ZetaPO"]
+    assert zeta.first_id == "2501.00001" and zeta.first_seen == "2025-01-05"  # first mention
+    assert zeta.introduced_by == "2502.00002" and zeta.code == ("https://github.com/zeta/zetapo",)
+    assert zeta.count == 4 and "Zeta-PO" in zeta.aliases  # the 2026 paper is after as_of
+    assert zeta.baseline_mentions == 2  # "outperforms Zeta-PO", "better than ZetaPO"
+    assert zeta.recent_count == 0  # nothing in December 2025
+    assert dict(zeta.series)["2025-03"] == 2 and zeta.series[0] == ("2025-01", 1) and zeta.series[-1][0] == "2025-12"
+    assert names["GRPO"].introduced_by is None and names["GRPO"].baseline_mentions == 1
+    qwen = names["Qwen3.5"]
+    assert {"Qwen-3.5", "Qwen3.5-9B", "Qwen3.5-27B"} <= set(qwen.aliases) and qwen.count == 3
+    later = {n.name: n for n in find_names(CORPUS)}  # default as_of: the newest document
+    assert later["ZetaPO"].count == 5 and later["ZetaPO"].recent_count == 1
+    assert later["GRPO"].baseline_mentions == 2
+
+
+def test_kind_of_resolves_any_spelling() -> None:
+    names = find_names(CORPUS)
+    assert kind_of("Qwen-3.5", names) == kind_of("Qwen3.5-27B-Instruct", names) == name_index(names)["qwen3.5"].kind
+    assert kind_of("NoSuchName", names) is None
+    assert all(n.kind in KINDS for n in names)
+
+
+def test_find_names_rejects_bad_settings() -> None:
+    from radar.analysis.names import NamesError
+
+    with pytest.raises(NamesError):
+        find_names(CORPUS, min_docs=0)
+    assert find_names([], "2025-01-01") == []
+
+
+def _evidence(name: str, n: int, **feats: int) -> Evidence:
+    ev = Evidence(key=key_of(name), docs=list(range(n)))
+    ev.spellings[name] = n
+    ev.features.update({k.replace("__", ":"): v for k, v in feats.items()})
+    return ev
+
+
+def test_rules_read_the_cues() -> None:
+    bench = _evidence("FooEval2", 4, title_prefix=1, sub__benchmark=1)
+    bench.intro_docs = [0]
+    assert rule_kind("FooEval2", bench) == "benchmark"
+    assert rule_kind("Fine-Tuning", _evidence("Fine-Tuning", 50)) == "generic"
+    assert rule_kind("LLM-based", _evidence("LLM-based", 50)) == "generic"
+    assert rule_kind("Zork3", _evidence("Zork3", 10, sized=5)) == "model"
+    method = _evidence("ZAPO", 5, title_prefix=1, sub__optimization=1)
+    method.intro_docs = [0]
+    assert rule_kind("ZAPO", method) == "method"
+
+
+def test_folds_never_split_a_name_and_scores_count_right() -> None:
+    groups = ["qwen3.5", "qwen3.5", "grpo", "lora", "lora", "x"] * 5
+    folds = folds_by_name(groups, 3, seed=1)
+    for g in set(groups):
+        assert len({f for f, gg in zip(folds, groups, strict=True) if gg == g}) == 1
+    s = score(["method", "model", "method", "generic"], ["method", "method", "method", "generic"])
+    assert s.accuracy == 0.75 and s.precision["method"] == pytest.approx(2 / 3) and s.precision["org"] is None
+    lo, hi = wilson(75, 100)
+    assert lo < 0.75 < hi and hi - lo < 0.2
+
+
+def test_cross_validation_on_real_papers_beats_chance(small_snapshot: Path) -> None:
+    import gzip
+
+    import orjson
+
+    with gzip.open(small_snapshot, "rb") as fh:
+        docs = [Doc(d["id"], d["title"], d["abstract"], d["published"]) for d in map(orjson.loads, fh)]
+    corpus = collect(docs, min_docs=2)
+    labels = [(n, k) for n, k in load_labels() if corpus.find(n) is not None]
+    assert len(labels) >= 20
+    result = cross_validate(corpus, labels, k=3)
+    majority = max(sum(k == kind for _, k in labels) for kind in KINDS) / len(labels)
+    assert result["rules"].accuracy > majority - 0.1 and 0.0 < result["model"].accuracy <= 1.0
+    assert len(result["model"].predicted) == len(labels)
+
+
+def test_names_table_round_trip(workspace: Workspace) -> None:
+    row = NameRow(
+        name="ZetaPO",
+        kind="method",
+        kind_score=0.9,
+        aliases=("Zeta-PO",),
+        introduced_by="2502.00002",
+        first_seen="2025-01-05",
+        first_id="2501.00001",
+        count=4,
+        recent_count=1,
+        baseline_mentions=2,
+        recent_baseline_mentions=0,
+        code=("https://github.com/zeta/zetapo",),
+        series=(("2025-01", 1), ("2025-02", 1)),
+    )
+    other = dataclasses.replace(row, name="Qwen3.5", kind="model", first_seen="2025-03-20", count=9)
+    with workspace.store() as store:
+        assert store.names_state() == "" and store.names() == []
+        assert store.replace_names([row, other], "state-1") == 2
+        assert store.names_state() == "state-1"
+        assert [r.name for r in store.names()] == ["Qwen3.5", "ZetaPO"]
+        assert store.names(kind="method") == [row]
+        assert [r.name for r in store.names(since="2025-03-01")] == ["Qwen3.5"]
+        store.replace_names([other], "state-2")
+        assert [r.name for r in store.names()] == ["Qwen3.5"] and store.names_state() == "state-2"
+
+
+def test_radar_methods_on_an_imported_workspace(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    import gzip
+
+    import orjson
+
+    ws = tmp_path / "ws"
+    assert run_cli(capsys, "--workspace", str(ws), "init").code == 0
+    papers = tmp_path / "papers.jsonl.gz"
+    with gzip.open(papers, "wb") as fh:
+        for d in CORPUS:
+            fh.write(orjson.dumps({**d.__dict__, "authors": [], "categories": ["cs.LG"]}) + b"\n")
+    assert run_cli(capsys, "--workspace", str(ws), "import", str(papers)).code == 0
+    res = run_cli(capsys, "--workspace", str(ws), "methods", "--json")
+    assert res.code == 0, res.err
+    rows = {r["name"]: r for r in res.json()}
+    keys = {"name", "kind", "aliases", "introduced_by", "first_seen", "count", "recent_count", "baseline_mentions"}
+    assert keys | {"code"} <= set(rows["ZetaPO"])
+    assert rows["ZetaPO"]["introduced_by"] == "2502.00002" and rows["ZetaPO"]["code"] == [
+        "https://github.com/zeta/zetapo"
+    ]
+    kind = rows["ZetaPO"]["kind"]
+    only = run_cli(capsys, "--workspace", str(ws), "methods", "--kind", kind, "--json").json()
+    assert only and all(r["kind"] == kind for r in only)
+    assert run_cli(capsys, "--workspace", str(ws), "methods", "--since", "2099-01-01", "--json").json() == []
+    text = run_cli(capsys, "--workspace", str(ws), "methods")
+    assert text.code == 0 and "ZetaPO" in text.out
+    bad = run_cli(capsys, "--workspace", str(ws), "methods", "--kind", "gadget")
+    assert bad.code == 1 and "use one of method" in bad.err and "Traceback" not in bad.err
+    assert len(bad.err.strip().splitlines()) == 1
+    baddate = run_cli(capsys, "--workspace", str(ws), "methods", "--since", "yesterday")
+    assert baddate.code == 1 and "YYYY-MM-DD" in baddate.err
+    helped = run_cli(capsys, "methods", "--help")
+    assert helped.code == 0 and "--kind" in helped.out
