@@ -229,9 +229,15 @@ def jobs(report: BuiltReport, cfg: DeliveryConfig) -> Iterator[Job]:
 def deliver(store: Store, report: BuiltReport, cfg: DeliveryConfig, notifier: Notifier = jobs) -> list[Outcome]:
     """Send to every configured recipient that has not had this period yet; record each attempt. Callers hold
     the "deliver" workspace lock (app.steps.delivery_lock): two processes never both find a row unsent."""
+    return send_jobs(store, report.period.label, notifier(report, cfg), cfg)
+
+
+def send_jobs(store: Store, label: str, due: Iterable[Job], cfg: DeliveryConfig) -> list[Outcome]:
+    """Run each job whose (label, channel, recipient) is not recorded as sent, and record the attempt: what
+    ``deliver`` does for a report, also used for per-person digests and alerts (their own labels)."""
     outcomes = []
-    for channel, recipient, send, secrets in notifier(report, cfg):
-        row = store.delivery(report.period.label, channel, recipient)
+    for channel, recipient, send, secrets in due:
+        row = store.delivery(label, channel, recipient)
         attempts = row.attempts if row else 0
         if row and row.status == "sent":
             outcomes.append(Outcome(channel, recipient, "already-sent", attempts=attempts))
@@ -245,14 +251,14 @@ def deliver(store: Store, report: BuiltReport, cfg: DeliveryConfig, notifier: No
                 if channel == "email"
                 else "a value could not be encoded (non-ASCII); check the delivery settings in radar.toml"
             )
-            store.record_delivery(report.period.label, channel, recipient, ok=False, error=error)
+            store.record_delivery(label, channel, recipient, ok=False, error=error)
             outcomes.append(Outcome(channel, recipient, "failed", error, attempts + 1))
         except (OSError, smtplib.SMTPException, requests.RequestException, RuntimeError, ssl.SSLError) as exc:
             error = scrub_line(f"{type(exc).__name__}: {exc}", secrets)
-            store.record_delivery(report.period.label, channel, recipient, ok=False, error=error)
+            store.record_delivery(label, channel, recipient, ok=False, error=error)
             outcomes.append(Outcome(channel, recipient, "failed", error, attempts + 1))
         else:
-            store.record_delivery(report.period.label, channel, recipient, ok=True)
+            store.record_delivery(label, channel, recipient, ok=True)
             outcomes.append(Outcome(channel, recipient, "sent", attempts=attempts + 1))
     return outcomes
 

@@ -16,6 +16,8 @@ from radar.store.deliveries import DeliveriesTable
 from radar.store.documents import DocumentsTable
 from radar.store.embeddings import EmbeddingsTable
 from radar.store.errors import StoreError
+from radar.store.names import NamesTable
+from radar.store.people import PeopleTable
 from radar.store.runs import RunsTable
 from radar.store.schema import LATEST_VERSION, MIGRATIONS
 from radar.store.tags import TagsTable
@@ -27,7 +29,9 @@ def _is_busy(exc: sqlite3.DatabaseError) -> bool:
     return isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))
 
 
-class Store(DocumentsTable, EmbeddingsTable, TagsTable, RunsTable, DeliveriesTable, CrawlStateTable):
+class Store(
+    DocumentsTable, EmbeddingsTable, TagsTable, RunsTable, DeliveriesTable, CrawlStateTable, NamesTable, PeopleTable
+):
     """A connection to the workspace database. Use as a context manager or call close().
 
     The connection, transactions and migrations live here; each table's methods and row types live in

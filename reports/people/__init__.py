@@ -1,0 +1,1 @@
+"""Per-person radar: libraries, learned ranking, digests, saved searches and alerts."""

@@ -1,0 +1,210 @@
+"""One person's digest of a period: their top papers (learned or rule ranking), their alerts, and like /
+not-for-me links that open the dashboard's People page (which records the verdict; no tracking pixels).
+
+Sent once per (period, channel, recipient) through reports.deliver's channels and the deliveries table,
+under the label ``digest:<name>:<period>``; a failed send is retried on the next run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from email.message import EmailMessage
+from email.utils import formatdate, make_msgid
+from html import escape
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from radar.reports.config import DeliveryConfig, ReportConfig, WebhookConfig
+from radar.reports.deliver import Job, Outcome, post_webhook, send_email, send_jobs, slack_text, webhook_recipient
+from radar.reports.people.ranking import (
+    N_SKIPPED,
+    Example,
+    PersonScore,
+    Training,
+    adjust,
+    learned_scores,
+    rule_scores,
+    unit,
+)
+from radar.reports.period import Period
+from radar.store import Store
+from radar.store.models import Document
+from radar.store.people import Person, PersonAlert
+from radar.store.scrub import url_secrets
+
+TOP_N = 10
+
+
+@dataclass
+class Digest:
+    person: str
+    period: Period
+    papers: list[PersonScore]
+    alerts: list[dict[str, Any]]
+    method: str  # "learned" or "rules"
+    dropped: int = 0  # left out by a negative term
+    candidates: int = 0
+    links: dict[str, dict[str, str]] = field(default_factory=dict)  # doc id -> {like, dislike} dashboard urls
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "person": self.person,
+            "week": self.period.label,
+            "method": self.method,
+            "candidates": self.candidates,
+            "dropped_by_negative_terms": self.dropped,
+            "papers": [
+                {"id": p.doc.id, "title": p.doc.title, "score": round(p.score, 4), "why": p.why, "url": p.doc.url}
+                for p in self.papers
+            ],
+            "alerts": self.alerts,
+        }
+
+
+def _examples(store: Store, docs: list[Document], model_id: str) -> list[Example]:
+    vectors = store.current_vectors([d.id for d in docs], model_id) if model_id else {}
+    return [Example(d, unit(vectors.get(d.id))) for d in docs]
+
+
+def training_of(store: Store, person: Person, model_id: str, *, exclude: set[str]) -> Training:
+    """The person's liked and not-for-me papers, and a fixed sample of other stored papers as skipped."""
+    verdicts = {f.doc_id: f.value for f in store.feedback(person.name)}
+    docs = store.documents(verdicts)
+    liked = [docs[i] for i, v in verdicts.items() if v > 0 and i in docs]
+    disliked = [docs[i] for i, v in verdicts.items() if v < 0 and i in docs]
+    skipped: list[Document] = []
+    if model_id and len(liked) >= 1:
+        sample = [e.doc_id for e in store.sample_embedded(model_id, N_SKIPPED + len(verdicts) + len(exclude))]
+        keep = [i for i in sample if i not in verdicts and i not in exclude][:N_SKIPPED]
+        found = store.documents(keep)
+        skipped = [found[i] for i in keep if i in found]
+    return Training(
+        _examples(store, liked, model_id), _examples(store, disliked, model_id), _examples(store, skipped, model_id)
+    )
+
+
+def build_digest(
+    store: Store,
+    person: Person,
+    period: Period,
+    cfg: ReportConfig,
+    *,
+    model_id: str,
+    dashboard_url: str = "",
+    top_n: int = TOP_N,
+) -> Digest:
+    """Rank the period's documents for ``person``; ``model_id`` names the stored embeddings ('' = none)."""
+    verdicts = {f.doc_id for f in store.feedback(person.name)}
+    ids = [i for i in store.filter_documents(since=period.since, until=period.until) if i not in verdicts]
+    found = store.documents(ids)
+    docs = [found[i] for i in sorted(found)]
+    training = training_of(store, person, model_id, exclude=set(ids))
+    if training.learnable and model_id:
+        scores, method = learned_scores(training, _examples(store, docs, model_id)), "learned"
+    else:
+        liked = [ex.doc for ex in training.liked]
+        scores, method = rule_scores(docs, store.tag_scores(ids), person.profile, liked, period, cfg), "rules"
+    kept, dropped = adjust(scores, person.profile)
+    top = [s for s in kept if s.score >= person.profile.min_score][:top_n]
+    alerts = [
+        {"id": a.doc_id, "search": a.search, "score": round(a.score, 4), "found_at": a.found_at}
+        for a in store.alerts(person.name, since=period.since)
+    ]
+    digest = Digest(person.name, period, top, alerts, method, dropped, len(docs))
+    if dashboard_url:
+        digest.links = {p.doc.id: feedback_links(dashboard_url, person.name, p.doc.id) for p in top}
+    return digest
+
+
+def feedback_links(dashboard_url: str, name: str, doc_id: str) -> dict[str, str]:
+    """Dashboard People-page urls that record a like / not-for-me when opened (and show what was recorded)."""
+    base = dashboard_url.rstrip("/") + "/people?"
+    return {
+        verdict: base + urlencode({"person": name, verdict: doc_id}, quote_via=quote) for verdict in ("like", "dislike")
+    }
+
+
+# -- rendering -------------------------------------------------------------------------------------------
+def render_text(d: Digest) -> str:
+    lines = [f"Research Radar digest for {d.person}, {d.period.describe()} ({d.method} ranking)", ""]
+    if not d.papers:
+        lines.append("No papers above your cut-off this period.")
+    for i, p in enumerate(d.papers, 1):
+        lines.append(f"{i}. {p.doc.title} ({p.doc.id}, score {p.score:.2f})")
+        lines.append(f"   {p.doc.url}" if p.doc.url else "")
+        lines.append(f"   why: {'; '.join(p.why)}")
+        link = d.links.get(p.doc.id)
+        if link:
+            lines.append(f"   like: {link['like']}  not for me: {link['dislike']}")
+    if d.alerts:
+        lines += ["", "Alerts from your saved searches:"]
+        lines += [f"- {a['id']} ({a['search']}, score {a['score']:.3f})" for a in d.alerts]
+    return "\n".join(line for line in lines if line is not None) + "\n"
+
+
+def render_html(d: Digest) -> str:
+    """A short HTML page: plain links only (no images, no scripts, no tracking pixels)."""
+    items = []
+    for p in d.papers:
+        title = escape(p.doc.title)
+        if p.doc.url.startswith(("http://", "https://")):
+            title = f'<a href="{escape(p.doc.url, quote=True)}">{title}</a>'
+        link = d.links.get(p.doc.id)
+        actions = (
+            f' · <a href="{escape(link["like"], quote=True)}">like</a> · '
+            f'<a href="{escape(link["dislike"], quote=True)}">not for me</a>'
+            if link
+            else ""
+        )
+        items.append(
+            f"<li>{title} <small>({escape(p.doc.id)}, {p.score:.2f}){actions}</small><br>"
+            f"<small>{escape('; '.join(p.why))}</small></li>"
+        )
+    alerts = "".join(f"<li>{escape(a['id'])} ({escape(a['search'])})</li>" for a in d.alerts)
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>Digest {escape(d.person)} "
+        f"{escape(d.period.label)}</title></head><body><h1>Digest for {escape(d.person)}, "
+        f"{escape(d.period.describe())}</h1><ol>{''.join(items) or '<li>No papers above your cut-off.</li>'}</ol>"
+        + (f"<h2>Alerts</h2><ul>{alerts}</ul>" if alerts else "")
+        + "</body></html>"
+    )
+
+
+# -- sending ---------------------------------------------------------------------------------------------
+def person_jobs(person: Person, cfg: DeliveryConfig, subject: str, text: str, html: str | None) -> list[Job]:
+    """Email through the lab's SMTP settings to the person's address; the person's own webhook."""
+    jobs: list[Job] = []
+    if person.email and cfg.email.host and cfg.email.sender:
+
+        def send() -> None:
+            msg = EmailMessage()
+            msg["Subject"], msg["From"], msg["To"] = subject, cfg.email.sender, person.email
+            msg["Date"] = formatdate(localtime=False)
+            msg["Message-ID"] = make_msgid(domain=cfg.email.sender.split("@")[-1] or None)
+            msg.set_content(text)
+            if html is not None:
+                msg.add_alternative(html, subtype="html")
+            send_email(msg, cfg.email)
+
+        jobs.append(("email", person.email, send, [cfg.email.password()]))
+    if person.webhook:
+        hook = WebhookConfig(url=person.webhook, timeout_s=cfg.webhook.timeout_s)
+        payload = {"text": f"*{slack_text(subject)}*\n{slack_text(text)}"}
+        jobs.append(
+            ("webhook", webhook_recipient(person.webhook), lambda: post_webhook(payload, hook), url_secrets(hook.url))
+        )
+    return jobs
+
+
+def send_digest(store: Store, d: Digest, person: Person, cfg: DeliveryConfig) -> list[Outcome]:
+    subject = f"Research Radar digest {d.period.label} for {d.person}: {len(d.papers)} papers"
+    return send_jobs(
+        store,
+        f"digest:{d.person}:{d.period.label}",
+        person_jobs(person, cfg, subject, render_text(d), render_html(d)),
+        cfg,
+    )
+
+
+def alert_rows(alerts: list[PersonAlert]) -> list[dict[str, Any]]:
+    return [{"id": a.doc_id, "search": a.search, "score": round(a.score, 4), "found_at": a.found_at} for a in alerts]

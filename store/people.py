@@ -1,0 +1,254 @@
+"""The people tables: ``people`` (a name, where to reach them, their profile), ``person_feedback`` (liked and
+disliked papers, with when and where from), ``saved_searches`` (a query, filters and a score cut-off) and
+``person_alerts`` (the saved-search matches found for a person, once each). Written by `radar people`, the
+dashboard's People page and the alert step; read by reports/people (digests, learned ranking, alerts).
+
+Sending an alert or a digest is recorded in the ``deliveries`` table like a report, so it goes out once."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from radar.store.errors import StoreError
+from radar.store.models import utc_now
+from radar.store.table import Table
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
+FEEDBACK_SOURCES = ("import", "cli", "dashboard", "report")
+
+
+@dataclass(frozen=True)
+class PersonProfile:
+    """What a person follows: tags (with weights), terms (with weights), negative terms (a paper naming one is
+    left out), followed authors and institutions (a match lifts a paper), and the digest's score cut-off."""
+
+    tags: dict[str, float] = field(default_factory=dict)
+    terms: dict[str, float] = field(default_factory=dict)
+    negative_terms: tuple[str, ...] = ()
+    authors: tuple[str, ...] = ()
+    institutions: tuple[str, ...] = ()
+    min_score: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "tags": dict(self.tags),
+            "terms": dict(self.terms),
+            "negative_terms": list(self.negative_terms),
+            "authors": list(self.authors),
+            "institutions": list(self.institutions),
+            "min_score": self.min_score,
+        }
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> PersonProfile:
+        return cls(
+            tags={str(k): float(v) for k, v in dict(raw.get("tags", {})).items()},
+            terms={str(k): float(v) for k, v in dict(raw.get("terms", {})).items()},
+            negative_terms=tuple(str(t) for t in raw.get("negative_terms", ())),
+            authors=tuple(str(a) for a in raw.get("authors", ())),
+            institutions=tuple(str(i) for i in raw.get("institutions", ())),
+            min_score=float(raw.get("min_score", 0.0)),
+        )
+
+
+@dataclass(frozen=True)
+class Person:
+    id: int
+    name: str
+    email: str
+    webhook: str  # a Slack-compatible incoming-webhook url, '' for none
+    profile: PersonProfile
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class Feedback:
+    """A person's verdict on a document: +1 liked, -1 not for me."""
+
+    doc_id: str
+    value: int
+    source: str  # import, cli, dashboard or report
+    created_at: str
+
+
+@dataclass(frozen=True)
+class SavedSearch:
+    name: str
+    query: str
+    filters: dict[str, Any]  # since, tags, sources, kinds (as index.search.Filters takes them)
+    min_score: float  # matches below this fused score are not alerts
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class PersonAlert:
+    """A saved-search match found for a person (once per document)."""
+
+    doc_id: str
+    search: str
+    score: float
+    found_at: str
+
+
+class PeopleTable(Table):
+    """People: their profile, feedback, saved searches and alert matches."""
+
+    # -- people ------------------------------------------------------------------------------------
+    def add_person(self, name: str, *, email: str = "", webhook: str = "") -> Person:
+        if not NAME_RE.match(name):
+            raise StoreError(
+                f"person name {name!r} must be 1-64 letters, digits, '.', '_' or '-' (e.g. alice or a.smith)"
+            )
+        if email and ("@" not in email or any(c.isspace() for c in email)):
+            raise StoreError(f"{email!r} is not an email address; e.g. --email alice@example.org")
+        with self.transaction() as conn:
+            if conn.execute("SELECT 1 FROM people WHERE name = ?", (name,)).fetchone():
+                raise StoreError(f"a person named {name!r} exists already; see `radar people list`")
+            conn.execute(
+                "INSERT INTO people (name, email, webhook, profile, created_at) VALUES (?, ?, ?, '{}', ?)",
+                (name, email, webhook, utc_now()),
+            )
+        return self.person(name)
+
+    def people(self) -> list[Person]:
+        return [_person(r) for r in self.conn.execute("SELECT * FROM people ORDER BY name")]
+
+    def find_person(self, name: str) -> Person | None:
+        row = self.conn.execute("SELECT * FROM people WHERE name = ?", (name,)).fetchone()
+        return _person(row) if row else None
+
+    def person(self, name: str) -> Person:
+        """The person named ``name``, or one line naming the known people."""
+        found = self.find_person(name)
+        if found is None:
+            known = ", ".join(p.name for p in self.people()) or "none yet"
+            raise StoreError(f"no person named {name!r} (known: {known}); add one with `radar people add {name}`")
+        return found
+
+    def update_person(
+        self, name: str, *, email: str | None = None, webhook: str | None = None, profile: PersonProfile | None = None
+    ) -> Person:
+        person = self.person(name)
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE people SET email = ?, webhook = ?, profile = ? WHERE id = ?",
+                (
+                    person.email if email is None else email,
+                    person.webhook if webhook is None else webhook,
+                    orjson.dumps((profile or person.profile).as_dict()).decode(),
+                    person.id,
+                ),
+            )
+        return self.person(name)
+
+    # -- feedback ----------------------------------------------------------------------------------
+    def record_feedback(self, name: str, doc_ids: list[str], value: int, source: str) -> int:
+        """Like (+1) or not-for-me (-1) ``doc_ids``; the latest verdict on a document wins. Returns how many
+        were written (documents not in the store are skipped)."""
+        if value not in (1, -1) or source not in FEEDBACK_SOURCES:
+            raise StoreError(f"feedback must be +1 or -1 from one of {', '.join(FEEDBACK_SOURCES)}")
+        person = self.person(name)
+        known = {r[0] for r in self._rows_for("SELECT id FROM documents WHERE id IN ({marks})", doc_ids)}
+        now = utc_now()
+        with self.transaction() as conn:
+            conn.executemany(
+                "INSERT INTO person_feedback (person_id, doc_id, value, source, created_at) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT(person_id, doc_id) DO UPDATE SET value = excluded.value, source = excluded.source, "
+                "created_at = excluded.created_at",
+                [(person.id, d, value, source, now) for d in dict.fromkeys(doc_ids) if d in known],
+            )
+        return len(known)
+
+    def feedback(self, name: str) -> list[Feedback]:
+        """Every verdict of the person, oldest first."""
+        person = self.person(name)
+        rows = self.conn.execute(
+            "SELECT doc_id, value, source, created_at FROM person_feedback WHERE person_id = ? "
+            "ORDER BY created_at, doc_id",
+            (person.id,),
+        )
+        return [Feedback(*r) for r in rows]
+
+    def feedback_counts(self) -> dict[str, tuple[int, int]]:
+        """{person name: (likes, dislikes)}."""
+        rows = self.conn.execute(
+            "SELECT p.name, SUM(f.value = 1), SUM(f.value = -1) FROM people p "
+            "JOIN person_feedback f ON f.person_id = p.id GROUP BY p.name"
+        )
+        return {r[0]: (int(r[1] or 0), int(r[2] or 0)) for r in rows}
+
+    # -- saved searches ----------------------------------------------------------------------------
+    def save_search(
+        self, name: str, label: str, query: str, *, filters: dict[str, Any] | None = None, min_score: float = 0.0
+    ) -> SavedSearch:
+        person = self.person(name)
+        if not query.strip():
+            raise StoreError('a saved search needs a query, e.g. radar people search alice "GRPO variance"')
+        with self.transaction() as conn:
+            conn.execute(
+                "INSERT INTO saved_searches (person_id, name, query, filters, min_score, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(person_id, name) DO UPDATE SET query = excluded.query, "
+                "filters = excluded.filters, min_score = excluded.min_score",
+                (person.id, label, query.strip(), orjson.dumps(filters or {}).decode(), min_score, utc_now()),
+            )
+        return next(s for s in self.saved_searches(name) if s.name == label)
+
+    def saved_searches(self, name: str) -> list[SavedSearch]:
+        person = self.person(name)
+        rows = self.conn.execute(
+            "SELECT name, query, filters, min_score, created_at FROM saved_searches WHERE person_id = ? ORDER BY name",
+            (person.id,),
+        )
+        return [SavedSearch(r[0], r[1], orjson.loads(r[2]), float(r[3]), r[4]) for r in rows]
+
+    def delete_search(self, name: str, label: str) -> bool:
+        person = self.person(name)
+        with self.transaction() as conn:
+            cur = conn.execute("DELETE FROM saved_searches WHERE person_id = ? AND name = ?", (person.id, label))
+        return cur.rowcount > 0
+
+    def document_titles(self) -> Iterator[tuple[str, str]]:
+        """(id, title) of every document, for matching a library by title."""
+        yield from ((r[0], r[1]) for r in self.conn.execute("SELECT id, title FROM documents"))
+
+    # -- alert matches -----------------------------------------------------------------------------
+    def record_alerts(self, name: str, matches: list[PersonAlert]) -> list[PersonAlert]:
+        """Keep the matches not recorded before (a document alerts a person once); returns the new ones."""
+        person = self.person(name)
+        new: list[PersonAlert] = []
+        with self.transaction() as conn:
+            for m in matches:
+                cur = conn.execute(
+                    "INSERT INTO person_alerts (person_id, doc_id, search, score, found_at) VALUES (?, ?, ?, ?, ?) "
+                    "ON CONFLICT(person_id, doc_id) DO NOTHING",
+                    (person.id, m.doc_id, m.search, m.score, m.found_at),
+                )
+                if cur.rowcount:
+                    new.append(m)
+        return new
+
+    def alerts(self, name: str, since: str = "") -> list[PersonAlert]:
+        """The person's recorded matches found at or after ``since``, newest first."""
+        person = self.person(name)
+        rows = self.conn.execute(
+            "SELECT doc_id, search, score, found_at FROM person_alerts WHERE person_id = ? AND found_at >= ? "
+            "ORDER BY found_at DESC, score DESC",
+            (person.id, since),
+        )
+        return [PersonAlert(r[0], r[1], float(r[2]), r[3]) for r in rows]
+
+
+def _person(row: Any) -> Person:
+    return Person(
+        id=row["id"],
+        name=row["name"],
+        email=row["email"],
+        webhook=row["webhook"],
+        profile=PersonProfile.from_dict(orjson.loads(row["profile"])),
+        created_at=row["created_at"],
+    )
