@@ -291,19 +291,30 @@ def test_config_that_is_not_utf8_is_one_line(tmp_path: Path, capsys: pytest.Capt
     "argv",
     [
         ["search", "\udcff\udcfe"],  # what Python makes of `radar search $'\xff\xfe'` in a UTF-8 locale
-        ["similar", "2402.10001", "-k", "-3"],
-        ["search", "grpo", "-k", "-5"],
+        ["similar", "ID", "-k", "-3"],
+        ["search", "grpo", "-k", "-5"],  # returned 95 results
         ["search", "grpo", "-k", "0"],
-        ["rm", "not an id"],
-        ["rm", "2402.99999"],
+        ["search", "grpo", "--json", "-k", "100000000000"],
     ],
 )
 def test_bad_cli_values_are_one_line_exit_1(
+    argv: list[str], indexed: Workspace, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with indexed.store() as store:
+        some_id = next(store.iter_documents()).id
+    argv = [some_id if a == "ID" else a for a in argv]
+    res = run_cli(capsys, "--workspace", str(indexed.root), *argv)
+    assert res.code == 1 and res.err.startswith("radar: error:") and _one_line(res.err), res
+    assert res.out == ""
+
+
+@pytest.mark.parametrize("argv", [["rm", "not an id"], ["rm", "2402.99999"]])
+def test_rm_refuses_bad_or_unknown_ids_in_one_line(
     argv: list[str], workspace: Workspace, capsys: pytest.CaptureFixture[str]
 ) -> None:
     res = run_cli(capsys, "--workspace", str(workspace.root), *argv)
     assert res.code == 1 and res.err.startswith("radar: error:") and _one_line(res.err), res
-    assert res.out == ""
+    assert "invalid choice" not in res.err
 
 
 def test_non_ascii_smtp_password_is_one_line_and_every_recipient_recorded(
@@ -368,7 +379,8 @@ def test_rm_removes_a_document_and_what_derives_from_it(
         import_snapshot(store, snap)
         store.save_embeddings([(f"2402.1000{i}", "m", "h", b"\0" * 16) for i in range(3)])
         store.conn.execute(
-            "INSERT INTO document_tags (doc_id, tag, score, origin, created_at) VALUES ('2402.10001', 'x', 1, 'user', '')"
+            "INSERT INTO document_tags (doc_id, tag, score, origin, created_at) "
+            "VALUES ('2402.10001', 'x', 1, 'user', '')"
         )
         generation = store.embeddings_generation()
     res = run_cli(capsys, "--workspace", str(workspace.root), "rm", "2402.10001", "2402.77777", "--json")
