@@ -11,6 +11,7 @@ import streamlit as st
 from radar.app.dashboard import data
 from radar.store import Workspace
 from radar.store.errors import RadarError
+from radar.store.scrub import scrub
 
 
 def render() -> None:
@@ -45,7 +46,7 @@ def _sources(root: str, ws: Workspace) -> None:
             {
                 "source": src.name,
                 "type": src.type,
-                "url": src.target,
+                "url": scrub(src.target),  # a feed url's user:password@ and ?token= stay out of the page
                 "enabled": src.enabled,
                 "status": status,
                 "last success": state.last_success,
