@@ -179,6 +179,8 @@ def _accelerate_yaml(num_processes: int) -> str:
 def export_run(run: dict[str, Any], engine: str, out_dir: Path | None = None, num_processes: int = 8) -> list[Path]:
     """Write the launch files for ``engine`` into ``out_dir`` (default: the run folder's export/ENGINE)."""
     params = run["params"]
+    if not params.get("folder"):
+        raise ReproError(f"run {run['id']} was recorded without its folder (an older radar); rerun it to export")
     run_dir = Path(params["folder"])
     folder = out_dir or run_dir / "export" / engine
     folder.mkdir(parents=True, exist_ok=True)

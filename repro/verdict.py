@@ -43,10 +43,12 @@ VERDICT_METRICS: tuple[tuple[str, str], ...] = (
     ("heldout_pass1", "held-out pass@1"),
 )
 DEFAULT_SEEDS = 5
-# Seed-to-seed sd of one arm's held-out accuracy (training randomness, same warm start), as measured
-# by A/A runs (benchmarks/bench_verdict.py); the simulations of the test suite use it.
+# The simulations of the test suite use the seed noise of the real A/A run (benchmarks/bench_verdict.py aa:
+# grpo vs grpo, addition, tiny, 5 pairs x 200 steps): held-out greedy accuracy 63 %, sd between warm starts
+# 7 points, sd of the paired differences 2.0 points. Training noise of 1.2 points per arm plus binomial
+# scoring over 1,000 problems gives a simulated difference sd of 2.7 points: a little more than measured.
 SIM_TRAIN_SD = 0.012
-SIM_INIT_SD = 0.03  # sd between warm starts (shared within a pair, so it cancels in the difference)
+SIM_INIT_SD = 0.07  # sd between warm starts (shared within a pair, so it cancels in the difference)
 SIM_EVAL_PROMPTS = 1000
 
 
@@ -166,7 +168,7 @@ def simulate(
     train_sd: float = SIM_TRAIN_SD,
     init_sd: float = SIM_INIT_SD,
     prompts: int = SIM_EVAL_PROMPTS,
-    base: float = 0.75,
+    base: float = 0.63,
     rng_seed: int = 0,
 ) -> dict[str, float]:
     """Synthetic runs through ``decide``: per pair a shared warm-start level, per arm independent

@@ -292,13 +292,15 @@ def test_foreground_run_killed_by_a_signal_stops_its_worker(ws: Workspace, signa
     before = {r["id"] for r in _list(ws)}
     argv = ["repro", "run", "--method", "dr_grpo", "--task", "sorting", "--seeds", "1", "--steps", "5000"]
     proc = _cli(ws, *argv, env=env)
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 400  # spawned arm processes start slowly on busy shared cores
     run = None
-    while time.monotonic() < deadline and run is None:
+    while time.monotonic() < deadline and run is None and proc.poll() is None:
         new = [r for r in _list(ws) if r["id"] not in before and r["status"] == "running" and r["progress"] > 0]
         run = new[0] if new else None
         time.sleep(0.3)
-    assert run is not None, proc.communicate(timeout=5)
+    if run is None:
+        proc.kill()
+        raise AssertionError(f"the run never started training: {proc.communicate()}")
     worker = run["pid"]
     assert _alive(worker)
     children = _children_of(worker)
