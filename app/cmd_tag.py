@@ -34,7 +34,7 @@ def cmd_tag(args: argparse.Namespace) -> int:
         task = bar.add_task("tag", total=0)
         if not args.json:
             err_console.print(
-                "training the tag model if needed (seconds; the first time also embeds the 750 shipped labeled papers)"
+                "training the tag model if needed (seconds; the first run also embeds the 1,500 shipped labeled papers)"
             )
         report = steps.tag(
             radar, retrain=args.retrain, progress=lambda done, total: bar.update(task, completed=done, total=total)
@@ -72,20 +72,22 @@ def cmd_tag_eval(args: argparse.Namespace) -> int:
         title=f"tag evaluation: {result['documents']} documents"
         + (f" ({result['out_of_fold']} scored out of fold)" if result["out_of_fold"] else "")
     )
-    for col in ("tag", "precision", "recall", "F1", "support", "keyword F1"):
+    for col in ("tag", "precision", "recall", "F1", "support", "keyword P", "keyword R", "keyword F1"):
         table.add_column(col, justify="left" if col == "tag" else "right")
     for name, row in result["tags"].items():
-        base = result["keyword_baseline"]["tags"][name]["f1"]
+        base = result["keyword_baseline"]["tags"][name]
         table.add_row(
             name,
             f"{row['precision']:.2f}",
             f"{row['recall']:.2f}",
             f"{row['f1']:.2f}",
             str(row["support"]),
-            f"{base:.2f}",
+            f"{base['precision']:.2f}",
+            f"{base['recall']:.2f}",
+            f"{base['f1']:.2f}",
         )
     table.add_row(
-        "macro", "", "", f"[bold]{result['macro_f1']:.3f}", "", f"{result['keyword_baseline']['macro_f1']:.3f}"
+        "macro", "", "", f"[bold]{result['macro_f1']:.3f}", "", "", "", f"{result['keyword_baseline']['macro_f1']:.3f}"
     )
     console.print(table)
     return 0

@@ -10,12 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from radar.analysis.tags.config import TaggingConfig
 from radar.analysis.tags.errors import TaggingError
 from radar.analysis.tags.keywords import KeywordMatcher
 from radar.analysis.tags.model import best_threshold
 from radar.analysis.tags.tagger import decide, saved_model, tag_documents
 from radar.analysis.tags.taxonomy import DEFAULT_TAXONOMY, load_taxonomy_file, parse_taxonomy
-from radar.analysis.tags.training import DEV_LABELS, read_label_file
+from radar.analysis.tags.training import DEV2_LABELS, DEV_LABELS, read_label_file, shipped_papers
 from radar.app import wiring
 from radar.app.context import Radar
 from radar.store import Workspace
@@ -97,6 +98,36 @@ def test_best_threshold_sits_inside_the_plateau() -> None:
     assert 0.3 < t <= 0.7
 
 
+def test_best_threshold_meets_a_precision_or_recall_preference() -> None:
+    rng = np.random.default_rng(0)
+    truth = rng.random(400) < 0.2
+    probs = np.clip(truth * 0.25 + rng.random(400) * 0.7, 0, 1)  # overlapping classes
+    free = best_threshold(probs, truth)
+
+    def precision_recall(t: float) -> tuple[float, float]:
+        pred = probs >= t
+        return float((pred & truth).sum() / pred.sum()), float((pred & truth).sum() / truth.sum())
+
+    strict = best_threshold(probs, truth, min_precision=0.9)
+    assert strict > free and precision_recall(strict)[0] >= 0.9
+    loose = best_threshold(probs, truth, min_recall=0.95)
+    assert loose < free and precision_recall(loose)[1] >= 0.95
+    # unreachable: the closest it can get (highest precision), not a silent fallback to F1
+    assert precision_recall(best_threshold(probs, truth, min_precision=1.01))[0] >= precision_recall(strict)[0]
+
+
+def test_tagging_preferences_parse_and_bad_values_are_one_line() -> None:
+    cfg = TaggingConfig.from_section({"min_precision": {"reward-modeling": 0.8}, "min_recall": {"graphics-xr": 1}})
+    assert cfg.preference("reward-modeling") == (0.8, 0.0) and cfg.preference("graphics-xr") == (0.0, 1.0)
+    assert cfg.preference("llm-reasoning") == (0.0, 0.0)
+    from radar.store.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="table of tag = number"):
+        TaggingConfig.from_section({"min_precision": 0.8})
+    with pytest.raises(ConfigError, match="between 0 and 1"):
+        TaggingConfig.from_section({"min_recall": {"graphics-xr": 1.5}})
+
+
 # -- label files ----------------------------------------------------------------------------------------
 
 
@@ -104,6 +135,12 @@ def test_shipped_dev_labels_are_the_shared_ones_and_valid() -> None:
     labels = read_label_file(DEV_LABELS, TAXONOMY)
     assert len(labels) == 750
     assert sum(bool(t) for t in labels.values()) > 300
+    dev2 = read_label_file(DEV2_LABELS, TAXONOMY)
+    assert len(dev2) == 750 and not set(dev2) & set(labels)
+    assert sum("rl-policy-optimization" in t for t in dev2.values()) == 49
+    texts = shipped_papers()
+    assert set(labels) | set(dev2) <= set(texts)
+    assert all(title and abstract for title, abstract in texts.values())
 
 
 @pytest.mark.parametrize(
@@ -380,3 +417,44 @@ def test_eval_works_before_indexing(workspace: Workspace, capsys: pytest.Capture
     out = res.json()
     assert out["documents"] == 30 and out["out_of_fold"] == 30 and 0.0 <= out["macro_f1"] <= 1.0
     assert rows(workspace, "SELECT COUNT(*) FROM document_tags") == [(0,)]
+
+
+def test_review_queue_asks_about_the_least_sure_papers_in_the_important_tags(
+    copy_of_tagged: Workspace, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from radar.analysis.tags.review import important_tags, review_queue, uncertainty
+
+    ws = copy_of_tagged
+    important = important_tags(TAXONOMY)
+    assert "rl-policy-optimization" in important and "graphics-xr" not in important
+    with ws.store() as store:
+        env = wiring.tag_env(Radar(ws), store)
+        queue = review_queue(store, env, k=16)
+        model = saved_model(env)
+        sample = store.sample_embedded(env.vectors.model_id, 5000)
+        vecs = np.stack([np.frombuffer(r.vector, dtype=np.float32) for r in sample])
+        margins = uncertainty(model, decide(model, [r.title for r in sample], [r.abstract for r in sample], vecs))
+    assert len(queue) == 16 and len({q.doc_id for q in queue}) == 16
+    assert {q.tag for q in queue} == set(important[:8])  # the important tags in turn
+    labeled = {json.loads(line)["id"] for path in (DEV_LABELS, DEV2_LABELS) for line in path.read_text().splitlines()}
+    assert not {q.doc_id for q in queue} & labeled  # papers with a label are not asked
+    free = np.array([r.doc_id not in labeled for r in sample])
+    for item in queue:  # each is among the least sure unlabeled papers for its tag
+        j = model.names.index(item.tag)
+        mine = uncertainty(model, np.array([[item.score if n == item.tag else 0.5 for n in model.names]]))[0, j]
+        assert (margins[free, j] < mine - 1e-6).sum() <= 3, item
+    first = queue[0]
+    change = f"-{first.tag}" if first.tagged else f"+{first.tag}"
+    assert run_cli(capsys, "--workspace", str(ws.root), "tag", "fix", first.doc_id, change).code == 0
+    with ws.store() as store:
+        again = review_queue(store, wiring.tag_env(Radar(ws), store), k=16, tags=[first.tag])
+    assert (first.doc_id, first.tag) not in {(q.doc_id, q.tag) for q in again}  # a corrected pair is not asked again
+    with ws.store() as store, pytest.raises(TaggingError, match="unknown tag"):
+        review_queue(store, wiring.tag_env(Radar(ws), store), tags=["robots"])
+
+
+def test_unknown_tag_in_a_preference_is_one_line(copy_of_tagged: Workspace, capsys: pytest.CaptureFixture[str]) -> None:
+    ws = copy_of_tagged
+    ws.config_path.write_text(ws.config_path.read_text() + '\n[tagging]\nmin_precision = {"robots" = 0.9}\n')
+    res = run_cli(capsys, "--workspace", str(ws.root), "tag", "--retrain")
+    assert res.code == 1 and "min_precision names unknown tag(s) robots" in res.err and "valid tags" in res.err

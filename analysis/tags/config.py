@@ -18,6 +18,10 @@ class TaggingConfig:
     correction_weight: float = 3.0  # a user correction counts this many labeled examples
     zero_shot_threshold: float = 0.45  # cosine to the description, for a tag with no examples at all
     tfidf: bool = True  # TF-IDF features beside the embedding (off: faster, about 0.03 lower macro-F1)
+    # Per-tag preference, e.g. min_precision = {"accelerator-hardware" = 0.8}: the tag's threshold is the
+    # best-F1 one among those whose cross-validated precision (recall) reaches the value.
+    min_precision: tuple[tuple[str, float], ...] = ()
+    min_recall: tuple[tuple[str, float], ...] = ()
 
     def __post_init__(self) -> None:
         if self.min_examples < 2:
@@ -26,12 +30,33 @@ class TaggingConfig:
             raise ConfigError("[tagging] correction_weight must be positive")
         if not -1.0 <= self.zero_shot_threshold <= 1.0:
             raise ConfigError("[tagging] zero_shot_threshold is a cosine similarity: -1..1")
+        for key in ("min_precision", "min_recall"):
+            for tag, value in getattr(self, key):
+                if not 0.0 <= value <= 1.0:
+                    raise ConfigError(
+                        f"[tagging] {key} for {tag} must be between 0 and 1, e.g. {key} = {{{tag!r} = 0.8}}"
+                    )
+
+    def preference(self, tag: str) -> tuple[float, float]:
+        """(min_precision, min_recall) asked for ``tag`` (0 = no preference)."""
+        return dict(self.min_precision).get(tag, 0.0), dict(self.min_recall).get(tag, 0.0)
 
     @classmethod
     def from_section(cls, table: dict[str, Any]) -> TaggingConfig:
         check_keys(table, {f.name for f in fields(cls)}, "[tagging]")
-        check_types(cls, {k: v for k, v in table.items() if k != "labels"}, "[tagging]")
+        tables = ("labels", "min_precision", "min_recall")
+        check_types(cls, {k: v for k, v in table.items() if k not in tables}, "[tagging]")
         table = dict(table)
+        for key in ("min_precision", "min_recall"):
+            if key in table:
+                value = table[key]
+                if not isinstance(value, dict) or not all(
+                    isinstance(v, int | float) and not isinstance(v, bool) for v in value.values()
+                ):
+                    raise ConfigError(
+                        f'[tagging] {key} is a table of tag = number, e.g. {key} = {{"reward-modeling" = 0.8}}'
+                    )
+                table[key] = tuple(sorted((str(k), float(v)) for k, v in value.items()))
         if "labels" in table:
             if not isinstance(table["labels"], list) or not all(isinstance(p, str) for p in table["labels"]):
                 raise ConfigError('[tagging] labels is a list of file paths, e.g. labels = ["my-labels.jsonl"]')

@@ -29,7 +29,7 @@ from radar.analysis.tags.tagger import (
     train,
 )
 from radar.analysis.tags.taxonomy import Taxonomy
-from radar.analysis.tags.training import Examples, dev_papers, read_label_file
+from radar.analysis.tags.training import Examples, read_label_file, shipped_papers
 from radar.store import Store
 
 FOLDS = 5
@@ -69,7 +69,7 @@ def evaluate_file(store: Store, env: TagEnv, path: Path) -> dict[str, Any]:
     labels = read_label_file(path, taxonomy)
     stored = store.documents(labels)
     texts = {i: (d.title, d.abstract) for i, d in stored.items()}
-    shipped = dev_papers()
+    shipped = shipped_papers()
     texts.update({i: shipped[i] for i in labels if i not in texts and i in shipped})
     ids = [i for i in labels if i in texts]
     unknown = [i for i in labels if i not in texts]

@@ -1,7 +1,9 @@
 """The multi-label tag model: per tag, two logistic regressions (one on the embedding, one on the
 TF-IDF and keyword features) whose probabilities are averaged. Measured on the dev labels (nested
 5-fold CV, two fold seeds): macro-F1 0.722 for the average vs 0.708 for one regression on all
-features side by side; kernels-compilers gains most (0.57 -> 0.68).
+features side by side; kernels-compilers gains most (0.57 -> 0.68). On dev + dev2 (1,500 labels,
+nested 5-fold CV x 3 seeds, benchmarks/bench_tagging.py) the alternatives tried did not beat it
+beyond noise: see the README's Tagging section for the figures.
 
 How each tag is decided, by the examples it has:
 - ``model``: at least ``min_examples`` labeled positives (label files and user corrections) and
@@ -23,6 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
+from threadpoolctl import threadpool_limits
 
 from radar.analysis.tags.features import FeatureSpace
 
@@ -31,12 +34,27 @@ WEAK_WEIGHT = 0.5
 THRESHOLDS = np.linspace(0.02, 0.90, 45)
 
 
-def best_threshold(probs: np.ndarray, truth: np.ndarray) -> float:
-    """The middle of the thresholds whose F1 is within 2% of the best (0.5 if nothing is positive)."""
+def best_threshold(probs: np.ndarray, truth: np.ndarray, min_precision: float = 0.0, min_recall: float = 0.0) -> float:
+    """The middle of the thresholds whose F1 is within 2% of the best (0.5 if nothing is positive).
+
+    With a preference (``min_precision`` or ``min_recall``, from [tagging] in radar.toml) only thresholds
+    whose out-of-fold precision (recall) reaches it compete on F1; when none does, the threshold
+    closest to it: the highest precision, or the highest recall, on these probabilities."""
     if not truth.any():
         return 0.5
-    f1 = np.array([_f1(truth, probs >= t) for t in THRESHOLDS])
-    near = THRESHOLDS[f1 >= f1.max() * 0.98]
+    pred = probs[None, :] >= THRESHOLDS[:, None]
+    tp = (pred & truth[None, :]).sum(axis=1).astype(float)
+    n_pred = pred.sum(axis=1)
+    precision = np.divide(tp, n_pred, out=np.zeros_like(tp), where=n_pred > 0)
+    recall = tp / truth.sum()
+    f1 = np.array([_f1(truth, p) for p in pred])
+    ok = (precision >= min_precision) & (recall >= min_recall) & (n_pred > 0)
+    if not ok.any():
+        if min_precision > 0:
+            return float(THRESHOLDS[int(np.argmax(np.where(n_pred > 0, precision, -1)))])
+        return float(THRESHOLDS[int(np.argmax(recall))])
+    allowed = np.where(ok, f1, -1.0)
+    near = THRESHOLDS[allowed >= allowed.max() * 0.98]
     return float(np.median(near))
 
 
@@ -60,8 +78,11 @@ class PairClassifier:
 
 
 def fit_classifier(x: sp.csr_matrix, y: np.ndarray, w: np.ndarray, dim: int) -> PairClassifier:
-    emb = LogisticRegression(C=C, max_iter=2000).fit(x[:, :dim].toarray(), y, sample_weight=w)
-    text = LogisticRegression(C=C, solver="liblinear", max_iter=2000).fit(x[:, dim:], y, sample_weight=w)
+    # One BLAS thread: these fits are small, and on 2 shared cores a threaded BLAS made the embedding
+    # regression 80x slower (2.8 s vs 0.03 s per fit, measured while other work ran).
+    with threadpool_limits(1):
+        emb = LogisticRegression(C=C, max_iter=2000).fit(x[:, :dim].toarray(), y, sample_weight=w)
+        text = LogisticRegression(C=C, solver="liblinear", max_iter=2000).fit(x[:, dim:], y, sample_weight=w)
     return PairClassifier(dim, emb, text)
 
 
@@ -103,9 +124,16 @@ class TagModel:
 
 
 def fit_tag(
-    x: sp.csr_matrix, y: np.ndarray, w: np.ndarray, labeled: np.ndarray, dim: int
+    x: sp.csr_matrix,
+    y: np.ndarray,
+    w: np.ndarray,
+    labeled: np.ndarray,
+    dim: int,
+    min_precision: float = 0.0,
+    min_recall: float = 0.0,
 ) -> tuple[PairClassifier, float]:
-    """A classifier on all rows and a threshold from out-of-fold probabilities on the labeled rows.
+    """A classifier on all rows and a threshold from out-of-fold probabilities on the labeled rows
+    (meeting ``min_precision`` / ``min_recall`` there when asked, see best_threshold).
 
     ``labeled`` marks rows with a human label (weak rows train but never pick the threshold)."""
     lab = np.flatnonzero(labeled)
@@ -116,7 +144,7 @@ def fit_tag(
         for train, test in StratifiedKFold(folds, shuffle=True, random_state=0).split(lab, y[lab]):
             rows = np.concatenate([lab[train], extra])
             oof[test] = fit_classifier(x[rows], y[rows], w[rows], dim).predict_proba(x[lab[test]])[:, 1]
-        threshold = best_threshold(oof, y[lab])
+        threshold = best_threshold(oof, y[lab], min_precision, min_recall)
     else:
         threshold = 0.5
     return fit_classifier(x, y, w, dim), threshold

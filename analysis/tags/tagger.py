@@ -28,12 +28,12 @@ from radar.analysis.tags.errors import TaggingError
 from radar.analysis.tags.features import FeatureSpace
 from radar.analysis.tags.model import WEAK_WEIGHT, TagModel, TagRule, fit_tag
 from radar.analysis.tags.taxonomy import Taxonomy
-from radar.analysis.tags.training import DEV_LABELS, Examples, dev_papers, read_label_file
+from radar.analysis.tags.training import SHIPPED_LABELS, Examples, read_label_file, shipped_papers
 from radar.index.embedder import Embedder, document_text
 from radar.store import Store
 from radar.store.files import write_bytes_atomic
 
-MODEL_FORMAT = 2
+MODEL_FORMAT = 3  # 3: trained on dev + dev2, per-tag precision/recall preferences
 VOCAB_SAMPLE = 5000  # workspace documents that join the examples to fit the TF-IDF vocabulary
 WEAK_SAMPLE = 20000  # workspace documents searched for keyword matches (weak labels)
 
@@ -108,11 +108,11 @@ def gather_examples(store: Store, env: TagEnv) -> Examples:
     """Every labeled document (later label sources win), then corrections on top."""
     cfg, taxonomy, vectors = env.config, env.taxonomy, env.vectors
     labels: dict[str, set[str]] = {}
-    sources: list[Path] = ([DEV_LABELS] if cfg.use_dev_labels else []) + list(env.label_paths)
+    sources: list[Path] = (list(SHIPPED_LABELS) if cfg.use_dev_labels else []) + list(env.label_paths)
     for path in sources:
-        labels.update(read_label_file(path, taxonomy, drop_unknown_tags=path == DEV_LABELS))
+        labels.update(read_label_file(path, taxonomy, drop_unknown_tags=path in SHIPPED_LABELS))
     corrections = [(d, t, v) for d, t, v in store.corrections() if t in taxonomy.names]
-    texts = dev_papers() if cfg.use_dev_labels else {}
+    texts = shipped_papers() if cfg.use_dev_labels else {}
     stored = store.documents(set(labels) | {d for d, _, _ in corrections})
     texts.update({i: (doc.title, doc.abstract) for i, doc in stored.items()})
     ids = [i for i in labels if i in texts] + sorted({d for d, _, _ in corrections if d not in labels and d in texts})
@@ -143,6 +143,18 @@ def gather_examples(store: Store, env: TagEnv) -> Examples:
     )
 
 
+def labeled_pairs(store: Store, env: TagEnv) -> set[tuple[str, str]]:
+    """(doc id, tag) pairs a human has decided: every tag of a labeled paper, and each correction."""
+    names = env.taxonomy.names
+    sources: list[Path] = (list(SHIPPED_LABELS) if env.config.use_dev_labels else []) + list(env.label_paths)
+    pairs: set[tuple[str, str]] = set()
+    for path in sources:
+        for doc_id in read_label_file(path, env.taxonomy, drop_unknown_tags=path in SHIPPED_LABELS):
+            pairs.update((doc_id, n) for n in names)
+    pairs.update((c.doc_id, c.tag) for c in store.corrections())
+    return pairs
+
+
 # -- fitting -----------------------------------------------------------------------------------------
 
 
@@ -169,6 +181,12 @@ def fit_model(
 ) -> TagModel:
     """Train on ``examples``; ``corpus`` gives the TF-IDF vocabulary and weak labels."""
     names = taxonomy.names
+    for key, prefs in (("min_precision", cfg.min_precision), ("min_recall", cfg.min_recall)):
+        unknown = [tag for tag, _ in prefs if tag not in names]
+        if unknown:
+            raise TaggingError(
+                f"[tagging] {key} names unknown tag(s) {', '.join(unknown)}; valid tags: {', '.join(names)}"
+            )
     space = FeatureSpace(taxonomy, use_tfidf=cfg.tfidf)
     vocab = min(VOCAB_SAMPLE, len(corpus.titles))
     space.fit(examples.titles + corpus.titles[:vocab], examples.abstracts + corpus.abstracts[:vocab])
@@ -182,7 +200,9 @@ def fit_model(
         y = examples.y[rows, j] if len(rows) else np.zeros(0, dtype=bool)
         positives, negatives = int(y.sum()), int((~y).sum())
         if positives >= cfg.min_examples and negatives >= cfg.min_examples and x is not None:
-            clf, threshold = fit_tag(x[rows], y, examples.weight[rows, j], np.ones(len(rows), dtype=bool), dim)
+            clf, threshold = fit_tag(
+                x[rows], y, examples.weight[rows, j], np.ones(len(rows), dtype=bool), dim, *cfg.preference(name)
+            )
             model.rules[name] = TagRule("model", threshold, positives, clf)
             continue
         if weak_x is None and len(corpus.titles):
@@ -196,7 +216,7 @@ def fit_model(
             all_y = np.concatenate([y, np.ones(len(weak), dtype=bool), np.zeros(len(negs), dtype=bool)])
             w = np.concatenate([examples.weight[rows, j], np.full(len(weak) + len(negs), WEAK_WEIGHT)])
             labeled = np.concatenate([np.ones(len(rows), dtype=bool), np.zeros(len(weak) + len(negs), dtype=bool)])
-            clf, threshold = fit_tag(all_x, all_y, w.astype(np.float32), labeled, dim)
+            clf, threshold = fit_tag(all_x, all_y, w.astype(np.float32), labeled, dim, *cfg.preference(name))
             model.rules[name] = TagRule("weak", threshold, positives, clf)
             continue
         tag = taxonomy.get(name)

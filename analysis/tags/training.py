@@ -76,9 +76,6 @@ def shipped_papers() -> dict[str, tuple[str, str]]:
     return out
 
 
-dev_papers = shipped_papers  # the name tagger.py and evaluate.py import
-
-
 @dataclass
 class Examples:
     """Documents with (partial) labels: y[i, j] is 1/0 where known[i, j], unknown elsewhere."""
