@@ -21,7 +21,7 @@ COMMAND_MODULES = tuple(
 )
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # and the Unicode line/paragraph separators
 
 
 def one_line(message: str) -> str:

@@ -34,7 +34,8 @@ class AppConfig:
         if unknown:
             raise ConfigError(f"unknown key(s) {', '.join(unknown)} in [app]; valid keys: {', '.join(sorted(allowed))}")
         check_types(cls, table, "[app]")
-        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in table.items()})
+        values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in table.items()}
+        return cls(**values)
 
     def trusted_hosts(self) -> list[str]:
         """Host names (no port) accepted in a request's Host header."""
