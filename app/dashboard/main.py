@@ -23,6 +23,7 @@ PAGES = (
     ("page_explore.py", "Explore", ":material/search:"),
     ("page_reports.py", "Reports", ":material/description:"),
     ("page_repro.py", "Repro", ":material/science:"),
+    ("page_people.py", "People", ":material/group:"),
     ("page_settings.py", "Settings", ":material/settings:"),
 )
 

@@ -59,7 +59,8 @@ class LibraryMatch:
 def normalise_title(title: str) -> str:
     """Lower case ASCII letters and digits separated by single spaces: BibTeX braces, LaTeX commands,
     accents and punctuation do not matter."""
-    text = re.sub(r"\\[a-zA-Z]+\s*", " ", title)
+    text = re.sub(r"\\[^a-zA-Z\s]", "", title)  # accents: {\'e}
+    text = re.sub(r"\\[a-zA-Z]+\s*", " ", text).replace("{", "").replace("}", "")
     text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
     return " ".join(re.sub(r"[^a-z0-9]+", " ", text.lower()).split())
 
