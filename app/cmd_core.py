@@ -12,6 +12,8 @@ from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedCo
 from radar.app.context import Radar
 from radar.app.output import console, err_console, print_json
 from radar.crawler.snapshot import describe_problems, import_snapshot
+from radar.index.errors import IndexError_
+from radar.index.prebuilt import PrebuiltVectors
 from radar.store import Workspace, resolve_root
 
 
@@ -55,6 +57,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         task = bar.add_task(path.name, total=None)
         result = import_snapshot(store, path, source=args.source, progress=lambda n: bar.advance(task, n))
     elapsed = time.perf_counter() - started
+    vectors = adopt_prebuilt(ws, path)
     problems = describe_problems(path, result)
     summary = {
         "file": str(path),
@@ -65,6 +68,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         "truncated": result.truncated,
         "seconds": round(elapsed, 3),
         "papers_per_s": round(result.counts.seen / elapsed) if elapsed > 0 else None,
+        "prebuilt_vectors": len(vectors) if vectors else 0,
     }
     if args.json:
         print_json(summary)
@@ -73,10 +77,39 @@ def cmd_import(args: argparse.Namespace) -> int:
             f"imported {path.name}: {result.counts.added:,} added, {result.counts.updated:,} updated, "
             f"{result.counts.unchanged:,} unchanged in {elapsed:.1f} s"
         )
+        if vectors:
+            console.print(
+                f"with {len(vectors):,} prebuilt vectors ({vectors.path.name}, {vectors.model_id}): "
+                "`radar index` reuses those whose model and content match and embeds the rest"
+            )
     if problems:
         err_console.print(f"radar: error: {problems}")
         return 2
     return 0
+
+
+def prebuilt_beside(path: Path) -> Path:
+    """Where a corpus file's shipped vectors live: ``NAME.jsonl[.gz]`` -> ``NAME_vectors.npz`` beside it."""
+    name = path.name.removesuffix(".gz").removesuffix(".jsonl")
+    return path.with_name(f"{name}_vectors.npz")
+
+
+def adopt_prebuilt(ws: Workspace, path: Path) -> PrebuiltVectors | None:
+    """Copy the vectors shipped beside an imported file into the workspace (index/prebuilt/), where
+    `radar index` looks; None when there are none. A file that is not a vectors file is one warning line."""
+    source = prebuilt_beside(path)
+    if not source.is_file():
+        return None
+    try:
+        PrebuiltVectors.open(source)
+    except IndexError_ as exc:
+        err_console.print(f"radar: warning: {exc}; the imported papers will be embedded", markup=False)
+        return None
+    target = ws.prebuilt_dir / source.name
+    data = source.read_bytes()
+    if not target.is_file() or target.read_bytes() != data:
+        ws.write_bytes_atomic(target, data)
+    return PrebuiltVectors.open(target)
 
 
 # -- stats ------------------------------------------------------------------------------------------
@@ -175,60 +208,91 @@ def cmd_crawl(args: argparse.Namespace) -> int:
 
 # -- demo -------------------------------------------------------------------------------------------
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"
+# The month the demo's trends look back from: the snapshot's last months are quiet (nothing passes the
+# significance bar), while in this one several terms rise clearly; `radar trends --as-of` shows any other.
+DEMO_AS_OF = "2026-03-31"
+DEMO_FEEDS = "feeds"  # the bundled feeds are copied here, inside the workspace: radar.toml names them relatively
 
 
-def demo_config(data_dir: Path) -> str:
-    """The default radar.toml with the bundled feeds as sources (file:// URLs: offline)."""
+def demo_config(feed_names: list[str]) -> str:
+    """The default radar.toml with the bundled feeds (copied into the workspace's feeds/) as sources."""
     from radar.store.config import DEFAULT_CONFIG_TEXT
 
     head = DEFAULT_CONFIG_TEXT.split("[[sources]]", 1)[0]
-    lines = [head.rstrip(), "", "# Demo workspace: the bundled, recorded feeds stand in for live sources.", ""]
-    for feed in sorted((data_dir / "feeds").glob("*.xml")):
-        is_listing = feed.name.startswith("arxiv_rss")
-        name = feed.stem.removeprefix("blog_").split("_")[0] if not is_listing else "arxiv-rss"
-        lines += ["[[sources]]", f'name = "{name}"', f'type = "{"arxiv-rss" if is_listing else "feed"}"']
+    lines = [
+        head.rstrip(),
+        "",
+        "# Demo workspace: the bundled, recorded feeds (in feeds/ here) stand in for live sources.",
+        "# A url or base_url without a scheme is a path relative to this folder.",
+        "",
+    ]
+    for name in sorted(feed_names):
+        is_listing = name.startswith("arxiv_rss")
+        source = name.removesuffix(".xml").removeprefix("blog_").split("_")[0] if not is_listing else "arxiv-rss"
+        lines += ["[[sources]]", f'name = "{source}"', f'type = "{"arxiv-rss" if is_listing else "feed"}"']
         if is_listing:
-            lines += [
-                f'base_url = "{feed.parent.as_uri()}/"',
-                'categories = ["' + feed.name + '"]',
-                "min_interval_s = 0.0",
-            ]
+            lines += [f'base_url = "{DEMO_FEEDS}/"', f'categories = ["{name}"]', "min_interval_s = 0.0"]
         else:
-            lines.append(f'url = "{feed.as_uri()}"')
+            lines.append(f'url = "{DEMO_FEEDS}/{name}"')
         lines.append("")
     return "\n".join(lines)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    from radar.app import steps
+    from radar.app.cli import main as radar_main
+    from radar.app.cmd_trends import _print as print_trends
+    from radar.reports.period import week_of
+    from radar.store import WorkspaceError
+
     data_dir = Path(args.data).resolve() if args.data else DATA_DIR
     snapshot = data_dir / "snapshot.jsonl.gz"
     if not snapshot.is_file():
-        from radar.store import WorkspaceError
-
         raise WorkspaceError(
             f"bundled snapshot not found at {snapshot}; run from a project checkout or pass --data DIR"
         )
+    as_of = (_parse_date(args.as_of, "--as-of") or _parse_date(DEMO_AS_OF, "--as-of")).date()  # type: ignore[union-attr]
+    feeds = sorted((data_dir / "feeds").glob("*.xml"))
     root = resolve_root(args.workspace)
-    ws, created = Workspace.init(root, config_text=demo_config(data_dir))
-    console.rule("[bold]Research Radar demo")
-    console.print(f"workspace: {ws.root} ({'new' if created else 'existing'})")
+    ws, created = Workspace.init(root, config_text=demo_config([f.name for f in feeds]))
+    for feed in feeds:  # the workspace carries its own copy: it can move, the checkout can go
+        target = ws.resolve(DEMO_FEEDS) / feed.name
+        if not target.is_file() or target.read_bytes() != feed.read_bytes():
+            ws.write_bytes_atomic(target, feed.read_bytes())
+    radar = Radar(ws)
     base = ["--workspace", str(ws.root)]
-    from radar.app.cli import main as radar
+    started = time.perf_counter()
+    timings: list[tuple[str, float]] = []
 
-    steps = [
-        ("import the bundled snapshot", ["import", str(snapshot)]),
-        ("ingest the bundled feeds", ["crawl"]),
-        ("stats", ["stats"]),
-        ("embed and index (first run exports the model to ONNX once)", ["index"]),
-        ("tag with the taxonomy (the first run trains on the 750 shipped labels)", ["tag"]),
-        (
-            "trends: what rose and fell in the last month, new methods, topics",
-            ["trends", "--window", "month", "--limit", "10"],
-        ),
-        (
-            "trends replayed as of 2025-03-31 (--as-of: only what was published by then)",
-            ["trends", "--window", "month", "--limit", "8", "--as-of", "2025-03-31"],
-        ),
+    def step(title: str, argv: list[str]) -> int:
+        console.rule(title)
+        t0 = time.perf_counter()
+        code = radar_main(base + argv)
+        timings.append((argv[0], time.perf_counter() - t0))
+        return code
+
+    console.rule("[bold]Research Radar demo")
+    console.print(f"workspace: {ws.root} ({'new' if created else 'existing'})", markup=False)
+    worst = 0
+    for title, argv in (
+        ("import the bundled snapshot (20k arXiv papers and their prebuilt vectors)", ["import", str(snapshot)]),
+        ("ingest the bundled blog and arXiv feeds", ["crawl"]),
+        ("embed and index: prebuilt vectors are reused, only new documents are embedded", ["index"]),
+        ("tag with the taxonomy (the first run trains on the shipped labels)", ["tag"]),
+    ):
+        code = step(title, argv)
+        worst = max(worst, code)
+        if code == 1:
+            return code
+
+    console.rule(f"trends as of {as_of} (--as-of: only what was published by then), month window")
+    t0 = time.perf_counter()
+    found = steps.trends(radar, as_of=as_of, window="month")
+    timings.append(("trends", time.perf_counter() - t0))
+    trends_doc = found.as_dict()
+    print_trends(trends_doc, 8)
+
+    for title, argv in (
         (
             'search: "group relative policy optimization variance"',
             ["search", "group relative policy optimization variance", "-k", "5"],
@@ -237,25 +301,92 @@ def cmd_demo(args: argparse.Namespace) -> int:
             "search with a filter: KV cache, published 2025-06 or later",
             ["search", "KV cache memory management for LLM serving", "-k", "5", "--since", "2025-06-01"],
         ),
-        ("weekly report for the latest full week of the snapshot", ["report", "--week", "latest"]),
-    ]
-    worst = 0
-    for title, argv in steps:
-        console.rule(title)
-        code = radar(base + argv)
-        worst = max(worst, code)
-        if code == 1:
-            return code
-    console.rule()
+    ):
+        worst = max(worst, step(title, argv))
+
+    period = week_of(as_of)
+    code = step(f"weekly report for {period.label}, the week the trends end in", ["report", "--week", period.label])
+    worst = max(worst, code)
+
+    with ws.store() as store:
+        stats = store.stats()
+        models = store.embedding_models()
+    app_cfg = radar.settings.with_app(port=args.port).app
     app_argv = base + ["app"] + (["--port", str(args.port)] if args.port else [])
+    print_summary(
+        stats=stats,
+        vectors=sum(models.values()),
+        prebuilt=wiring_prebuilt_count(radar),
+        trends=trends_doc,
+        report=ws.report_dir(period.label),
+        dashboard=f"radar {' '.join(app_argv)}",
+        url=app_cfg.url,
+        seconds=time.perf_counter() - started,
+        timings=timings,
+    )
     if args.no_app:
-        app_cfg = Radar(ws).settings.with_app(port=args.port).app
-        console.print(
-            f"demo finished (exit {worst}); the dashboard: `radar {' '.join(app_argv)}`, then open {app_cfg.url}"
-        )
         return worst
     console.rule("the dashboard (Ctrl-C stops it)")
-    return max(worst, radar(app_argv))
+    return max(worst, radar_main(app_argv))
+
+
+def wiring_prebuilt_count(radar: Radar) -> int:
+    from radar.app import wiring
+
+    return sum(len(p) for p in wiring.prebuilt_vectors(radar))
+
+
+def trends_story(trends: dict) -> list[str]:
+    """Two or three lines saying what the trends show, for the demo's summary."""
+    rec = trends["recent"]
+    lines = [
+        f"as of {trends['as_of']}: {rec['start']}..{rec['end']} ({rec['documents']:,} documents) vs the months before"
+    ]
+    rising = trends["emerging"][:4]
+    if rising:
+        parts = [
+            f"{e['term']} ({100 * (e['baseline_share'] or 0):.2f}% -> {100 * e['recent_share']:.2f}%)" for e in rising
+        ]
+        lines.append("rising: " + ", ".join(parts))
+    else:
+        lines.append("rising: nothing passes the significance bar this month (try another --as-of)")
+    new = trends["new_methods"][:4]
+    if new:
+        lines.append("new methods: " + ", ".join(f"{m['name']} (first seen {m['first_seen']})" for m in new))
+    return lines
+
+
+def print_summary(
+    *,
+    stats: dict,
+    vectors: int,
+    prebuilt: int,
+    trends: dict,
+    report: Path,
+    dashboard: str,
+    url: str,
+    seconds: float,
+    timings: list[tuple[str, float]],
+) -> None:
+    """One screen: what was imported, the story the trends tell, the report, the dashboard (plain lines:
+    paths are never wrapped, so they stay copyable in a terminal and greppable in a pipe)."""
+    kinds = ", ".join(f"{n:,} {k}s" for k, n in stats["by_kind"].items())
+    lines = [
+        "[bold]What was imported[/bold]",
+        f"  {stats['documents']:,} documents ({kinds}) from {len(stats['by_source'])} sources",
+        f"  {vectors:,} vectors indexed; {prebuilt:,} prebuilt vectors came with the snapshot",
+        "[bold]The story the trends tell[/bold]",
+        *(f"  {line}" for line in trends_story(trends)),
+        "[bold]The report[/bold]",
+        *(f"  {report / name}" for name in ("report.html", "report.md") if (report / name).is_file()),
+        "[bold]The dashboard[/bold]",
+        f"  the dashboard: `{dashboard}`, then open {url}",
+        f"demo took {seconds:.0f} s (" + ", ".join(f"{n} {s:.0f} s" for n, s in timings) + ")",
+    ]
+    console.rule("[bold]Research Radar demo: summary")
+    for line in lines:
+        bold = line.startswith("[bold]")
+        console.print(line.removeprefix("[bold]").removesuffix("[/bold]"), style="bold" if bold else None, markup=False)
 
 
 def register_more(sub: argparse._SubParsersAction) -> None:
@@ -269,4 +400,9 @@ def register_more(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--data", metavar="DIR", help="folder with snapshot.jsonl.gz and feeds/ (default: bundled)")
     p.add_argument("--no-app", action="store_true", help="stop after the last step instead of serving the dashboard")
     p.add_argument("--port", type=int, metavar="N", help="dashboard port (default 8501)")
+    p.add_argument(
+        "--as-of",
+        metavar="YYYY-MM-DD",
+        help=f"the date the demo's trends and report look back from (default {DEMO_AS_OF})",
+    )
     p.set_defaults(func=cmd_demo)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import re
 
+from rich import box
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -44,7 +45,9 @@ def cmd_index(args: argparse.Namespace) -> int:
     else:
         console.print(
             f"indexed: {report.embedded:,} embedded ({report.docs_per_s:,.0f} docs/s on {run.device}, "
-            f"{args.engine}), {report.vectors:,} vectors ({report.kind}), keyword index "
+            f"{args.engine}), "
+            + (f"{report.reused:,} reused from prebuilt vectors, " if report.reused else "")
+            + f"{report.vectors:,} vectors ({report.kind}), keyword index "
             f"{'rebuilt' if report.keyword_rebuilt else 'current'}; model {report.model_id}"
         )
     return 0
@@ -71,12 +74,17 @@ def _print_hits(hits: list, as_json: bool) -> None:  # type: ignore[type-arg]
     if not hits:
         console.print("no results")
         return
-    table = Table(show_lines=False)
-    for col in ("#", "id", "published", "title", "tags", "score"):
-        table.add_column(col, overflow="fold")
+    # ids, dates and scores are never squeezed: at 80 columns the title and the tags share what is left
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("id", overflow="fold", min_width=min(max(len(h.id) for h in hits), 12), max_width=22)
+    table.add_column("published", no_wrap=True, min_width=10)
+    table.add_column("title", overflow="fold", min_width=16)
+    table.add_column("tags", overflow="fold", min_width=min(max((len(t) for h in hits for t in h.tags), default=4), 16))
+    table.add_column("score", justify="right", no_wrap=True)
     for rank, h in enumerate(hits, 1):
         title = _CONTROL.sub(" ", h.title)  # a NUL or escape code in stored text never reaches the terminal
-        table.add_row(str(rank), _CONTROL.sub(" ", h.id), h.published[:10], title, ", ".join(h.tags), f"{h.score:.4f}")
+        table.add_row(str(rank), _CONTROL.sub(" ", h.id), h.published[:10], title, "\n".join(h.tags), f"{h.score:.4f}")
     console.print(table)
 
 

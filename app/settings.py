@@ -58,9 +58,25 @@ class Settings:
         return replace(self, app=AppConfig.from_section(self.config.section("app") | given)) if given else self
 
 
+def resolve_location(ws: Workspace, location: str) -> str:
+    """A source url/base_url from radar.toml: a URL (``scheme://``) as written; a path (relative to the
+    workspace folder, or absolute) becomes a file:// URL, so a workspace with its feeds inside can move."""
+    if not location or "://" in location:
+        return location
+    uri = ws.resolve(location).resolve().as_uri()
+    return uri + "/" if location.endswith("/") and not uri.endswith("/") else uri
+
+
 def load_settings(ws: Workspace) -> Settings:
     """Parse ws's radar.toml once into every stage's validated config."""
     config = ws.config()
+    config = replace(
+        config,
+        sources=tuple(
+            replace(src, url=resolve_location(ws, src.url), base_url=resolve_location(ws, src.base_url))
+            for src in config.sources
+        ),
+    )
     tagging = TaggingConfig.from_section(config.section("tagging"))
     return Settings(
         root=ws.root,

@@ -10,7 +10,7 @@ index never disagrees with the store.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +20,7 @@ from radar.index.config import EmbeddingConfig, SearchConfig
 from radar.index.embedder import Embedder, document_text, model_id_for, resolve_model_dir
 from radar.index.errors import IndexError_, NothingIndexed
 from radar.index.keyword import KeywordIndex
+from radar.index.prebuilt import PrebuiltVectors
 from radar.index.vectors import VectorIndex, vectors_from_blobs
 from radar.store import Store
 
@@ -41,6 +42,7 @@ class IndexReport:
     seconds: float
     keyword_rebuilt: bool
     vector_rebuilt: bool
+    reused: int = 0  # vectors taken from prebuilt files instead of embedded
 
     @property
     def docs_per_s(self) -> float:
@@ -56,6 +58,7 @@ class IndexReport:
             "docs_per_s": round(self.docs_per_s, 1),
             "keyword_rebuilt": self.keyword_rebuilt,
             "vector_rebuilt": self.vector_rebuilt,
+            "reused": self.reused,
         }
 
 
@@ -108,12 +111,16 @@ def run_index(
     batches: BatchEmbedder,
     search_cfg: SearchConfig,
     progress: Progress | None = None,
+    prebuilt: Sequence[PrebuiltVectors] = (),
 ) -> IndexReport:
+    """Embed the documents with no current vector from ``model_id`` (vectors of ``prebuilt`` files whose
+    model id and content hash match are stored instead of embedding) and bring both indexes in step."""
     started = time.perf_counter()
     pending = store.pending_embeddings(model_id)
     hashes = {doc_id: content_hash for doc_id, content_hash, _, _ in pending}
-    items = [(doc_id, document_text(title, abstract)) for doc_id, _, title, abstract in pending]
     vi, rebuilt = load_vectors(paths, store, model_id, dim, search_cfg)
+    reused = _reuse(store, vi, model_id, prebuilt, list(hashes.items()))
+    items = [(doc_id, document_text(title, abstract)) for doc_id, _, title, abstract in pending if doc_id not in reused]
     if progress:
         progress(0, len(items))
     done = 0
@@ -146,8 +153,31 @@ def run_index(
     if keyword_rebuilt:
         keyword.save(paths.keyword)
     return IndexReport(
-        model_id, done, len(vi), vi.manifest.kind, time.perf_counter() - started, keyword_rebuilt, rebuilt
+        model_id, done, len(vi), vi.manifest.kind, time.perf_counter() - started, keyword_rebuilt, rebuilt, len(reused)
     )
+
+
+def _reuse(
+    store: Store,
+    vi: VectorIndex,
+    model_id: str,
+    prebuilt: Sequence[PrebuiltVectors],
+    wanted: list[tuple[str, str]],
+) -> set[str]:
+    """Store the prebuilt vectors of ``wanted`` (doc id, content hash) that match; returns their ids."""
+    taken: set[str] = set()
+    for source in prebuilt:
+        rest = [(d, h) for d, h in wanted if d not in taken]
+        doc_ids, vectors = source.take(model_id, rest)
+        hashes = dict(rest)
+        for start in range(0, len(doc_ids), 4096):
+            ids, vecs = doc_ids[start : start + 4096], vectors[start : start + 4096]
+            store.save_embeddings((d, model_id, hashes[d], v.tobytes()) for d, v in zip(ids, vecs, strict=True))
+            vec_ids = store.vec_ids_of(ids)
+            vi.upsert(np.array([vec_ids[d] for d in ids], dtype=np.int64), vecs)
+            vi.manifest.generation = store.embeddings_generation()
+        taken.update(doc_ids)
+    return taken
 
 
 def _all_vectors(store: Store, model_id: str, dim: int) -> tuple[np.ndarray, np.ndarray]:

@@ -3,7 +3,7 @@
 WORKSPACE/
   radar.toml        configuration (commented; `radar init` writes it)
   radar.db          SQLite database, WAL mode (documents, crawl state, tags, runs)
-  index/            vector and keyword indexes
+  index/            vector and keyword indexes (index/prebuilt/: vectors shipped with imported files)
   reports/YYYY-Www/ weekly reports
   runs/RUN_ID/      reproduction run outputs
   locks/            lock files for commands that must not overlap
@@ -71,6 +71,11 @@ class Workspace:
     @property
     def keyword_dir(self) -> Path:
         return self.index_dir / "bm25"
+
+    @property
+    def prebuilt_dir(self) -> Path:
+        """Prebuilt-vectors files that came with imported corpus files (`radar index` reuses them)."""
+        return self.index_dir / "prebuilt"
 
     @property
     def model_cache_dir(self) -> Path:

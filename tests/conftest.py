@@ -2,9 +2,12 @@ from __future__ import annotations
 
 import gzip
 import itertools
+import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
+import filelock
 import pytest
 
 from radar.store import Workspace
@@ -51,14 +54,30 @@ def small_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+def shared_dir(tmp_path_factory: pytest.TempPathFactory, name: str) -> tuple[Path, filelock.FileLock]:
+    """A folder every pytest-xdist worker of this run sees (the session's own folder without xdist), and the
+    lock that makes one worker build what it holds while the others wait and reuse it."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # pytest-of-USER/pytest-N/, above each worker's popen-gwK/
+    return base / name, filelock.FileLock(str(base / f"{name}.lock"))
+
+
 @pytest.fixture(scope="session", autouse=True)
 def shared_model_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """One exported ONNX model for the whole session (RADAR_MODEL_CACHE), as several workspaces would share."""
-    import os
-
-    path = tmp_path_factory.mktemp("models")
+    """One exported ONNX model for the whole run (RADAR_MODEL_CACHE), as several workspaces would share; with
+    pytest-xdist the workers share it too (the first exports it under a lock, the others wait)."""
+    path, lock = shared_dir(tmp_path_factory, "models")
+    path.mkdir(parents=True, exist_ok=True)
     old = os.environ.get("RADAR_MODEL_CACHE")
     os.environ["RADAR_MODEL_CACHE"] = str(path)
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # one worker exports while the others wait (alone: on first use)
+        from radar.index.embedder import model_fingerprint, resolve_model_dir
+        from radar.index.onnx_export import export
+
+        with lock:
+            model_dir = resolve_model_dir("default")
+            export(model_dir, path / model_fingerprint(model_dir), quantize=True)
     yield path
     if old is None:
         os.environ.pop("RADAR_MODEL_CACHE", None)
@@ -71,14 +90,21 @@ N_BACKGROUND = 300
 
 @pytest.fixture(scope="session")
 def indexed(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
-    """A real indexed workspace: the dev-query targets and 300 other snapshot papers (read-only: copy it)."""
+    """A real indexed workspace: the dev-query targets and 300 other snapshot papers, embedded from scratch by
+    the packaged model (read-only: copy it). Built once per run, shared by the pytest-xdist workers."""
     from radar.app.cli import main
     from tests.index_helpers import write_subset
 
-    root = tmp_path_factory.mktemp("indexed") / "ws"
-    subset = root.parent / "subset.jsonl.gz"
-    write_subset(subset, N_BACKGROUND)
-    assert main(["--workspace", str(root), "init"]) == 0
-    assert main(["--workspace", str(root), "import", str(subset)]) == 0
-    assert main(["--workspace", str(root), "index"]) == 0
+    folder, lock = shared_dir(tmp_path_factory, "indexed")
+    root = folder / "ws"
+    with lock:
+        if not (folder / "complete").is_file():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
+            subset = folder / "subset.jsonl.gz"
+            write_subset(subset, N_BACKGROUND)
+            assert main(["--workspace", str(root), "init"]) == 0
+            assert main(["--workspace", str(root), "import", str(subset)]) == 0
+            assert main(["--workspace", str(root), "index"]) == 0
+            (folder / "complete").write_text("built\n")
     return Workspace.open(root)

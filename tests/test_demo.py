@@ -1,0 +1,178 @@
+"""The first ten minutes: shipped vectors of the bundled snapshot, reused by `radar index`; the demo workspace.
+
+The shipped file (data/snapshot_vectors.npz, built by data/build_embeddings.py) must give what embedding from
+scratch gives: the `indexed` fixture embeds the same papers with the packaged model, and both workspaces
+must hold the same vectors (within the int8 storage error) and answer the dev queries alike.
+"""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+import shutil
+import sqlite3
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from radar.app import steps, wiring
+from radar.app.cmd_core import DEMO_FEEDS, demo_config
+from radar.app.context import Radar
+from radar.index.prebuilt import PrebuiltVectors, dequantize, quantize, write_prebuilt
+from radar.store import Workspace
+from tests.cli_helpers import run_cli
+from tests.conftest import N_BACKGROUND, ROOT, SNAPSHOT
+from tests.index_helpers import dev_queries, write_subset
+
+SHIPPED = ROOT / "data" / "snapshot_vectors.npz"
+MIN_COSINE = 0.999  # int8 storage alone measures > 0.9999 (test below); the rest is slack for other CPUs' int8 GEMMs
+
+
+def vectors(ws: Workspace) -> dict[str, np.ndarray]:
+    with sqlite3.connect(ws.db_path) as conn:
+        rows = conn.execute("SELECT doc_id, vector FROM embeddings").fetchall()
+    return {d: np.frombuffer(v, dtype=np.float32) for d, v in rows}
+
+
+def test_int8_storage_keeps_vectors() -> None:
+    """Row-scaled int8 storage of unit vectors (384-d, as the model's): cosine to the original >= 0.9999."""
+    rng = np.random.default_rng(0)
+    v = rng.normal(size=(2000, 384)).astype(np.float32)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    back = dequantize(*quantize(v))
+    cos = (v * back).sum(axis=1)
+    assert cos.min() > 0.9999
+    assert np.allclose(np.linalg.norm(back, axis=1), 1.0, atol=1e-5)
+
+
+def test_prebuilt_file_is_used_only_for_its_model_and_content(tmp_path: Path) -> None:
+    v = np.eye(4, dtype=np.float32)
+    path = write_prebuilt(
+        tmp_path / "v.npz", model_id="m@1/win8x8/int8", ids=list("abcd"), hashes=list("1234"), vectors=v
+    )
+    pre = PrebuiltVectors.open(path)
+    assert len(pre) == 4 and pre.model_id == "m@1/win8x8/int8"
+    ids, got = pre.take("m@1/win8x8/int8", [("a", "1"), ("b", "changed"), ("zz", "9"), ("d", "4")])
+    assert ids == ["a", "d"] and np.allclose(got, v[[0, 3]], atol=1e-6)
+    assert pre.take("other@2/win8x8/int8", [("a", "1")])[0] == []
+    (tmp_path / "bad.npz").write_bytes(b"not a zip")
+    with pytest.raises(Exception, match="not a prebuilt-vectors file"):
+        PrebuiltVectors.open(tmp_path / "bad.npz")
+
+
+def test_shipped_vectors_match_embedding_from_scratch(
+    indexed: Workspace, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The papers of `indexed` (embedded from scratch) imported with the shipped vectors beside them: nothing is
+    embedded, every vector agrees, and the dev queries find the same papers in the same order."""
+    subset = tmp_path / "subset.jsonl.gz"
+    write_subset(subset, N_BACKGROUND)
+    shutil.copyfile(SHIPPED, tmp_path / "subset_vectors.npz")
+    ws = tmp_path / "ws"
+    assert run_cli(capsys, "--workspace", str(ws), "init").code == 0
+    res = run_cli(capsys, "--workspace", str(ws), "import", str(subset), "--json")
+    assert res.code == 0 and res.json()["prebuilt_vectors"] == len(PrebuiltVectors.open(SHIPPED))
+    res = run_cli(capsys, "--workspace", str(ws), "index", "--json")
+    report = res.json()
+    reused = Workspace.open(ws)
+    scratch = vectors(indexed)
+    assert report["embedded"] == 0 and report["reused"] == len(scratch) == report["vectors"]
+    assert report["model_id"] == PrebuiltVectors.open(SHIPPED).model_id
+    mine = vectors(reused)
+    cos = np.array([float(mine[d] @ scratch[d]) for d in scratch])
+    assert cos.min() >= MIN_COSINE, f"worst cosine {cos.min():.5f}; rebuild with data/build_embeddings.py"
+
+    def top(root: Path, query: str) -> list[str]:
+        out = run_cli(capsys, "--workspace", str(root), "search", query, "-k", "10", "--json")
+        assert out.code == 0
+        return [h["id"] for h in out.json()]
+
+    queries = dev_queries()[:12]
+    same_top1 = same_top5 = 0
+    for q in queries:
+        a, b = top(indexed.root, q["query"]), top(ws, q["query"])
+        same_top1 += a[0] == b[0]
+        same_top5 += a[:5] == b[:5]
+        assert len(set(a) & set(b)) >= 9, (q["query"], a, b)
+    assert same_top1 == len(queries) and same_top5 >= len(queries) - 1
+
+
+def test_changed_papers_are_embedded_the_rest_reused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A paper whose text differs from the one the shipped vector was made from is embedded, not reused."""
+    lines = []
+    with gzip.open(SNAPSHOT, "rt", encoding="utf-8") as src:
+        for line in itertools.islice(src, 12):
+            lines.append(json.loads(line))
+    lines[3]["abstract"] += " (revised: a new section on scaling)"
+    src = tmp_path / "few.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    shutil.copyfile(SHIPPED, tmp_path / "few_vectors.npz")
+    ws = tmp_path / "ws"
+    assert run_cli(capsys, "--workspace", str(ws), "init").code == 0
+    assert run_cli(capsys, "--workspace", str(ws), "import", str(src)).code == 0
+    radar = Radar(Workspace.open(ws))
+    run = steps.index(radar, device="cpu")
+    assert (run.report.embedded, run.report.reused) == (1, 11)
+    again = steps.index(radar, device="cpu")  # nothing left to do
+    assert (again.report.embedded, again.report.reused) == (0, 0)
+
+
+def test_build_script_reproduces_the_shipped_vectors(tmp_path: Path) -> None:
+    """data/build_embeddings.py on the first papers gives the shipped file's vectors (so the file is current)."""
+    sys.path.insert(0, str(ROOT / "data"))
+    try:
+        import build_embeddings
+    finally:
+        sys.path.remove(str(ROOT / "data"))
+    out = tmp_path / "first.npz"
+    result = build_embeddings.build(SNAPSHOT, out, limit=16)
+    built, shipped = PrebuiltVectors.open(out), PrebuiltVectors.open(SHIPPED)
+    assert result["vectors"] == 16 and built.model_id == shipped.model_id
+    assert built.meta["max_seq_length"] == shipped.meta["max_seq_length"] == 128
+    with np.load(out) as data:
+        wanted = list(zip(data["ids"].tolist(), data["hashes"].tolist(), strict=True))
+    ids_a, a = built.take(built.model_id, wanted)
+    ids_b, b = shipped.take(shipped.model_id, wanted)
+    assert ids_a == ids_b == [d for d, _ in wanted]
+    assert (a * b).sum(axis=1).min() >= MIN_COSINE
+
+
+def test_shipped_data_stays_small() -> None:
+    """All bundled data (snapshot, vectors, feeds, labels) under 30 MB."""
+    folders = [ROOT / "data", ROOT / "analysis" / "tags" / "labels"]
+    total = sum(p.stat().st_size for f in folders for p in f.rglob("*") if p.is_file())
+    assert total < 30e6, f"bundled data is {total / 1e6:.1f} MB"
+
+
+# -- the demo workspace ------------------------------------------------------------------------------------
+def test_demo_sources_are_relative_and_the_workspace_moves(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The demo's radar.toml names its feeds relative to the workspace; moved elsewhere, its sources still work."""
+    feeds = sorted((ROOT / "data" / "feeds").glob("*.xml"))
+    text = demo_config([f.name for f in feeds])
+    assert "file://" not in text and str(ROOT) not in text
+    first = tmp_path / "first"
+    ws, _ = Workspace.init(first, config_text=text)
+    for feed in feeds:
+        (ws.resolve(DEMO_FEEDS)).mkdir(exist_ok=True)
+        shutil.copyfile(feed, ws.resolve(DEMO_FEEDS) / feed.name)
+    moved = tmp_path / "elsewhere" / "moved"
+    shutil.move(str(first), moved)
+    settings = Radar(Workspace.open(moved)).settings
+    urls = [s.url or s.base_url for s in settings.sources]
+    assert urls and all(u.startswith((moved / DEMO_FEEDS).as_uri()) for u in urls)
+    res = run_cli(capsys, "--workspace", str(moved), "crawl", "--source", "lilianweng")
+    assert res.code == 0 and "lilianweng: 53 new" in res.out
+
+
+def test_relative_paths_resolve_against_the_workspace_and_urls_stay(tmp_path: Path) -> None:
+    ws, _ = Workspace.init(tmp_path / "ws")
+    assert wiring.prebuilt_vectors(Radar(ws)) == []  # nothing imported with vectors: nothing to reuse
+    from radar.app.settings import resolve_location
+
+    assert resolve_location(ws, "https://example.org/feed.xml") == "https://example.org/feed.xml"
+    assert resolve_location(ws, "feeds/x.xml") == (ws.root / "feeds" / "x.xml").as_uri()
+    assert resolve_location(ws, "feeds/").endswith("/feeds/")
+    assert resolve_location(ws, "/abs/feed.xml") == "file:///abs/feed.xml"
