@@ -48,7 +48,7 @@ from radar.analysis.tags.model import TagModel
 from radar.analysis.tags.tagger import Corpus, decide, fit_model
 from radar.analysis.tags.training import Examples
 
-console = Console()
+console = Console(width=150)
 GOAL_MACRO, GOAL_TAG, GOAL_RL = 0.80, 0.65, 0.75
 
 

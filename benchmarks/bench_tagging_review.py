@@ -40,7 +40,7 @@ from radar.analysis.tags.review import important_tags, pick_uncertain
 from radar.analysis.tags.tagger import Corpus, decide, fit_model
 from radar.analysis.tags.training import Examples
 
-console = Console()
+console = Console(width=150)
 
 
 def with_corrections(

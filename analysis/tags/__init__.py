@@ -2,10 +2,11 @@
 
 taxonomy.py  tags, groups, descriptions, seed keywords (taxonomy.toml is the default)
 keywords.py  seed-keyword matching (weak labels, a feature, the keyword baseline)
-training.py  label files and the shipped dev labels
+training.py  label files and the shipped dev + dev2 labels
 features.py  embedding + TF-IDF + keyword features
 model.py     one logistic regression per tag, thresholds by cross-validation
 tagger.py    train, tag documents, record corrections
+review.py    the review queue: papers the model is least sure about, for corrections
 evaluate.py  `radar tag eval` and cross-validation
 
 Import what you need from its module; this package imports nothing heavy (scikit-learn loads only
