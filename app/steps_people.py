@@ -42,9 +42,9 @@ def dashboard_url(radar: Radar) -> str:
 
 def import_library(radar: Radar, name: str, path: Path) -> LibraryMatch:
     """Read a .bib / CSL .json library, match it to stored documents and record the matches as liked."""
-    entries = read_library(path)
     with radar.store() as store:
-        store.person(name)
+        store.person(name)  # an unknown person first: the file may be fine
+        entries = read_library(path)
         found = match_entries(store, entries)
         store.record_feedback(name, found.doc_ids, 1, "import")
     return found
@@ -60,6 +60,7 @@ def digest(radar: Radar, name: str, period: Period) -> Digest:
             radar.settings.report,
             model_id=model_id(radar, store),
             dashboard_url=dashboard_url(radar),
+            lab=radar.settings.profile,
         )
 
 
@@ -86,7 +87,13 @@ def digests(radar: Radar, period: Period, *, send: bool = True) -> list[PersonDi
         mid = model_id(radar, store)
         for person in store.people():
             d = build_digest(
-                store, person, period, radar.settings.report, model_id=mid, dashboard_url=dashboard_url(radar)
+                store,
+                person,
+                period,
+                radar.settings.report,
+                model_id=mid,
+                dashboard_url=dashboard_url(radar),
+                lab=radar.settings.profile,
             )
             paths = {"md": folder / f"digest-{person.name}.md", "html": folder / f"digest-{person.name}.html"}
             write_text_atomic(paths["md"], render_text(d))

@@ -289,3 +289,69 @@ def test_library_parsers_find_ids_and_normalise_titles() -> None:
     csl = parse_csl_json('[{"id": "k", "title": "T", "DOI": "10.48550/arXiv.2501.12345"}, {"title": "U"}]')
     assert [(e.key, e.arxiv_id, e.how) for e in csl] == [("k", "2501.12345", "doi"), ("item2", "", "")]
     assert normalise_title("{GRPO} Done {\\'R}ight: a Study") == normalise_title("GRPO done right -- A STUDY")
+
+
+def test_people_page_records_a_digest_link_and_a_button(
+    people_ws: tuple[Workspace, dict[str, list[dict[str, Any]]]],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from radar.app.dashboard import MAIN_SCRIPT
+
+    ws, picked = people_ws
+    _cli(capsys, ws, "people", "add", "hana")
+    _cli(capsys, ws, "people", "like", "hana", *[r["id"] for r in picked["rl"][:5]])
+    target = picked["week"][0]["id"]
+    monkeypatch.setenv("RADAR_HOME", str(ws.root))
+    at = AppTest.from_file(str(MAIN_SCRIPT.parent / "page_people.py"), default_timeout=180)
+    at.query_params["person"] = "hana"
+    at.query_params["dislike"] = target
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = [str(s.value).replace("\\", "") for s in at.success]
+    assert any("Recorded" in v and target in v for v in shown), shown
+    with ws.store() as store:
+        assert [(f.doc_id, f.value, f.source) for f in store.feedback("hana") if f.doc_id == target] == [
+            (target, -1, "report")
+        ]
+    # the digest tab's first Like button records a like from the dashboard
+    like = next(b for b in at.button if b.label == "Like")
+    doc_id = like.key.removeprefix("pp-like-")
+    like.click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    with ws.store() as store:
+        assert (doc_id, 1, "dashboard") in [(f.doc_id, f.value, f.source) for f in store.feedback("hana")]
+
+
+def test_rules_rank_until_enough_likes_with_negative_terms_and_follows(
+    people_ws: tuple[Workspace, dict[str, list[dict[str, Any]]]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    ws, picked = people_ws
+    week = {r["id"]: r for r in picked["week"]}
+
+    def naming(word: str) -> list[str]:
+        pattern = re.compile(rf"(?<![A-Za-z0-9]){word}(?![A-Za-z0-9])", re.I)
+        return [i for i, r in week.items() if pattern.search(r["title"] + " " + r["abstract"])]
+
+    words = [w for r in week.values() for w in re.findall(r"[a-z]{7,}", r["title"].lower())]
+    negative = next(w for w in words if 2 <= len(naming(w)) <= 8)  # a word a few of the week's papers use
+    negatives = naming(negative)
+    followed = next(r["authors"][0] for i, r in week.items() if r["authors"] and i not in negatives)
+    assert _cli(capsys, ws, "people", "add", "ivy").code == 0
+    argv = ["--term", "reinforcement learning=2", "--not-term", negative, "--author", followed]
+    res = _cli(capsys, ws, "people", "set", "ivy", *argv)
+    assert res.code == 0, res.err
+    doc = _digest(capsys, ws, "ivy")
+    assert doc["method"] == "rules"
+    assert doc["dropped_by_negative_terms"] == len(negatives)
+    ids = [p["id"] for p in doc["papers"]]
+    assert not set(ids) & set(negatives)
+    assert any(f"author {followed}" in p["why"] for p in doc["papers"])
+    assert any("term 'reinforcement learning'" in p["why"] for p in doc["papers"])
+    # four likes are too few to learn from; the fifth switches ivy to the learned ranking
+    assert _cli(capsys, ws, "people", "like", "ivy", *[r["id"] for r in picked["rl"][:4]]).code == 0
+    assert _digest(capsys, ws, "ivy")["method"] == "rules"
+    assert _cli(capsys, ws, "people", "like", "ivy", picked["rl"][4]["id"]).code == 0
+    assert _digest(capsys, ws, "ivy")["method"] == "learned"

@@ -66,15 +66,17 @@ def _vote(radar: Any, name: str, doc_id: str, value: int) -> None:
 
 
 def _digest(radar: Any, name: str) -> None:
-    from radar.app import steps_people
-    from radar.reports.period import latest_data_week, parse_week
+    from datetime import date
 
-    try:
-        with radar.store() as store:
-            default = latest_data_week(store).label
-    except RadarError as exc:
-        st.info(data.md(str(exc)))
+    from radar.app import steps_people
+    from radar.reports.period import parse_week, week_of
+
+    with radar.store() as store:
+        newest = store.published_range().last
+    if not newest:
+        st.info("No documents yet: run `radar import` or `radar crawl`, then `radar index`.")
         return
+    default = week_of(date.fromisoformat(newest[:10])).label  # the newest week, even when it is not over
     week = st.text_input("Week", value=default, key="pp_week", help="ISO week, e.g. 2025-W22")
     try:
         digest = steps_people.digest(radar, name, parse_week(week.strip()))

@@ -7,14 +7,14 @@ under the label ``digest:<name>:<period>``; a failed send is retried on the next
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 from html import escape
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from radar.reports.config import DeliveryConfig, ReportConfig, WebhookConfig
+from radar.reports.config import DeliveryConfig, Profile, ReportConfig, WebhookConfig
 from radar.reports.deliver import Job, Outcome, post_webhook, send_email, send_jobs, slack_text, webhook_recipient
 from radar.reports.people.ranking import (
     N_SKIPPED,
@@ -92,8 +92,13 @@ def build_digest(
     model_id: str,
     dashboard_url: str = "",
     top_n: int = TOP_N,
+    lab: Profile | None = None,
 ) -> Digest:
-    """Rank the period's documents for ``person``; ``model_id`` names the stored embeddings ('' = none)."""
+    """Rank the period's documents for ``person``; ``model_id`` names the stored embeddings ('' = none). A
+    person with no tags and no terms of their own gets the lab-wide [profile] ``lab``'s for the rules."""
+    profile = person.profile
+    if lab is not None and not (profile.tags or profile.terms):
+        profile = replace(profile, tags=dict(lab.tags), terms=dict(lab.terms))
     verdicts = {f.doc_id for f in store.feedback(person.name)}
     ids = [i for i in store.filter_documents(since=period.since, until=period.until) if i not in verdicts]
     found = store.documents(ids)
@@ -103,9 +108,9 @@ def build_digest(
         scores, method = learned_scores(training, _examples(store, docs, model_id)), "learned"
     else:
         liked = [ex.doc for ex in training.liked]
-        scores, method = rule_scores(docs, store.tag_scores(ids), person.profile, liked, period, cfg), "rules"
-    kept, dropped = adjust(scores, person.profile)
-    top = [s for s in kept if s.score >= person.profile.min_score][:top_n]
+        scores, method = rule_scores(docs, store.tag_scores(ids), profile, liked, period, cfg), "rules"
+    kept, dropped = adjust(scores, profile)
+    top = [s for s in kept if s.score >= profile.min_score][:top_n]
     alerts = [
         {"id": a.doc_id, "search": a.search, "score": round(a.score, 4), "found_at": a.found_at}
         for a in store.alerts(person.name, since=period.since)

@@ -65,7 +65,7 @@ def normalise_title(title: str) -> str:
     return " ".join(re.sub(r"[^a-z0-9]+", " ", text.lower()).split())
 
 
-def _first_id(values: Iterable[str]) -> tuple[str, str]:
+def _first_id(values: Iterable[tuple[str, str]]) -> tuple[str, str]:
     for how, value in values:
         value = value.strip()
         for pattern in (BARE_ID, ARXIV_URL, ARXIV_DOI, ARXIV_PREFIXED):
@@ -90,7 +90,7 @@ def parse_bibtex(text: str) -> list[Entry]:
     if library.failed_blocks:
         first = library.failed_blocks[0]
         raise LibraryError(
-            f"the BibTeX is not valid near line {first.start_line + 1} ({len(library.failed_blocks)} bad "
+            f"the BibTeX is not valid near line {(first.start_line or 0) + 1} ({len(library.failed_blocks)} bad "
             "block(s)); fix those entries (a missing comma or brace) or export the library again"
         )
     entries = []
@@ -161,9 +161,9 @@ def match_entries(store: Store, entries: list[Entry]) -> LibraryMatch:
             if key in wanted and key not in by_title:
                 by_title[key] = doc_id
     for e in rest:
-        doc_id = by_title.get(normalise_title(e.title))
-        if doc_id:
-            out.matched.append(Matched(e, doc_id, "title"))
+        found = by_title.get(normalise_title(e.title))
+        if found:
+            out.matched.append(Matched(e, found, "title"))
         else:
             out.unmatched.append(e)
     return out
