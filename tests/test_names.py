@@ -12,7 +12,7 @@ from radar.analysis.names import KINDS, find_names, kind_of, load_labels, name_i
 from radar.analysis.names.aliases import key_of, merge_keys, surface_key
 from radar.analysis.names.evaluate import cross_validate, folds_by_name, score, wilson
 from radar.analysis.names.evidence import Evidence, collect
-from radar.analysis.names.extract import code_links, mentions
+from radar.analysis.names.extract import Mention, code_links, mentions
 from radar.analysis.names.kinds import rule_kind
 from radar.store import Workspace
 from radar.store.names import NameRow
@@ -27,7 +27,7 @@ class Doc:
     published: str
 
 
-def _by_surface(title: str, abstract: str) -> dict[str, object]:
+def _by_surface(title: str, abstract: str) -> dict[str, Mention]:
     return {m.surface: m for m in mentions(title, abstract)}
 
 

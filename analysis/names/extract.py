@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # a word with two capitals, or a capital and a digit (the lookahead skips plain words inside the regex engine)
 _TOKEN = re.compile(r"(?<![\w\-./])(?=[\w.\-]*?[A-Z][\w.\-]*?[A-Z0-9])[A-Za-z][A-Za-z0-9]*(?:[-.][A-Za-z0-9]+)*")
@@ -133,12 +133,26 @@ def code_links(text: str) -> list[str]:
     return out
 
 
+@dataclass(slots=True)
+class _State:
+    """What ``mentions`` gathers for one surface form while it reads the document."""
+
+    family: str
+    in_title: bool
+    title_prefix: bool = False
+    introduced: bool = False
+    compared: bool = False
+    sized: bool = False
+    features: set[str] = field(default_factory=set)
+    occurrences: int = 0
+
+
 def mentions(
     title: str, abstract: str, max_per_surface: int = 3, keep: Callable[[str], bool] | None = None
 ) -> list[Mention]:
     """The candidate names of one document, one mention per surface form with the evidence of its first
     ``max_per_surface`` occurrences (title first, then abstract)."""
-    seen: dict[str, list[object]] = {}
+    seen: dict[str, _State] = {}
     rejected: set[str] = set()
     prefix = _title_prefix(title)
     subtitle = title[len(prefix) :].lstrip(" :-–—") if prefix else ""
@@ -152,24 +166,22 @@ def mentions(
                 if not is_candidate(surface) or (keep is not None and not keep(surface)):
                     rejected.add(surface)
                     continue
-                family = family_of(surface)
-                # [family, in_title, title_prefix, introduced, compared, sized, features, occurrences]
-                state = seen[surface] = [family, part == "t", False, False, False, False, set(), 0]
-            if state[7] >= max_per_surface:  # type: ignore[operator]
+                state = seen[surface] = _State(family_of(surface), part == "t")
+            if state.occurrences >= max_per_surface:
                 continue
-            state[7] += 1  # type: ignore[operator]
-            feats: set[str] = state[6]  # type: ignore[assignment]
-            family = str(state[0])
+            state.occurrences += 1
+            feats = state.features
+            family = state.family
             start, end = m.span()
             left, right = text[max(0, start - 160) : start], text[end : end + 120]
             if surface != family:
                 feats.add("variant")
             if _SIZE.search(surface[len(family) :] + "-") or _SIZE_AFTER.match(right):
-                state[5] = True
+                state.sized = True
                 feats.add("sized")
             introduced = False
             if part == "t" and surface == prefix:
-                state[2] = introduced = True
+                state.title_prefix = introduced = True
                 feats.add("title_prefix")
                 feats.update("sub:" + w for w in _words(subtitle, 8, last=False))
             elif part == "t":
@@ -203,24 +215,24 @@ def mentions(
                 elif app and right.lstrip()[:1] in {",", ":", "("} and _WE.search(left[-100:]):
                     introduced = True
             if introduced:
-                state[3] = True
+                state.introduced = True
             if _COMPARE.search(left[-120:]):
-                state[4] = True
+                state.compared = True
                 feats.add("compared")
     out = []
-    for surface, (family, in_title, tprefix, introduced, compared, sized, feats, _n) in seen.items():
-        if introduced:
-            feats.add("introduced")  # type: ignore[union-attr]
+    for surface, st in seen.items():
+        if st.introduced:
+            st.features.add("introduced")
         out.append(
             Mention(
                 surface=surface,
-                family=str(family),
-                in_title=bool(in_title),
-                title_prefix=bool(tprefix),
-                introduced=bool(introduced),
-                compared=bool(compared),
-                sized=bool(sized),
-                features=tuple(sorted(feats)),  # type: ignore[call-overload]
+                family=st.family,
+                in_title=st.in_title,
+                title_prefix=st.title_prefix,
+                introduced=st.introduced,
+                compared=st.compared,
+                sized=st.sized,
+                features=tuple(sorted(st.features)),
             )
         )
     return out
