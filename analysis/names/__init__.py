@@ -6,8 +6,9 @@ Flow: extract.py (candidate names of one document and the evidence around each m
 ``radar methods`` stores and prints and that trends/reports read).
 """
 
+from radar.analysis.names.aliases import surface_key
 from radar.analysis.names.errors import NamesError
 from radar.analysis.names.find import Name, find_names, kind_of, load_labels, name_index
 from radar.analysis.names.kinds import KINDS
 
-__all__ = ["KINDS", "Name", "NamesError", "find_names", "kind_of", "load_labels", "name_index"]
+__all__ = ["KINDS", "Name", "NamesError", "find_names", "kind_of", "load_labels", "name_index", "surface_key"]
