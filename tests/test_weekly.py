@@ -90,6 +90,24 @@ def test_weekly_retries_an_earlier_failed_delivery(
             assert {r.period: r.status for r in store.deliveries()} == {"2025-W34": "sent", "2025-W35": "sent"}
 
 
+def test_weekly_takes_the_crawl_and_tag_locks(
+    server: FeedServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A `radar crawl` (or `radar tag`) in progress: weekly's crawl (tag) step waits its turn and says so,
+    instead of fetching every source a second time; the report still goes out."""
+    ws = make_workspace(tmp_path / "ws", sources(server))
+    with ws.lock("crawl"), ws.lock("tag"):
+        res = run_cli(
+            capsys, "--workspace", str(ws.root), "weekly", "--week", WEEK, "--skip", "index,trends,deliver", "--json"
+        )
+    steps = {s["step"]: s for s in res.json()["steps"]}
+    assert res.code == 2
+    assert not steps["crawl"]["ok"] and "another `radar crawl` is running" in steps["crawl"]["summary"]
+    assert not steps["tag"]["ok"] and "another `radar tag` is running" in steps["tag"]["summary"]
+    assert not server.requests  # nothing was fetched while the crawl lock was held
+    assert steps["report"]["ok"] and (ws.reports_dir / WEEK / "report.html").is_file()
+
+
 def test_overlapping_runs_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ws, _ = Workspace.init(tmp_path / "ws")
     with ws.lock("weekly"):  # a run in progress (flock: another open file description conflicts)
