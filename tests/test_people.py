@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from radar.app.context import Radar
 from radar.reports.people.library import normalise_title, parse_bibtex, parse_csl_json
@@ -355,3 +357,23 @@ def test_rules_rank_until_enough_likes_with_negative_terms_and_follows(
     assert _digest(capsys, ws, "ivy")["method"] == "rules"
     assert _cli(capsys, ws, "people", "like", "ivy", picked["rl"][4]["id"]).code == 0
     assert _digest(capsys, ws, "ivy")["method"] == "learned"
+
+
+_TITLE = st.text(alphabet=st.characters(categories=("L", "N"), include_characters=" :-,.?!'()"), max_size=80)
+_ID = st.from_regex(r"\A2[0-6](0[1-9]|1[0-2])\.\d{5}\Z")
+
+
+@given(title=_TITLE, arxiv_id=_ID, how=st.sampled_from(["eprint", "doi", "url"]))
+@settings(max_examples=150, deadline=None)
+def test_library_entries_round_trip(title: str, arxiv_id: str, how: str) -> None:
+    field = {
+        "eprint": f"eprint = {{{arxiv_id}v1}}, archivePrefix = {{arXiv}}",
+        "doi": f"doi = {{10.48550/arXiv.{arxiv_id}}}",
+        "url": f"url = {{https://arxiv.org/abs/{arxiv_id}}}",
+    }[how]
+    (entry,) = parse_bibtex(f"@article{{k, title = {{{title}}}, {field}}}\n")
+    assert (entry.arxiv_id, entry.how) == (arxiv_id, how)
+    assert normalise_title(entry.title) == normalise_title(title)
+    (item,) = parse_csl_json(json.dumps([{"id": "k", "title": title, "URL": f"https://arxiv.org/abs/{arxiv_id}"}]))
+    assert item.arxiv_id == arxiv_id and normalise_title(item.title) == normalise_title(title)
+    assert normalise_title(normalise_title(title)) == normalise_title(title)
