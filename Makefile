@@ -22,14 +22,19 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) -m pip install --quiet -e '.[dev]' && \
 	echo "== set-up took $$(( $$(date +%s) - start )) s ==" && touch $(STAMP)
 
+# The demo reuses the shipped vectors of the snapshot (data/snapshot_vectors.npz, data/build_embeddings.py)
+# and ends with a one-screen summary and the dashboard; `make demo DEMO_ARGS=--no-app` stops at the summary.
 demo: setup
-	$(VENV)/bin/radar --workspace $(DEMO_WS) demo
+	$(VENV)/bin/radar --workspace $(DEMO_WS) demo $(DEMO_ARGS)
 
+# Both cores: pytest-xdist workers share the exported model and the indexed workspace (tests/conftest.py).
+# TEST_WORKERS=0 runs in one process; the slowest tests are listed at the end.
+TEST_WORKERS ?= 2
 test: setup
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --durations=15
 
 test-fast: setup
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q -n $(TEST_WORKERS) -m "not slow"
 
 lint: setup
 	$(PY) -m ruff check .

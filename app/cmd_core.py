@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
@@ -208,9 +208,10 @@ def cmd_crawl(args: argparse.Namespace) -> int:
 
 # -- demo -------------------------------------------------------------------------------------------
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"
-# The month the demo's trends look back from: the snapshot's last months are quiet (nothing passes the
-# significance bar), while in this one several terms rise clearly; `radar trends --as-of` shows any other.
-DEMO_AS_OF = "2026-03-31"
+# The date the demo's trends look back from: the snapshot's last months are quiet (no term passes the
+# significance bar; `radar trends --as-of` at each month end of 2025-06..2026-06 shows emerging terms only in
+# 2025-06..09 and 2025-12), while in September 2025 RLVR and Qwen3 both rise clearly.
+DEMO_AS_OF = "2025-09-30"
 DEMO_FEEDS = "feeds"  # the bundled feeds are copied here, inside the workspace: radar.toml names them relatively
 
 
@@ -251,7 +252,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
         raise WorkspaceError(
             f"bundled snapshot not found at {snapshot}; run from a project checkout or pass --data DIR"
         )
-    as_of = (_parse_date(args.as_of, "--as-of") or _parse_date(DEMO_AS_OF, "--as-of")).date()  # type: ignore[union-attr]
+    parsed = _parse_date(args.as_of or DEMO_AS_OF, "--as-of")
+    assert parsed is not None
+    as_of = parsed.date()
     feeds = sorted((data_dir / "feeds").glob("*.xml"))
     root = resolve_root(args.workspace)
     ws, created = Workspace.init(root, config_text=demo_config([f.name for f in feeds]))
@@ -304,8 +307,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     ):
         worst = max(worst, step(title, argv))
 
-    period = week_of(as_of)
-    code = step(f"weekly report for {period.label}, the week the trends end in", ["report", "--week", period.label])
+    period = week_of(as_of - timedelta(days=as_of.isoweekday() % 7))  # the last full week by --as-of
+    code = step(f"weekly report for {period.label}, the last full week by {as_of}", ["report", "--week", period.label])
     worst = max(worst, code)
 
     with ws.store() as store:

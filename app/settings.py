@@ -63,7 +63,10 @@ def resolve_location(ws: Workspace, location: str) -> str:
     workspace folder, or absolute) becomes a file:// URL, so a workspace with its feeds inside can move."""
     if not location or "://" in location:
         return location
-    uri = ws.resolve(location).resolve().as_uri()
+    try:
+        uri = ws.resolve(location).resolve().as_uri()
+    except (ValueError, OSError):  # e.g. a NUL byte: left as written, the crawler says what is wrong with it
+        return location
     return uri + "/" if location.endswith("/") and not uri.endswith("/") else uri
 
 

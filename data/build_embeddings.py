@@ -2,13 +2,17 @@
 
 Does exactly what `radar index` does on a CPU with the default radar.toml (the packaged
 all-MiniLM-L6-v2, ONNX int8, 2 x 128-token windows): imports the snapshot into a throw-away
-workspace, indexes it there, and writes every stored vector with its document id and the content
-hash the store computed (index/prebuilt.py: int8 with a scale per row, stamped with the model id).
+workspace, crawls the bundled feeds as `radar demo` does (their posts are embedded too), indexes
+it there, and writes every stored vector with its document id and the content hash the store
+computed (index/prebuilt.py: int8 with a scale per row, stamped with the model id).
 `radar import data/snapshot.jsonl.gz` copies the file into the workspace and `radar index` reuses
 each vector whose model id and content hash still match. Re-run after changing the snapshot, the
 model or the window settings (a stale file is simply not used):
 
     .venv/bin/python data/build_embeddings.py [--limit N] [--out PATH]
+
+On a busy machine, shards run at once and are joined (`--shard 0/3` ... `--shard 2/3`, then `--merge`);
+`--harvest WS...` writes what stopped or running build workspaces hold so far.
 
 About 7 minutes on 2 idle cores for the 20k papers (the first run also exports the model to ONNX).
 """
@@ -29,6 +33,7 @@ DATA = Path(__file__).resolve().parent
 sys.path.insert(0, str(DATA.parent))  # run from a checkout without an install too
 
 from radar.app import steps  # noqa: E402
+from radar.app.cmd_core import DEMO_FEEDS, demo_config  # noqa: E402
 from radar.app.context import Radar  # noqa: E402
 from radar.crawler.snapshot import import_snapshot  # noqa: E402
 from radar.index.prebuilt import merge_prebuilt, write_prebuilt  # noqa: E402
@@ -37,10 +42,16 @@ from radar.store.config import DEFAULT_CONFIG_TEXT  # noqa: E402
 
 
 def build(
-    snapshot: Path, out: Path, *, limit: int | None = None, shard: tuple[int, int] = (0, 1), work: Path | None = None
+    snapshot: Path,
+    out: Path,
+    *,
+    limit: int | None = None,
+    shard: tuple[int, int] = (0, 1),
+    feeds: Path | None = None,
+    work: Path | None = None,
 ) -> dict[str, object]:
     """Embed ``snapshot`` (its first ``limit`` lines; of those, line i when i % n == k for ``shard`` (k, n))
-    as `radar index` would on a CPU; write ``out``."""
+    as `radar index` would on a CPU, and with ``feeds`` the posts of the bundled feeds; write ``out``."""
     name = snapshot.name
     with tempfile.TemporaryDirectory(prefix="radar-embed-") as tmp:
         root = work or Path(tmp) / "ws"
@@ -50,10 +61,15 @@ def build(
             with gzip.open(snapshot, "rb") as src, gzip.open(part, "wb") as dst:
                 dst.writelines(line for i, line in enumerate(itertools.islice(src, limit)) if i % n == k)
             snapshot = part
-        ws, _ = Workspace.init(root, config_text=DEFAULT_CONFIG_TEXT)
+        names = [f.name for f in sorted(feeds.glob("*.xml"))] if feeds else []
+        ws, _ = Workspace.init(root, config_text=demo_config(names) if feeds else DEFAULT_CONFIG_TEXT)
         radar = Radar(ws)
         with ws.store() as store:
             import_snapshot(store, snapshot)
+        if feeds:  # the demo's posts too: crawled from the bundled feeds exactly as `radar demo` does
+            for name in names:
+                ws.write_bytes_atomic(ws.resolve(DEMO_FEEDS) / name, (feeds / name).read_bytes())
+            steps.crawl_sources(radar)
         started = time.perf_counter()
         run = steps.index(radar, device="cpu", prebuilt=())  # embed everything: no reuse when building
         seconds = time.perf_counter() - started
@@ -130,8 +146,11 @@ def main() -> None:
     ap.add_argument("--snapshot", type=Path, default=DATA / "snapshot.jsonl.gz")
     ap.add_argument("--out", type=Path, default=DATA / "snapshot_vectors.npz")
     ap.add_argument("--limit", type=int, help="only the first N papers (a quick check)")
+    ap.add_argument("--feeds", type=Path, default=DATA / "feeds", help="bundled feeds whose posts the demo crawls")
+    ap.add_argument("--no-feeds", action="store_true", help="papers only")
     ap.add_argument("--shard", default="0/1", metavar="K/N", help="only lines i with i %% N == K (run N at once)")
     ap.add_argument("--merge", nargs="+", type=Path, metavar="PART", help="join shard files into --out and stop")
+    ap.add_argument("--work", type=Path, help="keep the build workspace here; an earlier one resumes where it stopped")
     ap.add_argument("--harvest", nargs="+", type=Path, metavar="WS", help="write what build workspaces hold so far")
     args = ap.parse_args()
     if args.harvest:
@@ -145,7 +164,8 @@ def main() -> None:
         print(f"merged {len(args.merge)} files -> {args.out} ({args.out.stat().st_size / 1e6:.1f} MB)")
         return
     k, n = (int(x) for x in args.shard.split("/"))
-    result = build(args.snapshot, args.out, limit=args.limit, shard=(k, n))
+    feeds = None if args.no_feeds or k != 0 else args.feeds  # the posts go with shard 0
+    result = build(args.snapshot, args.out, limit=args.limit, shard=(k, n), feeds=feeds, work=args.work)
     size = args.out.stat().st_size / 1e6
     print(
         f"{result['vectors']:,} vectors by {result['model_id']} in {result['embed_seconds']} s -> {args.out} "

@@ -66,21 +66,25 @@ def test_prebuilt_file_is_used_only_for_its_model_and_content(tmp_path: Path) ->
 def test_shipped_vectors_match_embedding_from_scratch(
     indexed: Workspace, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The papers of `indexed` (embedded from scratch) imported with the shipped vectors beside them: nothing is
-    embedded, every vector agrees, and the dev queries find the same papers in the same order."""
+    """The papers of `indexed` (embedded from scratch) imported with the shipped vectors beside them: every
+    paper the file covers is reused (the rest embedded), every vector agrees, and the dev queries find the same
+    papers in the same order."""
     subset = tmp_path / "subset.jsonl.gz"
     write_subset(subset, N_BACKGROUND)
     shutil.copyfile(SHIPPED, tmp_path / "subset_vectors.npz")
+    shipped = PrebuiltVectors.open(SHIPPED)
     ws = tmp_path / "ws"
     assert run_cli(capsys, "--workspace", str(ws), "init").code == 0
     res = run_cli(capsys, "--workspace", str(ws), "import", str(subset), "--json")
-    assert res.code == 0 and res.json()["prebuilt_vectors"] == len(PrebuiltVectors.open(SHIPPED))
-    res = run_cli(capsys, "--workspace", str(ws), "index", "--json")
-    report = res.json()
+    assert res.code == 0 and res.json()["prebuilt_vectors"] == len(shipped)
+    with sqlite3.connect(Workspace.open(ws).db_path) as conn:
+        wanted = conn.execute("SELECT id, content_hash FROM documents").fetchall()
+    covered = len(shipped.take(shipped.model_id, wanted)[0])
+    report = run_cli(capsys, "--workspace", str(ws), "index", "--json").json()
     reused = Workspace.open(ws)
     scratch = vectors(indexed)
-    assert report["embedded"] == 0 and report["reused"] == len(scratch) == report["vectors"]
-    assert report["model_id"] == PrebuiltVectors.open(SHIPPED).model_id
+    assert report["model_id"] == shipped.model_id and covered > len(wanted) // 4
+    assert report["reused"] == covered and report["embedded"] == len(scratch) - covered == report["vectors"] - covered
     mine = vectors(reused)
     cos = np.array([float(mine[d] @ scratch[d]) for d in scratch])
     assert cos.min() >= MIN_COSINE, f"worst cosine {cos.min():.5f}; rebuild with data/build_embeddings.py"
