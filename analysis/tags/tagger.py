@@ -27,7 +27,7 @@ from radar.analysis.tags.config import TaggingConfig
 from radar.analysis.tags.errors import TaggingError
 from radar.analysis.tags.features import FeatureSpace
 from radar.analysis.tags.model import WEAK_WEIGHT, TagModel, TagRule, fit_tag
-from radar.analysis.tags.taxonomy import Taxonomy
+from radar.analysis.tags.taxonomy import DEFAULT_TAXONOMY, Taxonomy, load_taxonomy_file
 from radar.analysis.tags.training import SHIPPED_LABELS, Examples, read_label_file, shipped_papers
 from radar.index.embedder import Embedder, document_text
 from radar.store import Store
@@ -107,10 +107,7 @@ class TagEnv:
 def gather_examples(store: Store, env: TagEnv) -> Examples:
     """Every labeled document (later label sources win), then corrections on top."""
     cfg, taxonomy, vectors = env.config, env.taxonomy, env.vectors
-    labels: dict[str, set[str]] = {}
-    sources: list[Path] = (list(SHIPPED_LABELS) if cfg.use_dev_labels else []) + list(env.label_paths)
-    for path in sources:
-        labels.update(read_label_file(path, taxonomy, drop_unknown_tags=path in SHIPPED_LABELS))
+    labels, scope = _label_files(env)
     corrections = [(d, t, v) for d, t, v in store.corrections() if t in taxonomy.names]
     texts = shipped_papers() if cfg.use_dev_labels else {}
     stored = store.documents(set(labels) | {d for d, _, _ in corrections})
@@ -124,7 +121,8 @@ def gather_examples(store: Store, env: TagEnv) -> Examples:
     user = np.zeros(len(ids), dtype=bool)
     for doc_id, tags in labels.items():
         if doc_id in row:
-            known[row[doc_id]] = True
+            decided = scope[doc_id]
+            known[row[doc_id]] = [decided is None or n in decided for n in names]
             y[row[doc_id]] = [n in tags for n in names]
     for doc_id, tag, value in corrections:
         if doc_id in row:
@@ -143,14 +141,30 @@ def gather_examples(store: Store, env: TagEnv) -> Examples:
     )
 
 
-def labeled_pairs(store: Store, env: TagEnv) -> set[tuple[str, str]]:
-    """(doc id, tag) pairs a human has decided: every tag of a labeled paper, and each correction."""
-    names = env.taxonomy.names
+def _label_files(env: TagEnv) -> tuple[dict[str, set[str]], dict[str, frozenset[str] | None]]:
+    """Labels of every label file (later files win), and per paper the tags its labeler decided: the
+    shipped labels only know the default taxonomy's tags (a tag a user adds is unknown for those papers,
+    not a negative); a user's label file knows every tag (None)."""
+    shipped_scope = frozenset(load_taxonomy_file(DEFAULT_TAXONOMY).names)
+    labels: dict[str, set[str]] = {}
+    scope: dict[str, frozenset[str] | None] = {}
     sources: list[Path] = (list(SHIPPED_LABELS) if env.config.use_dev_labels else []) + list(env.label_paths)
-    pairs: set[tuple[str, str]] = set()
     for path in sources:
-        for doc_id in read_label_file(path, env.taxonomy, drop_unknown_tags=path in SHIPPED_LABELS):
-            pairs.update((doc_id, n) for n in names)
+        shipped = path in SHIPPED_LABELS
+        part = read_label_file(path, env.taxonomy, drop_unknown_tags=shipped)
+        labels.update(part)
+        scope.update(dict.fromkeys(part, shipped_scope if shipped else None))
+    return labels, scope
+
+
+def labeled_pairs(store: Store, env: TagEnv) -> set[tuple[str, str]]:
+    """(doc id, tag) pairs a human has decided: the tags of labeled papers their labeler decided, and
+    each correction."""
+    scope = _label_files(env)[1]
+    names = env.taxonomy.names
+    pairs: set[tuple[str, str]] = set()
+    for doc_id, decided in scope.items():
+        pairs.update((doc_id, n) for n in names if decided is None or n in decided)
     pairs.update((c.doc_id, c.tag) for c in store.corrections())
     return pairs
 
