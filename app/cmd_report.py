@@ -89,8 +89,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON document (the paths)")
     p.set_defaults(func=cmd_report)
 
-    p = sub.add_parser("weekly", help="crawl, index, tag, trends, report and deliver: the job for cron")
+    p = sub.add_parser("weekly", help="crawl, index, alerts, tag, trends, report, deliver, digests: the job for cron")
     p.add_argument("--week", metavar="YYYY-Www", help="ISO week to report (default: the last full week)")
-    p.add_argument("--skip", metavar="STEP[,STEP]", help="steps to skip: crawl,index,tag,trends,report,deliver")
+    p.add_argument(
+        "--skip", metavar="STEP[,STEP]", help="steps to skip: crawl,index,alerts,tag,trends,report,deliver,digests"
+    )
     p.add_argument("--json", action="store_true", help="print one JSON document")
     p.set_defaults(func=cmd_weekly)

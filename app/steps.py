@@ -22,7 +22,7 @@ from radar.analysis.tags.evaluate import evaluate_file
 from radar.analysis.tags.tagger import Tagger, TagReport, record_correction, tag_documents
 from radar.analysis.trends.compute import TrendDetector, compute_trends
 from radar.analysis.trends.result import TrendsResult
-from radar.app import wiring
+from radar.app import steps_people, wiring
 from radar.app.context import Radar
 from radar.crawler.run import ProgressFn as CrawlProgress
 from radar.crawler.run import SourceResult, crawl
@@ -232,7 +232,7 @@ def deliver_report(
 
 
 # -- weekly ----------------------------------------------------------------------------------------------
-WEEKLY_STEPS = ("crawl", "index", "tag", "trends", "report", "deliver")
+WEEKLY_STEPS = ("crawl", "index", "alerts", "tag", "trends", "report", "deliver", "digests")
 Log = Callable[[str], None]
 
 
@@ -315,6 +315,23 @@ def weekly(radar: Radar, period: Period, *, skip: Sequence[str] = (), log: Log |
         rep = index(radar).report
         return True, f"{rep.embedded} embedded, {rep.vectors} vectors"
 
+    def alerts_step() -> tuple[bool, str]:
+        runs = steps_people.alerts(radar)  # after the index step: saved searches find new papers by their vectors
+        if not runs:
+            return True, "no saved searches"
+        failed = [o for r in runs for o in r.outcomes if o.status == "failed"]
+        text = f"{sum(len(r.new) for r in runs)} new match(es) for {len(runs)} person(s)"
+        return not failed, text + (f"; {len(failed)} delivery(ies) failed" if failed else "")
+
+    def digests_step() -> tuple[bool, str]:
+        done = steps_people.digests(radar, period, send=settings.delivery.any_channel)
+        if not done:
+            return True, "no people (radar people add NAME)"
+        failed = [o for d in done for o in d.outcomes if o.status == "failed"]
+        sent = sum(o.status == "sent" for d in done for o in d.outcomes)
+        text = f"{len(done)} digest(s) written, {sent} sent"
+        return not failed, text + (f"; {len(failed)} delivery(ies) failed" if failed else "")
+
     def tag_step() -> tuple[bool, str]:
         rep = tag(radar)
         parts = [f"{rep.decided} decided"]
@@ -347,8 +364,7 @@ def weekly(radar: Radar, period: Period, *, skip: Sequence[str] = (), log: Log |
         return all(o.status != "failed" for o in result.outcomes), summarize_outcomes(result.outcomes)
 
     with radar.ws.lock("weekly"):
-        for name, fn in zip(
-            WEEKLY_STEPS, (crawl_step, index_step, tag_step, trends_step, report_step, deliver_step), strict=True
-        ):
+        order = (crawl_step, index_step, alerts_step, tag_step, trends_step, report_step, deliver_step, digests_step)
+        for name, fn in zip(WEEKLY_STEPS, order, strict=True):
             run_step(name, fn)
     return result

@@ -33,7 +33,7 @@ from radar.reports.recommend import (
     preset_name,
     preset_patterns,
 )
-from radar.reports.result import ReportContent
+from radar.reports.result import Bullet, ReportContent
 from radar.reports.summarize import Summarizer
 from radar.reports.text import plain
 from radar.store import Store
@@ -195,9 +195,9 @@ def executive_summary(
     top: list[dict[str, Any]],
     topics: list[Any],
     runs: list[dict[str, Any]],
-) -> list[dict[str, str]]:
+) -> list[Bullet]:
     """At most five bullets, what matters to the profile this period, each with its evidence link."""
-    out: list[dict[str, str]] = []
+    out: list[Bullet] = []
     for rec in [r for r in recs if r.action in ("adopt", "reproduce", "evaluate")][:2]:
         paper = rec.evidence.papers[0] if rec.evidence.papers else None
         out.append(
