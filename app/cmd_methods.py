@@ -10,11 +10,9 @@ from rich.text import Text
 
 from radar.app.cmd_core import _parse_date, open_workspace
 from radar.app.output import console, err_console, print_json
-from radar.store import Store
 from radar.store.names import NameRow
 
 # bump when find_names changes what it computes, so stored names are recomputed
-NAMES_VERSION = "1"
 
 
 def _json(row: NameRow) -> dict[str, Any]:
@@ -34,42 +32,9 @@ def _json(row: NameRow) -> dict[str, Any]:
     }
 
 
-def stored_names(store: Store, as_of: str = "") -> list[NameRow]:
-    """The names of the store's documents up to ``as_of`` (YYYY-MM-DD, '' for all): computed with
-    ``radar.analysis.names.find_names`` and kept in the names table until the documents change.
-    The composition root (trends, report) calls this; filter the rows by kind as needed."""
-    from radar.analysis.names import find_names
-
-    state = f"{store.fingerprint()}|{as_of}|{NAMES_VERSION}"
-    if store.names_state() != state:
-        with err_console.status("finding names (first run after new documents)", spinner="dots"):
-            found = find_names(store.iter_documents(), as_of or None)
-        store.replace_names(
-            (
-                NameRow(
-                    name=n.name,
-                    kind=n.kind,
-                    kind_score=n.kind_score,
-                    aliases=n.aliases,
-                    introduced_by=n.introduced_by,
-                    first_seen=n.first_seen,
-                    first_id=n.first_id,
-                    count=n.count,
-                    recent_count=n.recent_count,
-                    baseline_mentions=n.baseline_mentions,
-                    recent_baseline_mentions=n.recent_baseline_mentions,
-                    code=n.code,
-                    series=n.series,
-                )
-                for n in found
-            ),
-            state,
-        )
-    return store.names()
-
-
 def cmd_methods(args: argparse.Namespace) -> int:
     from radar.analysis.names import KINDS, NamesError
+    from radar.app.steps import stored_names
 
     if args.kind and args.kind not in KINDS:
         raise NamesError(f"--kind {args.kind!r} is not a kind; use one of {', '.join(KINDS)}")
@@ -77,7 +42,8 @@ def cmd_methods(args: argparse.Namespace) -> int:
     as_of = _parse_date(args.as_of, "--as-of")
     ws = open_workspace(args)
     with ws.store() as store:
-        stored_names(store, as_of.date().isoformat() if as_of else "")
+        with err_console.status("finding names (first run after new documents)", spinner="dots"):
+            stored_names(store, as_of.date().isoformat() if as_of else "")
         rows = store.names(kind=args.kind or "", since=since.date().isoformat() if since else "")
     if args.json:
         print_json([_json(r) for r in rows])

@@ -13,11 +13,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
+from radar.analysis.names import find_names
+from radar.analysis.names.aliases import surface_key
 from radar.analysis.tags.evaluate import evaluate_file
 from radar.analysis.tags.tagger import Tagger, TagReport, record_correction, tag_documents
 from radar.analysis.trends.compute import TrendDetector, compute_trends
@@ -38,6 +40,7 @@ from radar.reports.period import Period
 from radar.reports.summarize import Summarizer
 from radar.store import ConfigError, Store, WorkspaceError
 from radar.store.errors import RadarError
+from radar.store.names import NameRow
 
 Progress = Callable[[int, int], None]
 
@@ -136,6 +139,57 @@ def fix_tags(radar: Radar, doc_id: str, add: Sequence[str], remove: Sequence[str
         return store.tags_of([doc_id]).get(doc_id, [])
 
 
+# -- names ---------------------------------------------------------------------------------------------
+NAMES_VERSION = "1"
+
+
+def stored_names(store: Store, as_of: str = "") -> list[NameRow]:
+    """The names of the store's documents up to ``as_of`` (YYYY-MM-DD, '' for all): computed with
+    ``radar.analysis.names.find_names`` and kept in the names table until the documents change.
+    The composition root (trends, report) calls this; filter the rows by kind as needed."""
+    state = f"{store.fingerprint()}|{as_of}|{NAMES_VERSION}"
+    if store.names_state() != state:
+        found = find_names(store.iter_documents(), as_of or None)
+        store.replace_names(
+            (
+                NameRow(
+                    name=n.name,
+                    kind=n.kind,
+                    kind_score=n.kind_score,
+                    aliases=n.aliases,
+                    introduced_by=n.introduced_by,
+                    first_seen=n.first_seen,
+                    first_id=n.first_id,
+                    count=n.count,
+                    recent_count=n.recent_count,
+                    baseline_mentions=n.baseline_mentions,
+                    recent_baseline_mentions=n.recent_baseline_mentions,
+                    code=n.code,
+                    series=n.series,
+                )
+                for n in found
+            ),
+            state,
+        )
+    return store.names()
+
+
+def name_adoption(store: Store) -> Callable[[str], tuple[int, int, str] | None]:
+    """adoption(name): (recent baseline mentions, all baseline mentions, first seen) of a name in the corpus."""
+    index = {
+        surface_key(s): (row.recent_baseline_mentions, row.baseline_mentions, row.first_seen)
+        for row in stored_names(store)
+        for s in (row.name, *row.aliases)
+    }
+    return lambda name: index.get(surface_key(name))
+
+
+def name_kinds(store: Store) -> Callable[[str], str | None]:
+    """kind_of(name): the kind of a name found in the corpus (aliases resolved), None when it is not one."""
+    index = {surface_key(s): row.kind for row in stored_names(store) for s in (row.name, *row.aliases)}
+    return lambda name: index.get(surface_key(name))
+
+
 # -- trends --------------------------------------------------------------------------------------------
 def trends(
     radar: Radar,
@@ -150,7 +204,8 @@ def trends(
     """What is rising, falling and new as of ``as_of`` (documents published on or before it only)."""
     with nullcontext(store) if store is not None else radar.store() as opened:
         assert opened is not None
-        return detector(opened, wiring.trends_env(radar), as_of=as_of, window=window, topics=topics, progress=progress)
+        env = replace(wiring.trends_env(radar), kind_of=name_kinds(opened))
+        return detector(opened, env, as_of=as_of, window=window, topics=topics, progress=progress)
 
 
 def report_trends(radar: Radar, store: Store, as_of: date) -> tuple[TrendsResult, str]:
@@ -187,6 +242,7 @@ def report(
             summarizer=summarizer or wiring.summarizer(radar),
             runs=finished_runs(store, radar.ws.runs_dir),
             presets=wiring.repro_presets(),
+            adoption=name_adoption(store),
         )
     content.notes["trends"] = note
     built = write_report(radar.ws.report_dir(period.label), period, content, settings.report)

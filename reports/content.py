@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
@@ -168,6 +168,30 @@ def _flagged_ids(trends: TrendsResult) -> set[str]:
     for item in [*trends.emerging, *trends.new_methods]:
         ids.update(item["example_ids"])
     return ids
+
+
+# name -> (recent baseline mentions, all baseline mentions, date introduced), from analysis.names via the app
+Adoption = Callable[[str], tuple[int, int, str] | None]
+
+
+def _adopted(e: Evidence, adoption: Adoption | None) -> Evidence:
+    found = adoption(e.method) if adoption else None
+    if found is None:
+        return e
+    recent, total, introduced = found
+    return replace(e, recent_baseline_mentions=recent, baseline_mentions=total, introduced=introduced)
+
+
+METHOD_KINDS = frozenset({"method", "system"})
+
+
+def method_kinds(profile: Profile, grouping: TagGroups) -> frozenset[str | None]:
+    """Kinds of names that are methods to this profile: method and system (hardware too for a profile with
+    hardware-group tags); None (a name the kind classifier does not know) stays, for want of evidence."""
+    kinds: set[str | None] = {*METHOD_KINDS, None}
+    if any(grouping.group_of(t) == "hardware-systems" for t, w in profile.tags.items() if w > 0):
+        kinds.add("hardware")
+    return frozenset(kinds)
 
 
 def _relevant_to(store: Store, profile: Profile) -> Callable[[list[str], str], bool]:
@@ -372,6 +396,7 @@ def gather(
     summarizer: Summarizer,
     runs: list[dict[str, Any]],
     presets: Presets,
+    adoption: Adoption | None = None,
 ) -> ReportContent:
     """Everything the templates show; ``ReportContent.as_dict()`` is report.json."""
     used_profile, profile_note = effective_profile(profile, grouping)
@@ -434,8 +459,12 @@ def gather(
             }
         )
 
+    methods_only = replace(
+        trends, new_methods=[m for m in trends.new_methods if m.get("kind") in method_kinds(used_profile, grouping)]
+    )
     recs: list[Recommendation] = [
-        decide(e) for e in _evidence(store, period, trends, ranked, baseline, runs, cfg.trailing_weeks, presets)
+        decide(_adopted(e, adoption))
+        for e in _evidence(store, period, methods_only, ranked, baseline, runs, cfg.trailing_weeks, presets)
     ]
     recs.sort(key=lambda r: (ACTIONS.index(r.action), -r.evidence.recent_count, r.method.lower()))
     # a method that only rises, with no relevance to the lab's profile (e.g. a radiology model), is noise here
@@ -453,9 +482,11 @@ def gather(
     topics = sorted(trends.topics, key=lambda t: -(t["growth"] or 0.0))
     growing = [t for t in topics if (t["growth"] or 0) > 0]
     shown_topics = [t for t in growing if relevant(t["example_ids"], " ".join(t["keywords"]))]
-    new_names = [m for m in trends.new_methods if relevant(m["example_ids"], m["name"])]
+    kinds = method_kinds(used_profile, grouping)
+    named = [m for m in trends.new_methods if relevant(m["example_ids"], m["name"])]
+    new_names = [m for m in named if m.get("kind") in kinds]
     left_out = [t["label"] for t in growing if t not in shown_topics] + [
-        m["name"] for m in trends.new_methods if m not in new_names
+        m["name"] for m in trends.new_methods if m not in named
     ]
     topics_note = (
         f"left out as unrelated to the profile: {', '.join(left_out[:8])}{' ...' if len(left_out) > 8 else ''}"
@@ -481,6 +512,8 @@ def gather(
             "emerging": trends.emerging[:10],
             "declining": trends.declining[:6],
             "new_methods": new_names[:10],
+            "new_models": [m for m in named if m.get("kind") == "model"][:8],
+            "new_benchmarks": [m for m in named if m.get("kind") == "benchmark"][:8],
             "topics": shown_topics[:6],
         },
         top_overall=top_overall,

@@ -48,6 +48,9 @@ class Evidence:
     relevance: float = 0.0
     preset: str = ""  # repro preset name, "" if none
     run: dict[str, Any] | None = None  # latest finished repro run of the preset: id, verdict, summary, folder
+    baseline_mentions: int = 0  # papers that compare against it (analysis.names): adoption, not novelty
+    recent_baseline_mentions: int = 0  # of those, in the recent window
+    introduced: str = ""  # date of the introducing paper's first mention (names), "" when unknown
 
 
 @dataclass
@@ -105,13 +108,28 @@ def rule_code_and_relevant(e: Evidence) -> str | None:
     return None
 
 
+ADOPTED_BASELINE = 3  # recent papers comparing against a method that make it the field's baseline
+
+
+def rule_used_as_baseline(e: Evidence) -> str | None:
+    """Many recent papers compare against it: an adoption signal (the field treats it as the bar to beat)."""
+    if e.recent_baseline_mentions >= ADOPTED_BASELINE and e.relevance >= 0.3:
+        since = f", introduced {e.introduced}" if e.introduced else ""
+        return (
+            f"used as a baseline by {e.recent_baseline_mentions} recent paper(s) ({e.baseline_mentions} in all"
+            f"{since}): adoption, not novelty; evaluate it on our setup"
+        )
+    return None
+
+
 def rule_rising(e: Evidence) -> str | None:
     missing = [
         what
         for what, ok in (("code", bool(e.code_links)), ("relevance", e.relevance >= 0.3), ("volume", e.count >= 10))
         if not ok
     ]
-    return f"{e.recent_count} paper(s) this period, growth {e.growth:.1f}x" + (
+    used = f", used as a baseline by {e.recent_baseline_mentions} recent paper(s)" if e.recent_baseline_mentions else ""
+    return f"{e.recent_count} paper(s) this period, growth {e.growth:.1f}x{used}" + (
         f"; not yet: {', '.join(missing)}" if missing else ""
     )
 
@@ -121,6 +139,7 @@ RULES: dict[str, tuple[str, Rule]] = {
     "repro-better": ("adopt", rule_repro_better),
     "established": ("adopt", rule_established),
     "reproduce-preset": ("reproduce", rule_reproduce_preset),
+    "used-as-baseline": ("evaluate", rule_used_as_baseline),
     "code-and-relevant": ("evaluate", rule_code_and_relevant),
     "rising": ("watch", rule_rising),
 }

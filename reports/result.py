@@ -30,8 +30,10 @@ class ReportTrends(TypedDict):
     as_of: str
     emerging: list[TermTrend]
     declining: list[TermTrend]
-    new_methods: list[NewMethod]
+    new_methods: list[NewMethod]  # kinds method and system (and hardware for a hardware profile)
     topics: list[Topic]
+    new_models: NotRequired[list[NewMethod]]  # new names of kind model: their own short section
+    new_benchmarks: NotRequired[list[NewMethod]]
 
 
 class Notes(TypedDict):

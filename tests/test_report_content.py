@@ -502,3 +502,36 @@ def test_latex_reaches_the_reader_as_text() -> None:
     assert plain("50% fewer tokens & R&D") == "50% fewer tokens & R&D"  # no markup: unchanged
     assert plain(r"we cut 50% of \textit{steps} in C#") == "we cut 50% of steps in C#"  # literal %, # kept
     assert plain(r"broken \textbf{brace") == "broken brace"
+
+
+def test_a_method_used_as_a_baseline_is_adoption_not_novelty() -> None:
+    """DAPO compared against by many recent papers: "evaluate" by the used-as-baseline rule, not "rising"."""
+    base = Evidence(method="DAPO", origin="repro preset mentioned", recent_count=4, growth=2.7, relevance=0.6)
+    assert decide(base).rule == "rising"
+    adopted = decide(
+        Evidence(
+            **{**base.__dict__, "recent_baseline_mentions": 5, "baseline_mentions": 40, "introduced": "2025-03-18"}
+        )
+    )
+    assert (adopted.action, adopted.rule) == ("evaluate", "used-as-baseline")
+    assert "adoption, not novelty" in adopted.reason and "2025-03-18" in adopted.reason
+
+
+def test_new_names_are_split_by_kind_in_the_report(report_ws: Workspace) -> None:
+    """Only methods and systems are new methods (and recommendations); models and benchmarks get their own lines."""
+    period = parse_week(WEEK)
+    named = [
+        {**m, "name": name, "kind": kind}
+        for m in TRENDS["new_methods"][:1]
+        for name, kind in (("ZORPO", "method"), ("Qwen9.9", "model"), ("MegaBench-X", "benchmark"))
+    ]
+    profile = Profile(terms={"ZORPO": 1.0, "Qwen9.9": 1.0, "MegaBench-X": 1.0})
+    with report_ws.store() as store:
+        content = gather_content(
+            report_ws, store, period, ReportConfig(), profile, trends={**TRENDS, "new_methods": named}
+        )
+    kinds = {m["name"]: m["kind"] for m in content["trends"]["new_methods"]}
+    assert kinds == {"ZORPO": "method"}
+    assert [m["name"] for m in content["trends"]["new_models"]] == ["Qwen9.9"]
+    assert [m["name"] for m in content["trends"]["new_benchmarks"]] == ["MegaBench-X"]
+    assert all(r["method"] not in ("Qwen9.9", "MegaBench-X") for r in content["recommendations"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -30,6 +31,7 @@ class TrendsEnv:
     term_cache: Path  # the document x term table cache
     topics_dir: Path  # topic centroids per run, so topics keep their ids
     tag_groups: dict[str, list[str]] | None = None  # from the taxonomy; None: no group series
+    kind_of: Callable[[str], str | None] | None = None  # a name's kind (analysis.names), for new_methods
 
 
 class TrendDetector(Protocol):
@@ -117,5 +119,8 @@ def compute_trends(
         tag_trends=tags["tag_trends"],
         topics=topic_list,
         topics_note=topic_note,
-        new_methods=new_methods(table, win, cfg, window, starts),
+        new_methods=[
+            {**m, "kind": env.kind_of(m["name"]) if env.kind_of else None}
+            for m in new_methods(table, win, cfg, window, starts)
+        ],
     )

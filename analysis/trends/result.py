@@ -51,6 +51,7 @@ class NewMethod(TypedDict):
     growth: float
     example_ids: list[str]
     series: list[PeriodCount]
+    kind: NotRequired[str | None]  # method, model, benchmark, system, hardware, metric, org, generic (None: unknown)
 
 
 class Topic(TypedDict):

@@ -185,11 +185,18 @@ def _terms(trends: TrendsResult) -> None:
 
 def _new_methods(methods: list[NewMethod]) -> None:
     st.subheader("New methods")
+    others = [m for m in methods if m.get("kind") not in data.METHOD_KINDS]
+    methods = [m for m in methods if m.get("kind") in data.METHOD_KINDS]
+    if others:
+        st.caption(
+            "new names of other kinds: "
+            + ", ".join(f"{m['name']} ({m.get('kind')})" for m in others[:12])
+            + (" ..." if len(others) > 12 else "")
+        )
     if not methods:
         st.caption("No new method names in this period.")
         return
-    rows = [{k: _cell(v) for k, v in m.items() if k not in ("series", "example_ids")} for m in methods]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    st.dataframe(pd.DataFrame(data.method_rows(methods)), hide_index=True, width="stretch")
     series = [
         {"method": m.get("name", ""), "period": p["period"], "count": p["count"]}
         for m in methods[:8]

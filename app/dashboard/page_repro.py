@@ -46,19 +46,10 @@ def _flagged(root: str) -> None:
         except Exception as exc:  # the trends stage's own error: one line, keep the page
             st.caption(data.md(f"trends: {exc}"))
             trends = None
-        flagged = [dict(m) for m in trends.new_methods] if trends else []
+        flagged = [dict(m) for m in trends.new_methods if m.get("kind") in data.METHOD_KINDS] if trends else []
     if flagged:
         st.caption("from `radar trends` (the newest week of data): method names new in the literature")
-        rows = [
-            {
-                k: (", ".join(map(str, v)) if isinstance(v, list) else v)
-                for k, v in m.items()
-                if k not in ("series", "example_ids")
-            }
-            for m in flagged
-            if isinstance(m, dict)
-        ]
-        st.dataframe(pd.DataFrame(rows), hide_index=True)
+        st.dataframe(pd.DataFrame(data.method_rows(flagged)), hide_index=True)
     else:
         st.caption("No methods flagged by `radar trends` yet; the reproducible presets and the claim each run checks:")
     week, recs = latest_recommendations(Workspace(Path(root)))
