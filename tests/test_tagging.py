@@ -321,7 +321,7 @@ def test_a_handful_of_corrections_moves_a_tags_decisions(
         assert run_cli(capsys, "--workspace", str(ws.root), "tag", "--retrain").code == 0
         after = scores(probe)
     # the 1,500 shipped labels outweigh 8 corrections more than 750 did: the mean more than doubles
-    assert after.mean() > 2 * before.mean() + 0.02, (before.mean(), after.mean())
+    assert after.mean() > 2 * before.mean(), (before.mean(), after.mean())
     assert (after > before).mean() > 0.8
     for doc_id, _, _ in corrected:
         assert ("graphics-xr", "user") in rows(ws, "SELECT tag, origin FROM document_tags WHERE doc_id = ?", doc_id)
