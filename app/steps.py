@@ -21,6 +21,8 @@ from typing import Any
 from radar.analysis.names import find_names
 from radar.analysis.names.aliases import surface_key
 from radar.analysis.tags.evaluate import evaluate_file
+from radar.analysis.tags.review import ReviewItem
+from radar.analysis.tags.review import review_queue as review_papers
 from radar.analysis.tags.tagger import Tagger, TagReport, record_correction, tag_documents
 from radar.analysis.trends.compute import TrendDetector, compute_trends
 from radar.analysis.trends.result import TrendsResult
@@ -130,6 +132,13 @@ def evaluate_tags(radar: Radar, labels: Path) -> dict[str, Any]:
     """`radar tag eval`: per-tag precision/recall/F1 against a label file (works before indexing)."""
     with radar.store() as store:
         return evaluate_file(store, wiring.tag_env(radar, store, allow_empty=True), labels)
+
+
+def review_queue(radar: Radar, k: int = 10) -> list[ReviewItem]:
+    """The papers the tag model is least sure about in the lab's important tags: confirm or remove each
+    (`fix_tags`); every answer is a correction the next retrain learns from."""
+    with radar.store() as store:
+        return review_papers(store, wiring.tag_env(radar, store), k=k)
 
 
 def fix_tags(radar: Radar, doc_id: str, add: Sequence[str], remove: Sequence[str]) -> list[str]:

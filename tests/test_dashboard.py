@@ -385,3 +385,17 @@ def test_streamlit_command_is_local_and_quiet(dash_ws: Workspace) -> None:
     assert flags["--server.address"] == "127.0.0.1" and flags["--browser.gatherUsageStats"] == "false"
     assert flags["--server.headless"] == "true" and cmd[-2:] == ["--workspace", str(dash_ws.root)]
     assert cfg.loopback and not AppConfig(host="0.0.0.0").loopback
+
+
+def test_review_queue_asks_about_uncertain_papers_and_records_answers(app: AppTest, dash_ws: Workspace) -> None:
+    """Explore's review queue: the least-sure (paper, tag) pairs of the important tags; "Yes" is a correction."""
+    _page(app, "explore")
+    next(t for t in app.toggle if t.key == "ex_review_on").set_value(True).run(timeout=600)
+    yes = [b for b in app.button if b.key and b.key.startswith("ex_rev_yes_")]
+    assert yes, [m.value for m in app.markdown][:5]
+    _, doc_id, tag = yes[0].key.removeprefix("ex_rev_yes_").split("_", 2)
+    query = "SELECT COUNT(*) FROM tag_corrections WHERE doc_id = ? AND tag = ?"
+    assert _count(dash_ws, query, doc_id, tag) == 0  # the queue skips corrected pairs
+    yes[0].click().run(timeout=600)
+    assert not app.exception, [e.value for e in app.exception]
+    assert _count(dash_ws, query, doc_id, tag) == 1

@@ -25,6 +25,7 @@ def render() -> None:
     st.title("Explore")
     query = st.text_input("Search", key="ex_query", placeholder="e.g. sequence-level importance ratio for MoE RL")
     filters = _filter_widgets(facets)
+    _review(root)
     results, detail = st.columns([3, 2], gap="large")
     with results:
         _results(root, query, filters)
@@ -168,6 +169,34 @@ def _tag_names(root: str, facets: dict[str, Any]) -> list[str]:
     config = Path(root) / "radar.toml"
     tax = data.taxonomy(root, config.stat().st_mtime if config.exists() else 0.0)
     return [t["tag"] for t in tax] if tax else list(facets["tags"])
+
+
+def _review(root: str) -> None:
+    """Active learning: the papers the tag model is least sure about in the important tags; each answer is a
+    correction (the next `radar tag --retrain` learns from it)."""
+    with st.expander("Review queue: help the tagger where it is least sure", expanded=False):
+        if not st.toggle("Load the queue", key="ex_review_on", help="trains the tag model first if there is none"):
+            return
+        from radar.app import steps
+
+        try:
+            items = steps.review_queue(data.radar(root), k=8)
+        except RadarError as exc:
+            st.caption(data.md(f"radar: {exc}"))
+            return
+        if not items:
+            st.caption("Nothing to review: every paper of the sample is decided with confidence, or labeled.")
+        for n, item in enumerate(items):
+            cols = st.columns([6, 1, 1])
+            now = "tagged" if item.tagged else "not tagged"
+            cols[0].markdown(
+                f"**{data.md(item.tag)}**? {data.md(item.title)} :gray[({data.md(item.doc_id)}; {now}, "
+                f"score {item.score:.2f} vs {item.threshold:.2f})]"
+            )
+            if cols[1].button("Yes", key=f"ex_rev_yes_{n}_{item.doc_id}_{item.tag}"):
+                _correct(root, item.doc_id, [item.tag], [])
+            if cols[2].button("No", key=f"ex_rev_no_{n}_{item.doc_id}_{item.tag}"):
+                _correct(root, item.doc_id, [], [item.tag])
 
 
 def _correct(root: str, doc_id: str, add: list[str], remove: list[str]) -> None:
