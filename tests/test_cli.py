@@ -85,6 +85,7 @@ def test_demo_runs_offline(tmp_path: Path) -> None:
     with gzip.open(snapshot, "rb") as src, gzip.open(data / "snapshot.jsonl.gz", "wb") as dst:
         dst.writelines(itertools.islice(src, 0, 20000, 50))
     (data / "feeds").symlink_to(ROOT / "data" / "feeds")
+    (data / "snapshot_vectors.npz").symlink_to(ROOT / "data" / "snapshot_vectors.npz")  # as shipped
     radar = Path(sys.executable).with_name("radar")
     proc = subprocess.run(
         [str(radar), "--workspace", str(tmp_path / "demo"), "demo", "--data", str(data), "--no-app"],
@@ -95,7 +96,9 @@ def test_demo_runs_offline(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert "400 added" in proc.stdout and "lilianweng: 53 new" in proc.stdout
-    assert "indexed: 1,0" in proc.stdout  # 400 papers + 622 posts embedded
+    # the 400 papers and the 622 posts come with prebuilt vectors: nothing is embedded
+    assert "indexed: 0 embedded" in proc.stdout and "reused from prebuilt vectors" in proc.stdout
+    assert "What was imported" in proc.stdout and "The story the trends tell" in proc.stdout  # the summary
     assert "trends as of" in proc.stdout and "Emerging terms" in proc.stdout and "Topics" in proc.stdout
     assert "Traceback" not in proc.stderr
     report = re.search(r"html: (\S+/reports/(\d{4}-W\d{2})/report\.html)", proc.stdout)  # the weekly report step
