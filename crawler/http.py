@@ -84,6 +84,12 @@ class HttpClient:
                     self.sleep(wait)
             self._last_request[host] = self.clock()
 
+    def _finished(self, host: str) -> None:
+        """The interval counts from the end of the previous response too: a slow first request (connection
+        set-up) followed by a fast one must not reach the server closer together than ``min_interval``."""
+        with self._lock:
+            self._last_request[host] = self.clock()
+
     def backoff(self, attempt: int, retry_after: float | None = None) -> float:
         delay = min(self.policy.max_backoff_s, self.policy.backoff_base_s * (2**attempt))
         delay *= 1 + self.jitter * random.random()
@@ -118,6 +124,7 @@ class HttpClient:
                     resp = Response(raw.url, raw.status_code, raw.headers, self._read_capped(raw, host, source))
                 finally:
                     raw.close()
+                    self._finished(host)
             except requests.RequestException as exc:
                 last_problem = f"connection failed ({type(exc).__name__})"
             else:
