@@ -90,7 +90,7 @@ def canonical_url(url: str) -> str:
     """Lower-case scheme/host, drop fragments and tracking parameters, trim a trailing slash."""
     parts = urlparse(url.strip())
     query = urlencode([(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not _TRACKING.match(k)])
-    path = parts.path.rstrip("/") or "/"
+    path = parts.path.rstrip().rstrip("/") or "/"  # "post ?utm=..": the space went with what was dropped
     return urlunparse((parts.scheme.lower(), parts.netloc.lower(), path, "", query, ""))
 
 
