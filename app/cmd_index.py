@@ -11,7 +11,6 @@ from rich.table import Table
 
 from radar.app.cmd_core import _parse_date, open_radar
 from radar.app.output import console, err_console, print_json
-from radar.store.errors import ConfigError
 
 MAX_K = 1000
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -98,12 +97,6 @@ def _print_hits(hits: list, as_json: bool) -> None:  # type: ignore[type-arg]
 
 def _run_query(args: argparse.Namespace, query: str) -> int:
     from radar.app import steps
-
-    text = args.query if query == "search" else args.id
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:  # bytes the terminal's encoding could not decode arrive as surrogates
-        raise ConfigError(f"the {'query' if query == 'search' else 'id'} is not valid UTF-8 text; retype it") from None
 
     searcher = steps.open_searcher(open_radar(args))
     try:

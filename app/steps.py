@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from pathlib import Path
@@ -210,11 +210,15 @@ def trends(
     progress: Progress | None = None,
     detector: TrendDetector = compute_trends,
 ) -> TrendsResult:
-    """What is rising, falling and new as of ``as_of`` (documents published on or before it only)."""
-    with nullcontext(store) if store is not None else radar.store() as opened:
-        assert opened is not None
-        env = replace(wiring.trends_env(radar), kind_of=name_kinds(opened))
-        return detector(opened, env, as_of=as_of, window=window, topics=topics, progress=progress)
+    """What is rising, falling and new as of ``as_of`` (documents published on or before it only), on
+    ``store`` or a connection of its own."""
+    if store is None:
+        with radar.store() as opened:
+            return trends(
+                radar, opened, as_of=as_of, window=window, topics=topics, progress=progress, detector=detector
+            )
+    env = replace(wiring.trends_env(radar), kind_of=name_kinds(store))
+    return detector(store, env, as_of=as_of, window=window, topics=topics, progress=progress)
 
 
 def report_trends(radar: Radar, store: Store, as_of: date) -> tuple[TrendsResult, str]:
