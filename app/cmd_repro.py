@@ -192,7 +192,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     with _ws(args).store() as store:
         run = runner.get(store, args.run_id)
-    paths = export.export_run(run, engine=args.engine, out_dir=Path(args.out) if args.out else None)
+    out = Path(args.out) if args.out else None
+    paths = export.export_run(run, engine=args.engine, out_dir=out, num_processes=args.gpus)
     if args.json:
         print_json({"id": run["id"], "engine": args.engine, "files": [str(p) for p in paths]})
     else:
@@ -245,5 +246,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("run_id")
     p.add_argument("--engine", choices=("verl", "trl"), required=True)
     p.add_argument("--out", default="", help="folder to write to (default: the run's export/ folder)")
+    p.add_argument("--gpus", type=int, default=8, help="GPUs per node (accelerate processes / verl n_gpus_per_node)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_export)

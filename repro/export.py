@@ -1,18 +1,41 @@
 """Take a run beyond one machine: a TRL + accelerate launch (multi-GPU) or a verl config (Ray cluster).
 
-verl option names follow verl's ``ppo_trainer.yaml`` and ``core_algos`` registries:
-``algorithm.adv_estimator``, ``algorithm.norm_adv_by_std_in_grpo``, ``algorithm.use_kl_in_reward``,
-``actor_rollout_ref.actor.{clip_ratio_low, clip_ratio_high, loss_agg_mode, use_kl_loss,
-kl_loss_coef, kl_loss_type, ppo_epochs, ppo_mini_batch_size, policy_loss.loss_mode}``,
-``actor_rollout_ref.rollout.n``, ``data.{train_batch_size, max_prompt_length, max_response_length}``.
-Loss aggregation: TRL grpo = verl seq-mean-token-mean, dr_grpo = seq-mean-token-sum-norm,
-dapo/cispo/bnpo = token-mean. verl is not installed here (it pins an older transformers): the
-files are written for a cluster that has it.
+verl option names are those of verl 0.9.1's composed default trainer config (``ppo_trainer.yaml``
+with its hydra ``defaults:``; a copy is tests/fixtures/verl/, and tests/test_repro_export.py checks
+every emitted key against it). New keys (absent from the defaults) carry hydra's ``+`` prefix:
+only ``+reward.reward_kwargs.*`` (DAPO's overlong buffer, read by verl's ``dapo`` reward manager).
+
+- Loss aggregation: TRL grpo/sapo = verl seq-mean-token-mean, dr_grpo = seq-mean-token-sum-norm,
+  dapo/cispo = token-mean. Policy loss (``actor.policy_loss.loss_mode``): vanilla, gspo, sapo,
+  cispo, geo_mean (gmpo); TRL's luspo and vespo have none in verl.
+- Steps: TRL's ``max_steps`` counts optimiser steps and generates one batch per ``num_iterations``
+  (mu) of them; verl's ``trainer.total_training_steps`` counts rollouts (one generation batch each),
+  and ``actor.ppo_epochs = mu`` with ``ppo_mini_batch_size = train_batch_size`` makes mu optimiser
+  updates per rollout. So rollouts = ceil(TRL steps / mu) and both make the same number of updates.
+- Micro-batches: verl refuses to start without ``actor.ppo_micro_batch_size_per_gpu`` and the
+  rollout's and reference's ``log_prob_micro_batch_size_per_gpu``; they must divide the per-GPU
+  mini-batch (``ppo_mini_batch_size * rollout.n / GPUs``).
+- CISPO: verl clamps the detached IS weight to [1 - clip_ratio_low, 1 + clip_ratio_high]; TRL's
+  ``epsilon_high`` is the absolute cap, so 1.28 becomes clip_ratio_high 0.28 and clip_ratio_low 1.0
+  (no lower bound, as MiniMax-M1).
+- DAPO: ``reward.reward_manager.name=dapo`` with ``reward.reward_kwargs.overlong_buffer_cfg`` (the
+  same soft punishment over the same last tokens as TRL's ``get_soft_overlong_punishment``) and
+  ``algorithm.filter_groups`` (dynamic sampling on the ``acc`` metric), which the local TRL run
+  cannot reproduce (repro/README.md).
+- Reward: ``reward.custom_reward_function`` (verl 0.9's main_ppo reads ``reward.*``; the legacy
+  top-level ``custom_reward_function`` is migrated only by the fully-async trainer) points at
+  radar_reward.py, whose ``compute_score`` calls ``verl_score`` below: the local run's correctness
+  and format rewards on the task's own checker.
+
+verl is not installed here (it pins other torch/transformers versions): the files are written for
+a cluster that has it.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
 import shlex
 from pathlib import Path
 from typing import Any
@@ -22,8 +45,12 @@ import yaml
 from radar.repro.errors import ReproError
 from radar.repro.methods import Method, get_method
 from radar.repro.sizes import get_size
-from radar.repro.tasks import get_task
+from radar.repro.tasks import get_task, rl_stream
 from radar.store.files import write_text_atomic
+
+VERL_VERSION = "0.9.1"  # the version whose default config the test checks the keys against
+FORMAT_WEIGHT = 0.1  # repro.tasks.format_reward's weight; the local run's reward is correct + format
+MAX_MICRO_BATCH = 8  # per-GPU micro-batch ceiling (memory); the largest divisor of the mini-batch below it
 
 _AGG = {
     "grpo": "seq-mean-token-mean",
@@ -34,13 +61,41 @@ _AGG = {
 }
 
 
+def rollouts(trl_steps: int, mu: int) -> int:
+    """verl's total_training_steps (rollouts) for a TRL run of ``trl_steps`` optimiser steps at mu."""
+    return max(1, math.ceil(trl_steps / max(1, mu)))
+
+
+def verl_score(task_name: str, solution_str: str, ground_truth: str) -> dict[str, float]:
+    """The local run's reward on verl's decoded response: ``score`` = correctness (1.0) + format (0.1),
+    ``acc`` = correctness (what ``algorithm.filter_groups.metric=acc`` reads).
+
+    verl hands ``compute_score`` the response decoded with ``skip_special_tokens=True`` and cut at the
+    attention mask, so the local rule's token-level checks (EOS at the end, no pad/unk inside) cannot
+    be made here; on every completion that ends with EOS and holds no other special token the two
+    agree (tests/test_repro_export.py)."""
+    task = get_task(task_name)
+    example = json.loads(ground_truth)
+    correct = 1.0 if task.check(example, solution_str) else 0.0
+    well_formed = FORMAT_WEIGHT if re.match(task.answer_pattern, solution_str) else 0.0
+    return {"score": correct + well_formed, "acc": correct}
+
+
+def _micro(per_gpu: int) -> int:
+    return max(d for d in range(1, min(per_gpu, MAX_MICRO_BATCH) + 1) if per_gpu % d == 0)
+
+
 def verl_overrides(
-    method: Method, params: dict[str, Any], model_path: str, trl_config: dict[str, Any] | None = None
+    method: Method,
+    params: dict[str, Any],
+    model_path: str,
+    trl_config: dict[str, Any] | None = None,
+    n_gpus: int = 8,
 ) -> dict[str, Any]:
     """Hydra overrides for ``python3 -m verl.trainer.main_ppo`` that reproduce ``method``.
 
     ``trl_config``: the arm's recorded GRPOConfig (run.json); batch shape, mu and lr come from it,
-    else from the preset.
+    else from the preset. ``n_gpus``: GPUs on the one node (``trainer.n_gpus_per_node``).
     """
     cfg = method.config
     loss_type = cfg.get("loss_type", "dapo")
@@ -50,8 +105,16 @@ def verl_overrides(
     prompts = int(rec.get("per_device_train_batch_size", size.prompts_per_step * generations)) // generations
     mu = int(rec.get("num_iterations", size.num_iterations))
     lr = float(rec.get("learning_rate", size.rl_lr))
+    max_response = int(rec.get("max_completion_length", task.max_completion_tokens))
     if loss_type in ("luspo", "vespo"):
         raise ReproError(f"{method.name} has no verl policy loss; export it with --engine trl")
+    if n_gpus < 1 or (prompts * generations) % n_gpus:
+        raise ReproError(
+            f"verl needs train_batch_size x rollout.n ({prompts} x {generations}) divisible by the GPUs "
+            f"({n_gpus}); export with --gpus set to a divisor of {prompts * generations}"
+        )
+    per_gpu = prompts * generations // n_gpus  # verl's per-GPU mini-batch: ppo_mini_batch_size * n / GPUs
+    micro = _micro(per_gpu)
     sequence_level = cfg.get("importance_sampling_level") == "sequence"
     loss_mode = {"cispo": "cispo", "sapo": "sapo"}.get(loss_type, "gspo" if sequence_level else "vanilla")
     if method.loss_plugin == "gmpo":
@@ -61,57 +124,72 @@ def verl_overrides(
     if loss_type == "cispo":  # TRL's epsilon_high is the absolute cap; verl clamps to [1 - low, 1 + high]
         eps_low, eps_high = 1.0, round(float(eps_high) - 1.0, 6)  # MiniMax-M1: no lower bound
     beta = float(cfg.get("beta", 0.0))
+    actor = "actor_rollout_ref.actor."
     out: dict[str, Any] = {
         "algorithm.adv_estimator": "grpo",
         "algorithm.norm_adv_by_std_in_grpo": cfg.get("scale_rewards", "group") != "none",
         "algorithm.use_kl_in_reward": False,
-        "actor_rollout_ref.actor.policy_loss.loss_mode": loss_mode,
-        "actor_rollout_ref.actor.loss_agg_mode": "seq-mean-token-mean"
-        if sequence_level
-        else _AGG.get(loss_type, "token-mean"),
-        "actor_rollout_ref.actor.clip_ratio_low": eps_low,
-        "actor_rollout_ref.actor.clip_ratio_high": eps_high,
-        "actor_rollout_ref.actor.use_kl_loss": beta > 0,
-        "actor_rollout_ref.actor.kl_loss_coef": beta,
-        "actor_rollout_ref.actor.kl_loss_type": "low_var_kl",  # k3, as TRL's GRPO KL
-        "actor_rollout_ref.actor.ppo_epochs": mu,
-        "actor_rollout_ref.actor.ppo_mini_batch_size": prompts,
-        "actor_rollout_ref.actor.optim.lr": lr,
-        "actor_rollout_ref.actor.entropy_coeff": 0,
-        "actor_rollout_ref.actor.grad_clip": 1.0,
+        actor + "policy_loss.loss_mode": loss_mode,
+        actor + "loss_agg_mode": "seq-mean-token-mean" if sequence_level else _AGG.get(loss_type, "token-mean"),
+        actor + "clip_ratio_low": eps_low,
+        actor + "clip_ratio_high": eps_high,
+        actor + "use_kl_loss": beta > 0,
+        actor + "kl_loss_coef": beta,
+        actor + "kl_loss_type": "low_var_kl",  # k3, as TRL's GRPO KL
+        actor + "ppo_epochs": mu,
+        actor + "ppo_mini_batch_size": prompts,
+        actor + "ppo_micro_batch_size_per_gpu": micro,
+        actor + "optim.lr": lr,
+        actor + "entropy_coeff": 0,
+        actor + "grad_clip": 1.0,
         "actor_rollout_ref.rollout.n": generations,
         "actor_rollout_ref.rollout.temperature": 1.0,
         "actor_rollout_ref.rollout.name": "vllm",
+        "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu": micro,
+        "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu": micro,
         "actor_rollout_ref.model.path": model_path,
         "data.train_batch_size": prompts,
         "data.max_prompt_length": task.max_prompt_chars + 2,
-        "data.max_response_length": task.max_completion_tokens,
+        "data.max_response_length": max_response,
         "data.train_files": "train.parquet",
         "data.val_files": "val.parquet",
-        "custom_reward_function.path": "radar_reward.py",
-        "custom_reward_function.name": "compute_score",
-        "trainer.total_training_steps": params["total_steps"],
-        "trainer.n_gpus_per_node": 8,
+        "reward.custom_reward_function.path": "radar_reward.py",
+        "reward.custom_reward_function.name": "compute_score",
+        "trainer.total_training_steps": rollouts(int(params["total_steps"]), mu),
+        "trainer.n_gpus_per_node": n_gpus,
         "trainer.nnodes": 1,
         "trainer.logger": ["console"],
         "trainer.project_name": "research_radar_repro",
         "trainer.experiment_name": f"{method.name}-{task.name}-{size.name}",
     }
+    if loss_type == "sapo":  # TRL's sapo temperatures are verl's tau_pos / tau_neg
+        out[actor + "tau_pos"] = float(cfg.get("sapo_temperature_pos", 1.0))
+        out[actor + "tau_neg"] = float(cfg.get("sapo_temperature_neg", 1.05))
+    if method.overlong_shaping:  # DAPO: soft overlong punishment over the same last tokens as the local run
+        buffer = max_response - (task.max_answer_chars + 1)  # repro.trainer.overlong_buffer (no torch here)
+        out |= {
+            "reward.reward_manager.name": "dapo",
+            "+reward.reward_kwargs.max_resp_len": max_response,
+            "+reward.reward_kwargs.overlong_buffer_cfg.enable": True,
+            "+reward.reward_kwargs.overlong_buffer_cfg.len": buffer,
+            "+reward.reward_kwargs.overlong_buffer_cfg.penalty_factor": 1.0,
+            "+reward.reward_kwargs.overlong_buffer_cfg.log": False,
+            "algorithm.filter_groups.enable": True,
+            "algorithm.filter_groups.metric": "acc",
+        }
     return out
 
 
-_VERL_REWARD = '''"""Verifiable reward for verl (custom_reward_function), via Research Radar's task checker."""
-import json
+_VERL_REWARD = '''"""Verifiable reward for verl (reward.custom_reward_function): Research Radar's own reward for
+task {task!r}, correctness 1.0 + format 0.1 on the task's checker (radar.repro.export.verl_score)."""
 
-from radar.repro.tasks import get_task
-
-TASK = get_task({task!r})
+from radar.repro.export import verl_score
 
 
-def compute_score(data_source, solution_str, ground_truth, extra_info=None):
-    example = json.loads(ground_truth)
-    return 1.0 if TASK.check(example, solution_str) else 0.0
+def compute_score(data_source, solution_str, ground_truth, extra_info=None, **_):
+    return verl_score({task!r}, solution_str, ground_truth)
 '''
+
 
 _TRL_SCRIPT = '''"""Multi-GPU TRL GRPO launch exported by `radar repro export --engine trl` (run {run_id}).
 
@@ -177,8 +255,12 @@ def _accelerate_yaml(num_processes: int) -> str:
 
 
 def export_run(run: dict[str, Any], engine: str, out_dir: Path | None = None, num_processes: int = 8) -> list[Path]:
-    """Write the launch files for ``engine`` into ``out_dir`` (default: the run folder's export/ENGINE)."""
+    """Write the launch files for ``engine`` into ``out_dir`` (default: the run folder's export/ENGINE).
+
+    ``num_processes``: GPUs (accelerate processes for trl, ``trainer.n_gpus_per_node`` for verl)."""
     params = run["params"]
+    if num_processes < 1:
+        raise ReproError(f"--gpus must be at least 1 (got {num_processes})")
     if not params.get("folder"):
         raise ReproError(f"run {run['id']} was recorded without its folder (an older radar); rerun it to export")
     run_dir = Path(params["folder"])
@@ -222,11 +304,18 @@ def export_run(run: dict[str, Any], engine: str, out_dir: Path | None = None, nu
         write("launch.sh", "\n".join(lines) + "\n")
     elif engine == "verl":
         task, size = get_task(params["task"]), get_size(params["preset"])
+        configs = record["configs"]
+        overrides = {
+            arm: verl_overrides(get_method(name), params, model_path, configs[arm], n_gpus=num_processes)
+            for arm, name in arms.items()
+        }
+        steps = overrides["method"]["trainer.total_training_steps"]
+        prompts = overrides["method"]["data.train_batch_size"]
         from datasets import Dataset
 
-        splits = (
-            ("train", task.examples(params["total_steps"] * size.prompts_per_step, 10_000, size.difficulty, "rl")),
-            ("val", task.eval_set(1000, difficulty=size.difficulty)),  # the held-out part, as in the run
+        splits = (  # the first seed pair's RL stream, and the held-out part the run scores on
+            ("train", rl_stream(task, steps * prompts, 0, size.difficulty)),
+            ("val", task.eval_set(1000, difficulty=size.difficulty)),
         )
         for split, examples in splits:
             rows = [
@@ -240,19 +329,24 @@ def export_run(run: dict[str, Any], engine: str, out_dir: Path | None = None, nu
             Dataset.from_list(rows).to_parquet(str(folder / f"{split}.parquet"))
             written.append(folder / f"{split}.parquet")
         write("radar_reward.py", _VERL_REWARD.format(task=task.name))
+        mu = int(configs["method"].get("num_iterations", size.num_iterations))
         lines = [
             "#!/usr/bin/env bash",
-            "# verl launch exported by Research Radar; run on a Ray cluster with verl.",
+            f"# verl launch exported by Research Radar (run {run['id']}; keys checked against verl {VERL_VERSION}).",
+            f"# Steps: the local run's {params['total_steps']} TRL optimiser steps at mu = {mu} are {steps} verl",
+            f"# rollouts (trainer.total_training_steps = ceil({params['total_steps']} / {mu})), each followed by",
+            f"# actor.ppo_epochs = {mu} updates on the whole batch: the same number of optimiser updates.",
+            "# Needs verl and radar importable on every Ray worker (radar_reward.py imports radar.repro).",
             "set -euo pipefail",
             'cd "$(dirname "$0")"',
         ]
         for arm, name in arms.items():
-            overrides = verl_overrides(get_method(name), params, model_path, record["configs"][arm])
-            write(f"verl_{arm}_{name}.yaml", yaml.safe_dump(overrides, sort_keys=False))
-            args = " \\\n    ".join(shlex.quote(f"{k}={_hydra(v)}") for k, v in overrides.items())
+            write(f"verl_{arm}_{name}.yaml", yaml.safe_dump(overrides[arm], sort_keys=False))
+            args = " \\\n    ".join(shlex.quote(f"{k}={_hydra(v)}") for k, v in overrides[arm].items())
             lines.append(f"# {arm}: {name}\npython3 -m verl.trainer.main_ppo \\\n    {args}\n")
         write("launch.sh", "\n".join(lines))
-        write("NOTES.md", _VERL_NOTES)
+        notes = _VERL_NOTES.format(version=VERL_VERSION, trl_steps=params["total_steps"], mu=mu, rollouts=steps)
+        write("NOTES.md", notes)
     else:
         raise ReproError(f"unknown engine {engine!r}; choose verl or trl")
     (folder / "launch.sh").chmod(0o755)
@@ -297,16 +391,26 @@ _GRPO_FIELDS = {
     "model_init_kwargs",
 }
 
-_VERL_NOTES = """# verl export: what maps and what to check
+_VERL_NOTES = """# verl export: what maps and what to check (keys checked against verl {version})
 
-- The policy is Research Radar's char-level warm start; verl's RLHFDataset applies the tokenizer's chat
-  template to `prompt`. For a real model, point `actor_rollout_ref.model.path` at it and keep the rest.
-- `ppo_epochs` plays TRL's `num_iterations`; `ppo_mini_batch_size = train_batch_size` gives one update
-  per epoch, as TRL does with gradient_accumulation_steps=1.
-- DAPO's overlong shaping and dynamic sampling live in verl's DAPO recipe (reward manager `dapo`,
-  `algorithm.filter_groups`); their option names have moved between verl releases: check them against
-  the installed verl before enabling.
+- Launch: `bash launch.sh` on a node of a Ray cluster with verl {version} and Research Radar installed
+  (radar_reward.py imports `radar.repro.export`). One `python3 -m verl.trainer.main_ppo` per arm.
+- Steps: {trl_steps} TRL optimiser steps at mu = {mu} (`num_iterations`) = {rollouts} verl rollouts
+  (`trainer.total_training_steps` = ceil({trl_steps} / {mu})); each rollout is followed by `actor.ppo_epochs` = {mu}
+  updates on the whole batch (`ppo_mini_batch_size` = `train_batch_size`), so both engines make the same
+  number of optimiser updates on the same number of generation batches.
+- Micro-batches (`actor.ppo_micro_batch_size_per_gpu`, the rollout's and the reference's
+  `log_prob_micro_batch_size_per_gpu`) divide the per-GPU mini-batch; lower them if a GPU runs out of memory.
+- The policy is the run's first warm start; verl's RLHFDataset applies the tokenizer's chat template to
+  `prompt`. For another model, point `actor_rollout_ref.model.path` at it and keep the rest.
+- Reward: `reward.custom_reward_function` = radar_reward.py:compute_score, the local run's correctness (1.0)
+  + format (0.1) on the task's checker. verl decodes responses with skip_special_tokens=True, so the local
+  token-level rule (EOS at the end, no pad/unk inside) cannot be applied; well-formed completions score the same.
+- DAPO (the `dapo` preset): `reward.reward_manager.name=dapo` with `+reward.reward_kwargs.overlong_buffer_cfg`
+  (the same soft punishment as the local run, over the tokens no answer needs) and `algorithm.filter_groups`
+  (dynamic sampling on `acc`), which the local TRL run does not reproduce. Other verl versions may name these
+  differently: rerun `pytest -m slow tests/test_repro_export.py` against the version you launch with.
 - cispo: TRL's epsilon_high is the absolute IS-weight cap (1.28); verl clamps to [1 - low, 1 + high], so
   the export writes clip_ratio_high = 0.28 and clip_ratio_low = 1.0 (no lower bound, as MiniMax-M1).
-  sapo's temperatures keep verl's defaults.
+  sapo: TRL's temperatures are written as `actor.tau_pos` / `actor.tau_neg`.
 """
