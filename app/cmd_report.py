@@ -89,10 +89,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON document (the paths)")
     p.set_defaults(func=cmd_report)
 
-    p = sub.add_parser("weekly", help="crawl, index, alerts, tag, trends, report, deliver, digests: the job for cron")
+    p = sub.add_parser(
+        "weekly", help="crawl, index, alerts, tag, trends, report, deliver, digests, reproduce: the job for cron"
+    )
     p.add_argument("--week", metavar="YYYY-Www", help="ISO week to report (default: the last full week)")
     p.add_argument(
-        "--skip", metavar="STEP[,STEP]", help="steps to skip: crawl,index,alerts,tag,trends,report,deliver,digests"
+        "--skip",
+        metavar="STEP[,STEP]",
+        help="steps to skip: crawl,index,alerts,tag,trends,report,deliver,digests,reproduce",
     )
     p.add_argument("--json", action="store_true", help="print one JSON document")
     p.set_defaults(func=cmd_weekly)

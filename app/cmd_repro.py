@@ -1,4 +1,4 @@
-"""`radar repro run|list|show|methods|export|cancel`: reproduction runs of GRPO-family methods.
+"""`radar repro run|list|show|methods|export|cancel|work`: reproduction runs of GRPO-family methods.
 
 The composition root for repro: it opens the workspace and hands repro a Store and explicit paths
 (the run folder, the warm-start cache). `list` and `show` read run records without importing torch.
@@ -10,6 +10,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from rich.markup import escape
+
 from radar.app.output import console, err_console, print_json
 from radar.store import Workspace, resolve_root
 from radar.store.runs import RunRecord
@@ -17,6 +19,16 @@ from radar.store.runs import RunRecord
 
 def _ws(args: argparse.Namespace) -> Workspace:
     return Workspace.open(resolve_root(args.workspace))
+
+
+def _with_user_presets(args: argparse.Namespace) -> Workspace:
+    """The workspace, with radar.toml's [[repro.presets]] known to repro (`--method` may name one)."""
+    from radar.app import steps
+    from radar.app.context import Radar
+
+    radar = Radar(_ws(args))
+    steps.user_presets(radar)
+    return radar.ws
 
 
 def _summary(run: dict[str, Any]) -> dict[str, Any]:
@@ -41,7 +53,7 @@ def _summary(run: dict[str, Any]) -> dict[str, Any]:
 def cmd_run(args: argparse.Namespace) -> int:
     from radar.repro import runner
 
-    ws = _ws(args)
+    ws = _with_user_presets(args)
     spec = runner.RunSpec(
         method=args.method,
         baseline=args.baseline,
@@ -173,24 +185,26 @@ def cmd_cancel(args: argparse.Namespace) -> int:
 
 
 def cmd_methods(args: argparse.Namespace) -> int:
-    from radar.repro.methods import METHODS, describe
+    from radar.repro.methods import all_methods, describe
 
-    docs = [describe(m) for m in METHODS.values()]
+    _with_user_presets(args)  # radar.toml's [[repro.presets]] beside the built-ins
+    docs = [describe(m) for m in all_methods().values()]
     if args.json:
         print_json(docs)
         return 0
     for d in docs:
-        console.print(f"[bold]{d['name']}[/bold]  {d['title']}  arXiv:{d['arxiv'] or '-'}")
+        mark = "  (radar.toml)" if d["source"] != "built-in" else ""
+        console.print(f"[bold]{escape(d['name'])}[/bold]  {escape(d['title'])}  arXiv:{d['arxiv'] or '-'}{mark}")
         if d["baseline"]:
-            console.print(f"    vs {d['baseline']}, changes: {', '.join(d['changes'])}")
-        console.print(f"    claim: {d['claim']}")
+            console.print(f"    vs {d['baseline']}, changes: {escape(', '.join(d['changes']))}")
+        console.print(f"    claim: {escape(d['claim'])}")
     return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
     from radar.repro import export, runner
 
-    with _ws(args).store() as store:
+    with _with_user_presets(args).store() as store:
         run = runner.get(store, args.run_id)
     out = Path(args.out) if args.out else None
     paths = export.export_run(run, engine=args.engine, out_dir=out, num_processes=args.gpus)
@@ -200,6 +214,23 @@ def cmd_export(args: argparse.Namespace) -> int:
         for p in paths:
             console.print(f"wrote {p}")
     return 0
+
+
+def cmd_work(args: argparse.Namespace) -> int:
+    """Run the queued reproductions (queued by `radar weekly` or the dashboard) one after another."""
+    from radar.app import steps
+    from radar.app.context import Radar
+
+    def log(msg: str) -> None:
+        if not args.json:
+            console.print(escape(msg))
+
+    done = steps.work_queue(Radar(_ws(args)), log=log, max_runs=args.max_runs)
+    if args.json:
+        print_json([_summary(r) for r in done])
+    elif not done:
+        console.print("the queue is empty; `radar weekly` queues its `reproduce` recommendations ([repro] weekly_runs)")
+    return 0 if all(r["status"] in ("done", "cancelled") for r in done) else 2
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -241,6 +272,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = rsub.add_parser("methods", help="the method presets: paper, config, claim")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_methods)
+
+    p = rsub.add_parser("work", help="run the queued reproductions (from weekly or the dashboard) one at a time")
+    p.add_argument("--max-runs", type=int, default=0, help="stop after this many runs (default: until empty)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_work)
 
     p = rsub.add_parser("export", help="write a verl (Ray cluster) or TRL+accelerate (multi-GPU) launch")
     p.add_argument("run_id")

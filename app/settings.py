@@ -8,7 +8,7 @@ the one dataclass they need and never see the file or the workspace.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,51 @@ from radar.app.dashboard.config import AppConfig
 from radar.index.config import EmbeddingConfig, SearchConfig
 from radar.reports.config import DeliveryConfig, Profile, ReportConfig
 from radar.store import Config, CrawlConfig, SourceConfig, Workspace
+from radar.store.config import dataclass_from
+from radar.store.errors import ConfigError, RadarError
+
+
+@dataclass(frozen=True)
+class ReproConfig:
+    """[repro]: what `radar weekly` reproduces and how (the same defaults as `radar repro run`), and the
+    user presets ([[repro.presets]]: a built-in preset plus the TRL settings that differ)."""
+
+    weekly_runs: int = 0  # reproductions `radar weekly` may queue per week (0: the weekly job queues none)
+    run_queued: bool = True  # start a background worker for queued runs; false: leave them to `radar repro work`
+    device: str = "auto"  # auto, cpu or cuda
+    seeds: int = 5  # seed pairs per run
+    task: str = "addition"  # the toy task (ignored when dataset is set)
+    dataset: str = ""  # a JSONL of {prompt, answer} (relative to the workspace); "" = the toy task
+    model: str = ""  # a local Hugging Face folder or cached name; "" = the tiny char-level policy
+    preset: str = "tiny"  # policy/batch size preset (`--preset`)
+    steps: int = 0  # optimiser steps per arm; 0 = the size preset's default
+    presets: tuple[Any, ...] = field(default_factory=tuple)  # [[repro.presets]] tables, validated below
+
+    def __post_init__(self) -> None:
+        from radar.repro.methods import user_presets
+        from radar.repro.sizes import SIZES
+        from radar.repro.tasks import TASKS
+
+        if not 0 <= self.weekly_runs <= 20:
+            raise ConfigError(f"[repro] weekly_runs must be between 0 and 20 (got {self.weekly_runs})")
+        if self.device not in ("auto", "cpu", "cuda"):
+            raise ConfigError(f"[repro] device must be auto, cpu or cuda (got {self.device!r})")
+        if not 1 <= self.seeds <= 20:
+            raise ConfigError(f"[repro] seeds must be between 1 and 20 (got {self.seeds})")
+        if not 0 <= self.steps <= 100_000:
+            raise ConfigError(f"[repro] steps must be between 0 (the preset's default) and 100000 (got {self.steps})")
+        if self.task not in TASKS:
+            raise ConfigError(f"[repro] task {self.task!r} is not one of {', '.join(TASKS)}")
+        if self.preset not in SIZES:
+            raise ConfigError(f"[repro] preset {self.preset!r} is not one of {', '.join(SIZES)}")
+        try:
+            user_presets(self.presets)  # one line naming the fix (unknown settings list the valid ones)
+        except RadarError as exc:
+            raise ConfigError(str(exc)) from None
+
+    @classmethod
+    def from_section(cls, table: dict[str, Any]) -> ReproConfig:
+        return dataclass_from(cls, table, "[repro]")
 
 
 @dataclass(frozen=True)
@@ -34,7 +79,7 @@ class Settings:
     profile: Profile
     delivery: DeliveryConfig
     app: AppConfig
-    repro: dict[str, Any]  # [repro]: the reproduction stage validates its own table
+    repro: ReproConfig  # [repro] and its [[repro.presets]]
     taxonomy_path: Path | None  # [tagging] taxonomy, resolved; None = the packaged default
     label_paths: tuple[Path, ...]  # [tagging] labels, resolved
 
@@ -70,6 +115,11 @@ def resolve_location(ws: Workspace, location: str) -> str:
     return uri + "/" if location.endswith("/") and not uri.endswith("/") else uri
 
 
+def _repro(ws: Workspace, cfg: ReproConfig) -> ReproConfig:
+    """[repro] dataset resolved against the workspace folder (a model name stays as written)."""
+    return replace(cfg, dataset=str(ws.resolve(cfg.dataset))) if cfg.dataset else cfg
+
+
 def load_settings(ws: Workspace) -> Settings:
     """Parse ws's radar.toml once into every stage's validated config."""
     config = ws.config()
@@ -92,7 +142,7 @@ def load_settings(ws: Workspace) -> Settings:
         profile=Profile.from_section(config.section("profile")),
         delivery=DeliveryConfig.from_section(config.section("delivery")),
         app=AppConfig.from_section(config.section("app")),
-        repro=config.section("repro"),
+        repro=_repro(ws, ReproConfig.from_section(config.section("repro"))),
         taxonomy_path=ws.resolve(tagging.taxonomy) if tagging.taxonomy else None,
         label_paths=tuple(ws.resolve(p) for p in tagging.labels),
     )

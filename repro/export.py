@@ -43,7 +43,7 @@ from typing import Any
 import yaml
 
 from radar.repro.errors import ReproError
-from radar.repro.methods import Method, get_method
+from radar.repro.methods import Method, get_method, register_user_presets
 from radar.repro.sizes import get_size
 from radar.repro.tasks import get_task, rl_stream
 from radar.store.files import write_text_atomic
@@ -259,6 +259,7 @@ def export_run(run: dict[str, Any], engine: str, out_dir: Path | None = None, nu
 
     ``num_processes``: GPUs (accelerate processes for trl, ``trainer.n_gpus_per_node`` for verl)."""
     params = run["params"]
+    register_user_presets(params.get("user_presets") or [])  # a user preset's definition travels with its run
     if num_processes < 1:
         raise ReproError(f"--gpus must be at least 1 (got {num_processes})")
     if not params.get("folder"):
@@ -311,7 +312,9 @@ def export_run(run: dict[str, Any], engine: str, out_dir: Path | None = None, nu
         }
         steps = overrides["method"]["trainer.total_training_steps"]
         prompts = overrides["method"]["data.train_batch_size"]
-        from datasets import Dataset
+        from datasets import Dataset, disable_progress_bars
+
+        disable_progress_bars()  # one "wrote ..." line per file is the output
 
         splits = (  # the first seed pair's RL stream, and the held-out part the run scores on
             ("train", rl_stream(task, steps * prompts, 0, size.difficulty)),

@@ -17,6 +17,7 @@ A method TRL lacks is added with ``loss_plugin``: the name of a loss registered 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -271,10 +272,11 @@ METHODS: dict[str, Method] = {
 
 
 def get_method(name: str) -> Method:
-    try:
-        return METHODS[name]
-    except KeyError:
-        raise ReproError(f"unknown method {name!r}; choose one of: {', '.join(METHODS)}") from None
+    """A built-in preset, or a user preset registered from radar.toml ([[repro.presets]])."""
+    method = METHODS.get(name) or USER_METHODS.get(name)
+    if method is None:
+        raise ReproError(f"unknown method {name!r}; choose one of: {', '.join(all_methods())}")
+    return method
 
 
 def settings(method: Method) -> dict[str, Any]:
@@ -291,6 +293,7 @@ def describe(method: Method) -> dict[str, Any]:
     """A JSON-ready summary for `radar repro methods`."""
     return {
         "name": method.name,
+        "source": "built-in" if method.name in METHODS else "radar.toml",
         "title": method.title,
         "arxiv": method.arxiv,
         "baseline": method.baseline,
@@ -302,3 +305,195 @@ def describe(method: Method) -> dict[str, Any]:
         "notes": method.notes,
         "deviations": method.deviations,
     }
+
+
+# -- user presets ([[repro.presets]] in radar.toml) -------------------------------------------------
+# The GRPOConfig fields a preset may change, with their kind; shared run fields (batch, steps, lr,
+# num_iterations, lengths) stay the run's so that both arms see the same data (build_config refuses them).
+CHOICES: dict[str, tuple[str, ...]] = {
+    "loss_type": ("grpo", "dr_grpo", "dapo", "bnpo", "cispo", "sapo", "luspo", "vespo"),  # TRL 1.x
+    "scale_rewards": ("group", "batch", "none"),
+    "importance_sampling_level": ("token", "sequence"),
+    "loss_plugin": ("", "gmpo"),  # repro.trainer.LOSS_PLUGINS (a test keeps them equal)
+}
+NUMBERS = (
+    "beta",
+    "epsilon",
+    "epsilon_high",
+    "delta",
+    "top_entropy_quantile",
+    "sapo_temperature_pos",
+    "sapo_temperature_neg",
+    "vespo_k_pos",
+    "vespo_k_neg",
+    "vespo_lambda_pos",
+    "vespo_lambda_neg",
+)
+FLAGS = ("mask_truncated_completions", "overlong_shaping")
+PRESET_SETTINGS: tuple[str, ...] = tuple(sorted((*CHOICES, *NUMBERS, *FLAGS)))
+PRESET_KEYS = ("name", "base", "settings", "arxiv", "claim", "title", "baseline", "check")
+CLAIM_METRICS = (
+    "heldout_greedy",
+    "heldout_pass1",
+    "heldout",
+    "entropy",
+    "length",
+    "correct_length",
+    "incorrect_length",
+    "clip_ratio",
+    "kl",
+    "correct",
+    "frac_reward_zero_std",
+)
+_NAME = r"^[a-z0-9][a-z0-9_.-]{0,39}$"
+
+USER_METHODS: dict[str, Method] = {}  # registered from radar.toml (the app) or a run's params (the worker)
+_USER_DEFS: dict[str, dict[str, Any]] = {}
+
+
+def all_methods() -> dict[str, Method]:
+    """Built-in presets, then the registered user presets."""
+    return METHODS | USER_METHODS
+
+
+def _setting(preset: str, key: str, value: Any) -> Any:
+    where = f"[[repro.presets]] {preset!r}: setting {key}"
+    if key in CHOICES:
+        if value not in CHOICES[key]:
+            shown = ", ".join(repr(c) for c in CHOICES[key])
+            raise ReproError(f"{where} = {value!r} is not one of {shown}; fix it in radar.toml")
+        return value
+    if key in FLAGS:
+        if not isinstance(value, bool):
+            raise ReproError(f"{where} must be true or false, not {value!r}; fix it in radar.toml")
+        return value
+    if not isinstance(value, int | float) or isinstance(value, bool) or value != value or abs(value) > 1e6:
+        raise ReproError(f"{where} must be a number, not {value!r}; fix it in radar.toml")
+    if key in ("epsilon", "epsilon_high", "beta", "top_entropy_quantile") and value < 0:
+        raise ReproError(f"{where} must not be negative (got {value}); fix it in radar.toml")
+    return float(value)
+
+
+def user_preset(table: Any) -> Method:
+    """A Method from one ``[[repro.presets]]`` table; every error is one line naming the fix."""
+    if not isinstance(table, dict):
+        raise ReproError("each [[repro.presets]] entry must be a table (name, base, settings, arxiv, claim)")
+    name = table.get("name")
+    label = repr(name) if isinstance(name, str) else "(no name)"
+    unknown = sorted(set(table) - set(PRESET_KEYS))
+    if unknown:
+        raise ReproError(
+            f"unknown key(s) {', '.join(unknown)} in [[repro.presets]] {label}; valid keys: {', '.join(PRESET_KEYS)}"
+        )
+    if not isinstance(name, str) or not re.match(_NAME, name):
+        raise ReproError(
+            f"[[repro.presets]] name {name!r} must be 1-40 lower-case letters, digits, '-', '_' or '.'; fix it"
+        )
+    if name in METHODS:
+        raise ReproError(
+            f"[[repro.presets]] {name!r} clashes with a built-in preset; choose another name "
+            f"(built-in: {', '.join(METHODS)})"
+        )
+    base_name = table.get("base", "")
+    if base_name not in METHODS:
+        raise ReproError(
+            f"[[repro.presets]] {name!r}: base {base_name!r} is not a built-in preset; "
+            f"choose one of: {', '.join(METHODS)}"
+        )
+    base = METHODS[base_name]
+    settings_table = table.get("settings", {})
+    if not isinstance(settings_table, dict) or not settings_table:
+        raise ReproError(
+            f"[[repro.presets]] {name!r}: settings must be a non-empty table of the TRL settings that differ from "
+            f"{base_name!r}; valid settings: {', '.join(PRESET_SETTINGS)}"
+        )
+    bad = sorted(set(settings_table) - set(PRESET_SETTINGS))
+    if bad:
+        raise ReproError(
+            f"unknown setting(s) {', '.join(bad)} in [[repro.presets]] {name!r}; valid settings: "
+            f"{', '.join(PRESET_SETTINGS)}"
+        )
+    values = {k: _setting(name, k, v) for k, v in settings_table.items()}
+    shaping = bool(values.pop("overlong_shaping", base.overlong_shaping))
+    plugin = str(values.pop("loss_plugin", base.loss_plugin))
+    config = dict(base.config) | values
+    for key in ("arxiv", "claim", "title", "baseline"):
+        if not isinstance(table.get(key, ""), str):
+            raise ReproError(f"[[repro.presets]] {name!r}: {key} must be a string; fix it in radar.toml")
+    arxiv = str(table.get("arxiv", "")).strip()
+    if arxiv and not re.match(r"^\d{4}\.\d{4,5}(v\d+)?$", arxiv):
+        raise ReproError(f"[[repro.presets]] {name!r}: arxiv {arxiv!r} is not an arXiv id like 2503.14476")
+    baseline = str(table.get("baseline") or baseline_of(base))
+    if baseline not in METHODS:
+        raise ReproError(
+            f"[[repro.presets]] {name!r}: baseline {baseline!r} is not a built-in preset; "
+            f"choose one of: {', '.join(METHODS)}"
+        )
+    text = str(table.get("claim", "")).strip() or f"a configuration change of {base_name}"
+    check = table.get("check")
+    if check is None:
+        claim = Claim(
+            f"{text} (checked here: held-out greedy accuracy within 2 points of {baseline}'s)",
+            "heldout_greedy",
+            "not_lower",
+            "end",
+            HELDOUT_MARGIN,
+        )
+    else:
+        keys = ("metric", "direction", "window", "margin", "min_effect")
+        if not isinstance(check, dict) or set(check) - set(keys):
+            raise ReproError(f"[[repro.presets]] {name!r}: check takes {', '.join(keys)}; fix it in radar.toml")
+        if check.get("metric") not in CLAIM_METRICS:
+            raise ReproError(
+                f"[[repro.presets]] {name!r}: check metric {check.get('metric')!r} is not one of "
+                f"{', '.join(CLAIM_METRICS)}"
+            )
+        try:
+            claim = Claim(text, **{k: v for k, v in check.items()})
+        except TypeError as exc:
+            raise ReproError(f"[[repro.presets]] {name!r}: check: {exc}") from None
+    ref = METHODS[baseline]
+    mine = dict(config) | {"overlong_shaping": shaping, "loss_plugin": plugin}
+    theirs = settings(ref)
+    changes = tuple(sorted(k for k in mine.keys() | theirs.keys() if mine.get(k) != theirs.get(k)))
+    return Method(
+        name,
+        str(table.get("title") or f"{name} (user preset: {base_name} + {', '.join(sorted(settings_table))})"),
+        arxiv,
+        config,
+        claim,
+        baseline=baseline if baseline != name else "",
+        changes=changes,
+        overlong_shaping=shaping,
+        loss_plugin=plugin,
+        notes=f"User preset from radar.toml: {base_name} with "
+        + ", ".join(f"{k} = {v!r}" for k, v in sorted(settings_table.items())),
+        deviations=base.deviations,
+    )
+
+
+def user_presets(tables: Any) -> list[Method]:
+    """Validate every ``[[repro.presets]]`` table (names unique, none a built-in's)."""
+    if not isinstance(tables, list | tuple):
+        raise ReproError("[repro] presets must be an array of tables: [[repro.presets]]")
+    out: list[Method] = []
+    for table in tables:
+        method = user_preset(table)
+        if any(m.name == method.name for m in out):
+            raise ReproError(f"[[repro.presets]] {method.name!r} is defined twice; keep one")
+        out.append(method)
+    return out
+
+
+def register_user_presets(tables: Any) -> list[Method]:
+    """Make ``[[repro.presets]]`` tables known to ``get_method`` (this process). Returns them."""
+    methods = user_presets(tables)
+    for method, table in zip(methods, tables, strict=True):
+        USER_METHODS[method.name] = method
+        _USER_DEFS[method.name] = dict(table)
+    return methods
+
+
+def user_definitions(*names: str) -> list[dict[str, Any]]:
+    """The radar.toml tables of the user presets among ``names`` (a run carries them to its worker)."""
+    return [dict(_USER_DEFS[n]) for n in dict.fromkeys(names) if n in _USER_DEFS]

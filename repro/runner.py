@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from radar.repro.errors import ReproError, RunCancelled
-from radar.repro.methods import baseline_of, get_method
+from radar.repro.methods import baseline_of, get_method, register_user_presets, user_definitions
 from radar.repro.sizes import get_size
 from radar.repro.tasks import get_task
 from radar.store import Store, utc_now
@@ -82,6 +82,13 @@ class RunSpec:
         return self.steps or get_size(self.preset).default_steps
 
 
+def spec_of(params: dict[str, Any]) -> RunSpec:
+    """The RunSpec of a recorded run. User presets ([[repro.presets]]) travel in its params (``user_presets``,
+    written by ``submit``), so the worker knows them without reading radar.toml (helper B, issue 14)."""
+    register_user_presets(params.get("user_presets") or [])
+    return RunSpec(**{k: params[k] for k in RunSpec.__dataclass_fields__ if k in params})
+
+
 def rl_seed(arm: str, pair: int) -> int:
     """Independent RL seeds per arm: an A/A run (method == baseline) measures seed noise, not zero."""
     return pair if arm == "method" else BASELINE_SEED_OFFSET + pair
@@ -123,6 +130,8 @@ def check_device(requested: str) -> None:
 def submit(store: Store, spec: RunSpec, run_id: str, run_dir: Path, policy_cache: Path) -> str:
     """Record a queued run. ``run_dir``: its folder; ``policy_cache``: the shared warm starts."""
     params = asdict(spec) | {"total_steps": spec.total_steps, "folder": str(run_dir), "policy_cache": str(policy_cache)}
+    if defs := user_definitions(spec.method, spec.baseline):  # user presets travel with the run (spec_of)
+        params["user_presets"] = defs
     store.create_run(run_id, KIND, params)
     run_dir.mkdir(parents=True, exist_ok=True)
     return run_id
@@ -462,7 +471,7 @@ def arm_job(
 
     with _store(db) as store:
         params = _require(store, run_id)["params"]
-    spec = RunSpec(**{k: params[k] for k in RunSpec.__dataclass_fields__})
+    spec = spec_of(params)
     task, size = get_task(spec.task), get_size(spec.preset)
     folder = Path(params["folder"])
     record = json.loads((folder / "run.json").read_text(encoding="utf-8"))
@@ -544,7 +553,7 @@ def _execute(db: Path, run_id: str, params: dict[str, Any], log: Any) -> dict[st
     from radar.repro.trainer import build_config
     from radar.repro.verdict import verdict
 
-    spec = RunSpec(**{k: params[k] for k in RunSpec.__dataclass_fields__})
+    spec = spec_of(params)
     method, baseline = get_method(spec.method), get_method(spec.baseline)
     task, size = get_task(spec.task), get_size(spec.preset)
     device = resolve_device(spec.device)

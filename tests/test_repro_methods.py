@@ -155,3 +155,123 @@ def test_verl_mapping(name: str, agg: str, loss_mode: str, kl: bool) -> None:
 def test_verl_refuses_methods_it_lacks() -> None:
     with pytest.raises(ReproError, match="--engine trl"):
         verl_overrides(get_method("vespo"), PARAMS, "/m")
+
+
+# -- user presets ([[repro.presets]] in radar.toml) ---------------------------------------------------------
+EPS03 = {
+    "name": "dapo-eps03",
+    "base": "dapo",
+    "settings": {"epsilon_high": 0.3},
+    "arxiv": "2503.14476",
+    "claim": "a wider upper clip keeps entropy higher",
+}
+
+
+def test_user_preset_is_its_base_plus_the_settings_that_differ(tmp_path: Path) -> None:
+    from radar.repro.methods import user_preset
+
+    m = user_preset(EPS03)
+    assert m.baseline == "grpo" and m.overlong_shaping and m.arxiv == "2503.14476"
+    assert m.config == get_method("dapo").config | {"epsilon_high": 0.3}
+    cfg = build_config(m, get_size("tiny"), get_task("addition"), steps=10, seed=0, output_dir=tmp_path, device="cpu")
+    assert cfg.epsilon_high == 0.3 and cfg.loss_type == "dapo"
+    # declared changes equal the real difference from the baseline, as for the built-ins
+    base = build_config(
+        get_method("grpo"), get_size("tiny"), get_task("addition"), steps=10, seed=0, output_dir=tmp_path, device="cpu"
+    )
+    a, b = cfg.to_dict(), base.to_dict()
+    real = {k for k in a.keys() | b.keys() if a.get(k) != b.get(k)} | {"overlong_shaping"}
+    assert set(m.changes) == real
+    check = user_preset(EPS03 | {"check": {"metric": "entropy", "direction": "higher", "min_effect": 0.02}})
+    assert (check.claim.metric, check.claim.direction, check.claim.min_effect) == ("entropy", "higher", 0.02)
+    assert user_preset(EPS03 | {"name": "kl-vs-dapo", "baseline": "dapo"}).baseline == "dapo"
+
+
+def test_user_preset_settings_are_trl_fields_and_plugins_are_known() -> None:
+    import dataclasses
+
+    from trl import GRPOConfig
+
+    from radar.repro.methods import CHOICES, PRESET_SETTINGS
+
+    fields = {f.name for f in dataclasses.fields(GRPOConfig)}
+    assert set(PRESET_SETTINGS) - {"overlong_shaping", "loss_plugin"} <= fields
+    assert set(CHOICES["loss_plugin"]) == {"", *LOSS_PLUGINS}
+    shared = {"max_steps", "learning_rate", "per_device_train_batch_size", "num_generations", "num_iterations"}
+    assert not shared & set(PRESET_SETTINGS)  # both arms keep the run's batch shape and step count
+
+
+@pytest.mark.parametrize(
+    ("change", "needle"),
+    [
+        (
+            {"settings": {"learning_rate": 1e-4}},
+            "unknown setting(s) learning_rate in [[repro.presets]] 'dapo-eps03'; valid settings: beta, delta, epsilon,",
+        ),
+        ({"settings": {"loss_type": "ppo"}}, "loss_type = 'ppo' is not one of 'grpo', 'dr_grpo'"),
+        ({"settings": {"beta": "high"}}, "setting beta must be a number"),
+        ({"settings": {}}, "settings must be a non-empty table"),
+        ({"name": "dapo"}, "clashes with a built-in preset"),
+        ({"name": "Bad Name!"}, "must be 1-40 lower-case letters"),
+        ({"base": "ppo"}, "base 'ppo' is not a built-in preset; choose one of: grpo"),
+        ({"baseline": "nope"}, "baseline 'nope' is not a built-in preset"),
+        ({"arxiv": "dapo paper"}, "is not an arXiv id"),
+        ({"lr": 1}, "unknown key(s) lr in [[repro.presets]] 'dapo-eps03'; valid keys: name, base, settings"),
+        ({"check": {"metric": "vibes", "direction": "higher", "min_effect": 1}}, "check metric 'vibes' is not one of"),
+        ({"check": {"metric": "entropy", "direction": "higher"}}, "needs a minimum effect"),
+    ],
+)
+def test_bad_user_presets_are_refused_in_one_line(change: dict, needle: str) -> None:  # type: ignore[type-arg]
+    from radar.repro.methods import user_preset
+
+    with pytest.raises(ReproError) as err:
+        user_preset(EPS03 | change)
+    assert needle in str(err.value) and "\n" not in str(err.value)
+
+
+def test_user_presets_register_and_travel_with_a_run() -> None:
+    from radar.repro.methods import USER_METHODS, register_user_presets, user_definitions, user_presets
+    from radar.repro.runner import RunSpec, spec_of
+
+    with pytest.raises(ReproError, match="defined twice"):
+        user_presets([EPS03, EPS03])
+    register_user_presets([EPS03])
+    try:
+        assert get_method("dapo-eps03").config["epsilon_high"] == 0.3
+        assert user_definitions("dapo-eps03", "grpo") == [EPS03]  # built-ins need no definition
+        USER_METHODS.clear()  # a worker process: it knows only what the run's params carry
+        with pytest.raises(ReproError, match="unknown method 'dapo-eps03'"):
+            RunSpec(method="dapo-eps03")
+        spec = spec_of({"method": "dapo-eps03", "baseline": "grpo", "user_presets": [EPS03], "seeds": 2})
+        assert spec.method == "dapo-eps03" and spec.seeds == 2 and spec.task == "addition"
+    finally:
+        USER_METHODS.clear()
+
+
+def test_repro_settings_are_typed_and_refuse_unknown_keys(tmp_path: Path) -> None:
+    from radar.app.context import Radar
+    from radar.store import Workspace
+    from radar.store.errors import ConfigError
+
+    ws, _ = Workspace.init(tmp_path / "ws")
+    base = ws.config_path.read_text()
+    ws.config_path.write_text(
+        base + '\n[repro]\nweekly_runs = 2\ndevice = "cpu"\nseeds = 3\ntask = "sorting"\ndataset = "data/gsm8k.jsonl"\n'
+        'model = "Qwen/Qwen2.5-0.5B-Instruct"\nsteps = 40\n\n[[repro.presets]]\nname = "dapo-eps03"\nbase = "dapo"\n'
+        "settings = { epsilon_high = 0.3 }\n"
+    )
+    cfg = Radar.at(ws.root).settings.repro
+    assert (cfg.weekly_runs, cfg.device, cfg.seeds, cfg.task, cfg.steps) == (2, "cpu", 3, "sorting", 40)
+    assert cfg.dataset == str(ws.root / "data" / "gsm8k.jsonl") and cfg.model == "Qwen/Qwen2.5-0.5B-Instruct"
+    assert cfg.presets[0]["name"] == "dapo-eps03" and cfg.run_queued
+    for bad, needle in (
+        ("[repro]\nweekly = 1\n", "unknown key(s) weekly in [repro]; valid keys: dataset, device"),
+        ("[repro]\nseeds = 0\n", "seeds must be between 1 and 20"),
+        ('[repro]\ndevice = "tpu"\n', "device must be auto, cpu or cuda"),
+        ('[repro]\ntask = "chess"\n', "task 'chess' is not one of addition"),
+        ('[[repro.presets]]\nname = "x"\nbase = "dapo"\nsettings = { lr = 1 }\n', "unknown setting(s) lr"),
+    ):
+        ws.config_path.write_text(base + "\n" + bad)
+        with pytest.raises(ConfigError) as err:
+            Radar.at(ws.root).settings  # noqa: B018
+        assert needle in str(err.value) and "\n" not in str(err.value)

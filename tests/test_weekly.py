@@ -169,3 +169,131 @@ def test_a_second_process_is_refused_while_one_runs(
         first.kill()
     assert first.returncode == 0, err
     assert out.startswith(f"weekly {WEEK}: crawl: ") and (ws.reports_dir / WEEK / "report.html").is_file()
+
+
+# -- the reproduce step: the week's `reproduce` recommendations queued once, within [repro] weekly_runs --------
+SKIP_ALL_BUT_REPORT = "crawl,index,alerts,tag,trends,deliver,digests"
+REPRO_TOML = """
+[profile]
+terms = ["DAPO", "GSPO", "Dr. GRPO"]
+
+[repro]
+weekly_runs = {budget}
+run_queued = false
+seeds = 2
+steps = 4
+task = "sorting"
+"""
+
+
+def _repro_ws(tmp_path: Path, budget: int) -> Workspace:
+    from radar.store.models import Document
+
+    ws, _ = Workspace.init(tmp_path / "ws", config_text=REPRO_TOML.format(budget=budget))
+    docs = [
+        Document(
+            id=f"2508.{10000 + i}",
+            kind="paper",
+            source="test",
+            title=title,
+            abstract=f"{title}. We compare with GRPO on math reasoning benchmarks.",
+            published=f"2025-08-{19 + i % 3 + 7 * (i >= 4)}T00:00:00Z",  # four in 2025-W34, four in W35
+            url=f"https://arxiv.org/abs/2508.{10000 + i}",
+        )
+        for i, title in enumerate(
+            [
+                "Scaling DAPO to long chains of thought",
+                "DAPO with curriculum sampling",
+                "Stabilising GSPO for mixture-of-experts",
+                "GSPO at the sequence level revisited",
+                "DAPO for code generation",
+                "Token-level losses: DAPO without dynamic sampling",
+                "GSPO for vision-language models",
+                "Why GSPO clips whole sequences",
+            ]
+        )
+    ]
+    with ws.store() as store:
+        store.upsert_documents(docs)
+    return ws
+
+
+def _weekly(capsys: pytest.CaptureFixture[str], ws: Workspace, week: str = WEEK) -> dict:  # type: ignore[type-arg]
+    res = run_cli(
+        capsys, "--workspace", str(ws.root), "weekly", "--week", week, "--skip", SKIP_ALL_BUT_REPORT, "--json"
+    )
+    assert res.code == 0, res.out + res.err
+    doc = res.json()
+    assert [s["step"] for s in doc["steps"]][-1] == "reproduce"
+    return doc
+
+
+def _queued(ws: Workspace) -> list[dict]:  # type: ignore[type-arg]
+    with ws.store() as store:
+        return store.list_runs(kind="repro")
+
+
+def test_weekly_queues_the_weeks_reproduce_methods_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ws = _repro_ws(tmp_path, budget=3)
+    doc = _weekly(capsys, ws)
+    report = json.loads(Path(doc["paths"]["json"]).read_text())
+    wanted = {r["evidence"]["preset"] for r in report["recommendations"] if r["action"] == "reproduce"}
+    assert wanted == {"dapo", "gspo"}, report["recommendations"]
+    step = doc["steps"][-1]
+    assert step["ok"] and step["summary"].startswith("2 queued (") and "radar repro work" in step["summary"]
+    runs = _queued(ws)
+    assert sorted(r["params"]["method"] for r in runs) == ["dapo", "gspo"]
+    for run in runs:
+        p = run["params"]
+        assert run["status"] == "queued" and not run["pid"]  # run_queued = false: nothing started
+        assert (p["queued_by"], p["queued_for"], p["task"], p["seeds"], p["total_steps"]) == (
+            "weekly",
+            WEEK,
+            "sorting",
+            2,
+            4,
+        )
+        assert len(p["dedupe_key"]) == 20
+    # the same week again (cron firing twice), and the next week: the same experiments are not queued twice
+    for week in (WEEK, "2025-W35"):
+        again = _weekly(capsys, ws, week)["steps"][-1]["summary"]
+        assert again.startswith("0 queued") and "dapo already queued" in again and "gspo already queued" in again
+    assert len(_queued(ws)) == 2
+
+
+def test_weekly_budget_counts_the_weeks_earlier_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ws = _repro_ws(tmp_path, budget=1)
+    first = _weekly(capsys, ws)["steps"][-1]["summary"]
+    assert first.startswith("1 queued (dapo)") or first.startswith("1 queued (gspo)")
+    second = _weekly(capsys, ws)["steps"][-1]["summary"]
+    assert second.startswith("0 queued") and "budget of 1 is used" in second
+    assert len(_queued(ws)) == 1
+    ws.config_path.write_text(ws.config_path.read_text().replace("weekly_runs = 1", "weekly_runs = 0"))
+    assert _weekly(capsys, ws)["steps"][-1]["summary"] == "off ([repro] weekly_runs = 0)"
+
+
+def test_a_finished_run_drives_next_weeks_recommendation(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The queued dapo run finishes 'better', gspo's 'worse': the next report says adopt / watch by the repro rules,
+    and the reproduce step asks for neither again."""
+    from radar.store.models import utc_now
+
+    ws = _repro_ws(tmp_path, budget=3)
+    _weekly(capsys, ws)
+    test = {"test": "paired t", "n": 2, "effect": 0.05, "interval": [0.02, 0.08], "p": 0.004, "p_adjusted": 0.008}
+    with ws.store() as store:
+        for run in store.list_runs(kind="repro"):
+            label = "better" if run["params"]["method"] == "dapo" else "worse"
+            verdict = {
+                "overall": label,
+                "summary": f"-> {label}",
+                "metrics": {"heldout_greedy": test | {"label": label}},
+            }
+            store.update_run(run["id"], status="done", finished_at=utc_now(), result={"verdict": verdict})
+    doc = _weekly(capsys, ws)
+    report = json.loads(Path(doc["paths"]["json"]).read_text())
+    rules = {
+        r["evidence"]["preset"]: (r["action"], r["rule"]) for r in report["recommendations"] if r["evidence"]["preset"]
+    }
+    assert rules == {"dapo": ("adopt", "repro-better"), "gspo": ("watch", "repro-worse")}
+    assert doc["steps"][-1]["summary"] == "0 queued"
+    assert len(_queued(ws)) == 2
