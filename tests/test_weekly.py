@@ -297,3 +297,63 @@ def test_a_finished_run_drives_next_weeks_recommendation(tmp_path: Path, capsys:
     assert rules == {"dapo": ("adopt", "repro-better"), "gspo": ("watch", "repro-worse")}
     assert doc["steps"][-1]["summary"] == "0 queued"
     assert len(_queued(ws)) == 2
+
+
+def test_dashboard_reproduce_button_queues_the_same_run_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Overview and Reports show the report's recommendations with a Reproduce button: it queues what weekly would
+    (same settings, same dedupe key), once; weekly then finds it already queued."""
+    from streamlit.testing.v1 import AppTest
+
+    from radar.app.dashboard import MAIN_SCRIPT
+
+    ws = _repro_ws(tmp_path, budget=0)  # weekly queues nothing itself here: the button does
+    _weekly(capsys, ws)
+    monkeypatch.setenv("RADAR_HOME", str(ws.root))
+    at = AppTest.from_file(str(MAIN_SCRIPT), default_timeout=120)
+    at.run()
+    at.switch_page("page_overview.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    buttons = [b for b in at.button if b.label == "Reproduce"]
+    assert {b.key.rsplit("-", 1)[1] for b in buttons} == {"dapo", "gspo"}
+    next(b for b in buttons if b.key.endswith("-dapo")).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    runs = _queued(ws)
+    assert len(runs) == 1 and runs[0]["params"]["method"] == "dapo" and runs[0]["status"] == "queued"
+    assert runs[0]["params"]["queued_by"] == "dashboard (overview)" and not runs[0]["pid"]  # run_queued = false
+    assert any("queued " + runs[0]["id"].replace("-", "\\-") in s.value for s in at.success), [
+        s.value for s in at.success
+    ]
+    # the Reports page's button for the same method: the same experiment, not queued twice
+    at.switch_page("page_reports.py").run()
+    next(b for b in at.button if b.label == "Reproduce" and b.key.endswith("-dapo")).click().run()
+    assert not at.exception and len(_queued(ws)) == 1
+    assert any("already queued" in i.value for i in at.info), [i.value for i in at.info]
+    # and weekly, given a budget, finds it queued too
+    ws.config_path.write_text(ws.config_path.read_text().replace("weekly_runs = 0", "weekly_runs = 1"))
+    summary = _weekly(capsys, ws)["steps"][-1]["summary"]
+    assert "dapo already queued" in summary and "1 queued (gspo)" in summary
+
+
+@pytest.mark.slow  # the Repro page imports torch (its form lists the size presets): ~20 s more
+def test_repro_page_reproduce_button(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from radar.app.dashboard import MAIN_SCRIPT
+
+    ws = _repro_ws(tmp_path, budget=0)
+    _weekly(capsys, ws)
+    monkeypatch.setenv("RADAR_HOME", str(ws.root))
+    at = AppTest.from_file(str(MAIN_SCRIPT), default_timeout=180)
+    at.run()
+    at.switch_page("page_repro.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    for _ in range(2):  # the second click finds it queued
+        next(b for b in at.button if b.label == "Reproduce" and b.key.endswith("-gspo")).click().run()
+        assert not at.exception, [e.value for e in at.exception]
+    runs = _queued(ws)
+    assert [r["params"]["method"] for r in runs] == ["gspo"] and runs[0]["params"]["queued_by"] == "dashboard (repro)"
+    assert any("already queued" in i.value for i in at.info)

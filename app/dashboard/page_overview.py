@@ -12,7 +12,8 @@ import pandas as pd
 import streamlit as st
 
 from radar.analysis.trends.result import NewMethod, TrendsResult
-from radar.app.dashboard import data
+from radar.app.dashboard import data, reproduce
+from radar.store import Workspace
 
 PERIODS_SHOWN = {"week": 26, "month": 18}
 WINDOW_LABELS = {"week": "week (the 7 days up to the date)", "month": "month (the month up to the date)"}
@@ -44,6 +45,7 @@ def render() -> None:
     window = window or "week"
     head = data.headline(root, ver, as_of, window)
     _headline(head, facets, window)
+    _recommendations(root)
 
     trends: TrendsResult | None = None
     trends_error = ""
@@ -80,6 +82,17 @@ def render() -> None:
     _terms(trends)
     _new_methods(trends.new_methods)
     _table("Growing topics", trends.topics, trends.topics_note or "No topics in this period.")
+
+
+def _recommendations(root: str) -> None:
+    """The newest report's recommendations, each with a Reproduce button where a preset exists."""
+    from radar.app.dashboard.page_repro import latest_recommendations
+
+    week, recs = latest_recommendations(Workspace(Path(root)))
+    if not recs:
+        return
+    with st.expander(f"Recommendations of the {week} report", expanded=True):
+        reproduce.recommendations(root, recs, "overview")
 
 
 def _tag_trends(trends: TrendsResult) -> None:

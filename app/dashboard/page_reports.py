@@ -8,6 +8,7 @@ scripts nor same-origin access (only popups, for its links), nested in the frame
 from __future__ import annotations
 
 import html
+import json
 import re
 from datetime import date, timedelta
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any
 import streamlit as st
 
 from radar.app.context import Radar
-from radar.app.dashboard import data
+from radar.app.dashboard import data, reproduce
 from radar.reports.period import week_of
 from radar.store import Workspace
 from radar.store.errors import RadarError
@@ -79,6 +80,7 @@ def render() -> None:
             mime=MIME[suffix],
             key=f"dl-{week}-{suffix}",
         )
+    _recommendations(root, folder)
     if ".html" in files:
         # st.iframe runs its HTML with scripts; ours has none and nests the report in an empty sandbox
         st.iframe(sandboxed(files[".html"].read_text(encoding="utf-8", errors="replace")), height=880)
@@ -88,6 +90,18 @@ def render() -> None:
     if ".md" in files and ".html" in files:
         with st.expander("Markdown source"):
             st.code(files[".md"].read_text(encoding="utf-8", errors="replace"), language="markdown")
+
+
+def _recommendations(root: str, folder: Path) -> None:
+    """This report's recommendations, each with a Reproduce button where a reproduction preset exists."""
+    try:
+        content = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    recs = [r for r in content.get("recommendations") or [] if isinstance(r, dict) and "method" in r]
+    if recs:
+        with st.expander(f"Recommendations ({len(recs)})", expanded=False):
+            reproduce.recommendations(root, recs, "reports")
 
 
 def generate(ws: Workspace, week: str) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from radar.app.dashboard import data
+from radar.app.dashboard import data, reproduce
 from radar.store import Workspace
 from radar.store.errors import RadarError
 from radar.store.runs import RunRecord
@@ -50,6 +50,7 @@ def _flagged(root: str) -> None:
     if flagged:
         st.caption("from `radar trends` (the newest week of data): method names new in the literature")
         st.dataframe(pd.DataFrame(data.method_rows(flagged)), hide_index=True)
+        _reproduce_flagged(root, [str(m.get("name") or "") for m in flagged])
     else:
         st.caption("No methods flagged by `radar trends` yet; the reproducible presets and the claim each run checks:")
     week, recs = latest_recommendations(Workspace(Path(root)))
@@ -71,6 +72,7 @@ def _flagged(root: str) -> None:
             ),
             hide_index=True,
         )
+        reproduce.recommendations(root, [r for r in recs if r["evidence"].get("preset")], "repro")
     presets = [describe(m) for m in METHODS.values()]
     st.dataframe(
         pd.DataFrame(
@@ -81,6 +83,28 @@ def _flagged(root: str) -> None:
         ),
         hide_index=True,
     )
+
+
+def _reproduce_flagged(root: str, names: list[str]) -> None:
+    """A Reproduce button for each flagged method that a reproduction preset (built-in or radar.toml's) matches."""
+    from radar.app import steps
+    from radar.app.context import Radar
+    from radar.reports.recommend import match_preset, preset_patterns
+
+    try:
+        patterns = preset_patterns(steps.repro_titles(Radar.at(Path(root))))
+    except RadarError as exc:
+        st.caption(data.md(f"radar: {exc}"))
+        return
+    matched = {p: n for n in names if (p := match_preset(n, patterns))}
+    if not matched:
+        return
+    reproduce.show_message()
+    for preset, name in matched.items():
+        left, right = st.columns([6, 1])
+        left.markdown(data.md(f"{name}: reproducible with the {preset} preset"))
+        with right:
+            reproduce.button(root, preset, "repro", key=f"flagged-reproduce-{preset}")
 
 
 def latest_recommendations(ws: Workspace) -> tuple[str, list[dict[str, Any]]]:

@@ -1,0 +1,82 @@
+"""The "Reproduce" button beside a recommendation or a flagged method: it queues the run `radar weekly` would
+queue ([repro]'s task or dataset, model, seeds, steps, device; the same dedupe key, so a method is never run
+twice with the same settings) and starts the queue's worker (`radar repro work`) unless one is running or
+[repro] run_queued is false. Used by the Overview, Reports and Repro pages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from radar.app.dashboard import data
+from radar.store.errors import RadarError
+
+MESSAGE = "repro_button_msg"
+
+
+def queue(root: str, preset: str, origin: str) -> None:
+    """on_click: queue ``preset``; the outcome is shown by ``show_message`` on the next run of the page."""
+    from radar.app import steps
+    from radar.app.context import Radar
+
+    try:
+        radar = Radar.at(Path(root))
+        queued = steps.reproduce(radar, preset, queued_by=f"dashboard ({origin})")
+    except RadarError as exc:
+        st.session_state[MESSAGE] = ("error", f"radar: {exc}")
+        return
+    if queued.new:
+        how = (
+            "its worker runs the queue in the background"
+            if radar.settings.repro.run_queued
+            else "run the queue with `radar repro work` ([repro] run_queued = false)"
+        )
+        st.session_state[MESSAGE] = ("success", f"queued {queued.run_id} ({preset}); {how}")
+    else:
+        st.session_state[MESSAGE] = (
+            "info",
+            f"{preset} with these settings is {queued.status} ({queued.run_id}); not queued twice",
+        )
+
+
+def show_message() -> None:
+    kind, text = st.session_state.pop(MESSAGE, (None, ""))
+    if kind:
+        getattr(st, kind)(data.md(text))
+
+
+def button(root: str, preset: str, origin: str, key: str) -> None:
+    st.button(
+        "Reproduce",
+        key=key,
+        on_click=queue,
+        args=(root, preset, origin),
+        help=f"queue a reproduction of the {preset} preset with the [repro] settings (never twice the same run)",
+    )
+
+
+def recommendations(root: str, recs: list[dict[str, Any]], origin: str) -> None:
+    """One row per recommendation: method, action, rule and reason, and a Reproduce button where a preset exists."""
+    show_message()
+    if not recs:
+        st.caption("no recommendations in this report")
+        return
+    for i, rec in enumerate(recs):
+        evidence = rec.get("evidence") or {}
+        preset = str(evidence.get("preset") or "")
+        run = evidence.get("run") or {}
+        left, right = st.columns([6, 1])
+        verdict = f"; last reproduction: {run.get('verdict')}" if run.get("verdict") else ""
+        left.markdown(
+            data.md(
+                data.one_line(
+                    f"{rec.get('method', '')}: {rec.get('action', '')} ({rec.get('rule', '')}) - "
+                    f"{rec.get('reason', '')}{verdict}"
+                )
+            )
+        )
+        if preset:
+            with right:
+                button(root, preset, origin, key=f"{origin}-reproduce-{i}-{preset}")
