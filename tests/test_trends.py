@@ -18,7 +18,15 @@ from radar.analysis.trends.terms import document_terms
 from radar.app import wiring
 from radar.app.context import Radar
 from radar.store import Store, Workspace
-from tests.trends_data import base_corpus, generic_rise, new_source, pixel_lattice_in_base, tag
+from tests.trends_data import (
+    base_corpus,
+    continuing_corpus,
+    generic_rise,
+    model_family,
+    new_source,
+    pixel_lattice_in_base,
+    tag,
+)
 
 
 def trends_of(ws: Workspace, store: Store, **kwargs: Any) -> dict[str, Any]:
@@ -100,6 +108,8 @@ def test_source_mix_change_is_not_a_trend(corpus_ws: Workspace) -> None:
         naive = trends_of(corpus_ws, store, as_of=AS_OF, window="month", cfg=TrendsConfig(stratify=False))
     assert "pixel lattice" not in _terms(radar)
     assert "pixel lattice" in _terms(naive)  # the same test on raw shares is fooled: the check can fail
+    assert "vora-1" not in _terms(radar)  # a model family new with the source is no launch either ...
+    assert "vora-1" in _terms(naive)  # ... though on raw shares it passes the family launch rule
     assert "quantum sparsifier" in _terms(radar)  # a real rise inside the old source still shows
     vision = {t["tag"]: t for t in radar["tag_trends"]}["vision"]
     assert vision["direction"] == "flat"
@@ -252,3 +262,44 @@ def test_tag_trend_rule_false_alarm_rate_under_no_change() -> None:
         alarms += any(c != "flat" for c in calls)
     rate = alarms / trials
     assert rate <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / trials), rate  # <= 5% within two simulation errors
+
+
+BEFORE = TrendsConfig(rise_periods=1, families=False)  # the rules before continuing rises and families
+
+
+def test_a_rise_that_continues_stays_emerging(workspace: Workspace) -> None:
+    """ "quantum sparsifier" goes from 2% to 20% of documents on 1 June and stays there. In July and August
+    the plain baseline holds its own high months and the rise fades from the list; compared with the
+    baseline before its burst it stays emerging (and it was a rise when it began)."""
+    with workspace.store() as store:
+        continuing_corpus(store)
+        found = {m: trends_of(workspace, store, as_of=date(2025, m, 30 + (m != 6)), window="month") for m in (6, 7, 8)}
+        before = trends_of(workspace, store, as_of=date(2025, 8, 31), window="month", cfg=BEFORE)
+    for month, result in found.items():
+        assert "quantum sparsifier" in _terms(result), month
+    item = next(e for e in found[8]["emerging"] if "quantum sparsifier" in {e["term"], *e["aliases"]})
+    assert item["rule"] == "continuing rise" and item["baseline_end"] == "2025-05-31"
+    assert "quantum sparsifier" not in _terms(before)  # the old rule loses it in the rise's third month
+    assert not any("steady morphing" in t for r in found.values() for t in _terms(r))
+
+
+def test_family_launch_and_successor_decline(corpus_ws: Workspace) -> None:
+    """Zeta-3 launches in June over three variants in documents about anything (each variant alone is
+    a small, incoherent rise); Zeta-2 fell from 20% to 4% of documents. The family is emerging as a
+    launch, Zeta-2 declining with Zeta-3 named as its successor; neither without the family rules."""
+    with corpus_ws.store() as store:
+        model_family(store)
+        result = trends_of(corpus_ws, store, as_of=AS_OF, window="month")
+        before = trends_of(corpus_ws, store, as_of=AS_OF, window="month", cfg=BEFORE)
+    launch = next(e for e in result["emerging"] if e.get("family") == "zeta3")
+    assert launch["rule"] == "family launch" and {"Zeta-3", "Zeta-3-VL", "Zeta-3-Coder"} == {
+        launch["term"],
+        *launch["aliases"],
+    }
+    assert launch["coherence"] is None and launch["recent_count"] >= 15
+    decline = next(e for e in result["declining"] if e.get("family") == "zeta2")
+    assert decline["successor"] == "Zeta-3" and decline["ratio"] < 0.5
+    assert not {"zeta-3", "zeta-3-vl", "zeta-3-coder"} & _terms(before)
+    assert "zeta-2" not in _terms(before, "declining")
+    assert "steady morphing" not in _terms(result, "declining")  # a steady term does not fall
+    assert "quantum sparsifier" in _terms(result)

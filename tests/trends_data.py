@@ -58,6 +58,7 @@ def base_corpus(
     last: date = date(2025, 6, 30),
     per_day: int = 5,
     rise_from: date = date(2025, 6, 1),
+    rise_rate: float = 0.3,
     seed: int = 7,
 ) -> None:
     """One source (cs.CL). "steady morphing" appears in 20% of documents throughout; "quantum
@@ -69,7 +70,7 @@ def base_corpus(
             extra = []
             if rng.random() < 0.2:
                 extra.append("We rely on steady morphing of the inputs")
-            rate = 0.3 if day >= rise_from else 0.02
+            rate = rise_rate if day >= rise_from else 0.02
             if rng.random() < rate:
                 extra.append(topical(topic_rng, "A quantum sparsifier is applied", SPARSIFIER_TOPIC))
             if day >= rise_from and rng.random() < 0.15:
@@ -88,6 +89,8 @@ def new_source(
     for day in day_iter(first, last):
         for k in range(per_day):
             extra = [topical(topic_rng, "Each pixel lattice is fitted", LATTICE_TOPIC)] if rng.random() < 0.5 else []
+            if rng.random() < 0.3:  # a model family the first source never names: new with the source
+                extra.append("We fine-tune Vora-1")
             docs.append(make_doc(rng, f"2506.{day.strftime('%d')}{k:03d}", day, "feed-b", "cs.CV", extra))
     store.upsert_documents(docs)
     return [d.id for d in docs]
@@ -125,3 +128,27 @@ def tag(store: Store, rows: list[tuple[str, str]]) -> None:
             "VALUES (?, ?, 1.0, 'rule', '2025-07-01T00:00:00Z')",
             rows,
         )
+
+
+def continuing_corpus(store: Store, *, seed: int = 7) -> None:
+    """``base_corpus`` to the end of August, "quantum sparsifier" rising from 2% to 20% of documents on
+    1 June and staying there: by August the plain baseline (February .. July) holds two high months."""
+    base_corpus(store, last=date(2025, 8, 31), rise_rate=0.2, seed=seed)
+
+
+def model_family(store: Store, *, seed: int = 13) -> None:
+    """A model family replaced by its successor, in documents about anything (like model names used as
+    baselines): "Zeta-2" is in 20% of documents until March and 4% from April; "Zeta-3" appears on
+    1 June in 15% of documents, spread over three variants (Zeta-3, Zeta-3-VL, Zeta-3-Coder)."""
+    rng = random.Random(seed)
+    docs = []
+    for doc in store.iter_documents():
+        extra = []
+        day = date.fromisoformat(doc.published[:10])
+        if rng.random() < (0.2 if day < date(2025, 4, 1) else 0.04):
+            extra.append("We compare with Zeta-2")
+        if day >= date(2025, 6, 1) and rng.random() < 0.15:
+            extra.append(f"We evaluate {rng.choice(['Zeta-3', 'Zeta-3-VL', 'Zeta-3-Coder'])}")
+        if extra:
+            docs.append(replace(doc, abstract=f"{doc.abstract} {'. '.join(extra)}."))
+    store.upsert_documents(docs)

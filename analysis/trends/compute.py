@@ -14,6 +14,7 @@ from radar.analysis.trends.cache import Progress, day_date, day_number, term_tab
 from radar.analysis.trends.config import TrendsConfig, check_window, series_starts, windows
 from radar.analysis.trends.emerging import term_lists
 from radar.analysis.trends.errors import TrendsError
+from radar.analysis.trends.family import family_lists, join
 from radar.analysis.trends.methods import new_methods
 from radar.analysis.trends.result import TrendsResult
 from radar.analysis.trends.series import tag_series
@@ -93,6 +94,10 @@ def compute_trends(
         table.stratum, table.strata = np.zeros_like(table.stratum), ["all documents"]
     starts = series_starts(as_of, window, cfg)
     emerging, declining = term_lists(table, win, cfg, window, starts)
+    if cfg.families:
+        launches, successions = family_lists(table, win, cfg, window, starts)
+        emerging = join(emerging, launches, cfg.max_terms, rising=True)
+        declining = join(declining, successions, cfg.max_terms, rising=False)
     tags = tag_series(store, table, win, cfg, window, starts, env.tag_groups)
     topic_list, topic_note = (
         discover_topics(store, table, win, cfg, window, embedding=env.embedding, state_dir=env.topics_dir)

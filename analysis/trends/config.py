@@ -37,6 +37,16 @@ class TrendsConfig:
     min_coherence_z: float = 3.0
     coherence_samples: int = 50  # random document sets drawn per term for that baseline
     max_terms: int = 25  # emerging and declining terms listed
+    # a rise stays emerging while its burst is at most rise_periods periods old: the recent window is then
+    # compared with the baseline that ends where the burst began, so a rise that continues is not hidden by
+    # its own first months (1: only the baseline right before the recent window)
+    rise_periods: int = 3
+    # versioned names (Qwen3, Qwen3-VL, Qwen3-Coder) are also judged per family (analysis/trends/family.py):
+    # a family launch is emerging without the coherence check (a release is used across topics), and a
+    # family whose share falls while a successor (same stem, higher version) rises is declining when its
+    # fall is significant (z <= -min_z) and its rate ratio's upper bound is <= 1 / successor_ratio
+    families: bool = True
+    successor_ratio: float = 1.5
     new_method_days: int = 120  # a method name is "new" when first seen within this many days of as_of
     burn_in_days: int = 90  # names seen in the first days of the data are not new (the data just started)
     min_method_count: int = 3
@@ -62,6 +72,7 @@ class TrendsConfig:
             "max_topic_docs",
             "major_categories",
             "coherence_samples",
+            "rise_periods",
         )
         for name in positive:
             value = getattr(self, name)
@@ -74,11 +85,14 @@ class TrendsConfig:
             ("topic_months", 120),
             ("new_method_days", 3650),
             ("burn_in_days", 3650),
+            ("rise_periods", 12),
         ):
             if getattr(self, name) > most:
                 raise ConfigError(f"[trends] {name} must be at most {most} (got {getattr(self, name)!r})")
         if self.min_ratio <= 1.0:
             raise ConfigError("[trends] min_ratio must be > 1 (e.g. 1.5: at least 50% more than the baseline)")
+        if self.successor_ratio <= 1.0:
+            raise ConfigError("[trends] successor_ratio must be > 1 (e.g. 1.5: a third fewer than the baseline)")
         if self.min_z < 0 or self.spike_extra_z < 0 or self.min_coherence_z < 0:
             raise ConfigError("[trends] min_z, spike_extra_z and min_coherence_z must be >= 0")
         if self.min_coherence_lift < 1.0:
@@ -117,6 +131,26 @@ class Windows:
     recent_start: date
     baseline_start: date
     topic_start: date
+    baseline_end: date | None = None  # None: the day before recent_start
+
+    @property
+    def baseline_last(self) -> date:
+        return self.baseline_end or self.recent_start - timedelta(days=1)
+
+
+def _back(day: date, window: str, cfg: TrendsConfig) -> date:
+    return day - timedelta(weeks=cfg.baseline_weeks) if window == "week" else months_back(day, cfg.baseline_months)
+
+
+def earlier_baseline(win: Windows, end_before: date, window: str, cfg: TrendsConfig) -> Windows:
+    """The same recent window against a baseline of the usual length that ends the day before ``end_before``."""
+    end = min(end_before, win.recent_start)
+    return Windows(win.as_of, win.recent_start, _back(end, window, cfg), win.topic_start, end - timedelta(days=1))
+
+
+def span(first: date, last: date, window: str, cfg: TrendsConfig) -> Windows:
+    """The days first .. last as the recent window, against the usual baseline before ``first``."""
+    return Windows(last, first, _back(first, window, cfg), first)
 
 
 def windows(as_of: date, window: str, cfg: TrendsConfig) -> Windows:

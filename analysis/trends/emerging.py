@@ -5,22 +5,26 @@ Flow: count recent and baseline documents per stratum for every term -> keep ter
 recent documents (or enough expected ones, for declines) -> ``stratified_test`` -> a term is
 emerging when z >= min_z, its rate ratio's lower bound >= min_ratio, it has min_count recent
 documents and is in a burst (Kleinberg) that began before the last period, or began in it with
-z >= min_z + spike_extra_z (a one-period spike needs more evidence); declining mirrors the test
--> rank by the log-likelihood ratio -> merge near-duplicates (terms found in the same recent
-documents with related spellings: "GRPO" / "relative policy optimization").
+z >= min_z + spike_extra_z (a one-period spike needs more evidence). A rise that continues: a term
+whose burst began g = 1 .. rise_periods - 1 periods before the last one is also tested against the
+baseline that ends where its burst began (the same thresholds), so its own first months do not hide
+it. Declining mirrors the test -> rank by the log-likelihood ratio -> merge near-duplicates (terms
+found in the same recent documents with related spellings: "GRPO" / "relative policy optimization")
+-> model families (family.py): launches and successor declines join the lists.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import date
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date, timedelta
 
 import numpy as np
 import scipy.sparse as sp
 
 from radar.analysis.trends.cache import TermTable, day_date
 from radar.analysis.trends.coherence import Coherence
-from radar.analysis.trends.config import TrendsConfig, Windows, period_label
+from radar.analysis.trends.config import TrendsConfig, Windows, earlier_baseline, period_label, span
 from radar.analysis.trends.counts import day_rows, period_stratum_counts, stratum_counts
 from radar.analysis.trends.result import TermTrend
 from radar.analysis.trends.stats import TestResult, comparable, kleinberg_active, stratified_test
@@ -34,13 +38,43 @@ class Scored:
     columns: np.ndarray
     test: TestResult
     recent_total: np.ndarray  # recent documents containing the term, all strata
+    docs: np.ndarray = field(default_factory=lambda: np.zeros(0))  # per column: recent documents compared
+    gap: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # periods left out before recent
+
+    def __post_init__(self) -> None:
+        if len(self.docs) != len(self.columns):
+            self.docs = np.full(len(self.columns), self.test.recent_docs)
+        if len(self.gap) != len(self.columns):
+            self.gap = np.zeros(len(self.columns), dtype=np.int64)
 
 
-def score_terms(table: TermTable, win: Windows, cfg: TrendsConfig) -> Scored:
-    r_lo, r_hi = day_rows(table, win.recent_start, win.as_of)
-    b_lo, b_hi = day_rows(table, win.baseline_start, date.fromordinal(win.recent_start.toordinal() - 1))
-    recent, n = stratum_counts(table, r_lo, r_hi)
-    base, m = stratum_counts(table, b_lo, b_hi)
+def take(parts: list[tuple[Scored, np.ndarray]]) -> Scored:
+    """The rows ``idx`` of each scored set, as one (each column keeps the test that chose it)."""
+    fields_ = ("observed", "expected", "z", "llr", "ratio", "ratio_low", "ratio_high", "expected_base")
+
+    def cat(get) -> np.ndarray:  # type: ignore[no-untyped-def]
+        return np.concatenate([get(s)[i] for s, i in parts]) if parts else np.zeros(0)
+
+    test = TestResult(**{f: cat(lambda s, f=f: getattr(s.test, f)) for f in fields_}, recent_docs=0.0)
+    return Scored(
+        cat(lambda s: s.columns).astype(np.int64),
+        test,
+        cat(lambda s: s.recent_total),
+        cat(lambda s: s.docs),
+        cat(lambda s: s.gap).astype(np.int64),
+    )
+
+
+RecentCounts = tuple[sp.csr_matrix, np.ndarray]
+
+
+def recent_counts(table: TermTable, win: Windows) -> RecentCounts:
+    return stratum_counts(table, *day_rows(table, win.recent_start, win.as_of))
+
+
+def score_terms(table: TermTable, win: Windows, cfg: TrendsConfig, recent_n: RecentCounts | None = None) -> Scored:
+    recent, n = recent_n if recent_n is not None else recent_counts(table, win)
+    base, m = stratum_counts(table, *day_rows(table, win.baseline_start, win.baseline_last))
     keep = comparable(n, m, cfg.min_stratum_docs)
     observed = np.asarray(recent[keep].sum(axis=0)).ravel()
     scale = np.where(keep, n / np.maximum(m, 1), 0.0)
@@ -49,6 +83,80 @@ def score_terms(table: TermTable, win: Windows, cfg: TrendsConfig) -> Scored:
     test = stratified_test(recent[:, columns].toarray(), n, base[:, columns].toarray(), m, cfg.min_stratum_docs)
     total = np.asarray(recent[:, columns].sum(axis=0)).ravel()
     return Scored(columns, test, total)
+
+
+def score_columns(
+    table: TermTable, win: Windows, cfg: TrendsConfig, columns: np.ndarray, groups: np.ndarray | None = None
+) -> Scored:
+    """The test of a few columns (or groups of columns, see ``counts.column_block``) in a window; ``columns``
+    of the result are the given columns (the group indices 0 .. n - 1 with ``groups``)."""
+    recent, n = stratum_counts(table, *day_rows(table, win.recent_start, win.as_of), columns, groups)
+    base, m = stratum_counts(table, *day_rows(table, win.baseline_start, win.baseline_last), columns, groups)
+    test = stratified_test(recent.toarray(), n, base.toarray(), m, cfg.min_stratum_docs)
+    labels = np.arange(recent.shape[1]) if groups is not None else np.asarray(columns, dtype=np.int64)
+    return Scored(labels, test, np.asarray(recent.sum(axis=0)).ravel())
+
+
+Scorer = Callable[[Windows, "np.ndarray | None"], Scored]
+
+
+def rising(
+    table: TermTable,
+    win: Windows,
+    cfg: TrendsConfig,
+    window: str,
+    starts: list[date],
+    score_at: Scorer,
+    burst_of: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+    score: Scored | None = None,
+) -> tuple[Scored, np.ndarray, np.ndarray]:
+    """The terms that pass the rise rule: (their scores, burst active, burst start period).
+
+    Gap 0 is the usual rule (the baseline right before the recent window; a burst that began in the
+    last period needs z >= min_z + spike_extra_z). A continuing rise: a term whose burst began g periods
+    before the last (1 <= g < rise_periods) passes when the recent window passes against the baseline
+    that ends where the burst began, and the burst's first period passed against the same baseline (it
+    was a rise when it began: a slow drift is not). ``score_at(window, columns)`` scores every candidate
+    (columns None) or the given ones; ``burst_of(columns)`` gives their bursts.
+    """
+    score = score if score is not None else score_at(win, None)
+    last = len(starts) - 1
+    tries = [(score, _pick(score, cfg, True)[: cfg.max_terms * 8])]
+    for gap in range(1, min(cfg.rise_periods, len(starts))):
+        earlier = score_at(earlier_baseline(win, starts[last - gap], window, cfg), None)
+        earlier.gap = np.full(len(earlier.columns), gap, dtype=np.int64)
+        tries.append((earlier, _pick(earlier, cfg, True)[: cfg.max_terms * 8]))
+    cols = np.unique(np.concatenate([s.columns[p] for s, p in tries]))
+    active, since = burst_of(cols)
+    age = {int(c): last - int(s) for c, a, s in zip(cols, active, since, strict=True) if a}
+    chosen: dict[int, tuple[int, int]] = {}
+    for t, (s, picked) in enumerate(tries):
+        gap = t
+        waiting = []
+        for i in picked.tolist():
+            col = int(s.columns[i])
+            got = age.get(col)
+            if col in chosen or got is None:
+                continue
+            if gap == 0 and (got >= 1 or s.test.z[i] >= cfg.min_z + cfg.spike_extra_z):
+                chosen[col] = (t, i)
+            elif gap > 0 and got == gap:
+                waiting.append(i)
+        if waiting:  # the burst's first period against the same baseline
+            began = starts[last - gap]
+            end = min(starts[last - gap + 1], win.recent_start) - timedelta(days=1)
+            first = score_at(span(began, end, window, cfg), s.columns[waiting])
+            ok = _pick(first, cfg, True)
+            for k in ok.tolist():
+                chosen[int(s.columns[waiting[k]])] = (t, waiting[k])
+    parts = [
+        (tries[t][0], np.array([i for tt, i in chosen.values() if tt == t], dtype=np.int64)) for t in range(len(tries))
+    ]
+    out = take(parts)
+    out = take([(out, np.argsort(-out.test.llr, kind="stable"))])
+    where = {int(c): k for k, c in enumerate(cols.tolist())}
+    idx = np.array([where[int(c)] for c in out.columns], dtype=np.int64)
+    return out, active[idx], since[idx]
 
 
 def _pick(scored: Scored, cfg: TrendsConfig, rising: bool) -> np.ndarray:
@@ -132,30 +240,49 @@ def term_lists(
     table: TermTable, win: Windows, cfg: TrendsConfig, window: str, starts: list[date]
 ) -> tuple[list[TermTrend], list[TermTrend]]:
     """(emerging, declining) in the trends JSON shape."""
-    scored = score_terms(table, win, cfg)
+    recent_n = recent_counts(table, win)
+    scored = score_terms(table, win, cfg, recent_n)
     rows = day_rows(table, win.recent_start, win.as_of)
-    base_rows = day_rows(table, win.baseline_start, date.fromordinal(win.recent_start.toordinal() - 1))
+    base_rows = day_rows(table, win.baseline_start, win.baseline_last)
     out = []
-    for rising in (True, False):
-        picked = _pick(scored, cfg, rising)[: cfg.max_terms * 8]
-        active, since = bursts(table, scored.columns[picked], starts, win.as_of)
-        if rising:
-            # a rise must also be a burst, and a burst of a single period (a spike) needs stronger evidence
-            sustained = since < len(starts) - 1
-            strong = scored.test.z[picked] >= cfg.min_z + cfg.spike_extra_z
-            keep = active & (sustained | strong)
-            picked, active, since = picked[keep], active[keep], since[keep]
+    for up in (True, False):
+        if up:
+            # a rise must also be a burst, a burst of a single period (a spike) needs stronger evidence,
+            # and a rise that continues is compared with the baseline before its burst
+            chosen, active, since = rising(
+                table,
+                win,
+                cfg,
+                window,
+                starts,
+                lambda w, cols: (
+                    score_terms(table, w, cfg, recent_n) if cols is None else score_columns(table, w, cfg, cols)
+                ),
+                lambda cols: bursts(table, cols, starts, win.as_of),
+                scored,
+            )
+            picked = np.arange(len(chosen.columns))
+        else:
+            chosen = scored
+            picked = _pick(scored, cfg, False)[: cfg.max_terms * 8]
+            active, since = bursts(table, scored.columns[picked], starts, win.as_of)
         burst = {
             int(p): (bool(a), period_label(starts[int(s)], window) if a else None)
             for p, a, s in zip(picked, active, since, strict=True)
         }
-        picked, coherent = _coherent(table, scored, picked, rows if rising else base_rows, cfg)
-        merged = _merge(table, picked, scored, rows if rising else base_rows, cfg.max_terms)
+        picked, coherent = _coherent(table, chosen, picked, rows if up else base_rows, cfg)
+        merged = _merge(table, picked, chosen, rows if up else base_rows, cfg.max_terms)
         items = []
         for lead, aliases in merged:
-            item = _item(table, scored, lead, aliases, rows, base_rows, rising)
+            item = _item(table, chosen, lead, aliases, rows, base_rows, up)
             item["burst"] = {"active": burst[lead][0], "since": burst[lead][1]}
             item["coherence"] = coherent.get(lead)
+            gap = int(chosen.gap[lead])
+            item["rule"] = ("continuing rise" if gap else "rise") if up else "fall"
+            if gap:
+                item["baseline_end"] = earlier_baseline(
+                    win, starts[len(starts) - 1 - gap], window, cfg
+                ).baseline_last.isoformat()
             items.append(item)
         out.append(items)
     return out[0], out[1]
@@ -199,7 +326,7 @@ def _item(
 ) -> TermTrend:
     t = scored.test
     col = int(scored.columns[idx])
-    docs = max(t.recent_docs, 1.0)
+    docs = max(float(scored.docs[idx]), 1.0)
     first = int(table.first_row[col])
     lo, hi = rows if rising else base_rows
     return {
@@ -220,11 +347,14 @@ def _item(
     }
 
 
-def bursts(table: TermTable, columns: np.ndarray, starts: list[date], as_of: date) -> tuple[np.ndarray, np.ndarray]:
-    """Kleinberg burst state of each column in the last period, and the period index it began."""
+def bursts(
+    table: TermTable, columns: np.ndarray, starts: list[date], as_of: date, groups: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Kleinberg burst state of each column (or group of columns) in the last period, and the period index
+    it began."""
     if not len(columns):
         return np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64)
-    counts, docs = period_stratum_counts(table, starts, as_of, np.asarray(columns, dtype=np.int64))
+    counts, docs = period_stratum_counts(table, starts, as_of, np.asarray(columns, dtype=np.int64), groups)
     per_stratum_rate = counts.sum(axis=0) / np.maximum(docs.sum(axis=0), 1)[:, None]  # (S, C)
     period_docs = docs.sum(axis=1)
     base = (docs @ per_stratum_rate) / np.maximum(period_docs, 1)[:, None]  # expected rate per period at its mix

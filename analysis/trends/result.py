@@ -35,6 +35,12 @@ class TermTrend(TypedDict):
     example_ids: list[str]
     burst: NotRequired[Burst]
     coherence: NotRequired[dict[str, float] | None]
+    # why it is listed: "rise", "continuing rise" (compared with the baseline before its burst, which ends on
+    # baseline_end), "family launch", "fall", "successor" (a model family replaced by ``successor``)
+    rule: NotRequired[str]
+    baseline_end: NotRequired[str]
+    family: NotRequired[str]  # the model family key (qwen3) when the item counts a family's members together
+    successor: NotRequired[str]
 
 
 class PeriodCount(TypedDict):
