@@ -47,7 +47,37 @@ def _summary(run: dict[str, Any]) -> dict[str, Any]:
         "started_at": run["started_at"],
         "finished_at": run["finished_at"],
         "folder": result.get("folder"),
+        "profile": _profile_summary(result.get("profile")),
+        "efficiency": (result.get("verdict") or {}).get("efficiency"),
     }
+
+
+PROFILE_KEYS = (
+    "step_s",
+    "generate_s",
+    "reward_s",
+    "ref_s",
+    "train_s",
+    "tokens_per_s",
+    "gen_tokens_per_s",
+    "train_tokens_per_s",
+    "peak_mem_gb",
+    "peak_mem_kind",
+    "ref_model",
+    "device",
+    "seeds",
+)
+
+
+def _profile_summary(profile: Any) -> dict[str, Any] | None:
+    """Each arm's efficiency profile (means over its seeds; per seed under ``per_seed``)."""
+    if not isinstance(profile, dict):
+        return None
+    out: dict[str, Any] = {}
+    for arm, prof in profile.items():
+        if isinstance(prof, dict):
+            out[arm] = {k: prof.get(k) for k in PROFILE_KEYS} | {"per_seed": prof.get("per_seed") or {}}
+    return out
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -62,6 +92,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         seeds=args.seeds,
         steps=args.steps,
         device=args.device,
+        model=args.model,
+        dataset=args.dataset,
+        lora=args.lora,
     )
     runner.check_device(spec.device)  # one line, before any worker starts
     run_id = runner.new_run_id(spec)
@@ -123,6 +156,7 @@ def _print_run(row: dict[str, Any]) -> None:
         console.print(
             f"time to verdict {m.get('time_to_verdict_s')} s, {m.get('steps_per_s')} steps/s on {m.get('device')}"
         )
+        _print_profile(run)
         for path in run.plots:
             console.print(f"plot: {path}")
     elif run.status == "running":
@@ -131,6 +165,34 @@ def _print_run(row: dict[str, Any]) -> None:
 
 def _pts(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:+.1f}"
+
+
+def _print_profile(run: RunRecord) -> None:
+    """The efficiency profile beside the verdict: per-step time split, throughput, peak memory."""
+    profile = _profile_summary(run.result.get("profile"))
+    if not profile:
+        return
+    console.print("  efficiency profile (mean per optimiser step over seeds):")
+    console.print(
+        f"    {'arm':<22} {'step s':>8} {'generate':>9} {'reward':>8} {'ref':>7} {'optimise':>9} "
+        f"{'tok/s':>8} {'peak GB':>8}"
+    )
+    names = {"method": run.method, "baseline": f"{run.baseline} (baseline)"}
+    for arm, p in profile.items():
+        cells = [_num(p.get(k), 3) for k in ("step_s", "generate_s", "reward_s", "ref_s", "train_s")]
+        console.print(
+            f"    {escape(names.get(arm, arm)):<22} {cells[0]:>8} {cells[1]:>9} {cells[2]:>8} {cells[3]:>7} "
+            f"{cells[4]:>9} {_num(p.get('tokens_per_s'), 1):>8} {_num(p.get('peak_mem_gb'), 2):>8}"
+        )
+    first = next(iter(profile.values()))
+    console.print(f"    device {first.get('device')}; memory: {escape(str(first.get('peak_mem_kind') or ''))}")
+    eff = (run.result.get("verdict") or {}).get("efficiency") or {}
+    if eff.get("text"):
+        console.print(f"  {escape(run.method)} vs {escape(run.baseline)}: {escape(eff['text'])}")
+
+
+def _num(x: Any, digits: int) -> str:
+    return "n/a" if not isinstance(x, int | float) else f"{x:.{digits}f}"
 
 
 def _p(x: float | None) -> str:
@@ -250,6 +312,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seeds", type=int, default=5, help="seed pairs: each its own warm start (default: 5)")
     p.add_argument("--steps", type=int, default=0, help="optimizer steps per arm (default: the preset's)")
     p.add_argument("--device", default="auto", help="auto (GPU when present), cpu or cuda")
+    p.add_argument(
+        "--model",
+        default="",
+        help="a local Hugging Face model folder or a name in the local HF cache (nothing is downloaded); "
+        "needs --dataset; presets ckpt (default) or ckpt-quick",
+    )
+    p.add_argument("--dataset", default="", help="JSONL of {prompt, answer} (GSM8K/MATH exports), with --model")
+    p.add_argument("--lora", action="store_true", help="with --model: train a LoRA adapter (peft), not every weight")
     p.add_argument("--background", action="store_true", help="return at once; the worker keeps running")
     p.add_argument("--json", action="store_true", help="print one JSON document")
     p.set_defaults(func=cmd_run)

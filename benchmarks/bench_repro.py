@@ -2,6 +2,15 @@
 
     python benchmarks/bench_repro.py                       # dapo vs grpo, 5 seed pairs, tiny, CPU
     python benchmarks/bench_repro.py --preset small --device cuda --steps 100
+    python benchmarks/bench_repro.py --tiny-checkpoint DIR --preset ckpt-quick --seeds 2 --steps 10 --once
+    python benchmarks/bench_repro.py --model PATH --dataset FILE.jsonl [--lora] --once
+
+Every run also prints each arm's efficiency profile (mean per optimiser step over its seeds: wall
+time split into generation, reward scoring, reference model and optimisation; completion tokens
+per second; peak memory) and the paired per-step time ratio with its 95 % interval over seed pairs.
+``--tiny-checkpoint DIR`` first saves a randomly initialised Qwen2 (hidden ``--tiny-hidden``) with a
+BPE tokenizer and a chat template, and a 200-problem JSONL, into DIR (tests/test_repro_hf.py's
+builders), then runs on them.
 
 "steps/s/arm" is one arm process's rate; "steps/s" counts all arms over the training wall time
 (CPU presets train one arm per core at once). Runs the real command path (worker subprocess, TRL,
@@ -51,7 +60,39 @@ def one(ws: Workspace, spec: runner.RunSpec) -> dict:
         "summary": v["summary"],
         "final_heldout_greedy": m["final_heldout_greedy"],
         "heldout": m["heldout"],
+        "profile": run["result"].get("profile") or {},
+        "efficiency": v.get("efficiency") or {},
     }
+
+
+def print_profile(row: dict, spec: runner.RunSpec) -> None:
+    """The efficiency profile table of one run (means per optimiser step over seeds)."""
+    prof, eff = row["profile"], row["efficiency"]
+    if not prof:
+        return
+    print("\nefficiency profile (mean per optimiser step over seeds)")
+    head = (
+        f"{'arm':<24} {'device':<6} {'step s':>8} {'gen s':>8} {'reward s':>8} {'ref s':>7} {'optim s':>8} "
+        f"{'gen tok/s':>9} {'tok/s':>8} {'train tok/s':>11} {'peak GB':>8}"
+    )
+    print(head)
+    print("-" * len(head))
+    names = {"method": spec.method, "baseline": f"{spec.baseline} (baseline)"}
+    for arm, p in prof.items():
+
+        def f(key: str, digits: int = 3, p: dict = p) -> str:
+            x = p.get(key)
+            return "n/a" if not isinstance(x, int | float) else f"{x:.{digits}f}"
+
+        print(
+            f"{names[arm]:<24} {p.get('device', ''):<6} {f('step_s'):>8} {f('generate_s'):>8} {f('reward_s'):>8} "
+            f"{f('ref_s'):>7} {f('train_s'):>8} {f('gen_tokens_per_s', 0):>9} {f('tokens_per_s', 0):>8} "
+            f"{f('train_tokens_per_s', 0):>11} {f('peak_mem_gb', 2):>8}"
+        )
+    first = next(iter(prof.values()))
+    print(f"memory: {first.get('peak_mem_kind')}; reference model: {prof.get('baseline', {}).get('ref_model')}")
+    if eff.get("text"):
+        print(f"{spec.method} vs {spec.baseline}: {eff['text']}")
 
 
 def main() -> int:
@@ -66,7 +107,18 @@ def main() -> int:
     ap.add_argument("--once", action="store_true", help="only the cold run")
     ap.add_argument("--workspace", default="", help="reuse this workspace (default: a fresh temporary one)")
     ap.add_argument("--json", default="", help="write the figures to this file")
+    ap.add_argument("--model", default="", help="a local HF checkpoint (with --dataset)")
+    ap.add_argument("--dataset", default="", help="JSONL of {prompt, answer} (with --model)")
+    ap.add_argument("--lora", action="store_true")
+    ap.add_argument("--tiny-checkpoint", default="", help="build a tiny random Qwen2 + math JSONL here and use them")
+    ap.add_argument("--tiny-hidden", type=int, default=64, help="hidden size of the tiny checkpoint")
     args = ap.parse_args()
+    if args.tiny_checkpoint:
+        from tests.test_repro_hf import build_checkpoint, write_dataset
+
+        folder = Path(args.tiny_checkpoint)
+        args.model = str(build_checkpoint(folder / "model", hidden=args.tiny_hidden, layers=2))
+        args.dataset = str(write_dataset(folder / "math.jsonl", 200))
 
     root = Path(args.workspace) if args.workspace else Path(tempfile.mkdtemp(prefix="radar-bench-repro-"))
     ws, _ = Workspace.init(root)
@@ -78,6 +130,9 @@ def main() -> int:
         seeds=args.seeds,
         steps=args.steps,
         device=args.device,
+        model=args.model,
+        dataset=args.dataset,
+        lora=args.lora,
     )
     rows = [("cold (trains the warm start)", one(ws, spec))]
     if not args.once:
@@ -101,6 +156,7 @@ def main() -> int:
             f"{r['overall']} / claim {r['claim']}"
         )
     print("\n" + rows[-1][1]["summary"])
+    print_profile(rows[-1][1], spec)
     if args.json:
         Path(args.json).write_text(json.dumps({"spec": spec.__dict__, "rows": dict(rows)}, indent=2))
     return 0

@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# GPU check for the repro module, one script that ends within 5 minutes.
+# GPU check for the repro module: one script, under 5 minutes on one GPU.
 #
-#   bash benchmarks/gpu_repro_check.sh          # writes figures to $OUT (default /tmp/radar-gpu-check)
+#   bash benchmarks/gpu_repro_check.sh             # CUDA when torch sees a GPU
+#   DEVICE=cpu bash benchmarks/gpu_repro_check.sh  # the same two runs on CPU (smaller), to prove the script
 #
-# With a CUDA GPU visible to torch: dapo vs grpo on addition with the `small` preset (~27M-parameter
-# Qwen2, trained from scratch, SFT warm start then GRPO-family RL), 3 seeds, short schedule.
-# Without one (or without torch/trl): says why, then runs a shortened tiny CPU run so the script still
-# checks the code path and exits 0; it never fails just because no GPU was lent.
+# 1. the `small` preset (toy task, ~25M-parameter Qwen2 from scratch: SFT warm start, then RL):
+#    dapo vs grpo on addition, 2 seed pairs, short schedule (tiny preset with DEVICE=cpu);
+# 2. the real-checkpoint path (`--model`/`--dataset`): a randomly initialised Qwen2 saved with a BPE
+#    tokenizer and a chat template, a 200-problem JSONL, dapo vs grpo-kl (beta 0.04: the reference
+#    model's cost shows in the profile), 2 seed pairs, preset ckpt-quick.
+# Each prints its verdict and the efficiency profile table (generation / reward / reference /
+# optimisation time per step, tokens per second, peak memory). Figures go to $OUT.
+# Without a GPU and without DEVICE=cpu it says so and runs the CPU variant; it never fails just
+# because no GPU was lent. Each run has its own time limit so the whole script ends within 5 minutes.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-/tmp/radar-gpu-check}"
@@ -33,18 +39,40 @@ print(f"torch {torch.__version__} (cuda build {torch.version.cuda}), trl {trl.__
 print("cuda available:", torch.cuda.is_available(), torch.cuda.get_device_name(0) if torch.cuda.is_available() else "")
 PY
 
-if "$PY" -c "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)"; then
+DEVICE="${DEVICE:-}"
+if [ -z "$DEVICE" ]; then
+  if "$PY" -c "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)"; then
+    DEVICE=cuda
+  else
+    echo "gpu_repro_check: torch sees no CUDA GPU; running the CPU variant (not a GPU figure)."
+    DEVICE=cpu
+  fi
+fi
+if [ "$DEVICE" = cuda ]; then
   command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee -a "$OUT/environment.txt"
-  timeout --signal=TERM 285 "$PY" benchmarks/bench_repro.py --preset small --device cuda --task addition \
-    --method dapo --baseline grpo --seeds 3 --steps 60 --once --workspace "$OUT/ws" --json "$OUT/bench_repro_gpu.json" \
-    2>&1 | tee "$OUT/bench_repro_gpu.txt"
-  rc=${PIPESTATUS[0]}
-  [ "$rc" -eq 124 ] && echo "gpu_repro_check: stopped at the 285 s limit; partial logs in $OUT/ws/runs/*/log.txt"
-  exit "$rc"
+  TOY=(--preset small --task addition --seeds 2 --steps 40)
+  CKPT=(--tiny-hidden 256 --preset ckpt-quick --seeds 2 --steps 10)
+  TOY_LIMIT=170; CKPT_LIMIT=110
+else
+  TOY=(--preset tiny --task sorting --seeds 2 --steps 20)
+  CKPT=(--tiny-hidden 32 --preset ckpt-quick --seeds 2 --steps 4)
+  TOY_LIMIT=${TOY_LIMIT:-600}; CKPT_LIMIT=${CKPT_LIMIT:-600}
 fi
 
-echo "gpu_repro_check: torch sees no CUDA GPU; falling back to a shortened tiny CPU run (not a GPU figure)."
-timeout --signal=TERM 285 "$PY" benchmarks/bench_repro.py --preset tiny --device cpu --task sorting \
-  --method dapo --baseline grpo --seeds 2 --steps 40 --once --workspace "$OUT/ws" --json "$OUT/bench_repro_cpu.json" \
-  2>&1 | tee "$OUT/bench_repro_cpu.txt"
-exit "${PIPESTATUS[0]}"
+rc=0
+echo "== 1/2: toy task, ${TOY[*]}, device $DEVICE"
+timeout --signal=TERM "$TOY_LIMIT" "$PY" benchmarks/bench_repro.py "${TOY[@]}" --device "$DEVICE" \
+  --method dapo --baseline grpo --once --workspace "$OUT/ws-toy" --json "$OUT/repro_toy_$DEVICE.json" \
+  2>&1 | grep -v -e "Warning" -e "warnings.warn" -e "Loading weights" | tee "$OUT/repro_toy_$DEVICE.txt"
+r=${PIPESTATUS[0]}; [ "$r" -eq 124 ] && echo "gpu_repro_check: toy run stopped at its ${TOY_LIMIT} s limit"
+[ "$r" -ne 0 ] && rc=$r
+
+echo "== 2/2: real-checkpoint path (tiny saved Qwen2 + JSONL), ${CKPT[*]}, device $DEVICE"
+timeout --signal=TERM "$CKPT_LIMIT" "$PY" benchmarks/bench_repro.py --tiny-checkpoint "$OUT/tiny-ckpt" "${CKPT[@]}" \
+  --device "$DEVICE" --method dapo --baseline grpo-kl --once --workspace "$OUT/ws-ckpt" \
+  --json "$OUT/repro_ckpt_$DEVICE.json" \
+  2>&1 | grep -v -e "Warning" -e "warnings.warn" -e "Loading weights" | tee "$OUT/repro_ckpt_$DEVICE.txt"
+r=${PIPESTATUS[0]}; [ "$r" -eq 124 ] && echo "gpu_repro_check: checkpoint run stopped at its ${CKPT_LIMIT} s limit"
+[ "$r" -ne 0 ] && rc=$r
+echo "gpu_repro_check: done (exit $rc); figures in $OUT"
+exit "$rc"

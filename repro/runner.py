@@ -39,7 +39,7 @@ from typing import Any
 
 from radar.repro.errors import ReproError, RunCancelled
 from radar.repro.methods import baseline_of, get_method, register_user_presets, user_definitions
-from radar.repro.sizes import get_size
+from radar.repro.sizes import get_checkpoint_preset, get_size
 from radar.repro.tasks import get_task
 from radar.store import Store, utc_now
 from radar.store.files import write_text_atomic
@@ -62,14 +62,27 @@ class RunSpec:
     seeds: int = 5
     steps: int = 0  # 0 = the preset's default
     device: str = "auto"
+    model: str = ""  # a local Hugging Face model folder or cached name ("" = the toy tasks' tiny policies)
+    dataset: str = ""  # JSONL of {prompt, answer} (with model)
+    lora: bool = False  # train a LoRA adapter (peft) instead of every weight (with model)
 
     def __post_init__(self) -> None:
         method = get_method(self.method)
         if not self.baseline:
             object.__setattr__(self, "baseline", baseline_of(method))
         get_method(self.baseline)
-        get_task(self.task)
-        get_size(self.preset)
+        if self.model or self.dataset or self.lora:
+            if not self.model:
+                raise ReproError("--dataset and --lora need --model PATH_OR_NAME (a local Hugging Face checkpoint)")
+            if not self.dataset:
+                raise ReproError('--model needs --dataset FILE.jsonl (one {"prompt", "answer"} object per line)')
+            object.__setattr__(self, "task", CHECKPOINT_TASK)
+            if self.preset in ("", "tiny"):  # the toy default: a checkpoint run's default shape instead
+                object.__setattr__(self, "preset", "ckpt")
+            get_checkpoint_preset(self.preset)
+        else:
+            get_task(self.task)
+            get_size(self.preset)
         if not 1 <= self.seeds <= 20:
             raise ReproError(f"--seeds must be between 1 and 20 (got {self.seeds})")
         if not 0 <= self.steps <= 100_000:
@@ -79,7 +92,29 @@ class RunSpec:
 
     @property
     def total_steps(self) -> int:
+        if self.model:
+            return self.steps or get_checkpoint_preset(self.preset).default_steps
         return self.steps or get_size(self.preset).default_steps
+
+
+CHECKPOINT_TASK = "math"  # the task name of --model/--dataset runs
+
+
+def check_inputs(spec: RunSpec) -> dict[str, Any]:
+    """Resolve the model and read the data set of a checkpoint run before anything is stored
+    (one-line errors); returns what the run's params record about them. No torch."""
+    if not spec.model:
+        return {}
+    from radar.repro.checkpoint import load_dataset, resolve_model
+
+    folder = resolve_model(spec.model)
+    data = load_dataset(spec.dataset)
+    if spec.lora:
+        import importlib.util
+
+        if importlib.util.find_spec("peft") is None:
+            raise ReproError("--lora needs the peft package; install it (`pip install peft`) or drop --lora")
+    return {"model_path": str(folder), "dataset_path": data.path, "dataset_sha256": data.sha256}
 
 
 def spec_of(params: dict[str, Any]) -> RunSpec:
@@ -128,8 +163,11 @@ def check_device(requested: str) -> None:
 
 # -- submit / start / cancel ------------------------------------------------------------------------
 def submit(store: Store, spec: RunSpec, run_id: str, run_dir: Path, policy_cache: Path) -> str:
-    """Record a queued run. ``run_dir``: its folder; ``policy_cache``: the shared warm starts."""
+    """Record a queued run. ``run_dir``: its folder; ``policy_cache``: the shared warm starts.
+    A checkpoint run's model and data set are checked first (nothing is stored when they are bad)."""
+    inputs = check_inputs(spec)
     params = asdict(spec) | {"total_steps": spec.total_steps, "folder": str(run_dir), "policy_cache": str(policy_cache)}
+    params |= inputs
     if defs := user_definitions(spec.method, spec.baseline):  # user presets travel with the run (spec_of)
         params["user_presets"] = defs
     store.create_run(run_id, KIND, params)
@@ -300,13 +338,18 @@ def _tail(path: Path, lines: int = 20) -> str:
         return ""
 
 
-def calibration_for(store: Store, task: str, preset: str, steps: int, exclude: str = "") -> dict[str, Any] | None:
-    """The seed noise of the newest finished A/A run on this task, preset and step count, if any."""
+def calibration_for(
+    store: Store, task: str, preset: str, steps: int, exclude: str = "", model: str = ""
+) -> dict[str, Any] | None:
+    """The seed noise of the newest finished A/A run on this task, preset and step count (and, for
+    a checkpoint run, model), if any."""
     for run in store.run_records(kind=KIND, status="done"):
         p = run.params
         if run.id == exclude or p.get("method") != p.get("baseline") or run.verdict is None:
             continue
         if (p.get("task"), p.get("preset"), p.get("total_steps")) != (task, preset, steps):
+            continue
+        if (p.get("model_path") or "") != model:
             continue
         noise = run.verdict.seed_noise
         if noise is not None and noise.sd_difference is not None:
@@ -429,7 +472,7 @@ def parallel_arms(device: str, size: Any, jobs: int) -> int:
     forced = os.environ.get("RADAR_REPRO_ARMS_AT_ONCE", "")
     if forced.isdigit() and int(forced) > 0:
         return min(jobs, int(forced))
-    if device != "cpu" or size.cpu_threads != 1:
+    if device != "cpu" or getattr(size, "cpu_threads", 0) != 1:
         return 1
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     idle = cores - max(0.0, os.getloadavg()[0] - 1.0)
@@ -472,12 +515,9 @@ def arm_job(
     with _store(db) as store:
         params = _require(store, run_id)["params"]
     spec = spec_of(params)
-    task, size = get_task(spec.task), get_size(spec.preset)
     folder = Path(params["folder"])
     record = json.loads((folder / "run.json").read_text(encoding="utf-8"))
     device = record["device"]
-    if device == "cpu" and size.cpu_threads:
-        torch.set_num_threads(size.cpu_threads)
     method = get_method(spec.method if arm == "method" else spec.baseline)
     path = metrics_path(folder, arm, pair)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -498,6 +538,32 @@ def arm_job(
         with _store(db) as store:
             return bool(_require(store, run_id)["cancel_requested"])
 
+    if spec.model:
+        from radar.repro.checkpoint import eval_rows, load_dataset
+        from radar.repro.trainer import train_checkpoint_arm
+
+        data = load_dataset(params["dataset_path"])
+        if data.sha256 != params["dataset_sha256"]:
+            raise ReproError(f"{data.path} changed since the run was submitted; submit a new run")
+        preset = get_checkpoint_preset(spec.preset)
+        summary = train_checkpoint_arm(
+            model_path=Path(params["model_path"]),
+            method=method,
+            preset=preset,
+            data=data,
+            steps=record["steps"],
+            seed=rl_seed(arm, pair),
+            device=device,
+            lora=spec.lora,
+            output_dir=folder / "trl" / f"{arm}-seed{pair}",
+            on_record=on_record,
+            should_cancel=should_cancel,
+            eval_rows=eval_rows(data, preset.eval_prompts),
+        )
+        return summary, records
+    task, size = get_task(spec.task), get_size(spec.preset)
+    if device == "cpu" and size.cpu_threads:
+        torch.set_num_threads(size.cpu_threads)
     summary = train_arm(
         policy_path=Path(record["policies"][pair]["path"]),
         method=method,
@@ -545,26 +611,25 @@ def eval_overlap(task: Any, size: Any, steps: int, pairs: list[int], warm: list[
     return out
 
 
-def _execute(db: Path, run_id: str, params: dict[str, Any], log: Any) -> dict[str, Any]:
+def _toy_record(
+    db: Path,
+    run_id: str,
+    spec: RunSpec,
+    params: dict[str, Any],
+    device: str,
+    steps: int,
+    pairs: list[int],
+    arms: dict[str, Any],
+    log: Any,
+) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]:
+    """The run record of a toy-task run: its warm starts (trained and cached on first use) and overlap."""
     import torch
 
-    from radar.repro.plots import plot_run
     from radar.repro.policy import cached_policy
     from radar.repro.trainer import build_config
-    from radar.repro.verdict import verdict
 
-    spec = spec_of(params)
-    method, baseline = get_method(spec.method), get_method(spec.baseline)
     task, size = get_task(spec.task), get_size(spec.preset)
-    device = resolve_device(spec.device)
-    if device == "cpu" and size.cpu_threads:
-        torch.set_num_threads(size.cpu_threads)  # 2 threads on a tiny model are ~15x slower under load
-    steps = spec.total_steps
     folder = Path(params["folder"])
-    arms = {"method": method, "baseline": baseline}
-    pairs = list(range(spec.seeds))
-
-    started = time.perf_counter()
 
     def log_and_beat(msg: str) -> None:  # the warm start logs every 50 SFT steps: keep the heartbeat fresh
         log(msg)
@@ -577,7 +642,6 @@ def _execute(db: Path, run_id: str, params: dict[str, Any], log: Any) -> dict[st
             Path(params["policy_cache"]), task, size, torch.device(device), log=log_and_beat, pair=pair
         )
         policies.append({"path": str(path), **warm})
-    warm_s = time.perf_counter() - started  # ~0 when every warm start was cached
     overlap = eval_overlap(task, size, steps, pairs, policies)
     record = {
         "id": run_id,
@@ -598,6 +662,93 @@ def _execute(db: Path, run_id: str, params: dict[str, Any], log: Any) -> dict[st
         "torch_threads": torch.get_num_threads(),
         **provenance(),
     }
+    return record, overlap, policies
+
+
+def _checkpoint_record(
+    run_id: str,
+    spec: RunSpec,
+    params: dict[str, Any],
+    device: str,
+    steps: int,
+    pairs: list[int],
+    arms: dict[str, Any],
+) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]:
+    """The run record of a checkpoint run: every seed pair starts from the checkpoint itself; the
+    held-out overlap is measured against every arm's RL prompt stream."""
+    import torch
+
+    from radar.repro.checkpoint import eval_overlap as math_overlap
+    from radar.repro.checkpoint import load_dataset, model_fingerprint, rl_stream
+    from radar.repro.trainer import build_checkpoint_config
+
+    preset = get_checkpoint_preset(spec.preset)
+    folder = Path(params["folder"])
+    data = load_dataset(params["dataset_path"])
+    if data.sha256 != params["dataset_sha256"]:
+        raise ReproError(f"{data.path} changed since the run was submitted; submit a new run")
+    streams = [
+        rl_stream(data, steps * preset.prompts_per_step, rl_seed(arm, p))
+        for p in pairs
+        for arm in ("method", "baseline")
+    ]
+    overlap = math_overlap(data, streams, preset.eval_prompts)
+    model = model_fingerprint(Path(params["model_path"]))
+    policies = [{"path": params["model_path"], "checkpoint": True} for _ in pairs]
+    record = {
+        "id": run_id,
+        "spec": asdict(spec),
+        "device": device,
+        "steps": steps,
+        "seeds": pairs,
+        "rl_seeds": {arm: [rl_seed(arm, p) for p in pairs] for arm in arms},
+        "model": model,
+        "dataset": data.summary(),
+        "lora": spec.lora,
+        "policies": policies,
+        "policy": policies[0],  # exports use it: the checkpoint itself
+        "eval_overlap": overlap,
+        "configs": {
+            arm: build_checkpoint_config(
+                m, preset, steps=steps, seed=0, output_dir=folder / "trl", device=device, lora=spec.lora
+            ).to_dict()
+            for arm, m in arms.items()
+        },
+        "methods": {arm: asdict(m) for arm, m in arms.items()},
+        "cuda_device": torch.cuda.get_device_name(0) if device == "cuda" else None,
+        "torch_threads": torch.get_num_threads(),
+        **provenance(),
+    }
+    return record, overlap, policies
+
+
+def _execute(db: Path, run_id: str, params: dict[str, Any], log: Any) -> dict[str, Any]:
+    import torch
+
+    from radar.repro.plots import plot_run
+    from radar.repro.profile import mean_profile
+    from radar.repro.verdict import verdict
+
+    spec = spec_of(params)
+    method, baseline = get_method(spec.method), get_method(spec.baseline)
+    device = resolve_device(spec.device)
+    steps = spec.total_steps
+    folder = Path(params["folder"])
+    arms = {"method": method, "baseline": baseline}
+    pairs = list(range(spec.seeds))
+    started = time.perf_counter()
+    size: Any
+    if spec.model:
+        size = get_checkpoint_preset(spec.preset)
+        record, overlap, policies = _checkpoint_record(run_id, spec, params, device, steps, pairs, arms)
+        title_what = f"{Path(params['model_path']).name} on {Path(params['dataset_path']).name}"
+    else:
+        task, size = get_task(spec.task), get_size(spec.preset)
+        title_what = task.name
+        if device == "cpu" and size.cpu_threads:
+            torch.set_num_threads(size.cpu_threads)  # 2 threads on a tiny model are ~15x slower under load
+        record, overlap, policies = _toy_record(db, run_id, spec, params, device, steps, pairs, arms, log)
+    warm_s = time.perf_counter() - started  # ~0 when every warm start was cached
     write_text_atomic(folder / "run.json", json.dumps(record, indent=2, default=str))
     if overlap["share"]:
         raise ReproError(f"held-out problems overlap training data ({overlap}); this is a bug in repro/tasks.py")
@@ -658,10 +809,13 @@ def _execute(db: Path, run_id: str, params: dict[str, Any], log: Any) -> dict[st
     beat(force=True)
 
     with _store(db) as store:
-        calibration = calibration_for(store, spec.task, spec.preset, steps, exclude=run_id)
-    doc = verdict(method, baseline, runs, calibration=calibration)
+        calibration = calibration_for(
+            store, spec.task, spec.preset, steps, exclude=run_id, model=params.get("model_path") or ""
+        )
+    profiles = {arm: {p: s["profile"] for p, s in per.items() if s.get("profile")} for arm, per in summaries.items()}
+    doc = verdict(method, baseline, runs, calibration=calibration, profiles=profiles)
     names = {"method": method.name, "baseline": f"{baseline.name} (baseline)"}
-    title = f"{method.name} vs {baseline.name} on {task.name} ({size.name}, {len(pairs)} seed pairs, {device})"
+    title = f"{method.name} vs {baseline.name} on {title_what} ({size.name}, {len(pairs)} seed pairs, {device})"
     plots = plot_run(runs, names, folder / "plots", title)
     train_s = sum(s["seconds"] for arm in summaries.values() for s in arm.values())
     trained_steps = sum(s["steps"] for arm in summaries.values() for s in arm.values())
@@ -689,5 +843,9 @@ def _execute(db: Path, run_id: str, params: dict[str, Any], log: Any) -> dict[st
         "plots": [str(p) for p in plots],
         "folder": str(folder),
         "eval_overlap": overlap,
+        "profile": {
+            arm: mean_profile([per[p] for p in sorted(per)]) | {"per_seed": {str(p): per[p] for p in sorted(per)}}
+            for arm, per in profiles.items()
+        },
         "record": {"device": device, "cuda_device": record["cuda_device"], "seeds": pairs, **prov},
     }

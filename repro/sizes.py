@@ -43,3 +43,45 @@ def get_size(name: str) -> PolicySize:
         return SIZES[name]
     except KeyError:
         raise ReproError(f"unknown preset {name!r}; choose one of: {', '.join(SIZES)}") from None
+
+
+@dataclass(frozen=True)
+class CheckpointPreset:
+    """Batch shape and evaluation sizes for a run on a real checkpoint (`--model`, `--dataset`).
+
+    No SFT here: the checkpoint is the starting policy of every seed pair. ``lora_lr`` replaces
+    ``rl_lr`` with ``--lora`` (adapters need a larger step than full fine-tuning).
+    """
+
+    name: str
+    prompts_per_step: int
+    num_generations: int
+    rl_lr: float
+    lora_lr: float
+    default_steps: int
+    num_iterations: int
+    max_completion_tokens: int
+    eval_prompts: int  # held-out prompts scored at the end (greedy and pass@1); fewer if the split has fewer
+    curve_prompts: int  # held-out prompts scored greedily every steps/10 steps
+    pass_samples: int  # samples per held-out prompt for pass@1 (T = 1)
+    eval_batch: int  # prompts per generate() call when scoring
+    overlong_buffer: int  # DAPO's soft overlong buffer: the last tokens of the budget
+    lora_r: int = 16
+    lora_alpha: int = 32
+
+
+CHECKPOINT_PRESETS: dict[str, CheckpointPreset] = {
+    # a 0.5-7B instruct model on one GPU: GSM8K-length reasoning
+    "ckpt": CheckpointPreset("ckpt", 8, 8, 1e-6, 1e-5, 100, 2, 512, 500, 64, 4, 64, 128),
+    # short (32-token completions): the CPU tests and the GPU check script's tiny saved checkpoint
+    "ckpt-quick": CheckpointPreset("ckpt-quick", 4, 4, 1e-6, 1e-5, 20, 2, 32, 32, 8, 2, 32, 8),
+}
+
+
+def get_checkpoint_preset(name: str) -> CheckpointPreset:
+    try:
+        return CHECKPOINT_PRESETS[name]
+    except KeyError:
+        raise ReproError(
+            f"unknown preset {name!r} for a --model run; choose one of: {', '.join(CHECKPOINT_PRESETS)}"
+        ) from None

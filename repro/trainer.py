@@ -30,6 +30,8 @@ from trl.rewards import get_soft_overlong_punishment
 from radar.repro.errors import ReproError, RunCancelled
 from radar.repro.methods import Method
 from radar.repro.policy import PolicySize, accuracy, special_ids
+from radar.repro.profile import StepProfiler
+from radar.repro.sizes import CheckpointPreset
 from radar.repro.tasks import Task, correctness_reward, format_reward, rl_stream
 
 
@@ -78,15 +80,70 @@ def gmpo_loss(b: LossBatch) -> tuple[torch.Tensor, dict[str, float]]:
 
 
 class RadarGRPOTrainer(GRPOTrainer):
-    """TRL's GRPOTrainer with an optional plug-in loss (see module docstring)."""
+    """TRL's GRPOTrainer with an optional plug-in loss (see module docstring) and an optional
+    efficiency profiler (repro/profile.py) fed from its generation, scoring and loss hooks."""
 
-    def __init__(self, *args: Any, loss_plugin: str = "", **kwargs: Any) -> None:
+    def __init__(self, *args: Any, loss_plugin: str = "", profiler: StepProfiler | None = None, **kwargs: Any) -> None:
         if loss_plugin and loss_plugin not in LOSS_PLUGINS:
             raise ReproError(f"unknown loss plug-in {loss_plugin!r}; registered: {', '.join(LOSS_PLUGINS)}")
         self.loss_plugin = LOSS_PLUGINS.get(loss_plugin) if loss_plugin else None
+        self.profiler = profiler
+        self._logp_calls: list[float] | None = None  # log-prob passes inside one scoring phase
         super().__init__(*args, **kwargs)
         if self.loss_plugin is not None and self.beta != 0.0:
             raise ReproError("loss plug-ins run with beta = 0; set beta to 0.0 in the method preset")
+        if profiler is not None:
+            self.add_callback(profiler)
+            if self.beta != 0.0:
+                ref = self.ref_model
+                profiler.ref_model = "adapter disabled (PEFT)" if ref is None else "separate copy"
+                if ref is not None:
+                    profiler.ref_bytes = sum(p.numel() * p.element_size() for p in ref.parameters())
+
+    # -- profiling hooks (no-ops without a profiler) ---------------------------------------------------
+    def _generate(self, prompts: list) -> Any:
+        if self.profiler is None:
+            return super()._generate(prompts)
+        with self.profiler.section("generate"):
+            return super()._generate(prompts)
+
+    def _calculate_rewards(self, inputs: Any, prompts: Any, completions: Any, completion_ids_list: Any) -> Any:
+        if self.profiler is None:
+            return super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+        self.profiler.generated_tokens += sum(len(ids) for ids in completion_ids_list)
+        self.profiler.generations += 1
+        with self.profiler.section("reward"):
+            return super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+
+    def _generate_and_score_completions(self, inputs: Any) -> Any:
+        if self.profiler is None:
+            return super()._generate_and_score_completions(inputs)
+        self._logp_calls = []
+        try:
+            return super()._generate_and_score_completions(inputs)
+        finally:
+            calls, self._logp_calls = self._logp_calls, None
+            if self.beta != 0.0 and calls:  # TRL computes the reference log-probs last (after the old policy's)
+                self.profiler.add_section("ref", calls[-1])
+
+    def _get_per_token_logps_and_entropies(self, *args: Any, **kwargs: Any) -> Any:
+        if self._logp_calls is None or self.profiler is None:
+            return super()._get_per_token_logps_and_entropies(*args, **kwargs)
+        self.profiler._sync()
+        started = time.perf_counter()
+        out = super()._get_per_token_logps_and_entropies(*args, **kwargs)
+        self.profiler._sync()
+        self._logp_calls.append(time.perf_counter() - started)
+        return out
+
+    def compute_loss(
+        self, model: Any, inputs: Any, return_outputs: bool = False, num_items_in_batch: Any = None
+    ) -> Any:
+        if self.profiler is not None and model.training:
+            self.profiler.trained_tokens += int(
+                inputs["prompt_mask"].sum().item() + inputs["completion_mask"].sum().item()
+            )
+        return super().compute_loss(model, inputs, return_outputs=return_outputs, num_items_in_batch=num_items_in_batch)
 
     def _compute_loss(self, model: Any, inputs: dict[str, Any]) -> torch.Tensor:
         if self.loss_plugin is None:
@@ -120,17 +177,73 @@ def build_config(
     method: Method, size: PolicySize, task: Task, *, steps: int, seed: int, output_dir: Path, device: str
 ) -> GRPOConfig:
     """The GRPOConfig for one arm: shared batch shape and schedule, then the method's own fields."""
-    shared: dict[str, Any] = {
+    shared = _shared_fields(
+        lr=size.rl_lr,
+        prompts_per_step=size.prompts_per_step,
+        num_generations=size.num_generations,
+        num_iterations=size.num_iterations,
+        max_completion=task.max_completion_tokens,
+        steps=steps,
+        seed=seed,
+        output_dir=output_dir,
+        device=device,
+        dtype="float32",
+    )
+    return _with_method(method, shared)
+
+
+def build_checkpoint_config(
+    method: Method, preset: CheckpointPreset, *, steps: int, seed: int, output_dir: Path, device: str, lora: bool
+) -> GRPOConfig:
+    """The GRPOConfig for one arm on a real checkpoint: bf16 on CUDA, float32 on CPU; vLLM generation
+    (colocated) only when vLLM is importable; the LoRA learning rate with ``lora``."""
+    shared = _shared_fields(
+        lr=preset.lora_lr if lora else preset.rl_lr,
+        prompts_per_step=preset.prompts_per_step,
+        num_generations=preset.num_generations,
+        num_iterations=preset.num_iterations,
+        max_completion=preset.max_completion_tokens,
+        steps=steps,
+        seed=seed,
+        output_dir=output_dir,
+        device=device,
+        dtype="bfloat16" if device == "cuda" else "float32",
+    )
+    if device == "cuda" and vllm_available():
+        shared |= {"use_vllm": True, "vllm_mode": "colocate"}
+    return _with_method(method, shared)
+
+
+def vllm_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("vllm") is not None
+
+
+def _shared_fields(
+    *,
+    lr: float,
+    prompts_per_step: int,
+    num_generations: int,
+    num_iterations: int,
+    max_completion: int,
+    steps: int,
+    seed: int,
+    output_dir: Path,
+    device: str,
+    dtype: str,
+) -> dict[str, Any]:
+    return {
         "output_dir": str(output_dir),
         "max_steps": steps,
-        "learning_rate": size.rl_lr,
+        "learning_rate": lr,
         "lr_scheduler_type": "constant",
         "warmup_steps": 0,
-        "per_device_train_batch_size": size.prompts_per_step * size.num_generations,
+        "per_device_train_batch_size": prompts_per_step * num_generations,
         "gradient_accumulation_steps": 1,
-        "num_generations": size.num_generations,
-        "num_iterations": size.num_iterations,
-        "max_completion_length": task.max_completion_tokens,
+        "num_generations": num_generations,
+        "num_iterations": num_iterations,
+        "max_completion_length": max_completion,
         "temperature": 1.0,
         "top_p": 1.0,
         "max_grad_norm": 1.0,
@@ -140,13 +253,16 @@ def build_config(
         "disable_tqdm": True,
         "gradient_checkpointing": False,
         "use_cpu": device == "cpu",
-        "bf16": False,
+        "bf16": dtype == "bfloat16",
         "seed": seed,
         "data_seed": seed,
         "dataloader_num_workers": 0,
-        "model_init_kwargs": {"dtype": "float32"},
+        "model_init_kwargs": {"dtype": dtype},
         "log_completions": False,
     }
+
+
+def _with_method(method: Method, shared: dict[str, Any]) -> GRPOConfig:
     overlap = set(shared) & set(method.config)
     if overlap:
         raise ReproError(f"method {method.name} may not set shared run fields: {', '.join(sorted(overlap))}")
@@ -271,6 +387,7 @@ def train_arm(
         return accuracy(model, tokenizer, task, eval_sets["curve"], model.device, greedy=True)
 
     record = RecordCallback(on_record, should_cancel, heldout, eval_every, steps)
+    profiler = StepProfiler(device)
     trainer = RadarGRPOTrainer(
         model=str(policy_path),
         reward_funcs=reward_functions(method, task, tokenizer),
@@ -279,11 +396,13 @@ def train_arm(
         processing_class=tokenizer,
         callbacks=[record],
         loss_plugin=method.loss_plugin,
+        profiler=profiler,
     )
     trainer.remove_callback(PrinterCallback)
     started = time.perf_counter()
     trainer.train()
     seconds = time.perf_counter() - started
+    profile = profiler.summary()
     if record.cancelled:
         raise RunCancelled("run cancelled")
     model: Any = trainer.model
@@ -301,4 +420,102 @@ def train_arm(
         "eval_seconds": round(time.perf_counter() - started - seconds, 2),
         "final": {k: round(v, 4) for k, v in final.items()},
         "eval_accuracy": round(final["heldout_greedy"], 4),
+        "profile": profile,
+    }
+
+
+def train_checkpoint_arm(
+    *,
+    model_path: Path,
+    method: Method,
+    preset: CheckpointPreset,
+    data: Any,
+    steps: int,
+    seed: int,
+    device: str,
+    lora: bool,
+    output_dir: Path,
+    on_record: Callable[[dict[str, Any]], None],
+    should_cancel: Callable[[], bool],
+    eval_rows: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """Train one (method, seed) arm of a real checkpoint on the training part of a math data set
+    (repro/checkpoint.py); the same record, profile and ``final`` held-out scores as ``train_arm``."""
+    from transformers import AutoConfig, AutoTokenizer
+
+    from radar.repro import checkpoint, mathpolicy
+
+    tokenizer = AutoTokenizer.from_pretrained(model_path, padding_side="left", local_files_only=True)
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    stream = checkpoint.rl_stream(data, steps * preset.prompts_per_step, seed)
+    rows = [{"prompt": mathpolicy.trl_prompt(r["prompt"], tokenizer), "answer": r["answer"]} for r in stream]
+    config = build_checkpoint_config(
+        method, preset, steps=steps, seed=seed, output_dir=output_dir, device=device, lora=lora
+    )
+    eval_every = max(1, steps // 10)
+    curve = eval_rows[: preset.curve_prompts]
+
+    def heldout(model: Any) -> float:
+        return mathpolicy.math_accuracy(
+            model, tokenizer, curve, max_new_tokens=preset.max_completion_tokens, batch=preset.eval_batch
+        )
+
+    peft_config = None
+    if lora:
+        from peft import LoraConfig
+
+        peft_config = LoraConfig(
+            r=preset.lora_r, lora_alpha=preset.lora_alpha, target_modules="all-linear", task_type="CAUSAL_LM"
+        )
+    record = RecordCallback(on_record, should_cancel, heldout, eval_every, steps)
+    profiler = StepProfiler(device)
+    from transformers import GenerationConfig
+
+    try:
+        generation = GenerationConfig.from_pretrained(model_path, local_files_only=True)
+    except OSError:  # no generation_config.json: the model config's EOS
+        generation = GenerationConfig.from_model_config(AutoConfig.from_pretrained(model_path, local_files_only=True))
+    eos = mathpolicy.eos_ids(tokenizer, generation.eos_token_id)
+    trainer = RadarGRPOTrainer(
+        model=str(model_path),
+        reward_funcs=mathpolicy.reward_functions(tokenizer, eos)
+        + (
+            [get_soft_overlong_punishment(preset.max_completion_tokens, preset.overlong_buffer)]
+            if method.overlong_shaping
+            else []
+        ),
+        args=config,
+        train_dataset=Dataset.from_list(rows),
+        processing_class=tokenizer,
+        callbacks=[record],
+        loss_plugin=method.loss_plugin,
+        peft_config=peft_config,
+        profiler=profiler,
+    )
+    trainer.remove_callback(PrinterCallback)
+    started = time.perf_counter()
+    trainer.train()
+    seconds = time.perf_counter() - started
+    profile = profiler.summary() | {"lora": lora, "vllm": bool(config.use_vllm)}
+    if record.cancelled:
+        raise RunCancelled("run cancelled")
+    model: Any = trainer.model
+    torch.manual_seed(50_000 + seed)
+    budget, batch = preset.max_completion_tokens, preset.eval_batch
+    final = {
+        "heldout_greedy": mathpolicy.math_accuracy(model, tokenizer, eval_rows, max_new_tokens=budget, batch=batch),
+        "heldout_pass1": mathpolicy.math_accuracy(
+            model, tokenizer, eval_rows, max_new_tokens=budget, batch=batch, greedy=False, samples=preset.pass_samples
+        ),
+    }
+    done = trainer.state.global_step
+    return {
+        "steps": done,
+        "seconds": round(seconds, 2),
+        "steps_per_s": round(done / seconds, 3) if seconds else None,
+        "eval_seconds": round(time.perf_counter() - started - seconds, 2),
+        "final": {k: round(v, 4) for k, v in final.items()},
+        "eval_accuracy": round(final["heldout_greedy"], 4),
+        "profile": profile,
     }

@@ -281,10 +281,15 @@ def verdict(
     baseline: Method,
     runs: dict[str, dict[int, ArmRun]],
     calibration: dict[str, Any] | None = None,
+    profiles: dict[str, dict[int, dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
     """The run's verdict from {"method": {seed: ArmRun}, "baseline": {seed: ArmRun}}.
 
     ``calibration``: the seed noise of the latest A/A run on the same task and preset, shown beside it.
+    ``profiles``: each arm's efficiency profile per seed pair (repro/profile.py); the verdict then
+    carries ``efficiency`` (paired per-step time ratio and peak-memory difference) and its summary
+    opens with the held-out effect, the time ratio and the memory difference. The tests and labels
+    above do not depend on it.
     """
     m_runs, b_runs = runs["method"], runs["baseline"]
     seeds = sorted(set(m_runs) & set(b_runs))
@@ -330,8 +335,77 @@ def verdict(
         "seed_noise": noise,
         "aa": method.name == baseline.name,
     }
+    if profiles:
+        doc["efficiency"] = efficiency(profiles)
     doc["summary"] = summary(method.name, baseline.name, doc)
     return doc
+
+
+def efficiency(profiles: dict[str, dict[int, dict[str, Any]]]) -> dict[str, Any]:
+    """Method vs baseline cost over the seed pairs that have both profiles: the per-step wall-time
+    ratio (geometric mean, a 95 % t interval on the log ratios from 2 pairs on, and the range), the
+    peak-memory difference (mean and range) and the throughput ratio. Each pair's arms ran on the
+    same device under the same conditions as far as the runner controls them."""
+    m_p, b_p = profiles.get("method") or {}, profiles.get("baseline") or {}
+    pairs = sorted(p for p in set(m_p) & set(b_p) if _pos(m_p[p].get("step_s")) and _pos(b_p[p].get("step_s")))
+    out: dict[str, Any] = {"pairs": len(pairs)}
+    if not pairs:
+        return out
+    logs = np.array([math.log(m_p[p]["step_s"] / b_p[p]["step_s"]) for p in pairs])
+    t = paired_t(logs[None, :])
+    out["step_ratio"] = _r(math.exp(float(t["effect"][0])))
+    out["step_ratio_interval"] = [_r(_exp(float(t["lo"][0]))), _r(_exp(float(t["hi"][0])))] if len(pairs) >= 2 else None
+    out["step_ratio_range"] = [_r(math.exp(float(logs.min()))), _r(math.exp(float(logs.max())))]
+    out["step_ratio_per_pair"] = [_r(math.exp(float(x))) for x in logs]
+    mems = [
+        m_p[p]["peak_mem_gb"] - b_p[p]["peak_mem_gb"]
+        for p in pairs
+        if isinstance(m_p[p].get("peak_mem_gb"), int | float) and isinstance(b_p[p].get("peak_mem_gb"), int | float)
+    ]
+    out["peak_mem_diff_gb"] = _r(sum(mems) / len(mems)) if mems else None
+    out["peak_mem_diff_range"] = [_r(min(mems)), _r(max(mems))] if mems else None
+    tps = [
+        math.log(m_p[p]["tokens_per_s"] / b_p[p]["tokens_per_s"])
+        for p in pairs
+        if _pos(m_p[p].get("tokens_per_s")) and _pos(b_p[p].get("tokens_per_s"))
+    ]
+    out["tokens_per_s_ratio"] = _r(math.exp(sum(tps) / len(tps))) if tps else None
+    out["peak_mem_kind"] = m_p[pairs[0]].get("peak_mem_kind", "")
+    out["device"] = m_p[pairs[0]].get("device", "")
+    for arm, per in (("method", m_p), ("baseline", b_p)):
+        out[arm] = {
+            k: _r(sum(float(per[p].get(k) or 0.0) for p in pairs) / len(pairs))
+            for k in ("step_s", "generate_s", "reward_s", "ref_s", "train_s", "tokens_per_s", "peak_mem_gb")
+        }
+    out["text"] = efficiency_text(out)
+    return out
+
+
+def _pos(x: Any) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and x > 0
+
+
+def efficiency_text(e: dict[str, Any]) -> str:
+    """'8% slower per step (x1.08, 95% CI x1.02-x1.15 over 3 seed pairs), +0.40 GB peak (...)'."""
+    ratio = e.get("step_ratio")
+    if ratio is None:
+        return "no efficiency profile"
+    pct = 100 * (ratio - 1)
+    speed = (
+        f"{abs(pct):.0f}% {'slower' if pct > 0 else 'faster'} per step"
+        if round(abs(pct)) >= 1
+        else ("the same time per step (within 1%)")
+    )
+    if e.get("step_ratio_interval"):
+        lo, hi = e["step_ratio_interval"]
+        spread = f"x{ratio:.2f}, 95% CI x{lo:.2f}-x{hi:.2f} over {e['pairs']} seed pairs"
+    else:
+        spread = f"x{ratio:.2f} from one seed pair: no spread"
+    text = f"{speed} ({spread})"
+    mem = e.get("peak_mem_diff_gb")
+    if mem is not None:
+        text += f", {mem:+.2f} GB peak ({e.get('peak_mem_kind') or 'memory'})"
+    return text
 
 
 def seed_noise(m: np.ndarray, b: np.ndarray, calibration: dict[str, Any] | None) -> dict[str, Any]:
@@ -381,7 +455,23 @@ def summary(method: str, baseline: str, doc: dict[str, Any]) -> str:
     if cal and cal.get("sd_difference") is not None:
         noise_text += f" (A/A run {cal['run']}: {_pts(cal['sd_difference'], sign=False)} pts)"
     claim = doc["claim"]
-    text = (
+    head = ""
+    eff = doc.get("efficiency")
+    primary = doc["metrics"][names_first(doc)]
+    if eff and eff.get("step_ratio") is not None:
+        held = (
+            f"{_pts(primary['effect'])} pts held-out"
+            + (
+                f" ({int(100 * primary['confidence'])}% CI [{_pts(primary['interval'][0])}, "
+                f"{_pts(primary['interval'][1])}])"
+                if primary["interval"][0] is not None
+                else ""
+            )
+            if primary["effect"] is not None
+            else "held-out: no data"
+        )
+        head = f"{method}: {held}, {eff['text']}. "
+    text = head + (
         f"{method} vs {baseline} over {n} paired seed(s): {'; '.join(parts)}. Overall: {doc['overall']}"
         f"{' (an A/A run: any difference is seed noise)' if doc.get('aa') else ''}; {noise_text}. "
         f'Claim "{claim["claim"]}": {claim["status"]}.'
@@ -389,6 +479,10 @@ def summary(method: str, baseline: str, doc: dict[str, Any]) -> str:
     if n < 2:
         text += " One seed gives no test: run --seeds 5 or more."
     return text
+
+
+def names_first(doc: dict[str, Any]) -> str:
+    return str(doc.get("primary") or VERDICT_METRICS[0][0])
 
 
 def _exp(x: float) -> float:

@@ -113,6 +113,37 @@ class RunVerdict:
 
 
 @dataclass(frozen=True)
+class ArmProfile:
+    """One arm's efficiency profile (repro/profile.py), the mean per optimiser step over its seeds."""
+
+    device: str
+    step_s: float | None
+    generate_s: float | None
+    reward_s: float | None
+    ref_s: float | None
+    train_s: float | None
+    tokens_per_s: float | None
+    peak_mem_gb: float | None
+    peak_mem_kind: str
+    seeds: int
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ArmProfile:
+        return cls(
+            device=str(d.get("device", "")),
+            step_s=_num(d.get("step_s")),
+            generate_s=_num(d.get("generate_s")),
+            reward_s=_num(d.get("reward_s")),
+            ref_s=_num(d.get("ref_s")),
+            train_s=_num(d.get("train_s")),
+            tokens_per_s=_num(d.get("tokens_per_s")),
+            peak_mem_gb=_num(d.get("peak_mem_gb")),
+            peak_mem_kind=str(d.get("peak_mem_kind", "")),
+            seeds=int(d.get("seeds") or 0),
+        )
+
+
+@dataclass(frozen=True)
 class RunRecord:
     """One run as readers see it: parameters, life cycle, and (when done) verdict, metrics, plots."""
 
@@ -145,6 +176,21 @@ class RunRecord:
     @property
     def task(self) -> str:
         return str(self.params.get("task", ""))
+
+    @property
+    def profiles(self) -> dict[str, ArmProfile]:
+        """Each arm's efficiency profile ("method", "baseline"); empty for runs recorded before profiles."""
+        raw = self.result.get("profile")
+        if not isinstance(raw, dict):
+            return {}
+        return {arm: ArmProfile.from_dict(p) for arm, p in raw.items() if isinstance(p, dict)}
+
+    @property
+    def efficiency_text(self) -> str:
+        """The verdict's paired efficiency comparison as a phrase ("8% slower per step (...)"), or ""."""
+        verdict = self.result.get("verdict")
+        eff = verdict.get("efficiency") if isinstance(verdict, dict) else None
+        return str(eff.get("text", "")) if isinstance(eff, dict) else ""
 
     @classmethod
     def from_row(cls, d: dict[str, Any]) -> RunRecord:

@@ -305,6 +305,7 @@ def _finished(ws: Workspace) -> None:
             st.caption(data.md(f"claim: {v.claim} -> {v.claim_status}"))
         if record.eval_overlap is not None:
             st.caption(data.md(f"evaluation prompts seen in training (measured): {record.eval_overlap.get('share')}"))
+    _profile(record)
     curves = _curves(ws, run["id"])
     if curves is not None:
         st.altair_chart(curves)
@@ -314,6 +315,37 @@ def _finished(ws: Workspace) -> None:
     if result.get("metrics"):
         with st.expander("Metrics"):
             st.json(result["metrics"])
+
+
+def _profile(record: RunRecord) -> None:
+    """The efficiency profile beside the verdict: time per step split, throughput, peak memory."""
+    profiles = record.profiles
+    if not profiles:
+        return
+    names = {"method": record.method, "baseline": f"{record.baseline} (baseline)"}
+    st.markdown("**Efficiency** (mean per optimiser step over seeds)")
+    if record.efficiency_text:
+        st.caption(data.md(f"{record.method} vs {record.baseline}: {record.efficiency_text}"))
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "arm": names.get(arm, arm),
+                    "step s": p.step_s,
+                    "generation s": p.generate_s,
+                    "reward s": p.reward_s,
+                    "reference s": p.ref_s,
+                    "optimisation s": p.train_s,
+                    "tokens/s": p.tokens_per_s,
+                    "peak GB": p.peak_mem_gb,
+                    "device": p.device,
+                    "memory": p.peak_mem_kind,
+                }
+                for arm, p in profiles.items()
+            ]
+        ),
+        hide_index=True,
+    )
 
 
 def _curves(ws: Workspace, run_id: str) -> alt.Chart | None:

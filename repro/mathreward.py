@@ -1,0 +1,259 @@
+"""Math answers: final-answer extraction and equivalence, for `radar repro run --dataset FILE.jsonl`.
+
+Extraction (``final_answer``), first match wins: the last ``\\boxed{...}`` (nested braces balanced,
+``\\fbox`` too), the text after the last ``####`` (GSM8K), "the answer is X", then the last number in
+the text. Reference answers (``reference_answer``) use the same markers, and a short bare answer
+("\\frac{1}{2}", "x+1") is taken whole.
+
+Equivalence (``equivalent``): both sides are normalised (``$``, ``\\left``/``\\right``, ``\\!``,
+``\\text{...}`` units, ``^\\circ``, thousands commas, a trailing period, ``dfrac``/``tfrac``), then
+compared as strings, as exact rationals (integers, decimals, ``a/b``, ``\\frac{a}{b}``, percentages
+are *not* turned into fractions), element by element for tuples and sets ("(1, 2)"), and finally
+symbolically with sympy when the text is a small expression built only from digits, single-letter
+variables, ``+ - * / ^``, parentheses, ``sqrt`` and ``pi``. Model output is untrusted: the symbolic
+step parses only text that passes that whitelist (sympy's parser evaluates Python), caps its length
+and exponents, and any error counts as "not equal".
+
+Pure functions, no torch; sympy (a dependency of torch) is imported only for the symbolic step.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+from functools import lru_cache
+
+_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:/\d+)?|-?\.\d+")
+_THOUSANDS = re.compile(r"^-?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
+_ANSWER_IS = re.compile(r"answer\s*(?:is|:)\s*[:\s]*\$?([^\n$]+?)\$?\s*(?:\.\s*)?$", re.IGNORECASE | re.MULTILINE)
+
+
+def _braced(text: str, start: int) -> tuple[str, int] | None:
+    """The content of the brace group opening at ``text[start] == '{'`` and the index after it."""
+    depth = 0
+    for i in range(start, len(text)):
+        ch = text[i]
+        if ch == "{" and (i == 0 or text[i - 1] != "\\"):
+            depth += 1
+        elif ch == "}" and (i == 0 or text[i - 1] != "\\"):
+            depth -= 1
+            if depth == 0:
+                return text[start + 1 : i], i + 1
+    return None
+
+
+def last_boxed(text: str) -> str | None:
+    """The content of the last ``\\boxed{...}`` / ``\\fbox{...}`` with balanced braces, else None."""
+    found = None
+    for m in re.finditer(r"\\(?:boxed|fbox)\s*", text):
+        i = m.end()
+        if i < len(text) and text[i] == "{":
+            group = _braced(text, i)
+            if group is not None:
+                found = group[0]
+        elif text[i : i + 1] not in ("", "{"):  # "\boxed 5"
+            rest = re.match(r"[^\s$]+", text[i:])
+            if rest:
+                found = rest.group(0)
+    return found
+
+
+def final_answer(text: str) -> str | None:
+    """The final answer a completion states (see the module docstring), or None."""
+    boxed = last_boxed(text)
+    if boxed is not None:
+        return boxed.strip()
+    if "####" in text:
+        tail = text.rsplit("####", 1)[1].strip()
+        line = tail.splitlines()[0].strip() if tail else ""
+        return line or None
+    said = _ANSWER_IS.findall(text)
+    if said:
+        return said[-1].strip()
+    numbers = _NUMBER.findall(text)
+    return numbers[-1].rstrip(",") if numbers else None
+
+
+def reference_answer(answer: str) -> str:
+    """A dataset's answer field: a full solution (``\\boxed{}`` or ``####``) or a bare answer."""
+    text = str(answer).strip()
+    boxed = last_boxed(text)
+    if boxed is not None:
+        return boxed.strip()
+    if "####" in text:
+        return text.rsplit("####", 1)[1].strip().splitlines()[0].strip() if text.rsplit("####", 1)[1].strip() else ""
+    if len(text) <= 40 and "\n" not in text:
+        return text
+    found = final_answer(text)
+    return found if found is not None else text
+
+
+# -- normalisation ----------------------------------------------------------------------------------
+def normalize(answer: str) -> str:
+    s = str(answer).strip()
+    s = s.strip("$").strip()
+    for old, new in (
+        ("\\left", ""),
+        ("\\right", ""),
+        ("\\!", ""),
+        ("\\,", ""),
+        ("\\;", ""),
+        ("\\ ", ""),
+        ("\\dfrac", "\\frac"),
+        ("\\tfrac", "\\frac"),
+        ("\\cdot", "*"),
+        ("\\times", "*"),
+        ("^\\circ", ""),
+        ("^{\\circ}", ""),
+        ("\\%", "%"),
+        ("\\$", ""),
+        ("\\{", "{"),
+        ("\\}", "}"),
+    ):
+        s = s.replace(old, new)
+    s = re.sub(r"\\(?:text|textbf|mathrm|mbox)\{([^{}]*)\}", r" \1 ", s)  # \text{ cm} -> cm (dropped below)
+    s = re.sub(r"^\s*[a-zA-Z]\s*=\s*(?=\S)", "", s)  # "x = 5" -> "5"
+    s = s.strip()
+    s = re.sub(r"\s+", " ", s)
+    s = s.rstrip(".").strip()
+    # a number followed by a unit word ("18 dollars", "5 cm"): keep the number
+    m = re.match(r"^(-?[\d,]*\.?\d+)\s*[a-zA-Z][a-zA-Z ]*$", s)
+    if m and not re.match(r"^-?\d+\s*[a-zA-Z]$", s):  # but "2x" stays an expression
+        s = m.group(1)
+    if _THOUSANDS.match(s):
+        s = s.replace(",", "")
+    return s.replace(" ", "")
+
+
+def as_fraction(s: str) -> Fraction | None:
+    """An exact rational for integers, decimals, a/b, \\frac{a}{b} (signs allowed), else None."""
+    t = s.replace(" ", "")
+    neg = False
+    while t.startswith("-") or t.startswith("+"):
+        neg ^= t[0] == "-"
+        t = t[1:]
+    m = re.fullmatch(r"\\frac\{(-?[\d.]+)\}\{(-?[\d.]+)\}|\\frac(\d)(\d)", t)
+    if m:
+        a, b = (m.group(1), m.group(2)) if m.group(1) is not None else (m.group(3), m.group(4))
+        num, den = _dec(a), _dec(b)
+        if num is None or den is None or den == 0:
+            return None
+        value = num / den
+    elif re.fullmatch(r"[\d.]+/[\d.]+", t):
+        a, b = t.split("/")
+        num, den = _dec(a), _dec(b)
+        if num is None or den is None or den == 0:
+            return None
+        value = num / den
+    else:
+        dec = _dec(t)
+        if dec is None:
+            return None
+        value = dec
+    return -value if neg else value
+
+
+def _dec(t: str) -> Fraction | None:
+    if re.fullmatch(r"-?(?:\d+(?:\.\d*)?|\.\d+)", t):
+        return Fraction(t)
+    return None
+
+
+def _split_top(s: str) -> list[str] | None:
+    """Elements of a tuple / set / interval written with brackets, split on top-level commas."""
+    if len(s) < 2 or s[0] not in "([{" or s[-1] not in ")]}":
+        return None
+    inner, depth, parts, cur = s[1:-1], 0, [], ""
+    for ch in inner:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    return parts if len(parts) > 1 else None
+
+
+def equivalent(predicted: str | None, reference: str) -> bool:
+    """True when a predicted final answer equals the reference answer (see the module docstring)."""
+    if predicted is None:
+        return False
+    a, b = normalize(predicted), normalize(reference)
+    if not a or not b:
+        return False
+    if a == b:
+        return True
+    fa, fb = as_fraction(a), as_fraction(b)
+    if fa is not None and fb is not None:
+        return fa == fb
+    pa, pb = _split_top(a), _split_top(b)
+    if pa is not None or pb is not None:
+        if pa is None or pb is None or len(pa) != len(pb) or a[0] != b[0] or a[-1] != b[-1]:
+            return False
+        return all(equivalent(x, y) for x, y in zip(pa, pb, strict=True))
+    if a.endswith("%") or b.endswith("%"):
+        return a.rstrip("%") == b.rstrip("%") or equivalent(a.rstrip("%"), b.rstrip("%"))
+    return _symbolic_equal(a, b)
+
+
+# -- symbolic equivalence (whitelisted input only) --------------------------------------------------
+_SAFE = re.compile(r"^[0-9a-zA-Z+\-*/^().]*$")
+_NAMES = {"sqrt", "pi"}
+
+
+def _to_python(s: str) -> str | None:
+    """LaTeX-ish answer -> a sympy-parsable string, or None when it is not a small safe expression."""
+    t = s
+    for _ in range(4):  # nested \frac / \sqrt
+        t = re.sub(r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r"((\1)/(\2))", t)
+        t = re.sub(r"\\sqrt\{([^{}]*)\}", r"sqrt(\1)", t)
+    t = re.sub(r"\\frac(\d)(\d)", r"(\1/\2)", t)
+    t = re.sub(r"\\sqrt(\d)", r"sqrt(\1)", t)
+    t = t.replace("\\pi", "pi").replace("{", "(").replace("}", ")")
+    if "\\" in t or not _SAFE.match(t) or len(t) > 80 or "__" in t:
+        return None
+    for name in re.findall(r"[a-zA-Z]+", t):
+        if name not in _NAMES and len(name) > 1:  # only sqrt, pi and single-letter variables
+            return None
+    if re.search(r"\d{16,}", t):
+        return None
+    if t.count("^") > 2 or re.search(r"\^[^+\-*/()]*\^", t):  # no towers (9^9^9)
+        return None
+    for exp in re.findall(r"\^(\([^()]*\)|-?\d+|[a-zA-Z]|.?)", t):  # small exponents only
+        if not re.fullmatch(r"\(?(-?\d{1,2}|[a-zA-Z]|-?\d/\d)\)?", exp):
+            return None
+    return t.replace("^", "**")
+
+
+@lru_cache(maxsize=4096)
+def _symbolic_equal(a: str, b: str) -> bool:
+    pa, pb = _to_python(a), _to_python(b)
+    if pa is None or pb is None:
+        return False
+    try:
+        import sympy
+        from sympy.parsing.sympy_parser import (
+            implicit_multiplication_application,
+            parse_expr,
+            standard_transformations,
+        )
+
+        names: dict[str, object] = {"sqrt": sympy.sqrt, "pi": sympy.pi}
+        for letter in set(re.findall(r"(?<![a-zA-Z])[a-zA-Z](?![a-zA-Z])", pa + " " + pb)):
+            names[letter] = sympy.Symbol(letter)  # never sympy's own E, I, N, S, O, Q
+        transformations = (*standard_transformations, implicit_multiplication_application)
+        ea = parse_expr(pa, local_dict=dict(names), transformations=transformations, evaluate=True)
+        eb = parse_expr(pb, local_dict=dict(names), transformations=transformations, evaluate=True)
+        return bool(sympy.simplify(ea - eb) == 0)
+    except Exception:  # noqa: BLE001  any parse or algebra error: not shown to be equal
+        return False
+
+
+# -- rewards (TRL signature) ------------------------------------------------------------------------
+def has_final_marker(text: str) -> bool:
+    """The format reward's condition: the completion states its answer explicitly (boxed or ####)."""
+    return last_boxed(text) is not None or "####" in text or bool(_ANSWER_IS.search(text))

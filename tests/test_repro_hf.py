@@ -1,0 +1,345 @@
+"""Real-checkpoint reproductions on CPU: a tiny randomly initialised Qwen2 saved with a BPE tokenizer
+trained here (the `tokenizers` library) and a chat template, a tiny JSONL math set, then
+`radar repro run --model <folder> --dataset <jsonl>` end to end (verdict + efficiency profile);
+final-answer extraction and equivalence on a table of hard cases; a missing model or a bad data set
+gives one line; the held-out split is disjoint; the LoRA path trains an adapter."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from radar.repro import checkpoint
+from radar.repro.errors import ReproError
+from radar.repro.mathreward import equivalent, final_answer, reference_answer
+from radar.store import Workspace
+from tests.cli_helpers import run_cli
+
+CHAT_TEMPLATE = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def build_checkpoint(folder: Path, hidden: int = 32, layers: int = 2, seed: int = 0) -> Path:
+    """A randomly initialised Qwen2 and a byte-level BPE tokenizer trained on arithmetic text."""
+    import torch
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
+
+    specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+    core = Tokenizer(models.BPE(unk_token=None))
+    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    core.decoder = decoders.ByteLevel()
+    rng = random.Random(seed)
+    corpus = [
+        f"What is {rng.randint(0, 99)} plus {rng.randint(0, 99)}? The answer is \\boxed{{{rng.randint(0, 200)}}} #### 5"
+        for _ in range(300)
+    ]
+    trainer = trainers.BpeTrainer(
+        vocab_size=300, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
+    core.train_from_iterator(corpus, trainer=trainer)
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=core, eos_token="<|im_end|>", pad_token="<|endoftext|>", padding_side="left"
+    )
+    tok.chat_template = CHAT_TEMPLATE
+    torch.manual_seed(seed)
+    config = Qwen2Config(
+        vocab_size=len(tok),
+        hidden_size=hidden,
+        intermediate_size=2 * hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+        tie_word_embeddings=True,
+        pad_token_id=tok.pad_token_id,
+        eos_token_id=tok.eos_token_id,
+        bos_token_id=None,
+    )
+    model = Qwen2ForCausalLM(config)
+    model.generation_config.eos_token_id = tok.eos_token_id
+    model.generation_config.pad_token_id = tok.pad_token_id
+    folder.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+def write_dataset(path: Path, n: int, seed: int = 1) -> Path:
+    rng = random.Random(seed)
+    rows = []
+    for i in range(n):
+        a, b = rng.randint(0, 99), rng.randint(0, 99)
+        rows.append({"prompt": f"Problem {i}: what is {a} plus {b}?", "answer": f"{a} + {b} = {a + b}\n#### {a + b}"})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("hf")
+    return {"model": build_checkpoint(root / "model"), "data": write_dataset(root / "math.jsonl", 24), "root": root}
+
+
+# -- answer extraction and equivalence ----------------------------------------------------------------
+HARD_CASES = [
+    # (completion, reference field, equal?)
+    ("so the total is \\boxed{\\frac{1}{2}}.", "0.5", True),
+    ("nested: \\boxed{\\frac{\\sqrt{3}}{2}}", "\\frac{\\sqrt3}{2}", True),
+    ("\\boxed{2^{10}}", "1024", True),
+    ("\\boxed{x^2+2x+1}", "(x+1)^2", True),
+    ("\\boxed{2x+2}", "2(x+1)", True),
+    ("\\boxed{(1,2)}", "(1, 2)", True),
+    ("\\boxed{[1,2)}", "[1, 2]", False),
+    ("\\boxed{\\dfrac{2}{4}}", "\\frac{1}{2}", True),
+    ("\\boxed{\\sqrt{8}}", "2\\sqrt{2}", True),
+    ("first \\boxed{3} then \\boxed{4}", "4", True),  # the last box counts
+    ("#### 1,234", "1234", True),
+    ("She pays $18.00 in all.\n#### 18", "Janet pays 16 - 3 = 13\n#### 18", True),
+    ("The answer is 7.", "7.0", True),
+    ("I got 1,000,000 in total", "1000000", True),
+    ("so 3/4 of them", "\\frac34", True),
+    ("x = 5", "5", True),
+    ("\\boxed{5 \\text{ cm}}", "5", True),
+    ("\\boxed{90^\\circ}", "90", True),
+    ("\\boxed{-3}", "- 3", True),
+    ("\\boxed{3}", "-3", False),
+    ("\\boxed{0.333}", "\\frac{1}{3}", False),
+    ("42", "43", False),
+    ("no number here", "3", False),
+    ("", "3", False),
+    ("\\boxed{E}", "2.718", False),  # sympy's E is never substituted
+    ("\\boxed{__import__('os').system('true')}", "0", False),  # never evaluated
+    ("\\boxed{9^9^9}", "1", False),  # refused, not computed
+    ("\\boxed{2^{100}}", "1", False),
+]
+
+
+@pytest.mark.parametrize(("completion", "reference", "equal"), HARD_CASES)
+def test_final_answer_equivalence(completion: str, reference: str, equal: bool) -> None:
+    assert equivalent(final_answer(completion), reference_answer(reference)) is equal
+
+
+def test_reference_answers() -> None:
+    assert reference_answer("a + b = 13\n#### 13") == "13"
+    assert reference_answer("so \\boxed{\\frac{1}{2}} is it") == "\\frac{1}{2}"
+    assert reference_answer("\\frac{1}{2}") == "\\frac{1}{2}"  # a bare answer is taken whole
+    assert reference_answer(42) == "42"  # type: ignore[arg-type]
+
+
+def test_rewards_score_token_ids(tiny: dict[str, Path]) -> None:
+    """Correct only with an EOS at the end and no other special token; format for a stated answer."""
+    from transformers import AutoTokenizer
+
+    from radar.repro.mathpolicy import eos_ids, reward_functions
+
+    tok = AutoTokenizer.from_pretrained(tiny["model"])
+    eos = eos_ids(tok)
+    correct, fmt = reward_functions(tok, eos)
+
+    def ids(text: str, end: bool = True) -> list[int]:
+        return tok(text, add_special_tokens=False)["input_ids"] + ([tok.eos_token_id] if end else [])
+
+    comps = [
+        ids("The answer is \\boxed{13}"),
+        ids("The answer is \\boxed{13}", end=False),  # truncated: no credit
+        [tok.pad_token_id, *ids("\\boxed{13}")],  # a special token inside: no credit
+        ids("\\boxed{12}"),
+        ids("13"),  # right, but states no final-answer marker: no format reward
+    ]
+    got = correct(prompts=[""] * 5, completions=[""] * 5, completion_ids=comps, answer=["13"] * 5)
+    assert got == [1.0, 0.0, 0.0, 0.0, 1.0]
+    assert fmt(prompts=[""] * 5, completions=[""] * 5, completion_ids=comps) == [0.1, 0.0, 0.0, 0.1, 0.0]
+
+
+# -- inputs: model and data set -------------------------------------------------------------------------
+def test_missing_model_is_one_line(capsys: pytest.CaptureFixture[str], tiny: dict[str, Path], tmp_path: Path) -> None:
+    ws, _ = Workspace.init(tmp_path / "ws")
+    for model, words in (
+        (str(tmp_path / "nope"), "no such folder"),
+        ("nobody-here/no-such-model-xyz", "not in the local Hugging Face cache"),
+        (str(tiny["data"]), "is a file"),
+    ):
+        result = run_cli(
+            capsys, "--workspace", str(ws.root), "repro", "run", "--method", "dapo",
+            "--model", model, "--dataset", str(tiny["data"]),
+        )  # fmt: skip
+        assert result.code == 1 and words in result.err and len(result.err.strip().splitlines()) == 1
+    with ws.store() as store:
+        assert store.list_runs() == []  # nothing stored
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        ('{"prompt": "1+1?", "answer": "2"}\n{"prompt": "2+2?" "answer": "4"}\n', "line 2: not valid JSON"),
+        ('{"prompt": "1+1?", "answer": "2"}\n\n[1, 2]\n', "line 3: expected an object"),
+        ('{"prompt": "", "answer": "2"}\n', 'line 1: needs a non-empty "prompt"'),
+        ('{"prompt": "1+1?"}\n', 'line 1: needs a non-empty "answer"'),
+        ('{"prompt": "1+1?", "answer": "2"}\n', "use at least 20 distinct prompts"),
+        ("", "no rows"),
+    ],
+)
+def test_bad_dataset_is_one_line_with_its_line_number(
+    capsys: pytest.CaptureFixture[str], tiny: dict[str, Path], tmp_path: Path, content: str, words: str
+) -> None:
+    ws, _ = Workspace.init(tmp_path / "ws")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(content, encoding="utf-8")
+    result = run_cli(
+        capsys, "--workspace", str(ws.root), "repro", "run", "--method", "dapo",
+        "--model", str(tiny["model"]), "--dataset", str(bad),
+    )  # fmt: skip
+    assert result.code == 1 and words in result.err and len(result.err.strip().splitlines()) == 1
+    with ws.store() as store:
+        assert store.list_runs() == []
+
+
+def test_model_needs_dataset_and_dataset_needs_model(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    ws, _ = Workspace.init(tmp_path / "ws")
+    base = ("--workspace", str(ws.root), "repro", "run", "--method", "dapo")
+    assert "needs --dataset" in run_cli(capsys, *base, "--model", "x").err
+    assert "need --model" in run_cli(capsys, *base, "--dataset", "x.jsonl").err
+
+
+def test_heldout_split_is_disjoint_and_stable(tmp_path: Path) -> None:
+    rows = [{"prompt": f"What is {i} times 7?", "answer": str(7 * i)} for i in range(400)]
+    rows += [{"prompt": "  WHAT is 3   times 7? ", "answer": "21"}]  # a re-spaced, re-cased copy of row 3
+    path = tmp_path / "d.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    data = checkpoint.load_dataset(path)
+    rl = {checkpoint.prompt_key(r["prompt"]) for r in data.rl}
+    ev = {checkpoint.prompt_key(r["prompt"]) for r in data.eval}
+    assert rl and ev and not rl & ev
+    assert 0.15 < len(data.eval) / len(data.rows) < 0.35  # about 25 % held out
+    streams = [checkpoint.rl_stream(data, 500, seed) for seed in (0, 1, 1000)]
+    overlap = checkpoint.eval_overlap(data, streams, 10_000)
+    assert overlap["share"] == 0.0 and overlap["eval"]["prompts"] == len(ev)
+    # the measurement can fail: a stream that leaks a held-out prompt is counted
+    leak = [[*streams[0], data.eval[0]]]
+    assert checkpoint.eval_overlap(data, leak, 10_000)["eval"]["in_rl"] == 1
+    # stable: the part of a prompt depends only on the prompt
+    assert checkpoint.load_dataset(path).eval == data.eval
+
+
+def test_resolve_model_from_the_hf_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny: dict[str, Path]
+) -> None:
+    """A name already in the local HF cache resolves to its snapshot folder, offline."""
+    import shutil
+
+    hub = tmp_path / "hub"
+    snap = hub / "models--lab--tiny-qwen" / "snapshots" / ("0" * 40)
+    shutil.copytree(tiny["model"], snap)
+    (hub / "models--lab--tiny-qwen" / "refs").mkdir(parents=True)
+    (hub / "models--lab--tiny-qwen" / "refs" / "main").write_text("0" * 40)
+    monkeypatch.setenv("HF_HUB_CACHE", str(hub))
+    import huggingface_hub.constants as c
+
+    monkeypatch.setattr(c, "HF_HUB_CACHE", str(hub))
+    assert checkpoint.resolve_model("lab/tiny-qwen") == snap
+    with pytest.raises(ReproError, match="not in the local Hugging Face cache"):
+        checkpoint.resolve_model("lab/other")
+
+
+# -- end to end ---------------------------------------------------------------------------------------
+def test_run_on_a_saved_checkpoint_end_to_end(capsys: pytest.CaptureFixture[str], tiny: dict[str, Path]) -> None:
+    ws, _ = Workspace.init(tiny["root"] / "ws")
+    result = run_cli(
+        capsys, "--workspace", str(ws.root), "repro", "run", "--model", str(tiny["model"]),
+        "--dataset", str(tiny["data"]), "--method", "dapo", "--baseline", "grpo", "--seeds", "2", "--steps", "2",
+        "--preset", "ckpt-quick", "--json",
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    doc = result.json()
+    assert doc["status"] == "done", doc["error"]
+    verdict = doc["verdict"]
+    assert verdict["overall"] in ("better", "worse", "mixed", "no clear difference")
+    assert verdict["metrics"]["heldout_greedy"]["n"] == 2
+    assert doc["eval_overlap"]["share"] == 0.0 and doc["eval_overlap"]["eval"]["prompts"] > 0
+    for arm in ("method", "baseline"):
+        prof = doc["profile"][arm]
+        for key in ("step_s", "generate_s", "train_s", "tokens_per_s", "peak_mem_gb"):
+            assert prof[key] > 0, (arm, key, prof)
+        assert prof["device"] == "cpu" and prof["generate_s"] + prof["reward_s"] <= prof["step_s"]
+        assert set(prof["per_seed"]) == {"0", "1"}
+    eff = doc["efficiency"]
+    assert eff["pairs"] == 2 and eff["step_ratio"] > 0 and len(eff["step_ratio_interval"]) == 2
+    assert verdict["summary"].startswith("dapo: ") and "per step" in verdict["summary"]
+    run_dir = Path(doc["folder"])
+    record = json.loads((run_dir / "run.json").read_text())
+    assert record["model"]["path"] == str(tiny["model"].resolve()) and record["model"]["chat_template"]
+    assert record["configs"]["method"]["epsilon_high"] == 0.28 and record["dataset"]["eval"] > 0
+    shown = run_cli(capsys, "--workspace", str(ws.root), "repro", "show", doc["id"])
+    assert "efficiency profile" in shown.out and "per step" in shown.out
+    with ws.store() as store:  # what the dashboard's repro page reads
+        typed = store.run_record(doc["id"])
+    assert typed is not None and typed.profiles["method"].step_s == doc["profile"]["method"]["step_s"]
+    assert typed.efficiency_text == eff["text"]
+
+
+def test_lora_trains_an_adapter(tiny: dict[str, Path], tmp_path: Path) -> None:
+    """The LoRA path: peft wraps the policy, only adapter weights train, the profile is recorded."""
+    pytest.importorskip("peft")
+    from radar.repro.methods import get_method
+    from radar.repro.sizes import get_checkpoint_preset
+    from radar.repro.trainer import train_checkpoint_arm
+
+    data = checkpoint.load_dataset(tiny["data"])
+    records: list[dict] = []  # type: ignore[type-arg]
+    out = train_checkpoint_arm(
+        model_path=tiny["model"],
+        method=get_method("grpo-kl"),  # beta > 0: the reference is the base model with the adapter disabled
+        preset=get_checkpoint_preset("ckpt-quick"),
+        data=data,
+        steps=1,
+        seed=0,
+        device="cpu",
+        lora=True,
+        output_dir=tmp_path / "trl",
+        on_record=records.append,
+        should_cancel=lambda: False,
+        eval_rows=checkpoint.eval_rows(data, 4),
+    )
+    prof = out["profile"]
+    assert out["steps"] == 1 and prof["lora"] is True
+    assert prof["ref_model"] == "adapter disabled (PEFT)" and prof["ref_s"] > 0
+    assert records and "loss" in records[0]
+
+
+def test_efficiency_is_paired_over_seeds_and_quoted_in_the_summary() -> None:
+    """The per-step ratio comes with its spread over seed pairs; memory as a difference; the sentence
+    quotes the structured numbers."""
+    from radar.repro.methods import get_method
+    from radar.repro.verdict import efficiency, verdict
+
+    def prof(step: float, mem: float) -> dict[str, object]:
+        return {"step_s": step, "tokens_per_s": 100 / step, "peak_mem_gb": mem, "device": "cuda",
+                "peak_mem_kind": "cuda max allocated", "generate_s": step / 2, "train_s": step / 2}  # fmt: skip
+
+    profiles = {
+        "method": {0: prof(1.10, 2.4), 1: prof(1.05, 2.4), 2: prof(1.08, 2.5)},
+        "baseline": {0: prof(1.00, 2.0), 1: prof(1.00, 2.0), 2: prof(1.00, 2.1)},
+    }
+    e = efficiency(profiles)
+    assert e["pairs"] == 3 and 1.07 < e["step_ratio"] < 1.08
+    lo, hi = e["step_ratio_interval"]
+    assert lo < e["step_ratio"] < hi and e["step_ratio_range"] == [1.05, 1.1]
+    assert abs(e["peak_mem_diff_gb"] - 0.4) < 1e-9
+    assert e["text"].startswith("8% slower per step (x1.08, 95% CI") and "+0.40 GB peak" in e["text"]
+    faster = efficiency({"method": {0: prof(0.5, 1.0)}, "baseline": {0: prof(1.0, 1.0)}})
+    assert faster["text"].startswith("50% faster per step (x0.50 from one seed pair: no spread)")
+    runs = {
+        arm: {s: {"records": [], "final": {"heldout_greedy": 0.5 + d, "heldout_pass1": 0.4 + d}} for s, d in
+              enumerate((0.02, 0.03, 0.025) if arm == "method" else (0.0, 0.0, 0.0))}
+        for arm in ("method", "baseline")
+    }  # fmt: skip
+    doc = verdict(get_method("dapo"), get_method("grpo"), runs, profiles=profiles)
+    assert doc["summary"].startswith("dapo: +2.5 pts held-out (95% CI [") and "8% slower per step" in doc["summary"]
+    assert doc["efficiency"] == e
+    assert "efficiency" not in verdict(get_method("dapo"), get_method("grpo"), runs)  # no profiles: unchanged
