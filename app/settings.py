@@ -34,6 +34,7 @@ class ReproConfig:
     task: str = "addition"  # the toy task (ignored when dataset is set)
     dataset: str = ""  # a JSONL of {prompt, answer} (relative to the workspace); "" = the toy task
     model: str = ""  # a local Hugging Face folder or cached name; "" = the tiny char-level policy
+    lora: bool = False  # train LoRA adapters on the model (`--lora`; needs model)
     preset: str = "tiny"  # policy/batch size preset (`--preset`)
     steps: int = 0  # optimiser steps per arm; 0 = the size preset's default
     presets: tuple[Any, ...] = field(default_factory=tuple)  # [[repro.presets]] tables, validated below

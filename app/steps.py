@@ -502,8 +502,10 @@ def repro_spec(radar: Radar, method: str) -> RunSpec:
 
     user_presets(radar)
     cfg = radar.settings.repro
-    extra = {
-        k: v for k, v in (("model", cfg.model), ("dataset", cfg.dataset)) if v and k in RunSpec.__dataclass_fields__
+    extra: dict[str, Any] = {
+        k: v
+        for k, v in (("model", cfg.model), ("dataset", cfg.dataset), ("lora", cfg.lora))
+        if v and k in RunSpec.__dataclass_fields__
     }
     return RunSpec(
         method=method, task=cfg.task, preset=cfg.preset, seeds=cfg.seeds, steps=cfg.steps, device=cfg.device, **extra

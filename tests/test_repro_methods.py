@@ -275,3 +275,43 @@ def test_repro_settings_are_typed_and_refuse_unknown_keys(tmp_path: Path) -> Non
         with pytest.raises(ConfigError) as err:
             Radar.at(ws.root).settings  # noqa: B018
         assert needle in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.slow  # a real run: the warm start (SFT) plus 2 RL steps per arm, ~2 min on two busy cores
+def test_user_preset_from_radar_toml_runs_through_the_queue(tmp_path: Path) -> None:
+    """The dashboard button's path: queue a radar.toml preset; the detached `radar repro work` runs it (nobody types
+    a command); the worker learns the preset from the run's params; asking again finds it done."""
+    import json
+    import time
+
+    from radar.app import steps
+    from radar.app.context import Radar
+    from radar.store import Workspace
+
+    ws, _ = Workspace.init(tmp_path / "ws")
+    ws.config_path.write_text(
+        ws.config_path.read_text() + '\n[repro]\nseeds = 1\nsteps = 2\ntask = "sorting"\ndevice = "cpu"\n\n'
+        '[[repro.presets]]\nname = "dapo-eps03"\nbase = "dapo"\narxiv = "2503.14476"\n'
+        'claim = "a wider upper clip keeps entropy higher"\nsettings = { epsilon_high = 0.3 }\n'
+    )
+    radar = Radar.at(ws.root)
+    queued = steps.reproduce(radar, "dapo-eps03", queued_by="test")
+    assert queued.new
+    deadline = time.monotonic() + 900
+    while time.monotonic() < deadline:
+        with ws.store() as store:
+            run = store.get_run(queued.run_id)
+        if run and run["status"] not in ("queued", "running"):
+            break
+        time.sleep(2)
+    log = ""
+    while time.monotonic() < deadline + 30 and f"{queued.run_id}: done" not in log:  # the worker logs after the run
+        log = (ws.runs_dir / "queue.log").read_text()
+        time.sleep(0.5)
+    assert run and run["status"] == "done", (run, log)
+    assert run["params"]["user_presets"][0]["name"] == "dapo-eps03" and f"{queued.run_id}: done" in log
+    record = json.loads((ws.run_dir(queued.run_id) / "run.json").read_text())
+    assert record["configs"]["method"]["epsilon_high"] == 0.3 and record["configs"]["baseline"]["loss_type"] == "grpo"
+    assert run["result"]["verdict"]["overall"] == "too few seeds"
+    again = steps.reproduce(Radar.at(ws.root), "dapo-eps03", queued_by="test")
+    assert (again.status, again.run_id) == ("already done", queued.run_id)

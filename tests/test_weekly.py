@@ -48,7 +48,8 @@ def test_weekly_delivers_once_and_reruns_cleanly(
         assert res.code == 0, res.out + res.err
         doc = res.json()
         steps = {s["step"]: s for s in doc["steps"]}
-        assert list(steps) == ["crawl", "index", "alerts", "tag", "trends", "report", "deliver", "digests"]
+        assert list(steps) == ["crawl", "index", "alerts", "tag", "trends", "report", "deliver", "digests", "reproduce"]
+        assert steps["reproduce"]["summary"] == "off ([repro] weekly_runs = 0)"
         assert all(s["ok"] for s in steps.values()), doc["summary"]
         with ws.store() as store:
             n_docs = store.count_documents()
