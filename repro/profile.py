@@ -65,8 +65,9 @@ class StepProfiler(TrainerCallback):
 
     SECTIONS = ("generate", "reward", "ref")
 
-    def __init__(self, device: str) -> None:
+    def __init__(self, device: str, warmup_steps: int = 0) -> None:
         self.device = device
+        self.warmup_steps = warmup_steps  # left out of the means when the arm has at least twice as many
         self.cuda = device == "cuda" and torch.cuda.is_available()
         self.steps = 0
         self.step_s = 0.0
@@ -78,6 +79,8 @@ class StepProfiler(TrainerCallback):
         self.ref_model = "none"
         self.ref_bytes = 0
         self._step_started: float | None = None
+        self._at_begin: tuple[float, ...] = ()
+        self.per_step: list[tuple[float, ...]] = []  # (wall, generate, reward, ref, generated, trained)
         self.mem_kind = ""
         self._rss_reset = False
         self.reset_memory()
@@ -119,8 +122,12 @@ class StepProfiler(TrainerCallback):
     def add_section(self, name: str, seconds: float) -> None:
         self.sections[name] += seconds
 
+    def _counters(self) -> tuple[float, ...]:
+        return (*(self.sections[k] for k in self.SECTIONS), float(self.generated_tokens), float(self.trained_tokens))
+
     def on_step_begin(self, args: Any, state: Any, control: Any, **_: Any) -> None:
         self._sync()
+        self._at_begin = self._counters()
         self._step_started = time.perf_counter()
 
     def on_step_end(self, args: Any, state: Any, control: Any, **_: Any) -> None:
@@ -132,26 +139,35 @@ class StepProfiler(TrainerCallback):
         self.steps += 1
         self.step_s += took
         self.step_times.append(took)
+        now = self._counters()
+        self.per_step.append((took, *(a - b for a, b in zip(now, self._at_begin, strict=True))))
 
     # -- summary -----------------------------------------------------------------------------------
     def summary(self) -> dict[str, Any]:
-        n = max(self.steps, 1)
-        gen, rew, ref = (self.sections[k] for k in self.SECTIONS)
-        train = max(self.step_s - gen - rew - ref, 0.0)
+        """Means per step over the steps after the warm-up (the first ``warmup_steps``: one generation
+        cycle, which carries one-off costs such as lazy initialisation and allocator growth) when the
+        arm ran at least twice that many steps, else over every step (``warmup_excluded`` says which)."""
+        skip = self.warmup_steps if self.warmup_steps and len(self.per_step) >= 2 * self.warmup_steps else 0
+        kept = self.per_step[skip:]
+        n = max(len(kept), 1)
+        wall, gen, rew, ref, generated, trained = (sum(col) for col in zip(*kept, strict=True)) if kept else (0.0,) * 6
+        train = max(wall - gen - rew - ref, 0.0)
         return {
             "device": self.device,
             "steps": self.steps,
-            "step_s": _r(self.step_s / n),
-            "step_s_median": _r(statistics.median(self.step_times)) if self.step_times else None,
+            "warmup_excluded": skip,
+            "first_step_s": _r(self.step_times[0]) if self.step_times else None,
+            "step_s": _r(wall / n),
+            "step_s_median": _r(statistics.median(self.step_times[skip:])) if kept else None,
             "generate_s": _r(gen / n),
             "reward_s": _r(rew / n),
             "ref_s": _r(ref / n),
             "train_s": _r(train / n),
-            "generated_tokens": self.generated_tokens,
-            "trained_tokens": self.trained_tokens,
-            "tokens_per_s": _r(self.generated_tokens / self.step_s) if self.step_s else None,
-            "gen_tokens_per_s": _r(self.generated_tokens / gen) if gen else None,
-            "train_tokens_per_s": _r(self.trained_tokens / train) if train else None,
+            "generated_tokens": int(generated),
+            "trained_tokens": int(trained),
+            "tokens_per_s": _r(generated / wall) if wall else None,
+            "gen_tokens_per_s": _r(generated / gen) if gen else None,
+            "train_tokens_per_s": _r(trained / train) if train else None,
             "peak_mem_gb": _r(self.peak_bytes() / GB),
             "peak_mem_kind": self.mem_kind,
             "ref_model": self.ref_model,

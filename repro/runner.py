@@ -756,7 +756,9 @@ def _execute(db: Path, run_id: str, params: dict[str, Any], log: Any) -> dict[st
     total = len(arms) * len(pairs) * steps
     runs: dict[str, dict[int, dict[str, Any]]] = {arm: {} for arm in arms}
     summaries: dict[str, dict[int, dict[str, Any]]] = {arm: {} for arm in arms}
-    jobs = [(arm, pair) for pair in pairs for arm in arms]  # arms interleaved per pair: a partial run pairs
+    # arms interleaved per pair (a partial run pairs), their order alternating between pairs so that
+    # order effects on timing (the process's first arm pays one-off costs) fall on both arms alike
+    jobs = [(arm, pair) for pair in pairs for arm in (list(arms) if pair % 2 == 0 else list(arms)[::-1])]
     workers = parallel_arms(device, size, len(jobs))
     last_beat = 0.0
 

@@ -387,7 +387,7 @@ def train_arm(
         return accuracy(model, tokenizer, task, eval_sets["curve"], model.device, greedy=True)
 
     record = RecordCallback(on_record, should_cancel, heldout, eval_every, steps)
-    profiler = StepProfiler(device)
+    profiler = StepProfiler(device, warmup_steps=config.num_iterations)
     trainer = RadarGRPOTrainer(
         model=str(policy_path),
         reward_funcs=reward_functions(method, task, tokenizer),
@@ -469,7 +469,7 @@ def train_checkpoint_arm(
             r=preset.lora_r, lora_alpha=preset.lora_alpha, target_modules="all-linear", task_type="CAUSAL_LM"
         )
     record = RecordCallback(on_record, should_cancel, heldout, eval_every, steps)
-    profiler = StepProfiler(device)
+    profiler = StepProfiler(device, warmup_steps=config.num_iterations)
     from transformers import GenerationConfig
 
     try:

@@ -386,7 +386,7 @@ def _pos(x: Any) -> bool:
 
 
 def efficiency_text(e: dict[str, Any]) -> str:
-    """'8% slower per step (x1.08, 95% CI x1.02-x1.15 over 3 seed pairs), +0.40 GB peak (...)'."""
+    """'8% slower per step (x1.08; pairs x1.05-x1.10, 95% CI x1.02-x1.14 over 3 seed pairs), +0.40 GB peak (...)'."""
     ratio = e.get("step_ratio")
     if ratio is None:
         return "no efficiency profile"
@@ -398,13 +398,17 @@ def efficiency_text(e: dict[str, Any]) -> str:
     )
     if e.get("step_ratio_interval"):
         lo, hi = e["step_ratio_interval"]
-        spread = f"x{ratio:.2f}, 95% CI x{lo:.2f}-x{hi:.2f} over {e['pairs']} seed pairs"
+        first, last = e["step_ratio_range"]
+        spread = (
+            f"x{ratio:.2f}; pairs x{first:.2f}-x{last:.2f}, 95% CI x{lo:.2f}-x{hi:.2f} over {e['pairs']} seed pairs"
+        )
     else:
         spread = f"x{ratio:.2f} from one seed pair: no spread"
     text = f"{speed} ({spread})"
     mem = e.get("peak_mem_diff_gb")
+    kind = e.get("peak_mem_kind") or "memory"
     if mem is not None:
-        text += f", {mem:+.2f} GB peak ({e.get('peak_mem_kind') or 'memory'})"
+        text += f", {mem:+.2f} GB peak ({kind})" if abs(mem) >= 0.005 else f", the same peak within 0.01 GB ({kind})"
     return text
 
 

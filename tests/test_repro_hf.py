@@ -331,9 +331,12 @@ def test_efficiency_is_paired_over_seeds_and_quoted_in_the_summary() -> None:
     lo, hi = e["step_ratio_interval"]
     assert lo < e["step_ratio"] < hi and e["step_ratio_range"] == [1.05, 1.1]
     assert abs(e["peak_mem_diff_gb"] - 0.4) < 1e-9
-    assert e["text"].startswith("8% slower per step (x1.08, 95% CI") and "+0.40 GB peak" in e["text"]
+    assert e["text"].startswith("8% slower per step (x1.08; pairs x1.05-x1.10, 95% CI x1.0")
+    assert e["text"].endswith(" over 3 seed pairs), +0.40 GB peak (cuda max allocated)")
     faster = efficiency({"method": {0: prof(0.5, 1.0)}, "baseline": {0: prof(1.0, 1.0)}})
-    assert faster["text"].startswith("50% faster per step (x0.50 from one seed pair: no spread)")
+    assert faster["text"] == (
+        "50% faster per step (x0.50 from one seed pair: no spread), the same peak within 0.01 GB (cuda max allocated)"
+    )
     runs = {
         arm: {s: {"records": [], "final": {"heldout_greedy": 0.5 + d, "heldout_pass1": 0.4 + d}} for s, d in
               enumerate((0.02, 0.03, 0.025) if arm == "method" else (0.0, 0.0, 0.0))}
@@ -343,3 +346,28 @@ def test_efficiency_is_paired_over_seeds_and_quoted_in_the_summary() -> None:
     assert doc["summary"].startswith("dapo: +2.5 pts held-out (95% CI [") and "8% slower per step" in doc["summary"]
     assert doc["efficiency"] == e
     assert "efficiency" not in verdict(get_method("dapo"), get_method("grpo"), runs)  # no profiles: unchanged
+
+
+def test_profiler_leaves_out_the_warmup_cycle() -> None:
+    """One generation cycle (mu steps) of one-off costs is left out once an arm ran two cycles."""
+    import time
+
+    from radar.repro.profile import StepProfiler
+
+    def run(steps: int) -> dict[str, object]:
+        p = StepProfiler("cpu", warmup_steps=2)
+        for i in range(steps):
+            p.on_step_begin(None, None, None)
+            if i % 2 == 0:  # a generation every mu = 2 steps; the first one is slow
+                with p.section("generate"):
+                    time.sleep(0.3 if i == 0 else 0.02)
+                p.generated_tokens += 10
+            p.on_step_end(None, None, None)
+        return p.summary()
+
+    s = run(4)
+    assert s["warmup_excluded"] == 2 and s["steps"] == 4 and s["generated_tokens"] == 10
+    assert s["first_step_s"] >= 0.3 > s["step_s"] >= 0.01 and s["generate_s"] >= 0.01
+    assert s["peak_mem_gb"] > 0.01 and s["peak_mem_kind"].startswith("peak RSS")
+    short = run(2)  # too short to leave anything out
+    assert short["warmup_excluded"] == 0 and short["generated_tokens"] == 10 and short["step_s"] >= 0.15
