@@ -25,7 +25,9 @@ only ``+reward.reward_kwargs.*`` (DAPO's overlong buffer, read by verl's ``dapo`
 - Reward: ``reward.custom_reward_function`` (verl 0.9's main_ppo reads ``reward.*``; the legacy
   top-level ``custom_reward_function`` is migrated only by the fully-async trainer) points at
   radar_reward.py, whose ``compute_score`` calls ``verl_score`` below: the local run's correctness
-  and format rewards on the task's own checker.
+  and format rewards on the task's own checker (a --model/--dataset run: repro/mathreward.py).
+- --model/--dataset runs: the checkpoint preset's shape (repro.sizes.CheckpointPreset), LoRA rank/alpha,
+  the data set's RL and held-out parts with the local run's boxed-answer instruction.
 
 verl is not installed here (it pins other torch/transformers versions): the files are written for
 a cluster that has it.
@@ -66,19 +68,58 @@ def rollouts(trl_steps: int, mu: int) -> int:
     return max(1, math.ceil(trl_steps / max(1, mu)))
 
 
+MATH_TASK = "math"  # repro.runner.CHECKPOINT_TASK: the task name of --model/--dataset runs
+MATH_PROMPT_TOKENS = 1024  # verl's data.max_prompt_length for a math data set (token lengths unknown here)
+
+
 def verl_score(task_name: str, solution_str: str, ground_truth: str) -> dict[str, float]:
     """The local run's reward on verl's decoded response: ``score`` = correctness (1.0) + format (0.1),
-    ``acc`` = correctness (what ``algorithm.filter_groups.metric=acc`` reads).
+    ``acc`` = correctness (what ``algorithm.filter_groups.metric=acc`` reads). ``math`` (a --model/--dataset
+    run): the final answer (repro/mathreward.py) equivalent to the reference, format = an explicit final answer.
 
     verl hands ``compute_score`` the response decoded with ``skip_special_tokens=True`` and cut at the
     attention mask, so the local rule's token-level checks (EOS at the end, no pad/unk inside) cannot
     be made here; on every completion that ends with EOS and holds no other special token the two
     agree (tests/test_repro_export.py)."""
-    task = get_task(task_name)
     example = json.loads(ground_truth)
+    if task_name == MATH_TASK:
+        from radar.repro.mathreward import equivalent, final_answer, has_final_marker
+
+        right = 1.0 if equivalent(final_answer(solution_str), str(example["answer"])) else 0.0
+        return {"score": right + (FORMAT_WEIGHT if has_final_marker(solution_str) else 0.0), "acc": right}
+    task = get_task(task_name)
     correct = 1.0 if task.check(example, solution_str) else 0.0
     well_formed = FORMAT_WEIGHT if re.match(task.answer_pattern, solution_str) else 0.0
     return {"score": correct + well_formed, "acc": correct}
+
+
+def _shape(params: dict[str, Any]) -> dict[str, Any]:
+    """Batch shape, lengths and DAPO buffer of a run's size preset (a toy task's, or a checkpoint run's)."""
+    if params.get("model_path") or params.get("task") == MATH_TASK:
+        from radar.repro.sizes import get_checkpoint_preset
+
+        ck = get_checkpoint_preset(params["preset"])
+        return {
+            "generations": ck.num_generations,
+            "prompts": ck.prompts_per_step,
+            "mu": ck.num_iterations,
+            "lr": ck.lora_lr if params.get("lora") else ck.rl_lr,
+            "max_response": ck.max_completion_tokens,
+            "max_prompt": MATH_PROMPT_TOKENS,
+            "overlong_buffer": ck.overlong_buffer,
+            "lora_r": ck.lora_r,
+            "lora_alpha": ck.lora_alpha,
+        }
+    size, task = get_size(params["preset"]), get_task(params["task"])
+    return {
+        "generations": size.num_generations,
+        "prompts": size.prompts_per_step,
+        "mu": size.num_iterations,
+        "lr": size.rl_lr,
+        "max_response": task.max_completion_tokens,
+        "max_prompt": task.max_prompt_chars + 2,
+        "overlong_buffer": task.max_completion_tokens - (task.max_answer_chars + 1),  # repro.trainer.overlong_buffer
+    }
 
 
 def _micro(per_gpu: int) -> int:
@@ -99,13 +140,13 @@ def verl_overrides(
     """
     cfg = method.config
     loss_type = cfg.get("loss_type", "dapo")
-    size, task = get_size(params["preset"]), get_task(params["task"])
+    shape = _shape(params)
     rec = trl_config or {}
-    generations = int(rec.get("num_generations", size.num_generations))
-    prompts = int(rec.get("per_device_train_batch_size", size.prompts_per_step * generations)) // generations
-    mu = int(rec.get("num_iterations", size.num_iterations))
-    lr = float(rec.get("learning_rate", size.rl_lr))
-    max_response = int(rec.get("max_completion_length", task.max_completion_tokens))
+    generations = int(rec.get("num_generations", shape["generations"]))
+    prompts = int(rec.get("per_device_train_batch_size", shape["prompts"] * generations)) // generations
+    mu = int(rec.get("num_iterations", shape["mu"]))
+    lr = float(rec.get("learning_rate", shape["lr"]))
+    max_response = int(rec.get("max_completion_length", shape["max_response"]))
     if loss_type in ("luspo", "vespo"):
         raise ReproError(f"{method.name} has no verl policy loss; export it with --engine trl")
     if n_gpus < 1 or (prompts * generations) % n_gpus:
@@ -149,7 +190,7 @@ def verl_overrides(
         "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu": micro,
         "actor_rollout_ref.model.path": model_path,
         "data.train_batch_size": prompts,
-        "data.max_prompt_length": task.max_prompt_chars + 2,
+        "data.max_prompt_length": shape["max_prompt"],
         "data.max_response_length": max_response,
         "data.train_files": "train.parquet",
         "data.val_files": "val.parquet",
@@ -160,13 +201,16 @@ def verl_overrides(
         "trainer.nnodes": 1,
         "trainer.logger": ["console"],
         "trainer.project_name": "research_radar_repro",
-        "trainer.experiment_name": f"{method.name}-{task.name}-{size.name}",
+        "trainer.experiment_name": f"{method.name}-{params['task']}-{params['preset']}",
     }
+    if params.get("lora"):  # the local run's peft adapters (repro/sizes.py CheckpointPreset)
+        out["actor_rollout_ref.model.lora_rank"] = shape["lora_r"]
+        out["actor_rollout_ref.model.lora_alpha"] = shape["lora_alpha"]
     if loss_type == "sapo":  # TRL's sapo temperatures are verl's tau_pos / tau_neg
         out[actor + "tau_pos"] = float(cfg.get("sapo_temperature_pos", 1.0))
         out[actor + "tau_neg"] = float(cfg.get("sapo_temperature_neg", 1.05))
     if method.overlong_shaping:  # DAPO: soft overlong punishment over the same last tokens as the local run
-        buffer = max_response - (task.max_answer_chars + 1)  # repro.trainer.overlong_buffer (no torch here)
+        buffer = shape["overlong_buffer"]
         out |= {
             "reward.reward_manager.name": "dapo",
             "+reward.reward_kwargs.max_resp_len": max_response,
@@ -304,7 +348,6 @@ def export_run(run: dict[str, Any], engine: str, out_dir: Path | None = None, nu
                 lines.append(f"accelerate launch --config_file accelerate.yaml train_grpo.py --arm {arm} --seed {seed}")
         write("launch.sh", "\n".join(lines) + "\n")
     elif engine == "verl":
-        task, size = get_task(params["task"]), get_size(params["preset"])
         configs = record["configs"]
         overrides = {
             arm: verl_overrides(get_method(name), params, model_path, configs[arm], n_gpus=num_processes)
@@ -316,23 +359,19 @@ def export_run(run: dict[str, Any], engine: str, out_dir: Path | None = None, nu
 
         disable_progress_bars()  # one "wrote ..." line per file is the output
 
-        splits = (  # the first seed pair's RL stream, and the held-out part the run scores on
-            ("train", rl_stream(task, steps * prompts, 0, size.difficulty)),
-            ("val", task.eval_set(1000, difficulty=size.difficulty)),
-        )
-        for split, examples in splits:
+        for split, examples, user in _verl_data(params, steps * prompts):
             rows = [
                 {
-                    "data_source": f"radar/{task.name}",
-                    "prompt": [{"role": "user", "content": ex["prompt"]}],
-                    "reward_model": {"style": "rule", "ground_truth": json.dumps(ex)},
+                    "data_source": f"radar/{params['task']}",
+                    "prompt": [{"role": "user", "content": user(ex["prompt"])}],
+                    "reward_model": {"style": "rule", "ground_truth": json.dumps(ex, default=str)},
                 }
                 for ex in examples
             ]
             Dataset.from_list(rows).to_parquet(str(folder / f"{split}.parquet"))
             written.append(folder / f"{split}.parquet")
-        write("radar_reward.py", _VERL_REWARD.format(task=task.name))
-        mu = int(configs["method"].get("num_iterations", size.num_iterations))
+        write("radar_reward.py", _VERL_REWARD.format(task=params["task"]))
+        mu = int(configs["method"].get("num_iterations", _shape(params)["mu"]))
         lines = [
             "#!/usr/bin/env bash",
             f"# verl launch exported by Research Radar (run {run['id']}; keys checked against verl {VERL_VERSION}).",
@@ -354,6 +393,41 @@ def export_run(run: dict[str, Any], engine: str, out_dir: Path | None = None, nu
         raise ReproError(f"unknown engine {engine!r}; choose verl or trl")
     (folder / "launch.sh").chmod(0o755)
     return written
+
+
+def _verl_data(params: dict[str, Any], n: int) -> list[tuple[str, list[dict[str, Any]], Any]]:
+    """(split, examples, prompt text) for train.parquet (the first seed pair's RL stream) and val.parquet (the
+    held-out part the run scores on); a math run's prompts get the same instruction as the local run's."""
+    if params.get("dataset_path"):
+        from radar.repro.checkpoint import eval_rows, load_dataset
+        from radar.repro.sizes import get_checkpoint_preset
+
+        data = load_dataset(params["dataset_path"])
+        if params.get("dataset_sha256") and data.sha256 != params["dataset_sha256"]:
+            raise ReproError(
+                f"{data.path} changed since run {params.get('folder')} used it; export needs the same file"
+            )
+        held_out = eval_rows(data, get_checkpoint_preset(params["preset"]).eval_prompts)
+        return [("train", _math_stream(data, n), _math_prompt), ("val", held_out, _math_prompt)]
+    task, size = get_task(params["task"]), get_size(params["preset"])
+    same = str
+    return [
+        ("train", rl_stream(task, n, 0, size.difficulty), same),
+        ("val", task.eval_set(1000, difficulty=size.difficulty), same),
+    ]
+
+
+def _math_stream(data: Any, n: int) -> list[dict[str, Any]]:
+    from radar.repro.checkpoint import rl_stream as math_stream
+
+    return [{"prompt": r["prompt"], "answer": r["answer"]} for r in math_stream(data, n, 0)]
+
+
+def _math_prompt(prompt: str) -> str:
+    """repro.mathpolicy.user_text (which imports torch): the instruction for a boxed answer, unless given."""
+    low = prompt.lower()
+    boxed = "\nPut your final answer within \\boxed{}."
+    return prompt if ("boxed" in low or "####" in prompt or "final answer" in low) else prompt + boxed
 
 
 def _hydra(value: Any) -> str:
@@ -404,11 +478,12 @@ _VERL_NOTES = """# verl export: what maps and what to check (keys checked agains
   number of optimiser updates on the same number of generation batches.
 - Micro-batches (`actor.ppo_micro_batch_size_per_gpu`, the rollout's and the reference's
   `log_prob_micro_batch_size_per_gpu`) divide the per-GPU mini-batch; lower them if a GPU runs out of memory.
-- The policy is the run's first warm start; verl's RLHFDataset applies the tokenizer's chat template to
-  `prompt`. For another model, point `actor_rollout_ref.model.path` at it and keep the rest.
+- The policy is the run's first warm start (a --model run: its checkpoint); verl's RLHFDataset applies the
+  tokenizer's chat template to `prompt`. For another model, point `actor_rollout_ref.model.path` at it.
 - Reward: `reward.custom_reward_function` = radar_reward.py:compute_score, the local run's correctness (1.0)
-  + format (0.1) on the task's checker. verl decodes responses with skip_special_tokens=True, so the local
-  token-level rule (EOS at the end, no pad/unk inside) cannot be applied; well-formed completions score the same.
+  + format (0.1) on the task's checker (math: final-answer equivalence + an explicit final answer). verl
+  decodes responses with skip_special_tokens=True, so the local token-level rule (EOS at the end, no pad/unk
+  inside) cannot be applied; well-formed completions score the same.
 - DAPO (the `dapo` preset): `reward.reward_manager.name=dapo` with `+reward.reward_kwargs.overlong_buffer_cfg`
   (the same soft punishment as the local run, over the tokens no answer needs) and `algorithm.filter_groups`
   (dynamic sampling on `acc`), which the local TRL run does not reproduce. Other verl versions may name these

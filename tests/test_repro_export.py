@@ -386,3 +386,106 @@ def test_fixture_is_verls_composed_default_config(tmp_path: Path) -> None:
     assert registries == REGISTRIES
     for name in VERL_METHODS:  # and every emitted key is in the freshly composed config
         _check_keys(verl_overrides(get_method(name), _params(), "/m"), composed)
+
+
+# -- --model/--dataset (math) runs ----------------------------------------------------------------------
+def _math_params(tmp_path: Path, lora: bool = False) -> dict[str, Any]:
+    from radar.repro.checkpoint import load_dataset
+    from tests.test_repro_hf import write_dataset
+
+    data = load_dataset(write_dataset(tmp_path / "math.jsonl", 40))
+    return {
+        "task": "math",
+        "preset": "ckpt",
+        "total_steps": 100,
+        "seeds": 2,
+        "lora": lora,
+        "model_path": "/models/qwen2.5-0.5b-instruct",
+        "dataset_path": data.path,
+        "dataset_sha256": data.sha256,
+    }
+
+
+@pytest.mark.parametrize("name", VERL_METHODS)
+def test_math_run_overrides_are_verl_keys(name: str, tmp_path: Path) -> None:
+    from radar.repro.sizes import get_checkpoint_preset
+
+    ck = get_checkpoint_preset("ckpt")
+    o = verl_overrides(get_method(name), _math_params(tmp_path, lora=True), "/models/qwen2.5-0.5b-instruct")
+    _check_keys(o, DEFAULTS)
+    assert o["data.train_batch_size"] == ck.prompts_per_step and o["actor_rollout_ref.rollout.n"] == ck.num_generations
+    assert o["data.max_response_length"] == ck.max_completion_tokens
+    assert o["actor_rollout_ref.actor.optim.lr"] == ck.lora_lr and o["actor_rollout_ref.model.lora_rank"] == ck.lora_r
+    assert o["trainer.total_training_steps"] == math.ceil(100 / ck.num_iterations)
+    if get_method(name).overlong_shaping:
+        assert o["+reward.reward_kwargs.overlong_buffer_cfg.len"] == ck.overlong_buffer
+
+
+def test_math_reward_equals_the_local_math_reward(tmp_path: Path) -> None:
+    from transformers import AutoTokenizer
+
+    from radar.repro.mathpolicy import FORMAT_WEIGHT as MATH_FORMAT_WEIGHT
+    from radar.repro.mathpolicy import eos_ids, reward_functions
+    from tests.test_repro_hf import build_checkpoint
+
+    tok = AutoTokenizer.from_pretrained(build_checkpoint(tmp_path / "model"))
+    correct, fmt = reward_functions(tok, eos_ids(tok))
+    assert MATH_FORMAT_WEIGHT == FORMAT_WEIGHT
+    table = [  # (completion, reference final answer)
+        ("The answer is \\boxed{13}", "13"),
+        ("so 6 + 7 = 13\n#### 13", "13"),
+        ("\\boxed{\\frac{1}{2}}", "0.5"),
+        ("\\boxed{12}", "13"),
+        ("13", "13"),
+        ("I think it is 12 or 13", "12"),
+        ("no number here", "3"),
+        ("", "3"),
+    ]
+    for text, answer in table:
+        ids = tok(text, add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
+        local = correct(prompts=[""], completions=[text], completion_ids=[ids], answer=[answer])[0]
+        local += fmt(prompts=[""], completions=[text], completion_ids=[ids])[0]
+        decoded = tok.decode(ids, skip_special_tokens=True)
+        got = verl_score("math", decoded, json.dumps({"prompt": "p", "answer": answer}))
+        assert got["score"] == pytest.approx(local), (text, answer)
+
+
+def test_math_run_export_writes_the_data_sets_prompts_and_answers(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    from radar.repro.checkpoint import load_dataset
+    from radar.repro.mathpolicy import user_text
+    from radar.repro.sizes import get_checkpoint_preset
+    from radar.repro.trainer import build_checkpoint_config
+
+    params = _math_params(tmp_path)
+    folder = tmp_path / "run"
+    folder.mkdir()
+    ck = get_checkpoint_preset("ckpt")
+    configs = {
+        arm: build_checkpoint_config(
+            get_method(n), ck, steps=100, seed=0, output_dir=folder, device="cpu", lora=False
+        ).to_dict()
+        for arm, n in (("method", "dapo"), ("baseline", "grpo"))
+    }
+    record = {"policy": {"path": params["model_path"]}, "configs": configs}
+    (folder / "run.json").write_text(json.dumps(record, default=str))
+    run = {
+        "id": "m1",
+        "status": "done",
+        "params": params | {"method": "dapo", "baseline": "grpo", "folder": str(folder)},
+    }
+    export_run(run, "verl", tmp_path / "out", num_processes=8)
+    for overrides in _launch_overrides((tmp_path / "out" / "launch.sh").read_text()):
+        _check_keys(overrides, DEFAULTS)
+        assert overrides["actor_rollout_ref.model.path"] == params["model_path"]
+    data = load_dataset(params["dataset_path"])
+    train = pq.read_table(tmp_path / "out" / "train.parquet").to_pylist()
+    val = pq.read_table(tmp_path / "out" / "val.parquet").to_pylist()
+    assert len(train) == 50 * ck.prompts_per_step  # 50 rollouts x 8 prompts
+    by_prompt = {r["prompt"]: r["answer"] for r in data.rows}
+    for row in train + val:
+        gt = json.loads(row["reward_model"]["ground_truth"])
+        assert row["prompt"][0]["content"] == user_text(gt["prompt"]) and gt["answer"] == by_prompt[gt["prompt"]]
+    assert {json.loads(r["reward_model"]["ground_truth"])["prompt"] for r in val} <= {r["prompt"] for r in data.eval}
+    assert not {r["prompt"][0]["content"] for r in val} & {r["prompt"][0]["content"] for r in train}
