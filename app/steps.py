@@ -44,7 +44,7 @@ from radar.reports.deliver import Notifier, Outcome, deliver, jobs, summarize_ou
 from radar.reports.errors import ReportError
 from radar.reports.period import Period
 from radar.reports.summarize import Summarizer
-from radar.repro.methods import Method, register_user_presets
+from radar.repro.methods import Method, register_user_presets, user_presets_kept
 from radar.store import ConfigError, Store, WorkspaceError
 from radar.store.errors import RadarError
 from radar.store.names import NameRow
@@ -488,7 +488,7 @@ DEDUPE_STATUSES = ("queued", "running", "done")  # a failed or cancelled run doe
 
 def user_presets(radar: Radar) -> list[Method]:
     """Register radar.toml's [[repro.presets]] with repro (validated when the settings were read)."""
-    return register_user_presets(list(radar.settings.repro.presets))
+    return register_user_presets(list(radar.settings.repro.presets), replace=True)
 
 
 def repro_titles(radar: Radar) -> dict[str, str]:
@@ -549,7 +549,8 @@ def _existing(store: Store, key: str) -> dict[str, Any] | None:
         stored = run["params"].get("dedupe_key")
         if stored is None:  # a run started by hand (`radar repro run`): the same experiment counts too
             try:
-                stored = dedupe_key(spec_of(run["params"]))
+                with user_presets_kept():  # the run's own preset definitions, not radar.toml's current ones
+                    stored = dedupe_key(spec_of(run["params"]))
             except RadarError:  # an old record or a preset no longer defined
                 continue
         if stored == key:

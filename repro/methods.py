@@ -18,6 +18,8 @@ A method TRL lacks is added with ``loss_plugin``: the name of a loss registered 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -485,13 +487,30 @@ def user_presets(tables: Any) -> list[Method]:
     return out
 
 
-def register_user_presets(tables: Any) -> list[Method]:
-    """Make ``[[repro.presets]]`` tables known to ``get_method`` (this process). Returns them."""
+def register_user_presets(tables: Any, *, replace: bool = False) -> list[Method]:
+    """Make ``[[repro.presets]]`` tables known to ``get_method`` (this process); ``replace``: forget the ones
+    registered before (radar.toml is the whole truth: a preset removed from it is gone). Returns them."""
     methods = user_presets(tables)
+    if replace:
+        USER_METHODS.clear()
+        _USER_DEFS.clear()
     for method, table in zip(methods, tables, strict=True):
         USER_METHODS[method.name] = method
         _USER_DEFS[method.name] = dict(table)
     return methods
+
+
+@contextmanager
+def user_presets_kept() -> Iterator[None]:
+    """Registrations made inside (e.g. from an old run's params) are undone on the way out."""
+    methods, defs = dict(USER_METHODS), dict(_USER_DEFS)
+    try:
+        yield
+    finally:
+        USER_METHODS.clear()
+        USER_METHODS.update(methods)
+        _USER_DEFS.clear()
+        _USER_DEFS.update(defs)
 
 
 def user_definitions(*names: str) -> list[dict[str, Any]]:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from radar.store import Workspace
+from radar.store.errors import RadarError
 from tests.cli_helpers import run_cli
 from tests.conftest import make_workspace
 from tests.feedserver import FeedServer, fixture_bytes
@@ -358,3 +359,33 @@ def test_repro_page_reproduce_button(
     runs = _queued(ws)
     assert [r["params"]["method"] for r in runs] == ["gspo"] and runs[0]["params"]["queued_by"] == "dashboard (repro)"
     assert any("already queued" in i.value for i in at.info)
+
+
+def test_dedupe_key_follows_the_presets_settings(tmp_path: Path) -> None:
+    """A run started by hand counts as the same experiment; editing a radar.toml preset's settings makes a new
+    one (the old run's own definition is used for its key, and does not leak into the current one)."""
+    from radar.app import steps
+    from radar.app.context import Radar
+    from radar.repro import runner
+    from radar.repro.methods import USER_METHODS
+
+    preset = '\n[[repro.presets]]\nname = "dapo-eps03"\nbase = "dapo"\nsettings = { epsilon_high = 0.3 }\n'
+    ws, _ = Workspace.init(tmp_path / "ws", config_text=REPRO_TOML.format(budget=1) + preset)
+    radar = Radar.at(ws.root)
+    spec = steps.repro_spec(radar, "dapo-eps03")
+    with ws.store() as store:  # `radar repro run --method dapo-eps03 ...` by hand, finished
+        runner.submit(store, spec, "by-hand", ws.run_dir("by-hand"), ws.policy_cache_dir)
+        store.update_run("by-hand", status="done")
+        assert "dedupe_key" not in store.get_run("by-hand")["params"]  # type: ignore[index]
+    assert steps.queue_reproduction(radar, "dapo-eps03", queued_by="test").status == "already done"
+    assert steps.queue_reproduction(radar, "dapo", queued_by="test").new  # another preset: another experiment
+    ws.config_path.write_text(ws.config_path.read_text().replace("epsilon_high = 0.3", "epsilon_high = 0.35"))
+    edited = Radar.at(ws.root)
+    queued = steps.queue_reproduction(edited, "dapo-eps03", queued_by="test")
+    assert queued.new and USER_METHODS["dapo-eps03"].config["epsilon_high"] == 0.35
+    with ws.store() as store:
+        assert store.get_run(queued.run_id)["params"]["user_presets"][0]["settings"] == {"epsilon_high": 0.35}  # type: ignore[index]
+    assert steps.queue_reproduction(edited, "dapo-eps03", queued_by="test").status == "already queued"
+    ws.config_path.write_text(REPRO_TOML.format(budget=1))  # the preset removed from radar.toml: gone
+    with pytest.raises(RadarError, match="unknown method 'dapo-eps03'"):
+        steps.queue_reproduction(Radar.at(ws.root), "dapo-eps03", queued_by="test")
