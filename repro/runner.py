@@ -98,6 +98,7 @@ class RunSpec:
 
 
 CHECKPOINT_TASK = "math"  # the task name of --model/--dataset runs
+TINY_MODEL_BYTES = 50 * 2**20  # a checkpoint whose weights are smaller trains on one CPU thread
 
 
 def check_inputs(spec: RunSpec) -> dict[str, Any]:
@@ -546,6 +547,8 @@ def arm_job(
         if data.sha256 != params["dataset_sha256"]:
             raise ReproError(f"{data.path} changed since the run was submitted; submit a new run")
         preset = get_checkpoint_preset(spec.preset)
+        if device == "cpu" and sum((record.get("model") or {}).get("weights", {}).values()) < TINY_MODEL_BYTES:
+            torch.set_num_threads(1)  # a tiny model on CPU: one thread (as the tiny toy preset; see sizes.py)
         summary = train_checkpoint_arm(
             model_path=Path(params["model_path"]),
             method=method,
