@@ -347,12 +347,15 @@ def test_repro_page_reproduce_button(
     from radar.app.dashboard import MAIN_SCRIPT
 
     ws = _repro_ws(tmp_path, budget=0)
+    preset = '\n[[repro.presets]]\nname = "dapo-eps03"\nbase = "dapo"\nsettings = { epsilon_high = 0.3 }\n'
+    ws.config_path.write_text(ws.config_path.read_text() + preset)
     _weekly(capsys, ws)
     monkeypatch.setenv("RADAR_HOME", str(ws.root))
     at = AppTest.from_file(str(MAIN_SCRIPT), default_timeout=180)
     at.run()
     at.switch_page("page_repro.py").run()
     assert not at.exception, [e.value for e in at.exception]
+    assert "dapo-eps03" in next(s for s in at.selectbox if s.label == "Method").options  # the form offers it
     for _ in range(2):  # the second click finds it queued
         next(b for b in at.button if b.label == "Reproduce" and b.key.endswith("-gspo")).click().run()
         assert not at.exception, [e.value for e in at.exception]

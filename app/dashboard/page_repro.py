@@ -25,15 +25,27 @@ def render() -> None:
     root = data.page_root()
     ws = Workspace(Path(root))
     st.title("Reproduction runs")
+    _user_presets(root)
     _flagged(root)
     _launch_form(ws)
     _queue(root)
     _finished(ws)
 
 
+def _user_presets(root: str) -> None:
+    """radar.toml's [[repro.presets]] beside the built-ins (in the table and the form); a bad one: one line."""
+    from radar.app import steps
+    from radar.app.context import Radar
+
+    try:
+        steps.user_presets(Radar.at(Path(root)))
+    except RadarError as exc:
+        st.error(data.md(f"radar: {exc}"))
+
+
 # -- flagged methods --------------------------------------------------------------------------------
 def _flagged(root: str) -> None:
-    from radar.repro.methods import METHODS, describe
+    from radar.repro.methods import all_methods, describe
 
     st.subheader("Flagged methods")
     ver = data.version(root)
@@ -73,7 +85,7 @@ def _flagged(root: str) -> None:
             hide_index=True,
         )
         reproduce.recommendations(root, [r for r in recs if r["evidence"].get("preset")], "repro")
-    presets = [describe(m) for m in METHODS.values()]
+    presets = [describe(m) for m in all_methods().values()]
     st.dataframe(
         pd.DataFrame(
             [
@@ -125,12 +137,12 @@ def latest_recommendations(ws: Workspace) -> tuple[str, list[dict[str, Any]]]:
 
 # -- start a run ------------------------------------------------------------------------------------
 def _launch_form(ws: Workspace) -> None:
-    from radar.repro.methods import METHODS
+    from radar.repro.methods import all_methods
     from radar.repro.policy import SIZES
     from radar.repro.tasks import TASKS
 
     st.subheader("Start a run")
-    methods = list(METHODS)
+    methods = list(all_methods())
     with st.form("rp_launch"):
         c1, c2, c3 = st.columns(3)
         # default: the preset the latest report recommends reproducing, else DAPO
