@@ -101,6 +101,11 @@ CHECKPOINT_TASK = "math"  # the task name of --model/--dataset runs
 TINY_MODEL_BYTES = 50 * 2**20  # a checkpoint whose weights are smaller trains on one CPU thread
 
 
+def checkpoint_threads(device: str, model: dict[str, Any]) -> int:
+    """1 when a checkpoint's weights are tiny and it trains on CPU (one thread), else 0 (torch's default)."""
+    return int(device == "cpu" and sum((model.get("weights") or {}).values()) < TINY_MODEL_BYTES)
+
+
 def check_inputs(spec: RunSpec) -> dict[str, Any]:
     """Resolve the model and read the data set of a checkpoint run before anything is stored
     (one-line errors); returns what the run's params record about them. No torch."""
@@ -547,7 +552,7 @@ def arm_job(
         if data.sha256 != params["dataset_sha256"]:
             raise ReproError(f"{data.path} changed since the run was submitted; submit a new run")
         preset = get_checkpoint_preset(spec.preset)
-        if device == "cpu" and sum((record.get("model") or {}).get("weights", {}).values()) < TINY_MODEL_BYTES:
+        if checkpoint_threads(device, record.get("model") or {}):
             torch.set_num_threads(1)  # a tiny model on CPU: one thread (as the tiny toy preset; see sizes.py)
         summary = train_checkpoint_arm(
             model_path=Path(params["model_path"]),
@@ -697,6 +702,8 @@ def _checkpoint_record(
     ]
     overlap = math_overlap(data, streams, preset.eval_prompts)
     model = model_fingerprint(Path(params["model_path"]))
+    if checkpoint_threads(device, model):
+        torch.set_num_threads(1)  # recorded below as the arms will run
     policies = [{"path": params["model_path"], "checkpoint": True} for _ in pairs]
     record = {
         "id": run_id,

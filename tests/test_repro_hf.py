@@ -275,6 +275,7 @@ def test_run_on_a_saved_checkpoint_end_to_end(capsys: pytest.CaptureFixture[str]
     record = json.loads((run_dir / "run.json").read_text())
     assert record["model"]["path"] == str(tiny["model"].resolve()) and record["model"]["chat_template"]
     assert record["configs"]["method"]["epsilon_high"] == 0.28 and record["dataset"]["eval"] > 0
+    assert record["torch_threads"] == 1  # a tiny checkpoint on CPU trains on one thread
     shown = run_cli(capsys, "--workspace", str(ws.root), "repro", "show", doc["id"])
     assert "efficiency profile" in shown.out and "per step" in shown.out
     with ws.store() as store:  # what the dashboard's repro page reads
