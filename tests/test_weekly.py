@@ -392,3 +392,12 @@ def test_dedupe_key_follows_the_presets_settings(tmp_path: Path) -> None:
     ws.config_path.write_text(REPRO_TOML.format(budget=1))  # the preset removed from radar.toml: gone
     with pytest.raises(RadarError, match="unknown method 'dapo-eps03'"):
         steps.queue_reproduction(Radar.at(ws.root), "dapo-eps03", queued_by="test")
+
+
+def test_repro_work_on_an_empty_queue_and_a_second_worker(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ws, _ = Workspace.init(tmp_path / "ws")
+    res = run_cli(capsys, "--workspace", str(ws.root), "repro", "work")
+    assert res.code == 0 and "the queue is empty" in res.out
+    with ws.lock("repro work"):  # a worker is draining the queue
+        res = run_cli(capsys, "--workspace", str(ws.root), "repro", "work")
+    assert res.code == 1 and "another `radar repro work` is running" in res.err and res.err.count("\n") == 1
