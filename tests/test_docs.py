@@ -1,0 +1,275 @@
+"""The documentation names only what exists, and the configuration reference names all of it.
+
+Read at test time from README.md and docs/*.md (so a new page, command or key is checked as soon as it is
+written):
+- every `radar ...` command line (in code blocks and inline code) names real commands, and each of its
+  options exists on that command (or is a global option), as `radar ... --help` lists them;
+- every option written alone in inline code (`--as-of`) is an option of some radar command, or one of the
+  few other tools' options listed below;
+- every radar.toml key the docs name (`[section] key` in inline code, the tables of docs/configuration.md,
+  TOML examples) is a key radar.toml accepts, and every key it accepts is in docs/configuration.md.
+
+The accepted keys come from the config loader itself: a table with a made-up key is refused with the list
+of valid keys ("unknown key(s) ... valid keys: ..."), and an unknown section with the list of sections.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import tomllib
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from radar.app.cli import build_parser
+from radar.app.settings import load_settings
+from radar.store import Workspace
+from radar.store.errors import RadarError
+from tests.conftest import ROOT
+
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+CONFIG_REFERENCE = ROOT / "docs" / "configuration.md"
+# Options of other programs that the docs name in inline code: Streamlit's (`radar app` passes them on),
+# accelerate's (the TRL export's launch line), pip's and pytest's.
+OTHER_TOOLS_OPTIONS = {"--server.address", "--config_file", "--arm", "--seed", "--no-deps", "--durations"}
+SCRIPTS = [*sorted((ROOT / "benchmarks").glob("*.py")), *sorted((ROOT / "data").glob("*.py"))]
+BOGUS = "zz_not_a_key"
+
+
+# -- the command line ----------------------------------------------------------------------------------------
+@cache
+def commands() -> dict[tuple[str, ...], argparse.ArgumentParser]:
+    """Every command path (`()` is `radar` itself, `("repro", "run")` is `radar repro run`) and its parser."""
+    found: dict[tuple[str, ...], argparse.ArgumentParser] = {}
+
+    def walk(parser: argparse.ArgumentParser, path: tuple[str, ...]) -> None:
+        found[path] = parser
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, child in action.choices.items():
+                    walk(child, (*path, name))
+
+    walk(build_parser(), ())
+    return found
+
+
+def options_of(parser: argparse.ArgumentParser) -> set[str]:
+    return {opt for action in parser._actions for opt in action.option_strings}
+
+
+def subcommands_of(parser: argparse.ArgumentParser) -> set[str]:
+    return {
+        name for action in parser._actions if isinstance(action, argparse._SubParsersAction) for name in action.choices
+    }
+
+
+# -- reading the docs ----------------------------------------------------------------------------------------
+FENCE = re.compile(r"^```([\w-]*)[^\n]*\n(.*?)^```", re.S | re.M)
+INLINE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
+QUOTED = re.compile(r"\"[^\"]*\"|'[^']*'")
+# `radar` as a command: at the start of a line or after a separator, also as a path ending in /radar
+RADAR = re.compile(r"(?:^|(?<=[\s(;&|$]))(?:\S*/)?radar\s+(?=[a-z-])")
+
+
+def code_lines(text: str) -> list[str]:
+    """Lines of fenced and indented code blocks, and the inline code spans of the prose."""
+    lines: list[str] = []
+    for match in FENCE.finditer(text):
+        if match.group(1) in ("", "bash", "sh", "shell", "console", "text"):
+            lines += match.group(2).splitlines()
+    prose = FENCE.sub("", text)
+    lines += [line for line in prose.splitlines() if line.startswith("    ")]
+    lines += INLINE.findall(prose)
+    return lines
+
+
+def radar_commands(line: str) -> list[list[str]]:
+    """The words after each `radar` in a line, up to a shell separator or a comment; quoted text removed."""
+    found = []
+    for match in RADAR.finditer(line):
+        rest = QUOTED.sub("TEXT", line[match.end() :])
+        rest = re.split(r"\s(?:#|&&|\|\||;)\s|[;`]|\s#\s", rest)[0]
+        words = [w.strip("[](),.;:") for w in rest.split()]
+        found.append([w for w in words if w])
+    return found
+
+
+def check_command(words: list[str]) -> list[str]:
+    """Problems with one documented command line: an unknown command, or an option its command lacks."""
+    table = commands()
+    path: tuple[str, ...] = ()
+    rest = list(words)
+    globals_ = options_of(table[()])
+    while rest and rest[0] in globals_:  # radar --workspace DIR COMMAND ...
+        rest = rest[2:] if rest[0] in ("--workspace", "-w") else rest[1:]
+    while rest and rest[0] in subcommands_of(table[path]):
+        path = (*path, rest.pop(0))
+    problems = []
+    if rest and subcommands_of(table[path]) and re.fullmatch(r"[a-z][a-z-]*", rest[0]) and not path:
+        problems.append(f"`radar {rest[0]}`: no such command")
+    valid = options_of(table[path]) | globals_
+    values_may_start_with_a_dash = bool(table[path].get_default("accepts_extra"))  # `radar tag fix ID -TAG`
+    for word in rest:
+        option = word.split("=", 1)[0]
+        if values_may_start_with_a_dash and not option.startswith("--"):
+            continue
+        if re.fullmatch(r"--?[a-zA-Z][\w-]*", option) and option not in valid:
+            problems.append(f"`radar {' '.join(path)} {option}`: no such option")
+    return problems
+
+
+def test_the_parser_walk_finds_the_commands() -> None:
+    """The walk below sees nested commands and their options (else the checks would pass vacuously)."""
+    table = commands()
+    assert ("repro", "run") in table and ("tag", "eval") in table and ("search",) in table
+    assert "--method" in options_of(table[("repro", "run")]) and "--workspace" in options_of(table[()])
+    assert check_command(["search", "TEXT", "--since", "2025-06-01", "-k", "5"]) == []
+    assert check_command(["frobnicate"]) == ["`radar frobnicate`: no such command"]
+    assert check_command(["search", "TEXT", "--no-such-flag"]) == ["`radar search --no-such-flag`: no such option"]
+    assert radar_commands("    RADAR_HOME=/srv/radar /opt/radar/.venv/bin/radar weekly >> log 2>&1")[0][0] == "weekly"
+
+
+@cache
+def script_options() -> dict[str, set[str]]:
+    """benchmarks/NAME.py and data/NAME.py -> the options its argparse parser declares (read from the source:
+    the scripts are not imported)."""
+    declared = re.compile(r"add_argument\(\s*\"(--[\w-]+)\"")
+    return {str(path.relative_to(ROOT)): set(declared.findall(path.read_text(encoding="utf-8"))) for path in SCRIPTS}
+
+
+def check_script(line: str) -> list[str]:
+    """`python benchmarks/bench_x.py --opt ...`: each option is one the script declares."""
+    problems = []
+    for match in re.finditer(r"((?:benchmarks|data)/\w+\.py)((?:\s+[^\s;&|#`]+)*)", line):
+        declared = script_options().get(match.group(1))
+        if declared is None:
+            problems.append(f"{match.group(1)}: no such script")
+            continue
+        for option in re.findall(r"(?<!\S)(--[a-zA-Z][\w-]*)", match.group(2)):
+            if option not in declared:
+                problems.append(f"`{match.group(1)} {option}`: no such option")
+    return problems
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_documented_command_and_option_exists(doc: Path) -> None:
+    problems = []
+    known = set().union(*(options_of(p) for p in commands().values()), *script_options().values())
+    for line in code_lines(doc.read_text(encoding="utf-8")):
+        for words in radar_commands(line):
+            problems += check_command(words)
+        problems += check_script(line)
+        alone = re.fullmatch(r"(--[a-zA-Z][\w.-]*)(?:[ =]\S.*)?", line.strip())
+        if alone and alone.group(1) not in known | OTHER_TOOLS_OPTIONS:
+            problems.append(f"`{alone.group(1)}`: not an option of radar or of a script in benchmarks/ or data/")
+    assert not problems, f"{doc.name}: " + "; ".join(sorted(set(problems)))
+
+
+# -- radar.toml ----------------------------------------------------------------------------------------------
+@cache
+def real_keys() -> dict[str, set[str]]:
+    """Section ("crawl", "sources", "delivery.email", "repro.presets", ...) -> the keys radar.toml accepts there,
+    as the config loader lists them."""
+    import tempfile
+
+    ws, _ = Workspace.init(Path(tempfile.mkdtemp(prefix="radar-docs-")) / "ws")
+
+    def refusal(text: str) -> str:
+        ws.config_path.write_text(text, encoding="utf-8")
+        try:
+            load_settings(Workspace.open(ws.root))
+        except RadarError as exc:
+            return str(exc)
+        return ""
+
+    def valid_keys(header: str, body: str = "") -> set[str] | None:
+        message = refusal(f"{header}\n{body}{BOGUS} = 1\n")
+        match = re.search(rf"unknown key\(s\) {BOGUS} in .*?valid keys: (.*)$", message)
+        return {k.strip() for k in match.group(1).split(",")} if match else None
+
+    sections = re.findall(r"\[\[?([a-z][\w.]*)\]\]?", refusal(f"[{BOGUS}]\n").split("valid:", 1)[-1])
+    assert "crawl" in sections and "sources" in sections, "the loader no longer lists its sections"
+    keys: dict[str, set[str]] = {}
+    for section in sections:
+        if section == "sources":
+            found = valid_keys("[[sources]]", "name = 'x'\ntype = 'feed'\nurl = 'https://example.org/feed'\n")
+        else:
+            found = valid_keys(f"[{section}]")
+        assert found, f"[{section}]: the loader did not list its keys"
+        keys[section] = found
+    for section in list(keys):  # nested tables: [delivery.email], [[repro.presets]]
+        for key in sorted(keys[section]):
+            nested = valid_keys(f"[{section}.{key}]") or valid_keys(f"[[{section}.{key}]]")
+            if nested:
+                keys[f"{section}.{key}"] = nested
+    return keys
+
+
+SECTION_KEY = re.compile(r"^\[\[?([a-z][\w.]*)\]\]?\s+([a-z_][a-z0-9_]*)\b")
+
+
+def documented_keys(doc: Path) -> set[tuple[str, str]]:
+    """(section, key) pairs a doc names: `[section] key` in inline code, TOML examples of radar.toml, and the
+    key tables of the configuration reference (a heading names the section, the first column the key)."""
+    text = doc.read_text(encoding="utf-8")
+    pairs = {m.groups() for span in INLINE.findall(FENCE.sub("", text)) if (m := SECTION_KEY.match(span))}
+    for match in FENCE.finditer(text):
+        if match.group(1) == "toml":
+            pairs |= toml_keys(tomllib.loads(match.group(2)))
+    section = None
+    for line in text.splitlines():
+        if line.startswith("#"):
+            named = re.search(r"`\[\[?([a-z][\w.]*)\]\]?`", line)
+            section = named.group(1) if named else None
+        elif section and (row := re.match(r"\|\s*`([a-z_][a-z0-9_]*)`", line)):
+            pairs.add((section, row.group(1)))
+    return pairs
+
+
+def toml_keys(doc: dict, prefix: str = "") -> set[tuple[str, str]]:
+    """(section, key) of a TOML example, for the tables that are radar.toml sections (other files' examples,
+    e.g. a taxonomy, are left out)."""
+    pairs: set[tuple[str, str]] = set()
+    for name, value in doc.items():
+        section = f"{prefix}.{name}" if prefix else name
+        tables = value if isinstance(value, list) else [value]
+        for table in tables:
+            if not isinstance(table, dict) or section.split(".")[0] not in real_keys():
+                continue
+            for key, inner in table.items():
+                if f"{section}.{key}" in real_keys():
+                    pairs |= toml_keys({key: inner}, section)
+                else:
+                    pairs.add((section, key))
+    return pairs
+
+
+def test_the_loader_lists_its_keys(tmp_path: Path) -> None:
+    """The oracle and the reader work (else the checks below would pass vacuously)."""
+    keys = real_keys()
+    assert {"timeout_s", "user_agent"} <= keys["crawl"] and "url" in keys["sources"]
+    assert "from" in keys["delivery.email"] and "model" in keys["embedding"] and "presets" in keys["repro"]
+    doc = tmp_path / "doc.md"
+    doc.write_text(
+        "Set `[crawl] timeout_s` or `[crawl] nope`.\n\n## `[search]`\n\n| key |\n| --- |\n| `rrf_k` |\n\n"
+        '```toml\n[delivery.email]\nhost = "x"\n[taxonomy]\nname = "other file"\n```\n',
+        encoding="utf-8",
+    )
+    found = documented_keys(doc)
+    assert found == {("crawl", "timeout_s"), ("crawl", "nope"), ("search", "rrf_k"), ("delivery.email", "host")}
+    assert len(documented_keys(CONFIG_REFERENCE)) >= sum(len(k) for k in keys.values())
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_documented_key_is_a_real_key(doc: Path) -> None:
+    keys = real_keys()
+    wrong = sorted(f"[{s}] {k}" for s, k in documented_keys(doc) if k not in keys.get(s, set()))
+    assert not wrong, f"{doc.name} names radar.toml keys that do not exist: {', '.join(wrong)}"
+
+
+def test_every_real_key_is_in_the_configuration_reference() -> None:
+    documented = documented_keys(CONFIG_REFERENCE)
+    missing = sorted(f"[{s}] {k}" for s, keys in real_keys().items() for k in keys if (s, k) not in documented)
+    assert not missing, f"docs/configuration.md lacks: {', '.join(missing)}"
