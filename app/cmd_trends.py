@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from radar.app.cmd_core import _parse_date, open_radar
-from radar.app.output import console, err_console, print_json
+from radar.app.output import console, err_console, keep_whole, print_json
 
 
 def cmd_trends(args: argparse.Namespace) -> int:
@@ -50,7 +50,7 @@ def _table(title: str, columns: list[str], rows: list[list[Any]]) -> Table:
         table.add_column(col, overflow="fold", justify="right" if numeric else "left")
     for row in rows:
         table.add_row(*[Text(str(v)) for v in row])  # Text: feed content is never read as markup
-    return table
+    return keep_whole(table, rows, {"tag", "id", "first seen", "first paper", "burst since", "direction"})
 
 
 def _pct(x: float | None) -> str:

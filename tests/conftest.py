@@ -4,6 +4,7 @@ import gzip
 import itertools
 import os
 import shutil
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -108,3 +109,51 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
             assert main(["--workspace", str(root), "index"]) == 0
             (folder / "complete").write_text("built\n")
     return Workspace.open(root)
+
+
+# Modules whose tests train tag models on the shipped labeled papers (`radar tag`, `radar weekly`, `tag eval`):
+# they get `tag_examples` first, so those 1,500 papers are embedded once per run, not by whichever tests get
+# there first (two xdist workers arriving together both embedded them: about a minute of CPU each).
+TRAINS_TAG_MODELS = {"test_tagging.py", "test_weekly.py"}
+
+
+@pytest.fixture(scope="session")
+def tag_examples(shared_model_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tag model's example-vector cache in the shared model cache, filled once for the run with the
+    shipped labeled papers (embedded by the packaged model, as `radar tag` embeds them in an empty
+    workspace); the pytest-xdist workers share it (one fills it under a lock, the other waits)."""
+    from radar.analysis.tags.tagger import gather_examples
+    from radar.app import wiring
+    from radar.app.context import Radar
+
+    folder, lock = shared_dir(tmp_path_factory, "tag-examples")
+    with lock:
+        if not (folder / "complete").is_file():
+            shutil.rmtree(folder, ignore_errors=True)
+            ws, _ = Workspace.init(folder / "ws")
+            with ws.store() as store:
+                examples = gather_examples(store, wiring.tag_env(Radar(ws), store, allow_empty=True))
+            assert len(examples.ids) >= 1000, "the shipped labeled papers were not found"
+            (folder / "complete").write_text("built\n")
+    return shared_model_cache
+
+
+# Modules with long tests that are not marked slow (seconds per test measured in full runs: tag eval 36 s,
+# TRL runs on a tiny checkpoint, a Streamlit server per module), weighted like that many slow tests.
+LONG_UNMARKED = {"test_tagging.py": 3, "test_repro_hf.py": 2, "test_dashboard_browser.py": 1, "test_demo.py": 1}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Longest first: modules with the most `slow` tests (and those in LONG_UNMARKED) run first, whole modules
+    in their own order (module-scoped fixtures stay built while a worker runs its part of a module), so
+    `make test`'s scheduling (`--dist loadgroup`: each test handed to the next free worker, in this order)
+    does not start a minute-long test last. Deterministic, as xdist requires of every worker's collection."""
+    weight = Counter(item.path for item in items if item.get_closest_marker("slow"))
+    for path in {item.path for item in items}:
+        weight[path] += LONG_UNMARKED.get(path.name, 0)
+    first_seen = {path: i for i, path in reversed(list(enumerate(item.path for item in items)))}
+    items.sort(key=lambda item: (-weight[item.path], first_seen[item.path]))
+    for item in items:
+        fixtures = getattr(item, "fixturenames", None)
+        if item.path.name in TRAINS_TAG_MODELS and fixtures is not None and "tag_examples" not in fixtures:
+            fixtures.insert(0, "tag_examples")

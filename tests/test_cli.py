@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import re
 import subprocess
 import sys
@@ -74,8 +75,9 @@ def test_broken_config_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture
 
 
 @pytest.mark.slow
-def test_demo_runs_offline(tmp_path: Path) -> None:
-    """The installed console script, as `make demo` runs it, on a 400-paper cut of the bundled data."""
+def test_demo_runs_offline(tmp_path: Path, tag_examples: Path) -> None:
+    """The installed console script, as `make demo` runs it, on a 400-paper cut of the bundled data (the shipped
+    labeled papers come from the run's tag-example cache, as a second demo on this machine finds them)."""
     import gzip
     import itertools
 
@@ -104,3 +106,31 @@ def test_demo_runs_offline(tmp_path: Path) -> None:
     report = re.search(r"html: (\S+/reports/(\d{4}-W\d{2})/report\.html)", proc.stdout)  # the weekly report step
     assert report and Path(report.group(1)).is_file(), proc.stdout[-2000:]
     assert "the dashboard: `radar --workspace" in proc.stdout and " app`" in proc.stdout
+
+
+def test_ids_dates_and_tags_stay_whole_at_80_columns() -> None:
+    """`keep_whole` (used by `radar trends`' tables): on an 80-column terminal the free-text column wraps and
+    the tag, id and date columns keep their values on one line (rich alone folded "preference-optimization")."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from radar.app.output import keep_whole
+
+    rows = [["preference-optimization", "2506.21355", "2025-06-26", "a long free-text label " * 4, "0.00% -> 0.00%"]]
+    columns = ["tag", "first paper", "first seen", "label", "share (baseline -> recent)"]
+
+    def render(whole: bool) -> str:
+        table = Table()
+        for col in columns:
+            table.add_column(col, overflow="fold")
+        for row in rows:
+            table.add_row(*row)
+        if whole:
+            keep_whole(table, rows, {"tag", "first paper", "first seen"})
+        console = Console(width=80, record=True, file=io.StringIO())
+        console.print(table)
+        return console.export_text()
+
+    assert "preference-optimization" not in render(whole=False)  # the failure this guards against
+    text = render(whole=True)
+    assert all(value in text for value in rows[0][:3]) and max(len(line) for line in text.splitlines()) <= 80

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -21,23 +22,31 @@ from radar.repro.policy import cached_policy, get_size
 from radar.repro.tasks import get_task
 from radar.store import Workspace
 from tests.cli_helpers import run_cli
+from tests.conftest import shared_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def ws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
-    """A workspace whose two sorting/tiny warm starts are already cached (seed pairs 0 and 1)."""
+    """A workspace whose two sorting/tiny warm starts are already cached (seed pairs 0 and 1). They are trained
+    once per run (the pytest-xdist workers share them, see tests/conftest.py shared_dir) and copied in."""
+    folder, lock = shared_dir(tmp_path_factory, "repro-warm-starts")
+    with lock:
+        if not (folder / "complete").is_file():
+            shutil.rmtree(folder, ignore_errors=True)
+            for pair in (0, 1):
+                cached_policy(
+                    folder / "cache",
+                    get_task("sorting"),
+                    get_size("tiny"),
+                    torch.device("cpu"),
+                    log=lambda _: None,
+                    pair=pair,
+                )
+            (folder / "complete").write_text("built\n")
     workspace, _ = Workspace.init(tmp_path_factory.mktemp("repro") / "ws")
-    for pair in (0, 1):
-        cached_policy(
-            workspace.policy_cache_dir,
-            get_task("sorting"),
-            get_size("tiny"),
-            torch.device("cpu"),
-            log=lambda _: None,
-            pair=pair,
-        )
+    shutil.copytree(folder / "cache", workspace.policy_cache_dir, dirs_exist_ok=True)
     return workspace
 
 
