@@ -372,3 +372,44 @@ def test_profiler_leaves_out_the_warmup_cycle() -> None:
     assert s["peak_mem_gb"] > 0.01 and s["peak_mem_kind"].startswith("peak RSS")
     short = run(2)  # too short to leave anything out
     assert short["warmup_excluded"] == 0 and short["generated_tokens"] == 10 and short["step_s"] >= 0.15
+
+
+def test_toy_tasks_get_the_same_profile(tmp_path: Path) -> None:
+    """The toy path records the same profile (an untrained char-level policy, 2 steps: no SFT needed)."""
+    import torch
+
+    from radar.repro.methods import get_method
+    from radar.repro.policy import build_model, build_tokenizer, eval_sets
+    from radar.repro.sizes import get_size
+    from radar.repro.tasks import get_task
+    from radar.repro.trainer import train_arm
+
+    task, size = get_task("addition"), get_size("tiny")
+    tok = build_tokenizer(task)
+    build_model(size, tok).save_pretrained(tmp_path / "policy")
+    tok.save_pretrained(tmp_path / "policy")
+    sets = {k: v[:8] for k, v in eval_sets(task, size).items()}
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as the runner does for the tiny preset
+    try:
+        out = train_arm(
+            policy_path=tmp_path / "policy",
+            method=get_method("grpo-kl"),  # beta > 0: the reference model's cost is profiled
+            task=task,
+            size=size,
+            steps=2,
+            seed=0,
+            device="cpu",
+            output_dir=tmp_path / "trl",
+            on_record=lambda _: None,
+            should_cancel=lambda: False,
+            eval_sets=sets,
+            pass_samples=1,
+        )
+    finally:
+        torch.set_num_threads(threads)
+    prof = out["profile"]
+    assert prof["steps"] == 2 and prof["device"] == "cpu" and prof["ref_model"] == "separate copy"
+    for key in ("step_s", "generate_s", "train_s", "ref_s", "tokens_per_s", "peak_mem_gb", "ref_mem_gb"):
+        assert prof[key] > 0, (key, prof)
+    assert prof["generate_s"] + prof["reward_s"] + prof["ref_s"] <= prof["step_s"]
