@@ -292,6 +292,9 @@ def cmd_work(args: argparse.Namespace) -> int:
         print_json([_summary(r) for r in done])
     elif not done:
         console.print("the queue is empty; `radar weekly` queues its `reproduce` recommendations ([repro] weekly_runs)")
+    if any(r["status"] == "cancelled" and "stopped by" in (r["error"] or "") for r in done):
+        err_console.print("radar: the queue worker was stopped; the run in progress was cancelled")
+        return 1
     return 0 if all(r["status"] in ("done", "cancelled") for r in done) else 2
 
 
