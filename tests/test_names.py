@@ -10,10 +10,10 @@ import pytest
 
 from radar.analysis.names import KINDS, find_names, kind_of, load_labels, name_index
 from radar.analysis.names.aliases import key_of, merge_keys, surface_key
-from radar.analysis.names.evaluate import cross_validate, folds_by_name, score, wilson
+from radar.analysis.names.evaluate import cross_validate, score, wilson
 from radar.analysis.names.evidence import Evidence, collect
 from radar.analysis.names.extract import Mention, code_links, mentions
-from radar.analysis.names.kinds import rule_kind
+from radar.analysis.names.kinds import KindModel, choose_method_margin, folds_by_name, rule_kind
 from radar.store import Workspace
 from radar.store.names import NameRow
 from tests.cli_helpers import run_cli
@@ -137,6 +137,43 @@ def test_rules_read_the_cues() -> None:
     method = _evidence("ZAPO", 5, title_prefix=1, sub__optimization=1)
     method.intro_docs = [0]
     assert rule_kind("ZAPO", method) == "method"
+
+
+def _method_rows() -> tuple[list[dict[str, float]], list[str]]:
+    """Clear methods (feature m), clear generic names (g) and an ambiguous group (a: 8 methods, 6 generic)."""
+    rows = [{"m": 1.0}] * 30 + [{"g": 1.0}] * 30 + [{"a": 1.0}] * 14
+    return rows, ["method"] * 30 + ["generic"] * 30 + ["method"] * 8 + ["generic"] * 6
+
+
+def test_method_margin_trades_recall_for_precision() -> None:
+    rows, kinds = _method_rows()
+    plain = KindModel().fit(rows, kinds)
+    said = [k for k, _ in plain.predict(rows)]
+    assert said.count("method") == 44  # without a margin the ambiguous group is called method: precision 38/44
+    margin = choose_method_margin(rows, kinds, k=3, target=0.95)
+    assert margin > 0
+    strict = dataclasses.replace(plain, method_margin=margin)
+    got = [k for k, _ in strict.predict(rows)]
+    hits = sum(g == t == "method" for g, t in zip(got, kinds, strict=True))
+    assert got.count("method") == 30 and hits == 30  # the ambiguous group falls to the runner-up (generic)
+    assert got[60:] == ["generic"] * 14
+    assert choose_method_margin(rows, kinds, k=3, target=0.5) == 0.0  # precision 0.86 already meets 0.5
+    # 5 labeled methods are too few for 3 folds of at least 2 each: no margin
+    assert choose_method_margin(rows[25:60], kinds[25:60], k=3) == 0.0
+
+
+def test_kind_model_drops_features_of_a_single_name() -> None:
+    rows = [{"m": 1.0, "only_once": 1.0}] + [{"m": 1.0}] * 9 + [{"g": 1.0}] * 10
+    kinds = ["method"] * 10 + ["generic"] * 10
+    model = KindModel().fit(rows, kinds)
+    assert model._vec is not None and model._keep is not None
+    kept = {model._vec.feature_names_[i] for i in model._keep}
+    assert kept == {"m", "g"}
+    assert [k for k, _ in model.predict([{"m": 1.0}, {"g": 1.0}, {"only_once": 1.0, "g": 1.0}])] == [
+        "method",
+        "generic",
+        "generic",
+    ]
 
 
 def test_folds_never_split_a_name_and_scores_count_right() -> None:

@@ -7,12 +7,11 @@ alias of it, is in both the training and the test part of a fold; ``cross_valida
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from radar.analysis.names.evidence import Corpus
-from radar.analysis.names.kinds import KINDS, KindModel, features, rule_kind
+from radar.analysis.names.kinds import KINDS, KindModel, choose_method_margin, features, folds_by_name, rule_kind
 
 
 @dataclass(frozen=True)
@@ -23,6 +22,7 @@ class Scores:
     precision: dict[str, float | None]  # None: the kind was never predicted
     recall: dict[str, float | None]  # None: the kind has no label
     predicted: tuple[str, ...]
+    margins: tuple[float, ...] = ()  # the method margins chosen by inner CV (one per outer fold)
 
 
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -54,24 +54,33 @@ def group_of(corpus: Corpus, name: str) -> str:
     return ev.key if ev is not None else "missing:" + name.lower()
 
 
-def folds_by_name(groups: Sequence[str], k: int, seed: int = 0) -> list[int]:
-    """A fold per labeled item such that items of one group share a fold."""
-    unique = sorted(set(groups))
-    random.Random(seed).shuffle(unique)
-    fold = {g: i % k for i, g in enumerate(unique)}
-    return [fold[g] for g in groups]
+# the model before issue 15's round 2 (every feature kept, tighter tolerance, no method margin): the benchmark
+# prints it beside the current one
+PREVIOUS = KindModel(min_feature_names=1, tol=1e-4, method_margin=0.0)
 
 
 def cross_validate(
-    corpus: Corpus, labels: Sequence[tuple[str, str]], k: int = 5, seed: int = 0, model: KindModel | None = None
+    corpus: Corpus,
+    labels: Sequence[tuple[str, str]],
+    k: int = 5,
+    seed: int = 0,
+    model: KindModel | None = None,
+    *,
+    previous: bool = False,
 ) -> dict[str, Scores]:
-    """Scores of the classifier ("model", k folds by name) and of the rules ("rules") on the labels."""
+    """Scores on the labels, k folds by name: "model" (the classifier as ``find.classify`` fits it: the
+    ``method`` margin chosen by inner cross-validation on each training part only, unless ``model`` fixes
+    one), "rules" (``rule_kind``) and, with ``previous``, "previous" (``PREVIOUS``)."""
     names = [n for n, _ in labels]
     truth = [kind for _, kind in labels]
     groups = [group_of(corpus, n) for n in names]
     folds = folds_by_name(groups, k, seed)
     rows = [features(n, corpus.find(n)) for n in names]
-    predicted = [""] * len(names)
+    variants = {"model": model}
+    if previous:
+        variants["previous"] = PREVIOUS
+    predicted = {v: [""] * len(names) for v in variants}
+    margins: list[float] = []
     for f in range(k):
         train = [i for i in range(len(names)) if folds[i] != f]
         test = [i for i in range(len(names)) if folds[i] == f]
@@ -79,9 +88,20 @@ def cross_validate(
         assert not overlap, f"names in both train and test of fold {f}: {sorted(overlap)[:5]}"
         if not test:
             continue
-        fitted = KindModel(c=model.c if model else 1.0, method_margin=model.method_margin if model else 0.0)
-        fitted.fit([rows[i] for i in train], [truth[i] for i in train])
-        for i, (kind, _) in zip(test, fitted.predict([rows[i] for i in test]), strict=True):
-            predicted[i] = kind
+        x_train, y_train = [rows[i] for i in train], [truth[i] for i in train]
+        for variant, fixed in variants.items():
+            if fixed is None:
+                margin = choose_method_margin(x_train, y_train, [groups[i] for i in train], seed=seed)
+                margins.append(margin)
+                fitted = KindModel(method_margin=margin)
+            else:
+                fitted = replace(fixed, _vec=None, _keep=None, _clf=None)
+            fitted.fit(x_train, y_train)
+            for i, (kind, _) in zip(test, fitted.predict([rows[i] for i in test]), strict=True):
+                predicted[variant][i] = kind
     rules = [rule_kind(n, corpus.find(n)) for n in names]
-    return {"model": score(truth, predicted), "rules": score(truth, rules)}
+    out = {v: score(truth, p) for v, p in predicted.items()}
+    out["rules"] = score(truth, rules)
+    if margins:
+        out["model"] = replace(out["model"], margins=tuple(margins))
+    return out

@@ -18,7 +18,7 @@ import orjson
 from radar.analysis.names.aliases import surface_key
 from radar.analysis.names.errors import NamesError
 from radar.analysis.names.evidence import Corpus, Evidence, TextDocument, collect
-from radar.analysis.names.kinds import KINDS, KindModel, features, rule_kind
+from radar.analysis.names.kinds import KINDS, KindModel, choose_method_margin, features, rule_kind
 
 # the classifier is fitted when the corpus holds at least this many labeled names of at least 3 kinds
 MIN_LABELED = 40
@@ -95,7 +95,10 @@ def classify(corpus: Corpus, labels: Sequence[tuple[str, str]] | None = None) ->
     train = training_set(corpus, load_labels() if labels is None else labels)
     if len(train) < MIN_LABELED or len(set(train.values())) < 3:
         return {k: (rule_kind(corpus.names[k].name, corpus.names[k]), 0.0) for k in keys}
-    model = KindModel().fit([features(k, corpus.names[k]) for k in train], list(train.values()))
+    rows = [features(k, corpus.names[k]) for k in train]
+    # method precision: the margin by inner cross-validation on the labels (never on the names it classifies)
+    margin = choose_method_margin(rows, list(train.values()), list(train))
+    model = KindModel(method_margin=margin).fit(rows, list(train.values()))
     predicted = model.predict([features(k, corpus.names[k]) for k in keys])
     return dict(zip(keys, predicted, strict=True))
 

@@ -13,6 +13,7 @@ No embeddings: everything comes from the titles and abstracts.
 from __future__ import annotations
 
 import math
+import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -187,38 +188,114 @@ def rule_kind(name: str, ev: Evidence | None) -> str:
     return "generic"
 
 
+# ``method`` precision the decision margin aims at (issue 15: >= 0.90), and the margins tried by inner CV
+METHOD_PRECISION = 0.90
+MARGINS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6)
+# a feature seen in fewer training names than this is dropped (rare character n-grams and context words:
+# no weight to learn, and the fit is 2-3x faster without them)
+MIN_FEATURE_NAMES = 2
+
+
 @dataclass
 class KindModel:
-    """Logistic regression over ``features``; ``fit`` on labeled names, ``predict`` kinds with probabilities."""
+    """Logistic regression over ``features``; ``fit`` on labeled names, ``predict`` kinds with probabilities.
+
+    ``method_margin``: ``method`` is said only when its probability beats the runner-up's by this much, else
+    the runner-up is (``choose_method_margin`` picks it by inner cross-validation for a target precision).
+    """
 
     c: float = 1.0
-    method_margin: float = 0.0  # p(method) must beat the runner-up by this much (method precision)
+    method_margin: float = 0.0
+    min_feature_names: int = MIN_FEATURE_NAMES
+    tol: float = 1e-3
     _vec: DictVectorizer | None = None
+    _keep: np.ndarray | None = None
     _clf: LogisticRegression | None = None
 
     def fit(self, rows: Sequence[dict[str, float]], kinds: Sequence[str]) -> KindModel:
         self._vec = DictVectorizer()
         x = self._vec.fit_transform(rows)
-        self._clf = LogisticRegression(C=self.c, max_iter=3000, class_weight="balanced")
-        self._clf.fit(x, list(kinds))
+        self._keep = np.flatnonzero(np.asarray((x != 0).sum(axis=0)).ravel() >= self.min_feature_names)
+        self._clf = LogisticRegression(C=self.c, max_iter=3000, tol=self.tol, class_weight="balanced")
+        self._clf.fit(x[:, self._keep], list(kinds))
         return self
 
     @property
     def fitted(self) -> bool:
         return self._clf is not None
 
-    def predict(self, rows: Sequence[dict[str, float]]) -> list[tuple[str, float]]:
-        if self._vec is None or self._clf is None:
+    def proba(self, rows: Sequence[dict[str, float]]) -> tuple[list[str], np.ndarray]:
+        """The classes and the probability of each class per row."""
+        if self._vec is None or self._clf is None or self._keep is None:
             raise RuntimeError("KindModel.predict before fit")
+        classes = [str(k) for k in self._clf.classes_]
         if not rows:
-            return []
-        proba = self._clf.predict_proba(self._vec.transform(rows))
-        classes = list(self._clf.classes_)
-        out = []
-        for p in proba:
-            order = np.argsort(-p)
-            best = int(order[0])
-            if classes[best] == "method" and len(order) > 1 and p[best] - p[order[1]] < self.method_margin:
-                best = int(order[1])
-            out.append((classes[best], float(p[best])))
-        return out
+            return classes, np.zeros((0, len(classes)))
+        return classes, self._clf.predict_proba(self._vec.transform(rows)[:, self._keep])
+
+    def predict(self, rows: Sequence[dict[str, float]]) -> list[tuple[str, float]]:
+        classes, proba = self.proba(rows)
+        return decide(classes, proba, self.method_margin)
+
+
+def decide(classes: Sequence[str], proba: np.ndarray, method_margin: float) -> list[tuple[str, float]]:
+    """(kind, probability) per row: the most probable kind, except that ``method`` must beat the runner-up
+    by ``method_margin`` (else the runner-up is said)."""
+    out = []
+    for p in proba:
+        order = np.argsort(-p, kind="stable")
+        best = int(order[0])
+        if classes[best] == "method" and len(order) > 1 and p[best] - p[order[1]] < method_margin:
+            best = int(order[1])
+        out.append((classes[best], float(p[best])))
+    return out
+
+
+def folds_by_name(groups: Sequence[str], k: int, seed: int = 0) -> list[int]:
+    """A fold per labeled item such that items of one group (the spellings of one name) share a fold."""
+    unique = sorted(set(groups))
+    random.Random(seed).shuffle(unique)
+    fold = {g: i % k for i, g in enumerate(unique)}
+    return [fold[g] for g in groups]
+
+
+def choose_method_margin(
+    rows: Sequence[dict[str, float]],
+    kinds: Sequence[str],
+    groups: Sequence[str] | None = None,
+    *,
+    target: float = METHOD_PRECISION,
+    k: int = 3,
+    seed: int = 0,
+    c: float = 1.0,
+) -> float:
+    """The smallest of ``MARGINS`` whose ``method`` precision on out-of-fold predictions (``k`` folds by
+    name group over these labeled rows only) reaches ``target``; the most precise margin when none does,
+    0 when there are too few labeled methods to tell (fewer than 2 per fold)."""
+    truth = list(kinds)
+    if truth.count("method") < 2 * k or len(set(truth)) < 2:
+        return 0.0
+    folds = folds_by_name(list(groups) if groups is not None else [str(i) for i in range(len(rows))], k, seed)
+    oof: list[tuple[list[str], np.ndarray]] = []
+    index: list[list[int]] = []
+    for f in range(k):
+        train = [i for i in range(len(rows)) if folds[i] != f]
+        test = [i for i in range(len(rows)) if folds[i] == f]
+        if not test or len({truth[i] for i in train}) < 2:
+            continue
+        model = KindModel(c=c).fit([rows[i] for i in train], [truth[i] for i in train])
+        oof.append(model.proba([rows[i] for i in test]))
+        index.append(test)
+    best_margin, best_precision = 0.0, -1.0
+    for margin in MARGINS:
+        said = hit = 0
+        for (classes, proba), test in zip(oof, index, strict=True):
+            for i, (kind, _) in zip(test, decide(classes, proba, margin), strict=True):
+                said += kind == "method"
+                hit += kind == "method" == truth[i]
+        precision = hit / said if said else 0.0
+        if precision >= target:
+            return margin
+        if precision > best_precision:
+            best_margin, best_precision = margin, precision
+    return best_margin
