@@ -96,7 +96,7 @@ CASES = [
     ("vision-language-action (VLA)", ["@VLA", "vla", "vision language action"]),
     ("diffusion language model", ["diffusion language model", "@dLLM", "dllm"]),
 ]
-console = Console(highlight=False)
+console = Console(highlight=False, width=170)
 
 
 def trends_at(ws: Workspace, store: Store, **kwargs: Any) -> dict[str, Any]:
@@ -184,16 +184,24 @@ def core_category(table: TermTable) -> str:
 
 
 def core_ratio(
-    table: TermTable, cols: list[int], core: str, as_of: date, recent_start: date, baseline_start: date
+    table: TermTable,
+    cols: list[int],
+    core: str,
+    as_of: date,
+    recent_start: date,
+    baseline_start: date,
+    baseline_end: date | None = None,
 ) -> float:
     """The term's rate ratio among documents of the core primary category only, compared within
-    each source present in both windows (>= 50 documents each)."""
+    each source present in both windows (>= 50 documents each). The baseline ends the day before
+    ``baseline_end`` (default: before the recent window: a continuing rise names its own)."""
     source_of = np.array([g.split("\t")[0] if g.split("\t")[1] == core else "" for g in table.groups])[table.group]
     r0, r1 = table.row_range(day_number(recent_start.isoformat()), day_number(as_of.isoformat()))
     b0 = table.row_range(day_number(baseline_start.isoformat()), 0)[0]
-    src_r, src_b = source_of[r0:r1], source_of[b0:r0]
-    has = np.asarray(table.matrix[b0:r1][:, cols].sum(axis=1)).ravel() > 0
-    has_b, has_r = has[: r0 - b0], has[r0 - b0 :]
+    b1 = table.row_range(day_number(baseline_end.isoformat()), 0)[0] if baseline_end else r0
+    src_r, src_b = source_of[r0:r1], source_of[b0:b1]
+    has_r = np.asarray(table.matrix[r0:r1][:, cols].sum(axis=1)).ravel() > 0
+    has_b = np.asarray(table.matrix[b0:b1][:, cols].sum(axis=1)).ravel() > 0
     observed = expected = 0.0
     for src in set(src_r) & set(src_b) - {""}:
         n, m = float((src_r == src).sum()), float((src_b == src).sum())
@@ -277,7 +285,10 @@ def report_artefacts(table: TermTable, results: dict[str, Any], months: list[str
             artefacts = []
             for e in r["emerging"]:
                 cols = columns_of(table, e)
-                if cols and core_ratio(table, cols, core, as_of, recent_start, baseline_start) < 1.5:
+                # the baseline the term was compared with: a continuing rise's ends where its burst began
+                end = date.fromisoformat(e["baseline_end"]) + timedelta(days=1) if "baseline_end" in e else None
+                start = months_back(end, TrendsConfig().baseline_months) if end else baseline_start
+                if cols and core_ratio(table, cols, core, as_of, recent_start, start, end) < 1.5:
                     artefacts.append(e["term"])
             totals[name][0] += len(r["emerging"])
             totals[name][1] += len(artefacts)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -52,10 +53,11 @@ def take(parts: list[tuple[Scored, np.ndarray]]) -> Scored:
     """The rows ``idx`` of each scored set, as one (each column keeps the test that chose it)."""
     fields_ = ("observed", "expected", "z", "llr", "ratio", "ratio_low", "ratio_high", "expected_base")
 
-    def cat(get) -> np.ndarray:  # type: ignore[no-untyped-def]
+    def cat(get: Callable[[Scored], np.ndarray]) -> np.ndarray:
         return np.concatenate([get(s)[i] for s, i in parts]) if parts else np.zeros(0)
 
-    test = TestResult(**{f: cat(lambda s, f=f: getattr(s.test, f)) for f in fields_}, recent_docs=0.0)
+    arrays: dict[str, Any] = {f: cat(lambda s, f=f: getattr(s.test, f)) for f in fields_}  # type: ignore[misc]
+    test = TestResult(**arrays, recent_docs=0.0)
     return Scored(
         cat(lambda s: s.columns).astype(np.int64),
         test,
@@ -72,9 +74,40 @@ def recent_counts(table: TermTable, win: Windows) -> RecentCounts:
     return stratum_counts(table, *day_rows(table, win.recent_start, win.as_of))
 
 
-def score_terms(table: TermTable, win: Windows, cfg: TrendsConfig, recent_n: RecentCounts | None = None) -> Scored:
+class Segments:
+    """Stratum counts of row ranges that share boundaries, each segment between two boundaries counted once
+    (the baselines of the gap tests overlap by all but a period)."""
+
+    def __init__(self, table: TermTable, bounds: list[int]) -> None:
+        self.table, self.bounds = table, sorted(set(bounds))
+        self.done: dict[int, RecentCounts] = {}
+
+    def __call__(self, lo: int, hi: int) -> RecentCounts:
+        if lo not in self.bounds or hi not in self.bounds:
+            return stratum_counts(self.table, lo, hi)
+        parts = []
+        for i in range(self.bounds.index(lo), self.bounds.index(hi)):
+            if i not in self.done:
+                self.done[i] = stratum_counts(self.table, self.bounds[i], self.bounds[i + 1])
+            parts.append(self.done[i])
+        if not parts:
+            return stratum_counts(self.table, lo, hi)
+        total, docs = parts[0]
+        for counts, n in parts[1:]:
+            total, docs = total + counts, docs + n
+        return sp.csr_matrix(total), docs
+
+
+def score_terms(
+    table: TermTable,
+    win: Windows,
+    cfg: TrendsConfig,
+    recent_n: RecentCounts | None = None,
+    segments: Segments | None = None,
+) -> Scored:
     recent, n = recent_n if recent_n is not None else recent_counts(table, win)
-    base, m = stratum_counts(table, *day_rows(table, win.baseline_start, win.baseline_last))
+    rows = day_rows(table, win.baseline_start, win.baseline_last)
+    base, m = segments(*rows) if segments is not None else stratum_counts(table, *rows)
     keep = comparable(n, m, cfg.min_stratum_docs)
     observed = np.asarray(recent[keep].sum(axis=0)).ravel()
     scale = np.where(keep, n / np.maximum(m, 1), 0.0)
@@ -241,7 +274,11 @@ def term_lists(
 ) -> tuple[list[TermTrend], list[TermTrend]]:
     """(emerging, declining) in the trends JSON shape."""
     recent_n = recent_counts(table, win)
-    scored = score_terms(table, win, cfg, recent_n)
+    last = len(starts) - 1
+    gaps = [earlier_baseline(win, starts[last - g], window, cfg) for g in range(1, min(cfg.rise_periods, len(starts)))]
+    bounds = [b for w in [win, *gaps] for b in day_rows(table, w.baseline_start, w.baseline_last)]
+    segments = Segments(table, bounds)
+    scored = score_terms(table, win, cfg, recent_n, segments)
     rows = day_rows(table, win.recent_start, win.as_of)
     base_rows = day_rows(table, win.baseline_start, win.baseline_last)
     out = []
@@ -256,7 +293,9 @@ def term_lists(
                 window,
                 starts,
                 lambda w, cols: (
-                    score_terms(table, w, cfg, recent_n) if cols is None else score_columns(table, w, cfg, cols)
+                    score_terms(table, w, cfg, recent_n, segments)
+                    if cols is None
+                    else score_columns(table, w, cfg, cols)
                 ),
                 lambda cols: bursts(table, cols, starts, win.as_of),
                 scored,

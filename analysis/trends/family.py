@@ -77,11 +77,11 @@ class Families:
 
     def __init__(self, table: TermTable, first: date, as_of: date) -> None:
         lo, hi = day_rows(table, first, as_of)
-        present = np.bincount(table.matrix[lo:hi].indices, minlength=table.matrix.shape[1]) > 0
-        starts = table.vocab.offsets[:-1]
-        cols = np.flatnonzero(present & (table.vocab.offsets[1:] > starts))
+        self.df = np.bincount(table.matrix[lo:hi].indices, minlength=table.matrix.shape[1])  # documents per column
+        starts, ends = table.vocab.offsets[:-1], table.vocab.offsets[1:]
+        cols = np.flatnonzero((self.df > 0) & (ends > starts))
         cols = cols[table.vocab.blob[starts[cols]] == ord(NAME_PREFIX)]
-        groups = families(table, cols)
+        groups = families(table, cols[_has_digit(table, cols)])
         self.table = table
         self.keys = list(groups)
         self.members = [groups[k] for k in self.keys]
@@ -99,6 +99,18 @@ class Families:
         if not len(self.keys):
             return stratum_counts(self.table, lo, hi, np.zeros(0, np.int64))
         return stratum_counts(self.table, lo, hi, self.columns, self.group)
+
+
+def _has_digit(table: TermTable, cols: np.ndarray) -> np.ndarray:
+    """Which of these columns' keys contain a digit (vectorised over their bytes)."""
+    if not len(cols):
+        return np.zeros(0, dtype=bool)
+    first = table.vocab.offsets[:-1][cols].astype(np.int64)
+    length = table.vocab.offsets[1:][cols].astype(np.int64) - first
+    at = np.repeat(first - np.concatenate([[0], np.cumsum(length)[:-1]]), length) + np.arange(int(length.sum()))
+    byte = table.vocab.blob[at]
+    digit = ((byte >= ord("0")) & (byte <= ord("9"))).astype(np.int64)
+    return np.add.reduceat(digit, np.concatenate([[0], np.cumsum(length)[:-1]])) > 0
 
 
 def score_families(fams: Families, win: Windows, cfg: TrendsConfig, recent_n: RecentCounts) -> Scored:
@@ -129,14 +141,16 @@ def family_lists(
     family (same stem, higher version) rose (z >= min_z against the same baseline).
     """
     last = len(starts) - 1
+    # a replacement is gradual: judged over the last rise_periods periods against the baseline before them
+    long = span(min(starts[max(0, last - cfg.rise_periods + 1)], win.recent_start), win.as_of, window, cfg)
     earliest = min(
-        [win.baseline_start]
+        [win.baseline_start, long.baseline_start]
         + [
             earlier_baseline(win, starts[last - g], window, cfg).baseline_start
             for g in range(1, min(cfg.rise_periods, len(starts)))
         ]
     )
-    fams = Families(table, earliest, win.as_of)
+    fams = fams_long = Families(table, earliest, win.as_of)
     if not fams.keys:
         return [], []
     r_lo, r_hi = day_rows(table, win.recent_start, win.as_of)
@@ -160,11 +174,11 @@ def family_lists(
     for i in np.flatnonzero(up.test.expected_base < cfg.min_count).tolist():
         item = _item(fams, up, i, win, window, starts, r_lo, r_hi)
         item["rule"] = "family launch"
+        if up.gap[i]:  # a launch that continues: compared with the baseline before its burst
+            before = earlier_baseline(win, starts[last - int(up.gap[i])], window, cfg)
+            item["baseline_end"] = before.baseline_last.isoformat()
         item["burst"] = {"active": bool(active[i]), "since": period_label(starts[int(since[i])], window)}
         launches.append(item)
-    # a replacement is gradual: judged over the last rise_periods periods against the baseline before them
-    long = span(min(starts[max(0, last - cfg.rise_periods + 1)], win.recent_start), win.as_of, window, cfg)
-    fams_long = Families(table, long.baseline_start, win.as_of)
     score = score_families(fams_long, long, cfg, fams_long.counts(*day_rows(table, long.recent_start, win.as_of)))
     t = score.test
     falling = np.flatnonzero(
@@ -192,7 +206,7 @@ def _members(fams: Families, fam: int) -> np.ndarray:
     then by documents."""
     members = fams.members[fam]
     table, key = fams.table, fams.keys[fam]
-    rank = [(_fold(table.term(int(c))).replace(" ", "") != key, -table.matrix[:, [int(c)]].nnz) for c in members]
+    rank = [(_fold(table.term(int(c))).replace(" ", "") != key, -int(fams.df[int(c)])) for c in members]
     return members[sorted(range(len(members)), key=rank.__getitem__)]
 
 
