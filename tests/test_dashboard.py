@@ -330,7 +330,16 @@ def test_repro_page_shows_a_finished_runs_verdict_and_curves(app: AppTest, dash_
             status="done",
             progress=1.0,
             finished_at=utc_now(),
-            result={"verdict": verdict, "metrics": {"steps_per_s": 1.5}, "plots": []},
+            result={
+                "verdict": verdict
+                | {"efficiency": {"text": "8% slower per step (x1.08 from one seed pair: no spread)"}},
+                "metrics": {"steps_per_s": 1.5},
+                "plots": [],
+                "profile": {  # the efficiency profile beside the verdict (repro/profile.py)
+                    arm: {"device": "cpu", "step_s": step, "generate_s": 0.1, "peak_mem_gb": 0.6, "seeds": 2}
+                    for arm, step in (("method", 0.54), ("baseline", 0.5))
+                },
+            },
         )
     metrics = dash_ws.run_dir("20260101-000000-gspo-vs-grpo-abcd") / "metrics"
     for arm in ("method", "baseline"):
@@ -343,6 +352,9 @@ def test_repro_page_shows_a_finished_runs_verdict_and_curves(app: AppTest, dash_
     app.selectbox(key="rp_run").set_value("20260101-000000-gspo-vs-grpo-abcd").run()
     text = "\n".join(_markdown(app))
     assert "Verdict: no clear difference" in text and "holds" in text
+    assert "**Efficiency**" in text and "slower per step" in text
+    profile = next(df.value for df in app.dataframe if "step s" in df.value.columns)
+    assert list(profile["step s"]) == [0.54, 0.5] and list(profile["arm"]) == ["gspo", "grpo (baseline)"]
     assert app.get("vega_lite_chart"), "no curves"
 
 
