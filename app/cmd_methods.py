@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from radar.app.cmd_core import _parse_date, open_workspace
-from radar.app.output import console, err_console, print_json
+from radar.app.output import console, err_console, keep_whole, print_json
 from radar.store.names import NameRow
 
 # bump when find_names changes what it computes, so stored names are recomputed
@@ -54,11 +54,13 @@ def cmd_methods(args: argparse.Namespace) -> int:
     table = Table(title=f"Names ({len(rows):,}; showing {min(len(rows), args.limit)})", title_justify="left")
     for col in ("name", "kind", "first seen", "introduced by", "docs", "recent", "as baseline", "code"):
         table.add_column(col, overflow="fold", justify="right" if col in {"docs", "recent", "as baseline"} else "left")
+    shown_rows = []
     for r in rows[: args.limit]:
         shown = r.name + (f" (= {', '.join(r.aliases[:2])})" if r.aliases else "")
         cells = [shown, r.kind, r.first_seen, r.introduced_by or "-", r.count, r.recent_count, r.baseline_mentions]
         table.add_row(*[Text(str(v)) for v in cells], Text(r.code[0] if r.code else "-"))
-    console.print(table)
+        shown_rows.append(cells)
+    console.print(keep_whole(table, shown_rows, {"kind", "first seen", "introduced by"}, cap=12))  # arXiv ids whole
     return 0
 
 
