@@ -262,18 +262,50 @@ parser.add_argument("--model", default=SPEC["model_path"], help="warm-started po
 args = parser.parse_args()
 
 method = get_method(SPEC["arms"][args.arm])
-task, size = get_task(SPEC["task"]), get_size(SPEC["preset"])
 kwargs = SPEC["grpo_config"][args.arm] | {{"output_dir": str(HERE / f"out-{{args.arm}}-seed{{args.seed}}"),
                                          "seed": args.seed, "data_seed": args.seed, "use_cpu": False}}
+tokenizer = AutoTokenizer.from_pretrained(args.model, padding_side="left")
+peft_config = None
+if SPEC["task"] == "math":  # a --model/--dataset run: the same data part, prompts and rewards as the local run
+    from radar.repro import checkpoint, mathpolicy
+    from radar.repro.sizes import get_checkpoint_preset
+    from transformers import AutoConfig, GenerationConfig
+
+    size = get_checkpoint_preset(SPEC["preset"])
+    data = checkpoint.load_dataset(SPEC["dataset_path"])
+    if data.sha256 != SPEC["dataset_sha256"]:
+        raise SystemExit(f"{{SPEC['dataset_path']}} changed since the run; export the run again or restore the file")
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    stream = checkpoint.rl_stream(data, kwargs["max_steps"] * size.prompts_per_step, args.seed)
+    examples = [{{"prompt": mathpolicy.trl_prompt(r["prompt"], tokenizer), "answer": r["answer"]}} for r in stream]
+    try:
+        generation = GenerationConfig.from_pretrained(args.model)
+    except OSError:  # no generation_config.json: the model config's EOS, as the local run
+        generation = GenerationConfig.from_model_config(AutoConfig.from_pretrained(args.model))
+    eos = mathpolicy.eos_ids(tokenizer, generation.eos_token_id)
+    rewards = mathpolicy.reward_functions(tokenizer, eos)
+    if method.overlong_shaping:  # DAPO: the local run's soft overlong punishment
+        from trl.rewards import get_soft_overlong_punishment
+
+        rewards.append(get_soft_overlong_punishment(size.max_completion_tokens, size.overlong_buffer))
+    if SPEC.get("lora"):
+        from peft import LoraConfig
+
+        peft_config = LoraConfig(r=size.lora_r, lora_alpha=size.lora_alpha, target_modules="all-linear",
+                                 task_type="CAUSAL_LM")
+else:
+    task, size = get_task(SPEC["task"]), get_size(SPEC["preset"])
+    examples = task.examples(kwargs["max_steps"] * size.prompts_per_step, seed=10_000 + args.seed,
+                             difficulty=size.difficulty)
+    rewards = reward_functions(method, task, tokenizer.eos_token_id)
 # The global batch is kept: per-device batch = global / number of processes (set in accelerate.yaml).
 per_device = kwargs["per_device_train_batch_size"] // SPEC["num_processes"]
 kwargs["per_device_train_batch_size"] = max(size.num_generations, per_device)
 config = GRPOConfig(**kwargs)
-tokenizer = AutoTokenizer.from_pretrained(args.model, padding_side="left")
-examples = task.examples(config.max_steps * size.prompts_per_step, seed=10_000 + args.seed, difficulty=size.difficulty)
 trainer = RadarGRPOTrainer(
-    model=args.model, reward_funcs=reward_functions(method, task, tokenizer.eos_token_id), args=config,
-    train_dataset=Dataset.from_list(examples), processing_class=tokenizer, loss_plugin=method.loss_plugin,
+    model=args.model, reward_funcs=rewards, args=config, train_dataset=Dataset.from_list(examples),
+    processing_class=tokenizer, loss_plugin=method.loss_plugin, peft_config=peft_config,
 )
 trainer.train()
 '''
@@ -331,6 +363,9 @@ def export_run(run: dict[str, Any], engine: str, out_dir: Path | None = None, nu
             "task": params["task"],
             "preset": params["preset"],
             "model_path": model_path,
+            "dataset_path": params.get("dataset_path", ""),
+            "dataset_sha256": params.get("dataset_sha256", ""),
+            "lora": bool(params.get("lora")),
             "num_processes": num_processes,
             "grpo_config": configs,
         }

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import random
+import runpy
+import sys
 from pathlib import Path
 
 import pytest
@@ -282,6 +284,19 @@ def test_run_on_a_saved_checkpoint_end_to_end(capsys: pytest.CaptureFixture[str]
         typed = store.run_record(doc["id"])
     assert typed is not None and typed.profiles["method"].step_s == doc["profile"]["method"]["step_s"]
     assert typed.efficiency_text == eff["text"]
+
+    # The TRL export of a checkpoint run launches: its script trains the method arm on the same data and rewards.
+    exported = run_cli(
+        capsys, "--workspace", str(ws.root), "repro", "export", doc["id"], "--engine", "trl", "--gpus", "1", "--json"
+    ).json()
+    script = next(Path(p) for p in exported["files"] if p.endswith("train_grpo.py"))
+    argv = sys.argv
+    try:
+        sys.argv = [str(script), "--arm", "method", "--seed", "0"]
+        runpy.run_path(str(script), run_name="__main__")
+    finally:
+        sys.argv = argv
+    assert (script.parent / "out-method-seed0").is_dir()
 
 
 def test_lora_trains_an_adapter(tiny: dict[str, Path], tmp_path: Path) -> None:
