@@ -17,9 +17,7 @@ $(STAMP): pyproject.toml Makefile
 	@echo "== setting up $(VENV) (first time takes a few minutes) =="
 	@start=$$(date +%s); \
 	$(PYTHON) -m venv $(VENV) && \
-	$(PY) -m pip install --quiet --upgrade pip && \
-	$(PY) -m pip install --quiet "$(TORCH)" && \
-	$(PY) -m pip install --quiet -e '.[dev]' && \
+	$(PY) -m pip install --quiet "$(TORCH)" -e '.[dev]' && \
 	echo "== set-up took $$(( $$(date +%s) - start )) s ==" && touch $(STAMP)
 
 # The demo reuses the shipped vectors of the snapshot (data/snapshot_vectors.npz, data/build_embeddings.py)
@@ -27,14 +25,16 @@ $(STAMP): pyproject.toml Makefile
 demo: setup
 	$(VENV)/bin/radar --workspace $(DEMO_WS) demo $(DEMO_ARGS)
 
-# Both cores: pytest-xdist workers share the exported model and the indexed workspace (tests/conftest.py).
-# TEST_WORKERS=0 runs in one process; the slowest tests are listed at the end.
+# Both cores: pytest-xdist workers share the exported model, the indexed workspace, the embedded labeled
+# papers and the repro warm starts (tests/conftest.py); `--dist loadgroup` hands each test to the next free
+# worker, longest modules first (conftest's ordering). TEST_WORKERS=0 runs in one process; the slowest tests
+# are listed at the end.
 TEST_WORKERS ?= 2
 test: setup
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --durations=15
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --durations=25
 
 test-fast: setup
-	$(PY) -m pytest -q -n $(TEST_WORKERS) -m "not slow"
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup -m "not slow"
 
 lint: setup
 	$(PY) -m ruff check .
