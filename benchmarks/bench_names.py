@@ -31,9 +31,9 @@ from rich.table import Table
 from radar.analysis.names.evaluate import cross_validate
 from radar.analysis.names.evidence import collect
 from radar.analysis.names.find import classify, load_labels
-from radar.analysis.names.kinds import KINDS
+from radar.analysis.names.kinds import KINDS, MARGINS
 
-console = Console()
+console = Console(width=120)
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -76,7 +76,7 @@ def main() -> None:
     missing = [n for n, _ in labels if corpus.find(n) is None]
     console.print(f"labels: {len(labels)} names, {len(missing)} not found as a name of the corpus {missing[:10]}")
     cpu = time.process_time()
-    runs = [cross_validate(corpus, labels, k=5, seed=s, previous=True) for s in range(args.seeds)]
+    runs = [cross_validate(corpus, labels, k=5, seed=s, previous=True, curve=True) for s in range(args.seeds)]
     cpu_cv = time.process_time() - cpu
     variants = ("rules", "previous", "model")
     title = {"rules": "rules", "previous": "previous", "model": "Radar"}
@@ -102,7 +102,7 @@ def main() -> None:
             cells.append(_fmt(mean([r[v].recall[kind] for r in runs])))
         table.add_row(*cells)
     console.print(table)
-    acc = Table(title="Accuracy: mean over fold splits, [min, max] over splits, Wilson 95% interval (split 0)")
+    acc = Table(title="Accuracy: mean over fold splits, \\[min, max] over splits, Wilson 95% interval (split 0)")
     for col in ("decider", "accuracy", "splits", "Wilson 95%", "method P", "method R", "vs rules"):
         acc.add_column(col, justify="left" if col == "decider" else "right")
     base = statistics.fmean(r["rules"].accuracy for r in runs)
@@ -119,6 +119,18 @@ def main() -> None:
             f"{statistics.fmean(accs) - base:+.3f}",
         )
     console.print(acc)
+    trade = Table(title="The method margin's trade-off (same fits as Radar, the margin fixed instead of chosen)")
+    for col in ("margin", "accuracy", "method P", "method R"):
+        trade.add_column(col, justify="right")
+    for m in MARGINS:
+        key = f"margin={m:.2f}"
+        trade.add_row(
+            f"{m:.2f}",
+            f"{statistics.fmean(r[key].accuracy for r in runs):.3f}",
+            _fmt(mean([r[key].precision["method"] for r in runs])),
+            _fmt(mean([r[key].recall["method"] for r in runs])),
+        )
+    console.print(trade)
     margins = [m for r in runs for m in r["model"].margins]
     console.print(
         f"method margins chosen by inner CV (per outer fold): {sorted(margins)}; cross-validation {cpu_cv:.0f} s CPU"

@@ -11,7 +11,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from radar.analysis.names.evidence import Corpus
-from radar.analysis.names.kinds import KINDS, KindModel, choose_method_margin, features, folds_by_name, rule_kind
+from radar.analysis.names.kinds import (
+    KINDS,
+    MARGINS,
+    KindModel,
+    choose_method_margin,
+    decide,
+    features,
+    folds_by_name,
+    rule_kind,
+)
 
 
 @dataclass(frozen=True)
@@ -67,10 +76,12 @@ def cross_validate(
     model: KindModel | None = None,
     *,
     previous: bool = False,
+    curve: bool = False,
 ) -> dict[str, Scores]:
     """Scores on the labels, k folds by name: "model" (the classifier as ``find.classify`` fits it: the
     ``method`` margin chosen by inner cross-validation on each training part only, unless ``model`` fixes
-    one), "rules" (``rule_kind``) and, with ``previous``, "previous" (``PREVIOUS``)."""
+    one), "rules" (``rule_kind``), with ``previous`` "previous" (``PREVIOUS``), and with ``curve`` the "model"
+    fits decided at every fixed margin of ``MARGINS`` ("margin=0.10", ...)."""
     names = [n for n, _ in labels]
     truth = [kind for _, kind in labels]
     groups = [group_of(corpus, n) for n in names]
@@ -80,6 +91,8 @@ def cross_validate(
     if previous:
         variants["previous"] = PREVIOUS
     predicted = {v: [""] * len(names) for v in variants}
+    if curve:
+        predicted.update({f"margin={m:.2f}": [""] * len(names) for m in MARGINS})
     margins: list[float] = []
     for f in range(k):
         train = [i for i in range(len(names)) if folds[i] != f]
@@ -97,8 +110,13 @@ def cross_validate(
             else:
                 fitted = replace(fixed, _vec=None, _keep=None, _clf=None)
             fitted.fit(x_train, y_train)
-            for i, (kind, _) in zip(test, fitted.predict([rows[i] for i in test]), strict=True):
+            classes, proba = fitted.proba([rows[i] for i in test])
+            for i, (kind, _) in zip(test, decide(classes, proba, fitted.method_margin), strict=True):
                 predicted[variant][i] = kind
+            if fixed is None and curve:
+                for m in MARGINS:  # the same fit at every margin: the precision/recall trade-off
+                    for i, (kind, _) in zip(test, decide(classes, proba, m), strict=True):
+                        predicted[f"margin={m:.2f}"][i] = kind
     rules = [rule_kind(n, corpus.find(n)) for n in names]
     out = {v: score(truth, p) for v, p in predicted.items()}
     out["rules"] = score(truth, rules)
