@@ -142,6 +142,7 @@ def rising(
     score_at: Scorer,
     burst_of: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
     score: Scored | None = None,
+    gap_first: bool = False,
 ) -> tuple[Scored, np.ndarray, np.ndarray]:
     """The terms that pass the rise rule: (their scores, burst active, burst start period).
 
@@ -150,7 +151,9 @@ def rising(
     before the last (1 <= g < rise_periods) passes when the recent window passes against the baseline
     that ends where the burst began, and the burst's first period passed against the same baseline (it
     was a rise when it began: a slow drift is not). ``score_at(window, columns)`` scores every candidate
-    (columns None) or the given ones; ``burst_of(columns)`` gives their bursts.
+    (columns None) or the given ones; ``burst_of(columns)`` gives their bursts. ``gap_first``: a term
+    that passes both ways is judged against the baseline before its burst (a launch is measured against
+    the months before it), else against the usual one.
     """
     score = score if score is not None else score_at(win, None)
     last = len(starts) - 1
@@ -163,7 +166,8 @@ def rising(
     active, since = burst_of(cols)
     age = {int(c): last - int(s) for c, a, s in zip(cols, active, since, strict=True) if a}
     chosen: dict[int, tuple[int, int]] = {}
-    for t, (s, picked) in enumerate(tries):
+    for t in [*range(1, len(tries)), 0] if gap_first else range(len(tries)):
+        s, picked = tries[t]
         gap = t
         waiting = []
         for i in picked.tolist():

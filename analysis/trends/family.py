@@ -169,7 +169,7 @@ def family_lists(
         return scored
 
     score = score_families(fams, win, cfg, recent_n)
-    up, active, since = rising(table, win, cfg, window, starts, score_at, burst_of, score)
+    up, active, since = rising(table, win, cfg, window, starts, score_at, burst_of, score, gap_first=True)
     launches = []
     for i in np.flatnonzero(up.test.expected_base < cfg.min_count).tolist():
         item = _item(fams, up, i, win, window, starts, r_lo, r_hi)
