@@ -13,6 +13,10 @@ setup: $(STAMP)
 	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium) || \
 		echo "== Chromium not installed (as root: apt-get install chromium); browser tests will be skipped =="
 
+# pip byte-compiles what it installs: keep that. --no-compile cut the install from ~126 to ~60 CPU-s, but then
+# every process compiles what it imports (nothing is cached where PYTHONDONTWRITEBYTECODE=1, as on the CI
+# machine): importing torch + transformers + trl + ray took 19 CPU-s instead of 9, in each of the suite's
+# dozens of subprocesses.
 $(STAMP): pyproject.toml Makefile
 	@echo "== setting up $(VENV) (first time takes a few minutes) =="
 	@start=$$(date +%s); \
