@@ -353,9 +353,11 @@ def trends_story(trends: dict) -> list[str]:
         lines.append("rising: " + ", ".join(parts))
     else:
         lines.append("rising: nothing passes the significance bar this month (try another --as-of)")
-    new = trends["new_methods"][:4]
-    if new:
-        lines.append("new methods: " + ", ".join(f"{m['name']} (first seen {m['first_seen']})" for m in new))
+    # New names by kind, as the report shows them: methods and systems are "new methods"; models get their own line.
+    for label, kinds in (("new methods", ("method", "system")), ("new models", ("model",))):
+        named = [m for m in trends["new_methods"] if m.get("kind") in kinds][:4]
+        if named:
+            lines.append(f"{label}: " + ", ".join(f"{m['name']} (first seen {m['first_seen']})" for m in named))
     return lines
 
 

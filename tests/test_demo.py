@@ -186,3 +186,22 @@ def test_relative_paths_resolve_against_the_workspace_and_urls_stay(tmp_path: Pa
     assert resolve_location(ws, "feeds/x.xml") == (ws.root / "feeds" / "x.xml").as_uri()
     assert resolve_location(ws, "feeds/").endswith("/feeds/")
     assert resolve_location(ws, "/abs/feed.xml") == "file:///abs/feed.xml"
+
+
+def test_demo_story_lists_methods_apart_from_models_and_leaves_out_other_kinds() -> None:
+    from radar.app.cmd_core import trends_story
+
+    def name(n: str, kind: str | None) -> dict:
+        return {"name": n, "kind": kind, "first_seen": "2025-08-01"}
+
+    trends = {
+        "as_of": "2025-09-30",
+        "recent": {"start": "2025-09-01", "end": "2025-09-30", "documents": 10},
+        "emerging": [],
+        "new_methods": [name("GPT-5", "model"), name("ShanghaiTech", "org"), name("GSPO", "method"), name("X", None)],
+    }
+    lines = trends_story(trends)
+    methods = next(line for line in lines if line.startswith("new methods:"))
+    models = next(line for line in lines if line.startswith("new models:"))
+    assert "GSPO" in methods and "GPT-5" not in methods and "GPT-5" in models
+    assert not any("ShanghaiTech" in line or "X (" in line for line in lines)
