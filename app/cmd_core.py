@@ -236,6 +236,13 @@ def demo_config(feed_names: list[str]) -> str:
         else:
             lines.append(f'url = "{DEMO_FEEDS}/{name}"')
         lines.append("")
+    lines += [
+        "# `radar weekly` queues the week's `reproduce` recommendations (each method and settings once) and starts",
+        "# a background worker for them; `radar repro list` shows them, the next report their verdicts.",
+        "[repro]",
+        "weekly_runs = 2",
+        "",
+    ]
     return "\n".join(lines)
 
 

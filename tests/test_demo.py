@@ -205,3 +205,9 @@ def test_demo_story_lists_methods_apart_from_models_and_leaves_out_other_kinds()
     models = next(line for line in lines if line.startswith("new models:"))
     assert "GSPO" in methods and "GPT-5" not in methods and "GPT-5" in models
     assert not any("ShanghaiTech" in line or "X (" in line for line in lines)
+
+
+def test_demo_config_closes_the_reproduction_loop(tmp_path: Path) -> None:
+    """The demo's radar.toml lets `radar weekly` queue the week's reproduce recommendations (a valid [repro])."""
+    ws, _ = Workspace.init(tmp_path / "ws", config_text=demo_config(["blog_x.xml"]))
+    assert Radar(ws).settings.repro.weekly_runs == 2
