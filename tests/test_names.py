@@ -13,6 +13,7 @@ from radar.analysis.names.aliases import key_of, merge_keys, surface_key
 from radar.analysis.names.evaluate import cross_validate, score, wilson
 from radar.analysis.names.evidence import Evidence, collect
 from radar.analysis.names.extract import Mention, code_links, mentions
+from radar.analysis.names.find import classify, training_set
 from radar.analysis.names.kinds import KindModel, choose_method_margin, folds_by_name, rule_kind
 from radar.store import Workspace
 from radar.store.names import NameRow
@@ -207,6 +208,25 @@ def test_cross_validation_on_real_papers_beats_chance(small_snapshot: Path) -> N
     majority = max(sum(k == kind for _, k in labels) for kind in KINDS) / len(labels)
     assert result["rules"].accuracy > majority - 0.1 and 0.0 < result["model"].accuracy <= 1.0
     assert len(result["model"].predicted) == len(labels)
+
+
+def test_labeled_names_keep_their_label_and_others_are_classified() -> None:
+    phrase = {"method": "a policy optimization algorithm", "benchmark": "a benchmark of questions", "model": "a model"}
+    docs, labels = [], []
+    for i in range(60):
+        kind = ("method", "benchmark", "model")[i % 3]
+        name = f"Qx{i}Vk"
+        for j in range(3):
+            docs.append(Doc(f"2501.{i:03d}{j}", f"Paper {i}.{j}", f"We propose {name}, {phrase[kind]}.", "2025-01-05"))
+        if i < 48:  # the classifier path needs at least MIN_LABELED (40) labeled names
+            labels.append((name, "generic" if i == 0 else kind))  # one label the evidence contradicts
+    corpus = collect(docs)
+    kinds = classify(corpus, labels)
+    train = training_set(corpus, labels)
+    assert len(train) == 48 and all(kinds[k] == (kind, 1.0) for k, kind in train.items())
+    assert kinds["qx0vk"] == ("generic", 1.0)  # the label wins over the model
+    unlabeled = {f"qx{i}vk": ("method", "benchmark", "model")[i % 3] for i in range(48, 60)}
+    assert all(kinds[k][0] == kind and kinds[k][1] < 1.0 for k, kind in unlabeled.items())
 
 
 def test_names_table_round_trip(workspace: Workspace) -> None:

@@ -90,7 +90,7 @@ def training_set(corpus: Corpus, labels: Sequence[tuple[str, str]]) -> dict[str,
 
 
 def classify(corpus: Corpus, labels: Sequence[tuple[str, str]] | None = None) -> dict[str, tuple[str, float]]:
-    """Group key -> (kind, probability) for every name of the corpus."""
+    """Group key -> (kind, probability) for every name of the corpus; a labeled name gets its label (1.0)."""
     keys = list(corpus.names)
     train = training_set(corpus, load_labels() if labels is None else labels)
     if len(train) < MIN_LABELED or len(set(train.values())) < 3:
@@ -99,8 +99,10 @@ def classify(corpus: Corpus, labels: Sequence[tuple[str, str]] | None = None) ->
     # method precision: the margin by inner cross-validation on the labels (never on the names it classifies)
     margin = choose_method_margin(rows, list(train.values()), list(train))
     model = KindModel(method_margin=margin).fit(rows, list(train.values()))
-    predicted = model.predict([features(k, corpus.names[k]) for k in keys])
-    return dict(zip(keys, predicted, strict=True))
+    predicted = dict(zip(keys, model.predict([features(k, corpus.names[k]) for k in keys]), strict=True))
+    # a labeled name keeps its label: the labels are the ground truth the model only approximates
+    predicted.update({k: (kind, 1.0) for k, kind in train.items()})
+    return predicted
 
 
 def _months(first: str, last: str) -> list[str]:
