@@ -12,8 +12,6 @@ from radar.app.cmd_core import _parse_date, open_workspace
 from radar.app.output import console, err_console, keep_whole, print_json
 from radar.store.names import NameRow
 
-# bump when find_names changes what it computes, so stored names are recomputed
-
 
 def _json(row: NameRow) -> dict[str, Any]:
     return {

@@ -157,7 +157,7 @@ def fix_tags(radar: Radar, doc_id: str, add: Sequence[str], remove: Sequence[str
 
 
 # -- names ---------------------------------------------------------------------------------------------
-NAMES_VERSION = "1"
+NAMES_VERSION = "2"  # bump when find_names changes what it computes (kinds, margin), so stored names are recomputed
 
 
 def stored_names(store: Store, as_of: str = "") -> list[NameRow]:
