@@ -57,6 +57,17 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.2f}%"
 
 
+def _why(e: dict[str, Any]) -> str:
+    """Which rule listed a term: a rise, a continuing rise (against the months before its burst), a model family's
+    launch, a fall, or a family replaced by its successor."""
+    rule = e.get("rule") or ""
+    if e.get("successor"):
+        return f"{rule or 'fall'}: replaced by {e['successor']}"
+    if rule == "continuing rise" and e.get("baseline_end"):
+        return f"continuing rise (vs before {e['baseline_end']})"
+    return rule
+
+
 def _print(r: dict[str, Any], limit: int) -> None:
     rec = r["recent"]
     console.print(
@@ -74,22 +85,28 @@ def _print(r: dict[str, Any], limit: int) -> None:
                 f"{_pct(e['baseline_share'])} -> {_pct(e['recent_share'])}",
                 e["first_seen"],
                 e["burst"]["since"] or "-",
+                _why(e),
             ]
             for e in r[key][:limit]
         ]
         console.print(
-            _table(title, ["term", "score", "recent", "share (baseline -> recent)", "first seen", "burst since"], rows)
+            _table(
+                title,
+                ["term", "score", "recent", "share (baseline -> recent)", "first seen", "burst since", "why"],
+                rows,
+            )
             if rows
             else Text(f"{title}: none")
         )
     rows = [
-        [m["name"], m["first_seen"], m["first_id"], m["count"], m["recent_count"], f"{m['growth']:.1f}x"]
+        [m["name"], m.get("kind") or "-", m["first_seen"], m["first_id"], m["count"], m["recent_count"]]
+        + [f"{m['growth']:.1f}x"]
         for m in r["new_methods"][:limit]
     ]
     console.print(
-        _table("New methods", ["name", "first seen", "first paper", "docs", "recent", "growth"], rows)
+        _table("New names", ["name", "kind", "first seen", "first paper", "docs", "recent", "growth"], rows)
         if rows
-        else Text("New methods: none")
+        else Text("New names: none")
     )
     rows = [[t["id"], t["label"], t["size"], t["recent_size"], f"{t['growth']:.2f}x"] for t in r["topics"][:limit]]
     console.print(
@@ -101,14 +118,18 @@ def _print(r: dict[str, Any], limit: int) -> None:
         [
             t["tag"],
             t["direction"],
-            f"{t['score']:.1f}",
+            f"{t['z']:+.1f}",
             t["recent_count"],
             f"{_pct(t['baseline_share'])} -> {_pct(t['recent_share'])}",
         ]
         for t in r["tag_trends"]
     ]
     console.print(
-        _table("Tags", ["tag", "direction", "score", "recent", "share (baseline -> recent)"], rows)
+        _table(
+            "Tags (rising or falling: |z| at or above the Bonferroni bound, see --help)",
+            ["tag", "direction", "z", "recent", "share (baseline -> recent)"],
+            rows,
+        )
         if rows
         else Text("Tags: none yet (run `radar tag`)")
     )
@@ -119,7 +140,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "trends",
         help="what is rising and falling, new methods and topics",
         description="Emerging/declining terms: a stratified test of the recent window against its baseline "
-        "(z >= [trends] min_z and a rate-ratio bound >= min_ratio). Tags: a tag is rising or falling when its "
+        "(z >= [trends] min_z and a rate-ratio bound >= min_ratio); a rise that began one or two months ago is "
+        "also tested against the months before it began ([trends] rise_periods), a model family's versions count "
+        "together (a launch; [trends] families), and a family falling while a higher version rises is declining "
+        "with its successor named. New names carry their kind (method, model, benchmark, ...). "
+        "Tags: a tag is rising or falling when its "
         "share of documents changes significantly, |z| >= the two-sided Bonferroni bound at [trends] tag_alpha "
         "(0.05) over the taxonomy's tags, and flat otherwise; the report and the dashboard use the same rule.",
     )
