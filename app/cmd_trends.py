@@ -58,14 +58,11 @@ def _pct(x: float | None) -> str:
 
 
 def _why(e: dict[str, Any]) -> str:
-    """Which rule listed a term: a rise, a continuing rise (against the months before its burst), a model family's
-    launch, a fall, or a family replaced by its successor."""
-    rule = e.get("rule") or ""
+    """Which rule listed a term (short: the JSON has baseline_end and family): rise, continuing (against the
+    months before its burst), launch (a model family's), fall, or the successor that replaced a family."""
     if e.get("successor"):
-        return f"{rule or 'fall'}: replaced by {e['successor']}"
-    if rule == "continuing rise" and e.get("baseline_end"):
-        return f"continuing rise (vs before {e['baseline_end']})"
-    return rule
+        return f"-> {e['successor']}"
+    return {"continuing rise": "continuing", "family launch": "launch"}.get(e.get("rule") or "", e.get("rule") or "")
 
 
 def _print(r: dict[str, Any], limit: int) -> None:
