@@ -10,6 +10,7 @@ import json
 import random
 import runpy
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -125,6 +126,25 @@ HARD_CASES = [
 @pytest.mark.parametrize(("completion", "reference", "equal"), HARD_CASES)
 def test_final_answer_equivalence(completion: str, reference: str, equal: bool) -> None:
     assert equivalent(final_answer(completion), reference_answer(reference)) is equal
+
+
+ADVERSARIAL = [
+    "\\boxed{9**9**9}",  # Python's power, past the '^' checks
+    "\\boxed{99^(99)^9}",  # a tower with a parenthesised exponent
+    "\\boxed{(a+b+c+d+e)^99}",  # simplify against ^98 ran for minutes
+    "\\boxed{pi.n(999999999)}",  # attribute access: a billion digits of pi
+    "\\boxed{" * 20000,  # unclosed boxes
+    "answer is " * 2000 + "$ y",  # the old 'answer is' pattern backtracked for 11 s
+    "1" * 20000,  # over int()'s digit limit: was a ValueError out of the reward
+]
+
+
+@pytest.mark.parametrize("completion", ADVERSARIAL, ids=range(len(ADVERSARIAL)))
+def test_untrusted_answers_are_refused_quickly(completion: str) -> None:
+    assert equivalent("x+1", "1+x")  # sympy imported before the clock starts
+    started = time.perf_counter()
+    assert equivalent(final_answer(completion), reference_answer("(a+b+c+d+e)^98")) is False
+    assert time.perf_counter() - started < 5  # a hang guard: each took 11 s to minutes (or raised) before; ~0.01 s now
 
 
 def test_reference_answers() -> None:
