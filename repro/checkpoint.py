@@ -139,7 +139,7 @@ def load_dataset(path: str | Path, min_rl: int = 1) -> MathDataset:
         where = f"--dataset {p}, line {number}"
         try:
             obj = json.loads(text)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: [[[[...]]]]
             raise ReproError(
                 f"{where}: not valid JSON ({exc.__class__.__name__}: {exc}); one object per line"
             ) from None

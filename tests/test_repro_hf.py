@@ -201,6 +201,7 @@ def test_missing_model_is_one_line(capsys: pytest.CaptureFixture[str], tiny: dic
     [
         ('{"prompt": "1+1?", "answer": "2"}\n{"prompt": "2+2?" "answer": "4"}\n', "line 2: not valid JSON"),
         ('{"prompt": "1+1?", "answer": "2"}\n\n[1, 2]\n', "line 3: expected an object"),
+        ('{"prompt": "1+1?", "answer": "2"}\n' + "[" * 100_000 + "\n", "line 2: not valid JSON (RecursionError"),
         ('{"prompt": "", "answer": "2"}\n', 'line 1: needs a non-empty "prompt"'),
         ('{"prompt": "1+1?"}\n', 'line 1: needs a non-empty "answer"'),
         ('{"prompt": "1+1?", "answer": "2"}\n', "use at least 20 distinct prompts"),
