@@ -450,6 +450,10 @@ def user_preset(table: Any) -> Method:
                 f"[[repro.presets]] {name!r}: check metric {check.get('metric')!r} is not one of "
                 f"{', '.join(CLAIM_METRICS)}"
             )
+        for key in ("margin", "min_effect"):
+            value = check.get(key, 0.0)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not abs(value) < 1e6:
+                raise ReproError(f"[[repro.presets]] {name!r}: check {key} must be a number, not {value!r}")
         try:
             claim = Claim(text, **{k: v for k, v in check.items()})
         except TypeError as exc:

@@ -219,6 +219,7 @@ def test_user_preset_settings_are_trl_fields_and_plugins_are_known() -> None:
         ({"lr": 1}, "unknown key(s) lr in [[repro.presets]] 'dapo-eps03'; valid keys: name, base, settings"),
         ({"check": {"metric": "vibes", "direction": "higher", "min_effect": 1}}, "check metric 'vibes' is not one of"),
         ({"check": {"metric": "entropy", "direction": "higher"}}, "needs a minimum effect"),
+        ({"check": {"metric": "heldout", "direction": "not_lower", "margin": "2 points"}}, "margin must be a number"),
     ],
 )
 def test_bad_user_presets_are_refused_in_one_line(change: dict, needle: str) -> None:  # type: ignore[type-arg]
