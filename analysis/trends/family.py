@@ -223,7 +223,7 @@ def _item(
     docs = max(float(scored.docs[idx]), 1.0)
     first_rows = table.first_row[members]
     first = int(first_rows[first_rows >= 0].min()) if (first_rows >= 0).any() else -1
-    cols, groups = fams.select(np.array([fam]))
+    cols, _ = fams.select(np.array([fam]))
     block = table.matrix[lo:hi][:, cols]
     rows = np.flatnonzero(np.asarray(block.sum(axis=1)).ravel())
     return {
@@ -248,7 +248,8 @@ def _item(
 
 def join(items: list[TermTrend], family: list[TermTrend], limit: int, rising: bool) -> list[TermTrend]:
     """Family items join a list: one whose members include a listed term adds its members to that term's
-    aliases and keys (and its rule and successor); the others are listed by score."""
+    aliases and keys (and its family and successor; the listed term keeps its own rule, score and counts);
+    the others are listed by score."""
     out = list(items)
     for fam in family:
         spelled = {_fold(k) for k in fam["keys"]}
