@@ -512,17 +512,20 @@ def repro_spec(radar: Radar, method: str) -> RunSpec:
     )
 
 
-def dedupe_key(spec: RunSpec) -> str:
+def dedupe_key(spec: RunSpec, dataset_sha256: str = "") -> str:
     """What makes two runs the same experiment: both arms' full settings (a user preset's, as defined now), the
-    task or dataset (its content hash), model, size, seeds and steps; not the device."""
+    task or dataset (its content hash: ``dataset_sha256`` when a run recorded it, else the file's now), model,
+    size, seeds and steps; not the device."""
     from radar.repro.methods import get_method, settings
 
     doc: dict[str, Any] = {k: v for k, v in asdict(spec).items() if k != "device"}
     doc["steps"] = spec.total_steps
     doc["settings"] = {arm: settings(get_method(getattr(spec, arm))) for arm in ("method", "baseline")}
     dataset = doc.get("dataset")
-    if isinstance(dataset, str) and dataset and Path(dataset).is_file():
-        doc["dataset_sha256"] = hashlib.sha256(Path(dataset).read_bytes()).hexdigest()
+    if not dataset_sha256 and isinstance(dataset, str) and dataset and Path(dataset).is_file():
+        dataset_sha256 = hashlib.sha256(Path(dataset).read_bytes()).hexdigest()
+    if dataset_sha256:  # the data, not where it lies (`radar repro run --dataset` keeps a relative path)
+        doc["dataset"] = f"sha256:{dataset_sha256}"
     return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()[:20]
 
 
@@ -550,7 +553,8 @@ def _existing(store: Store, key: str) -> dict[str, Any] | None:
         if stored is None:  # a run started by hand (`radar repro run`): the same experiment counts too
             try:
                 with user_presets_kept():  # the run's own preset definitions, not radar.toml's current ones
-                    stored = dedupe_key(spec_of(run["params"]))
+                    # and the data it trained on: the file may have changed since (and is not re-read per run)
+                    stored = dedupe_key(spec_of(run["params"]), str(run["params"].get("dataset_sha256") or ""))
             except RadarError:  # an old record or a preset no longer defined
                 continue
         if stored == key:

@@ -401,3 +401,23 @@ def test_repro_work_on_an_empty_queue_and_a_second_worker(tmp_path: Path, capsys
     with ws.lock("repro work"):  # a worker is draining the queue
         res = run_cli(capsys, "--workspace", str(ws.root), "repro", "work")
     assert res.code == 1 and "another `radar repro work` is running" in res.err and res.err.count("\n") == 1
+
+
+def test_dedupe_key_of_a_dataset_run_is_the_data_it_trained_on(tmp_path: Path) -> None:
+    import hashlib
+    from dataclasses import replace
+
+    from radar.app.steps import dedupe_key
+    from radar.repro.runner import RunSpec
+
+    data = tmp_path / "math.jsonl"
+    data.write_text('{"prompt": "1+1?", "answer": "2"}\n', encoding="utf-8")
+    trained_on = hashlib.sha256(data.read_bytes()).hexdigest()
+    spec = RunSpec(method="dapo", model="m", dataset=str(data), seeds=2, steps=4)
+    before = dedupe_key(spec)
+    data.write_text('{"prompt": "2+2?", "answer": "4"}\n', encoding="utf-8")  # the file changed since that run
+    assert dedupe_key(spec) != before  # a new experiment on the new data ...
+    assert dedupe_key(spec, trained_on) == before  # ... which the earlier run (its recorded hash) is not
+    elsewhere = tmp_path / "copy.jsonl"
+    elsewhere.write_bytes(data.read_bytes())
+    assert dedupe_key(replace(spec, dataset=str(elsewhere))) == dedupe_key(spec)  # the same data elsewhere
