@@ -18,6 +18,7 @@ A method TRL lacks is added with ``loss_plugin``: the name of a loss registered 
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -275,10 +276,11 @@ METHODS: dict[str, Method] = {
 
 def get_method(name: str) -> Method:
     """A built-in preset, or a user preset registered from radar.toml ([[repro.presets]])."""
-    method = METHODS.get(name) or USER_METHODS.get(name)
-    if method is None:
-        raise ReproError(f"unknown method {name!r}; choose one of: {', '.join(all_methods())}")
-    return method
+    with _REGISTRY:
+        method = METHODS.get(name) or USER_METHODS.get(name)
+        if method is None:
+            raise ReproError(f"unknown method {name!r}; choose one of: {', '.join(all_methods())}")
+        return method
 
 
 def settings(method: Method) -> dict[str, Any]:
@@ -351,11 +353,15 @@ _NAME = r"^[a-z0-9][a-z0-9_.-]{0,39}$"
 
 USER_METHODS: dict[str, Method] = {}  # registered from radar.toml (the app) or a run's params (the worker)
 _USER_DEFS: dict[str, dict[str, Any]] = {}
+# The dashboard's sessions are threads of one process: a lookup must not see a half-replaced registry, nor the
+# old definitions ``user_presets_kept`` lends to one thread while it computes a stored run's dedupe key.
+_REGISTRY = threading.RLock()
 
 
 def all_methods() -> dict[str, Method]:
     """Built-in presets, then the registered user presets."""
-    return METHODS | USER_METHODS
+    with _REGISTRY:
+        return METHODS | USER_METHODS
 
 
 def _setting(preset: str, key: str, value: Any) -> Any:
@@ -495,28 +501,32 @@ def register_user_presets(tables: Any, *, replace: bool = False) -> list[Method]
     """Make ``[[repro.presets]]`` tables known to ``get_method`` (this process); ``replace``: forget the ones
     registered before (radar.toml is the whole truth: a preset removed from it is gone). Returns them."""
     methods = user_presets(tables)
-    if replace:
-        USER_METHODS.clear()
-        _USER_DEFS.clear()
-    for method, table in zip(methods, tables, strict=True):
-        USER_METHODS[method.name] = method
-        _USER_DEFS[method.name] = dict(table)
+    with _REGISTRY:
+        if replace:
+            USER_METHODS.clear()
+            _USER_DEFS.clear()
+        for method, table in zip(methods, tables, strict=True):
+            USER_METHODS[method.name] = method
+            _USER_DEFS[method.name] = dict(table)
     return methods
 
 
 @contextmanager
 def user_presets_kept() -> Iterator[None]:
-    """Registrations made inside (e.g. from an old run's params) are undone on the way out."""
-    methods, defs = dict(USER_METHODS), dict(_USER_DEFS)
-    try:
-        yield
-    finally:
-        USER_METHODS.clear()
-        USER_METHODS.update(methods)
-        _USER_DEFS.clear()
-        _USER_DEFS.update(defs)
+    """Registrations made inside (e.g. from an old run's params) are undone on the way out; other threads wait
+    meanwhile (they never see the registrations made inside)."""
+    with _REGISTRY:
+        methods, defs = dict(USER_METHODS), dict(_USER_DEFS)
+        try:
+            yield
+        finally:
+            USER_METHODS.clear()
+            USER_METHODS.update(methods)
+            _USER_DEFS.clear()
+            _USER_DEFS.update(defs)
 
 
 def user_definitions(*names: str) -> list[dict[str, Any]]:
     """The radar.toml tables of the user presets among ``names`` (a run carries them to its worker)."""
-    return [dict(_USER_DEFS[n]) for n in dict.fromkeys(names) if n in _USER_DEFS]
+    with _REGISTRY:
+        return [dict(_USER_DEFS[n]) for n in dict.fromkeys(names) if n in _USER_DEFS]

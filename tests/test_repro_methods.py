@@ -249,6 +249,29 @@ def test_user_presets_register_and_travel_with_a_run() -> None:
         USER_METHODS.clear()
 
 
+def test_a_dashboard_thread_never_sees_the_definitions_lent_to_another() -> None:
+    """While one thread computes a stored run's dedupe key with that run's old preset definitions
+    (user_presets_kept), another thread's lookup waits and then gets radar.toml's current definition."""
+    import threading
+
+    from radar.repro.methods import USER_METHODS, register_user_presets, user_presets_kept
+
+    old = EPS03 | {"settings": {"epsilon_high": 0.25}}
+    register_user_presets([EPS03], replace=True)
+    seen: list[float] = []
+    other = threading.Thread(target=lambda: seen.append(get_method("dapo-eps03").config["epsilon_high"]))
+    try:
+        with user_presets_kept():
+            register_user_presets([old])
+            other.start()
+            other.join(timeout=0.3)  # it waits for the lent definitions to be withdrawn
+            assert get_method("dapo-eps03").config["epsilon_high"] == 0.25
+        other.join(timeout=10)
+        assert seen == [0.3]
+    finally:
+        USER_METHODS.clear()
+
+
 @pytest.mark.slow  # a real run: the warm start (SFT) plus 2 RL steps per arm, ~2 min on two busy cores
 def test_user_preset_from_radar_toml_runs_through_the_queue(tmp_path: Path) -> None:
     """The dashboard button's path: queue a radar.toml preset; the detached `radar repro work` runs it (nobody types
