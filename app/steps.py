@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from datetime import date, datetime
 from pathlib import Path
@@ -575,14 +575,36 @@ def queue_reproduction(
 
     spec = repro_spec(radar, method)
     key = dedupe_key(spec)
-    found = _existing(store, key)
-    if found is not None:
-        return Queued(method, found["id"], f"already {found['status']}", key)
-    run_id = runner.new_run_id(spec)
-    runner.submit(store, spec, run_id, radar.ws.run_dir(run_id), radar.ws.policy_cache_dir)
-    params = store.get_run(run_id)["params"]  # type: ignore[index]
-    store.update_run(run_id, params=params | {"dedupe_key": key, "queued_by": queued_by, "queued_for": week})
+    with _queue_lock(radar):  # look-up and submit as one: two clicks (or weekly and a click) queue one run
+        found = _existing(store, key)
+        if found is not None:
+            return Queued(method, found["id"], f"already {found['status']}", key)
+        run_id = runner.new_run_id(spec)
+        runner.submit(store, spec, run_id, radar.ws.run_dir(run_id), radar.ws.policy_cache_dir)
+        params = store.get_run(run_id)["params"]  # type: ignore[index]
+        store.update_run(run_id, params=params | {"dedupe_key": key, "queued_by": queued_by, "queued_for": week})
     return Queued(method, run_id, "queued", key)
+
+
+QUEUE_LOCK = "repro queue"
+
+
+@contextmanager
+def _queue_lock(radar: Radar, wait_s: float = 30.0) -> Iterator[None]:
+    """The workspace's queue lock, waited for (up to ``wait_s``: a look-up and a submit take well under a second)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        held = ExitStack()
+        try:
+            held.enter_context(radar.ws.lock(QUEUE_LOCK))
+        except WorkspaceError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+            continue
+        with held:  # only the acquisition is retried, never the caller's block
+            yield
+        return
 
 
 def reproduce_recommended(

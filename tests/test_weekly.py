@@ -421,3 +421,25 @@ def test_dedupe_key_of_a_dataset_run_is_the_data_it_trained_on(tmp_path: Path) -
     elsewhere = tmp_path / "copy.jsonl"
     elsewhere.write_bytes(data.read_bytes())
     assert dedupe_key(replace(spec, dataset=str(elsewhere))) == dedupe_key(spec)  # the same data elsewhere
+
+
+def test_queueing_waits_for_the_queue_lock_so_two_clicks_queue_one_run(tmp_path: Path) -> None:
+    """The look-up and the submit are one step under the workspace's queue lock: a second request (another
+    dashboard session, or weekly) waits for it, then finds the first run instead of queueing a duplicate."""
+    import threading
+
+    from radar.app import steps
+    from radar.app.context import Radar
+
+    ws = _repro_ws(tmp_path, budget=1)
+    radar = Radar.at(ws.root)
+    got: list[steps.Queued] = []
+    second = threading.Thread(target=lambda: got.append(steps.queue_reproduction(radar, "dapo", queued_by="test")))
+    with ws.lock(steps.QUEUE_LOCK):  # the first request, between its look-up and its submit
+        second.start()
+        second.join(timeout=0.5)
+        assert second.is_alive() and not got  # waiting, not refused and not queued past the lock
+    second.join(timeout=60)
+    assert len(got) == 1 and got[0].new
+    again = steps.queue_reproduction(radar, "dapo", queued_by="test")
+    assert not again.new and again.run_id == got[0].run_id and len(_queued(ws)) == 1
