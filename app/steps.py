@@ -638,32 +638,51 @@ def queued_runs(store: Store) -> list[dict[str, Any]]:
 def work_queue(radar: Radar, *, log: Log | None = None, max_runs: int = 0) -> list[dict[str, Any]]:
     """`radar repro work`: run the queued reproductions one after another (one worker per workspace), until the
     queue is empty (or ``max_runs`` are done). Returns the finished runs."""
-    from radar.repro import runner
-
     say = log or (lambda _msg: None)
     done: list[dict[str, Any]] = []
     user_presets(radar)
     with radar.ws.lock(REPRO_LOCK):
-        while not max_runs or len(done) < max_runs:
-            with radar.store() as store:
-                waiting = queued_runs(store)
-                if not waiting:
-                    break
-                run_id = waiting[0]["id"]
-                runner.check_device(waiting[0]["params"].get("device", "auto"))
-                say(f"{run_id}: starting ({len(waiting) - 1} more queued)")
-                proc = runner.start(store, run_id)
-                run = runner.wait(store, run_id, proc)
-            verdict = ((run.get("result") or {}).get("verdict") or {}).get("overall", "")
-            say(
-                f"{run_id}: {run['status']}"
-                + (f", {verdict}" if verdict else "")
-                + (f" ({run['error']})" if run["error"] else "")
-            )
-            done.append(run)
-            if run["status"] == "cancelled" and "stopped by" in (run["error"] or ""):
-                break  # the worker itself was told to stop
+        stopped = _work(radar, say, max_runs, done)
+    # A run queued while this worker was finding the queue empty saw the lock held and started no worker:
+    # look again now that the lock is released (start_queue_worker probes the lock only after submitting).
+    while not stopped and (not max_runs or len(done) < max_runs):
+        with radar.store() as store:
+            if not queued_runs(store):
+                break
+        held = ExitStack()
+        try:
+            held.enter_context(radar.ws.lock(REPRO_LOCK))
+        except WorkspaceError:
+            break  # another worker took the queue over
+        with held:
+            stopped = _work(radar, say, max_runs, done)
     return done
+
+
+def _work(radar: Radar, say: Log, max_runs: int, done: list[dict[str, Any]]) -> bool:
+    """Run queued runs (appended to ``done``) until none waits or ``max_runs`` are done; True when told to stop."""
+    from radar.repro import runner
+
+    while not max_runs or len(done) < max_runs:
+        with radar.store() as store:
+            waiting = queued_runs(store)
+            if not waiting:
+                break
+            run_id = waiting[0]["id"]
+            runner.check_device(waiting[0]["params"].get("device", "auto"))
+            say(f"{run_id}: starting ({len(waiting) - 1} more queued)")
+            proc = runner.start(store, run_id)
+            run = runner.wait(store, run_id, proc)
+        verdict = ((run.get("result") or {}).get("verdict") or {}).get("overall", "")
+        say(
+            f"{run_id}: {run['status']}"
+            + (f", {verdict}" if verdict else "")
+            + (f" ({run['error']})" if run["error"] else "")
+        )
+        done.append(run)
+        if run["status"] == "cancelled" and "stopped by" in (run["error"] or ""):
+            return True  # the worker itself was told to stop
+    return False
 
 
 def start_queue_worker(radar: Radar) -> int | None:
