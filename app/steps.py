@@ -692,15 +692,21 @@ def start_queue_worker(radar: Radar) -> int | None:
             pass
     except WorkspaceError:
         return None  # a worker is draining the queue already; it picks up the new runs
-    radar.ws.runs_dir.mkdir(parents=True, exist_ok=True)
-    with open(radar.ws.runs_dir / "queue.log", "ab") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "radar.app.cli", "--workspace", str(radar.ws.root), "repro", "work"],
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    log = radar.ws.runs_dir / "queue.log"
+    try:
+        radar.ws.runs_dir.mkdir(parents=True, exist_ok=True)
+        with open(log, "ab") as out:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "radar.app.cli", "--workspace", str(radar.ws.root), "repro", "work"],
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+    except OSError as exc:  # a full disk or a process limit: one line for the CLI and the dashboard, run stays queued
+        raise WorkspaceError(
+            f"could not start the queue worker ({exc.strerror or exc}); the run stays queued: `radar repro work`"
+        ) from exc
     return proc.pid
 
 
