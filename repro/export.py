@@ -465,12 +465,24 @@ def _math_prompt(prompt: str) -> str:
     return prompt if ("boxed" in low or "####" in prompt or "final answer" in low) else prompt + boxed
 
 
+_HYDRA_PLAIN = re.compile(r"[A-Za-z0-9_./~+\-@]*")
+
+
 def _hydra(value: Any) -> str:
+    """A value in Hydra's override grammar: a string with any of its special characters (``, = : ( ) [ ] { }``,
+    spaces, quotes, ``${``) is single-quoted with its quotes and interpolations escaped, so a model path such as
+    ``/m/a,b=c`` reaches verl as one string (the shell quoting is applied on top, in the launch script).
+    Backslashes are left alone (Hydra un-escapes them only before a quote); a trailing run is doubled."""
     if isinstance(value, bool):
         return "True" if value else "False"
     if isinstance(value, list):
-        return "[" + ",".join(map(str, value)) + "]"
-    return str(value)
+        return "[" + ",".join(_hydra(v) for v in value) + "]"
+    text = str(value)
+    if isinstance(value, str) and not _HYDRA_PLAIN.fullmatch(text):
+        body = text.replace("'", "\\'").replace("${", "\\${")
+        tail = len(body) - len(body.rstrip("\\"))
+        return "'" + body + "\\" * tail + "'"
+    return text
 
 
 _GRPO_FIELDS = {

@@ -412,16 +412,7 @@ def train_arm(
         "heldout_pass1": accuracy(model, tokenizer, task, eval_sets["eval"], model.device, samples=pass_samples),
         "ood_greedy": accuracy(model, tokenizer, task, eval_sets["ood"], model.device, greedy=True),
     }
-    done = trainer.state.global_step
-    return {
-        "steps": done,
-        "seconds": round(seconds, 2),
-        "steps_per_s": round(done / seconds, 3) if seconds else None,
-        "eval_seconds": round(time.perf_counter() - started - seconds, 2),
-        "final": {k: round(v, 4) for k, v in final.items()},
-        "eval_accuracy": round(final["heldout_greedy"], 4),
-        "profile": profile,
-    }
+    return _arm_result(trainer.state.global_step, seconds, started, final, profile)
 
 
 def train_checkpoint_arm(
@@ -509,7 +500,13 @@ def train_checkpoint_arm(
             model, tokenizer, eval_rows, max_new_tokens=budget, batch=batch, greedy=False, samples=preset.pass_samples
         ),
     }
-    done = trainer.state.global_step
+    return _arm_result(trainer.state.global_step, seconds, started, final, profile)
+
+
+def _arm_result(
+    done: int, seconds: float, started: float, final: dict[str, float], profile: dict[str, Any]
+) -> dict[str, Any]:
+    """One arm's summary: steps and time of training (evaluation after it), final held-out scores, profile."""
     return {
         "steps": done,
         "seconds": round(seconds, 2),

@@ -489,3 +489,16 @@ def test_math_run_export_writes_the_data_sets_prompts_and_answers(tmp_path: Path
         assert row["prompt"][0]["content"] == user_text(gt["prompt"]) and gt["answer"] == by_prompt[gt["prompt"]]
     assert {json.loads(r["reward_model"]["ground_truth"])["prompt"] for r in val} <= {r["prompt"] for r in data.eval}
     assert not {r["prompt"][0]["content"] for r in val} & {r["prompt"][0]["content"] for r in train}
+
+
+def test_hydra_values_with_special_characters_are_one_quoted_string() -> None:
+    """A model path or name with Hydra's special characters is single-quoted (quotes and ${ escaped); plain
+    values, numbers and booleans are written as before."""
+    from radar.repro.export import _hydra
+
+    assert _hydra("/models/qwen2.5-0.5b-instruct") == "/models/qwen2.5-0.5b-instruct"
+    assert _hydra(1e-6) == "1e-06" and _hydra(True) == "True" and _hydra([1, 2]) == "[1,2]"
+    assert _hydra("/m/a,b=c") == "'/m/a,b=c'"
+    assert _hydra("dapo vs grpo") == "'dapo vs grpo'"
+    assert _hydra("it's ${oops}") == "'it\\'s \\${oops}'"
+    assert _hydra("C:\\dir\\") == "'C:\\dir\\\\'"  # a trailing backslash would escape the closing quote

@@ -108,6 +108,11 @@ def score_terms(
     recent, n = recent_n if recent_n is not None else recent_counts(table, win)
     rows = day_rows(table, win.baseline_start, win.baseline_last)
     base, m = segments(*rows) if segments is not None else stratum_counts(table, *rows)
+    return score_counts(recent, n, base, m, cfg)
+
+
+def score_counts(recent: Any, n: np.ndarray, base: Any, m: np.ndarray, cfg: TrendsConfig) -> Scored:
+    """The stratified test of every column with enough documents: recent (strata x columns) against base."""
     keep = comparable(n, m, cfg.min_stratum_docs)
     observed = np.asarray(recent[keep].sum(axis=0)).ravel()
     scale = np.where(keep, n / np.maximum(m, 1), 0.0)

@@ -22,9 +22,8 @@ import numpy as np
 from radar.analysis.trends.cache import TermTable, day_date
 from radar.analysis.trends.config import TrendsConfig, Windows, earlier_baseline, period_label, span
 from radar.analysis.trends.counts import day_rows, stratum_counts
-from radar.analysis.trends.emerging import RecentCounts, Scored, bursts, rising, score_columns
+from radar.analysis.trends.emerging import RecentCounts, Scored, bursts, rising, score_columns, score_counts
 from radar.analysis.trends.result import TermTrend
-from radar.analysis.trends.stats import comparable, stratified_test
 from radar.analysis.trends.terms import NAME_PREFIX
 
 # stem (letters, inner hyphens), version (digits, minor parts), an optional one-letter tag, then a variant tail
@@ -115,17 +114,9 @@ def _has_digit(table: TermTable, cols: np.ndarray) -> np.ndarray:
 
 def score_families(fams: Families, win: Windows, cfg: TrendsConfig, recent_n: RecentCounts) -> Scored:
     """``emerging.score_terms`` for families: "columns" are family indices."""
-    table = fams.table
     recent, n = recent_n
-    base, m = fams.counts(*day_rows(table, win.baseline_start, win.baseline_last))
-    keep = comparable(n, m, cfg.min_stratum_docs)
-    observed = np.asarray(recent[keep].sum(axis=0)).ravel()
-    scale = np.where(keep, n / np.maximum(m, 1), 0.0)
-    expected = np.asarray(base.T @ scale).ravel()
-    columns = np.flatnonzero((observed >= cfg.min_count) | (expected >= 2 * cfg.min_count))
-    test = stratified_test(recent[:, columns].toarray(), n, base[:, columns].toarray(), m, cfg.min_stratum_docs)
-    total = np.asarray(recent[:, columns].sum(axis=0)).ravel()
-    return Scored(columns, test, total)
+    base, m = fams.counts(*day_rows(fams.table, win.baseline_start, win.baseline_last))
+    return score_counts(recent, n, base, m, cfg)
 
 
 def family_lists(
