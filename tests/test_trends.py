@@ -303,3 +303,27 @@ def test_family_launch_and_successor_decline(corpus_ws: Workspace) -> None:
     assert "zeta-2" not in _terms(before, "declining")
     assert "steady morphing" not in _terms(result, "declining")  # a steady term does not fall
     assert "quantum sparsifier" in _terms(result)
+
+
+def test_a_new_spelling_of_an_old_name_is_not_a_new_method(workspace: Workspace) -> None:
+    """Vorlax-3 is used from January; in June papers start writing Vorlax3. Only ZORPO is new in June."""
+    import random
+
+    from tests.trends_data import make_doc
+
+    rng = random.Random(7)
+    with workspace.store() as store:
+        base_corpus(store)
+        old = [
+            make_doc(rng, f"vx-old-{i}", date(2025, 1, 10 + i), "arxiv", "cs.LG", ["We fine-tune Vorlax-3 on it"])
+            for i in range(6)
+        ]
+        new = [
+            make_doc(rng, f"vx-new-{i}", date(2025, 6, 5 + i), "arxiv", "cs.LG", ["We fine-tune Vorlax3 on it"])
+            for i in range(12)
+        ]
+        store.upsert_documents(old + new)
+        result = trends_of(workspace, store, as_of=AS_OF, window="month")
+    names = {m["name"] for m in result["new_methods"]}
+    assert "ZORPO" in names
+    assert not {"Vorlax3", "Vorlax-3"} & names

@@ -10,6 +10,7 @@ case are one method (the most frequent spelling names it).
 
 from __future__ import annotations
 
+import re
 from datetime import date, timedelta
 
 import numpy as np
@@ -19,6 +20,11 @@ from radar.analysis.trends.config import TrendsConfig, Windows, period_label
 from radar.analysis.trends.counts import day_rows, period_stratum_counts, stratum_counts
 from radar.analysis.trends.result import NewMethod
 from radar.analysis.trends.stats import stratified_test
+
+
+def spelling_key(term: str) -> str:
+    """One key for the spellings of a name: case, hyphens, underscores and spaces ignored (Qwen-3 = Qwen3)."""
+    return re.sub(r"[-_ ]+", "", term.lower())
 
 
 def name_columns(table: TermTable) -> np.ndarray:
@@ -40,6 +46,12 @@ def new_methods(table: TermTable, win: Windows, cfg: TrendsConfig, window: str, 
     seen = first >= 0
     names, first = names[seen], first[seen]
     first_day = table.day[first]
+    # A name is new when no spelling of it was seen before (Qwen-3 after Qwen3, GPT5 after GPT-5 are not new).
+    keys = [spelling_key(table.term(int(col))) for col in names]
+    earliest: dict[str, int] = {}
+    for key, day in zip(keys, first_day.tolist(), strict=True):
+        earliest[key] = min(day, earliest.get(key, day))
+    first_day = np.array([earliest[key] for key in keys], dtype=first_day.dtype)
     fresh = (first_day > horizon) & (first_day <= as_of_day) & (first_day >= data_start + cfg.burn_in_days)
     names, first = names[fresh], first[fresh]
     if not len(names):
@@ -51,10 +63,10 @@ def new_methods(table: TermTable, win: Windows, cfg: TrendsConfig, window: str, 
         first[counts >= cfg.min_method_count],
         counts[counts >= cfg.min_method_count],
     )
-    # one method per case-insensitive spelling: the most frequent spelling wins
+    # one method per spelling (case, hyphens, spaces): the most frequent spelling wins
     best: dict[str, int] = {}
     for i, col in enumerate(names):
-        key = table.term(int(col)).lower()
+        key = spelling_key(table.term(int(col)))
         if key not in best or counts[i] > counts[best[key]]:
             best[key] = i
     keep = np.array(sorted(best.values()), dtype=np.int64)
