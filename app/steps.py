@@ -692,7 +692,7 @@ def start_queue_worker(radar: Radar) -> int | None:
             pass
     except WorkspaceError:
         return None  # a worker is draining the queue already; it picks up the new runs
-    log = radar.ws.runs_dir / "queue.log"
+    log = radar.ws.queue_log_path
     try:
         radar.ws.runs_dir.mkdir(parents=True, exist_ok=True)
         with open(log, "ab") as out:

@@ -19,6 +19,7 @@ from typing import Any
 
 import torch
 
+from radar.repro.errors import ReproError
 from radar.repro.mathreward import equivalent, final_answer, has_final_marker
 
 PROMPT_SUFFIX = "\nPut your final answer within \\boxed{}."
@@ -116,6 +117,11 @@ def math_accuracy(
     device = next(model.parameters()).device
     eos = eos_ids(tokenizer, getattr(getattr(model, "generation_config", None), "eos_token_id", None))
     specials = frozenset(int(i) for i in tokenizer.all_special_ids)
+    if not eos:  # a completion counts only when it stops on an end-of-sequence token: none means none can count
+        raise ReproError(
+            "the checkpoint's tokenizer has no end-of-sequence token (eos_token in tokenizer_config.json or "
+            "eos_token_id in generation_config.json); set one and run again"
+        )
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else min(eos)
     encoded = [prompt_ids(r["prompt"], tokenizer) for r in rows]
     right = total = 0

@@ -65,6 +65,11 @@ class Workspace:
         return self.root / "locks"
 
     @property
+    def queue_log_path(self) -> Path:
+        """The output of the reproduction queue's worker (`radar repro work` started by weekly or the dashboard)."""
+        return self.runs_dir / "queue.log"
+
+    @property
     def vector_dir(self) -> Path:
         return self.index_dir / "vectors"
 

@@ -449,3 +449,18 @@ def test_toy_tasks_get_the_same_profile(tmp_path: Path) -> None:
     for key in ("step_s", "generate_s", "train_s", "ref_s", "tokens_per_s", "peak_mem_gb", "ref_mem_gb"):
         assert prof[key] > 0, (key, prof)
     assert prof["generate_s"] + prof["reward_s"] + prof["ref_s"] <= prof["step_s"]
+
+
+def test_scoring_without_an_end_of_sequence_token_is_one_clear_error(tiny: dict[str, Path]) -> None:
+    """No EOS anywhere (tokenizer, generation config): no completion could count, so scoring says how to fix it."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from radar.repro.mathpolicy import math_accuracy
+
+    tok = AutoTokenizer.from_pretrained(tiny["model"])
+    model = AutoModelForCausalLM.from_pretrained(tiny["model"])
+    tok.eos_token, tok.pad_token = None, None
+    model.generation_config.eos_token_id = None
+    rows = [{"prompt": "1+1?", "answer": "2"}]
+    with pytest.raises(ReproError, match="no end-of-sequence token"):
+        math_accuracy(model, tok, rows, max_new_tokens=4, batch=1)
