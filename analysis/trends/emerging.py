@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import scipy.sparse as sp
@@ -372,24 +372,14 @@ def _item(
     base_rows: tuple[int, int],
     rising: bool,
 ) -> TermTrend:
-    t = scored.test
     col = int(scored.columns[idx])
-    docs = max(float(scored.docs[idx]), 1.0)
     first = int(table.first_row[col])
     lo, hi = rows if rising else base_rows
     return {
         "term": table.readable(col),
         "aliases": [table.readable(int(scored.columns[a])) for a in aliases],
         "keys": [table.term(col), *[table.term(int(scored.columns[a])) for a in aliases]],  # term cache keys
-        "score": round(float(t.llr[idx]), 2),
-        "z": round(float(t.z[idx]), 2),
-        "ratio": round(float(t.ratio[idx]), 3),
-        "ratio_bound": round(float(t.ratio_low[idx] if rising else t.ratio_high[idx]), 3),
-        "recent_count": int(scored.recent_total[idx]),
-        "compared_count": int(t.observed[idx]),
-        "expected_count": round(float(t.expected_base[idx]), 2),
-        "recent_share": round(float(t.observed[idx]) / docs, 6),
-        "baseline_share": round(float(t.expected_base[idx]) / docs, 6),
+        **stat_fields(scored, idx, rising),
         "first_seen": day_date(int(table.day[first])).isoformat() if first >= 0 else None,
         "example_ids": _examples(table, col, lo, hi),
     }
@@ -407,3 +397,32 @@ def bursts(
     period_docs = docs.sum(axis=1)
     base = (docs @ per_stratum_rate) / np.maximum(period_docs, 1)[:, None]  # expected rate per period at its mix
     return kleinberg_active(counts.sum(axis=1), period_docs, base)
+
+
+class StatFields(TypedDict):
+    score: float
+    z: float
+    ratio: float
+    ratio_bound: float
+    recent_count: int
+    compared_count: int
+    expected_count: float
+    recent_share: float
+    baseline_share: float
+
+
+def stat_fields(scored: Scored, idx: int, rising: bool) -> StatFields:
+    """The test's statistics of one scored column, as a trend item carries them (terms and families alike)."""
+    t = scored.test
+    docs = max(float(scored.docs[idx]), 1.0)
+    return {
+        "score": round(float(t.llr[idx]), 2),
+        "z": round(float(t.z[idx]), 2),
+        "ratio": round(float(t.ratio[idx]), 3),
+        "ratio_bound": round(float(t.ratio_low[idx] if rising else t.ratio_high[idx]), 3),
+        "recent_count": int(scored.recent_total[idx]),
+        "compared_count": int(t.observed[idx]),
+        "expected_count": round(float(t.expected_base[idx]), 2),
+        "recent_share": round(float(t.observed[idx]) / docs, 6),
+        "baseline_share": round(float(t.expected_base[idx]) / docs, 6),
+    }

@@ -22,7 +22,15 @@ import numpy as np
 from radar.analysis.trends.cache import TermTable, day_date
 from radar.analysis.trends.config import TrendsConfig, Windows, earlier_baseline, period_label, span
 from radar.analysis.trends.counts import day_rows, stratum_counts
-from radar.analysis.trends.emerging import RecentCounts, Scored, bursts, rising, score_columns, score_counts
+from radar.analysis.trends.emerging import (
+    RecentCounts,
+    Scored,
+    bursts,
+    rising,
+    score_columns,
+    score_counts,
+    stat_fields,
+)
 from radar.analysis.trends.result import TermTrend
 from radar.analysis.trends.terms import NAME_PREFIX
 
@@ -208,10 +216,9 @@ def _display(fams: Families, fam: int) -> str:
 def _item(
     fams: Families, scored: Scored, idx: int, win: Windows, window: str, starts: list[date], lo: int, hi: int
 ) -> TermTrend:
-    table, t = fams.table, scored.test
+    table = fams.table
     fam = int(scored.columns[idx])
     members = _members(fams, fam)
-    docs = max(float(scored.docs[idx]), 1.0)
     first_rows = table.first_row[members]
     first = int(first_rows[first_rows >= 0].min()) if (first_rows >= 0).any() else -1
     cols, _ = fams.select(np.array([fam]))
@@ -221,15 +228,7 @@ def _item(
         "term": table.readable(int(members[0])),
         "aliases": [table.readable(int(c)) for c in members[1:]],
         "keys": [table.term(int(c)) for c in members],
-        "score": round(float(t.llr[idx]), 2),
-        "z": round(float(t.z[idx]), 2),
-        "ratio": round(float(t.ratio[idx]), 3),
-        "ratio_bound": round(float(t.ratio_low[idx] if t.llr[idx] >= 0 else t.ratio_high[idx]), 3),
-        "recent_count": int(scored.recent_total[idx]),
-        "compared_count": int(t.observed[idx]),
-        "expected_count": round(float(t.expected_base[idx]), 2),
-        "recent_share": round(float(t.observed[idx]) / docs, 6),
-        "baseline_share": round(float(t.expected_base[idx]) / docs, 6),
+        **stat_fields(scored, idx, rising=bool(scored.test.llr[idx] >= 0)),
         "first_seen": day_date(int(table.day[first])).isoformat() if first >= 0 else None,
         "example_ids": [table.ids[lo + int(r)] for r in rows[::-1][:3]],
         "coherence": None,
