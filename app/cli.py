@@ -7,27 +7,17 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import re
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from radar.store.errors import RadarError
+from radar.store.errors import RadarError, one_line
 
 # Each module has register(subparsers); add a stage's command module here.
 COMMAND_MODULES = tuple(
     f"radar.app.cmd_{name}"
     for name in ("core", "index", "tag", "repro", "app", "report", "trends", "admin", "methods", "people")
 )
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # and the Unicode line/paragraph separators
-
-
-def one_line(message: str) -> str:
-    """An error message that stays one line on the terminal: control characters (a newline or an escape
-    code in a value the user typed or a file held) are shown escaped."""
-    return _CONTROL.sub(lambda m: ascii(m.group())[1:-1], message)
 
 
 class _Parser(argparse.ArgumentParser):

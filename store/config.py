@@ -12,7 +12,7 @@ import tomllib
 import types
 import typing
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -183,6 +183,10 @@ def dataclass_from(cls: type, table: Mapping[str, Any], where: str) -> Any:
     allowed = {f.name for f in fields(cls)}
     check_keys(table, allowed, where)
     check_types(cls, table, where)
+    required = [f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING and f.init]
+    missing = [name for name in required if name not in table]
+    if missing:
+        raise ConfigError(f"{where}: missing {', '.join(missing)}; add {missing[0]} = ... to this table")
     kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in table.items()}
     try:
         return cls(**kwargs)
@@ -210,7 +214,7 @@ def parse_config(text: str, origin: str = "radar.toml") -> Config:
     for i, table in enumerate(source_tables):
         name = table.get("name", f"#{i + 1}")
         name = name if isinstance(name, str) else f"#{i + 1}"
-        sources.append(dataclass_from(SourceConfig, table, f"{origin} [[sources]] '{name}'"))
+        sources.append(dataclass_from(SourceConfig, table, f"{origin} [[sources]] {name!r}"))
     names = [s.name for s in sources]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:

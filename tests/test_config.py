@@ -33,6 +33,8 @@ def test_default_config_parses_with_arxiv_politeness() -> None:
         ('[[sources]]\nname="a"\ntype="feed"\nurl="x"\ncolour="red"', "unknown key(s) colour"),
         ('[[sources]]\nname="a"\ntype="feed"\nurl="x"\n[[sources]]\nname="a"\ntype="feed"\nurl="y"', "rename a"),
         ("[crawl]\nmax_retries = 1000", "retries are bounded"),
+        ('[[sources]]\nname="a"\nurl="x"', "'a': missing type; add type = "),
+        ('[[sources]]\nname="a\\nb"\nurl="x"', "'a\\\\nb': missing type"),
         ("this is = not [toml", "not valid TOML"),
     ],
 )

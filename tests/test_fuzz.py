@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from radar.crawler.errors import FeedParseError
@@ -34,7 +34,9 @@ SCALE = max(1, int(os.environ.get("RADAR_FUZZ_SCALE", "1")))
 EXAMPLES = {
     k: n * SCALE for k, n in {"line": 2500, "raw": 500, "import": 60, "toml": 1500, "feed": 300, "cli": 250}.items()
 }
-FUZZ = settings(deadline=None, suppress_health_check=list(HealthCheck), database=None)
+# CI (scale 1) draws the same cases every run, so a landing never hangs on a lucky draw; the long run
+# (benchmarks/fuzz_long.py, scale > 1) explores afresh, and what it finds is pinned below with @example.
+FUZZ = settings(deadline=None, suppress_health_check=list(HealthCheck), database=None, derandomize=SCALE == 1)
 
 TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40)
 WILD_TEXT = st.one_of(
@@ -210,6 +212,8 @@ def load_everything(text: str) -> None:
 
 @settings(FUZZ, max_examples=EXAMPLES["toml"])
 @given(text=st.one_of(radar_toml(), st.text(max_size=200)))
+@example(text='[[sources]]\n"name" = "\\n"\n')  # found by a random CI draw: the name's newline reached the message
+@example(text='[[sources]]\n"type" = false\n"name" = "\\n"\n')
 def test_any_radar_toml_loads_or_is_one_line_error(text: str) -> None:
     try:
         load_everything(text)
