@@ -11,6 +11,9 @@ model or the window settings (a stale file is simply not used):
 
     .venv/bin/python data/build_embeddings.py [--limit N] [--out PATH]
 
+`--labels` writes the shipped labeled papers' vectors instead (analysis/tags/labels/vectors.npz, about a
+minute), which `radar tag` uses in a workspace that never imported them.
+
 On a busy machine, shards run at once and are joined (`--shard 0/3` ... `--shard 2/3`, then `--merge`);
 `--harvest WS...` writes what stopped or running build workspaces hold so far.
 
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
 import itertools
 import sys
 import tempfile
@@ -32,10 +36,12 @@ import numpy as np
 DATA = Path(__file__).resolve().parent
 sys.path.insert(0, str(DATA.parent))  # run from a checkout without an install too
 
-from radar.app import steps  # noqa: E402
+from radar.analysis.tags.training import SHIPPED_VECTORS, shipped_papers  # noqa: E402
+from radar.app import steps, wiring  # noqa: E402
 from radar.app.cmd_core import DEMO_FEEDS, demo_config  # noqa: E402
 from radar.app.context import Radar  # noqa: E402
 from radar.crawler.snapshot import import_snapshot  # noqa: E402
+from radar.index.embedder import document_text  # noqa: E402
 from radar.index.prebuilt import merge_prebuilt, write_prebuilt  # noqa: E402
 from radar.store import Workspace  # noqa: E402
 from radar.store.config import DEFAULT_CONFIG_TEXT  # noqa: E402
@@ -101,6 +107,30 @@ def build(
     return {"model_id": model_id, "vectors": len(ids), "embed_seconds": round(seconds, 1), "out": str(out)}
 
 
+def build_labels(out: Path) -> dict[str, object]:
+    """Embed the shipped labeled papers exactly as `radar tag` does in a workspace that holds none of them
+    (app/wiring.tag_vectors: the default model, one text per paper), keyed by the text hash it looks up."""
+    with tempfile.TemporaryDirectory(prefix="radar-embed-") as tmp:
+        ws, _ = Workspace.init(Path(tmp) / "ws")
+        with ws.store() as store:
+            vectors = wiring.tag_vectors(Radar(ws), store, allow_empty=True)
+        papers = shipped_papers()
+        ids = sorted(papers)
+        texts = [document_text(*papers[i]) for i in ids]
+        started = time.perf_counter()
+        embedded = vectors.embed(texts)
+        seconds = time.perf_counter() - started
+        write_prebuilt(
+            out,
+            model_id=vectors.model_id,
+            ids=ids,
+            hashes=[hashlib.sha1(t.encode()).hexdigest() for t in texts],
+            vectors=embedded,
+            stamp={"labeled_papers": len(ids), "key": "sha1(document_text)", "embed_seconds": round(seconds, 1)},
+        )
+    return {"model_id": vectors.model_id, "vectors": len(ids), "embed_seconds": round(seconds, 1), "out": str(out)}
+
+
 def harvest(workspaces: list[Path], out: Path) -> int:
     """Write the vectors already stored in build workspaces (e.g. of shards still running or stopped) to ``out``;
     returns how many. A later full run replaces the file."""
@@ -152,7 +182,13 @@ def main() -> None:
     ap.add_argument("--merge", nargs="+", type=Path, metavar="PART", help="join shard files into --out and stop")
     ap.add_argument("--work", type=Path, help="keep the build workspace here; an earlier one resumes where it stopped")
     ap.add_argument("--harvest", nargs="+", type=Path, metavar="WS", help="write what build workspaces hold so far")
+    ap.add_argument("--labels", action="store_true", help=f"the shipped labeled papers instead -> {SHIPPED_VECTORS}")
     args = ap.parse_args()
+    if args.labels:
+        out = args.out if args.out != DATA / "snapshot_vectors.npz" else SHIPPED_VECTORS
+        result = build_labels(out)
+        print(f"{result['vectors']:,} labeled papers by {result['model_id']} in {result['embed_seconds']} s -> {out}")
+        return
     if args.harvest:
         n = harvest(args.harvest, args.out)
         print(

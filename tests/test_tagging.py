@@ -6,6 +6,7 @@ import json
 import shutil
 import sqlite3
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import pytest
@@ -14,13 +15,22 @@ from radar.analysis.tags.config import TaggingConfig
 from radar.analysis.tags.errors import TaggingError
 from radar.analysis.tags.keywords import KeywordMatcher
 from radar.analysis.tags.model import best_threshold
-from radar.analysis.tags.tagger import decide, saved_model, tag_documents
+from radar.analysis.tags.tagger import Vectors, decide, saved_model, tag_documents
 from radar.analysis.tags.taxonomy import DEFAULT_TAXONOMY, load_taxonomy_file, parse_taxonomy
-from radar.analysis.tags.training import DEV2_LABELS, DEV_LABELS, read_label_file, shipped_papers
+from radar.analysis.tags.training import (
+    DEV2_LABELS,
+    DEV_LABELS,
+    SHIPPED_VECTORS,
+    read_label_file,
+    shipped_papers,
+)
 from radar.app import wiring
 from radar.app.context import Radar
+from radar.index.embedder import Embedder, document_text
+from radar.index.prebuilt import PrebuiltVectors
 from radar.store import Workspace
 from tests.cli_helpers import run_cli
+from tests.test_demo import MIN_COSINE  # int8 ONNX embedding depends on the batch; see there
 
 TAXONOMY = load_taxonomy_file(DEFAULT_TAXONOMY)
 
@@ -141,6 +151,42 @@ def test_shipped_dev_labels_are_the_shared_ones_and_valid() -> None:
     texts = shipped_papers()
     assert set(labels) | set(dev2) <= set(texts)
     assert all(title and abstract for title, abstract in texts.values())
+
+
+def test_shipped_labeled_vectors_are_what_embedding_gives_and_are_used(tmp_path: Path) -> None:
+    """analysis/tags/labels/vectors.npz (data/build_embeddings.py --labels) is stamped with the default model,
+    holds every shipped paper, and gives the vectors embedding from scratch gives; `radar tag` then embeds none
+    of them, and under another model id it embeds them all."""
+    ws, _ = Workspace.init(tmp_path / "ws")
+    with ws.store() as store:
+        real = wiring.tag_vectors(Radar(ws), store, allow_empty=True)
+    shipped = PrebuiltVectors.open(SHIPPED_VECTORS)
+    assert shipped.model_id == real.model_id, "rebuild it: data/build_embeddings.py --labels"
+    papers = shipped_papers()
+    assert len(shipped) == len(papers)
+    sample = sorted(papers)[::75]  # 20 papers
+    texts = {i: papers[i] for i in sample}
+    fresh = real.embed([document_text(*texts[i]) for i in sample])
+    embedded: list[int] = []
+
+    def counting() -> Embedder:
+        embedder = real.make_embedder()
+
+        class Counting:
+            def embed(self, batch: list[str]) -> np.ndarray:
+                embedded.append(len(batch))
+                return embedder.embed(batch)
+
+        return cast(Embedder, Counting())
+
+    with ws.store() as store:
+        reused = Vectors(real.model_id, real.precision, tmp_path / "cache", counting).for_texts(store, sample, texts)
+        assert embedded == []
+        cosine = np.sum(reused * fresh, axis=1) / np.linalg.norm(fresh, axis=1) / np.linalg.norm(reused, axis=1)
+        assert cosine.min() >= MIN_COSINE, "rebuild it: data/build_embeddings.py --labels"
+        other = Vectors(real.model_id + "/other", real.precision, tmp_path / "cache", counting)
+        other.for_texts(store, sample, texts)
+        assert embedded == [len(sample)]
 
 
 @pytest.mark.parametrize(

@@ -28,8 +28,16 @@ from radar.analysis.tags.errors import TaggingError
 from radar.analysis.tags.features import FeatureSpace
 from radar.analysis.tags.model import WEAK_WEIGHT, TagModel, TagRule, fit_tag
 from radar.analysis.tags.taxonomy import DEFAULT_TAXONOMY, Taxonomy, load_taxonomy_file
-from radar.analysis.tags.training import SHIPPED_LABELS, Examples, read_label_file, shipped_papers
+from radar.analysis.tags.training import (
+    SHIPPED_LABELS,
+    SHIPPED_VECTORS,
+    Examples,
+    read_label_file,
+    shipped_papers,
+)
 from radar.index.embedder import Embedder, document_text
+from radar.index.errors import IndexError_
+from radar.index.prebuilt import PrebuiltVectors
 from radar.store import Store
 from radar.store.files import write_bytes_atomic
 
@@ -49,12 +57,14 @@ class Vectors:
     """The workspace's embedding model, and a lazily made embedder for texts it has no vector for.
 
     ``make_embedder`` builds an embedder of that model and precision (the composition root's resolver);
-    ``cache_dir`` holds the example-vector cache (shared across workspaces with the model cache)."""
+    ``cache_dir`` holds the example-vector cache (shared across workspaces with the model cache);
+    ``shipped`` the labeled papers' prebuilt vectors, used where its model id and a text's hash match."""
 
     model_id: str
     precision: str
     cache_dir: Path
     make_embedder: Callable[[], Embedder]
+    shipped: Path | None = SHIPPED_VECTORS
     _embedder: Embedder | None = None
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -62,13 +72,24 @@ class Vectors:
             self._embedder = self.make_embedder()
         return np.asarray(self._embedder.embed(list(texts)), dtype=np.float32)
 
+    def _shipped_vectors(self, wanted: Sequence[tuple[str, str]]) -> dict[str, np.ndarray]:
+        """{id: vector} of ``wanted`` (id, text hash) that the shipped file holds for this model and text."""
+        if self.shipped is None or not self.shipped.is_file():
+            return {}
+        try:
+            hits, found = PrebuiltVectors.open(self.shipped).take(self.model_id, wanted)
+        except (IndexError_, OSError, ValueError, KeyError):
+            return {}  # a damaged shipped file: embed as if it were absent
+        return dict(zip(hits, found, strict=True))
+
     def cache_path(self) -> Path:
         digest = hashlib.sha1(self.model_id.encode()).hexdigest()[:12]
         return self.cache_dir / f"tag-examples-{digest}.npz"
 
     def for_texts(self, store: Store, ids: Sequence[str], texts: dict[str, tuple[str, str]]) -> np.ndarray:
-        """Vectors of ``ids``: stored ones for their current content, else cached by text, else embedded
-        now (and cached: the shipped labeled papers are embedded once per model, not per workspace)."""
+        """Vectors of ``ids``: stored ones for their current content, else cached by text, else shipped (the
+        labeled papers, default model), else embedded now; what was not cached is cached (once per model,
+        not per workspace)."""
         stored = store.current_vectors(ids, self.model_id)
         keys = {i: hashlib.sha1(document_text(*texts[i]).encode()).hexdigest() for i in ids if i not in stored}
         cache: dict[str, np.ndarray] = {}
@@ -80,9 +101,13 @@ class Vectors:
             except (OSError, ValueError, KeyError):
                 cache = {}  # a damaged or older cache is rebuilt
         missing = [i for i, key in keys.items() if key not in cache]
+        found = self._shipped_vectors([(i, keys[i]) for i in missing]) if missing else {}
+        cache.update((keys[i], vector) for i, vector in found.items())
+        missing = [i for i in missing if i not in found]
         if missing:
             fresh = self.embed([document_text(*texts[i]) for i in missing])
             cache.update(zip((keys[i] for i in missing), fresh, strict=True))
+        if found or missing:
             buf = io.BytesIO()
             np.savez(buf, keys=np.array(sorted(cache)), vectors=np.stack([cache[k] for k in sorted(cache)]))
             write_bytes_atomic(path, buf.getvalue())

@@ -4,7 +4,9 @@ A label file has one JSON object per line: {"id": "2503.14476", "tags": ["rl-pol
 The shipped ``labels/dev.jsonl`` and ``labels/dev2.jsonl`` (750 + 750 hand-labeled papers, copied from the
 project's shared labels; see labels/SOURCES.md) come with the papers' titles and abstracts
 (``labels/dev_papers.jsonl.gz``, ``labels/dev2_papers.jsonl.gz``), so a workspace that never imported them
-still trains; their vectors are computed once per embedding model and cached.
+still trains. Their vectors by the default embedding model ship too (``labels/vectors.npz``, built by
+``data/build_embeddings.py --labels``: int8 with a scale per row, stamped with the model id and each paper's
+text hash); under another model, or for a paper whose text changed, they are computed once and cached.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ DEV_PAPERS = LABELS_DIR / "dev_papers.jsonl.gz"
 DEV2_LABELS = LABELS_DIR / "dev2.jsonl"
 DEV2_PAPERS = LABELS_DIR / "dev2_papers.jsonl.gz"
 SHIPPED_LABELS = (DEV_LABELS, DEV2_LABELS)
+SHIPPED_VECTORS = LABELS_DIR / "vectors.npz"
 
 
 def read_label_file(path: Path, taxonomy: Taxonomy, *, drop_unknown_tags: bool = False) -> dict[str, set[str]]:
