@@ -250,9 +250,10 @@ class VocabIndex:
         return None
 
 
-def _tokenise(rows: list[DocumentText], progress: Progress | None) -> tuple[list[set[str]], dict[str, str]]:
-    """Each row's term keys, and the readable spellings of folded keys seen."""
-    surfaces: dict[str, str] = {}
+def _tokenise(
+    rows: list[DocumentText], progress: Progress | None, surfaces: dict[str, str]
+) -> tuple[list[set[str]], dict[str, str]]:
+    """Each row's term keys, and the readable spellings of folded keys seen (added to ``surfaces``)."""
     keys = []
     for n, row in enumerate(rows, 1):
         keys.append(document_terms(row.title, row.abstract, surfaces))
@@ -286,8 +287,18 @@ def term_table(cache: Path, store: Store, progress: Progress | None = None) -> T
         kept = np.array([i not in fresh_ids for i in cached.ids], dtype=bool)
         if int(kept.sum()) + len(fresh) != store.count_documents():
             cached, fresh = None, list(store.text_rows(""))  # something was deleted: start over
-    keysets, surfaces = _tokenise(fresh, progress)
-    return _assemble(cache, cached, kept if cached is not None else None, fresh, keysets, surfaces, fingerprint)
+    # the cached readable spellings go in first, so a key the new rows show as itself reads as itself, as it
+    # would in a fresh build (which tokenises the old rows first)
+    seeded = (
+        {cached.vocab[int(c)]: cached.surface_forms[i] for i, c in enumerate(cached.surface_cols)}
+        if cached is not None
+        else {}
+    )
+    keysets, surfaces = _tokenise(fresh, progress, dict(seeded))
+    unfolded = {k for k, form in seeded.items() if surfaces.get(k) == k}
+    return _assemble(
+        cache, cached, kept if cached is not None else None, fresh, keysets, surfaces, fingerprint, unfolded
+    )
 
 
 def _assemble(
@@ -298,8 +309,10 @@ def _assemble(
     keysets: list[set[str]],
     surfaces: dict[str, str],
     fingerprint: str,
+    unfolded: set[str],
 ) -> TermTable:
-    """Merge the kept rows of ``cached`` with the freshly tokenised rows, sort by day, save."""
+    """Merge the kept rows of ``cached`` with the freshly tokenised rows, sort by day, save. ``unfolded``: keys
+    of ``cached`` whose readable spelling is dropped (the new rows show them as themselves)."""
     # columns: existing keys keep theirs, new keys are appended
     index = cached.index() if cached is not None else None
     n_old_terms = len(cached.vocab) if cached is not None else 0
@@ -352,9 +365,13 @@ def _assemble(
     forms_blob, forms_off = _blob(f for _, f in added_forms)
     if cached is not None:
         blob, offsets = np.concatenate([cached.vocab.blob, blob]), _join_offsets(cached.vocab.offsets, offsets)
-        forms_blob = np.concatenate([cached.surface_forms.blob, forms_blob])
-        forms_off = _join_offsets(cached.surface_forms.offsets, forms_off)
-        surface_cols = np.concatenate([cached.surface_cols, np.array([c for c, _ in added_forms], dtype=np.int32)])
+        old_cols, old_forms = cached.surface_cols, cached.surface_forms
+        if unfolded:
+            keep = [i for i, c in enumerate(old_cols) if cached.vocab[int(c)] not in unfolded]
+            old_cols, old_forms = old_cols[keep], Strings(*_blob(old_forms[i] for i in keep))
+        forms_blob = np.concatenate([old_forms.blob, forms_blob])
+        forms_off = _join_offsets(old_forms.offsets, forms_off)
+        surface_cols = np.concatenate([old_cols, np.array([c for c, _ in added_forms], dtype=np.int32)])
     else:
         surface_cols = np.array([c for c, _ in added_forms], dtype=np.int32)
     vocab = Strings(blob, offsets)
