@@ -16,6 +16,7 @@ never mixed into one index (switching model re-embeds everything).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -141,19 +142,56 @@ def embed_windowed(
     return out / np.maximum(norms, 1e-12)
 
 
+class FastTokenizer:
+    """The part of a Hugging Face fast tokenizer that ``token_windows`` uses, on the ``tokenizers`` library alone:
+    loading it takes ~0.1 s where ``transformers.AutoTokenizer`` imports torch and transformers (~4 s of every
+    `radar search`). Used for the packaged model only, whose ids it reproduces (all 20,006 texts of the bundled
+    snapshot token for token; tests/test_index.py checks a fifth of them and odd input); other models keep
+    AutoTokenizer."""
+
+    def __init__(self, model_dir: Path) -> None:
+        from tokenizers import Tokenizer
+
+        special = json.loads((model_dir / "special_tokens_map.json").read_text(encoding="utf-8"))
+        self._tok = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        self._tok.no_padding()
+        self._tok.no_truncation()
+        self.cls_token_id = self._tok.token_to_id(special["cls_token"])
+        self.sep_token_id = self._tok.token_to_id(special["sep_token"])
+        self.pad_token_id = self._tok.token_to_id(special["pad_token"])
+
+    def __call__(
+        self, texts: list[str], *, add_special_tokens: bool, truncation: bool, max_length: int
+    ) -> dict[str, list[list[int]]]:
+        if truncation:
+            self._tok.enable_truncation(max_length)
+        else:
+            self._tok.no_truncation()
+        encoded = self._tok.encode_batch(texts, add_special_tokens=add_special_tokens)
+        return {"input_ids": [e.ids for e in encoded]}
+
+
+def load_tokenizer(cfg: EmbeddingConfig, model_dir: Path) -> Any:
+    """The packaged model's tokenizer without transformers; any other model's by AutoTokenizer."""
+    if cfg.model == "default":
+        return FastTokenizer(model_dir)
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(model_dir)
+
+
 class OnnxEmbedder:
     device = "cpu"
 
     def __init__(self, cfg: EmbeddingConfig, model_dir: Path, cache_dir: Path, *, int8: bool) -> None:
         import onnxruntime as ort
-        from transformers import AutoTokenizer
 
         from radar.index.onnx_export import export
 
         self.cfg = cfg
         self.model_id = model_id_for(cfg, model_dir, int8=int8)
         onnx_path = export(model_dir, cache_dir / model_fingerprint(model_dir), quantize=int8)
-        self.tokenizer = AutoTokenizer.from_pretrained(model_dir)
+        self.tokenizer = load_tokenizer(cfg, model_dir)
         options = ort.SessionOptions()
         options.intra_op_num_threads = cfg.threads or (os.cpu_count() or 1)
         options.inter_op_num_threads = 1

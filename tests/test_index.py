@@ -12,7 +12,7 @@ import pytest
 
 from radar.app.cli import main
 from radar.index.config import EmbeddingConfig
-from radar.index.embedder import make_embedder, model_id_for, resolve_model_dir
+from radar.index.embedder import FastTokenizer, document_text, make_embedder, model_id_for, resolve_model_dir
 from radar.index.errors import ModelNotFound
 from radar.index.search import rrf
 from radar.index.vectors import VectorIndex
@@ -293,3 +293,27 @@ def test_ray_engine_gives_the_local_engine_results(copy_of: Workspace, capsys: p
     assert run_cli(capsys, "--workspace", ws, "index", "--json").json()["embedded"] == len(stale)
     by_local = _vectors_of(copy_of, stale, model_id)
     assert min(float(by_ray[d] @ by_local[d]) for d in stale) > 0.9999
+
+
+def test_packaged_model_tokenizer_without_transformers_gives_the_same_ids() -> None:
+    """The packaged model's tokenizer is loaded with `tokenizers` alone (no torch/transformers import in
+    `radar search`); it must give AutoTokenizer's ids, or every prebuilt vector and stored index would drift."""
+    import gzip
+    import json
+
+    from transformers import AutoTokenizer
+
+    model_dir = resolve_model_dir("default")
+    reference, fast = AutoTokenizer.from_pretrained(model_dir), FastTokenizer(model_dir)
+    assert (fast.cls_token_id, fast.sep_token_id, fast.pad_token_id) == (
+        reference.cls_token_id,
+        reference.sep_token_id,
+        reference.pad_token_id,
+    )
+    with gzip.open(ROOT / "data" / "snapshot.jsonl.gz", "rt", encoding="utf-8") as fh:
+        texts = [document_text(r["title"], r["abstract"]) for i, r in enumerate(map(json.loads, fh)) if i % 5 == 0]
+    texts += ["", " ", "Ünïcödé café 中文字符 ｆｕｌｌｗｉｄｔｈ", "a\u200bb\u00adc", "\x00\x1b[31m", "GRPO " * 2000]
+    for max_length in (254, 30):
+        got = fast(texts, add_special_tokens=False, truncation=True, max_length=max_length)["input_ids"]
+        want = reference(texts, add_special_tokens=False, truncation=True, max_length=max_length)["input_ids"]
+        assert got == want
