@@ -13,6 +13,7 @@ A pure function from text to a set of keys, so the term cache can count it once 
 
 from __future__ import annotations
 
+import functools
 import re
 
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
@@ -132,6 +133,7 @@ _NAME_SUFFIX = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=1 << 18)  # called for every word of every n-gram: memoised per distinct word
 def _generic(word: str) -> bool:
     """Stop-words, generic academic words, adverbs, and past participles ("established", "based")."""
     return (
@@ -142,6 +144,7 @@ def _generic(word: str) -> bool:
     )
 
 
+@functools.lru_cache(maxsize=1 << 18)
 def fold(word: str) -> str:
     """A crude singular: enough to merge 'models'/'model' and 'policies'/'policy'."""
     if len(word) > 4 and word.endswith("ies"):
@@ -151,6 +154,7 @@ def fold(word: str) -> str:
     return word
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _name_key(token: str) -> str | None:
     token = _NAME_SUFFIX.sub("", token.rstrip(".-"))
     core = token.split("-")[0]
