@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
-from sklearn.feature_extraction.text import TfidfVectorizer
 
 from radar.reports.config import Profile, ReportConfig
 from radar.reports.period import Period
@@ -95,6 +94,8 @@ def rank(
         return []
     ranked = [Ranked(d, sorted(tags.get(d.id, {}))) for d in docs]
     corpus = [_text(d) for d in docs] + [_text(d) for d in baseline] + [_text(d) for d in liked]
+    from sklearn.feature_extraction.text import TfidfVectorizer  # here, not at every command's start
+
     try:
         matrix = TfidfVectorizer(
             stop_words="english",

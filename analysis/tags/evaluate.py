@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sklearn.model_selection import KFold
 
 from radar.analysis.tags.config import TaggingConfig
 from radar.analysis.tags.errors import TaggingError
@@ -124,6 +123,8 @@ def cross_validate(
     """K-fold cross-validated scores of the full training procedure (thresholds chosen inside each fold)."""
     cfg = cfg or TaggingConfig()
     pred = np.zeros(examples.y.shape, dtype=bool)
+    from sklearn.model_selection import KFold
+
     for train_rows, test_rows in KFold(folds, shuffle=True, random_state=seed).split(examples.ids):
         model = fit_model(examples.subset(train_rows), taxonomy, cfg, corpus, vectors.embed)
         part = examples.subset(test_rows)

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.feature_extraction.text import TfidfVectorizer
 
 from radar.analysis.tags.keywords import KeywordMatcher
 from radar.analysis.tags.taxonomy import Taxonomy
+
+if TYPE_CHECKING:  # scikit-learn is imported where features are fitted, not at every command's start
+    from sklearn.feature_extraction.text import TfidfVectorizer
 
 EMBEDDING_WEIGHT = 1.0  # the embedding block as stored (unit vectors); it has its own regression
 
@@ -37,6 +40,8 @@ class FeatureSpace:
 
     def fit(self, titles: Sequence[str], abstracts: Sequence[str]) -> FeatureSpace:
         if self.use_tfidf:
+            from sklearn.feature_extraction.text import TfidfVectorizer
+
             texts = [tfidf_text(t, a) for t, a in zip(titles, abstracts, strict=True)]
             self.vectorizer = TfidfVectorizer(
                 ngram_range=(1, 2),

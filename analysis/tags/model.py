@@ -20,14 +20,16 @@ How each tag is decided, by the examples it has:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import StratifiedKFold
 from threadpoolctl import threadpool_limits
 
 from radar.analysis.tags.features import FeatureSpace
+
+if TYPE_CHECKING:  # scikit-learn is imported where a model is fitted: not at every `radar` command's start
+    from sklearn.linear_model import LogisticRegression
 
 C = 10.0
 WEAK_WEIGHT = 0.5
@@ -80,6 +82,8 @@ class PairClassifier:
 def fit_classifier(x: sp.csr_matrix, y: np.ndarray, w: np.ndarray, dim: int) -> PairClassifier:
     # One BLAS thread: these fits are small, and on 2 shared cores a threaded BLAS made the embedding
     # regression 80x slower (2.8 s vs 0.03 s per fit, measured while other work ran).
+    from sklearn.linear_model import LogisticRegression
+
     with threadpool_limits(1):
         emb = LogisticRegression(C=C, max_iter=2000).fit(x[:, :dim].toarray(), y, sample_weight=w)
         text = LogisticRegression(C=C, solver="liblinear", max_iter=2000).fit(x[:, dim:], y, sample_weight=w)
@@ -136,6 +140,8 @@ def fit_tag(
     (meeting ``min_precision`` / ``min_recall`` there when asked, see best_threshold).
 
     ``labeled`` marks rows with a human label (weak rows train but never pick the threshold)."""
+    from sklearn.model_selection import StratifiedKFold
+
     lab = np.flatnonzero(labeled)
     folds = int(min(3, y[lab].sum(), (~y[lab]).sum()))
     if folds >= 2:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import re
 
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+from radar.analysis.trends.stop_words import ENGLISH_STOP_WORDS
 
 MAX_N = 3
 NAME_PREFIX = "@"

@@ -18,8 +18,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import sparse
-from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.linear_model import LogisticRegression
 
 from radar.reports.config import Profile, ReportConfig
 from radar.reports.period import Period
@@ -65,6 +63,9 @@ class LearnedModel:
     """Logistic regression on [embedding | TF-IDF]; ``fit`` on positives and weighted negatives."""
 
     def __init__(self, dim: int) -> None:
+        from sklearn.feature_extraction.text import TfidfVectorizer  # here, not at every command's start
+        from sklearn.linear_model import LogisticRegression
+
         self.dim = dim
         self.tfidf = TfidfVectorizer(
             stop_words="english",
