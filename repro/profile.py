@@ -156,6 +156,7 @@ class StepProfiler(TrainerCallback):
             "device": self.device,
             "steps": self.steps,
             "warmup_excluded": skip,
+            "measured_steps": len(kept),  # the means and rates below are over these
             "first_step_s": _r(self.step_times[0]) if self.step_times else None,
             "step_s": _r(wall / n),
             "step_s_median": _r(statistics.median(self.step_times[skip:])) if kept else None,
@@ -163,8 +164,8 @@ class StepProfiler(TrainerCallback):
             "reward_s": _r(rew / n),
             "ref_s": _r(ref / n),
             "train_s": _r(train / n),
-            "generated_tokens": int(generated),
-            "trained_tokens": int(trained),
+            "generated_tokens": int(self.generated_tokens),  # over all steps, like "steps"
+            "trained_tokens": int(self.trained_tokens),
             "tokens_per_s": _r(generated / wall) if wall else None,
             "gen_tokens_per_s": _r(generated / gen) if gen else None,
             "train_tokens_per_s": _r(trained / train) if train else None,

@@ -403,7 +403,9 @@ def test_profiler_leaves_out_the_warmup_cycle() -> None:
         return p.summary()
 
     s = run(4)
-    assert s["warmup_excluded"] == 2 and s["steps"] == 4 and s["generated_tokens"] == 10
+    assert s["warmup_excluded"] == 2 and s["steps"] == 4 and s["measured_steps"] == 2
+    assert s["generated_tokens"] == 20  # a total over all steps, like "steps"; the rates are over the measured ones
+    assert s["tokens_per_s"] is not None and s["tokens_per_s"] <= 10 / 0.02
     assert s["first_step_s"] >= 0.3 > s["step_s"] >= 0.01 and s["generate_s"] >= 0.01
     assert s["peak_mem_gb"] > 0.01 and s["peak_mem_kind"].startswith("peak RSS")
     short = run(2)  # too short to leave anything out
