@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import io
 from collections.abc import Callable, Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -303,7 +304,15 @@ def term_table(cache: Path, store: Store, progress: Progress | None = None) -> T
     keysets, surfaces = _tokenise(fresh, progress, dict(seeded))
     unfolded = {k for k, form in seeded.items() if surfaces.get(k) == k}
     return _assemble(
-        cache, cached, kept if cached is not None else None, fresh, keysets, surfaces, fingerprint, unfolded
+        cache,
+        cached,
+        kept if cached is not None else None,
+        fresh,
+        keysets,
+        surfaces,
+        fingerprint,
+        unfolded,
+        seeded.keys(),
     )
 
 
@@ -316,9 +325,11 @@ def _assemble(
     surfaces: dict[str, str],
     fingerprint: str,
     unfolded: set[str],
+    seeded_keys: AbstractSet[str] = frozenset(),
 ) -> TermTable:
     """Merge the kept rows of ``cached`` with the freshly tokenised rows, sort by day, save. ``unfolded``: keys
-    of ``cached`` whose readable spelling is dropped (the new rows show them as themselves)."""
+    of ``cached`` whose readable spelling is dropped (the new rows show them as themselves); ``seeded_keys``: those
+    of ``cached`` that had a readable spelling already."""
     # columns: existing keys keep theirs, new keys are appended
     index = cached.index() if cached is not None else None
     n_old_terms = len(cached.vocab) if cached is not None else 0
@@ -368,6 +379,12 @@ def _assemble(
     added = sorted(new_keys, key=new_keys.__getitem__)
     blob, offsets = _blob(added)
     added_forms = [(new_keys[k], surfaces[k]) for k in added if surfaces.get(k, k) != k]
+    if index is not None:  # a kept key first seen folded now (it had no spelling of its own): as a fresh build
+        for key, form in surfaces.items():
+            if form != key and key not in new_keys and key not in seeded_keys:
+                col = index.get(key)
+                if col is not None:
+                    added_forms.append((col, form))
     forms_blob, forms_off = _blob(f for _, f in added_forms)
     if cached is not None:
         blob, offsets = np.concatenate([cached.vocab.blob, blob]), _join_offsets(cached.vocab.offsets, offsets)
