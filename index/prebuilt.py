@@ -14,6 +14,8 @@ gives the vectors embedding from scratch would (within the int8 storage error).
 from __future__ import annotations
 
 import json
+import zipfile
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +26,8 @@ import numpy as np
 from radar.index.errors import IndexError_
 
 FORMAT = "radar-prebuilt-vectors/1"
+# what np.load raises on a truncated or corrupt .npz (a zip of .npy files)
+_DAMAGED = (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error)
 STORAGE = "int8-rowscale"
 
 
@@ -93,7 +97,7 @@ class PrebuiltVectors:
         try:
             with np.load(path, allow_pickle=False) as data:
                 meta = json.loads(str(data["meta"]))
-        except (OSError, ValueError, KeyError) as exc:
+        except _DAMAGED as exc:
             raise IndexError_(
                 f"{path} is not a prebuilt-vectors file ({type(exc).__name__}); rebuild it with "
                 "data/build_embeddings.py or delete it"
@@ -114,8 +118,14 @@ class PrebuiltVectors:
 
     def _load(self) -> tuple[dict[str, int], dict[str, np.ndarray]]:
         if self._rows is None or self._arrays is None:
-            with np.load(self.path, allow_pickle=False) as data:
-                self._arrays = {k: data[k] for k in ("ids", "hashes", "q", "scale")}
+            try:
+                with np.load(self.path, allow_pickle=False) as data:
+                    self._arrays = {k: data[k] for k in ("ids", "hashes", "q", "scale")}
+            except _DAMAGED as exc:
+                raise IndexError_(
+                    f"{self.path} is damaged ({type(exc).__name__}); rebuild it with data/build_embeddings.py "
+                    "or delete it"
+                ) from None
             self._rows = {str(doc_id): i for i, doc_id in enumerate(self._arrays["ids"])}
         return self._rows, self._arrays
 

@@ -21,6 +21,7 @@ import pytest
 from radar.app import steps, wiring
 from radar.app.cmd_core import DEMO_FEEDS, demo_config
 from radar.app.context import Radar
+from radar.index.errors import IndexError_
 from radar.index.prebuilt import PrebuiltVectors, dequantize, quantize, write_prebuilt
 from radar.store import Workspace
 from tests.cli_helpers import run_cli
@@ -62,8 +63,12 @@ def test_prebuilt_file_is_used_only_for_its_model_and_content(tmp_path: Path) ->
     assert ids == ["a", "d"] and np.allclose(got, v[[0, 3]], atol=1e-6)
     assert pre.take("other@2/win8x8/int8", [("a", "1")])[0] == []
     (tmp_path / "bad.npz").write_bytes(b"not a zip")
-    with pytest.raises(Exception, match="not a prebuilt-vectors file"):
+    with pytest.raises(IndexError_, match="not a prebuilt-vectors file"):
         PrebuiltVectors.open(tmp_path / "bad.npz")
+    data = path.read_bytes()
+    (tmp_path / "cut.npz").write_bytes(data[: len(data) // 2])  # a truncated copy: zipfile.BadZipFile inside
+    with pytest.raises(IndexError_, match="cut.npz is not a prebuilt-vectors file"):
+        PrebuiltVectors.open(tmp_path / "cut.npz")
 
 
 def test_shipped_vectors_match_embedding_from_scratch(
