@@ -9,31 +9,31 @@ DEMO_WS ?= demo-workspace
 
 .PHONY: setup demo test test-fast check lint typecheck bench clean
 
-# Chromium (for the browser tests) installs in the background while the venv is made: ~30 s saved on a fresh machine.
-setup:
-	@command -v chromium >/dev/null || { (apt-get update -qq && apt-get install -y -qq chromium) >/dev/null 2>&1 & }; \
-	$(MAKE) --no-print-directory $(STAMP); rc=$$?; wait; \
-	command -v chromium >/dev/null || \
-		echo "== Chromium not installed (as root: apt-get install chromium); browser tests will be skipped =="; \
-	exit $$rc
+setup: $(STAMP)
+	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium) || \
+		echo "== Chromium not installed (as root: apt-get install chromium); browser tests will be skipped =="
 
-# uv installs the same versions as pip in a quarter of the time (33 s instead of ~120 s from an empty cache on
-# 2 cores); pip stays the fallback where uv cannot be installed. Both byte-compile what they install: without
-# that every process compiles what it imports (nothing is cached where PYTHONDONTWRITEBYTECODE=1, as on the CI
-# machine), and importing torch + transformers + trl + ray took 19 CPU-s instead of 9 in each of the suite's
-# dozens of subprocesses. uv does not read pip's configuration: a local wheel folder in PIP_FIND_LINKS (where
-# the CPU torch lies on this lab's machines) is passed on.
+# uv installs the same versions as pip in about a third of the time (42 s instead of ~120 s from empty caches on
+# 2 cores); pip is the fallback wherever uv cannot be installed or fails. Both byte-compile what they install:
+# without that every process compiles what it imports (nothing is cached where PYTHONDONTWRITEBYTECODE=1, as on
+# the CI machine), and importing torch + transformers + trl + ray took 19 CPU-s instead of 9 in each of the
+# suite's dozens of subprocesses. uv does not read pip's configuration: pip's find-links (PIP_FIND_LINKS, else
+# pip.conf; where the CPU torch lies on this lab's machines) are passed on. A missing Chromium (for the browser
+# tests) installs in the background meanwhile (~30 s of a fresh machine's set-up; `setup` retries in the open).
 $(STAMP): pyproject.toml Makefile
 	@echo "== setting up $(VENV) (first time takes a few minutes) =="
 	@start=$$(date +%s); \
+	command -v chromium >/dev/null || { (apt-get update -qq && apt-get install -y -qq chromium) >/dev/null 2>&1 & }; \
 	$(PYTHON) -m venv $(VENV) && \
-	if $(PY) -m pip install --quiet uv 2>/dev/null; then \
-		$(VENV)/bin/uv pip install --quiet --python $(PY) --compile-bytecode \
-			$(if $(PIP_FIND_LINKS),--find-links $(PIP_FIND_LINKS)) "$(TORCH)" -e '.[dev]'; \
+	links="$${PIP_FIND_LINKS:-$$($(PY) -m pip config get global.find-links 2>/dev/null)}"; \
+	flags=""; for d in $$links; do flags="$$flags --find-links $$d"; done; \
+	if $(PY) -m pip install --quiet uv 2>/dev/null && \
+		$(VENV)/bin/uv pip install --quiet --python $(PY) --compile-bytecode $$flags "$(TORCH)" -e '.[dev]'; then :; \
 	else \
+		echo "== uv unavailable or failed: installing with pip =="; \
 		$(PY) -m pip install --quiet "$(TORCH)" -e '.[dev]'; \
-	fi && \
-	echo "== set-up took $$(( $$(date +%s) - start )) s ==" && touch $(STAMP)
+	fi; rc=$$?; wait; \
+	[ $$rc -eq 0 ] && echo "== set-up took $$(( $$(date +%s) - start )) s ==" && touch $(STAMP)
 
 # The demo reuses the shipped vectors of the snapshot (data/snapshot_vectors.npz, data/build_embeddings.py)
 # and ends with a one-screen summary and the dashboard; `make demo DEMO_ARGS=--no-app` stops at the summary.
