@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from radar.analysis.names import find_names
 from radar.analysis.names.aliases import surface_key
+from radar.analysis.names.context import Embed
 from radar.analysis.tags.evaluate import evaluate_file
 from radar.analysis.tags.review import ReviewItem
 from radar.analysis.tags.review import review_queue as review_papers
@@ -157,16 +158,19 @@ def fix_tags(radar: Radar, doc_id: str, add: Sequence[str], remove: Sequence[str
 
 
 # -- names ---------------------------------------------------------------------------------------------
-NAMES_VERSION = "2"  # bump when find_names changes what it computes (kinds, margin), so stored names are recomputed
+NAMES_VERSION = "3"  # bump when find_names changes what it computes (kinds, margin), so stored names are recomputed
 
 
-def stored_names(store: Store, as_of: str = "") -> list[NameRow]:
+def stored_names(store: Store, as_of: str = "", embed: Embed | None = None) -> list[NameRow]:
     """The names of the store's documents up to ``as_of`` (YYYY-MM-DD, '' for all): computed with
     ``radar.analysis.names.find_names`` and kept in the names table until the documents change.
-    The composition root (trends, report) calls this; filter the rows by kind as needed."""
-    state = f"{store.fingerprint()}|{as_of}|{NAMES_VERSION}"
+    The composition root (trends, report) calls this; filter the rows by kind as needed.
+
+    ``embed`` (``wiring.name_encoder``): context vectors for the names the evidence leaves unsure; kinds
+    computed with and without it are stored under different states (a call of the other kind recomputes)."""
+    state = f"{store.fingerprint()}|{as_of}|{NAMES_VERSION}" + ("|context" if embed is not None else "")
     if store.names_state() != state:
-        found = find_names(store.iter_documents(), as_of or None)
+        found = find_names(store.iter_documents(), as_of or None, embed=embed)
         store.replace_names(
             (
                 NameRow(

@@ -8,10 +8,16 @@ where the test is about something else; everywhere else the real component comes
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import numpy as np
+
+from radar.analysis.names.context import Embed
 from radar.analysis.tags.errors import TaggingError
 from radar.analysis.tags.tagger import TagEnv, Vectors
 from radar.analysis.trends.compute import TrendsEnv
 from radar.app.context import Radar
+from radar.index.config import EmbeddingConfig
 from radar.index.embedder import Embedder, make_embedder, model_id_for, resolve_model_dir
 from radar.index.errors import NothingIndexed
 from radar.index.pipeline import IndexPaths, load_keyword, load_vectors, stored_model
@@ -51,6 +57,22 @@ def searcher(radar: Radar, store: Store, *, query_embedder: Embedder | None = No
     vectors, _ = load_vectors(index_paths(radar), store, emb.model_id, emb.dim, settings.search)
     keyword, _ = load_keyword(index_paths(radar), store)
     return Searcher(store, emb, vectors, keyword, settings.search)
+
+
+# -- names ---------------------------------------------------------------------------------------------
+def name_encoder(radar: Radar) -> Embed:
+    """The sentence encoder of names' context vectors (``analysis.names.context``): the packaged model on the
+    CPU whatever [embedding] says (the kinds were measured with it), made on first use: only when the kind
+    classifier runs and leaves some names unsure."""
+    made: list[Embedder] = []
+
+    def embed(texts: Sequence[str]) -> np.ndarray:
+        if not made:
+            cfg = EmbeddingConfig(threads=radar.settings.embedding.threads)
+            made.append(make_embedder(cfg, device="cpu", cache_dir=radar.ws.model_cache_dir))
+        return made[0].embed(texts)
+
+    return embed
 
 
 # -- tagging ---------------------------------------------------------------------------------------------

@@ -11,7 +11,10 @@ beside the rule baseline, and the speed of finding names on the full corpus.
    interval) and per-kind precision/recall of three deciders in the same run: the rules of
    ``kinds.rule_kind`` (baseline), the previous classifier (``evaluate.PREVIOUS``: no method margin) and
    Radar's (``find.classify``: the method margin chosen by an inner 3-fold CV on each training part only,
-   so the test fold never tunes it).
+   so the test fold never tunes it); unless --no-context, also "context": Radar with context vectors (the
+   packaged sentence encoder over masked mention snippets, ``context.py``) for the names the evidence model
+   leaves unsure, as ``find.classify(..., embed=...)`` does. The vectors are computed from the corpus alone
+   (no label is read); every fit, margin and gate is decided on the training part of each fold.
 """
 
 from __future__ import annotations
@@ -21,14 +24,17 @@ import gzip
 import resource
 import statistics
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import orjson
 from rich.console import Console
 from rich.table import Table
 
-from radar.analysis.names.evaluate import cross_validate
+from radar.analysis.names.context import Embed, context_vectors
+from radar.analysis.names.evaluate import cross_validate, group_of
 from radar.analysis.names.evidence import collect
 from radar.analysis.names.find import classify, load_labels
 from radar.analysis.names.kinds import KINDS, MARGINS
@@ -41,13 +47,37 @@ def _fmt(x: float | None) -> str:
     return "-" if x is None else f"{x:.2f}"
 
 
+class _Counted:
+    """An ``Embed`` that counts the texts it embeds and the CPU seconds it spends."""
+
+    def __init__(self, embed: Embed) -> None:
+        self.embed, self.texts, self.cpu = embed, 0, 0.0
+
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        cpu = time.process_time()
+        out = self.embed(texts)
+        self.cpu += time.process_time() - cpu
+        self.texts += len(texts)
+        return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", type=Path, default=ROOT.parent / "shared/data/arxiv_corpus_full.jsonl.gz")
     ap.add_argument("--labels", type=Path, default=ROOT.parent / "shared/labels/names_dev.jsonl")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--limit", type=int, default=0, help="read only the first N papers (0: all)")
+    ap.add_argument("--no-context", action="store_true", help="leave out the context vectors (no encoder)")
+    ap.add_argument("--model-cache", type=Path, default=Path("/tmp/radar-bench-names/models"))
     args = ap.parse_args()
+    embed: Embed | None = None
+    if not args.no_context:
+        from radar.index.config import EmbeddingConfig
+        from radar.index.embedder import make_embedder
+
+        # one thread: the CPU seconds printed are what one core spends
+        encoder = make_embedder(EmbeddingConfig(threads=1), device="cpu", cache_dir=args.model_cache)
+        embed = encoder.embed
     docs = []
     with gzip.open(args.corpus, "rb") as fh:
         for line in fh:
@@ -62,11 +92,22 @@ def main() -> None:
     cpu = time.process_time()
     kinds = classify(corpus, labels)
     cpu_classify = time.process_time() - cpu
+    cpu_context = 0.0
+    if embed is not None:
+        counted = _Counted(embed)
+        cpu = time.process_time()
+        kinds = classify(corpus, labels, counted)
+        cpu_context = time.process_time() - cpu
+        console.print(
+            f"kinds with context vectors: {cpu_context:.1f} s CPU, {counted.texts:,} snippets embedded "
+            f"({counted.cpu:.1f} s CPU in the encoder)"
+        )
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     console.print(
         f"corpus {args.corpus.name}: {len(docs):,} papers, {len(corpus.names):,} names (>= 3 documents); "
         f"evidence {cpu_collect:.1f} s CPU ({wall_collect:.1f} s wall, {len(docs) / cpu_collect:,.0f} papers/s on "
-        f"one core), kinds {cpu_classify:.1f} s CPU, peak RSS {peak_mb:,.0f} MB"
+        f"one core), kinds {cpu_classify:.1f} s CPU (evidence only), {cpu_context:.1f} s CPU (with context), "
+        f"peak RSS {peak_mb:,.0f} MB"
     )
     by_kind: dict[str, int] = {}
     for kind, _ in kinds.values():
@@ -75,11 +116,21 @@ def main() -> None:
 
     missing = [n for n, _ in labels if corpus.find(n) is None]
     console.print(f"labels: {len(labels)} names, {len(missing)} not found as a name of the corpus {missing[:10]}")
+    vectors = None
+    if embed is not None:  # the labeled names' context vectors: from the corpus only, no label read
+        found = [group_of(corpus, n) for n, _ in labels]
+        keys = sorted({g for g in found if g in corpus.names})
+        by_key = dict(zip(keys, context_vectors(corpus, keys, embed), strict=True))
+        dim = next(iter(by_key.values())).shape[0] if by_key else 0
+        vectors = np.stack([by_key.get(g, np.zeros(dim, dtype=np.float32)) for g in found])
     cpu = time.process_time()
-    runs = [cross_validate(corpus, labels, k=5, seed=s, previous=True, curve=True) for s in range(args.seeds)]
+    runs = [
+        cross_validate(corpus, labels, k=5, seed=s, previous=True, curve=True, vectors=vectors)
+        for s in range(args.seeds)
+    ]
     cpu_cv = time.process_time() - cpu
-    variants = ("rules", "previous", "model")
-    title = {"rules": "rules", "previous": "previous", "model": "Radar"}
+    variants: tuple[str, ...] = ("rules", "previous", "model") + (("context",) if vectors is not None else ())
+    title = {"rules": "rules", "previous": "previous", "model": "Radar", "context": "+context"}
     table = Table(
         title=f"Kinds on {args.labels.name}: 5-fold CV by name, {args.seeds} fold splits (mean); "
         "Radar = margin for method chosen by inner CV"

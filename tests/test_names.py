@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from radar.analysis.names import KINDS, find_names, kind_of, load_labels, name_index
@@ -138,6 +140,18 @@ def test_rules_read_the_cues() -> None:
     method = _evidence("ZAPO", 5, title_prefix=1, sub__optimization=1)
     method.intro_docs = [0]
     assert rule_kind("ZAPO", method) == "method"
+
+
+def test_accelerator_names_are_hardware_whatever_the_classifier_says() -> None:
+    for name in ("H100", "A100", "H20", "L40S", "MI300X", "GB200", "RTX3090", "Ascend910B"):
+        assert rule_kind(name, _evidence(name, 20, sized=15)) == "hardware", name
+    for name in ("P90", "L2", "T5", "GPU", "FPGA", "R1"):  # percentiles, norms, a model, generic terms
+        assert rule_kind(name, None) != "hardware", name
+    docs, labels, _ = _unsure_corpus()
+    for j in range(3):  # a GPU the model would call a model ("... a pretrained language model with ...")
+        abstract = "Results for H100 were reported here, a pretrained language model with billions of parameters."
+        docs.append(Doc(f"2502.000{j}", f"Paper H.{j}", abstract, "2025-02-05"))
+    assert classify(collect(docs), labels)["h100"][0] == "hardware"
 
 
 def _method_rows() -> tuple[list[dict[str, float]], list[str]]:
@@ -290,3 +304,68 @@ def test_radar_methods_on_an_imported_workspace(capsys: pytest.CaptureFixture[st
     assert baddate.code == 1 and "YYYY-MM-DD" in baddate.err
     helped = run_cli(capsys, "methods", "--help")
     assert helped.code == 0 and "--kind" in helped.out
+
+
+def _unsure_corpus() -> tuple[list[Doc], list[tuple[str, str]], dict[str, str]]:
+    """Names whose evidence is alike (same words right around them) and whose kind only the words a little
+    further away tell: the evidence model is unsure of every one, the context vectors are not."""
+    tail = {
+        "method": "a gradient descent optimization algorithm",
+        "benchmark": "a dataset of exam questions and answers",
+        "model": "a pretrained language model with billions of parameters",
+    }
+    docs, labels, truth = [], [], {}
+    for i in range(72):
+        kind = ("method", "benchmark", "model")[i % 3]
+        name = f"Qx{i}Vk"
+        truth[name.lower()] = kind
+        for j in range(3):
+            abstract = f"Results for {name} were reported here, {tail[kind]}."
+            docs.append(Doc(f"2501.{i:03d}{j}", f"Paper {i}.{j}", abstract, "2025-01-05"))
+        if i < 54:
+            labels.append((name, kind))
+    return docs, labels, {k: v for k, v in truth.items() if int(k[2:-2]) >= 54}
+
+
+def test_context_snippets_mask_the_name_around_its_mention() -> None:
+    from radar.analysis.names.context import snippets
+
+    docs, _, _ = _unsure_corpus()
+    corpus = collect(docs)
+    got = snippets(corpus, corpus.names["qx1vk"])
+    assert len(got) == 3 and got[0] == "Paper 1.0. Results for X were reported here, a dataset"
+    assert all("Qx1Vk" not in s for s in got)
+
+
+def test_context_vectors_decide_the_names_the_evidence_leaves_unsure(shared_model_cache: Path) -> None:
+    from radar.index.config import EmbeddingConfig
+    from radar.index.embedder import make_embedder
+
+    docs, labels, unlabeled = _unsure_corpus()
+    corpus = collect(docs)
+    encoder = make_embedder(EmbeddingConfig(threads=1), device="cpu", cache_dir=shared_model_cache)
+    embedded: list[str] = []
+
+    def embed(texts: Sequence[str]) -> np.ndarray:
+        embedded.extend(texts)
+        return encoder.embed(texts)
+
+    def accuracy(kinds: dict[str, tuple[str, float]]) -> float:
+        return sum(kinds[k][0] == kind for k, kind in unlabeled.items()) / len(unlabeled)
+
+    plain = classify(corpus, labels)
+    with_context = classify(corpus, labels, embed)
+    # names the evidence is sure of (probability >= CONTEXT_GATE) keep its kind, right or wrong
+    assert accuracy(plain) < 0.5 and accuracy(with_context) > accuracy(plain) + 0.3
+    # the labeled names (54 x 3 snippets) and the unsure unlabeled ones (at most 18 x 3) were embedded, masked
+    assert 54 * 3 < len(embedded) <= 72 * 3 and not any("Qx" in t for t in embedded)
+
+
+def test_cross_validation_fits_the_context_decider_on_training_folds_only() -> None:
+    docs, labels, _ = _unsure_corpus()
+    corpus = collect(docs)
+    kinds = [k for _, k in labels]
+    # vectors that tell the kind (one axis per kind): the "context" decider must use them, fold by fold
+    vectors = np.stack([np.eye(3, dtype=np.float32)[("method", "benchmark", "model").index(k)] for k in kinds])
+    result = cross_validate(corpus, labels, k=3, vectors=vectors)
+    assert result["model"].accuracy < 0.5 and result["context"].accuracy > result["model"].accuracy + 0.3

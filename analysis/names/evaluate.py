@@ -7,13 +7,16 @@ alias of it, is in both the training and the test part of a fold; ``cross_valida
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+
+import numpy as np
 
 from radar.analysis.names.evidence import Corpus
 from radar.analysis.names.kinds import (
     KINDS,
     MARGINS,
+    Decider,
     KindModel,
     choose_method_margin,
     decide,
@@ -68,6 +71,10 @@ def group_of(corpus: Corpus, name: str) -> str:
 PREVIOUS = KindModel(min_feature_names=1, tol=1e-4, method_margin=0.0)
 
 
+def _rows_of(matrix: np.ndarray) -> Callable[[list[int]], np.ndarray]:
+    return lambda indices: matrix[indices]
+
+
 def cross_validate(
     corpus: Corpus,
     labels: Sequence[tuple[str, str]],
@@ -77,11 +84,14 @@ def cross_validate(
     *,
     previous: bool = False,
     curve: bool = False,
+    vectors: np.ndarray | None = None,
 ) -> dict[str, Scores]:
     """Scores on the labels, k folds by name: "model" (the classifier as ``find.classify`` fits it: the
     ``method`` margin chosen by inner cross-validation on each training part only, unless ``model`` fixes
     one), "rules" (``rule_kind``), with ``previous`` "previous" (``PREVIOUS``), and with ``curve`` the "model"
-    fits decided at every fixed margin of ``MARGINS`` ("margin=0.10", ...)."""
+    fits decided at every fixed margin of ``MARGINS`` ("margin=0.10", ...); with ``vectors`` (the context
+    vectors of the labeled names, one row per label, computed without the labels) "context": the ``Decider``
+    with its context model, fitted and gated on each training part only."""
     names = [n for n, _ in labels]
     truth = [kind for _, kind in labels]
     groups = [group_of(corpus, n) for n in names]
@@ -91,6 +101,8 @@ def cross_validate(
     if previous:
         variants["previous"] = PREVIOUS
     predicted = {v: [""] * len(names) for v in variants}
+    if vectors is not None:
+        predicted["context"] = [""] * len(names)
     if curve:
         predicted.update({f"margin={m:.2f}": [""] * len(names) for m in MARGINS})
     margins: list[float] = []
@@ -113,6 +125,11 @@ def cross_validate(
             classes, proba = fitted.proba([rows[i] for i in test])
             for i, (kind, _) in zip(test, decide(classes, proba, fitted.method_margin), strict=True):
                 predicted[variant][i] = kind
+            if fixed is None and vectors is not None:
+                decider = Decider.fit(x_train, y_train, [groups[i] for i in train], vectors[train], seed=seed)
+                got = decider.predict([rows[i] for i in test], _rows_of(vectors[test]))
+                for i, (kind, _) in zip(test, got, strict=True):
+                    predicted["context"][i] = kind
             if fixed is None and curve:
                 for m in MARGINS:  # the same fit at every margin: the precision/recall trade-off
                     for i, (kind, _) in zip(test, decide(classes, proba, m), strict=True):

@@ -60,6 +60,7 @@ class Corpus:
     names: dict[str, Evidence]  # group key -> evidence
     lookup: dict[str, str]  # every spelling key -> group key
     code: dict[int, list[str]]  # document index -> code links (documents that introduce a name)
+    texts: list[tuple[str, str]] = field(default_factory=list)  # (title, abstract) per document index
 
     def find(self, surface: str) -> Evidence | None:
         """The evidence of a name by any of its spellings (Qwen-3.5, Qwen3.5-7B, LoRAs, ...)."""
@@ -133,7 +134,8 @@ def collect(documents: Iterable[TextDocument], as_of: str = "", min_docs: int = 
         g = groups[k]
         if g != k:
             _absorb(names[g], ev)
-    return Corpus(ids=ids, dates=dates, names=names, lookup=groups, code={i: c for i, c in code.items() if c})
+    code = {i: c for i, c in code.items() if c}
+    return Corpus(ids=ids, dates=dates, names=names, lookup=groups, code=code, texts=texts)
 
 
 def _absorb(into: Evidence, other: Evidence) -> None:

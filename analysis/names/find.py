@@ -13,12 +13,14 @@ from datetime import date, timedelta
 from importlib import resources
 from typing import Any
 
+import numpy as np
 import orjson
 
 from radar.analysis.names.aliases import surface_key
+from radar.analysis.names.context import Embed, context_vectors
 from radar.analysis.names.errors import NamesError
 from radar.analysis.names.evidence import Corpus, Evidence, TextDocument, collect
-from radar.analysis.names.kinds import KINDS, KindModel, choose_method_margin, features, rule_kind
+from radar.analysis.names.kinds import HARDWARE, KINDS, Decider, features, rule_kind
 
 # the classifier is fitted when the corpus holds at least this many labeled names of at least 3 kinds
 MIN_LABELED = 40
@@ -89,17 +91,30 @@ def training_set(corpus: Corpus, labels: Sequence[tuple[str, str]]) -> dict[str,
     return {k: c.most_common(1)[0][0] for k, c in votes.items()}
 
 
-def classify(corpus: Corpus, labels: Sequence[tuple[str, str]] | None = None) -> dict[str, tuple[str, float]]:
-    """Group key -> (kind, probability) for every name of the corpus; a labeled name gets its label (1.0)."""
+def classify(
+    corpus: Corpus, labels: Sequence[tuple[str, str]] | None = None, embed: Embed | None = None
+) -> dict[str, tuple[str, float]]:
+    """Group key -> (kind, probability) for every name of the corpus; a labeled name gets its label (1.0).
+
+    ``embed``: the sentence encoder for context vectors (``context.py``); without it the evidence alone decides.
+    """
     keys = list(corpus.names)
     train = training_set(corpus, load_labels() if labels is None else labels)
     if len(train) < MIN_LABELED or len(set(train.values())) < 3:
         return {k: (rule_kind(corpus.names[k].name, corpus.names[k]), 0.0) for k in keys}
     rows = [features(k, corpus.names[k]) for k in train]
+    vectors = context_vectors(corpus, list(train), embed) if embed is not None else None
     # method precision: the margin by inner cross-validation on the labels (never on the names it classifies)
-    margin = choose_method_margin(rows, list(train.values()), list(train))
-    model = KindModel(method_margin=margin).fit(rows, list(train.values()))
-    predicted = dict(zip(keys, model.predict([features(k, corpus.names[k]) for k in keys]), strict=True))
+    decider = Decider.fit(rows, list(train.values()), list(train), vectors)
+    rest = [k for k in keys if k not in train]
+
+    def vectors_of(indices: list[int]) -> np.ndarray:
+        assert embed is not None
+        return context_vectors(corpus, [rest[i] for i in indices], embed)
+
+    got = decider.predict([features(k, corpus.names[k]) for k in rest], vectors_of if embed is not None else None)
+    predicted = dict(zip(rest, got, strict=True))
+    predicted.update({k: ("hardware", 0.0) for k in rest if HARDWARE.match(corpus.names[k].name)})
     # a labeled name keeps its label: the labels are the ground truth the model only approximates
     predicted.update({k: (kind, 1.0) for k, kind in train.items()})
     return predicted
@@ -146,11 +161,14 @@ def find_names(
     min_docs: int = 3,
     recent_days: int = 30,
     labels: Sequence[tuple[str, str]] | None = None,
+    embed: Embed | None = None,
 ) -> list[Name]:
     """The named things of the documents published on or before ``as_of`` (default: the newest document),
     mentioned in at least ``min_docs`` documents, most mentioned first.
 
     ``labels``: (name, kind) pairs to fit the kind classifier on (default: the shipped names_dev labels).
+    ``embed``: a sentence encoder (texts -> unit vectors) for the context vectors of names the evidence leaves
+    unsure (``context.py``; the composition root injects the packaged model); None: evidence only.
     Deterministic: the same documents give the same names.
     """
     if min_docs < 1 or recent_days < 1:
@@ -161,7 +179,7 @@ def find_names(
         return []
     end = cutoff or corpus.dates[-1]
     recent_start = (date.fromisoformat(end) - timedelta(days=recent_days - 1)).isoformat()
-    kinds = classify(corpus, labels)
+    kinds = classify(corpus, labels, embed)
     out = [_name(corpus, ev, *kinds[k], recent_start, end) for k, ev in corpus.names.items()]
     out.sort(key=lambda n: (-n.count, n.name))
     return out
