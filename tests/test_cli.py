@@ -134,3 +134,19 @@ def test_ids_dates_and_tags_stay_whole_at_80_columns() -> None:
     assert "preference-optimization" not in render(whole=False)  # the failure this guards against
     text = render(whole=True)
     assert all(value in text for value in rows[0][:3]) and max(len(line) for line in text.splitlines()) <= 80
+
+
+def test_starting_a_command_imports_no_heavy_library() -> None:
+    """Every command module loads without scikit-learn, torch or transformers (each costs 1.5-4 s at the start
+    of every `radar` call): they are imported where a model is fitted or trained. The packaged embedding model's
+    tokenizer needs neither (index.embedder.FastTokenizer)."""
+    code = (
+        "import sys, importlib\n"
+        "from radar.app.cli import COMMAND_MODULES\n"
+        "for name in COMMAND_MODULES: importlib.import_module(name)\n"
+        "from radar.index.embedder import FastTokenizer, resolve_model_dir\n"
+        "FastTokenizer(resolve_model_dir('default'))\n"
+        "print(sorted(m for m in ('sklearn', 'torch', 'transformers', 'trl') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout

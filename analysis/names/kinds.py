@@ -18,12 +18,15 @@ import random
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from sklearn.feature_extraction import DictVectorizer
-from sklearn.linear_model import LogisticRegression
 
 from radar.analysis.names.evidence import Evidence
+
+if TYPE_CHECKING:  # scikit-learn is imported where a model is fitted, not at every `radar` command's start
+    from sklearn.feature_extraction import DictVectorizer
+    from sklearn.linear_model import LogisticRegression
 
 KINDS = ("method", "model", "benchmark", "system", "hardware", "metric", "org", "generic")
 # the context prefixes whose rare values still count (one paper's title or apposition says a lot)
@@ -227,6 +230,9 @@ class KindModel:
     _clf: LogisticRegression | None = None
 
     def fit(self, rows: Sequence[dict[str, float]], kinds: Sequence[str]) -> KindModel:
+        from sklearn.feature_extraction import DictVectorizer
+        from sklearn.linear_model import LogisticRegression
+
         self._vec = DictVectorizer()
         x = self._vec.fit_transform(rows)
         self._keep = np.flatnonzero(np.asarray((x != 0).sum(axis=0)).ravel() >= self.min_feature_names)
