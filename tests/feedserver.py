@@ -8,15 +8,32 @@ If-Modified-Since are honoured for static replies.
 from __future__ import annotations
 
 import hashlib
+import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+
+class QuietHTTPServer(ThreadingHTTPServer):
+    """A test server whose handler errors (a client that hung up mid-reply, as the fault-injection tests make
+    them do) are kept in ``errors``, not printed: socketserver prints them to whatever sys.stderr is at that
+    moment, which can be another test's captured stderr (the CLI fuzz test saw a "Traceback" that way)."""
+
+    daemon_threads = True
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.errors: list[BaseException | None] = []
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        self.errors.append(sys.exc_info()[1])
 
 
 @dataclass
@@ -92,7 +109,7 @@ class FeedServer:
                     return
                 self.wfile.write(body)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _H)
+        self.httpd = QuietHTTPServer(("127.0.0.1", 0), _H)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 

@@ -10,8 +10,10 @@ import socket
 import threading
 from email import message_from_bytes, policy
 from email.message import EmailMessage
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.feedserver import QuietHTTPServer
 
 
 def free_port() -> int:
@@ -79,7 +81,7 @@ class WebhookSink:
                 self.end_headers()
                 self.wfile.write(sink.answer)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = QuietHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hooks/T000/B000/secret-token"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
