@@ -146,7 +146,7 @@ class FastTokenizer:
     """The part of a Hugging Face fast tokenizer that ``token_windows`` uses, on the ``tokenizers`` library alone:
     loading it takes ~0.1 s where ``transformers.AutoTokenizer`` imports torch and transformers (~4 s of every
     `radar search`). Used for the packaged model only, whose ids it reproduces (all 20,006 texts of the bundled
-    snapshot token for token; tests/test_index.py checks a fifth of them and odd input); other models keep
+    snapshot token for token; tests/test_index.py checks a tenth of them and odd input); other models keep
     AutoTokenizer."""
 
     def __init__(self, model_dir: Path) -> None:
