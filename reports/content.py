@@ -212,6 +212,21 @@ def _relevant_to(store: Store, profile: Profile) -> Callable[[list[str], str], b
     return relevant
 
 
+def _topic_is_relevant(store: Store, profile: Profile, topic: Any) -> bool:
+    """A topic concerns the profile when most of its members nearest the centroid carry a profile tag (one
+    tagged example was enough before: a clinical topic with one RL paper among its examples passed), or when
+    the profile's terms occur in its words or examples."""
+    wanted = {t for t, w in profile.tags.items() if w > 0}
+    sample = topic.get("sample_ids") or topic["example_ids"]
+    if wanted and sample:
+        tags = store.tags_of(sample)
+        if sum(1 for i in sample if wanted & set(tags.get(i, {}))) * 2 >= len(sample):
+            return True
+    if not profile.terms:
+        return False
+    return _relevant_to(store, replace(profile, tags={}))(topic["example_ids"], " ".join(topic["keywords"]))
+
+
 def executive_summary(
     recs: list[Recommendation],
     tag_volume: list[dict[str, Any]],
@@ -481,7 +496,7 @@ def gather(
     relevant = _relevant_to(store, used_profile)
     topics = sorted(trends.topics, key=lambda t: -(t["growth"] or 0.0))
     growing = [t for t in topics if (t["growth"] or 0) > 0]
-    shown_topics = [t for t in growing if relevant(t["example_ids"], " ".join(t["keywords"]))]
+    shown_topics = [t for t in growing if _topic_is_relevant(store, used_profile, t)]
     kinds = method_kinds(used_profile, grouping)
     named = [m for m in trends.new_methods if relevant(m["example_ids"], m["name"])]
     new_names = [m for m in named if m.get("kind") in kinds]

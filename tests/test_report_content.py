@@ -535,3 +535,27 @@ def test_new_names_are_split_by_kind_in_the_report(report_ws: Workspace) -> None
     assert [m["name"] for m in content["trends"]["new_models"]] == ["Qwen9.9"]
     assert [m["name"] for m in content["trends"]["new_benchmarks"]] == ["MegaBench-X"]
     assert all(r["method"] not in ("Qwen9.9", "MegaBench-X") for r in content["recommendations"])
+
+
+def test_a_topic_is_on_the_profile_when_most_of_its_nearest_members_are(report_ws: Workspace) -> None:
+    """One profile-tagged paper among a topic's three examples is not enough (the demo's "clinical / medical /
+    patient" topic passed that way, through one RL paper on radiology reports): most of the members nearest
+    its centroid must carry a profile tag."""
+    from radar.reports.content import _topic_is_relevant
+
+    profile = Profile(tags={"inference-serving": 1.0})
+    with report_ws.store() as store:
+        ids = [d.id for d in store.iter_documents(kind="paper")]
+        tags = store.tags_of(ids)
+        on = [i for i in ids if "inference-serving" in tags.get(i, {})][:12]
+        off = [i for i in ids if not tags.get(i)][:12]
+        assert len(on) >= 10 and len(off) >= 10
+
+        def topic(sample: list[str]) -> dict[str, object]:
+            return {"example_ids": sample[:3], "keywords": ["patient"], "sample_ids": sample}
+
+        assert not _topic_is_relevant(store, profile, topic([on[0], *off[:9]]))  # 1 of 10
+        assert _topic_is_relevant(store, profile, topic([*on[:6], *off[:4]]))  # 6 of 10
+        assert not _topic_is_relevant(store, Profile(), topic([*on[:6], *off[:4]]))  # no profile tags, no terms
+        with_terms = Profile(terms={"patient": 1.0})
+        assert _topic_is_relevant(store, with_terms, topic(off[:10]))  # the profile's term is in its words

@@ -68,6 +68,7 @@ class Topic(TypedDict):
     recent_size: int
     growth: float
     example_ids: list[str]
+    sample_ids: NotRequired[list[str]]  # up to 20 members nearest the centroid (the report judges relevance on them)
 
 
 class SharePoint(TypedDict):

@@ -42,6 +42,8 @@ from radar.index.pipeline import stored_model
 from radar.store.db import Store
 from radar.store.files import write_bytes_atomic
 
+SAMPLE = 20  # a topic's members nearest its centroid, for readers that judge what the topic is about
+
 
 def current_model(store: Store, embedding: EmbeddingConfig) -> str | None:
     """The embedding model id radar.toml asks for (int8 or float), if the store has its vectors."""
@@ -239,7 +241,8 @@ def _describe(
     for c in range(k):
         members = np.flatnonzero(labels == c)
         closeness = vectors[members] @ centroids[c]
-        examples = [table.ids[int(rows[i])] for i in members[np.argsort(-closeness)][:3]]
+        nearest = [table.ids[int(rows[i])] for i in members[np.argsort(-closeness)][:SAMPLE]]
+        examples = nearest[:3]
         out.append(
             {
                 "id": ids[c],
@@ -249,6 +252,7 @@ def _describe(
                 "recent_size": int(recent[members].sum()),
                 "growth": round(float(test.ratio[c]), 3),
                 "example_ids": examples,
+                "sample_ids": nearest,
             }
         )
     return sorted(out, key=lambda t: (-t["recent_size"], t["id"]))
