@@ -158,7 +158,7 @@ def fix_tags(radar: Radar, doc_id: str, add: Sequence[str], remove: Sequence[str
 
 
 # -- names ---------------------------------------------------------------------------------------------
-NAMES_VERSION = "3"  # bump when find_names changes what it computes (kinds, margin), so stored names are recomputed
+NAMES_VERSION = "4"  # bump when find_names changes what it computes (kinds, margin), so stored names are recomputed
 
 
 def stored_names(store: Store, as_of: str = "", embed: Embed | None = None) -> list[NameRow]:

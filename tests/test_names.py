@@ -143,9 +143,9 @@ def test_rules_read_the_cues() -> None:
 
 
 def test_accelerator_names_are_hardware_whatever_the_classifier_says() -> None:
-    for name in ("H100", "A100", "H20", "L40S", "MI300X", "GB200", "RTX3090", "Ascend910B"):
+    for name in ("H100", "A100", "H20", "L40", "L40S", "MI300X", "GB200", "RTX3090", "Ascend910B"):
         assert rule_kind(name, _evidence(name, 20, sized=15)) == "hardware", name
-    for name in ("P90", "L2", "T5", "GPU", "FPGA", "R1"):  # percentiles, norms, a model, generic terms
+    for name in ("P90", "L2", "L4", "T5", "GPU", "FPGA", "R1"):  # percentiles, norms/levels, a model, generic terms
         assert rule_kind(name, None) != "hardware", name
     docs, labels, _ = _unsure_corpus()
     for j in range(3):  # a GPU the model would call a model ("... a pretrained language model with ...")

@@ -170,11 +170,12 @@ def _cue_share(ev: Evidence, kind: str) -> float:
     return best
 
 
-# accelerator product names (A100, H100, H20, L4, L40S, MI300X, GB200, RTX3090, Ascend910B, Gaudi2): ``hardware``
+# accelerator product names (A100, H100, H20, L40S, MI300X, GB200, RTX3090, Ascend910B, Gaudi2): ``hardware``
 # whatever the classifier says (it has one hardware label to learn from). P-numbers are left out: P90/P99
-# are percentiles, P300 an ERP component.
+# are percentiles, P300 an ERP component; so is a bare L4: in the bundled snapshot 1 of its 5 papers means the
+# GPU, 2 introduce systems named L4, the others are levels (L4 driving autonomy, reasoning level L4).
 HARDWARE = re.compile(
-    r"^(?:[AHVB]\d{2,3}|L4(?:0S?)?|MI\d{3}[AX]?|G[BH]\d{3}|[RG]TX-?\d{3,4}(?:Ti)?|Ascend-?\d{3}[A-Z]?|Gaudi-?\d)$"
+    r"^(?:[AHVB]\d{2,3}|L40S?|MI\d{3}[AX]?|G[BH]\d{3}|[RG]TX-?\d{3,4}(?:Ti)?|Ascend-?\d{3}[A-Z]?|Gaudi-?\d)$"
 )
 
 
