@@ -213,7 +213,7 @@ def _relevant_to(store: Store, profile: Profile) -> Callable[[list[str], str], b
 
 
 def _topic_is_relevant(store: Store, profile: Profile, topic: Any) -> bool:
-    """A topic concerns the profile when most of its members nearest the centroid carry a profile tag (one
+    """A topic concerns the profile when at least half of its members nearest the centroid carry a profile tag (one
     tagged example was enough before: a clinical topic with one RL paper among its examples passed), or when
     the profile's terms occur in its words or examples."""
     wanted = {t for t, w in profile.tags.items() if w > 0}
