@@ -27,7 +27,7 @@ from radar.index.errors import IndexError_
 
 FORMAT = "radar-prebuilt-vectors/1"
 # what np.load raises on a truncated or corrupt .npz (a zip of .npy files)
-_DAMAGED = (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error)
+DAMAGED_NPZ = (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error)
 STORAGE = "int8-rowscale"
 
 
@@ -97,7 +97,7 @@ class PrebuiltVectors:
         try:
             with np.load(path, allow_pickle=False) as data:
                 meta = json.loads(str(data["meta"]))
-        except _DAMAGED as exc:
+        except DAMAGED_NPZ as exc:
             raise IndexError_(
                 f"{path} is not a prebuilt-vectors file ({type(exc).__name__}); rebuild it with "
                 "data/build_embeddings.py or delete it"
@@ -121,7 +121,7 @@ class PrebuiltVectors:
             try:
                 with np.load(self.path, allow_pickle=False) as data:
                     self._arrays = {k: data[k] for k in ("ids", "hashes", "q", "scale")}
-            except _DAMAGED as exc:
+            except DAMAGED_NPZ as exc:
                 raise IndexError_(
                     f"{self.path} is damaged ({type(exc).__name__}); rebuild it with data/build_embeddings.py "
                     "or delete it"

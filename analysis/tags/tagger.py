@@ -15,8 +15,6 @@ import hashlib
 import io
 import pickle
 import time
-import zipfile
-import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +37,7 @@ from radar.analysis.tags.training import (
 )
 from radar.index.embedder import Embedder, document_text
 from radar.index.errors import IndexError_
-from radar.index.prebuilt import PrebuiltVectors
+from radar.index.prebuilt import DAMAGED_NPZ, PrebuiltVectors
 from radar.store import Store
 from radar.store.files import write_bytes_atomic
 
@@ -49,8 +47,6 @@ WEAK_SAMPLE = 20000  # workspace documents searched for keyword matches (weak la
 
 Progress = Callable[[int, int], None]
 Describe = Callable[[Sequence[str]], np.ndarray]
-# what np.load raises on a damaged .npz: a truncated or corrupt zip is neither an OSError nor a ValueError
-_DAMAGED_NPZ = (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error)
 
 
 # -- vectors -----------------------------------------------------------------------------------------
@@ -82,7 +78,7 @@ class Vectors:
             return {}
         try:
             hits, found = PrebuiltVectors.open(self.shipped).take(self.model_id, wanted)
-        except (IndexError_, *_DAMAGED_NPZ):
+        except (IndexError_, *DAMAGED_NPZ):
             return {}  # a damaged shipped file: embed as if it were absent
         return dict(zip(hits, found, strict=True))
 
@@ -102,7 +98,7 @@ class Vectors:
             try:
                 with np.load(path, allow_pickle=False) as data:
                     cache = dict(zip(data["keys"].tolist(), data["vectors"], strict=True))
-            except _DAMAGED_NPZ:
+            except DAMAGED_NPZ:
                 cache = {}  # a damaged or older cache is rebuilt
         missing = [i for i, key in keys.items() if key not in cache]
         found = self._shipped_vectors([(i, keys[i]) for i in missing]) if missing else {}

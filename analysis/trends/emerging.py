@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
-from typing import Any, TypedDict
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -27,7 +27,7 @@ from radar.analysis.trends.cache import TermTable, day_date
 from radar.analysis.trends.coherence import Coherence
 from radar.analysis.trends.config import TrendsConfig, Windows, earlier_baseline, period_label, span
 from radar.analysis.trends.counts import day_rows, period_stratum_counts, stratum_counts
-from radar.analysis.trends.result import TermTrend
+from radar.analysis.trends.result import StatFields, TermTrend
 from radar.analysis.trends.stats import TestResult, comparable, kleinberg_active, stratified_test
 
 MERGE_OVERLAP = 0.8  # share of the smaller term's recent documents that also contain the other ...
@@ -397,18 +397,6 @@ def bursts(
     period_docs = docs.sum(axis=1)
     base = (docs @ per_stratum_rate) / np.maximum(period_docs, 1)[:, None]  # expected rate per period at its mix
     return kleinberg_active(counts.sum(axis=1), period_docs, base)
-
-
-class StatFields(TypedDict):
-    score: float
-    z: float
-    ratio: float
-    ratio_bound: float
-    recent_count: int
-    compared_count: int
-    expected_count: float
-    recent_share: float
-    baseline_share: float
 
 
 def stat_fields(scored: Scored, idx: int, rising: bool) -> StatFields:

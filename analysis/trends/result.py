@@ -16,12 +16,9 @@ class Burst(TypedDict):
     since: str | None
 
 
-class TermTrend(TypedDict):
-    """An emerging or declining term."""
+class StatFields(TypedDict):
+    """The test's statistics of one scored term or family (emerging.stat_fields)."""
 
-    term: str
-    aliases: list[str]
-    keys: list[str]  # term-cache keys of the term and its merged aliases
     score: float  # log-likelihood ratio (ranking)
     z: float
     ratio: float
@@ -31,6 +28,14 @@ class TermTrend(TypedDict):
     expected_count: float
     recent_share: float
     baseline_share: float
+
+
+class TermTrend(StatFields):
+    """An emerging or declining term."""
+
+    term: str
+    aliases: list[str]
+    keys: list[str]  # term-cache keys of the term and its merged aliases
     first_seen: str | None
     example_ids: list[str]
     burst: NotRequired[Burst]
