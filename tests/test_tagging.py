@@ -153,6 +153,27 @@ def test_shipped_dev_labels_are_the_shared_ones_and_valid() -> None:
     assert all(title and abstract for title, abstract in texts.values())
 
 
+def test_damaged_shipped_vectors_or_cache_are_embedded_afresh(tmp_path: Path) -> None:
+    """A truncated shipped vectors file and a corrupt example-vector cache are ignored, not a traceback: np.load
+    raises zipfile.BadZipFile / zlib.error there (neither an OSError nor a ValueError)."""
+    data = SHIPPED_VECTORS.read_bytes()
+    cut = tmp_path / "cut.npz"
+    cut.write_bytes(data[: len(data) // 2])
+
+    class Ones:
+        def embed(self, batch: list[str]) -> np.ndarray:
+            return np.ones((len(batch), 4), dtype=np.float32)
+
+    papers = shipped_papers()
+    ids = sorted(papers)[:5]
+    vectors = Vectors("m", "fp", tmp_path / "cache", lambda: cast(Embedder, Ones()), shipped=cut)
+    ws, _ = Workspace.init(tmp_path / "ws")
+    with ws.store() as store:
+        assert vectors.for_texts(store, ids, papers).shape == (5, 4)
+        vectors.cache_path().write_bytes(data[: len(data) // 3])  # a damaged cache too
+        assert vectors.for_texts(store, ids, papers).shape == (5, 4)
+
+
 def test_shipped_labeled_vectors_are_what_embedding_gives_and_are_used(tmp_path: Path) -> None:
     """analysis/tags/labels/vectors.npz (data/build_embeddings.py --labels) is stamped with the default model,
     holds every shipped paper, and gives the vectors embedding from scratch gives; `radar tag` then embeds none
