@@ -251,8 +251,10 @@ def report(
     formats: str | None = None,
     trends_result: tuple[TrendsResult, str] | None = None,
     summarizer: Summarizer | None = None,
+    folder: Path | None = None,
 ) -> BuiltReport:
-    """Gather one period's report and write it under reports/<period>/ (md, html, json; pdf on request)."""
+    """Gather one period's report and write it under reports/<period>/ (md, html, json; pdf on request), or
+    into ``folder``."""
     started = time.perf_counter()
     settings = radar.settings.with_formats(formats)
     with radar.store() as store:
@@ -270,7 +272,7 @@ def report(
             adoption=name_adoption(store),
         )
     content.notes["trends"] = note
-    built = write_report(radar.ws.report_dir(period.label), period, content, settings.report)
+    built = write_report(folder or radar.ws.report_dir(period.label), period, content, settings.report)
     built.seconds = time.perf_counter() - started
     return built
 

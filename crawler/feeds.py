@@ -20,7 +20,7 @@ from urllib.parse import parse_qsl, urlencode, urljoin, urlparse, urlunparse
 import feedparser
 
 from radar.crawler.errors import FeedParseError
-from radar.crawler.text import html_to_text
+from radar.crawler.text import clean_text, html_to_text
 from radar.store import Document
 
 _TRACKING = re.compile(r"^(utm_|fbclid$|gclid$|mc_|ref$)")
@@ -202,7 +202,7 @@ def parse_feed(
         published = _iso(st) if st else fallback_date
         updated_st = dict.get(entry, "updated_parsed")
         updated_st = updated_st if _plausible(updated_st) else None
-        tags = tuple(t.get("term", "").strip() for t in entry.get("tags") or [] if t.get("term"))
+        tags = tuple(c for c in (clean_text(str(t.get("term") or ""), 100) for t in entry.get("tags") or []) if c)
         docs.append(
             Document(
                 id=post_id(link, guid, title, published),
@@ -217,7 +217,7 @@ def parse_feed(
                 primary_category="",
                 url=link,
                 date_estimated=st is None,
-                extra={"guid": guid[:500]} if guid else {},
+                extra={"guid": clean_text(guid, 500)} if guid else {},
             )
         )
     warning = ""
@@ -247,7 +247,7 @@ def parse_arxiv_rss(body: bytes, *, url: str, source: str, headers: Mapping[str,
             raw_summary = raw_summary[m.end() :]
         st = _entry_time(entry)
         stamp = _iso(st) if st else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        cats = tuple(t.get("term", "") for t in entry.get("tags") or [] if t.get("term"))
+        cats = tuple(c for c in (clean_text(str(t.get("term") or ""), 40) for t in entry.get("tags") or []) if c)
         docs.append(
             Document(
                 id=paper_id,

@@ -31,6 +31,7 @@ from radar.store import Store
 from radar.store.models import Document
 from radar.store.people import Person, PersonAlert
 from radar.store.scrub import url_secrets
+from radar.store.urls import check_configured_url, check_email
 
 TOP_N = 10
 
@@ -182,6 +183,7 @@ def person_jobs(person: Person, cfg: DeliveryConfig, subject: str, text: str, ht
     if person.email and cfg.email.host and cfg.email.sender:
 
         def send() -> None:
+            check_email(person.email, f"person {person.name}'s email")  # a row stored before the check
             msg = EmailMessage()
             msg["Subject"], msg["From"], msg["To"] = subject, cfg.email.sender, person.email
             msg["Date"] = formatdate(localtime=False)
@@ -193,11 +195,13 @@ def person_jobs(person: Person, cfg: DeliveryConfig, subject: str, text: str, ht
 
         jobs.append(("email", person.email, send, [cfg.email.password()]))
     if person.webhook:
-        hook = WebhookConfig(url=person.webhook, timeout_s=cfg.webhook.timeout_s)
         payload = {"text": f"*{slack_text(subject)}*\n{slack_text(text)}"}
-        jobs.append(
-            ("webhook", webhook_recipient(person.webhook), lambda: post_webhook(payload, hook), url_secrets(hook.url))
-        )
+
+        def post() -> None:  # the URL is checked when sent: a bad row fails this person's webhook only
+            check_configured_url(person.webhook, f"person {person.name}'s webhook")
+            post_webhook(payload, WebhookConfig(url=person.webhook, timeout_s=cfg.webhook.timeout_s))
+
+        jobs.append(("webhook", webhook_recipient(person.webhook), post, url_secrets(person.webhook)))
     return jobs
 
 
