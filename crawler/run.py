@@ -136,10 +136,18 @@ def crawl_feed(
     if since is not None:
         cutoff = since.strftime("%Y-%m-%dT%H:%M:%SZ")
         docs = [d for d in docs if d.published >= cutoff]
+    cap = http.policy.max_feed_entries
+    left = max(0, len(docs) - cap)
+    if left:  # the newest entries (a feed of 100,000 would take minutes to store and hours to embed)
+        docs = sorted(docs, key=lambda d: d.published, reverse=True)[:cap]
     result.counts += store.upsert_documents(docs)
     result.message = "; ".join(
         m
-        for m in (parsed.warning, f"{parsed.skipped} entries without title or link skipped" if parsed.skipped else "")
+        for m in (
+            parsed.warning,
+            f"{parsed.skipped} entries without title or link skipped" if parsed.skipped else "",
+            f"{left:,} older entries left ([crawl] max_feed_entries = {cap:,} per crawl)" if left else "",
+        )
         if m
     )
     # validators are saved only once the entries are stored, so a failed store re-fetches next time

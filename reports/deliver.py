@@ -31,6 +31,7 @@ from radar.reports.render import Chart, render_email_html, render_text
 from radar.store import Store
 from radar.store.errors import RadarError
 from radar.store.scrub import scrub_line, url_secrets
+from radar.store.text import strip_invisible
 from radar.store.urls import UrlRefused, check_configured_url
 
 
@@ -127,8 +128,9 @@ def send_email(msg: EmailMessage, cfg: EmailConfig) -> None:
 
 
 def slack_text(text: Any) -> str:
-    """Slack mrkdwn escaping: &, < and > are control characters there."""
-    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Slack mrkdwn escaping: &, < and > are control characters there; bidi controls and zero-width
+    characters (a title stored before ingest removed them) are dropped."""
+    return strip_invisible(str(text)).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _slack_link_ok(url: str) -> bool:

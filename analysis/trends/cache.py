@@ -192,7 +192,7 @@ def _load(path: Path) -> TermTable | None:
     if not path.is_file():
         return None
     try:
-        with np.load(path) as z:
+        with np.load(path, allow_pickle=False) as z:
             meta = orjson.loads(bytes(z["meta"]))
             if meta.get("version") != CACHE_VERSION or meta.get("rules") != RULES:
                 return None

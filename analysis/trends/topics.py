@@ -62,7 +62,7 @@ def _load_previous(folder: Path, window: str, as_of: date) -> dict[str, Any] | N
     earlier = sorted(p for p in folder.glob(f"{window}-*.npz") if p.stem[len(window) + 1 :] < as_of.isoformat())
     for path in reversed(earlier):
         try:
-            with np.load(path) as z:
+            with np.load(path, allow_pickle=False) as z:
                 meta = orjson.loads(bytes(z["meta"]))
                 return {"centroids": z["centroids"].astype(np.float32), **meta}
         except (OSError, ValueError, KeyError, orjson.JSONDecodeError):

@@ -68,7 +68,7 @@ def install_guards(hosts: list[str]) -> None:
         from starlette.middleware.trustedhost import TrustedHostMiddleware
 
         trusted = [Middleware(TrustedHostMiddleware, allowed_hosts=hosts)] if hosts else []
-        return [*trusted, Middleware(FrameGuard), *streamlit_middleware()]
+        return [Middleware(FrameGuard), *trusted, *streamlit_middleware()]  # outermost: the 400s carry it too
 
     starlette_app.create_streamlit_middleware = guarded
 
