@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from radar.store.errors import disk_error
+from radar.store.errors import DiskError, disk_error
 
 
 def _write_temp(path: Path, data: bytes) -> Path:
@@ -59,3 +59,13 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
 
 def write_text_atomic(path: Path, text: str) -> None:
     write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_cache_atomic(path: Path, data: bytes) -> bool:
+    """A cache file (recomputed when missing): written like ``write_bytes_atomic``, but a full disk or a
+    read-only workspace only means it is not kept (False), so reading commands still work there."""
+    try:
+        write_bytes_atomic(path, data)
+    except DiskError:
+        return False
+    return True

@@ -6,6 +6,8 @@ the code before the fix."""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +17,6 @@ import pytest
 
 from radar.store import Workspace
 from radar.store.errors import ConfigError
-from tests.cli_helpers import run_cli
 from tests.report_servers import free_port
 
 
@@ -84,20 +85,33 @@ def test_allowed_hosts_takes_host_names_only(hosts: list[str]) -> None:
     assert "radar.lab.example" in ok.trusted_hosts()
 
 
-def test_radar_app_refuses_a_wildcard_host_before_starting(
-    workspace: Workspace, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_radar_app_refuses_a_wildcard_host_before_starting(workspace: Workspace) -> None:
+    """`radar app` with `allowed_hosts = ["*"]`: one line and exit 1 (the old code started the server: the
+    timeout fails the test then)."""
     workspace.config_path.write_text('[app]\nallowed_hosts = ["*"]\n')
-    res = run_cli(capsys, "--workspace", str(workspace.root), "app", "--port", str(free_port()))
-    assert res.code == 1 and "allowed_hosts: '*' is not a host name" in res.err
-    assert len([line for line in res.err.splitlines() if line.strip()]) == 1
+    argv = ["--workspace", str(workspace.root), "app", "--port", str(free_port())]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "radar.app.cli", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:  # a server started: stop it and what it started
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 1 and "allowed_hosts: '*' is not a host name" in err
+    assert len([line for line in err.splitlines() if line.strip()]) == 1
 
 
 def test_the_server_wrapper_refuses_a_wildcard_from_the_environment(tmp_path: Path) -> None:
     """RADAR_ALLOWED_HOSTS set by hand (not through radar.toml) with a wildcard: one line, no server."""
     proc = subprocess.run(
         [sys.executable, "-m", "radar.app.dashboard.serve", "run", "x.py"],
-        env={"RADAR_ALLOWED_HOSTS": "127.0.0.1,*", "PATH": "/usr/bin:/bin"},
+        env=os.environ | {"RADAR_ALLOWED_HOSTS": "127.0.0.1,*"},
         capture_output=True,
         text=True,
         timeout=60,

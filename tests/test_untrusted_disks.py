@@ -25,8 +25,6 @@ import pytest
 
 from radar.crawler.snapshot import import_snapshot
 from radar.store import Store, StoreError, Workspace
-from radar.store.errors import DiskError
-from radar.store.files import write_set_atomic
 from tests.cli_helpers import run_cli
 from tests.conftest import ROOT
 from tests.test_report_content import WEEK, tag_rows
@@ -193,6 +191,7 @@ def test_a_read_only_workspace_is_still_read_and_writers_say_so_in_one_line(inde
     reported = by[f"report --week latest --out {out}"]
     assert reported["code"] == 0, reported
     assert sorted(p.name for p in out.iterdir()) == ["report.html", "report.json", "report.md"]
+    assert json.loads((out / "report.json").read_text())["notes"]["trends"] == ""  # caches kept in memory only
     for name in ("tag", "index", "report --week latest", "people add"):
         res = by[name]
         errors = [line for line in res["err"].splitlines() if line.startswith("radar: error:")]
@@ -203,20 +202,22 @@ def test_a_read_only_workspace_is_still_read_and_writers_say_so_in_one_line(inde
 
 # -- seams: the same faults without mounts -----------------------------------------------------------------------------
 def _enospc_on(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """store.files' writer fails with ENOSPC for the file called ``name`` (as a full disk would)."""
-    from radar.store import files
+    """The atomic writer's fsync fails with ENOSPC for the temp file of ``name`` (a full disk shows there
+    first: the written pages are flushed). ``os.fsync`` is called only by store.files, in this process."""
+    real = os.fsync
 
-    real = files._write_temp
+    def failing(fd: int) -> None:
+        if os.path.basename(os.readlink(f"/proc/self/fd/{fd}")).startswith(f".{name}."):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(fd)
 
-    def failing(path: Path, data: bytes) -> Path:
-        if path.name == name:
-            raise OSError(errno.ENOSPC, "No space left on device", str(path))
-        return real(path, data)
-
-    monkeypatch.setattr(files, "_write_temp", failing)
+    monkeypatch.setattr(os, "fsync", failing)
 
 
 def test_a_set_of_files_appears_whole_or_not_at_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from radar.store.errors import DiskError
+    from radar.store.files import write_set_atomic
+
     old = {tmp_path / n: f"old {n}".encode() for n in ("report.md", "report.html", "report.json")}
     write_set_atomic(old)
     _enospc_on("report.json", monkeypatch)

@@ -26,7 +26,7 @@ from radar.analysis.trends import terms
 from radar.analysis.trends.terms import NAME_PREFIX, document_terms
 from radar.store.db import Store
 from radar.store.documents import DocumentText
-from radar.store.files import write_bytes_atomic
+from radar.store.files import write_cache_atomic
 
 CACHE_VERSION = 3
 # the cache is only valid for the term rules that built it
@@ -185,7 +185,7 @@ def _save(path: Path, table: TermTable) -> None:
         vocab_order=table.vocab_order,
         meta=np.frombuffer(orjson.dumps(meta), dtype=np.uint8),
     )
-    write_bytes_atomic(path, buf.getvalue())
+    write_cache_atomic(path, buf.getvalue())  # not kept on a full or read-only disk: recomputed
 
 
 def _load(path: Path) -> TermTable | None:

@@ -40,7 +40,7 @@ from radar.index.config import EmbeddingConfig
 from radar.index.errors import IndexError_, ModelNotFound
 from radar.index.pipeline import stored_model
 from radar.store.db import Store
-from radar.store.files import write_bytes_atomic
+from radar.store.files import write_cache_atomic
 
 SAMPLE = 20  # a topic's members nearest its centroid, for readers that judge what the topic is about
 
@@ -76,7 +76,7 @@ KEEP_STATES = 104
 def _save_state(folder: Path, window: str, as_of: date, centroids: np.ndarray, meta: dict[str, Any]) -> None:
     buf = io.BytesIO()
     np.savez(buf, centroids=centroids.astype(np.float32), meta=np.frombuffer(orjson.dumps(meta), dtype=np.uint8))
-    write_bytes_atomic(folder / f"{window}-{as_of.isoformat()}.npz", buf.getvalue())
+    write_cache_atomic(folder / f"{window}-{as_of.isoformat()}.npz", buf.getvalue())  # kept where writable
     # one file per as-of day: keep the newest KEEP_STATES per window (two years of weeks)
     states = sorted(folder.glob(f"{window}-*.npz"))
     for old in states[:-KEEP_STATES]:
