@@ -25,6 +25,7 @@ from radar.store.people import PeopleTable
 from radar.store.runs import RunsTable
 from radar.store.schema import LATEST_VERSION, MIGRATIONS
 from radar.store.tags import TagsTable
+from radar.store.text import INVISIBLE, strip_invisible
 
 BUSY_TIMEOUT_S = 30.0  # how long a write waits for another process's write before "the workspace is busy"
 # tables a reading command may write (caches): on a read-only workspace they live in memory for the process
@@ -60,10 +61,23 @@ def integrity(path: Path) -> str:
     return "; ".join(str(r[0]) for r in rows)[:200] or "no answer"
 
 
+def _has_invisible(*values: str | None) -> bool:
+    return any(v is not None and INVISIBLE.search(v) is not None for v in values)
+
+
+def register_functions(conn: sqlite3.Connection) -> None:
+    """The SQL functions migrations use (store.text's character clean-up)."""
+    conn.create_function("radar_has_invisible", -1, _has_invisible, deterministic=True)
+    conn.create_function(
+        "radar_strip_invisible", 1, lambda s: s if s is None else strip_invisible(s), deterministic=True
+    )
+
+
 @cache
 def expected_schema() -> dict[str, tuple[str, list[str]]]:
     """{table: (its CREATE TABLE statement, its CREATE INDEX statements)} after every migration."""
     conn = sqlite3.connect(":memory:")
+    register_functions(conn)
     try:
         for _, sql in MIGRATIONS:
             for statement in sql.split(";"):
@@ -109,6 +123,7 @@ class Store(
             else:
                 self.conn = sqlite3.connect(path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False)
                 self.conn.row_factory = sqlite3.Row
+                register_functions(self.conn)
                 self.conn.execute("PRAGMA journal_mode=WAL")
                 self.conn.execute("PRAGMA synchronous=NORMAL")
                 self.conn.execute("PRAGMA foreign_keys=ON")
