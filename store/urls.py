@@ -20,7 +20,9 @@ import ipaddress
 import re
 import socket
 from collections.abc import Callable
-from urllib.parse import urlparse
+from urllib.parse import ParseResult, urlparse
+
+from radar.store.errors import one_line
 
 MAX_REDIRECTS = 5
 # cloud instance-metadata services (AWS, GCP, Azure, Oracle, OpenStack: 169.254.169.254; AWS IPv6; Alibaba;
@@ -43,6 +45,9 @@ _EMAIL = re.compile(r"^[^@\s<>(),;:\"\[\]\\]+@[A-Za-z0-9](?:[A-Za-z0-9.\-]*[A-Za
 
 class UrlRefused(ValueError):
     """A URL (configured, or a redirect target) Radar will not request; the message is one line naming why."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(one_line(message))  # a host or value from a hostile place may carry a line break
 
 
 Resolver = Callable[[str, int], list[str]]
@@ -77,12 +82,21 @@ def is_metadata(host: str) -> bool:
     return name in METADATA_HOSTS or (addr is not None and (addr.is_link_local or str(addr) in METADATA_HOSTS))
 
 
+def _parts(url: str, what: str) -> tuple[ParseResult, int | None]:
+    """urlparse and the port, with urllib's own ValueError (an unbalanced bracket, port 99999) as UrlRefused."""
+    try:
+        parts = urlparse(url)
+        return parts, parts.port
+    except ValueError as exc:
+        raise UrlRefused(f"{what} is not a valid URL ({exc})") from None
+
+
 def check_configured_url(url: str, what: str) -> str:
     """``url`` as configured for ``what`` (e.g. "person alice's webhook"), or UrlRefused with one line."""
-    parts = urlparse(url)
+    parts, _ = _parts(url, what)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise UrlRefused(f"{what} must be an http(s) URL with a host, e.g. https://hooks.slack.com/services/...")
-    if any(c.isspace() or ord(c) < 32 for c in url):
+    if any(c.isspace() or not c.isprintable() for c in url):  # controls, DEL, C1, format characters
         raise UrlRefused(f"{what} has spaces or control characters; give the URL as the chat tool shows it")
     if is_metadata(parts.hostname):
         raise UrlRefused(
@@ -97,7 +111,7 @@ def check_configured_url(url: str, what: str) -> str:
 def check_hop(target: str, origin_host: str, *, resolver: Resolver = resolve) -> None:
     """A redirect to ``target`` from a request whose configured URL named ``origin_host``; UrlRefused if not
     allowed (see the module's docstring)."""
-    parts = urlparse(target)
+    parts, port = _parts(target, f"the redirect from {origin_host}")
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise UrlRefused(f"{origin_host} redirected to a non-http(s) URL ({parts.scheme or 'no scheme'}:); refused")
     host = parts.hostname.lower().rstrip(".")
@@ -110,7 +124,7 @@ def check_hop(target: str, origin_host: str, *, resolver: Resolver = resolve) ->
         addresses = [str(literal)]
     else:
         try:
-            addresses = resolver(host, parts.port or (443 if parts.scheme == "https" else 80))
+            addresses = resolver(host, port or (443 if parts.scheme == "https" else 80))
         except (OSError, UnicodeError):
             raise UrlRefused(f"{origin_host} redirected to {host}, which does not resolve; refused") from None
     internal = [a for a in addresses if is_internal(a) or is_metadata(a)]
@@ -123,7 +137,7 @@ def check_hop(target: str, origin_host: str, *, resolver: Resolver = resolve) ->
 
 def check_header(value: str, what: str) -> str:
     """A value that goes into a mail header: no CR, LF or other control character."""
-    if any(ord(c) < 32 or ord(c) == 127 or c in "\u2028\u2029\x85" for c in value):
+    if any(ord(c) < 32 or 127 <= ord(c) <= 159 or c in "\u2028\u2029" for c in value):
         raise UrlRefused(f"{what} has a line break or control character; it would go into a mail header; retype it")
     return value
 

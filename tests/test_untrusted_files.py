@@ -265,12 +265,32 @@ def test_a_flooded_feed_stores_its_newest_entries_up_to_the_cap(
     res = run_cli(capsys, "--workspace", str(ws.root), "crawl", "--json")
     assert res.code == 0, res.err
     (src,) = res.json()["sources"]
-    assert src["added"] == 120 and "180 older entries left ([crawl] max_feed_entries = 120" in src["message"]
+    assert src["added"] == 120 and "180 entries left ([crawl] max_feed_entries = 120" in src["message"]
     with ws.store() as store:
         stored = sorted(d.published for d in store.iter_documents())
-    newest = sorted(f"2024-01-{1 + i % 28:02d}T{i % 24:02d}:00:00Z" for i in range(300))[-120:]
+    # the first 240 entries are parsed (twice the cap: a feed lists its newest first, mostly), the newest 120 kept
+    newest = sorted(f"2024-01-{1 + i % 28:02d}T{i % 24:02d}:00:00Z" for i in range(240))[-120:]
     assert stored == newest
     assert CrawlConfig().max_feed_entries == 2000
+
+
+def test_a_long_feed_is_cut_before_it_is_parsed_keeping_its_closing_tags() -> None:
+    from radar.crawler.feeds import first_entries, parse_feed
+
+    atom = (
+        b'<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><title>t</title>'
+        + b"".join(
+            f"<entry><title>E{i}</title><link href='https://b.example/{i}'/><id>u{i}</id>"
+            f"<updated>2024-01-0{1 + i % 9}T00:00:00Z</updated></entry >".encode()
+            for i in range(50)
+        )
+        + b"</feed>"
+    )
+    body, cut = first_entries(atom, 10)
+    assert cut == 40 and body.endswith(b"</feed>") and b"E9<" in body and b"E10<" not in body
+    parsed = parse_feed(atom, url="https://b.example/feed", source="b", max_entries=5)
+    assert len(parsed.documents) == 10 and parsed.extra == {"cut": 40} and not parsed.warning
+    assert first_entries(atom, 50) == (atom, 0)
 
 
 def test_one_weekly_run_embeds_at_most_its_cap_and_the_next_run_the_rest(tmp_path: Path, small_snapshot: Path) -> None:
