@@ -447,6 +447,8 @@ def test_dashboard_refuses_forged_host_headers(workspace: Workspace, tmp_path: P
         evil = f"rebind.evil.example:{port}"
         assert " 101" not in _handshake(port, evil, f"http://{evil}")  # forged Host with a matching Origin
         assert " 101" in _handshake(port, f"127.0.0.1:{port}", f"http://127.0.0.1:{port}")
+        # another site's page (right Host, its own Origin) opens no session: no button press comes from it
+        assert " 101" not in _handshake(port, f"127.0.0.1:{port}", "http://evil.example")
     finally:
         os.killpg(proc.pid, 15)
         proc.wait(timeout=30)
