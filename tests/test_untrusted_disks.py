@@ -124,6 +124,7 @@ def _size_kb(folder: Path) -> int:
 
 
 # -- full disks ---------------------------------------------------------------------------------------------------
+@pytest.mark.slow
 @needs_mounts
 def test_a_full_disk_gives_one_line_and_no_half_written_report(reportable: Workspace, tmp_path: Path) -> None:
     """Probes: with 40 KB free `radar report` printed a traceback and left md and html without json; import on a
@@ -164,6 +165,7 @@ def test_a_full_disk_gives_one_line_and_no_half_written_report(reportable: Works
 
 
 # -- read-only workspaces -----------------------------------------------------------------------------------------
+@pytest.mark.slow
 @needs_mounts
 def test_a_read_only_workspace_is_still_read_and_writers_say_so_in_one_line(indexed: Workspace, tmp_path: Path) -> None:
     """Probes: on a read-only mount every command advised restoring a healthy database, and `radar tag` and
