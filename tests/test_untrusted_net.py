@@ -283,6 +283,31 @@ def test_header_values_and_urls_in_radar_toml_are_refused_at_load_in_one_line(
     assert not (ws.root / "reports" / "2024-W07").exists()
 
 
+def test_a_crlf_report_title_with_mail_configured_is_one_line_and_sends_nothing(
+    tmp_path: Path, small_snapshot: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Probe: `[report] title` with CRLF made `report --send` print a traceback (the mail's Subject header)."""
+    from radar.crawler.snapshot import import_snapshot
+
+    with SmtpSink() as smtp:
+        toml = (
+            '[report]\ntitle = "Weekly\\r\\nBcc: victim@evil.example"\n'
+            f'[delivery.email]\nhost = "127.0.0.1"\nport = {smtp.port}\ntls = "none"\nfrom = "r@lab.example"\n'
+            'to = ["a@lab.example"]\ntimeout_s = 5\n'
+        )
+        ws, _ = Workspace.init(tmp_path / "ws")
+        with ws.store() as store:
+            import_snapshot(store, small_snapshot)
+        ws.config_path.write_text(toml)
+        try:
+            res = run_cli(capsys, "--workspace", str(ws.root), "report", "--week", "2024-W07", "--send")
+        except ValueError as exc:  # what the old code let through
+            pytest.fail(f"traceback: {exc!r}")
+        sent = smtp.messages
+    assert res.code == 1 and "[report] title has a line break" in res.err and _one_line(res.err), res
+    assert sent == []
+
+
 def test_check_configured_url_allows_local_relays_and_refuses_the_rest() -> None:
     from radar.store.urls import UrlRefused, check_configured_url
 
