@@ -14,7 +14,6 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
-from pathlib import Path
 from typing import Any
 
 from radar.analysis.trends.result import TrendsResult
@@ -34,6 +33,7 @@ from radar.reports.recommend import (
     preset_patterns,
 )
 from radar.reports.result import Bullet, ReportContent
+from radar.reports.runs import RunSummary, finished_runs  # noqa: F401  (finished_runs: re-exported)
 from radar.reports.summarize import Summarizer
 from radar.reports.text import plain
 from radar.store import Store
@@ -269,48 +269,12 @@ def executive_summary(
         run = done[0]
         out.append(
             {
-                "text": f"Reproduction {run['method']} vs {run['baseline']} ({run['task']}): {run['verdict']}",
+                "text": f"Reproduction {run['line']}",
                 "link": "",
                 "label": "",
             }
         )
     return out[:5]
-
-
-def finished_runs(store: Store, runs_dir: Path) -> list[dict[str, Any]]:
-    """Finished reproduction runs, newest first, from the store's typed run records (no repro, no torch).
-
-    ``verdict`` is the calibrated label ("better"/"worse"/...) only for a verdict from the paired,
-    Holm-corrected tests of an A/B run; an A/A calibration run or an old uncalibrated record says so
-    instead, so the repro-better/repro-worse rules never fire on them.
-    """
-    out = []
-    for run in store.run_records(kind="repro", status="done"):
-        v = run.verdict
-        aa = run.method == run.baseline
-        if v is None:
-            label = ""
-        elif aa:
-            label = f"A/A calibration ({v.overall})"
-        elif not v.calibrated:
-            label = f"uncalibrated, old record ({v.overall})"
-        else:
-            label = v.overall
-        noise = v.seed_noise.sd_difference if v is not None and v.seed_noise is not None else None
-        out.append(
-            {
-                "id": run.id,
-                "method": run.method,
-                "baseline": run.baseline,
-                "task": run.task,
-                "verdict": label,
-                "summary": v.summary if v is not None else "",
-                "seed_noise": noise,
-                "finished_at": run.finished_at,
-                "folder": run.folder or str(runs_dir / run.id),
-            }
-        )
-    return out
 
 
 def _evidence(
@@ -319,16 +283,16 @@ def _evidence(
     trends: TrendsResult,
     ranked: list[Ranked],
     baseline: list[Document],
-    runs: list[dict[str, Any]],
+    runs: list[RunSummary],
     trailing_weeks: int,
     preset_titles: Presets,
 ) -> list[Evidence]:
     presets = preset_patterns(preset_titles)
     relevance = {r.doc.id: r.relevance for r in ranked}
     period_docs = [r.doc for r in ranked]
-    latest_run: dict[str, dict[str, Any]] = {}
+    latest_run: dict[str, RunSummary] = {}
     for run in runs:  # newest first
-        latest_run.setdefault(run["method"], run)
+        latest_run.setdefault(run.method, run)
     found: dict[str, Evidence] = {}
 
     lowered: dict[str, str] = {}
@@ -409,7 +373,7 @@ def gather(
     trends: TrendsResult,
     grouping: TagGroups,
     summarizer: Summarizer,
-    runs: list[dict[str, Any]],
+    runs: list[RunSummary],
     presets: Presets,
     adoption: Adoption | None = None,
 ) -> ReportContent:
@@ -536,7 +500,7 @@ def gather(
         posts=post_items,
         posts_total=len(posts),
         recommendations=[r.as_dict() for r in recs[:MAX_RECOMMENDATIONS]],
-        runs=runs[:10],
+        runs=[r.as_dict() for r in runs[:10]],
         notes={
             "profile": profile_note,
             "summaries": summary_note,
@@ -547,5 +511,7 @@ def gather(
             "trends": "",
             "topics": topics_note,
         },
-        summary=executive_summary(recs, tag_volume, used_profile, top_overall, shown_topics, runs),
+        summary=executive_summary(
+            recs, tag_volume, used_profile, top_overall, shown_topics, [r.as_dict() for r in runs]
+        ),
     )
