@@ -80,6 +80,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         dataset=args.dataset,
         lora=args.lora,
     )
+    from radar.repro.spec import check_device
+
+    check_device(spec.device)  # one line, before any worker starts or anything is printed
     if not 0 < args.effect <= 100:
         raise RadarError(f"--effect is in points of held-out accuracy, between 0 and 100 (got {args.effect})")
     power = api.plan(spec, effect=args.effect / 100)

@@ -16,7 +16,6 @@ queued here. Built by ``app.wiring.reproductions`` and used by the CLI (app/cmd_
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import subprocess
@@ -32,7 +31,6 @@ from radar.app.settings import ReproConfig
 from radar.reports.runs import RunSummary, finished_runs
 from radar.repro import supervise
 from radar.repro.methods import Catalog
-from radar.repro.power import DEFAULT_EFFECT, TOY_ASSUMED_SD, plan
 from radar.repro.spec import (
     KIND,
     RunSpec,
@@ -54,6 +52,7 @@ REPRO_LOCK = "repro work"  # one queue worker per workspace
 QUEUE_LOCK = "repro queue"
 DEDUPE_STATUSES = ("queued", "running", "done")  # a failed or cancelled run does not block a new one
 LOOK_STATUSES = ("queued", "running", "done")  # earlier looks at an experiment (their seed pairs are taken)
+DEFAULT_EFFECT = 0.05  # repro.power.DEFAULT_EFFECT (imported there with scipy, so only when a plan is made)
 
 
 @dataclass
@@ -136,15 +135,15 @@ class Reproductions:
 
     def plan(self, spec: RunSpec, effect: float = DEFAULT_EFFECT, store: Store | None = None) -> Power:
         """The run's power at its seed pairs, from the matching A/A run or stored seed noise of that setting."""
+        from radar.repro.power import TOY_ASSUMED_SD, plan  # scipy: not on every command's path
+
         if store is None:
             with self.ws.store() as opened:
                 return self.plan(spec, effect, opened)
         from radar.repro.adoption import stored_noise
 
         params = asdict(spec) | {"total_steps": spec.total_steps}
-        if spec.model:
-            with contextlib.suppress(RadarError):  # submit reports a bad model or data set in one line
-                params |= check_inputs(spec)
+        params |= check_inputs(spec)  # a bad model or data set: one line, before anything is printed or stored
         found = stored_noise(store.list_runs(kind=KIND), params)
         if found is None and spec.toy:
             found = (TOY_ASSUMED_SD, "assumed: the upper end measured on the toy tasks; run an A/A to measure it")
@@ -162,11 +161,16 @@ class Reproductions:
         store: Store | None = None,
         queued_by: str = "",
         week: str = "",
+        first_pair: int | None = None,
     ) -> RunRecord:
-        """Record a queued run: the next look at its experiment on fresh seed pairs, with its power plan."""
+        """Record a queued run: the next look at its experiment on fresh seed pairs, with its power plan.
+        ``first_pair``: start at this pair instead (a benchmark's timing re-run; that look is then not
+        independent of the earlier ones, which repro/adoption.py's replication rule checks)."""
         if store is None:
             with self.ws.store() as opened:
-                return self.submit(spec, power=power, store=opened, queued_by=queued_by, week=week)
+                return self.submit(
+                    spec, power=power, store=opened, queued_by=queued_by, week=week, first_pair=first_pair
+                )
         experiment = experiment_key(spec, self.presets)
         earlier = [
             r
@@ -174,7 +178,7 @@ class Reproductions:
             if r.status in LOOK_STATUSES and (keys := _keys_of(r)) is not None and keys[0] == experiment
         ]
         first = max((int(r.params.get("first_pair") or 0) + r.seeds for r in earlier), default=0)
-        spec = replace(spec, first_pair=max(spec.first_pair, first))
+        spec = replace(spec, first_pair=max(spec.first_pair, first) if first_pair is None else first_pair)
         power = power or self.plan(spec, store=store)
         run_id = new_run_id(spec)
         params = record_params(spec, self.presets, self.ws.run_dir(run_id), self.ws.policy_cache_dir) | {

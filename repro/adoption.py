@@ -145,13 +145,13 @@ def _decide(
     base_p = None if math.isnan(adjusted) else round(adjusted, 5)
     if not v.calibrated:
         return RunAdoption(adoptable=False, reason="an uncalibrated, old record", **base)
-    if v.overall != "better":
-        return RunAdoption(adoptable=False, reason=f"the verdict is {v.overall}", **base)
-    if v.evidence_class != "evidence":
+    if v.evidence_class != "evidence":  # first: what the run can support at all
         what = v.evidence_class or "recorded before verdicts carried a class of evidence"
         return RunAdoption(
             adoptable=False, reason=f"{what}" + (f": {v.evidence_reason}" if v.evidence_reason else ""), **base
         )
+    if v.overall != "better":
+        return RunAdoption(adoptable=False, reason=f"the verdict is {v.overall}", **base)
     cal = calibration_for(records, run.params)
     if cal is None:
         return RunAdoption(

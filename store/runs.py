@@ -99,6 +99,8 @@ class Power:
     @property
     def text(self) -> str:
         """One line: 'MDE 3.6 pts at 5 seed pairs (seed noise sd 2.0 pts, A/A run X); +5.0 pts needs 3 pairs'."""
+        if self.seeds < 2:
+            return f"no test at {self.seeds} seed pair: the verdict's paired test needs at least 2 (run --seeds 5)"
         if self.mde is None or self.sd_difference is None:
             return (
                 f"power unknown at {self.seeds} seed pairs: no seed noise measured for this model and task "

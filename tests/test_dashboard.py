@@ -291,15 +291,17 @@ def test_repro_form_starts_a_run_and_cancel_stops_it(app: AppTest, dash_ws: Work
         assert state[0] == "cancelled" or state[1] == 1
     finally:
         _kill_run(dash_ws, run_id)
-    from radar.repro import runner
+    from radar.app import wiring
+    from radar.app.context import Radar
+    from radar.repro.spec import ACTIVE
 
     deadline = time.time() + 60
+    api = wiring.reproductions(Radar(dash_ws))
 
     def status_of() -> str:
-        with dash_ws.store() as store:
-            return str(runner.get(store, run_id)["status"])
+        return api.get(run_id).status
 
-    while (status := status_of()) in runner.ACTIVE and time.time() < deadline:
+    while (status := status_of()) in ACTIVE and time.time() < deadline:
         time.sleep(0.5)  # get() reaps: a worker killed before it started is marked failed
     assert status in ("cancelled", "failed")
 
@@ -352,6 +354,7 @@ def test_repro_page_shows_a_finished_runs_verdict_and_curves(app: AppTest, dash_
     app.selectbox(key="rp_run").set_value("20260101-000000-gspo-vs-grpo-abcd").run()
     text = "\n".join(_markdown(app))
     assert "Verdict: no clear difference" in text and "holds" in text
+    assert "3 steps, 2 seed pairs" in text  # the run's line names model, parameters, task, steps and seed pairs
     assert "**Efficiency**" in text and "slower per step" in text
     profile = next(df.value for df in app.dataframe if "step s" in df.value.columns)
     assert list(profile["step s"]) == [0.54, 0.5] and list(profile["arm"]) == ["gspo", "grpo (baseline)"]

@@ -14,7 +14,7 @@ from radar.app import wiring
 from radar.app.context import Radar
 from radar.crawler.snapshot import import_snapshot
 from radar.reports.config import DeliveryConfig, Profile, ReportConfig
-from radar.reports.content import finished_runs, gather, tag_groups
+from radar.reports.content import gather, tag_groups
 from radar.reports.errors import ReportError
 from radar.reports.period import Period, last_full_week, latest_data_week, parse_range, parse_week, resolve_period
 from radar.reports.recommend import Evidence, decide, match_preset, preset_patterns
@@ -103,7 +103,7 @@ def gather_content(
         trends=TrendsResult(**{"window": "month", **trends}),
         grouping=tag_groups({t.name: t.group for t in radar.taxonomy.tags}, store),
         summarizer=make_summarizer(cfg),
-        runs=finished_runs(store, ws.runs_dir),
+        runs=wiring.reproductions(radar).finished(store),
         presets=wiring.repro_presets(),
     )
     return content.as_dict()
@@ -229,10 +229,12 @@ def test_recommendation_rules_name_themselves() -> None:
     assert match_preset("GRPO", presets) == "" and match_preset("FooPO", presets) == ""
     assert presets["dr_grpo"].search("we compare with Dr GRPO and DAPO")
     base = {"method": "DAPO", "origin": "test", "recent_count": 3, "count": 12, "growth": 2.0}
-    better, worse = {"id": "r1", "verdict": "better"}, {"id": "r1", "verdict": "worse"}
+    better, worse = _summary("better", "evidence", adoptable=True), _summary("worse", "evidence")
+    toy = _summary("better", "pipeline check")  # a toy run's "better" never adopts
     cases = [
         (Evidence(**base, relevance=0.6, preset="dapo", run=better), "adopt", "repro-better"),
         (Evidence(**base, relevance=0.6, preset="dapo", run=worse), "watch", "repro-worse"),
+        (Evidence(**base, relevance=0.6, preset="dapo", run=toy), "watch", "rising"),
         (Evidence(**base, relevance=0.6, code_links=["https://github.com/x/y"]), "adopt", "established"),
         (Evidence(**base, relevance=0.4, preset="dapo"), "reproduce", "reproduce-preset"),
         (Evidence(**base, relevance=0.4, code_links=["https://github.com/x/y"]), "evaluate", "code-and-relevant"),
@@ -242,7 +244,31 @@ def test_recommendation_rules_name_themselves() -> None:
         rec = decide(evidence)
         assert (rec.action, rec.rule) == (action, rule), evidence
         assert rec.reason
-    assert "radar repro run --method dapo" in decide(cases[3][0]).reason
+    assert "radar repro run --method dapo" in decide(cases[4][0]).reason
+    assert "5 seed pairs" in decide(cases[0][0]).reason and "A/A" in decide(cases[0][0]).reason
+
+
+def _summary(verdict: str, evidence: str, adoptable: bool = False):  # type: ignore[no-untyped-def]
+    from radar.reports.runs import RunSummary
+
+    return RunSummary(
+        id="r1",
+        method="dapo",
+        baseline="grpo",
+        task="math",
+        setup="checkpoint qwen2.5-0.5b, 494.0M parameters, data gsm8k.jsonl, 100 steps, 5 seed pairs",
+        evidence_class=evidence,
+        verdict=verdict,
+        overall=verdict,
+        adoptable=adoptable,
+        adoption="better with evidence, A/A r0 calibrated" if adoptable else "pipeline check: a toy task",
+        summary="",
+        claim_status="holds",
+        seed_noise=0.02,
+        mde=0.03,
+        finished_at="2024-02-14T00:00:00Z",
+        folder="/tmp/r1",
+    )
 
 
 def test_md_escape_neutralises_markup() -> None:
@@ -420,8 +446,10 @@ def test_finished_reproduction_shows_its_verdict_and_drives_the_rule(tmp_path: P
             ws, store, parse_week(WEEK), ReportConfig(), Profile(terms={"DAPO": 1.0}), trends=TRENDS
         )
     assert [r["id"] for r in content["runs"]] == ["r-dapo-1"] and content["runs"][0]["verdict"] == "better"
+    assert content["runs"][0]["evidence_class"] == "unclassified" and not content["runs"][0]["adoptable"]
     rec = {r["method"]: r for r in content["recommendations"]}["DAPO"]
-    assert (rec["action"], rec["rule"]) == ("adopt", "repro-better")
+    # an older record without a class of evidence (nor an A/A run) never drives an "adopt"
+    assert rec["rule"] != "repro-better" and rec["evidence"]["run"]["id"] == "r-dapo-1"
     assert rec["evidence"]["preset"] == "dapo" and rec["evidence"]["code_links"] == ["https://github.com/lab/dapo-long"]
     html, md = render(content, "html"), render(content, "md")
     assert "Reproduction runs" in html and "r-dapo-1" in html and "file://" in html

@@ -211,7 +211,8 @@ def test_user_preset_settings_are_trl_fields_and_plugins_are_known() -> None:
     [
         (
             {"settings": {"learning_rate": 1e-4}},
-            "unknown setting(s) learning_rate in [[repro.presets]] 'dapo-eps03'; valid settings: beta, delta, dynamic_sampling, epsilon,",
+            "unknown setting(s) learning_rate in [[repro.presets]] 'dapo-eps03'; valid settings: beta, delta, "
+            "dynamic_sampling, epsilon,",
         ),
         ({"settings": {"loss_type": "ppo"}}, "loss_type = 'ppo' is not one of 'grpo', 'dr_grpo'"),
         ({"settings": {"beta": "high"}}, "setting beta must be a number"),

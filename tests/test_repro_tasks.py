@@ -84,7 +84,8 @@ def test_held_out_sets_are_distinct_problems_and_the_harder_one_is_out_of_distri
 def test_addition_work_answers_tersely_or_with_working() -> None:
     """The task where length is a choice: the working is 8-20 characters, the terse answer 1-3; both count."""
     task = get_task("addition-work")
-    assert working(57, 68) == "7+8=15;5+6+1=12;>125" and working(5, 7) == "5+7=12;>12" and working(3, 40) == "3+0=3;0+4=4;>43"
+    assert working(57, 68) == "7+8=15;5+6+1=12;>125" and working(5, 7) == "5+7=12;>12"
+    assert working(3, 40) == "3+0=3;0+4=4;>43"
     ex = {"prompt": "57+68=", "answer": "125"}
     assert task.check(ex, "7+8=15;5+6+1=12;>125") and task.check(ex, "125")
     assert not task.check(ex, "7+8=15;5+6+1=12;>124") and not task.check(ex, "7+8=15;>125;") and not task.check(ex, "")

@@ -127,13 +127,13 @@ def test_runs_lifecycle(workspace: Workspace) -> None:
     with workspace.store() as store:
         store.create_run("r1", "repro", {"method": "dapo"})
         store.update_run("r1", status="running", progress=0.5, result={"step": 3})
-        run = store.get_run("r1")
-        assert run["status"] == "running" and run["params"]["method"] == "dapo" and run["result"] == {"step": 3}
+        run = store.get_run("r1")  # the store returns runs as RunRecords only
+        assert run is not None and run.status == "running" and run.method == "dapo" and run.result == {"step": 3}
         with pytest.raises(StoreError, match="not one of"):
             store.update_run("r1", status="exploded")
         with pytest.raises(StoreError, match="no run"):
             store.update_run("missing", status="done")
-        assert [r["id"] for r in store.list_runs(status="running")] == ["r1"]
+        assert [r.id for r in store.list_runs(status="running")] == ["r1"]
 
 
 def test_crawl_state_round_trip(workspace: Workspace) -> None:
