@@ -332,7 +332,8 @@ def test_trl_export_trains_each_pair_from_its_warm_start_with_each_arms_seeds(tm
 
 def test_trl_export_of_a_tiny_checkpoint_run_trains_one_step(tmp_path: Path) -> None:
     """The exported train_grpo.py, run as a cluster would (its own process), trains one step of the baseline arm
-    of pair 1 on a tiny saved checkpoint (the old script raised AttributeError before training)."""
+    of pair 1 on a tiny saved checkpoint, with that arm's own RL seed (the old script had neither pairs nor arm
+    seeds). tests/test_repro_cli.py runs a toy run's export the same way (its old branch raised AttributeError)."""
     from tests.test_repro_hf import build_checkpoint
 
     model = build_checkpoint(tmp_path / "model")
