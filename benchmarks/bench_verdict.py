@@ -124,7 +124,7 @@ def bench_power() -> list[dict[str, Any]]:
     from radar.repro.power import mde, seeds_needed
 
     rows = []
-    for sd in (0.02, 0.035, 0.042):
+    for sd in (0.02, 0.025, 0.0275, 0.035, 0.042):
         rows.append(
             {
                 "sd": sd,

@@ -71,7 +71,6 @@ def calibration_for(records: Iterable[RunRecord], params: dict[str, Any], exclud
                 "method": run.method,
                 "seeds": run.seeds,
                 "sd_difference": noise.sd_difference,
-                "sd_power": noise.sd_power if noise.sd_power is not None else noise.sd_difference,
                 "overall": v.overall,
             }
     return None
@@ -83,13 +82,12 @@ def stored_noise(records: Iterable[RunRecord], params: dict[str, Any]) -> tuple[
     runs = list(records)
     cal = calibration_for(runs, params)
     if cal is not None:
-        return float(cal["sd_power"]), f"A/A run {cal['run']}"
+        return float(cal["sd_difference"]), f"A/A run {cal['run']}"
     key = setting_key(params)
     for run in _finished(runs):
         noise = run.verdict.seed_noise if run.verdict else None
         if setting_key(run.params) == key and noise is not None and noise.sd_difference is not None:
-            sd = noise.sd_power if noise.sd_power is not None else noise.sd_difference
-            return float(sd), f"stored seed noise of run {run.id}"
+            return float(noise.sd_difference), f"stored seed noise of run {run.id}"
     return None
 
 

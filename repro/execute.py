@@ -52,6 +52,18 @@ def _on_signal(signum: int, _frame: Any) -> None:
     raise _Terminated(f"terminated by {signal.Signals(signum).name}")
 
 
+def _terminated(exc: BaseException) -> _Terminated | None:
+    """The signal's exception in ``exc``'s cause/context chain, if a stop signal is why the run ended."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, _Terminated):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
 def _store(db: Path | str) -> Store:
     return Store(Path(db))
 
@@ -79,9 +91,12 @@ def execute(db: Path, run_id: str, log: Log = print) -> RunRecord:
         import traceback
 
         log(traceback.format_exc())
+        signalled = _terminated(exc)  # a library may wrap the signal's exception in its own (transformers does)
+        if signalled is not None:
+            message = f"{type(signalled).__name__}: {signalled}"
         with _store(db) as store:
-            if isinstance(exc, _Terminated) and require(store, run_id).cancel_requested:
-                store.update_run(run_id, status="cancelled", finished_at=utc_now(), error=f"cancelled ({exc})")
+            if signalled is not None and require(store, run_id).cancel_requested:
+                store.update_run(run_id, status="cancelled", finished_at=utc_now(), error=f"cancelled ({signalled})")
                 return require(store, run_id)
             store.update_run(
                 run_id,

@@ -14,6 +14,7 @@ the reference model when beta > 0).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -104,6 +105,7 @@ def special_ids(tok: Any) -> frozenset[int]:
     return frozenset(int(i) for i in tok.all_special_ids)
 
 
+@functools.lru_cache(maxsize=8)  # seconds to draw for sorting/countdown; every arm of a run scores the same sets
 def eval_sets(task: Task, size: PolicySize) -> dict[str, list[dict]]:
     """The held-out problems of a task and size: in-distribution, one difficulty up (only problems the training
     difficulty cannot draw), and the curve subset. All distinct problems (by canonical key)."""

@@ -1,10 +1,13 @@
 """Power, fixed before a run trains, and the class of evidence a finished run can support.
 
-- ``mde``: the smallest true difference of held-out accuracy the verdict's test finds with 80 % probability at
-  ``n`` seed pairs, given the sd of the paired differences (seed noise). The test is the verdict's: a paired
-  t test, two-sided, whose smaller p must pass Holm's first threshold over the two verdict metrics (alpha / 2),
-  plus the 1-point minimum effect. Power comes from the non-central t distribution; tests/test_repro_verdict.py
-  checks it against the vectorised simulation of the real decision rule.
+- ``mde``: the smallest true difference of held-out accuracy the verdict's rule (paired t over seed pairs on
+  greedy accuracy and pass@1, Holm over both, the 1-point minimum) finds with 80 % probability at ``n`` seed
+  pairs, given the sd of the paired differences of greedy accuracy (seed noise). The measured sd is split into
+  binomial scoring noise over the held-out problems and training noise, which moves both metrics alike (the
+  model of the simulation that measures the rule's error rates); pass@1, scored on 4 samples per problem,
+  then has less scoring noise. Power is that of the more precise metric alone at Holm's first threshold
+  (alpha / 2), from the non-central t distribution: a lower bound, since the rule also rejects on the other.
+  tests/test_repro_verdict.py checks it against the simulated rule (it finds the MDE 80-92 % of the time).
 - ``seeds_needed``: the seed pairs an effect needs at that noise.
 - Seed noise comes, in this order, from the matching A/A run (same model, data, preset and steps), from the
   stored seed noise of another finished run on that setting, or (toy tasks only) from an assumption stated as
@@ -37,34 +40,55 @@ MAX_SEEDS = 20
 TOY_ASSUMED_SD = 0.042
 
 
-def power_at(effect: float, sd: float, n: int, alpha: float = ALPHA / METRICS) -> float:
-    """P(the paired t test over ``n`` pairs rejects at ``alpha``, two-sided, in the effect's direction) when the
-    true mean difference is ``effect`` and the paired differences have sd ``sd``; 0 below the minimum effect."""
-    if n < 2 or sd <= 0:
-        return math.nan
+SIM_PROMPTS = 1000  # held-out problems of the toy tasks (a checkpoint run passes its preset's eval_prompts)
+SIM_BASE = 0.63  # held-out accuracy level (the toy A/A's), for the binomial part of the noise
+PASS_SAMPLES = 4  # pass@1 averages this many samples per problem
+
+
+def metric_sds(sd: float, prompts: int = SIM_PROMPTS, base: float = SIM_BASE) -> tuple[float, float]:
+    """(greedy, pass@1) sd of the paired differences, from greedy's measured ``sd``: its binomial part over
+    ``prompts`` problems, the rest training noise that pass@1 shares; pass@1's binomial part is over 4x samples."""
+    binomial = 2 * base * (1 - base) / prompts
+    train = max(sd * sd - binomial, 0.0)
+    return sd, math.sqrt(train + binomial / PASS_SAMPLES)
+
+
+def _t_power(effect: float, sd: float, n: int, alpha: float) -> float:
     df = n - 1
     crit = float(stats.t.ppf(1 - alpha / 2, df))
-    nc = abs(effect) * math.sqrt(n) / sd
-    return float(stats.nct.sf(crit, df, nc))
+    return float(stats.nct.sf(crit, df, abs(effect) * math.sqrt(n) / sd))
 
 
-def mde(sd: float | None, n: int, power: float = POWER) -> float | None:
+def power_at(effect: float, sd: float, n: int, prompts: int = SIM_PROMPTS, base: float = SIM_BASE) -> float:
+    """P(the verdict's rule finds a true difference ``effect``) at ``n`` pairs, as a lower bound: the more precise
+    metric's paired t test alone at alpha / 2 (NaN below 2 pairs); 0 below the minimum effect."""
+    if n < 2 or sd <= 0:
+        return math.nan
+    if abs(effect) < MIN_EFFECT:
+        return 0.0
+    return max(_t_power(effect, s, n, ALPHA / METRICS) for s in metric_sds(sd, prompts, base) if s > 0)
+
+
+def mde(sd: float | None, n: int, power: float = POWER, prompts: int = SIM_PROMPTS) -> float | None:
     """The minimum detectable effect (a share) at ``n`` pairs; None when the noise is unknown or n < 2."""
     if sd is None or sd <= 0 or n < 2:
         return None
-    hi = sd * 50
-    if power_at(hi, sd, n) < power:
+    hi = max(sd * 50, 1.0)
+    if power_at(hi, sd, n, prompts) < power:
         return None
-    found = float(optimize.brentq(lambda d: power_at(d, sd, n) - power, 1e-9, hi, xtol=1e-7))
-    return max(found, MIN_EFFECT)
+    if power_at(MIN_EFFECT, sd, n, prompts) >= power:
+        return MIN_EFFECT
+    return float(optimize.brentq(lambda d: power_at(d, sd, n, prompts) - power, MIN_EFFECT, hi, xtol=1e-7))
 
 
-def seeds_needed(effect: float, sd: float | None, power: float = POWER, most: int = MAX_SEEDS) -> int | None:
+def seeds_needed(
+    effect: float, sd: float | None, power: float = POWER, most: int = MAX_SEEDS, prompts: int = SIM_PROMPTS
+) -> int | None:
     """The fewest seed pairs (2..most) that find ``effect`` with ``power``; None if unknown or more than ``most``."""
     if sd is None or sd <= 0:
         return None
     for n in range(2, most + 1):
-        if power_at(effect, sd, n) >= power:
+        if power_at(effect, sd, n, prompts) >= power:
             return n
     return None
 
@@ -82,7 +106,8 @@ def plan(seeds: int, sd: float | None, source: str, effect: float = DEFAULT_EFFE
         "power_at_effect": None if sd is None or seeds < 2 else round(power_at(effect, sd, seeds), 4),
         "alpha": ALPHA,
         "power": POWER,
-        "test": f"paired t, two-sided at alpha {ALPHA:g} / {METRICS} (Holm's first step), min effect {MIN_EFFECT:g}",
+        "test": f"the more precise verdict metric's paired t at alpha {ALPHA:g} / {METRICS} (Holm's first step), "
+        f"min effect {MIN_EFFECT:g}: a lower bound on the rule's power",
     }
 
 

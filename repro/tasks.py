@@ -85,16 +85,21 @@ class Task:
         that difficulty ``beyond`` cannot draw (the out-of-distribution set)."""
         rng = random.Random(seed)
         seen: dict[str, Example] = {}
-        tries = 0
-        while len(seen) < n and tries < 400 * n:
+        tries = since_new = 0
+        while len(seen) < n and tries < 400 * n and since_new < EVAL_PATIENCE:
             ex = self.make(rng, difficulty)
             tries += 1
+            since_new += 1
             if beyond is not None and self.fits(ex, beyond):
                 continue
             key = self.key(ex)
             if key not in seen and self.part(ex) == "eval":
                 seen[key] = ex
+                since_new = 0
         return list(seen.values())
+
+
+EVAL_PATIENCE = 20_000  # a held-out set stops growing after this many draws bring no new problem
 
 
 def rl_stream(task: Task, n: int, seed: int, difficulty: int) -> list[Example]:

@@ -336,11 +336,12 @@ def verdict(
         }
     noise = seed_noise(m, b, calibration)
     setting = setting or Setting(toy=True, quick=False, steps=0, seeds=len(seeds))
-    cal_sd = (calibration or {}).get("sd_power") or (calibration or {}).get("sd_difference")
-    if calibration and cal_sd is not None:
+    cal_sd = (calibration or {}).get("sd_difference")
+    own = noise["sd_difference"]
+    if calibration and cal_sd is not None and (own is None or cal_sd >= own):
         sd, source = float(cal_sd), f"A/A run {calibration['run']}"
-    else:
-        sd, source = noise["sd_power"], "this run's own seed pairs"
+    else:  # the run's own noise when it is the larger (or the only) one: power is never overstated
+        sd, source = own, "this run's own seed pairs"
     doc = {
         "overall": str(overall),
         "alpha": ALPHA,
@@ -439,15 +440,12 @@ def seed_noise(m: np.ndarray, b: np.ndarray, calibration: dict[str, Any] | None)
         return float(np.std(x, ddof=1)) if x.size >= 2 else math.nan
 
     by_metric = {name: _r(sd(m[i] - b[i])) if m.size else None for i, (name, _) in enumerate(VERDICT_METRICS)}
-    known = [v for v in by_metric.values() if v is not None]
     return {
         "metric": VERDICT_METRICS[0][0],
         "sd_method": _r(sd(m[0])) if m.size else None,
         "sd_baseline": _r(sd(b[0])) if b.size else None,
         "sd_difference": by_metric[VERDICT_METRICS[0][0]],
-        "sd_differences": by_metric,
-        # power is set by the more precise of the two metrics (either can make the label): repro/power.py
-        "sd_power": min(known) if known else None,
+        "sd_differences": by_metric,  # power uses greedy's (repro/power.py splits it to model pass@1's)
         "n": int(m.shape[1]) if m.ndim == 2 else 0,
         "calibration": calibration,
     }

@@ -72,7 +72,6 @@ class SeedNoise:
     sd_difference: float | None
     n: int
     calibration: dict[str, Any] | None = None
-    sd_power: float | None = None  # the smaller sd of the two verdict metrics' paired differences (sets power)
 
 
 EVIDENCE_CLASSES = ("pipeline check", "evidence", "underpowered")
@@ -196,7 +195,6 @@ class RunVerdict:
                 sd_difference=_num(noise.get("sd_difference")),
                 n=int(noise.get("n") or 0),
                 calibration=noise.get("calibration") if isinstance(noise.get("calibration"), dict) else None,
-                sd_power=_num(noise.get("sd_power")),
             )
             if isinstance(noise, dict)
             else None,

@@ -288,7 +288,7 @@ def _finish(ws: Workspace, label_of: dict[str, str], evidence: str) -> None:
                 "overall": label,
                 "summary": f"-> {label}",
                 "metrics": {"heldout_greedy": test | {"label": label}},
-                "seed_noise": {"metric": "heldout_greedy", "sd_difference": 0.01, "sd_power": 0.01, "n": 2},
+                "seed_noise": {"metric": "heldout_greedy", "sd_difference": 0.01, "n": 2},
                 "evidence": {"class": evidence, "reason": "as written by the worker"},
                 "aa": run.method == run.baseline,
             }
