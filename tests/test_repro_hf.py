@@ -120,6 +120,10 @@ HARD_CASES = [
     ("\\boxed{__import__('os').system('true')}", "0", False),  # never evaluated
     ("\\boxed{9^9^9}", "1", False),  # refused, not computed
     ("\\boxed{2^{100}}", "1", False),
+    ("the answer is 18 or twenty", "18", False),  # a hedge is no final answer (credited before)
+    ("\\boxed{18 or maybe twenty}", "18", False),
+    ("the answer is 18 to 20", "18", False),
+    ("the answer is 18 apples", "18", True),  # a unit word after the number still counts
 ]
 
 
