@@ -15,6 +15,7 @@ Paper-level cues (a survey, "we study", "we propose") come separately (``paper_f
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 
 from radar.analysis.names.extract import _TOKEN, family_of, is_candidate
@@ -158,6 +159,21 @@ def _shape(surface: str) -> set[str]:
     return f
 
 
+def _find_all(text: str, needle: str) -> list[int]:
+    """Start of every non-overlapping occurrence of ``needle``."""
+    out, at = [], text.find(needle)
+    while at >= 0:
+        out.append(at)
+        at = text.find(needle, at + len(needle))
+    return out
+
+
+def _ends_near(ends: list[int], p: int, lo: int) -> bool:
+    """Whether a (sorted) cue end lies in [lo, p]."""
+    i = bisect_right(ends, p) - 1
+    return i >= 0 and ends[i] >= lo
+
+
 def _sentence_bounds(text: str) -> list[int]:
     return [0, *(m.end() for m in SENTENCE.finditer(text))]
 
@@ -223,7 +239,7 @@ def extract(title: str, abstract: str) -> Extracted:
     title_lower = title.lower()
     for c in cands.values():
         c.features.update(_shape(c.surface))
-        occurrences = [m.start() for m in re.finditer(re.escape(c.surface), text)]
+        occurrences = _find_all(text, c.surface)
         c.count = len(occurrences)
         first_abs = next((p for p in occurrences if p > t_end), -1)
         if occurrences and occurrences[0] < t_end:
@@ -231,20 +247,20 @@ def extract(title: str, abstract: str) -> Extracted:
         if first_abs >= 0:
             n_abs = sum(p > t_end for p in occurrences)
             c.features.add("abs_count:" + ("1" if n_abs == 1 else "2" if n_abs == 2 else "3+"))
-            sent = sum(b <= first_abs for b in bounds) - 1
+            sent = bisect_right(bounds, first_abs) - 1
             c.features.add("first_sent:" + ("0" if sent <= 1 else "1-3" if sent <= 3 else "4+"))
         else:
             c.features.add("abs_count:0")
         for p in occurrences[:4]:
-            sent_start = max(b for b in bounds if b <= p)
+            sent_start = bounds[bisect_right(bounds, p) - 1]
             for wstart, wend, verb in windows:
                 if wstart <= p < wend:
                     words = len(text[wstart:p].split())
                     c.features.add("intro:" + ("0-2" if words <= 2 else "3-8" if words <= 8 else "9+"))
                     c.features.add("verb:" + verb)
-            if any(sent_start <= e <= p and p - e < 90 for e in compare_ends):
+            if _ends_near(compare_ends, p, max(sent_start, p - 89)):
                 c.features.add("compared")
-            if any(sent_start <= e <= p and p - e < 40 for e in lineage_ends):
+            if _ends_near(lineage_ends, p, max(sent_start, p - 39)):
                 c.features.add("lineage")
             left, right = text[max(0, p - 60) : p], text[p + len(c.surface) : p + len(c.surface) + 90]
             if _OUR.search(left):

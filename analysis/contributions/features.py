@@ -29,35 +29,53 @@ _STOP = frozenset(
     )
 )
 _KIND_WORDS = 8  # words read after the name and after the introducing verb
-# words that say what kind of thing a name is, grouped so that a few labeled papers per kind suffice
-KIND_CUES: dict[str, re.Pattern[str]] = {
-    "benchmark": re.compile(
-        r"\b(?:benchmarks?|datasets?|corpus|corpora|suite|leaderboard|testbed|environments?|gym|arena|tasks? set|"
-        r"evaluation framework|questions|annotated|measuring|evaluating|calibrating)\b",
-        re.I,
+# words (and word pairs) that say what kind of thing a name is, grouped so that a few labeled papers per kind
+# suffice; a size token ("7b", "1.5b") counts for model
+KIND_CUES: dict[str, frozenset[str]] = {
+    "benchmark": frozenset(
+        _split(
+            "benchmark benchmarks dataset datasets corpus corpora suite leaderboard testbed environment "
+            "environments gym arena questions annotated measuring evaluating calibrating"
+        )
+        + ["tasks set", "evaluation framework"]
     ),
-    "model": re.compile(
-        r"\b(?:technical report|models? family|family of models|checkpoints?|open-weights?|open-source[sd]? models?|"
-        r"release[sd]?|pre-?trained|foundation models?|reward models?|reasoning models?|LLMs?|LVLMs?|MLLMs?|VLMs?|"
-        r"\d+(?:\.\d+)?[BM]|parameters|instruct|distill\w*|trained (?:with|via|using|on))\b",
-        re.I,
+    "model": frozenset(
+        _split(
+            "checkpoint checkpoints open-weight open-weights release released releases pre-trained pretrained "
+            "llm llms lvlm lvlms mllm mllms vlm vlms parameters instruct distill distilled distillation"
+        )
+        + ["technical report", "model family", "models family", "family of", "foundation model", "foundation models"]
+        + ["reward model", "reward models", "reasoning model", "reasoning models", "open-source model"]
+        + ["open-source models", "trained with", "trained via", "trained using", "trained on"]
     ),
-    "system": re.compile(
-        r"\b(?:systems?|serving|engines?|library|libraries|platforms?|toolkits?|framework|runtime|infrastructure|"
-        r"scheduler|compiler|agents?|assistant|tool|pipeline|service|deployment|open-source|pytorch|implementation)\b",
-        re.I,
+    "system": frozenset(
+        _split(
+            "system systems serving engine engines library libraries platform platforms toolkit toolkits "
+            "framework runtime infrastructure scheduler compiler agent agents assistant tool pipeline service "
+            "deployment open-source pytorch implementation"
+        )
     ),
-    "hardware": re.compile(
-        r"\b(?:accelerators?|chips?|hardware|ASICs?|FPGAs?|TOPS/W|TFLOPS/W|mm2|nm|silicon|neuromorphic|systolic|"
-        r"in-memory|processors?|co-design|rasteri[sz]ers?|circuits?|energy-efficient|tape-?out|SoC)\b",
-        re.I,
+    "hardware": frozenset(
+        _split(
+            "accelerator accelerators chip chips hardware asic asics fpga fpgas tops/w tflops/w mm2 nm silicon "
+            "neuromorphic systolic in-memory processor processors co-design rasterizer rasterizers circuit "
+            "circuits energy-efficient tape-out tapeout soc"
+        )
     ),
-    "method": re.compile(
-        r"\b(?:method|algorithm|approach|technique|loss|objective|strategy|mechanism|training|optimi[sz]ation|"
-        r"policy|learning|regulari[sz]ation|sampling|decoding|attention|pruning|quantization|paradigm|scheme)\b",
-        re.I,
+    "method": frozenset(
+        _split(
+            "method algorithm approach technique loss objective strategy mechanism training optimization "
+            "optimisation policy learning regularization regularisation sampling decoding attention pruning "
+            "quantization paradigm scheme"
+        )
     ),
 }
+_CUE_TOKEN = re.compile(r"[a-z0-9][a-z0-9\-/.]*[a-z0-9]|[a-z0-9]")
+_SIZE_TOKEN = re.compile(r"\d+(?:\.\d+)?[bm]")
+_CUE_KINDS: dict[str, str] = {}
+for _kind, _cues in KIND_CUES.items():
+    for _cue in _cues:
+        _CUE_KINDS.setdefault(_cue, _kind)
 
 
 _NP_END = re.compile(
@@ -143,13 +161,22 @@ def head_kinds(ex: Extracted, c: Candidate) -> set[str]:
 
 
 def cue_features(text: str, where: str) -> set[str]:
+    """``cue:KIND@where`` for each kind whose cue words the text holds (``:3+`` for three or more)."""
+    counts: dict[str, int] = {}
+    tokens = _CUE_TOKEN.findall(text.lower())
+    for i, tok in enumerate(tokens):
+        kind = _CUE_KINDS.get(tok)
+        if kind is None and i + 1 < len(tokens):
+            kind = _CUE_KINDS.get(tok + " " + tokens[i + 1])
+        if kind is None and _SIZE_TOKEN.fullmatch(tok):
+            kind = "model"
+        if kind is not None:
+            counts[kind] = counts.get(kind, 0) + 1
     out = set()
-    for kind, pattern in KIND_CUES.items():
-        n = len(pattern.findall(text))
-        if n:
-            out.add(f"cue:{kind}@{where}")
-            if n >= 3:
-                out.add(f"cue:{kind}@{where}:3+")
+    for kind, n in counts.items():
+        out.add(f"cue:{kind}@{where}")
+        if n >= 3:
+            out.add(f"cue:{kind}@{where}:3+")
     return out
 
 
@@ -197,10 +224,6 @@ def intro_features(ex: Extracted, best: Candidate | None, best_score: float, run
     return feats
 
 
-def _after(text: str, start: int, n: int) -> list[str]:
-    return words(text[start : start + 160], n)
-
-
 def kind_features(ex: Extracted, c: Candidate) -> set[str]:
     feats = {"bias"} | {"c:" + f for f in c.features if f.startswith(("shape:", "src:", "apposition", "is_a"))}
     title = ex.text[: ex.title_len]
@@ -209,12 +232,15 @@ def kind_features(ex: Extracted, c: Candidate) -> set[str]:
     feats |= head_features(ex, c)
     text = ex.text
     feats |= cue_features(text[ex.title_len + 1 :], "abs")
-    for m in re.finditer(re.escape(c.surface), text):
-        after = text[m.end() : m.end() + 200]
+    at = text.find(c.surface)
+    while at >= 0:
+        end = at + len(c.surface)
+        after = text[end : end + 200]
         feats.update("r:" + w for w in words(after, _KIND_WORDS // 2))
         feats |= cue_features(" ".join(words(after, _KIND_WORDS)), "after")
-        if m.start() > ex.title_len:
+        if at > ex.title_len:
             break
+        at = text.find(c.surface, end)
     intro_start = text.find(c.surface, ex.title_len + 1)
     if intro_start >= 0:
         left = text[max(ex.title_len + 1, intro_start - 80) : intro_start]

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from radar.analysis.contributions.extract import INTRO, SENTENCE, title_prefix
+from radar.analysis.contributions.extract import INTRO, SENTENCE, Extracted, title_prefix
 from radar.analysis.contributions.extract import extract as extract_candidates
 from radar.analysis.contributions.model import ContributionModel, shipped_model
 from radar.analysis.names.extract import code_links
@@ -113,10 +113,14 @@ def changes_line(title: str, abstract: str, name: str) -> str:
 
 def contribution_of(doc: PaperText, model: ContributionModel | None = None) -> Contribution:
     """What ``doc`` introduces (the shipped model unless ``model`` is given)."""
-    m = model or shipped_model()
+    return decide(doc, model or shipped_model())[0]
+
+
+def decide(doc: PaperText, m: ContributionModel) -> tuple[Contribution, Extracted]:
+    """``doc``'s contribution and the candidates it was decided from (their mentions feed adoption counts)."""
     ex = extract_candidates(doc.title, doc.abstract)
     d = m.decide(ex, doc.categories)
-    return Contribution(
+    c = Contribution(
         doc_id=doc.id,
         introduces=d.introduces,
         name=d.name,
@@ -130,6 +134,7 @@ def contribution_of(doc: PaperText, model: ContributionModel | None = None) -> C
         kind_score=d.kind_score,
         model=m.version,
     )
+    return c, ex
 
 
 def contributions_of(docs: Iterable[PaperText], model: ContributionModel | None = None) -> Iterator[Contribution]:
