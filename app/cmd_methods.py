@@ -81,18 +81,23 @@ def _cards(args: argparse.Namespace) -> int:
     if not cards:
         console.print(Text(f"no paper of {args.week} introduces a named method, model, system or benchmark"))
         return 0
-    if args.week:
-        lab = sum(c.in_lab_areas for c in cards)
-        console.print(Text(f"{args.week}: {len(cards)} introduced, {lab} in the lab's areas", style="bold"))
-    for card in cards[: args.limit] if args.week else cards:
+    if not args.week:
+        for line in _card_lines(cards[0]):
+            console.print(line)
+        return 0
+    lab = [c for c in cards if c.in_lab_areas]
+    console.print(Text(f"{args.week}: {len(cards)} introduced, {len(lab)} in the lab's areas", style="bold"))
+    for card in lab[: args.limit]:
         for line in _card_lines(card):
             console.print(line)
+    rest = [c.name for c in cards if not c.in_lab_areas] + [c.name for c in lab[args.limit :]]
+    if rest:
+        console.print(Text(f"and {len(rest)} more (--json shows them all): {', '.join(rest)}"))
     return 0
 
 
 def cmd_methods(args: argparse.Namespace) -> int:
     from radar.analysis.names import KINDS, NamesError
-    from radar.app.steps import stored_names
 
     if args.week or args.name:
         if args.week and args.name:
@@ -100,6 +105,8 @@ def cmd_methods(args: argparse.Namespace) -> int:
         if args.kind or args.since or args.as_of:
             raise NamesError("--kind, --since and --as-of list names; drop them with --week or --name")
         return _cards(args)
+    from radar.app.steps import stored_names  # the pipeline's steps: imported only for the names listing
+
     if args.kind and args.kind not in KINDS:
         raise NamesError(f"--kind {args.kind!r} is not a kind; use one of {', '.join(KINDS)}")
     since = _parse_date(args.since, "--since")

@@ -11,10 +11,10 @@ extractive line stays the fallback).
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Sequence
 
 from radar.analysis.contributions.cards import MethodCard, TagGroups, card_for, introduced_methods, week_cards
+from radar.analysis.contributions.errors import ContributionsError
 from radar.analysis.contributions.update import Progress, UpdateReport, update_contributions
 from radar.app.context import Radar
 from radar.store import Store, WorkspaceError
@@ -28,11 +28,13 @@ def update(radar: Radar, store: Store, *, progress: Progress | None = None) -> U
         return update_contributions(store, progress=progress)
 
 
-def _refresh(radar: Radar, store: Store) -> None:
-    """Before a read: bring contributions up to date, unless another process is doing so right now (then read
-    what is stored)."""
-    with contextlib.suppress(WorkspaceError):
-        update(radar, store)
+def refresh(radar: Radar, store: Store) -> UpdateReport | None:
+    """Bring contributions up to date, unless another process is doing so right now (then None: what is stored
+    is read as it is, and that process completes it)."""
+    try:
+        return update(radar, store)
+    except WorkspaceError:
+        return None
 
 
 def tag_groups(radar: Radar) -> TagGroups | None:
@@ -41,9 +43,12 @@ def tag_groups(radar: Radar) -> TagGroups | None:
 
 
 def presets(radar: Radar) -> dict[str, str]:
-    from radar.app.steps import repro_titles
+    """Every reproduction preset (built-in and radar.toml's) by name -> title, as ``steps.repro_titles`` gives
+    them, without importing the pipeline's steps (trends, index: a second at the start of every command)."""
+    from radar.repro.methods import METHODS, register_user_presets
 
-    return repro_titles(radar)
+    user = register_user_presets(list(radar.settings.repro.presets), replace=True)
+    return {name: m.title for name, m in METHODS.items()} | {m.name: m.title for m in user}
 
 
 def changes_writer(radar: Radar) -> Rewrite | None:
@@ -91,22 +96,26 @@ def rewrite_changes(store: Store, cards: Sequence[MethodCard], rewrite: Rewrite 
 
 def week(radar: Radar, store: Store, week_label: str) -> list[MethodCard]:
     """``radar methods --week``: the week's cards (contributions brought up to date first)."""
-    _refresh(radar, store)
+    refresh(radar, store)
     cards = week_cards(store, week_label, presets(radar), tag_groups(radar))
     return rewrite_changes(store, cards, changes_writer(radar))
 
 
 def name_card(radar: Radar, store: Store, name: str) -> MethodCard:
     """``radar methods --name``: one name's card, introduced or spreading (the names table's names)."""
-    from radar.app.steps import stored_names
+    refresh(radar, store)
+    known, groups = presets(radar), tag_groups(radar)
+    try:
+        card = card_for(store, name, known, (), groups)
+    except ContributionsError:  # no stored paper introduces it: a spreading name of the names table, if any
+        from radar.app.steps import stored_names
 
-    _refresh(radar, store)
-    card = card_for(store, name, presets(radar), stored_names(store), tag_groups(radar))
+        card = card_for(store, name, known, stored_names(store), groups)
     return rewrite_changes(store, [card], changes_writer(radar))[0]
 
 
 def new_methods(radar: Radar, store: Store, since: str, until: str) -> list[MethodCard]:
     """The methods and systems papers of [since, until] introduce in the lab's areas: what trends and the report
     call *new* (introduced by a paper of the period, not first seen in several)."""
-    _refresh(radar, store)
+    refresh(radar, store)
     return introduced_methods(store, since, until, presets(radar), groups=tag_groups(radar))

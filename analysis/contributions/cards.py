@@ -22,6 +22,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from radar.analysis.contributions.errors import ContributionsError
+from radar.analysis.contributions.extract import title_prefix
 from radar.analysis.contributions.labels import LAB_AREAS, LEAD_KINDS
 from radar.analysis.contributions.update import name_key
 from radar.store import Store
@@ -37,6 +38,9 @@ KIND_ORDER = ("method", "system", "model", "hardware", "benchmark", "other")
 # spreading: a name no stored paper introduces, of a kind a lab adopts, named by at least this many papers
 SPREADING_KINDS = ("method", "system", "model", "hardware")
 MIN_SPREADING = 5
+# a name at least this many stored papers named before a paper "introduces" it is not new there (the paper
+# defines GRPO or GPT-4 for its readers), unless the paper's title starts with it (an acronym reused)
+KNOWN_BEFORE = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +66,15 @@ class MethodCard:
     preset: str  # the reproduction preset that covers it ('' when none does)
     preset_title: str
     score: float  # how sure the model is that the paper introduces it (1 for a spreading name)
+    prior_mentions: int = 0  # stored papers that named it before the introducing paper
+
+    @property
+    def new(self) -> bool:
+        """Introduced by its paper: not a name many stored papers used before (``KNOWN_BEFORE``), unless the
+        paper's title starts with it."""
+        return self.status == "introduced" and (
+            self.prior_mentions < KNOWN_BEFORE or title_prefix(self.title) == self.name
+        )
 
     @property
     def in_lab_areas(self) -> bool:
@@ -90,6 +103,7 @@ class MethodCard:
             "preset": self.preset or None,
             "preset_title": self.preset_title or None,
             "score": round(self.score, 3),
+            "prior_mentions": self.prior_mentions,
         }
 
 
@@ -158,6 +172,7 @@ def _card(
     presets: Presets,
 ) -> MethodCard:
     used, compared = _adoption(mentions, row.doc_id, row.published)
+    prior = sum(m.published < row.published for m in mentions)
     first = mentions[0] if mentions else MentionRow(row.doc_id, row.published, False)
     preset, preset_title = preset_for(row.name, presets)
     return MethodCard(
@@ -180,6 +195,7 @@ def _card(
         preset=preset,
         preset_title=preset_title,
         score=row.score,
+        prior_mentions=prior,
     )
 
 
@@ -209,7 +225,7 @@ def week_cards(store: Store, week: str, presets: Presets, groups: TagGroups | No
     and systems, then the surest."""
     start, end = parse_week(week)
     rows = store.introductions(start.isoformat(), end.isoformat())
-    return sorted(cards_of(store, rows, presets, groups), key=_order)
+    return sorted((c for c in cards_of(store, rows, presets, groups) if c.new), key=_order)
 
 
 def introduced_methods(
@@ -225,7 +241,7 @@ def introduced_methods(
     """The methods/systems (``kinds``) that papers published in [since, until] introduce, in ``areas`` (empty:
     any), surest first: a period's *new* methods."""
     rows = [r for r in store.introductions(since, until) if r.kind in kinds]
-    cards = [c for c in cards_of(store, rows, presets, groups) if not areas or c.area in areas]
+    cards = [c for c in cards_of(store, rows, presets, groups) if c.new and (not areas or c.area in areas)]
     return sorted(cards, key=_order)
 
 
@@ -280,7 +296,8 @@ def card_for(
     key = name_key(name.strip())
     rows = store.introductions_of([key]) if key else []
     if rows:
-        return cards_of(store, rows[:1], presets, groups)[0]
+        cards = cards_of(store, rows, presets, groups)
+        return next((c for c in cards if c.new), cards[0])
     for row in names:
         if key and key in _keys(row):
             return _spreading(row, store.mentions_of(_keys(row)), presets)
@@ -295,10 +312,11 @@ def all_cards(
 ) -> list[MethodCard]:
     """Every introduced name (its earliest introducing paper) and every spreading name (a names-table name of
     a kind labs adopt, named by at least ``MIN_SPREADING`` papers, that no stored paper introduces)."""
-    earliest: dict[str, ContributionRow] = {}
-    for r in store.introductions():
-        earliest.setdefault(r.name_key, r)
-    cards = cards_of(store, list(earliest.values()), presets, groups)
+    earliest: dict[str, MethodCard] = {}
+    for card in cards_of(store, store.introductions(), presets, groups):
+        if card.new:
+            earliest.setdefault(name_key(card.name), card)
+    cards = list(earliest.values())
     spreading = [
         row
         for row in names

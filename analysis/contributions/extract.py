@@ -40,7 +40,7 @@ _AFTER_VERB = re.compile(
 _CAPS_RUN = re.compile(r"[A-Z][\w\-.+]*(?:\s+(?:[A-Z0-9][\w\-.+]*|of|for|and|via)){0,3}")
 _CONNECTOR_TAIL = re.compile(r"(?:\s+(?:of|for|and|via))+$")
 COMPARE = re.compile(
-    r"\b(?:outperform\w*|surpass\w*|beat\w*|exceed\w*|compar\w*\s+(?:with|to|against)|against|than|over|vs\.?|"
+    r"\b(?:outperform\w*|surpass\w*|beat\w*|exceed\w*|compar\w*\s+(?:\w+\s+)?(?:with|to|against)|against|than|over|vs\.?|"
     r"versus|baselines?|relative\s+to|such\s+as|like|including)\b",
     re.IGNORECASE,
 )

@@ -80,7 +80,8 @@ for _kind, _cues in KIND_CUES.items():
 
 _NP_END = re.compile(
     r"\s(?:for|to|via|with|that|which|of|on|in|by|from|using|through|towards?|under|across|and|where|leveraging|"
-    r"enabling|based|designed|tailored|built|capable|trained|achieving|able)\b|[,.;:()]",
+    r"enabling|based|designed|tailored|built|capable|trained|achieving|able)\b|[,.;:()]|"
+    r"\s\w+ed\s+(?:from|by|with|for|on|to|in|via|using|as)\b",
     re.I,
 )
 _NP_WORD = re.compile(r"[A-Za-z][\w\-]*")

@@ -19,7 +19,7 @@ _KIND_RULES = (
     ("model", re.compile(r"\b(?:model family|foundation model|checkpoints?|technical report|\d+(?:\.\d+)?B)\b", re.I)),
 )
 _RL = re.compile(
-    r"\b(?:reinforcement learning|RLHF|RLVR|GRPO|PPO|DPO|reward models?|preference optimi[sz]ation|policy optimi[sz]"
+    r"\b(?:reinforcement learning|RL|RLHF|RLVR|GRPO|PPO|DPO|reward models?|preference optimi[sz]ation|policy optimi[sz]"
     r"ation|post-training)\b",
     re.I,
 )
