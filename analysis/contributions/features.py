@@ -97,9 +97,7 @@ def np_head(phrase: str) -> str:
 
 # head nouns that name a kind ("X: A ... Model for ...", "X, a serving system"); anything else: no cue
 HEAD_KINDS: dict[str, str] = {
-    **dict.fromkeys(
-        _split("model models llm llms lvlm mllm vlm lm slm checkpoint checkpoints family encoder"), "model"
-    ),
+    **dict.fromkeys(_split("model llm lvlm mllm vlm lm slm checkpoint checkpoints family encoder"), "model"),
     **dict.fromkeys(
         _split(
             "system systems engine library libraries platform toolkit toolbox runtime serving service assistant "
@@ -158,7 +156,9 @@ def head_features(ex: Extracted, c: Candidate) -> set[str]:
 
 def head_kinds(ex: Extracted, c: Candidate) -> set[str]:
     """The kinds the head nouns name (``HEAD_KINDS``)."""
-    return {f[len("headkind:") :] for f in head_features(ex, c) if f.startswith("headkind:") and "@" not in f}
+    return {
+        f[len("headkind:") : -2] for f in head_features(ex, c) if f.startswith("headkind:") and f[-2:] in ("@T", "@A")
+    }
 
 
 def cue_features(text: str, where: str) -> set[str]:

@@ -7,7 +7,7 @@ A new week of papers costs its own papers only; a new model version recomputes e
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,14 +87,20 @@ def update_contributions(
     for start in range(0, len(ids), batch):
         chunk = ids[start : start + batch]
         by_id = store.documents(chunk)
-        rows, found = [], []
-        for doc in (by_id[i] for i in chunk if i in by_id):
-            c, ex = decide(doc, m)
-            rows.append(_row(doc, c))
-            found.extend(mentions(doc.id, c, ex.candidates))
-            introducing += c.introduces
-        store.write_contributions(rows, found)
-        done += len(rows)
+        introducing += decide_documents(store, [by_id[i] for i in chunk if i in by_id], m)
+        done += len(chunk)
         if progress is not None:
             progress(done, len(ids))
     return UpdateReport(done, introducing, m.version, time.perf_counter() - started)
+
+
+def decide_documents(store: Store, docs: Sequence[Document], model: ContributionModel) -> int:
+    """Decide ``docs`` with ``model`` and store the rows and mentions (one transaction); returns how many
+    introduce a name."""
+    rows, found = [], []
+    for doc in docs:
+        c, ex = decide(doc, model)
+        rows.append(_row(doc, c))
+        found.extend(mentions(doc.id, c, ex.candidates))
+    store.write_contributions(rows, found)
+    return sum(r.introduces for r in rows)
