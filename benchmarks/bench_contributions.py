@@ -8,7 +8,8 @@ A workspace is built in a temporary folder (or DIR) with every paper of the corp
 then, each timed (wall and CPU seconds of this process):
 1. plain pass: every stored paper read back and its title and abstract split into words (the floor any
    per-paper stage pays);
-2. contributions: ``update_contributions`` on every paper (candidates, the model, the stored rows and mentions);
+2. contributions: ``update_contributions`` on every paper (candidates, the model, the stored rows and mentions),
+   by worker processes when many papers wait (their CPU seconds are counted);
 3. cards: ``all_cards`` (every introduced name, its adoption from the mentions table);
 4. a new week: the held-back last week imported, then ``update_contributions`` again (only its papers);
 5. ``radar methods --week W --json`` as a user runs it (a fresh process, median of 3), for the last week.
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -68,10 +70,16 @@ def read_corpus(path: Path, limit: int) -> list[Document]:
     return out
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and of its finished children (the worker processes)."""
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + kids.ru_utime + kids.ru_stime
+
+
 def timed(fn: Callable[[], Any]) -> tuple[Any, float, float]:
-    wall, cpu = time.perf_counter(), time.process_time()
+    wall, cpu = time.perf_counter(), _cpu()
     out = fn()
-    return out, time.perf_counter() - wall, time.process_time() - cpu
+    return out, time.perf_counter() - wall, _cpu() - cpu
 
 
 def plain_pass(docs: Iterator[Document]) -> int:
@@ -83,6 +91,7 @@ def main() -> None:
     ap.add_argument("--corpus", type=Path, default=ROOT.parent / "shared/data/arxiv_corpus_full.jsonl.gz")
     ap.add_argument("--limit", type=int, default=0, help="read only the first N papers (0: all)")
     ap.add_argument("--workspace", type=Path, help="build the workspace here (default: a temporary folder)")
+    ap.add_argument("--workers", type=int, default=0, help="processes deciding papers (0: one per core, up to 4)")
     args = ap.parse_args()
     docs = read_corpus(args.corpus, args.limit)
     last_week = max(iso_week(d.published) for d in docs)
@@ -95,8 +104,8 @@ def main() -> None:
         store.upsert_documents(first)
         words, wall, cpu = timed(lambda: plain_pass(store.iter_documents()))
         rows.append(("plain pass (read + split into words)", len(first), wall, cpu))
-        rep, wall, cpu = timed(lambda: update_contributions(store))
-        rows.append(("contributions (all papers)", rep.decided, wall, cpu))
+        rep, wall, cpu = timed(lambda: update_contributions(store, workers=args.workers))
+        rows.append((f"contributions (all papers, {args.workers or 'auto'} workers)", rep.decided, wall, cpu))
         cards, wall, cpu = timed(lambda: all_cards(store, repro_presets()))
         rows.append(("cards (every introduced name)", len(cards), wall, cpu))
         store.upsert_documents(held)

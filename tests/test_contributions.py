@@ -221,3 +221,19 @@ def test_schema_has_the_contributions_tables(tmp_path: Path) -> None:
     with Store(tmp_path / "x.db") as store:
         tables = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {"contributions", "document_mentions"} <= tables
+
+
+def test_worker_processes_store_what_one_process_does(tmp_path: Path) -> None:
+    docs = list(snapshot_docs(set(KNOWN)).values())
+    got = []
+    for workers in (1, 2):
+        with Store(tmp_path / f"w{workers}.db") as store:
+            store.upsert_documents(docs)
+            assert update_contributions(store, workers=workers, batch=2).decided == len(docs)
+            got.append(
+                (
+                    {i: dataclasses.replace(r, published="") for i, r in store.contributions(KNOWN).items()},
+                    store.mentions_of(["dapo", "grpo", "qae"]),
+                )
+            )
+    assert got[0] == got[1]

@@ -30,6 +30,7 @@ INTRO = re.compile(
     r"offer|devis|formulat|establish|describ|call|nam|dub|term|coin|put\s+forward)\w*",
     re.IGNORECASE,
 )
+_PASSIVE_WORDS = ("proposed", "introduced", "presented", "developed")
 _PASSIVE = re.compile(r"\b(?:is|are|was|were)\s+(?:\w+ly\s+)?(?:proposed|introduced|presented|developed)\b", re.I)
 CALLED = re.compile(r"\b(?:called|named|dubbed|termed|coined|namely|denoted\s+(?:as|by))\s*[\"'“‘]?", re.IGNORECASE)
 # a Capitalised name right after an introducing verb: "we propose Stitch, a ...", "we introduce Matryoshka SAEs, a"
@@ -263,7 +264,7 @@ def extract(title: str, abstract: str) -> Extracted:
             if _ends_near(lineage_ends, p, max(sent_start, p - 39)):
                 c.features.add("lineage")
             left, right = text[max(0, p - 60) : p], text[p + len(c.surface) : p + len(c.surface) + 90]
-            if _OUR.search(left):
+            if "our" in left.lower() and _OUR.search(left):  # the substring test skips most regex runs
                 c.features.add("after_our")
             if _APPOSITION.match(right):
                 c.features.add("apposition")
@@ -271,7 +272,8 @@ def extract(title: str, abstract: str) -> Extracted:
                 c.features.add("is_a")
             if right.startswith(":") and p < t_end:
                 c.features.add("title_colon")
-            if _PASSIVE.search(right[:60]):
+            head = right[:60]
+            if any(w in head.lower() for w in _PASSIVE_WORDS) and _PASSIVE.search(head):
                 c.features.add("passive_intro")
         if c.expansion:
             long_c = cands.get(c.expansion)

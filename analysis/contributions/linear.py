@@ -26,14 +26,11 @@ class Linear:
         return len(self.classes) == 2
 
     def logits(self, features: Iterable[str]) -> list[float]:
-        out = list(self.bias)
+        """Bias plus the weights of the features present, summed exactly (``math.fsum``): the result does not
+        depend on the order a set yields its features in, which differs between processes."""
         w = self.weights
-        for f in features:
-            row = w.get(f)
-            if row is not None:
-                for i, v in enumerate(row):
-                    out[i] += v
-        return out
+        rows = [row for row in map(w.get, features) if row is not None]
+        return [math.fsum([b, *(row[i] for row in rows)]) for i, b in enumerate(self.bias)]
 
     def probability(self, features: Iterable[str]) -> float:
         """Binary models: the probability of the second class."""
