@@ -11,7 +11,7 @@ plus the thresholds and a lexicon of labeled name kinds (the names stage's label
 generic) that ``builds`` reads. ``version`` is a hash of the JSON: a stored contribution records it, and rows
 of an older version are recomputed.
 
-Rebuild the shipped model after changing features or labels: ``python -m radar.analysis.contributions.model``.
+Rebuild the shipped model after changing features or labels: ``python -m radar.analysis.contributions.retrain``.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -36,7 +35,7 @@ from radar.analysis.contributions.features import (
     kind_features,
     name_features,
 )
-from radar.analysis.contributions.labels import LAB_AREAS, KindExample, LabeledPaper, load_kind_examples, load_labeled
+from radar.analysis.contributions.labels import LAB_AREAS, KindExample, LabeledPaper, load_kind_examples
 from radar.analysis.contributions.linear import Linear, fit
 
 MODEL_FILE = "model.json"
@@ -143,7 +142,7 @@ class ContributionModel:
             if d.get("code_version") != CODE_VERSION:
                 raise ContributionsError(
                     f"the contributions model was built for code version {d.get('code_version')!r}, not "
-                    f"{CODE_VERSION!r}; rebuild it with `python -m radar.analysis.contributions.model`"
+                    f"{CODE_VERSION!r}; rebuild it with `python -m radar.analysis.contributions.retrain`"
                 )
             return cls(
                 name=Linear.from_dict(d["name"]),
@@ -160,7 +159,7 @@ class ContributionModel:
         except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError):
             raise ContributionsError(
                 "the contributions model file is damaged; rebuild it with "
-                "`python -m radar.analysis.contributions.model`"
+                "`python -m radar.analysis.contributions.retrain`"
             ) from None
 
 
@@ -294,16 +293,3 @@ def train(
         builds_threshold=0.65,
         lexicon=lex,
     )
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Rebuild ``model.json`` from the shipped labels."""
-    model = train(load_labeled())
-    path = Path(__file__).with_name(MODEL_FILE)
-    path.write_bytes(model.to_json())
-    print(f"wrote {path} ({model.version})")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
