@@ -16,6 +16,9 @@ stored paper of week W (labeled or not), and ``week_cards(store, W)`` lists the 
   it. Cards list it in its own week or never; the names-based detector (a name is seen once 3 stored papers
   name it: ``find_names(min_docs=3)``, the old trends' "new methods") lists it the week its third paper appears.
 The rule baseline: title prefix / "we propose X" names, keyword kinds, listed without the model.
+
+First, per field, the leave-one-week-out cross-validation of the model beside the rules on the labeled papers
+alone (``radar.analysis.contributions.evaluate.report``; no workspace).
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from rich.console import Console
 from rich.table import Table
 
 from radar.analysis.contributions.cards import MethodCard, iso_week, parse_week, week_cards
-from radar.analysis.contributions.evaluate import lead_target
+from radar.analysis.contributions.evaluate import lead_target, report
 from radar.analysis.contributions.labels import LabeledPaper, load_labeled
 from radar.analysis.contributions.model import train
 from radar.analysis.contributions.rules import rule_decision
@@ -115,6 +118,14 @@ def main() -> None:
     ap.add_argument("--tag", action="store_true", help="also embed and tag (stored tags then inform the area)")
     args = ap.parse_args()
     papers = load_labeled()
+    cv = report(papers)
+    cv_table = Table(title=f"Contributions per field, leave-one-week-out CV on {len(papers)} labeled papers")
+    for col in ("figure", "model", "rules", *(f"model {w}" for w in cv["weeks"])):
+        cv_table.add_column(col, justify="left" if col == "figure" else "right")
+    for key in cv["model"]:
+        weeks = [str(cv["weeks"][w]["model"][key]) for w in cv["weeks"]]
+        cv_table.add_row(key, str(cv["model"][key]), str(cv["rules"][key]), *weeks)
+    console.print(cv_table)
     root = args.workspace or Path(tempfile.mkdtemp(prefix="radar-backtest-cards-")) / "ws"
     build(root, papers, args.tag)
     from radar.app.context import Radar

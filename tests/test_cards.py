@@ -240,3 +240,36 @@ def test_radar_methods_week_and_name(capsys: pytest.CaptureFixture[str], tmp_pat
     assert listing.code == 0 and isinstance(listing.json(), list)
     helped = run_cli(capsys, "methods", "--help")
     assert helped.code == 0 and "--week" in helped.out and "--name" in helped.out
+
+
+def test_summary_endpoint_rewrites_a_cards_line_once_and_failures_keep_the_extractive_one(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, store_path: Path
+) -> None:
+    import json
+
+    from radar.store.config import DEFAULT_CONFIG_TEXT
+    from tests.report_servers import WebhookSink
+
+    with Store(store_path) as store:
+        extractive = card_for(store, "QAE", {}).changes
+    with gzip.open(SNAPSHOT, "rb") as fh:
+        rows = [orjson.loads(line) for line in fh if b'"2509.22611"' in line]
+    papers = tmp_path / "qae.jsonl"
+    papers.write_bytes(orjson.dumps(rows[0]) + b"\n")
+    with WebhookSink() as llm:  # stands in for a local OpenAI-compatible server's /v1/chat/completions
+        llm.answer = json.dumps({"choices": [{"message": {"content": "Replaces GRPO's mean baseline."}}]}).encode()
+        base = llm.url.rsplit("/hooks", 1)[0]
+        toml = f'[report]\nsummary_endpoint = "{base}/v1"\nsummary_model = "tiny"\nsummary_timeout_s = 5\n'
+        for name, status in (("ok", 200), ("down", 503)):
+            llm.status = status
+            ws, _ = Workspace.init(tmp_path / name, config_text=DEFAULT_CONFIG_TEXT + "\n" + toml)
+            assert run_cli(capsys, "-w", str(ws.root), "import", str(papers)).code == 0
+            asked = len(llm.posts)
+            got = run_cli(capsys, "-w", str(ws.root), "methods", "--name", "QAE", "--json")
+            assert got.code == 0, got.err
+            if status == 200:
+                assert got.json()["changes"] == "Replaces GRPO's mean baseline." and len(llm.posts) == asked + 1
+                again = run_cli(capsys, "-w", str(ws.root), "methods", "--week", W39, "--json").json()
+                assert again[0]["changes"] == "Replaces GRPO's mean baseline." and len(llm.posts) == asked + 1
+            else:
+                assert got.json()["changes"] == extractive  # the endpoint failed: the abstract's own line
