@@ -28,9 +28,10 @@ class Linear:
     def logits(self, features: Iterable[str]) -> list[float]:
         """Bias plus the weights of the features present, summed exactly (``math.fsum``): the result does not
         depend on the order a set yields its features in, which differs between processes."""
-        w = self.weights
-        rows = [row for row in map(w.get, features) if row is not None]
-        return [math.fsum([b, *(row[i] for row in rows)]) for i, b in enumerate(self.bias)]
+        rows = [row for row in map(self.weights.get, features) if row is not None]
+        if not rows:
+            return list(self.bias)
+        return [math.fsum((b, *col)) for b, col in zip(self.bias, zip(*rows, strict=True), strict=True)]
 
     def probability(self, features: Iterable[str]) -> float:
         """Binary models: the probability of the second class."""
