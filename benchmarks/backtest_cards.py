@@ -72,27 +72,31 @@ def _ratio(n: int, d: int) -> float | None:
     return round(n / d, 3) if d else None
 
 
-def score(listed: list[tuple[str, str, str]], papers: Sequence[LabeledPaper]) -> dict[str, Any]:
-    """``listed``: (paper id, name, kind) in list order."""
+def _show(figures: dict[str, tuple[int, int]], key: str) -> str:
+    return str(_ratio(*figures[key]))
+
+
+def score(listed: list[tuple[str, str, str, str]], papers: Sequence[LabeledPaper]) -> dict[str, tuple[int, int]]:
+    """(numerator, denominator) of each figure; ``listed``: (paper id, name, kind, area) in list order."""
     labels = {p.label.doc_id: p.label for p in papers}
-    mine = [(i, n, k) for i, n, k in listed if i in labels]
-    right = [labels[i].introduces and n == labels[i].name for i, n, _ in mine]
+    mine = [(i, n, k, a) for i, n, k, a in listed if i in labels]
+    right = [labels[i].introduces and n == labels[i].name for i, n, _, _ in mine]
     lenient = [
         labels[i].introduces and n.lower() in {labels[i].name.lower(), *(a.lower() for a in labels[i].also)}
-        for i, n, _ in mine
+        for i, n, _, _ in mine
     ]
-    kinds = [k == labels[i].kind for i, _, k in mine if labels[i].introduces]
-    by_id = {i: n for i, n, _ in mine}
+    kinds = [k == labels[i].kind for i, _, k, _ in mine if labels[i].introduces]
+    areas = [a == labels[i].area for i, _, _, a in mine]
+    by_id = {i: n for i, n, _, _ in mine}
     lead = [p.label for p in papers if lead_target(p.label)]
     return {
-        "lead": len(lead),
-        "lead_recall": _ratio(sum(by_id.get(lab.doc_id) == lab.name for lab in lead), len(lead)),
-        "lead_listed": _ratio(sum(lab.doc_id in by_id for lab in lead), len(lead)),
-        "cards": len(mine),
-        "precision": _ratio(sum(right), len(right)),
-        "precision_lenient": _ratio(sum(lenient), len(lenient)),
-        "precision_first_20": _ratio(sum(right[:20]), len(right[:20])),
-        "kind_agreement": _ratio(sum(kinds), len(kinds)),
+        "lead_recall": (sum(by_id.get(lab.doc_id) == lab.name for lab in lead), len(lead)),
+        "lead_listed": (sum(lab.doc_id in by_id for lab in lead), len(lead)),
+        "precision": (sum(right), len(right)),
+        "precision_lenient": (sum(lenient), len(lenient)),
+        "precision_first_20": (sum(right[:20]), len(right[:20])),
+        "kind_agreement": (sum(kinds), len(kinds)),
+        "area_agreement": (sum(areas), len(areas)),
     }
 
 
@@ -146,38 +150,34 @@ def main() -> None:
             assert {p.label.doc_id for p in held} <= docs.keys(), "a labeled paper is not stored"
             decide_documents(store, list(docs.values()), model)
             cards: list[MethodCard] = week_cards(store, week, repro_presets(), groups)
-            listed = [(c.introduced_by or "", c.name, c.kind) for c in cards]
+            listed = [(c.introduced_by or "", c.name, c.kind, c.area) for c in cards]
             ruled = []
             for p in held:
-                name, kind, _, _ = rule_decision(p.title, p.abstract)
+                name, kind, area, _ = rule_decision(p.title, p.abstract)
                 if name:
-                    ruled.append((p.label.doc_id, name, kind))
+                    ruled.append((p.label.doc_id, name, kind, area))
             results[week] = {"cards": score(listed, held), "rules": score(ruled, held), "listed": len(cards)}
             lead = [p.label for p in held if lead_target(p.label)]
-            shown = {i: n for i, n, _ in listed}
-            ruled_names = {i: n for i, n, _ in ruled}
+            shown = {i: n for i, n, _, _ in listed}
+            ruled_names = {i: n for i, n, _, _ in ruled}
             delays["cards"] += [0 if shown.get(lab.doc_id) == lab.name else None for lab in lead]
             delays["rules"] += [0 if ruled_names.get(lab.doc_id) == lab.name else None for lab in lead]
             delays["names (3 papers)"] += names_delay(store, lead, {lab.doc_id: week for lab in lead})
     table = Table(title=f"Method cards on the labeled weeks (held out; {date.today().isoformat()})")
-    cols = ("lead_recall", "lead_listed", "precision", "precision_lenient", "precision_first_20", "kind_agreement")
+    cols: tuple[str, ...] = ("lead_recall", "lead_listed", "precision", "precision_lenient", "precision_first_20")
+    cols += ("kind_agreement", "area_agreement")
     for col in ("week", "lister", "cards (labeled)", *cols):
         table.add_column(col, justify="left" if col in ("week", "lister") else "right")
     for week, r in results.items():
         for who in ("cards", "rules"):
             s = r[who]
-            table.add_row(week, who, f"{s['cards']} of {r['listed'] if who == 'cards' else '-'}",
-                          *[str(s[c]) for c in cols])  # fmt: skip
-    all_listed = {who: [r[who] for r in results.values()] for who in ("cards", "rules")}
-    for who, rows in all_listed.items():
+            table.add_row(week, who, f"{s['precision'][1]} of {r['listed'] if who == 'cards' else '-'}",
+                          *[_show(s, c) for c in cols])  # fmt: skip
+    for who in ("cards", "rules"):
         pooled = {
-            c: _ratio(
-                sum(round((r[c] or 0) * (r["lead"] if c.startswith("lead") else r["cards"])) for r in rows),
-                sum(r["lead"] if c.startswith("lead") else r["cards"] for r in rows),
-            )
-            for c in cols
+            c: (sum(r[who][c][0] for r in results.values()), sum(r[who][c][1] for r in results.values())) for c in cols
         }
-        table.add_row("all", who, str(sum(r["cards"] for r in rows)), *[str(pooled[c]) for c in cols])
+        table.add_row("all", who, str(pooled["precision"][1]), *[_show(pooled, c) for c in cols])
     console.print(table)
     delay_table = Table(title="Weeks from a lead introduction's paper to the week it is listed")
     for col in ("lister", "introductions", "listed in its week", "listed later", "median weeks (listed)", "never"):
