@@ -273,3 +273,31 @@ def test_summary_endpoint_rewrites_a_cards_line_once_and_failures_keep_the_extra
                 assert again[0]["changes"] == "Replaces GRPO's mean baseline." and len(llm.posts) == asked + 1
             else:
                 assert got.json()["changes"] == extractive  # the endpoint failed: the abstract's own line
+
+
+def test_stored_tags_move_a_card_into_the_lab_areas_and_a_chip_design_to_hardware(workspace: Workspace) -> None:
+    docs = [
+        Document("2501.00011", "paper", "t", "Sylph: an accelerator for attention", "We propose Sylph.",
+                 "2025-01-06T00:00:00Z"),
+        Document("2501.00012", "paper", "t", "Wisp: a method", "We propose Wisp.", "2025-01-06T00:00:00Z"),
+    ]  # fmt: skip
+    with workspace.store() as store:
+        store.upsert_documents(docs)
+        update_contributions(store)
+        store.write_contributions(
+            [
+                ContributionRow(
+                    d.id, d.content_hash, "test", True, n, n.lower(), (), "method", "other", (), "", "", (), 0.9, 0.9
+                )  # fmt: skip
+                for d, n in zip(docs, ("Sylph", "Wisp"), strict=True)
+            ],
+            [],
+        )
+        store.save_tag_decisions("test", ["2501.00011"], [("2501.00011", "accelerator-hardware", 0.9, "model")])
+        groups = {"accelerator-hardware": "hardware-systems", "graphics-xr": "other"}
+        cards = {c.name: c for c in week_cards(store, iso_week("2025-01-06"), {}, groups)}
+        untagged = {c.name: c for c in week_cards(store, iso_week("2025-01-06"), {})}
+    assert (cards["Sylph"].kind, cards["Sylph"].area) == ("hardware", "hardware-systems")
+    assert (cards["Wisp"].kind, cards["Wisp"].area) == ("method", "other")
+    assert untagged["Sylph"].area == "other"  # without the taxonomy's groups the model's area stands
+    assert list(cards) == ["Sylph", "Wisp"]  # the lab's areas first

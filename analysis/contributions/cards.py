@@ -41,6 +41,9 @@ MIN_SPREADING = 5
 # a name at least this many stored papers named before a paper "introduces" it is not new there (the paper
 # defines GRPO or GPT-4 for its readers), unless the paper's title starts with it (an acronym reused)
 KNOWN_BEFORE = 20
+# the taxonomy's tag for chip, accelerator and hardware-software co-design papers: a method such a paper
+# introduces is its hardware design (in the labeled weeks, 5 of the 6 introductions of tagged papers)
+HARDWARE_TAG = "accelerator-hardware"
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +152,11 @@ def preset_for(name: str, presets: Presets) -> tuple[str, str]:
 
 
 # -- building cards -----------------------------------------------------------------------------------------
+def _kind(row: ContributionRow, tags: Iterable[str]) -> str:
+    """The model's kind, unless the paper is tagged as hardware design and the model said method."""
+    return "hardware" if row.kind == "method" and HARDWARE_TAG in tags else row.kind
+
+
 def _area(row: ContributionRow, tags: Iterable[str], groups: TagGroups | None) -> str:
     """The model's area, unless the paper's stored tags place it in one of the lab's groups."""
     if groups:
@@ -168,7 +176,8 @@ def _card(
     row: ContributionRow,
     mentions: Sequence[MentionRow],
     titles: Mapping[str, str],
-    area: str,
+    tags: Sequence[str],
+    groups: TagGroups | None,
     presets: Presets,
 ) -> MethodCard:
     used, compared = _adoption(mentions, row.doc_id, row.published)
@@ -177,8 +186,8 @@ def _card(
     preset, preset_title = preset_for(row.name, presets)
     return MethodCard(
         name=row.name,
-        kind=row.kind,
-        area=area,
+        kind=_kind(row, tags),
+        area=_area(row, tags, groups),
         status="introduced",
         introduced_by=row.doc_id,
         title=titles.get(row.doc_id, ""),
@@ -209,10 +218,8 @@ def cards_of(
     mentions = store.mentions_of(r.name_key for r in rows)
     docs = store.documents(ids)
     titles = {i: d.title for i, d in docs.items()}
-    tags = store.tags_of(ids) if groups else {}
-    return [
-        _card(r, mentions.get(r.name_key, []), titles, _area(r, tags.get(r.doc_id, ()), groups), presets) for r in rows
-    ]
+    tags = store.tags_of(ids)
+    return [_card(r, mentions.get(r.name_key, []), titles, tags.get(r.doc_id, []), groups, presets) for r in rows]
 
 
 def _order(card: MethodCard) -> tuple[Any, ...]:
