@@ -1,7 +1,8 @@
 """Contribution steps: decide what new papers introduce, and the method cards built on that.
 
-    radar import / radar crawl (and so radar weekly) -> update(radar, store)   (new papers cost seconds)
-    radar methods --week W / --name N               -> week_cards / name_card
+    radar import / radar crawl (and so radar weekly) -> refresh(radar, store)   (new papers cost seconds)
+    radar methods --week W / --name N               -> week / name_card
+    trends, the report (next)                       -> new_methods(radar, store, since, until)
 
 The stage gets its collaborators here: the reproduction presets (repro is app's to read), the taxonomy's tag
 groups (the stored tags place a paper in the lab's areas when the tagger has run) and, when [report]
@@ -12,6 +13,7 @@ extractive line stays the fallback).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from radar.analysis.contributions.cards import MethodCard, TagGroups, card_for, introduced_methods, week_cards
 from radar.analysis.contributions.errors import ContributionsError
@@ -79,8 +81,6 @@ def rewrite_changes(store: Store, cards: Sequence[MethodCard], rewrite: Rewrite 
     """Cards whose ``changes`` the endpoint rewrote (cached in the store, so each paper is asked once)."""
     if rewrite is None:
         return list(cards)
-    from dataclasses import replace
-
     ids = [c.introduced_by for c in cards if c.introduced_by]
     stored = store.contributions(ids)
     docs = store.documents([i for i in ids if i in stored and not stored[i].changes_rewritten])

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from radar.analysis.contributions.errors import ContributionsError
 from radar.analysis.contributions.find import changes_line, contribution_of
 from radar.analysis.contributions.labels import LEAD_KINDS, Label, LabeledPaper
 from radar.analysis.contributions.model import ContributionModel, train
@@ -74,8 +75,6 @@ def grouped_cv(
     """Leave-one-week-out predictions for every paper (in the papers' order)."""
     weeks = sorted({p.label.week for p in papers})
     if len(weeks) < 2:
-        from radar.analysis.contributions.errors import ContributionsError
-
         raise ContributionsError("grouped cross-validation needs labeled papers of at least two weeks")
     by_id: dict[str, Predicted] = {}
     for week in weeks:
