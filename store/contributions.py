@@ -159,6 +159,15 @@ class ContributionsTable(Table):
         rows = self._rows_for(_SELECT + " WHERE c.introduces = 1 AND c.name_key IN ({marks})", dict.fromkeys(keys))
         return sorted((_row(r) for r in rows), key=lambda r: (r.published, r.doc_id))
 
+    def introductions_also_naming(self, text: str) -> list[ContributionRow]:
+        """Papers whose other introduced names (``also``) contain ``text`` (case-insensitive), oldest first."""
+        escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        rows = self.conn.execute(
+            _SELECT + " WHERE c.introduces = 1 AND c.also LIKE ? ESCAPE '\\' ORDER BY d.published, d.id",
+            (f"%{escaped}%",),
+        )
+        return [_row(r) for r in rows]
+
     def mentions_of(self, keys: Iterable[str]) -> dict[str, list[MentionRow]]:
         """Papers naming each spelling key, oldest first (keys nobody names are absent)."""
         out: dict[str, list[MentionRow]] = {}

@@ -301,3 +301,30 @@ def test_stored_tags_move_a_card_into_the_lab_areas_and_a_chip_design_to_hardwar
     assert (cards["Wisp"].kind, cards["Wisp"].area) == ("method", "other")
     assert untagged["Sylph"].area == "other"  # without the taxonomy's groups the model's area stands
     assert list(cards) == ["Sylph", "Wisp"]  # the lab's areas first
+
+
+def test_a_name_introduced_beside_the_main_one_has_its_own_card(workspace: Workspace) -> None:
+    """CISPO is introduced by the MiniMax-M1 paper beside its model: `radar methods --name CISPO` finds it."""
+    docs = snapshot_like(["2506.13585"])
+    later = Document("2507.00001", "paper", "t", "Clipping revisited", "We compare GRPO with CISPO on math.",
+                     "2025-07-02T00:00:00Z")  # fmt: skip
+    with workspace.store() as store:
+        store.upsert_documents([*docs, later])
+        update_contributions(store)
+        row = store.contributions(["2506.13585"])["2506.13585"]
+        assert row.introduces and row.name == "MiniMax-M1" and "CISPO" in row.also
+        card = card_for(store, "cispo", repro_presets())
+    assert (card.name, card.introduced_by, card.preset) == ("CISPO", "2506.13585", "cispo")
+    assert "MiniMax-M1" in card.also and card.used_by == ("2507.00001",)
+    assert card.changes.startswith("a novel RL algorithm") and card.changes != row.changes  # CISPO's own clause
+
+
+def snapshot_like(ids: list[str]) -> list[Document]:
+    out = []
+    with gzip.open(SNAPSHOT, "rb") as fh:
+        for line in fh:
+            r = orjson.loads(line)
+            if r["id"] in ids:
+                out.append(Document(r["id"], "paper", "snapshot", r["title"], r["abstract"], r["published"],
+                                    categories=tuple(r["categories"])))  # fmt: skip
+    return out

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from typing import Any
 
 from radar.analysis.contributions.errors import ContributionsError
 from radar.analysis.contributions.extract import title_prefix
+from radar.analysis.contributions.find import changes_line
 from radar.analysis.contributions.labels import LAB_AREAS, LEAD_KINDS
 from radar.analysis.contributions.update import name_key
 from radar.store import Store
@@ -252,6 +253,16 @@ def introduced_methods(
     return sorted(cards, key=_order)
 
 
+def _also_card(store: Store, row: ContributionRow, also: str, presets: Presets, groups: TagGroups | None) -> MethodCard:
+    """The card of a name a paper introduces beside its main one: the same paper, its own adoption and line."""
+    key = name_key(also)
+    as_main = replace(row, name=also, name_key=key, also=(row.name, *(a for a in row.also if a != also)))
+    doc = store.get_document(row.doc_id)
+    line = changes_line(doc.title, doc.abstract, also) if doc is not None else ""
+    card = cards_of(store, [replace(as_main, changes=line or row.changes, changes_rewritten="")], presets, groups)
+    return card[0]
+
+
 def _keys(row: NameRow) -> list[str]:
     return list(dict.fromkeys(k for k in (name_key(s) for s in (row.name, *row.aliases)) if k))
 
@@ -305,6 +316,10 @@ def card_for(
     if rows:
         cards = cards_of(store, rows, presets, groups)
         return next((c for c in cards if c.new), cards[0])
+    for intro in store.introductions_also_naming(name.strip()) if key else []:
+        also = next((a for a in intro.also if name_key(a) == key), "")
+        if also:  # introduced beside the paper's main name (CISPO in the MiniMax-M1 paper)
+            return _also_card(store, intro, also, presets, groups)
     for row in names:
         if key and key in _keys(row):
             return _spreading(row, store.mentions_of(_keys(row)), presets)
