@@ -40,6 +40,8 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 # -- import -----------------------------------------------------------------------------------------
 def cmd_import(args: argparse.Namespace) -> int:
+    from radar.app import steps_contributions
+
     ws = open_workspace(args)
     path = Path(args.file)
     started = time.perf_counter()
@@ -56,7 +58,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     ):
         task = bar.add_task(path.name, total=None)
         result = import_snapshot(store, path, source=args.source, progress=lambda n: bar.advance(task, n))
-    elapsed = time.perf_counter() - started
+        elapsed = time.perf_counter() - started
+        contributions = steps_contributions.refresh(Radar(ws), store)  # what each new paper introduces
     vectors = adopt_prebuilt(ws, path)
     problems = describe_problems(path, result)
     summary = {
@@ -69,6 +72,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         "seconds": round(elapsed, 3),
         "papers_per_s": round(result.counts.seen / elapsed) if elapsed > 0 else None,
         "prebuilt_vectors": len(vectors) if vectors else 0,
+        "contributions": contributions.decided if contributions else 0,
     }
     if args.json:
         print_json(summary)

@@ -27,7 +27,7 @@ from radar.analysis.tags.review import review_queue as review_papers
 from radar.analysis.tags.tagger import Tagger, TagReport, record_correction, tag_documents
 from radar.analysis.trends.compute import TrendDetector, compute_trends
 from radar.analysis.trends.result import TrendsResult
-from radar.app import steps_people, wiring
+from radar.app import steps_contributions, steps_people, wiring
 from radar.app.context import Radar
 from radar.crawler.run import ProgressFn as CrawlProgress
 from radar.crawler.run import SourceResult, crawl
@@ -61,7 +61,9 @@ def crawl_sources(
     if source:
         config.source(source)  # unknown name: one line listing the configured ones
     with radar.ws.lock("crawl"), radar.store() as store:
-        return crawl(store, config, only=source, since=since, progress=progress)
+        results = crawl(store, config, only=source, since=since, progress=progress)
+        steps_contributions.refresh(radar, store)  # what each new paper introduces (seconds for a week)
+        return results
 
 
 # -- index ---------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from radar.store.contributions import ContributionsTable
 from radar.store.crawl import CrawlStateTable
 from radar.store.deliveries import DeliveriesTable
 from radar.store.documents import DocumentsTable
@@ -30,7 +31,15 @@ def _is_busy(exc: sqlite3.DatabaseError) -> bool:
 
 
 class Store(
-    DocumentsTable, EmbeddingsTable, TagsTable, RunsTable, DeliveriesTable, CrawlStateTable, NamesTable, PeopleTable
+    DocumentsTable,
+    EmbeddingsTable,
+    TagsTable,
+    RunsTable,
+    DeliveriesTable,
+    CrawlStateTable,
+    NamesTable,
+    PeopleTable,
+    ContributionsTable,
 ):
     """A connection to the workspace database. Use as a context manager or call close().
 
