@@ -45,12 +45,11 @@ def tag_groups(radar: Radar) -> TagGroups | None:
 
 
 def presets(radar: Radar) -> dict[str, str]:
-    """Every reproduction preset (built-in and radar.toml's) by name -> title, as ``steps.repro_titles`` gives
-    them, without importing the pipeline's steps (trends, index: a second at the start of every command)."""
-    from radar.repro.methods import METHODS, register_user_presets
+    """Every reproduction preset (built-in and radar.toml's) by name -> title, from the preset catalog the
+    repro API uses, without importing the pipeline's steps (trends, index: a second at the start of every command)."""
+    from radar.repro.methods import catalog
 
-    user = register_user_presets(list(radar.settings.repro.presets), replace=True)
-    return {name: m.title for name, m in METHODS.items()} | {m.name: m.title for m in user}
+    return catalog(radar.settings.repro.presets).titles()
 
 
 def changes_writer(radar: Radar) -> Rewrite | None:
