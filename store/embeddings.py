@@ -37,7 +37,7 @@ class Facet(NamedTuple):
     """The filterable fields of one document; ``vec_id`` is -1 when it has no vector."""
 
     doc_id: str
-    published: str
+    published: str  # the day it entered the record (store.dates), what date filters compare
     source: str
     kind: str
     vec_id: int

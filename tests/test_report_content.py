@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from radar.analysis.trends.result import TrendsResult
+from radar.analysis.trends.result import PeriodTrends, TrendsResult
 from radar.app import wiring
 from radar.app.context import Radar
 from radar.crawler.snapshot import import_snapshot
@@ -21,6 +21,7 @@ from radar.reports.recommend import Evidence, decide, match_preset, preset_patte
 from radar.reports.render import ChartSink, md_escape, render, render_email_html
 from radar.reports.summarize import EndpointSummarizer, ExtractiveSummarizer, make_summarizer
 from radar.store import ConfigError, Store, Workspace
+from radar.store.dates import entered
 from radar.store.models import Document, utc_now
 
 WEEK = "2024-W07"  # Mon 12 - Sun 18 Feb 2024: inside the first 500 snapshot lines, with 4+ weeks before it
@@ -100,7 +101,13 @@ def gather_content(
         period,
         cfg,
         profile,
-        trends=TrendsResult(**{"window": "month", **trends}),
+        trends=PeriodTrends(
+            period.label,
+            period.start.isoformat(),
+            period.end.isoformat(),
+            tags=TrendsResult(as_of=period.end.isoformat(), window="week"),
+            terms=TrendsResult(**{"window": "month", **trends}),
+        ),
         grouping=tag_groups({t.name: t.group for t in radar.taxonomy.tags}, store),
         summarizer=make_summarizer(cfg),
         runs=finished_runs(store, ws.runs_dir),
@@ -170,7 +177,7 @@ def test_periods_parse_and_refuse_with_one_line() -> None:
 
 def test_latest_data_week_is_the_last_week_the_papers_cover(report_ws: Workspace) -> None:
     with report_ws.store() as store:
-        newest = store.conn.execute("SELECT MAX(published) FROM documents WHERE kind='paper'").fetchone()[0]
+        newest = max(entered(d.id, d.published) for d in store.iter_documents(kind="paper"))  # store.dates
         week = latest_data_week(store)
     assert week.end <= date.fromisoformat(newest[:10]) < week.end + timedelta(days=7)
     assert week.start.isoweekday() == 1 and week.is_week
@@ -276,7 +283,7 @@ def test_content_counts_agree_with_the_store(report_ws: Workspace) -> None:
         assert scores == sorted(scores, reverse=True)
         for p in section["papers"]:
             assert p["id"] in papers and section["tag"] in tagged[p["id"]] and p["summary"]
-            assert period.since <= p["published"] <= period.until
+            assert period.since <= entered(p["id"], p["published"]) <= period.until
     top = content["top_overall"][0]
     assert top["relevance"] > 0 and any(w.startswith(("tag ", "term ")) for w in top["why"])
     assert [p["id"] for p in content["posts"]] == ["post:evil0000000000"]
