@@ -290,6 +290,21 @@ def md(text: str) -> str:
     return _MD_SPECIAL.sub(r"\\\1", text or "")
 
 
+def text(value: str) -> str:
+    """A title or abstract for st.markdown: through the report's LaTeX-to-text step, then escaped (``md``)."""
+    from radar.reports.text import plain
+
+    return md(plain(value or ""))
+
+
+def ours(value: str) -> str:
+    """Our own text (a recommendation's reason, a note) for st.markdown: every part escaped as ``md`` escapes feed
+    text, its `backticked` spans shown as code (a code span is never read as markup)."""
+    from radar.reports.text import code_spans
+
+    return "".join(f"`{part}`" if code else md(part) for part, code in code_spans(value or ""))
+
+
 def one_line(text: str, limit: int = 300) -> str:
     flat = " ".join((text or "").split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -70,7 +70,7 @@ def recommendations(root: str, recs: list[dict[str, Any]], origin: str) -> None:
         left, right = st.columns([6, 1])
         verdict = f"; last reproduction: {run.get('verdict')}" if run.get("verdict") else ""
         left.markdown(
-            data.md(
+            data.ours(  # our reason's `commands` as code, the rest escaped
                 data.one_line(
                     f"{rec.get('method', '')}: {rec.get('action', '')} ({rec.get('rule', '')}) - "
                     f"{rec.get('reason', '')}{verdict}"
