@@ -566,3 +566,45 @@ def test_a_topic_is_on_the_profile_when_most_of_its_nearest_members_are(report_w
         assert not _topic_is_relevant(store, Profile(), topic([*on[:6], *off[:4]]))  # no profile tags, no terms
         with_terms = Profile(terms={"patient": 1.0})
         assert _topic_is_relevant(store, with_terms, topic(off[:10]))  # the profile's term is in its words
+
+
+def test_latex_leftovers_and_our_code_spans() -> None:
+    """What pylatexenc alone left: a doubled backslash (\\\\textit{prosody}, 2509.18531), bare braces ({entropy
+    collapse}, 2509.22611), markup it cannot parse; our backticks render as code, feed text around them escaped."""
+    from radar.reports.render import md_escape
+    from radar.reports.text import html_code, md_code, plain
+
+    assert plain(r"a verifiable reward for \\textit{prosody}, GRPO") == "a verifiable reward for prosody, GRPO"
+    assert plain("oscillates between {entropy collapse} and {entropy explosion}") == (
+        "oscillates between entropy collapse and entropy explosion"
+    )
+    assert plain(r"broken \textbf{bold {x} and \emph{y") == "broken bold x and y"  # unbalanced: the fallback
+    assert plain("50% of R&D, no markup") == "50% of R&D, no markup"
+    reason = "a preset exists: `radar repro run --method dapo` <b>"
+    assert html_code(reason) == "a preset exists: <code>radar repro run --method dapo</code> &lt;b&gt;"
+    assert md_code(reason, md_escape) == "a preset exists: `radar repro run --method dapo` &lt;b&gt;"
+
+
+def test_a_paper_lands_in_the_section_of_its_contribution() -> None:
+    """reports.sections: the contributions' area when the seam gives one; else the best tag if the tagger is more
+    likely than not, and an application field (speech, physics, medicine ...) makes it "elsewhere"."""
+    from radar.reports.sections import place
+
+    def paper(doc_id: str, title: str, categories: tuple[str, ...] = ("cs.LG",)) -> Document:
+        return Document(doc_id, "paper", "arxiv", title, "", "2025-09-24T00:00:00Z", categories=categories)
+
+    sections = {"rl-policy-optimization": 1, "distributed-training": 1, "preference-optimization": 1}
+    rl = paper("1", "No Prompt Left Behind: Zero-Variance Prompts in LLM RL")
+    assert place(rl, {"distributed-training": 0.14, "rl-policy-optimization": 0.91}, sections, None).section == (
+        "rl-policy-optimization"
+    )
+    tts = paper("2", "Preference-Guided Prosody Learning in TTS", ("eess.AS", "cs.CL"))
+    assert place(tts, {"preference-optimization": 0.87}, sections, None).elsewhere == "eess.AS"
+    clinical = paper("3", "Reward Modeling for Diagnostic Reasoning")
+    assert place(clinical, {"preference-optimization": 0.64}, sections, None).elsewhere == "diagnostic"
+    unsure = place(paper("4", "Something"), {"preference-optimization": 0.3}, sections, None)
+    assert unsure.section is None and not unsure.elsewhere
+    # the seam: the contributions' area decides, whatever the tags say
+    area = {"1": "distributed-training", "2": "speech synthesis"}.get
+    assert place(rl, {"rl-policy-optimization": 0.91}, sections, area).section == "distributed-training"
+    assert place(tts, {"preference-optimization": 0.87}, sections, area).elsewhere == "speech synthesis"

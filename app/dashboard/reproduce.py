@@ -67,7 +67,7 @@ def recommendations(root: str, recs: list[dict[str, Any]], origin: str) -> None:
         evidence = rec.get("evidence") or {}
         preset = str(evidence.get("preset") or "")
         run = evidence.get("run") or {}
-        left, right = st.columns([6, 1])
+        left, right = st.columns([4, 1])  # the button's label unbroken on a laptop screen
         verdict = f"; last reproduction: {run.get('verdict')}" if run.get("verdict") else ""
         left.markdown(
             data.ours(  # our reason's `commands` as code, the rest escaped
