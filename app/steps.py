@@ -26,8 +26,8 @@ from radar.analysis.tags.review import ReviewItem
 from radar.analysis.tags.review import review_queue as review_papers
 from radar.analysis.tags.tagger import Tagger, TagReport, record_correction, tag_documents
 from radar.analysis.trends.compute import TrendDetector, compute_trends
-from radar.analysis.trends.result import TrendsResult
-from radar.app import steps_contributions, steps_people, wiring
+from radar.analysis.trends.result import PeriodTrends, TrendsResult
+from radar.app import period_trends, steps_contributions, steps_people, wiring
 from radar.app.context import Radar
 from radar.crawler.run import ProgressFn as CrawlProgress
 from radar.crawler.run import SourceResult, crawl
@@ -40,6 +40,7 @@ from radar.reports.content import gather, tag_groups
 from radar.reports.deliver import Notifier, Outcome, deliver, jobs, summarize_outcomes
 from radar.reports.errors import ReportError
 from radar.reports.period import Period
+from radar.reports.sections import Area
 from radar.reports.summarize import Summarizer
 from radar.store import ConfigError, Store, WorkspaceError
 from radar.store.errors import RadarError
@@ -227,14 +228,14 @@ def trends(
     return detector(store, env, as_of=as_of, window=window, topics=topics, progress=progress)
 
 
-def report_trends(radar: Radar, store: Store, as_of: date) -> tuple[TrendsResult, str]:
-    """Trends for a report: as of the period's end over a month window (a week holds 400-1,000 papers, too
-    few for significance; the report's own weekly series come from the store). When they fail: empty
-    trends and a note saying why (the report still goes out)."""
+def report_trends(radar: Radar, store: Store, period: Period) -> tuple[PeriodTrends, str]:
+    """The period's trends (app.period_trends: computed once, kept in the workspace, read by the report, `radar
+    trends --week` and the dashboard). When they fail: empty trends and a note saying why (the report still
+    goes out)."""
     try:
-        return trends(radar, store, as_of=as_of, window="month"), ""
+        return period_trends.get(radar, store, period), ""
     except RadarError as exc:
-        return TrendsResult.empty(), f"trends not available: {exc}"
+        return PeriodTrends.empty(period.label), f"trends not available: {exc}"
 
 
 # -- report and delivery ---------------------------------------------------------------------------------
@@ -243,14 +244,16 @@ def report(
     period: Period,
     *,
     formats: str | None = None,
-    trends_result: tuple[TrendsResult, str] | None = None,
+    trends_result: tuple[PeriodTrends, str] | None = None,
     summarizer: Summarizer | None = None,
+    area_of: Area | None = None,
 ) -> BuiltReport:
-    """Gather one period's report and write it under reports/<period>/ (md, html, json; pdf on request)."""
+    """Gather one period's report and write it under reports/<period>/ (md, html, json; pdf on request).
+    ``area_of``: each paper's contribution area (reports.sections; None: the fallback on its tags)."""
     started = time.perf_counter()
     settings = radar.settings.with_formats(formats)
     with radar.store() as store:
-        found, note = trends_result if trends_result is not None else report_trends(radar, store, period.end)
+        found, note = trends_result if trends_result is not None else report_trends(radar, store, period)
         content = gather(
             store,
             period,
@@ -262,6 +265,7 @@ def report(
             runs=wiring.reproductions(radar).finished(store),
             presets=wiring.repro_catalog(radar).titles(),
             adoption=name_adoption(store),
+            area_of=area_of,
         )
     content.notes["trends"] = note
     built = write_report(radar.ws.report_dir(period.label), period, content, settings.report)
@@ -360,7 +364,7 @@ def weekly(radar: Radar, period: Period, *, skip: Sequence[str] = (), log: Log |
     say = log or (lambda _msg: None)
     settings = radar.settings  # a bad radar.toml stops here, before any step
     result = WeeklyResult(period)
-    found: tuple[TrendsResult, str] = (TrendsResult.empty(), "trends skipped or failed")
+    found: tuple[PeriodTrends, str] = (PeriodTrends.empty(period.label), "trends skipped or failed")
 
     def run_step(name: str, fn: Callable[[], tuple[bool, str]]) -> None:
         if name in skip:
@@ -419,11 +423,11 @@ def weekly(radar: Radar, period: Period, *, skip: Sequence[str] = (), log: Log |
     def trends_step() -> tuple[bool, str]:
         nonlocal found
         with radar.store() as store:
-            found = report_trends(radar, store, period.end)
+            found = report_trends(radar, store, period)
         trends_found, note = found
         if note:
             return True, note
-        return True, f"{len(trends_found.emerging)} emerging, {len(trends_found.new_methods)} new methods"
+        return True, f"{len(trends_found.terms.emerging)} emerging, {len(trends_found.terms.new_methods)} new methods"
 
     def report_step() -> tuple[bool, str]:
         result.report = report(radar, period, trends_result=found)
@@ -445,7 +449,8 @@ def weekly(radar: Radar, period: Period, *, skip: Sequence[str] = (), log: Log |
             return True, "off ([repro] weekly_runs = 0)"
         if result.report is None:
             return False, "no report, so no recommendations to reproduce"
-        return wiring.reproductions(radar).weekly_step(result.report.content.recommendations, period.label)
+        recs = [r.as_dict() for r in result.report.content.recommendations]
+        return wiring.reproductions(radar).weekly_step(recs, period.label)
 
     with radar.ws.lock("weekly"):
         order = (

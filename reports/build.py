@@ -84,7 +84,7 @@ def load_report(folder: Path) -> BuiltReport | None:
         return None
     try:
         content = ReportContent.from_dict(json.loads(data.read_text(encoding="utf-8")))
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, KeyError):
         return None
     paths = {p.suffix.lstrip("."): p for p in sorted(folder.glob("report.*")) if p.suffix != ".json"}
     paths["json"] = data

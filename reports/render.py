@@ -19,6 +19,8 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, pass_context
 from jinja2.runtime import Context
 from markupsafe import Markup, escape
 
+from radar.reports.text import html_code, md_code
+
 TEMPLATES = Path(__file__).with_name("templates")
 _MD_SPECIAL = {c: "\\" + c for c in "\\`*_[]|#"}
 ACCENT = "#2563eb"
@@ -181,7 +183,12 @@ def _env(markdown: bool) -> Environment:
         keep_trailing_newline=True,
         finalize=md_escape if markdown else None,
     )
-    env.filters.update(pct=pct, md_url=md_url, safe_url=safe_url, folder_url=folder_url, bars=_bars)
+    code = (
+        (lambda v: Markup(md_code(str(v or ""), md_escape)))
+        if markdown
+        else (lambda v: Markup(html_code(str(v or ""))))
+    )
+    env.filters.update(pct=pct, md_url=md_url, safe_url=safe_url, folder_url=folder_url, bars=_bars, code=code)
     return env
 
 

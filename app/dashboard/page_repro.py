@@ -6,7 +6,6 @@ line about a run names its model, parameters, task, steps and seed pairs (``RunR
 from __future__ import annotations
 
 import json
-from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from radar.app.dashboard import data, reproduce
+from radar.app.dashboard import data, period, reproduce
 from radar.app.reproductions import Reproductions
 from radar.store import Workspace
 from radar.store.errors import RadarError
@@ -51,21 +50,16 @@ def _flagged(root: str, api: Reproductions) -> None:
     ver = data.version(root)
     facets = data.facets(root, ver)
     flagged: list[dict[str, Any]] = []
-    newest = facets["last_paper"] or facets["last"]
-    if newest:
-        try:
-            trends = data.trends(root, ver, date.fromisoformat(newest[:10]), "week")  # the Overview's default
-        except Exception as exc:  # the trends stage's own error: one line, keep the page
-            st.caption(data.md(f"trends: {exc}"))
-            trends = None
-        flagged = [dict(m) for m in trends.new_methods if m.get("kind") in data.METHOD_KINDS] if trends else []
+    chosen = period.picker(root, ver)  # the dashboard's one week; its trends as the weekly job kept them
+    found = period.trends(root, ver, chosen.label)[0] if chosen is not None and facets["counts"]["documents"] else None
+    flagged = [dict(m) for m in found.terms.new_methods if m.get("kind") in data.METHOD_KINDS] if found else []
     if flagged:
-        st.caption("from `radar trends` (the newest week of data): method names new in the literature")
+        st.caption(data.md(f"from the trends of {found.label if found else ''}: method names new in the literature"))
         st.dataframe(pd.DataFrame(data.method_rows(flagged)), hide_index=True)
         _reproduce_flagged(root, api, [str(m.get("name") or "") for m in flagged])
     else:
         st.caption("No methods flagged by `radar trends` yet; the reproducible presets and the claim each run checks:")
-    week, recs = latest_recommendations(Workspace(Path(root)))
+    week, recs = latest_recommendations(Workspace(Path(root)), chosen.label if chosen else None)
     if recs:
         st.caption(f"recommendations of the {week} report (`radar report`)")
         st.dataframe(
@@ -74,7 +68,7 @@ def _flagged(root: str, api: Reproductions) -> None:
                     {
                         "method": r["method"],
                         "action": r["action"],
-                        "reason": r["reason"],
+                        "reason": r["reason"].replace("`", ""),  # a table cell shows no code spans
                         "preset": r["evidence"].get("preset", ""),
                         "papers": r["evidence"].get("count", 0),
                         "last run": reproduce.run_line(r["evidence"]["run"]) if r["evidence"].get("run") else "",
@@ -113,25 +107,22 @@ def _reproduce_flagged(root: str, api: Reproductions, names: list[str]) -> None:
             reproduce.button(root, preset, "repro", key=f"flagged-reproduce-{preset}")
 
 
-def latest_recommendations(ws: Workspace) -> tuple[str, list[dict[str, Any]]]:
-    """(week, recommendations) of the newest report that has a report.json, or ("", [])."""
+def latest_recommendations(ws: Workspace, week: str | None = None) -> tuple[str, list[dict[str, Any]]]:
+    """(week, recommendations) of the report of ``week`` (None: the newest readable one), or ("", []); read by the
+    report module's loader."""
     from radar.app.dashboard.page_reports import list_reports
+    from radar.reports.build import load_report
 
-    for folder in list_reports(ws):
-        path = folder / "report.json"
-        if path.is_file():
-            try:
-                content = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, json.JSONDecodeError):
-                continue
-            recs = [r for r in content.get("recommendations") or [] if isinstance(r, dict) and "method" in r]
-            return folder.name, [r | {"evidence": r.get("evidence") or {}} for r in recs]
+    for folder in [ws.report_dir(week)] if week else list_reports(ws):
+        built = load_report(folder)
+        if built is not None:
+            return folder.name, [r.as_dict() for r in built.content.recommendations]
     return "", []
 
 
 # -- start a run ------------------------------------------------------------------------------------
 def _launch_form(api: Reproductions) -> None:
-    from radar.repro.sizes import SIZES
+    from radar.repro.sizes import SIZES  # not repro.policy: that imports torch (8 s on a first load)
     from radar.repro.tasks import TASKS
 
     st.subheader("Start a run")

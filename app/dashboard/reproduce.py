@@ -68,10 +68,10 @@ def recommendations(root: str, recs: list[dict[str, Any]], origin: str) -> None:
         evidence = rec.get("evidence") or {}
         preset = str(evidence.get("preset") or "")
         run = evidence.get("run") or {}
-        left, right = st.columns([6, 1])
+        left, right = st.columns([4, 1])  # the button's label unbroken on a laptop screen
         verdict = f"; last reproduction: {run_line(run)}" if run.get("verdict") else ""
         left.markdown(
-            data.md(
+            data.ours(  # our reason's `commands` as code, the rest escaped
                 data.one_line(
                     f"{rec.get('method', '')}: {rec.get('action', '')} ({rec.get('rule', '')}) - "
                     f"{rec.get('reason', '')}{verdict}"
