@@ -17,6 +17,7 @@ from radar.analysis.tags.errors import TaggingError
 from radar.analysis.tags.tagger import TagEnv, Vectors
 from radar.analysis.trends.compute import TrendsEnv
 from radar.app.context import Radar
+from radar.app.reproductions import Reproductions
 from radar.index.config import EmbeddingConfig
 from radar.index.embedder import Embedder, make_embedder, model_id_for, resolve_model_dir
 from radar.index.errors import NothingIndexed
@@ -24,7 +25,7 @@ from radar.index.pipeline import IndexPaths, load_keyword, load_vectors, stored_
 from radar.index.prebuilt import PrebuiltVectors
 from radar.index.search import Searcher
 from radar.reports.summarize import Summarizer, make_summarizer
-from radar.repro.methods import METHODS
+from radar.repro.methods import BUILTIN, Catalog, catalog
 from radar.store import Store
 
 
@@ -123,6 +124,17 @@ def summarizer(radar: Radar) -> Summarizer:
     return make_summarizer(radar.settings.report)
 
 
+# -- reproductions -------------------------------------------------------------------------------------------
 def repro_presets() -> dict[str, str]:
-    """Reproduction presets by name -> title: the report recognises their names in papers."""
-    return {name: method.title for name, method in METHODS.items()}
+    """The built-in reproduction presets by name -> title (``repro_catalog(radar).titles()`` adds radar.toml's)."""
+    return BUILTIN.titles()
+
+
+def repro_catalog(radar: Radar) -> Catalog:
+    """The presets a run may name: the built-ins plus radar.toml's [[repro.presets]] (validated with the settings)."""
+    return catalog(radar.settings.repro.presets)
+
+
+def reproductions(radar: Radar) -> Reproductions:
+    """The repro API of the workspace: submit, list, cancel, export and the queue (app/reproductions.py)."""
+    return Reproductions(radar.ws, radar.settings.repro, repro_catalog(radar))

@@ -1,4 +1,4 @@
-"""Hostile-input bounds: a flooded feed, and migration 7's clean-up of stored text, each against the plain way in
+"""Hostile-input bounds: a flooded feed, and migration 8's clean-up of stored text, each against the plain way in
 the same run.
 
     .venv/bin/python benchmarks/bench_untrusted.py [--entries 100000] [--corpus PATH]
@@ -8,8 +8,8 @@ Flooded feed: `radar crawl` of one file:// feed with ``--entries`` entries, with
 off (max_feed_entries = 1,000,000: every entry parsed and stored, what Radar did before). Wall seconds of the
 crawl command, peak memory of its process, and the database's size.
 
-Migration 7 (bidi and zero-width characters out of stored titles, abstracts, authors): opening a version-6
-database of ``--corpus`` (default: the bundled 20,000-paper snapshot) with this radar, against the same clean-up
+Migration 8 (bidi and zero-width characters out of stored titles, abstracts, authors): opening a database of
+``--corpus`` (default: the bundled 20,000-paper snapshot) left one version older, against the same clean-up
 written in plain SQL (GLOB to find the rows, nested replace() to clean them), on copies of one database.
 """
 
@@ -30,6 +30,7 @@ from rich.table import Table
 
 from radar.crawler.snapshot import import_snapshot
 from radar.store import Store, Workspace
+from radar.store.schema import LATEST_VERSION
 from radar.store.text import INVISIBLE_CHARS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -108,7 +109,7 @@ def main() -> None:
             import_snapshot(store, args.corpus)
             papers = store.count_documents()
         with sqlite3.connect(ws.db_path) as conn:
-            conn.execute("PRAGMA user_version = 6")  # as an older radar left it (its clean-up not yet run)
+            conn.execute(f"PRAGMA user_version = {LATEST_VERSION - 1}")  # as an older radar left it (no clean-up yet)
         os.sync()
         copy = base / "plain.db"
         shutil.copy(ws.db_path, copy)
@@ -116,7 +117,7 @@ def main() -> None:
         Store(ws.db_path).close()
         ours = time.perf_counter() - started
         theirs = plain_clean(copy)
-        mig = Table(title=f"migration 7 on {papers:,} stored papers")
+        mig = Table(title=f"migration 8 on {papers:,} stored papers")
         for col in ("clean-up", "seconds", "vs plain"):
             mig.add_column(col, justify="right")
         mig.add_row("plain SQL (GLOB + 14 nested replace)", f"{theirs:.2f}", "1.00x")

@@ -62,7 +62,7 @@ def webhook_recipient(url: str) -> str:
 def subject(report: BuiltReport) -> str:
     h = report.content.headline
     recs = report.content.recommendations
-    acts = [r for r in recs if r["action"] != "watch"]
+    acts = [r for r in recs if r.action != "watch"]
     tail = f", {len(acts)} to act on" if acts else ""
     return f"{report.content.title} {report.period.label}: {h['documents']} documents{tail}"
 

@@ -8,8 +8,10 @@ papers this period), the matching repro preset and the latest finished run of it
 Rules are pure functions in a registry, tried in order; the first that fires decides, and the
 recommendation names it and its reason so a reader can disagree with a reason:
 
-  repro-worse        a finished reproduction found it worse than the baseline     -> watch
-  repro-better       a finished reproduction found it better than the baseline    -> adopt
+  repro-worse        a finished reproduction of class evidence found it worse     -> watch
+  repro-better       an adoptable finished reproduction found it better          -> adopt
+                     (class evidence, a matching A/A run, Holm across the week's
+                     runs against the same baseline or a replication: repro/adoption.py)
   established        code, >= 10 papers, relevance >= 0.5, not shrinking          -> adopt
   reproduce-preset   a repro preset exists, no run yet, relevant and active       -> reproduce
   code-and-relevant  code available, relevance >= 0.3, papers this period        -> evaluate
@@ -26,6 +28,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from radar.reports.runs import RunSummary
 from radar.reports.text import plain
 from radar.store.models import Document
 
@@ -47,7 +50,7 @@ class Evidence:
     code_links: list[str] = field(default_factory=list)
     relevance: float = 0.0
     preset: str = ""  # repro preset name, "" if none
-    run: dict[str, Any] | None = None  # latest finished repro run of the preset: id, verdict, summary, folder
+    run: RunSummary | None = None  # latest finished repro run of the preset (setup, class, verdict, adoptable)
     baseline_mentions: int = 0  # papers that compare against it (analysis.names): adoption, not novelty
     recent_baseline_mentions: int = 0  # of those, in the recent window
     introduced: str = ""  # date of the introducing paper's first mention (names), "" when unknown
@@ -74,19 +77,18 @@ class Recommendation:
 Rule = Callable[[Evidence], str | None]  # returns the reason when the rule fires
 
 
-def _verdict(e: Evidence) -> str:
-    return str((e.run or {}).get("verdict", ""))
-
-
 def rule_repro_worse(e: Evidence) -> str | None:
-    if _verdict(e) == "worse":
-        return f"reproduction {e.run['id']} found it worse than the baseline; keep watching"  # type: ignore[index]
+    run = e.run
+    if run is not None and run.verdict == "worse" and run.evidence_class == "evidence":
+        return f"reproduction {run.id} ({run.setup}) found it worse than {run.baseline}; keep watching"
     return None
 
 
 def rule_repro_better(e: Evidence) -> str | None:
-    if _verdict(e) == "better":
-        return f"reproduction {e.run['id']} found it better than the baseline"  # type: ignore[index]
+    """Only an adoptable run: a pipeline check or an underpowered run never makes an "adopt"."""
+    run = e.run
+    if run is not None and run.verdict == "better" and run.adoptable:
+        return f"reproduction {run.id} ({run.setup}) found it better than {run.baseline}: {run.adoption}"
     return None
 
 

@@ -19,6 +19,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, pass_context
 from jinja2.runtime import Context
 from markupsafe import Markup, escape
 
+from radar.reports.text import html_code, md_code
 from radar.store.text import strip_invisible
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -189,7 +190,12 @@ def _env(markdown: bool) -> Environment:
         keep_trailing_newline=True,
         finalize=md_escape if markdown else None,
     )
-    env.filters.update(pct=pct, md_url=md_url, safe_url=safe_url, folder_url=folder_url, bars=_bars, bdi=bdi)
+    code = (
+        (lambda v: Markup(md_code(str(v or ""), md_escape)))
+        if markdown
+        else (lambda v: Markup(html_code(str(v or ""))))
+    )
+    env.filters.update(pct=pct, md_url=md_url, safe_url=safe_url, folder_url=folder_url, bars=_bars, code=code, bdi=bdi)
     return env
 
 

@@ -21,7 +21,18 @@ from radar.store.errors import ConfigError
 
 SOURCE_TYPES = ("arxiv", "arxiv-rss", "feed")
 # Sections owned by later stages; each stage validates its own table with its own dataclass.
-STAGE_SECTIONS = ("embedding", "search", "tagging", "trends", "report", "delivery", "profile", "repro", "app")
+STAGE_SECTIONS = (
+    "embedding",
+    "search",
+    "tagging",
+    "trends",
+    "report",
+    "delivery",
+    "profile",
+    "repro",
+    "app",
+    "dashboard",
+)
 ARXIV_MAX_PAGE_SIZE = 2000
 ARXIV_MAX_PER_QUERY = 30000
 ARXIV_MIN_INTERVAL_S = 3.0

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from radar.store.contributions import ContributionsTable
 from radar.store.crawl import CrawlStateTable
 from radar.store.deliveries import DeliveriesTable
 from radar.store.documents import DocumentsTable
@@ -98,7 +99,15 @@ def _temp(create: str) -> str:
 
 
 class Store(
-    DocumentsTable, EmbeddingsTable, TagsTable, RunsTable, DeliveriesTable, CrawlStateTable, NamesTable, PeopleTable
+    DocumentsTable,
+    EmbeddingsTable,
+    TagsTable,
+    RunsTable,
+    DeliveriesTable,
+    CrawlStateTable,
+    NamesTable,
+    PeopleTable,
+    ContributionsTable,
 ):
     """A connection to the workspace database. Use as a context manager or call close().
 

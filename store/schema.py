@@ -191,6 +191,39 @@ MIGRATIONS: list[tuple[int, str]] = [
         );
         """,
     ),
+    (
+        7,
+        """
+        CREATE TABLE contributions (
+            doc_id       TEXT PRIMARY KEY REFERENCES documents(id) ON DELETE CASCADE,
+            content_hash TEXT NOT NULL,  -- of the text it was decided from
+            model        TEXT NOT NULL,  -- the contributions model version that decided it
+            introduces   INTEGER NOT NULL CHECK (introduces IN (0, 1)),
+            name         TEXT NOT NULL DEFAULT '',
+            name_key     TEXT NOT NULL DEFAULT '',  -- spelling key of name (case and hyphens folded)
+            also         TEXT NOT NULL DEFAULT '[]',
+            kind         TEXT NOT NULL DEFAULT '',
+            area         TEXT NOT NULL DEFAULT '',
+            builds_on    TEXT NOT NULL DEFAULT '[]',
+            changes      TEXT NOT NULL DEFAULT '',
+            changes_rewritten TEXT NOT NULL DEFAULT '',  -- the summary endpoint's line, when configured
+            code         TEXT NOT NULL DEFAULT '[]',
+            score        REAL NOT NULL DEFAULT 0,
+            kind_score   REAL NOT NULL DEFAULT 0,
+            computed_at  TEXT NOT NULL
+        );
+        CREATE INDEX contributions_name ON contributions (name_key) WHERE introduces = 1;
+        CREATE INDEX contributions_model ON contributions (model);
+
+        CREATE TABLE document_mentions (
+            doc_id   TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            key      TEXT NOT NULL,  -- spelling key of a name the document mentions
+            compared INTEGER NOT NULL DEFAULT 0 CHECK (compared IN (0, 1)),  -- it compares against it
+            PRIMARY KEY (doc_id, key)
+        );
+        CREATE INDEX document_mentions_key ON document_mentions (key, doc_id);
+        """,
+    ),
 ]
 
 
@@ -206,6 +239,6 @@ def _strip_invisible_sql() -> str:
     return ";\n".join(statements)
 
 
-MIGRATIONS.append((7, _strip_invisible_sql()))
+MIGRATIONS.append((8, _strip_invisible_sql()))
 
 LATEST_VERSION = MIGRATIONS[-1][0]

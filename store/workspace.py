@@ -100,6 +100,11 @@ class Workspace:
     def topics_dir(self) -> Path:
         return self.index_dir / "topics"
 
+    def period_trends_path(self, label: str) -> Path:
+        """One period's trends (2025-W39), as the weekly job computed them: what the report, `radar trends
+        --week` and the dashboard read."""
+        return self.index_dir / "trends" / f"period-{label}.json"
+
     def resolve(self, path: str | os.PathLike[str]) -> Path:
         """A path from radar.toml: absolute as written, relative to the workspace folder otherwise."""
         p = Path(path).expanduser()

@@ -36,8 +36,11 @@ def served(tmp_path_factory: pytest.TempPathFactory, small_snapshot: Path) -> It
     assert main(["--workspace", str(root), "init"]) == 0
     assert main(["--workspace", str(root), "import", str(small_snapshot)]) == 0
     ws = Workspace.open(root)
+    from radar.reports.period import latest_data_week
+
     with ws.store() as store:
-        last = store.published_range().last
+        # the hostile post inside the week the dashboard opens on (the report's week): the Explore list shows it
+        last = latest_data_week(store).end.isoformat() + "T12:00:00Z"
         store.upsert_documents(
             [
                 Document(
@@ -122,7 +125,7 @@ def test_hostile_document_opens_as_text(served: tuple[str, Workspace]) -> None:
         url,
         shot,
         wait_for_text="<iframe src=javascript:alert(2)></iframe>",
-        clicks=[("link", "Explore"), ("button", "Open")],
+        clicks=[("link", "Explore"), ("button", "Open", 1)],  # 0: the week picker's arrow, 1: the first result
         timeout_s=90,
         settle_s=2.0,
     )

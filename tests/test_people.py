@@ -218,6 +218,7 @@ def test_weekly_digests_are_sent_once(
                 original
                 + f'\n[delivery.email]\nhost = "127.0.0.1"\nport = {smtp.port}\ntls = "none"\n'
                 + 'from = "radar@lab.example"\ntimeout_s = 5\n'
+                + '\n[dashboard]\npublic_url = "https://radar.lab.example/"\n'  # links in mail: the public address
             )
             first = steps_people.digests(Radar.at(ws.root), parse_week(WEEK))
             again = steps_people.digests(Radar.at(ws.root), parse_week(WEEK))
@@ -230,7 +231,8 @@ def test_weekly_digests_are_sent_once(
     assert len(to_erin) == 1
     html = erin.paths["html"].read_text()
     top = erin.digest.papers[0].doc.id
-    assert f"/people?person=erin&amp;like={top}" in html and "<img" not in html  # links to the dashboard, no pixel
+    assert f"https://radar.lab.example/people?person=erin&amp;like={top}" in html  # the public address, no loopback
+    assert "127.0.0.1" not in html and "<img" not in html  # no pixel
 
 
 def test_bad_input_is_one_line(

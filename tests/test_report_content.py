@@ -9,18 +9,19 @@ from typing import Any
 
 import pytest
 
-from radar.analysis.trends.result import TrendsResult
+from radar.analysis.trends.result import PeriodTrends, TrendsResult
 from radar.app import wiring
 from radar.app.context import Radar
 from radar.crawler.snapshot import import_snapshot
 from radar.reports.config import DeliveryConfig, Profile, ReportConfig
-from radar.reports.content import finished_runs, gather, tag_groups
+from radar.reports.content import gather, tag_groups
 from radar.reports.errors import ReportError
 from radar.reports.period import Period, last_full_week, latest_data_week, parse_range, parse_week, resolve_period
 from radar.reports.recommend import Evidence, decide, match_preset, preset_patterns
 from radar.reports.render import ChartSink, md_escape, render, render_email_html
 from radar.reports.summarize import EndpointSummarizer, ExtractiveSummarizer, make_summarizer
 from radar.store import ConfigError, Store, Workspace
+from radar.store.dates import entered
 from radar.store.models import Document, utc_now
 
 WEEK = "2024-W07"  # Mon 12 - Sun 18 Feb 2024: inside the first 500 snapshot lines, with 4+ weeks before it
@@ -100,10 +101,16 @@ def gather_content(
         period,
         cfg,
         profile,
-        trends=TrendsResult(**{"window": "month", **trends}),
+        trends=PeriodTrends(
+            period.label,
+            period.start.isoformat(),
+            period.end.isoformat(),
+            tags=TrendsResult(as_of=period.end.isoformat(), window="week"),
+            terms=TrendsResult(**{"window": "month", **trends}),
+        ),
         grouping=tag_groups({t.name: t.group for t in radar.taxonomy.tags}, store),
         summarizer=make_summarizer(cfg),
-        runs=finished_runs(store, ws.runs_dir),
+        runs=wiring.reproductions(radar).finished(store),
         presets=wiring.repro_presets(),
     )
     return content.as_dict()
@@ -170,7 +177,7 @@ def test_periods_parse_and_refuse_with_one_line() -> None:
 
 def test_latest_data_week_is_the_last_week_the_papers_cover(report_ws: Workspace) -> None:
     with report_ws.store() as store:
-        newest = store.conn.execute("SELECT MAX(published) FROM documents WHERE kind='paper'").fetchone()[0]
+        newest = max(entered(d.id, d.published) for d in store.iter_documents(kind="paper"))  # store.dates
         week = latest_data_week(store)
     assert week.end <= date.fromisoformat(newest[:10]) < week.end + timedelta(days=7)
     assert week.start.isoweekday() == 1 and week.is_week
@@ -229,10 +236,12 @@ def test_recommendation_rules_name_themselves() -> None:
     assert match_preset("GRPO", presets) == "" and match_preset("FooPO", presets) == ""
     assert presets["dr_grpo"].search("we compare with Dr GRPO and DAPO")
     base = {"method": "DAPO", "origin": "test", "recent_count": 3, "count": 12, "growth": 2.0}
-    better, worse = {"id": "r1", "verdict": "better"}, {"id": "r1", "verdict": "worse"}
+    better, worse = _summary("better", "evidence", adoptable=True), _summary("worse", "evidence")
+    toy = _summary("better", "pipeline check")  # a toy run's "better" never adopts
     cases = [
         (Evidence(**base, relevance=0.6, preset="dapo", run=better), "adopt", "repro-better"),
         (Evidence(**base, relevance=0.6, preset="dapo", run=worse), "watch", "repro-worse"),
+        (Evidence(**base, relevance=0.6, preset="dapo", run=toy), "watch", "rising"),
         (Evidence(**base, relevance=0.6, code_links=["https://github.com/x/y"]), "adopt", "established"),
         (Evidence(**base, relevance=0.4, preset="dapo"), "reproduce", "reproduce-preset"),
         (Evidence(**base, relevance=0.4, code_links=["https://github.com/x/y"]), "evaluate", "code-and-relevant"),
@@ -242,7 +251,31 @@ def test_recommendation_rules_name_themselves() -> None:
         rec = decide(evidence)
         assert (rec.action, rec.rule) == (action, rule), evidence
         assert rec.reason
-    assert "radar repro run --method dapo" in decide(cases[3][0]).reason
+    assert "radar repro run --method dapo" in decide(cases[4][0]).reason
+    assert "5 seed pairs" in decide(cases[0][0]).reason and "A/A" in decide(cases[0][0]).reason
+
+
+def _summary(verdict: str, evidence: str, adoptable: bool = False):  # type: ignore[no-untyped-def]
+    from radar.reports.runs import RunSummary
+
+    return RunSummary(
+        id="r1",
+        method="dapo",
+        baseline="grpo",
+        task="math",
+        setup="checkpoint qwen2.5-0.5b, 494.0M parameters, data gsm8k.jsonl, 100 steps, 5 seed pairs",
+        evidence_class=evidence,
+        verdict=verdict,
+        overall=verdict,
+        adoptable=adoptable,
+        adoption="better with evidence, A/A r0 calibrated" if adoptable else "pipeline check: a toy task",
+        summary="",
+        claim_status="holds",
+        seed_noise=0.02,
+        mde=0.03,
+        finished_at="2024-02-14T00:00:00Z",
+        folder="/tmp/r1",
+    )
 
 
 def test_md_escape_neutralises_markup() -> None:
@@ -276,7 +309,7 @@ def test_content_counts_agree_with_the_store(report_ws: Workspace) -> None:
         assert scores == sorted(scores, reverse=True)
         for p in section["papers"]:
             assert p["id"] in papers and section["tag"] in tagged[p["id"]] and p["summary"]
-            assert period.since <= p["published"] <= period.until
+            assert period.since <= entered(p["id"], p["published"]) <= period.until
     top = content["top_overall"][0]
     assert top["relevance"] > 0 and any(w.startswith(("tag ", "term ")) for w in top["why"])
     assert [p["id"] for p in content["posts"]] == ["post:evil0000000000"]
@@ -420,8 +453,10 @@ def test_finished_reproduction_shows_its_verdict_and_drives_the_rule(tmp_path: P
             ws, store, parse_week(WEEK), ReportConfig(), Profile(terms={"DAPO": 1.0}), trends=TRENDS
         )
     assert [r["id"] for r in content["runs"]] == ["r-dapo-1"] and content["runs"][0]["verdict"] == "better"
+    assert content["runs"][0]["evidence_class"] == "unclassified" and not content["runs"][0]["adoptable"]
     rec = {r["method"]: r for r in content["recommendations"]}["DAPO"]
-    assert (rec["action"], rec["rule"]) == ("adopt", "repro-better")
+    # an older record without a class of evidence (nor an A/A run) never drives an "adopt"
+    assert rec["rule"] != "repro-better" and rec["evidence"]["run"]["id"] == "r-dapo-1"
     assert rec["evidence"]["preset"] == "dapo" and rec["evidence"]["code_links"] == ["https://github.com/lab/dapo-long"]
     html, md = render(content, "html"), render(content, "md")
     assert "Reproduction runs" in html and "r-dapo-1" in html and "file://" in html
@@ -559,3 +594,45 @@ def test_a_topic_is_on_the_profile_when_most_of_its_nearest_members_are(report_w
         assert not _topic_is_relevant(store, Profile(), topic([*on[:6], *off[:4]]))  # no profile tags, no terms
         with_terms = Profile(terms={"patient": 1.0})
         assert _topic_is_relevant(store, with_terms, topic(off[:10]))  # the profile's term is in its words
+
+
+def test_latex_leftovers_and_our_code_spans() -> None:
+    """What pylatexenc alone left: a doubled backslash (\\\\textit{prosody}, 2509.18531), bare braces ({entropy
+    collapse}, 2509.22611), markup it cannot parse; our backticks render as code, feed text around them escaped."""
+    from radar.reports.render import md_escape
+    from radar.reports.text import html_code, md_code, plain
+
+    assert plain(r"a verifiable reward for \\textit{prosody}, GRPO") == "a verifiable reward for prosody, GRPO"
+    assert plain("oscillates between {entropy collapse} and {entropy explosion}") == (
+        "oscillates between entropy collapse and entropy explosion"
+    )
+    assert plain(r"broken \textbf{bold {x} and \emph{y") == "broken bold x and y"  # unbalanced: the fallback
+    assert plain("50% of R&D, no markup") == "50% of R&D, no markup"
+    reason = "a preset exists: `radar repro run --method dapo` <b>"
+    assert html_code(reason) == "a preset exists: <code>radar repro run --method dapo</code> &lt;b&gt;"
+    assert md_code(reason, md_escape) == "a preset exists: `radar repro run --method dapo` &lt;b&gt;"
+
+
+def test_a_paper_lands_in_the_section_of_its_contribution() -> None:
+    """reports.sections: the contributions' area when the seam gives one; else the best tag if the tagger is more
+    likely than not, and an application field (speech, physics, medicine ...) makes it "elsewhere"."""
+    from radar.reports.sections import place
+
+    def paper(doc_id: str, title: str, categories: tuple[str, ...] = ("cs.LG",)) -> Document:
+        return Document(doc_id, "paper", "arxiv", title, "", "2025-09-24T00:00:00Z", categories=categories)
+
+    sections = {"rl-policy-optimization": 1, "distributed-training": 1, "preference-optimization": 1}
+    rl = paper("1", "No Prompt Left Behind: Zero-Variance Prompts in LLM RL")
+    assert place(rl, {"distributed-training": 0.14, "rl-policy-optimization": 0.91}, sections, None).section == (
+        "rl-policy-optimization"
+    )
+    tts = paper("2", "Preference-Guided Prosody Learning in TTS", ("eess.AS", "cs.CL"))
+    assert place(tts, {"preference-optimization": 0.87}, sections, None).elsewhere == "eess.AS"
+    clinical = paper("3", "Reward Modeling for Diagnostic Reasoning")
+    assert place(clinical, {"preference-optimization": 0.64}, sections, None).elsewhere == "diagnostic"
+    unsure = place(paper("4", "Something"), {"preference-optimization": 0.3}, sections, None)
+    assert unsure.section is None and not unsure.elsewhere
+    # the seam: the contributions' area decides, whatever the tags say
+    area = {"1": "distributed-training", "2": "speech synthesis"}.get
+    assert place(rl, {"rl-policy-optimization": 0.91}, sections, area).section == "distributed-training"
+    assert place(tts, {"preference-optimization": 0.87}, sections, area).elsewhere == "speech synthesis"

@@ -133,6 +133,9 @@ def test_no_bidi_or_zero_width_character_reaches_a_report_a_mail_the_webhook_or_
 
 def test_rows_stored_before_the_fix_are_cleaned_by_the_migration(tmp_path: Path) -> None:
     """A workspace written by an older radar keeps its RLO titles until it is opened by this one."""
+    from radar.store.schema import MIGRATIONS
+
+    STRIP_MIGRATION = next(v for v, sql in MIGRATIONS if "radar_strip_invisible" in sql)  # noqa: N806
     ws, _ = Workspace.init(tmp_path / "ws")
     with ws.store() as store:
         import_snapshot(
@@ -141,7 +144,7 @@ def test_rows_stored_before_the_fix_are_cleaned_by_the_migration(tmp_path: Path)
     conn = sqlite3.connect(ws.db_path)
     conn.execute("UPDATE documents SET title = ?, authors = ? WHERE id = '2402.99002'", (RLO_TITLE, '["A\u202eB"]'))
     conn.execute("INSERT INTO people (name, profile, created_at) VALUES ('p', ?, '')", ('{"terms": {"G\u200bR": 1}}',))
-    conn.execute("PRAGMA user_version = 6")
+    conn.execute(f"PRAGMA user_version = {STRIP_MIGRATION - 1}")  # as the version before the clean-up left it
     conn.commit()
     conn.close()
     with ws.store() as store:

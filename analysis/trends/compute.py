@@ -122,6 +122,7 @@ def compute_trends(
         tags=tags["tags"],
         groups=tags.get("groups", {}),
         tag_trends=tags["tag_trends"],
+        group_trends=tags.get("group_trends", []),
         topics=topic_list,
         topics_note=topic_note,
         new_methods=[

@@ -42,7 +42,9 @@ def _icon() -> Image.Image:
 def _preload() -> threading.Thread:
     """Import the training stack (torch, transformers, TRL: ~10 s) in the background once per server,
     so the first visit to the Repro page does not wait for it."""
-    thread = threading.Thread(target=importlib.import_module, args=("radar.repro.runner",), name="preload", daemon=True)
+    thread = threading.Thread(
+        target=importlib.import_module, args=("radar.repro.trainer",), name="preload", daemon=True
+    )
     thread.start()
     return thread
 

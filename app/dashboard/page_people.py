@@ -16,7 +16,7 @@ from typing import Any
 
 import streamlit as st
 
-from radar.app.dashboard import data
+from radar.app.dashboard import data, period
 from radar.store.errors import RadarError
 from radar.store.people import PersonProfile
 
@@ -25,6 +25,7 @@ def render() -> None:
     root = data.page_root()
     radar = data.radar(root)
     st.title("People")
+    period.picker(root, data.version(root))  # the dashboard's one week (the digest's default)
     _from_link(radar)
     with radar.store() as store:
         people = [p.name for p in store.people()]
@@ -95,8 +96,9 @@ def _digest(radar: Any, name: str) -> None:
     if not newest:
         st.info("No documents yet: run `radar import` or `radar crawl`, then `radar index`.")
         return
-    default = week_of(date.fromisoformat(newest[:10])).label  # the newest week, even when it is not over
-    week = st.text_input("Week", value=default, key="pp_week", help="ISO week, e.g. 2025-W22")
+    chosen = period.current(data.page_root(), data.version(data.page_root()))  # the dashboard's one week
+    default = chosen.label if chosen else week_of(date.fromisoformat(newest[:10])).label
+    week = st.text_input("Week", value=default, key=f"pp_week_{default}", help="ISO week, e.g. 2025-W22")
     try:
         digest = steps_people.digest(radar, name, parse_week(week.strip()))
     except RadarError as exc:
@@ -107,8 +109,8 @@ def _digest(radar: Any, name: str) -> None:
         + (f"; {digest.dropped} left out by negative terms" if digest.dropped else "")
     )
     for p in digest.papers:
-        cols = st.columns([8, 1, 1])
-        title = data.md(p.doc.title)
+        cols = st.columns([7, 1, 2])  # wide enough for "Not for me" unbroken
+        title = data.text(p.doc.title)  # LaTeX as text, then escaped
         cols[0].markdown(f"**{title}** · `{p.doc.id}` · {p.score:.2f}")
         cols[0].caption(data.md("; ".join(p.why)))
         cols[1].button("Like", key=f"pp-like-{p.doc.id}", on_click=_vote, args=(radar, name, p.doc.id, 1))
