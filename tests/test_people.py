@@ -315,6 +315,7 @@ def test_people_page_records_a_digest_link_and_a_button(
     at = AppTest.from_file(str(MAIN_SCRIPT.parent / "page_people.py"), default_timeout=180)
     at.query_params["person"] = "hana"
     at.query_params["dislike"] = target
+    at.session_state["radar_week"] = "2025-W22"  # the dashboard's week (its default is the last complete one)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     with ws.store() as store:
