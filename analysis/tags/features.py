@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -21,7 +21,11 @@ from radar.analysis.tags.taxonomy import Taxonomy
 if TYPE_CHECKING:  # scikit-learn is imported where features are fitted, not at every command's start
     from sklearn.feature_extraction.text import TfidfVectorizer
 
+FEATURES = "embedding|tfidf|keywords/1"  # names the columns transform() makes: a saved model of others is retrained
 EMBEDDING_WEIGHT = 1.0  # the embedding block as stored (unit vectors); it has its own regression
+# How texts become TF-IDF columns (what a saved model records and is rebuilt with); fitting also uses FIT_PARAMS.
+TRANSFORM_PARAMS: dict[str, Any] = {"ngram_range": (1, 2), "sublinear_tf": True, "stop_words": "english"}
+FIT_PARAMS: dict[str, Any] = {"min_df": 2, "max_df": 0.3, "max_features": 60000}
 
 
 def tfidf_text(title: str, abstract: str) -> str:
@@ -43,20 +47,35 @@ class FeatureSpace:
             from sklearn.feature_extraction.text import TfidfVectorizer
 
             texts = [tfidf_text(t, a) for t, a in zip(titles, abstracts, strict=True)]
-            self.vectorizer = TfidfVectorizer(
-                ngram_range=(1, 2),
-                min_df=2,
-                max_df=0.3,
-                sublinear_tf=True,
-                stop_words="english",
-                max_features=60000,
-                dtype=np.float32,
-            )
+            self.vectorizer = TfidfVectorizer(**TRANSFORM_PARAMS, **FIT_PARAMS, dtype=np.float32)
             try:
                 self.vectorizer.fit(texts)
             except ValueError:  # too few documents for min_df: keep every term
                 self.vectorizer.set_params(min_df=1, max_df=1.0).fit(texts)
         return self
+
+    def terms(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The fitted TF-IDF vocabulary (terms in column order) and idf weights; None without TF-IDF."""
+        if self.vectorizer is None:
+            return None
+        vocabulary = self.vectorizer.vocabulary_
+        return np.array(sorted(vocabulary, key=vocabulary.__getitem__), dtype=str), self.vectorizer.idf_
+
+    @classmethod
+    def from_terms(cls, taxonomy: Taxonomy, terms: np.ndarray | None, idf: np.ndarray | None) -> FeatureSpace:
+        """A space as ``terms()`` saved it (the same columns and weights as the fitted one)."""
+        space = cls(taxonomy, use_tfidf=terms is not None)
+        if terms is not None and idf is not None:
+            from sklearn.feature_extraction.text import TfidfVectorizer
+
+            vocabulary = {str(t): i for i, t in enumerate(terms.tolist())}
+            space.vectorizer = TfidfVectorizer(**TRANSFORM_PARAMS, vocabulary=vocabulary, dtype=np.float32)
+            space.vectorizer.idf_ = np.asarray(idf, dtype=np.float64)
+        return space
+
+    def extra_columns(self) -> int:
+        """Text-side columns after the TF-IDF ones: keyword hits in title and abstract per tag."""
+        return 2 * len(self.taxonomy.tags)
 
     def transform(self, titles: Sequence[str], abstracts: Sequence[str], vectors: np.ndarray) -> sp.csr_matrix:
         parts = [sp.csr_matrix(np.asarray(vectors, dtype=np.float32) * EMBEDDING_WEIGHT)]

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import expit
 from threadpoolctl import threadpool_limits
 
 from radar.analysis.tags.features import FeatureSpace
@@ -67,16 +68,30 @@ def _f1(truth: np.ndarray, pred: np.ndarray) -> float:
 
 
 @dataclass
+class Linear:
+    """A fitted logistic regression as plain arrays: P(tag) = sigmoid(x @ coef + intercept)."""
+
+    coef: np.ndarray  # (columns,) float32
+    intercept: float
+
+    def decision(self, x: sp.csr_matrix | np.ndarray) -> np.ndarray:
+        return np.asarray(x @ self.coef, dtype=np.float64).ravel() + self.intercept
+
+
+@dataclass
 class PairClassifier:
     """Mean probability of a regression on the embedding columns and one on the text columns."""
 
     dim: int  # the embedding's width: columns [0, dim) are the embedding
-    embedding: LogisticRegression
-    text: LogisticRegression
+    embedding: Linear
+    text: Linear
 
-    def predict_proba(self, x: sp.csr_matrix) -> np.ndarray:
-        dense = x[:, : self.dim].toarray()
-        return (self.embedding.predict_proba(dense) + self.text.predict_proba(x[:, self.dim :])) / 2
+    def probability(self, x: sp.csr_matrix) -> np.ndarray:
+        return (expit(self.embedding.decision(x[:, : self.dim])) + expit(self.text.decision(x[:, self.dim :]))) / 2
+
+
+def _linear(model: LogisticRegression) -> Linear:
+    return Linear(np.asarray(model.coef_[0], dtype=np.float32), float(model.intercept_[0]))
 
 
 def fit_classifier(x: sp.csr_matrix, y: np.ndarray, w: np.ndarray, dim: int) -> PairClassifier:
@@ -87,7 +102,7 @@ def fit_classifier(x: sp.csr_matrix, y: np.ndarray, w: np.ndarray, dim: int) -> 
     with threadpool_limits(1):
         emb = LogisticRegression(C=C, max_iter=2000).fit(x[:, :dim].toarray(), y, sample_weight=w)
         text = LogisticRegression(C=C, solver="liblinear", max_iter=2000).fit(x[:, dim:], y, sample_weight=w)
-    return PairClassifier(dim, emb, text)
+    return PairClassifier(dim, _linear(emb), _linear(text))
 
 
 @dataclass
@@ -118,7 +133,7 @@ class TagModel:
         for j, name in enumerate(self.names):
             rule = self.rules[name]
             if rule.classifier is not None:
-                out[:, j] = rule.classifier.predict_proba(features)[:, 1]
+                out[:, j] = rule.classifier.probability(features)
             elif rule.description_vector is not None:
                 out[:, j] = np.asarray(vectors, dtype=np.float32) @ rule.description_vector
         return out
@@ -149,7 +164,7 @@ def fit_tag(
         extra = np.flatnonzero(~labeled)
         for train, test in StratifiedKFold(folds, shuffle=True, random_state=0).split(lab, y[lab]):
             rows = np.concatenate([lab[train], extra])
-            oof[test] = fit_classifier(x[rows], y[rows], w[rows], dim).predict_proba(x[lab[test]])[:, 1]
+            oof[test] = fit_classifier(x[rows], y[rows], w[rows], dim).probability(x[lab[test]])
         threshold = best_threshold(oof, y[lab], min_precision, min_recall)
     else:
         threshold = 0.5
