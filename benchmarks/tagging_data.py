@@ -56,7 +56,7 @@ def embed_cached(texts: list[str]) -> tuple[np.ndarray, str]:
     digest = hashlib.sha1("\n".join([model_id, *texts]).encode()).hexdigest()[:16]
     path = cache_dir() / f"vectors-{digest}.npy"
     if path.is_file():
-        return np.load(path), model_id
+        return np.load(path, allow_pickle=False), model_id
     embedder = make_embedder(cfg, device="cpu", cache_dir=cache_dir() / "models", precision="int8")
     vectors = np.asarray(embedder.embed(texts), dtype=np.float32)
     tmp = path.with_suffix(".tmp.npy")
@@ -84,7 +84,8 @@ def shipped_or_embedded(ids: list[str], texts: list[str]) -> np.ndarray:
     return np.stack([have[i] for i in ids]).astype(np.float32)
 
 
-def load_labeled(taxonomy: Taxonomy | None = None) -> LabeledSet:
+def load_labeled(taxonomy: Taxonomy | None = None, files: tuple[str, ...] = LABEL_FILES) -> LabeledSet:
+    """The shipped labeled papers of ``files`` (default: all three sets); ``source`` indexes LABEL_FILES."""
     from radar.index.embedder import document_text
 
     taxonomy = taxonomy or load_taxonomy_file(DEFAULT_TAXONOMY)
@@ -94,6 +95,8 @@ def load_labeled(taxonomy: Taxonomy | None = None) -> LabeledSet:
     source: list[int] = []
     sampled: list[list[str]] = []
     for k, name in enumerate(LABEL_FILES):
+        if name not in files:
+            continue
         path = LABELS_DIR / name
         extra = {row["id"]: row.get("sampled_as", []) for row in map(json.loads, path.read_text().splitlines())}
         for doc_id, tags in read_label_file(path, taxonomy).items():
@@ -106,9 +109,7 @@ def load_labeled(taxonomy: Taxonomy | None = None) -> LabeledSet:
     titles = [papers[i][0] for i in ids]
     abstracts = [papers[i][1] for i in ids]
     vectors = shipped_or_embedded(ids, [document_text(t, a) for t, a in zip(titles, abstracts, strict=True)])
-    return LabeledSet(
-        ids, titles, abstracts, vectors, np.array(rows, dtype=bool), np.array(source), taxonomy, sampled
-    )
+    return LabeledSet(ids, titles, abstracts, vectors, np.array(rows, dtype=bool), np.array(source), taxonomy, sampled)
 
 
 def corpus_texts(n: int = 5000, seed: int = 0) -> tuple[list[str], list[str]]:

@@ -1,4 +1,8 @@
-"""Features for the tag classifier: embedding, TF-IDF and keyword hits, side by side.
+"""Features for the tag classifier: embedding, TF-IDF, keyword hits and boundary features, side by side.
+
+Columns: [embedding | TF-IDF | keyword hits in title, in abstract (per tag) | boundary features]. A tag's text
+regression sees the TF-IDF, every keyword column and the boundaries it names in the taxonomy
+(``text_columns``), not other tags' boundaries.
 
 Measured by nested 5-fold cross-validation on the 750 dev labels (benchmarks/bench_tagging.py):
 a regression on the embedding alone gives macro-F1 about 0.68, on TF-IDF alone 0.69, both blocks
@@ -15,13 +19,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
+from radar.analysis.tags.boundaries import BOUNDARIES, boundary_matrix
 from radar.analysis.tags.keywords import KeywordMatcher
 from radar.analysis.tags.taxonomy import Taxonomy
 
 if TYPE_CHECKING:  # scikit-learn is imported where features are fitted, not at every command's start
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-FEATURES = "embedding|tfidf|keywords/1"  # names the columns transform() makes: a saved model of others is retrained
+FEATURES = (
+    "embedding|tfidf|keywords|boundaries/1"  # names the columns transform() makes: a saved model of others is retrained
+)
 EMBEDDING_WEIGHT = 1.0  # the embedding block as stored (unit vectors); it has its own regression
 # How texts become TF-IDF columns (what a saved model records and is rebuilt with); fitting also uses FIT_PARAMS.
 TRANSFORM_PARAMS: dict[str, Any] = {"ngram_range": (1, 2), "sublinear_tf": True, "stop_words": "english"}
@@ -38,9 +45,11 @@ class FeatureSpace:
     use_tfidf: bool = True
     vectorizer: TfidfVectorizer | None = None
     matcher: KeywordMatcher = field(init=False)
+    boundaries: tuple[str, ...] = field(init=False)  # every boundary a tag names, in the taxonomy's order
 
     def __post_init__(self) -> None:
         self.matcher = KeywordMatcher(self.taxonomy)
+        self.boundaries = tuple(dict.fromkeys(b for tag in self.taxonomy.tags for b in tag.boundaries))
 
     def fit(self, titles: Sequence[str], abstracts: Sequence[str]) -> FeatureSpace:
         if self.use_tfidf:
@@ -74,12 +83,30 @@ class FeatureSpace:
         return space
 
     def extra_columns(self) -> int:
-        """Text-side columns after the TF-IDF ones: keyword hits in title and abstract per tag."""
-        return 2 * len(self.taxonomy.tags)
+        """Text-side columns after the TF-IDF ones: keyword hits in title and abstract per tag, then the
+        boundary features."""
+        return 2 * len(self.taxonomy.tags) + sum(len(BOUNDARIES[b].columns) for b in self.boundaries)
+
+    def text_columns(self, tag: str) -> np.ndarray | None:
+        """The text-side columns ``tag``'s regression uses: TF-IDF, keyword hits and the boundaries the tag
+        names (not other tags' boundaries); None when it is all of them."""
+        if not self.boundaries:
+            return None
+        start = (len(self.vectorizer.vocabulary_) if self.vectorizer is not None else 0) + 2 * len(self.taxonomy.tags)
+        keep = [np.arange(start)]
+        own = set(self.taxonomy.get(tag).boundaries)
+        for name in self.boundaries:
+            width = len(BOUNDARIES[name].columns)
+            if name in own:
+                keep.append(np.arange(start, start + width))
+            start += width
+        return np.concatenate(keep)
 
     def transform(self, titles: Sequence[str], abstracts: Sequence[str], vectors: np.ndarray) -> sp.csr_matrix:
         parts = [sp.csr_matrix(np.asarray(vectors, dtype=np.float32) * EMBEDDING_WEIGHT)]
         if self.vectorizer is not None:
             parts.append(self.vectorizer.transform([tfidf_text(t, a) for t, a in zip(titles, abstracts, strict=True)]))
         parts.append(sp.csr_matrix(np.log1p(self.matcher.matrix(titles, abstracts))))
+        if self.boundaries:
+            parts.append(sp.csr_matrix(boundary_matrix(self.boundaries, titles, abstracts)))
         return sp.hstack(parts, format="csr")

@@ -241,7 +241,13 @@ def fit_model(
         positives, negatives = int(y.sum()), int((~y).sum())
         if positives >= cfg.min_examples and negatives >= cfg.min_examples and x is not None:
             clf, threshold = fit_tag(
-                x[rows], y, examples.weight[rows, j], np.ones(len(rows), dtype=bool), dim, *cfg.preference(name)
+                x[rows],
+                y,
+                examples.weight[rows, j],
+                np.ones(len(rows), dtype=bool),
+                dim,
+                *cfg.preference(name),
+                text_columns=space.text_columns(name),
             )
             model.rules[name] = TagRule("model", threshold, positives, clf)
             continue
@@ -256,7 +262,9 @@ def fit_model(
             all_y = np.concatenate([y, np.ones(len(weak), dtype=bool), np.zeros(len(negs), dtype=bool)])
             w = np.concatenate([examples.weight[rows, j], np.full(len(weak) + len(negs), WEAK_WEIGHT)])
             labeled = np.concatenate([np.ones(len(rows), dtype=bool), np.zeros(len(weak) + len(negs), dtype=bool)])
-            clf, threshold = fit_tag(all_x, all_y, w.astype(np.float32), labeled, dim, *cfg.preference(name))
+            clf, threshold = fit_tag(
+                all_x, all_y, w.astype(np.float32), labeled, dim, *cfg.preference(name), space.text_columns(name)
+            )
             model.rules[name] = TagRule("weak", threshold, positives, clf)
             continue
         tag = taxonomy.get(name)
@@ -304,13 +312,7 @@ def load_model(env: TagEnv) -> tuple[TagModel | None, str | None]:
     """The saved model if it was trained for this taxonomy, [tagging] settings and embedding model (else
     None: retrain), and a line for the user when a file was there but not used (an old-format pickle, or a
     file that is not a model radar wrote): neither is ever unpickled."""
-    legacy = env.legacy_model_path
-    old = (
-        f"{legacy} is a tag model in the old pickle format; it is not read (a pickle can run code) and the "
-        f"model is retrained as {env.model_path.name}"
-        if legacy is not None and legacy.is_file()
-        else None
-    )
+    old = _legacy_note(env)
     if not env.model_path.is_file():
         return None, old
     try:
@@ -319,6 +321,16 @@ def load_model(env: TagEnv) -> tuple[TagModel | None, str | None]:
         stale = "trained for another" in str(exc)
         note = None if stale else f"{env.model_path} is not a tag model radar wrote ({exc}); ignored and retrained"
         return None, note or old
+
+
+def _legacy_note(env: TagEnv) -> str | None:
+    legacy = env.legacy_model_path
+    if legacy is None or not legacy.is_file():
+        return None
+    return (
+        f"{legacy} is a tag model in the old pickle format; it is not read (a pickle can run code) and the "
+        f"model is retrained as {env.model_path.name}"
+    )
 
 
 def saved_model(env: TagEnv) -> TagModel | None:
@@ -369,7 +381,7 @@ def tag_documents(store: Store, env: TagEnv, *, retrain: bool = False, progress:
     """Tag embedded documents that the current model has not decided yet (all of them when retraining)."""
     start = time.perf_counter()
     vectors = env.vectors
-    model, note = (None, None) if retrain else load_model(env)
+    model, note = (None, _legacy_note(env)) if retrain else load_model(env)
     trained = model is None
     if model is None:
         model = train(store, env)
