@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from radar.analysis.tags.config import TaggingConfig
-from radar.analysis.tags.persist import ModelFileError, model_bytes, read_model
+from radar.analysis.tags.persist import ModelFileError, StaleModelError, model_bytes, read_model
 from radar.analysis.tags.tagger import Corpus, decide, fit_model
 from radar.analysis.tags.taxonomy import DEFAULT_TAXONOMY, load_taxonomy_file
 from radar.analysis.tags.training import Examples, shipped_papers
@@ -93,6 +93,10 @@ def test_tag_eval_and_review_never_unpickle_a_planted_model(
     res = run_cli(capsys, "--workspace", str(ws.root), "tag", "--json")
     assert res.code == 0 and res.json()["trained"] is False  # what the review queue saved is used
 
+    ws.config_path.write_text(ws.config_path.read_text() + "min_examples = 6\n")  # [tagging] is the last table
+    res = run_cli(capsys, "--workspace", str(ws.root), "tag", "--json")
+    assert res.code == 0 and res.json()["trained"] is True and res.json()["notes"] == []  # stale: retrained quietly
+
 
 def _small_model() -> tuple[Examples, object]:
     papers = shipped_papers()
@@ -124,7 +128,7 @@ def test_a_saved_model_scores_as_the_trained_one_and_bad_files_are_refused(tmp_p
     args = (examples.titles[:30], examples.abstracts[:30], examples.vectors[:30])
     assert np.allclose(decide(loaded, *args), decide(model, *args), atol=1e-5)  # type: ignore[arg-type]
     assert loaded.version == model.version and loaded.thresholds().tolist() == model.thresholds().tolist()  # type: ignore[attr-defined]
-    with pytest.raises(ModelFileError, match="trained for another"):
+    with pytest.raises(StaleModelError, match="trained for another"):  # retrained without a note
         read_model(path, {**header, "config": "other"}, TAXONOMY)
 
     marker = tmp_path / "marker"

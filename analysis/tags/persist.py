@@ -28,6 +28,10 @@ class ModelFileError(Exception):
     """The file is not a tag model this version wrote; the message says why (for one line to the user)."""
 
 
+class StaleModelError(ModelFileError):
+    """A model radar wrote, for another taxonomy, settings, embedding model or model format: retrain quietly."""
+
+
 def model_bytes(model: TagModel, header: dict[str, Any]) -> bytes:
     """The .npz bytes of ``model``; ``header`` (format, taxonomy digest, embedding model, settings) goes into
     the spec, and ``read_model`` gives the model back only when the same header is asked for."""
@@ -89,7 +93,7 @@ def read_model(path: Path, header: dict[str, Any], taxonomy: Taxonomy) -> TagMod
         if not isinstance(spec, dict):
             raise TypeError
         if any(spec.get(k) != v for k, v in header.items()) or spec.get("features") != FEATURES:
-            raise ModelFileError("trained for another taxonomy, settings, embedding model or model version")
+            raise StaleModelError("trained for another taxonomy, settings, embedding model or model version")
         return _build(spec, arrays, taxonomy)
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         raise ModelFileError(f"its contents do not match a tag model ({type(exc).__name__})") from None

@@ -26,7 +26,7 @@ from radar.analysis.tags.config import TaggingConfig
 from radar.analysis.tags.errors import TaggingError
 from radar.analysis.tags.features import FeatureSpace
 from radar.analysis.tags.model import WEAK_WEIGHT, TagModel, TagRule, fit_tag
-from radar.analysis.tags.persist import ModelFileError, model_bytes, read_model
+from radar.analysis.tags.persist import ModelFileError, StaleModelError, model_bytes, read_model
 from radar.analysis.tags.taxonomy import DEFAULT_TAXONOMY, Taxonomy, load_taxonomy_file
 from radar.analysis.tags.training import (
     SHIPPED_LABELS,
@@ -317,10 +317,10 @@ def load_model(env: TagEnv) -> tuple[TagModel | None, str | None]:
         return None, old
     try:
         return read_model(env.model_path, _header(env), env.taxonomy), None
+    except StaleModelError:
+        return None, old
     except ModelFileError as exc:
-        stale = "trained for another" in str(exc)
-        note = None if stale else f"{env.model_path} is not a tag model radar wrote ({exc}); ignored and retrained"
-        return None, note or old
+        return None, f"{env.model_path} is not a tag model radar wrote ({exc}); ignored and retrained"
 
 
 def _legacy_note(env: TagEnv) -> str | None:
