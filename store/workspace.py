@@ -90,6 +90,11 @@ class Workspace:
 
     @property
     def tag_model_path(self) -> Path:
+        return self.index_dir / "tagger" / "model.npz"  # numbers and JSON only: loading it runs no code
+
+    @property
+    def legacy_tag_model_path(self) -> Path:
+        """Where versions before the .npz model pickled it; never read (a pickle can run code)."""
         return self.index_dir / "tagger" / "model.pkl"
 
     @property
