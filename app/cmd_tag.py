@@ -34,7 +34,7 @@ def cmd_tag(args: argparse.Namespace) -> int:
         task = bar.add_task("tag", total=0)
         if not args.json:
             err_console.print(
-                "training the tag model if needed (seconds; the first run also embeds the 1,898 shipped labeled papers)"
+                "training the tag model if needed (seconds: the 1,898 shipped labeled papers come with their vectors)"
             )
         report = steps.tag(
             radar, retrain=args.retrain, progress=lambda done, total: bar.update(task, completed=done, total=total)
