@@ -4,6 +4,7 @@ method cards: ``--week YYYY-Www`` (what that week's papers introduce) and ``--na
 from __future__ import annotations
 
 import argparse
+import re
 from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
@@ -34,34 +35,61 @@ def _json(row: NameRow) -> dict[str, Any]:
     }
 
 
+# C0/C1 controls (escape sequences, carriage returns), bidi controls and line/paragraph separators: card text
+# is feed content and must not drive the terminal or reorder what follows it
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2028\u2029\u2060-\u2069\ufeff]")
+
+
+def safe(text: str) -> str:
+    """Feed text for one terminal line: each control character shown as its escape (``\\x1b``), never sent."""
+    return _UNSAFE.sub(lambda m: ascii(m.group())[1:-1], text)
+
+
+def _line(text: str) -> Text:
+    return Text(safe(text))
+
+
 def _card_lines(card: MethodCard) -> list[Text]:
     head = Text()
-    head.append(card.name, style="bold")
-    head.append(f"  {card.kind or '?'} · {card.area or 'area unknown'}")
+    head.append(safe(card.name), style="bold")
+    head.append(safe(f"  {card.kind or '?'} · {card.area or 'area unknown'}"))
     if card.status == "introduced":
-        head.append(f" · introduced by {card.introduced_by} ({card.introduced_on})")
+        head.append(safe(f" · introduced by {card.introduced_by} ({card.introduced_on})"))
+    elif card.status == "before-corpus":
+        head.append(" · introduced before the stored papers begin: no stored paper introduces it")
     else:
         head.append(" · spreading: no stored paper introduces it")
     lines = [head]
+    if card.expansion:
+        lines.append(_line(f"  = {card.expansion}"))
     if card.title:
-        lines.append(Text(f"  paper: {card.title}"))
+        lines.append(_line(f"  paper: {card.title}"))
     if card.changes:
-        lines.append(Text(f"  changes: {card.changes}"))
+        lines.append(_line(f"  changes: {card.changes}"))
     if card.builds_on:
-        lines.append(Text(f"  builds on: {', '.join(card.builds_on)}"))
+        lines.append(_line(f"  builds on: {', '.join(card.builds_on)}"))
     if card.also:
-        lines.append(Text(f"  also introduces: {', '.join(card.also)}"))
-    lines.append(Text(f"  code: {', '.join(card.code) if card.code else 'no link in its abstract'}"))
+        lines.append(_line(f"  also introduces: {', '.join(card.also)}"))
+    if card.status == "introduced":
+        lines.append(_line(f"  code: {', '.join(card.code) if card.code else 'no link in its abstract'}"))
     shown = ", ".join(card.used_by[:5]) + (" ..." if len(card.used_by) > 5 else "")
+    naming = "later papers naming it" if card.status == "introduced" else "papers naming it"
     lines.append(
-        Text(
-            f"  later papers naming it: {len(card.used_by)}"
+        _line(
+            f"  {naming}: {len(card.used_by)}"
             + (f" ({shown})" if card.used_by else "")
             + f"; comparing against it: {len(card.compared_by)}; first seen {card.first_seen} ({card.first_id})"
         )
     )
+    for other in card.other_senses:
+        where = (
+            f"introduced by {other.introduced_by} ({other.introduced_on})"
+            if other.introduced_by
+            else "not introduced by a stored paper"
+        )
+        lines.append(_line(f"  also names: {other.expansion or '?'} ({other.papers} papers; {where})"))
     preset = f"{card.preset} ({card.preset_title})" if card.preset else "none covers it"
-    lines.append(Text(f"  reproduction preset: {preset}"))
+    lines.append(_line(f"  reproduction preset: {preset}"))
     return lines
 
 
@@ -79,7 +107,7 @@ def _cards(args: argparse.Namespace) -> int:
         print_json([c.as_dict() for c in cards] if args.week else cards[0].as_dict())
         return 0
     if not cards:
-        console.print(Text(f"no paper of {args.week} introduces a named method, model, system or benchmark"))
+        console.print(_line(f"no paper of {args.week} introduces a named method, model, system or benchmark"))
         return 0
     if not args.week:
         for line in _card_lines(cards[0]):
@@ -90,9 +118,11 @@ def _cards(args: argparse.Namespace) -> int:
     for card in lab[: args.limit]:
         for line in _card_lines(card):
             console.print(line)
-    rest = [c.name for c in cards if not c.in_lab_areas] + [c.name for c in lab[args.limit :]]
+    for card in lab[args.limit :]:  # the rest of the lab's cards, one line each
+        console.print(_line(f"{card.name}  {card.kind} · {card.area} · {card.introduced_by}: {card.changes}"))
+    rest = [c.name for c in cards if not c.in_lab_areas]
     if rest:
-        console.print(Text(f"and {len(rest)} more (--json shows them all): {', '.join(rest)}"))
+        console.print(_line(f"and {len(rest)} outside the lab's areas (--json shows them all): {', '.join(rest)}"))
     return 0
 
 
@@ -151,7 +181,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--as-of", metavar="YYYY-MM-DD", help="use only documents published on or before this day")
     p.add_argument("--week", metavar="YYYY-Www", help="the method cards of that ISO week's papers, lab's areas first")
     p.add_argument("--name", metavar="NAME", help="the method card of one name (any spelling)")
-    p.add_argument("--limit", type=int, default=30, metavar="N", help="rows or cards shown (default 30; not --json)")
+    p.add_argument(
+        "--limit",
+        type=int,
+        default=30,
+        metavar="N",
+        help="rows shown, or cards shown in full (the week's other lab cards get a line each; default 30; not --json)",
+    )
     p.add_argument(
         "--json", action="store_true", help="print one JSON document (a list of names or cards; one card for --name)"
     )

@@ -16,7 +16,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from radar.analysis.contributions.cards import MethodCard, TagGroups, card_for, introduced_methods, week_cards
-from radar.analysis.contributions.errors import ContributionsError
 from radar.analysis.contributions.update import Progress, UpdateReport, update_contributions
 from radar.app.context import Radar
 from radar.store import Store, WorkspaceError
@@ -101,15 +100,10 @@ def week(radar: Radar, store: Store, week_label: str) -> list[MethodCard]:
 
 
 def name_card(radar: Radar, store: Store, name: str) -> MethodCard:
-    """``radar methods --name``: one name's card, introduced or spreading (the names table's names)."""
+    """``radar methods --name``: one name's card, introduced, before the corpus or spreading (the names table,
+    as last computed, gives a name no stored paper introduces its kind)."""
     refresh(radar, store)
-    known, groups = presets(radar), tag_groups(radar)
-    try:
-        card = card_for(store, name, known, (), groups)
-    except ContributionsError:  # no stored paper introduces it: a spreading name of the names table, if any
-        from radar.app.steps import stored_names
-
-        card = card_for(store, name, known, stored_names(store), groups)
+    card = card_for(store, name, presets(radar), store.names(), tag_groups(radar))
     return rewrite_changes(store, [card], changes_writer(radar))[0]
 
 

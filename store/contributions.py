@@ -44,11 +44,13 @@ class ContributionRow:
 
 @dataclass(frozen=True, slots=True)
 class Mention:
-    """A paper naming something: the spelling key, and whether it compares against it ("outperforms X")."""
+    """A paper naming something: the spelling key, whether it compares against it ("outperforms X"), and the
+    long form it gives ("Group Relative Policy Optimization (GRPO)": which of a name's senses it means)."""
 
     doc_id: str
     key: str
     compared: bool
+    expansion: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +58,18 @@ class MentionRow:
     doc_id: str
     published: str  # YYYY-MM-DD
     compared: bool
+    expansion: str = ""  # the long form the paper gives the name ('' when it gives none)
+    area: str = ""  # the area of the paper's own contribution ('' when not decided)
+
+
+@dataclass(frozen=True, slots=True)
+class PaperText:
+    """A paper's id, text and day (what a phrase look-up returns)."""
+
+    doc_id: str
+    title: str
+    abstract: str
+    published: str  # YYYY-MM-DD
 
 
 def _row(r: sqlite3.Row) -> ContributionRow:
@@ -127,8 +141,8 @@ class ContributionsTable(Table):
                 f"INSERT OR REPLACE INTO contributions ({_COLUMNS}, computed_at) VALUES ({', '.join('?' * 16)})", values
             )
             conn.executemany(
-                "INSERT OR IGNORE INTO document_mentions (doc_id, key, compared) VALUES (?, ?, ?)",
-                [(m.doc_id, m.key, int(m.compared)) for m in mentions],
+                "INSERT OR IGNORE INTO document_mentions (doc_id, key, compared, expansion) VALUES (?, ?, ?, ?)",
+                [(m.doc_id, m.key, int(m.compared), m.expansion) for m in mentions],
             )
         return len(values)
 
@@ -169,16 +183,48 @@ class ContributionsTable(Table):
         return [_row(r) for r in rows]
 
     def mentions_of(self, keys: Iterable[str]) -> dict[str, list[MentionRow]]:
-        """Papers naming each spelling key, oldest first (keys nobody names are absent)."""
+        """Papers naming each spelling key, oldest first (keys nobody names are absent), with the long form
+        each gives and the area of its own contribution."""
         out: dict[str, list[MentionRow]] = {}
         rows = self._rows_for(
-            "SELECT m.key, m.doc_id, d.published, m.compared FROM document_mentions m "
-            "JOIN documents d ON d.id = m.doc_id WHERE m.key IN ({marks}) ORDER BY d.published, m.doc_id",
+            "SELECT m.key, m.doc_id, d.published, m.compared, m.expansion, COALESCE(c.area, '') "
+            "FROM document_mentions m JOIN documents d ON d.id = m.doc_id "
+            "LEFT JOIN contributions c ON c.doc_id = m.doc_id "
+            "WHERE m.key IN ({marks}) ORDER BY d.published, m.doc_id",
             dict.fromkeys(keys),
         )
-        for key, doc_id, published, compared in rows:
-            out.setdefault(key, []).append(MentionRow(doc_id, str(published)[:10], bool(compared)))
+        for key, doc_id, published, compared, expansion, area in rows:
+            out.setdefault(key, []).append(MentionRow(doc_id, str(published)[:10], bool(compared), expansion, area))
         return out
+
+    def papers_naming(self, phrases: Iterable[str], since: str = "") -> dict[str, list[PaperText]]:
+        """The papers published on or after ``since`` whose title or abstract holds
+        each phrase (case-sensitive, any position: the caller checks token bounds), oldest first. For names of
+        several words ("Dr. GRPO", "Expert Race"), which the mentions table keys by token only."""
+        wanted = list(dict.fromkeys(p for p in phrases if p))
+        if not wanted:
+            return {}
+        match = " OR ".join(["instr(title, ?) > 0 OR instr(abstract, ?) > 0"] * len(wanted))
+        params: list[str] = [p for p in wanted for _ in (0, 1)]
+        clause = "kind = 'paper' AND (" + match + ")"
+        if since:
+            clause = "published >= ? AND " + clause
+            params.insert(0, since)
+        rows = self.conn.execute(
+            f"SELECT id, title, abstract, published FROM documents WHERE {clause} ORDER BY published, id", params
+        )
+        out: dict[str, list[PaperText]] = {}
+        for doc_id, title, abstract, published in rows:
+            paper = PaperText(doc_id, title, abstract, str(published)[:10])
+            for p in wanted:
+                if p in title or p in abstract:
+                    out.setdefault(p, []).append(paper)
+        return out
+
+    def first_paper_day(self) -> str:
+        """YYYY-MM-DD of the earliest stored paper ('' when none is stored): where the store's papers begin."""
+        row = self.conn.execute("SELECT MIN(published) FROM documents WHERE kind = 'paper'").fetchone()
+        return str(row[0])[:10] if row and row[0] else ""
 
     def contribution_models(self) -> dict[str, int]:
         """Stored contributions per model version."""

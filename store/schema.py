@@ -224,6 +224,12 @@ MIGRATIONS: list[tuple[int, str]] = [
         CREATE INDEX document_mentions_key ON document_mentions (key, doc_id);
         """,
     ),
+    (
+        8,
+        """
+        ALTER TABLE document_mentions ADD COLUMN expansion TEXT NOT NULL DEFAULT ''
+        """,
+    ),
 ]
 
 

@@ -20,12 +20,13 @@ from radar.analysis.contributions.cards import (
     week_cards,
 )
 from radar.analysis.contributions.errors import ContributionsError
-from radar.analysis.contributions.extract import extract
+from radar.analysis.contributions.extract import extract, phrase_mention, spelled_by
+from radar.analysis.contributions.senses import senses_of
 from radar.analysis.contributions.update import name_key, update_contributions
 from radar.analysis.names.extract import _TOKEN, is_candidate
 from radar.app.wiring import repro_presets
 from radar.store import Store, Workspace
-from radar.store.contributions import ContributionRow, Mention
+from radar.store.contributions import ContributionRow, Mention, MentionRow
 from radar.store.models import Document
 from tests.cli_helpers import run_cli
 
@@ -82,51 +83,54 @@ def store_path(tmp_path_factory: pytest.TempPathFactory, corpus_file: Path) -> P
     return path
 
 
-def _keys_of(doc: Document) -> tuple[set[str], set[str]]:
-    """(every name key the paper names, the keys it compares against), from its own text."""
+def _names_of(doc: Document) -> dict[str, tuple[bool, str]]:
+    """The spelling keys a paper's own text names, each with (compares against it, the long form it spells out)."""
     ex = extract(doc.title, doc.abstract)
-    text = " ".join(doc.title.split()) + "\n" + " ".join(doc.abstract.split())
-    named = {name_key(t) for t in _TOKEN.findall(text) if is_candidate(t)}
-    compared = {name_key(c.surface) for c in ex.candidates if "compared" in c.features and "src:token" in c.features}
-    return named, compared
-
-
-def test_week_cards_list_the_weeks_new_rl_methods_lab_areas_first(store_path: Path) -> None:
-    with Store(store_path) as store:
-        cards = week_cards(store, W39, repro_presets())
-    by_name = {c.name: c for c in cards}
-    for name, doc_id in W39_METHODS.items():
-        card = by_name[name]
-        assert card.introduced_by == doc_id and card.kind == "method" and card.area == "rl-post-training"
-        assert card.changes and card.week == W39 and card.status == "introduced"
-    lab = [c.in_lab_areas for c in cards]
-    assert any(lab) and lab == sorted(lab, reverse=True)  # the lab's areas first
-    start, end = parse_week(W39)
-    assert all(start.isoformat() <= c.introduced_on <= end.isoformat() for c in cards)
-    assert {"name", "kind", "introduced_by", "area", "changes", "builds_on", "code"} <= set(cards[0].as_dict())
+    out = {name_key(t): (False, "") for t in _TOKEN.findall(ex.text) if is_candidate(t)}
+    for c in ex.candidates:
+        key = name_key(c.surface)
+        if key in out and "src:token" in c.features:
+            compared, spelled = out[key]
+            if c.expansion and spelled_by(c.surface, c.expansion):
+                spelled = spelled or c.expansion
+            out[key] = (compared or "compared" in c.features, spelled)
+    return out
 
 
 def test_every_card_number_equals_what_the_store_holds(store_path: Path) -> None:
     """Uses and comparisons are recomputed from the stored documents' text: the later papers (on or after the
-    introduction, not the introducing paper) whose title or abstract names the card's name."""
+    introduction, not the introducing paper) whose title or abstract names the card's name, in the card's sense
+    (the long forms each paper spells out, read here from its text; its area from its stored contribution)."""
     with Store(store_path) as store:
         cards = week_cards(store, W39, repro_presets())
         cards.append(card_for(store, "DAPO", repro_presets()))
         docs = list(store.iter_documents())
-    keys = {d.id: _keys_of(d) for d in docs}
+        areas = {i: r.area for i, r in store.contributions([d.id for d in docs]).items()}
     published = {d.id: d.published[:10] for d in docs}
-    checked = 0
+    names = {d.id: _names_of(d) for d in docs}
+    checked = several = 0
     for card in cards:
-        key = name_key(card.name)
-        later = [d for d in keys if d != card.introduced_by and published[d] >= card.introduced_on]
-        used = sorted(d for d in later if key in keys[d][0])
-        compared = sorted(d for d in later if key in keys[d][1])
-        assert sorted(card.used_by) == used and sorted(card.compared_by) == compared, card.name
-        assert card.as_dict()["uses"] == len(used) and card.as_dict()["compares"] == len(compared)
-        prior = sum(published[d] < card.introduced_on and key in keys[d][0] for d in keys)
-        assert card.prior_mentions == prior
-        checked += bool(used)
-    assert checked >= 1
+        rows = []
+        for d in docs:
+            if " " in card.name:  # a name of several words: by its phrase
+                named, compared = phrase_mention(d.title, d.abstract, card.name)
+                spelled = ""
+            else:
+                named = name_key(card.name) in names[d.id]
+                compared, spelled = names[d.id].get(name_key(card.name), (False, ""))
+            if named or d.id == card.introduced_by:
+                rows.append(MentionRow(d.id, published[d.id], compared, spelled, areas.get(d.id, "")))
+        rows.sort(key=lambda m: (m.published, m.doc_id))
+        senses = senses_of(rows)
+        mine = next(s for s in senses if card.introduced_by in s.ids)
+        later = [m for m in mine.mentions if m.doc_id != card.introduced_by and m.published >= card.introduced_on]
+        assert sorted(card.used_by) == sorted(m.doc_id for m in later), card.name
+        assert sorted(card.compared_by) == sorted(m.doc_id for m in later if m.compared), card.name
+        assert card.as_dict()["uses"] == len(later) and card.expansion == mine.expansion
+        assert card.prior_mentions == sum(m.published < card.introduced_on for m in mine.mentions)
+        checked += bool(later)
+        several += len(senses) > 1
+    assert checked >= 1 and several >= 1  # some card has later papers, some name more than one sense
 
 
 def test_dapo_card_names_its_paper_its_preset_and_its_adopters(store_path: Path) -> None:
@@ -275,7 +279,9 @@ def test_summary_endpoint_rewrites_a_cards_line_once_and_failures_keep_the_extra
                 assert got.json()["changes"] == extractive  # the endpoint failed: the abstract's own line
 
 
-def test_stored_tags_move_a_card_into_the_lab_areas_and_a_chip_design_to_hardware(workspace: Workspace) -> None:
+def test_stored_tags_move_a_card_into_the_lab_areas_and_leave_its_kind(workspace: Workspace) -> None:
+    """Tags place a paper in the lab's areas; the kind stays the model's (a method of a paper tagged
+    accelerator-hardware is not made hardware: the taxonomy counts EDA and co-design software there too)."""
     docs = [
         Document("2501.00011", "paper", "t", "Sylph: an accelerator for attention", "We propose Sylph.",
                  "2025-01-06T00:00:00Z"),
@@ -297,7 +303,7 @@ def test_stored_tags_move_a_card_into_the_lab_areas_and_a_chip_design_to_hardwar
         groups = {"accelerator-hardware": "hardware-systems", "graphics-xr": "other"}
         cards = {c.name: c for c in week_cards(store, iso_week("2025-01-06"), {}, groups)}
         untagged = {c.name: c for c in week_cards(store, iso_week("2025-01-06"), {})}
-    assert (cards["Sylph"].kind, cards["Sylph"].area) == ("hardware", "hardware-systems")
+    assert (cards["Sylph"].kind, cards["Sylph"].area) == ("method", "hardware-systems")
     assert (cards["Wisp"].kind, cards["Wisp"].area) == ("method", "other")
     assert untagged["Sylph"].area == "other"  # without the taxonomy's groups the model's area stands
     assert list(cards) == ["Sylph", "Wisp"]  # the lab's areas first
@@ -316,6 +322,7 @@ def test_a_name_introduced_beside_the_main_one_has_its_own_card(workspace: Works
         card = card_for(store, "cispo", repro_presets())
     assert (card.name, card.introduced_by, card.preset) == ("CISPO", "2506.13585", "cispo")
     assert "MiniMax-M1" in card.also and card.used_by == ("2507.00001",)
+    assert row.kind == "model" and card.kind == "method"  # its own kind, not the model's the paper releases
     assert card.changes.startswith("a novel RL algorithm") and card.changes != row.changes  # CISPO's own clause
 
 

@@ -10,7 +10,8 @@ list-level figures of a week listing (``radar methods --week``):
 - lead recall: of the introductions a lead should see (a method or system in the lab's two areas that the
   annotators flagged), the share listed with the labeled name (and listed at all);
 - card precision: of the listed papers, the share that really introduce something under the labeled name;
-- card kind agreement: of the listed papers that introduce something, the share whose kind agrees.
+- card kind agreement: of the listed papers that introduce something, the share whose kind agrees;
+- also precision/recall: the other names a paper introduces (of the papers listed with the labeled name).
 """
 
 from __future__ import annotations
@@ -119,6 +120,9 @@ def scores(labels: Sequence[Label], preds: Sequence[Predicted]) -> dict[str, Any
             hit = len(g & s)
             changes_f1.append(0.0 if not hit else 2 * hit / (len(g) + len(s)))
     listed_intro = [(lab, p) for lab, p in pairs if p.introduces and lab.introduces]
+    a_tp = sum(len(set(p.also) & set(lab.also)) for lab, p in named)
+    a_pred = sum(len(set(p.also)) for _, p in named)
+    a_gold = sum(len(set(lab.also)) for lab, _ in named)
     return {
         "papers": len(pairs),
         "introduces_precision": _ratio(tp, pred_pos),
@@ -129,6 +133,8 @@ def scores(labels: Sequence[Label], preds: Sequence[Predicted]) -> dict[str, Any
         "area_agreement": _ratio(sum(lab.area == p.area for lab, p in pairs), len(pairs)),
         "builds_on_precision": _ratio(b_tp, b_pred),
         "builds_on_recall": _ratio(b_tp, b_gold),
+        "also_precision": _ratio(a_tp, a_pred),
+        "also_recall": _ratio(a_tp, a_gold),
         "changes_token_f1": round(sum(changes_f1) / len(changes_f1), 3) if changes_f1 else None,
         "lead_targets": len(lead),
         "lead_recall": _ratio(sum(p.introduces and p.name == lab.name for lab, p in lead), len(lead)),

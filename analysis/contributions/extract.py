@@ -16,11 +16,16 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from radar.analysis.names.extract import _TOKEN, family_of, is_candidate
 
-SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[$\\])")
+# sentence ends, not after an abbreviation ("Dr. GRPO", "e.g. PPO", "et al. propose")
+SENTENCE = re.compile(
+    r"(?<=[.!?])(?<!\bDr\.)(?<!\bMr\.)(?<!\bvs\.)(?<!\bal\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bFig\.)(?<!\bEq\.)"
+    r"(?<!\bNo\.)(?<!\bSt\.)\s+(?=[A-Z0-9(\[$\\])"
+)
 _WORD = re.compile(r"[a-z][a-z0-9]+")
 # "we propose", "this paper introduces", "here we present", "we further develop" (the verb's stem is kept)
 INTRO = re.compile(
@@ -50,10 +55,17 @@ LINEAGE = re.compile(
     r"improv\w*\s+(?:up)?on|generaliz\w+|replac\w+|modif\w+|adapt\w*|augment\w*|within|into|of)\b",
     re.IGNORECASE,
 )
-_OUR = re.compile(r"\bour\s+(?:[\w\-]+\s+){0,3}$", re.IGNORECASE)
-_APPOSITION = re.compile(r"^\s*(?:\([^)]{0,80}\)\s*)?(?:,|:|\s[-–—]{1,2})\s*(?:a|an|the)\s+", re.IGNORECASE)
-_IS_A = re.compile(r"^\s*(?:\([^)]{0,80}\)\s*)?(?:is|as)\s+(?:a|an)\s+", re.IGNORECASE)
+# "our (proposed) X"; not "our analysis reveals that X"
+_OUR = re.compile(
+    r"\bour\s+(?:(?!(?:that|which|is|are|was|and|to|reveal|show|find|found|demonstrat|suggest|indicat|confirm|"
+    r"highlight)\w*\s)[\w\-]+\s+){0,3}$",
+    re.IGNORECASE,
+)
+# after the name (or the ")" closing "Long Form (NAME)"): ", a ...", " -- the ...", " is a ..."
+_APPOSITION = re.compile(r"^\)?\s*(?:\([^)]{0,80}\)\s*)?(?:,|:|\s[-–—]{1,2})\s*(?:a|an|the)\s+", re.IGNORECASE)
+_IS_A = re.compile(r"^\)?\s*(?:\([^)]{0,80}\)\s*)?(?:is|as)\s+(?:a|an)\s+", re.IGNORECASE)
 _PAREN = re.compile(r"\(([^()]{1,40})\)")
+_PREV_WORD = re.compile(r"\b([A-Za-z]{2,12})[,:]?\s+$")
 _LAST_TOKEN = re.compile(r"([A-Za-z][\w\-.+]*)\s*$")
 _SHORT_FORM = re.compile(r"[A-Za-z][\w\-.+&]*[A-Za-z0-9+]|[A-Z]")
 _PREFIX_SPLIT = re.compile(r"\s*(?::(?=\s)|\s[-–—]{1,2}\s)\s*|:(?=[A-Z]\w*\s+[a-z])")
@@ -69,6 +81,29 @@ def _split(text: str) -> list[str]:
     return text.split()
 
 
+_DOUBLED = re.compile(r"\\\\(?=[A-Za-z])")  # \\textit (escaped once too often) -> \textit
+_LATEXISH = re.compile(r"[\\${}~]")
+_MATH = re.compile(r"\$\$?([^$]{0,200})\$\$?")
+_COMMAND_ARG = re.compile(r"\\[A-Za-z]+\*?\s*\{([^{}]*)\}")
+_COMMAND = re.compile(r"\\[A-Za-z]+\*?\s?|\\(.)")
+
+
+def plain_text(text: str) -> str:
+    """``text`` with LaTeX markup reduced to its words, whitespace collapsed: "$\\textbf{D}$ecoupled" ->
+    "Decoupled", "{Quantile Advantage Estimation}" -> "Quantile Advantage Estimation", "5\\%" -> "5%". A cheap
+    pass (no parser: every paper goes through it), unchanged text when there is no markup."""
+    if _LATEXISH.search(text):
+        text = _DOUBLED.sub(r"\\", text)
+        text = _MATH.sub(lambda m: m.group(1), text)
+        for _ in range(4):  # nested \cmd{\cmd{x}}
+            text, n = _COMMAND_ARG.subn(lambda m: m.group(1), text)
+            if not n:
+                break
+        text = _COMMAND.sub(lambda m: m.group(1) or "", text)
+        text = text.replace("{", "").replace("}", "").replace("~", " ")
+    return " ".join(text.split())
+
+
 _WE_VERB = re.compile(r"\b(?:we|this\s+(?:paper|work|study))\s+(?:\w+ly\s+)?([a-z]{3,})", re.IGNORECASE)
 _GENERIC_PREFIX = frozenset(
     _split(
@@ -77,6 +112,7 @@ _GENERIC_PREFIX = frozenset(
     )
 )
 MAX_PREFIX_WORDS = 4
+_GERUND = re.compile(r"[A-Z][a-z]{2,}ing")
 
 
 @dataclass(slots=True)
@@ -109,18 +145,78 @@ def title_prefix(title: str) -> str:
     words = head.split()
     if not words or len(words) > MAX_PREFIX_WORDS or words[0].lower() in _GENERIC_PREFIX or not head[0].isalnum():
         return ""
+    if len(words) > 1 and _GERUND.fullmatch(words[0]):  # "Understanding R1-Zero-Like Training: ..." describes
+        return ""
     return head
 
 
-def long_form(short: str, before: str) -> str:
-    """Schwartz & Hearst (2003): the words before "(SHORT)" that spell it, '' when none do.
+_LINKING = frozenset(_split("of for and with the in to via on a an by from over under at as or"))
 
-    Characters of the short form are matched right to left against the text; each must be found, and the
-    first one must start a word."""
+
+def _initials_form(letters: Sequence[str], words: Sequence[str]) -> str:
+    """The shortest run of final ``words`` whose word starts (and capitals inside words: "sAmpling", parts of
+    "Zero-Variance", the letters of an acronym word "RL") spell ``letters``, linking words skipped; '' when none."""
+    s = len(letters) - 1
+    for i in range(len(words) - 1, -1, -1):
+        word = words[i].strip("\"'“”‘’")
+        parts = [p for p in word.split("-") if p]
+        if not parts:
+            return ""
+        # the letters this word can stand for, right to left: an acronym word gives each capital
+        spell: list[str] = []
+        for part in reversed(parts):
+            caps = [ch.lower() for ch in part if ch.isupper() or ch.isdigit()]
+            inner = [ch.lower() for ch in part[1:] if ch.isupper()]
+            spell.extend(reversed(caps) if len(caps) > 1 and len(caps) == sum(ch.isalnum() for ch in part) else
+                         [*reversed(inner), part[0].lower()])  # fmt: skip
+        took = False
+        for ch in spell:
+            if s >= 0 and ch == letters[s]:
+                s -= 1
+                took = True
+        if not took and word.lower() not in _LINKING:
+            return ""
+        if s < 0:
+            return " ".join(words[i:]) if took else ""
+    return ""
+
+
+def spelled_by(short: str, expansion: str) -> bool:
+    """Whether ``expansion`` is a reliable long form of ``short`` (what tells one sense of an acronym from
+    another): its words' initials spell it ("Group Relative Policy Optimization"), or each of its few content
+    words starts one of its letters, in order ("Quantum Autoencoder" for QAE); not a phrase that merely holds
+    the letters ("PRM as an online training signal" for GRPO)."""
+    letters = [c.lower() for c in short if c.isalnum()]
+    words = expansion.split()
+    if len(letters) < 2 or not words:
+        return False
+    if _initials_form(letters, words) == " ".join(words):
+        return True
+    content = [w for w in words if w.lower() not in _LINKING]
+    if not content or len(content) > len(letters) or content[0][:1].lower() != letters[0]:
+        return False
+    at = 0
+    for w in content:
+        at = "".join(letters).find(w[:1].lower(), at)
+        if at < 0:
+            return False
+        at += 1
+    return True
+
+
+def long_form(short: str, before: str) -> str:
+    """The words before "(SHORT)" that spell it, '' when none do: their initials when they spell it
+    ("Proximal Policy Optimization (PPO)"), else Schwartz & Hearst (2003).
+
+    Schwartz & Hearst: characters of the short form are matched right to left against the text; each must be
+    found, and the first one must start a word."""
     letters = [c.lower() for c in short if c.isalnum()]
     if len(letters) < 2 or not short[0].isalnum():
         return ""
     words = before.split()[-min(len(letters) + 5, len(letters) * 2) :]
+    initials = _initials_form(letters, words)
+    if initials and len(initials) > len(short):
+        return initials.strip(" ,;:")
     text = " ".join(words)
     s, lf = len(letters) - 1, len(text) - 1
     while s >= 0:
@@ -160,12 +256,24 @@ def _shape(surface: str) -> set[str]:
     return f
 
 
-def _find_all(text: str, needle: str) -> list[int]:
-    """Start of every non-overlapping occurrence of ``needle``."""
-    out, at = [], text.find(needle)
+def _joined(ch: str) -> bool:
+    """Whether a character next to a name would make it part of a longer token (GRPO in NGRPO or Tree-GRPO)."""
+    return ch.isalnum() or ch in "-_+"
+
+
+def _find_all(text: str, needle: str, inside: Sequence[tuple[int, int]] = ()) -> list[int]:
+    """Start of every occurrence of ``needle`` as a whole token: not part of a longer token (GRPO in NGRPO,
+    Tree-GRPO or Qwen2.5-7B) nor inside one of the ``inside`` spans (GRPO in "Dr. GRPO")."""
+    out, at, n = [], text.find(needle), len(needle)
     while at >= 0:
-        out.append(at)
-        at = text.find(needle, at + len(needle))
+        end = at + n
+        before = text[at - 1] if at else " "
+        after = text[end] if end < len(text) else " "
+        if after == "." and end + 1 < len(text) and text[end + 1].isalnum():
+            after = "a"  # "2.5", "e.g": the token goes on
+        if not _joined(before) and not _joined(after) and not any(s <= at and end <= e for s, e in inside):
+            out.append(at)
+        at = text.find(needle, end)
     return out
 
 
@@ -181,14 +289,14 @@ def _sentence_bounds(text: str) -> list[int]:
 
 def extract(title: str, abstract: str) -> Extracted:
     """The candidates of one paper (title first, then abstract) with their features."""
-    title = " ".join(title.split())
-    abstract = " ".join(abstract.split())
+    title = plain_text(title)
+    abstract = plain_text(abstract)
     text = f"{title}\n{abstract}"
     t_end = len(title)
     cands: dict[str, Candidate] = {}
 
     def add(surface: str, pos: int, *feats: str) -> Candidate:
-        surface = surface.strip(" .,;:")
+        surface = SENTENCE.split(surface, maxsplit=1)[0].strip(" .,;:")  # a run of capitals stops at a sentence's end
         c = cands.get(surface)
         if c is None:
             c = cands[surface] = Candidate(surface, pos)
@@ -235,12 +343,18 @@ def extract(title: str, abstract: str) -> Extracted:
         if s in cands or is_candidate(s):
             c = add(s, m.start(), "src:token")
     bounds = _sentence_bounds(text)
-    compare_ends = [m.end() for m in COMPARE.finditer(text)]
-    lineage_ends = [m.end() for m in LINEAGE.finditer(text)]
+    compares = [(m.end(), m.group().lower()[:7]) for m in COMPARE.finditer(text)]
+    lineages = [(m.end(), m.group().lower()[:6]) for m in LINEAGE.finditer(text)]
+    compare_ends = [e for e, _ in compares]
+    lineage_ends = [e for e, _ in lineages]
     title_lower = title.lower()
+    # where the names of several words stand, so that the tokens inside them ("GRPO" of "Dr. GRPO") do not
+    # take their evidence
+    phrases = [c.surface for c in cands.values() if " " in c.surface]
     for c in cands.values():
         c.features.update(_shape(c.surface))
-        occurrences = _find_all(text, c.surface)
+        spans = [(p, p + len(o)) for o in phrases if o != c.surface and c.surface in o for p in _find_all(text, o)]
+        occurrences = _find_all(text, c.surface, spans)
         c.count = len(occurrences)
         first_abs = next((p for p in occurrences if p > t_end), -1)
         if occurrences and occurrences[0] < t_end:
@@ -254,20 +368,31 @@ def extract(title: str, abstract: str) -> Extracted:
             c.features.add("abs_count:0")
         for p in occurrences[:4]:
             sent_start = bounds[bisect_right(bounds, p) - 1]
+            near_verb = False
+            # "we introduce Long Form (NAME)": the name stands where its long form starts
+            at = p - len(c.expansion) - 2 if c.expansion and text.endswith(c.expansion + " (", 0, p) else p
             for wstart, wend, verb in windows:
                 if wstart <= p < wend:
-                    words = len(text[wstart:p].split())
+                    words = len(text[wstart:at].split())
+                    near_verb = near_verb or words <= 8
                     c.features.add("intro:" + ("0-2" if words <= 2 else "3-8" if words <= 8 else "9+"))
                     c.features.add("verb:" + verb)
             if _ends_near(compare_ends, p, max(sent_start, p - 89)):
                 c.features.add("compared")
+                c.features.add("cmp:" + compares[bisect_right(compare_ends, p) - 1][1])  # cmp:outperf, cmp:such
             if _ends_near(lineage_ends, p, max(sent_start, p - 39)):
                 c.features.add("lineage")
+                c.features.add("lin:" + lineages[bisect_right(lineage_ends, p) - 1][1])  # lin:based, lin:extend
+            prev = _PREV_WORD.search(text, max(0, p - 24), p)
+            if prev:
+                c.features.add("prev:" + prev.group(1).lower())  # "on GSM8K", "than PPO", "of GRPO"
             left, right = text[max(0, p - 60) : p], text[p + len(c.surface) : p + len(c.surface) + 90]
             if "our" in left.lower() and _OUR.search(left):  # the substring test skips most regex runs
                 c.features.add("after_our")
             if _APPOSITION.match(right):
                 c.features.add("apposition")
+                if near_verb:  # "we propose X, a ...": the introduction's own shape
+                    c.features.add("intro&apposition")
             elif _IS_A.match(right):
                 c.features.add("is_a")
             if right.startswith(":") and p < t_end:
@@ -305,3 +430,17 @@ def paper_features(title: str, abstract: str, prefix: str) -> frozenset[str]:
     if CALLED.search(abstract):
         f.add("p:called")
     return frozenset(f)
+
+
+def phrase_mention(title: str, abstract: str, phrase: str) -> tuple[bool, bool]:
+    """(names it, compares against it): whether a paper's text holds ``phrase`` as whole tokens ("Dr. GRPO",
+    "Expert Race": names the mentions table, keyed by token, cannot look up), and whether one of those
+    occurrences sits in a comparison ("outperforms Dr. GRPO"), by the rule candidates use."""
+    text = f"{plain_text(title)}\n{plain_text(abstract)}"
+    found = _find_all(text, phrase)
+    if not found:
+        return False, False
+    bounds = _sentence_bounds(text)
+    ends = [m.end() for m in COMPARE.finditer(text)]
+    compared = any(_ends_near(ends, p, max(bounds[bisect_right(bounds, p) - 1], p - 89)) for p in found)
+    return True, compared

@@ -79,20 +79,34 @@ for _kind, _cues in KIND_CUES.items():
 
 
 _NP_END = re.compile(
-    r"\s(?:for|to|via|with|that|which|of|on|in|by|from|using|through|towards?|under|across|and|where|leveraging|"
-    r"enabling|based|designed|tailored|built|capable|trained|achieving|able)\b|[,.;:()]|"
+    r"\s(?:for|to|via|with|that|which|who|of|on|in|at|by|from|using|through|towards?|under|across|where|leveraging|"
+    r"into|over|beyond|against|without|within|as|"
+    r"enabling|based|designed|tailored|built|capable|trained|achieving|able|is|are|can|allows?|enables?|"
+    r"integrat\w+|combin\w+|consist\w*|compris\w+)\b|[;:]|\.(?!\d)|,\s*(?:which|that|where|and\s+(?:we|it|show\w*))\b|"
     r"\s\w+ed\s+(?:from|by|with|for|on|to|in|via|using|as)\b",
     re.I,
 )
+_PARENS = re.compile(r"\s*\([^()]{0,80}\)")
 _NP_WORD = re.compile(r"[A-Za-z][\w\-]*")
-_APPOSITIVE = re.compile(r"\s*(?:\([^)]{0,80}\)\s*)?(?:,|:|\s[-–—]{1,2}|\s+is|\s+as)\s*(?:a|an|the)\s+(.{0,120})", re.I)
+_NP_SKIP = frozenset(_split("a an the and or novel new first our simple efficient effective general unified"))
+_APPOSITIVE = re.compile(r"\s*(?:\([^)]{0,80}\)\s*)?(?:,|:|\s[-–—]{1,2}|\s+is|\s+as)\s*(?:a|an|the)\s+(.{0,160})", re.I)
+_NAME_NOUN = re.compile(r"\)?\s+([a-z]+)\b")
+NP_WORDS = 6  # words of a noun phrase read, ending at its head
+
+
+def np_words(phrase: str) -> list[str]:
+    """The lower-cased words of a phrase's first noun phrase, parentheses left out ("A Unified Document Layout
+    Detection Model to ..." -> unified, document, layout, detection, model; "a hierarchical, modular, and robust
+    framework that ..." -> hierarchical, modular, robust, framework)."""
+    head = _NP_END.split(" " + _PARENS.sub("", phrase), maxsplit=1)[0]
+    found = [w.lower() for w in _NP_WORD.findall(head)[:16]]
+    return [w for w in found if w not in _NP_SKIP][-NP_WORDS:]
 
 
 def np_head(phrase: str) -> str:
-    """The last word of a phrase's first noun phrase ("A Unified Document Layout Detection Model to ..." -> model)."""
-    head = _NP_END.split(" " + phrase, maxsplit=1)[0]
-    found = _NP_WORD.findall(head)
-    return found[-1].lower() if found else ""
+    """The noun phrase's head: its last word ("A Unified Document Layout Detection Model to ..." -> model)."""
+    found = np_words(phrase)
+    return found[-1] if found else ""
 
 
 # head nouns that name a kind ("X: A ... Model for ...", "X, a serving system"); anything else: no cue
@@ -131,20 +145,29 @@ HEAD_KINDS: dict[str, str] = {
 
 def head_features(ex: Extracted, c: Candidate) -> set[str]:
     """What the paper calls its contribution: the head noun of the title's rest ("X: A ... Model for ...") and
-    of the apposition ("X, a serving system that ...")."""
-    out = set()
-    heads = []
+    of the apposition ("X, a serving system that ..."), and the words of those noun phrases."""
+    out: set[str] = set()
+    phrases: list[tuple[str, str]] = []
     title = ex.text[: ex.title_len]
     if "src:prefix" in c.features:
-        heads.append(("T", np_head(title[len(c.surface) :].lstrip(" :-–—"))))
+        phrases.append(("T", title[len(c.surface) :].lstrip(" :-–—")))
     at = ex.text.find(c.surface, ex.title_len + 1)
     if at >= 0:
         m = _APPOSITIVE.match(ex.text, at + len(c.surface))
         if m:
-            heads.append(("A", np_head(m.group(1))))
-    for where, head in heads:
+            phrases.append(("A", m.group(1)))
+    at = ex.text.find(c.surface, ex.title_len + 1)
+    while at >= 0:  # the noun right after the name: "the ... (DAPO) algorithm", "the X engine"
+        m = _NAME_NOUN.match(ex.text, at + len(c.surface))
+        if m and m.group(1) in HEAD_KINDS:
+            phrases.append(("N", m.group(1)))
+            break
+        at = ex.text.find(c.surface, at + len(c.surface))
+    for where, phrase in phrases:
+        head = np_head(phrase) if where != "N" else phrase.lower()
         if not head:
             continue
+        out.update("np:" + w for w in np_words(phrase) if w != head)
         out.add(f"head:{where}:{head}")
         out.add(f"head:{head}")
         kind = HEAD_KINDS.get(head)
@@ -154,10 +177,23 @@ def head_features(ex: Extracted, c: Candidate) -> set[str]:
     return out
 
 
+SURVEY_HEADS = frozenset(_split("survey surveys review overview tutorial primer"))
+
+
+def survey_title(ex: Extracted) -> bool:
+    """Whether the title calls the paper a survey ("X: A Survey on ...", "A Review of ..."): it introduces
+    nothing (the labels' rule for surveys and reviews)."""
+    title = ex.text[: ex.title_len]
+    parts = re.split(r":\s|\s[-–—]{1,2}\s", title, maxsplit=1)
+    return any(np_head(p) in SURVEY_HEADS for p in parts)
+
+
 def head_kinds(ex: Extracted, c: Candidate) -> set[str]:
     """The kinds the head nouns name (``HEAD_KINDS``)."""
     return {
-        f[len("headkind:") : -2] for f in head_features(ex, c) if f.startswith("headkind:") and f[-2:] in ("@T", "@A")
+        f[len("headkind:") : -2]
+        for f in head_features(ex, c)
+        if f.startswith("headkind:") and f[-2:] in ("@T", "@A", "@N")
     }
 
 
@@ -197,8 +233,11 @@ def lexicon_kind(surface: str, lexicon: Mapping[str, str]) -> str:
     return lexicon.get(key) or (lexicon.get(key[:-1], "") if key.endswith("s") else "")
 
 
+_BUILDS_ONLY = ("cmp:", "lin:", "prev:")  # the finer comparison and lineage evidence: builds_on reads it
+
+
 def name_features(c: Candidate, paper: frozenset[str], lexicon: Mapping[str, str]) -> set[str]:
-    feats = set(c.features) | paper
+    feats = {f for f in c.features if not f.startswith(_BUILDS_ONLY)} | paper
     known = lexicon_kind(c.surface, lexicon)
     feats.add("lex:" + (known or "none"))
     srcs = sorted(f for f in c.features if f.startswith("src:"))
@@ -209,6 +248,12 @@ def name_features(c: Candidate, paper: frozenset[str], lexicon: Mapping[str, str
     if "src:defined" in c.features:
         feats.update("defined&" + f for f in c.features if f.startswith(("intro:", "compared", "lineage")))
     return feats
+
+
+def also_features(c: Candidate, lexicon: Mapping[str, str]) -> set[str]:
+    """Another candidate of a paper that introduces something: is it introduced too (CISPO beside MiniMax-M1)?
+    Its own evidence only: the paper's cues say nothing about which of its names is a second one."""
+    return {f for f in name_features(c, frozenset(), lexicon) if not f.startswith("p:")}
 
 
 def intro_features(ex: Extracted, best: Candidate | None, best_score: float, runner_up: float = 0.0) -> set[str]:
@@ -225,8 +270,9 @@ def intro_features(ex: Extracted, best: Candidate | None, best_score: float, run
     return feats
 
 
-def kind_features(ex: Extracted, c: Candidate) -> set[str]:
+def kind_features(ex: Extracted, c: Candidate, categories: Iterable[str] = ()) -> set[str]:
     feats = {"bias"} | {"c:" + f for f in c.features if f.startswith(("shape:", "src:", "apposition", "is_a"))}
+    feats.update("cat:" + cat for cat in categories)  # cs.AR (hardware), cs.DC, cs.SE (systems), ...
     title = ex.text[: ex.title_len]
     feats.update("t:" + w for w in words(title))
     feats |= cue_features(title, "title")
@@ -263,7 +309,18 @@ def area_features(ex: Extracted, categories: Iterable[str]) -> set[str]:
     return feats
 
 
-def builds_features(c: Candidate, lexicon: Mapping[str, str]) -> set[str]:
+def builds_features(c: Candidate, lexicon: Mapping[str, str], name: str = "") -> set[str]:
+    """Another candidate: does the paper build on it or compare against it? Its evidence ("outperforms X",
+    "based on X", "on X" for a data set), its labeled kind, and whether it is part of the paper's own name
+    (GRPO of Tree-GRPO, DDPG of PH-DDPG: the method it extends)."""
     feats = {"bias"} | {f for f in c.features if not f.startswith(("verb:", "p:"))}
     feats.add("lex:" + (lexicon_kind(c.surface, lexicon) or "none"))
+    if name and c.surface != name and len(c.surface) >= 2 and _part_of(c.surface, name):
+        feats.add("part_of_name")
     return feats
+
+
+def _part_of(part: str, name: str) -> bool:
+    """Whether ``part`` is a hyphen/space-separated piece of ``name``, or its end ("GRPO" of "NGRPO")."""
+    pieces = re.split(r"[\s\-]+", name)
+    return part in pieces or (name.endswith(part) and len(name) - len(part) <= 3)

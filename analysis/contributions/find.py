@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from radar.analysis.contributions.extract import INTRO, SENTENCE, Extracted, title_prefix
+from radar.analysis.contributions.extract import INTRO, SENTENCE, Extracted, plain_text, title_prefix
 from radar.analysis.contributions.extract import extract as extract_candidates
 from radar.analysis.contributions.model import ContributionModel, shipped_model
 from radar.analysis.names.extract import code_links
@@ -91,6 +91,7 @@ def changes_line(title: str, abstract: str, name: str) -> str:
     """One line of what ``name`` is or changes, in the abstract's own words: the clause that introduces it
     ("X, a method that ...", "we propose X, which ..."), else the first sentence naming it, else the title's
     subtitle; framing ("To address this, we propose") is cut, and the line is at most ``CHANGES_CHARS``."""
+    title, abstract = plain_text(title), plain_text(abstract)
     sents = sentences(abstract)
     named = [s for s in sents if name and name in s]
     chosen = next((s for s in named if INTRO.search(s)), named[0] if named else "")

@@ -117,3 +117,16 @@ def load_kind_examples() -> list[KindExample]:
                 KindExample(r["id"], r["name"], r["kind"], r["title"], r["abstract"], tuple(r.get("categories") or ()))
             )
     return out
+
+
+def load_lexicon() -> dict[str, str]:
+    """Labeled kinds of names (lower-cased name -> kind: GRPO method, LLMs generic, GPT-4 model), from
+    ``labels/lexicon.jsonl``: the names stage's three label files, the first label of a name kept
+    (SOURCES.md)."""
+    folder = resources.files("radar.analysis.contributions").joinpath("labels")
+    out: dict[str, str] = {}
+    for line in folder.joinpath("lexicon.jsonl").read_text("utf-8").splitlines():
+        if line.strip():
+            r = orjson.loads(line)
+            out.setdefault(str(r["name"]).lower(), str(r["kind"]))
+    return out

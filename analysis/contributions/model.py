@@ -28,23 +28,33 @@ import orjson
 from radar.analysis.contributions.errors import ContributionsError
 from radar.analysis.contributions.extract import Candidate, Extracted, extract
 from radar.analysis.contributions.features import (
+    also_features,
     area_features,
     builds_features,
     head_kinds,
     intro_features,
     kind_features,
     name_features,
+    survey_title,
 )
-from radar.analysis.contributions.labels import LAB_AREAS, KindExample, LabeledPaper, load_kind_examples
+from radar.analysis.contributions.labels import (
+    LAB_AREAS,
+    KindExample,
+    LabeledPaper,
+    load_kind_examples,
+    load_lexicon,
+)
 from radar.analysis.contributions.linear import Linear, fit
 
 MODEL_FILE = "model.json"
-CODE_VERSION = "1"  # bump when extraction or features change what a model means
+CODE_VERSION = "2"  # bump when extraction or features change what a model means
 INNER_FOLDS = 5
 # P(introduces) at which a paper's best candidate is its introduction: 0.5 for every paper, lower in the lab's
 # areas, where a missed method costs a lead more than a wrong card (grouped CV: docs/methods.md)
 THRESHOLD = 0.5
 LAB_THRESHOLD = 0.3
+# P(also introduced) of another candidate: 0.6 keeps nine in ten right (grouped CV: docs/methods.md)
+ALSO_THRESHOLD = 0.6
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +80,7 @@ class ContributionModel:
     kind: Linear
     area: Linear
     builds: Linear
+    also: Linear
     threshold: float
     lab_threshold: float  # the threshold for papers of the lab's areas (recall matters most there)
     also_threshold: float
@@ -87,34 +98,43 @@ class ContributionModel:
         return scored
 
     def decide(self, ex: Extracted, categories: Iterable[str] = ()) -> Decision:
+        categories = tuple(categories)
         ranked = self.rank(ex)
         best_score, best = ranked[0] if ranked else (0.0, None)
         runner_up = ranked[1][0] if len(ranked) > 1 else 0.0
         score = self.introduces.probability(intro_features(ex, best, best_score, runner_up))
         area, area_score = self.area.predict(area_features(ex, categories))
         cut = self.lab_threshold if area in LAB_AREAS else self.threshold
-        introduces = best is not None and score >= cut
+        introduces = best is not None and score >= cut and not survey_title(ex)
         name, kind, kind_score = "", "", 0.0
         also: tuple[str, ...] = ()
         if introduces and best is not None:
             name = best.surface
-            kind, kind_score = self.kind.predict(kind_features(ex, best))
-            heads = head_kinds(ex, best) - {"method"}
-            if len(heads) == 1:  # what the paper calls it ("X: A ... Model", "X, a serving system") decides
-                kind = next(iter(heads))
-            also = tuple(
-                c.surface
-                for s, c in ranked[1:]
-                if s >= self.also_threshold and c.surface not in name and name not in c.surface
-            )[:3]
+            kind, kind_score = self.kind_of(ex, best, categories)
+            others = [
+                (self.also.probability(also_features(c, self.lexicon)), c)
+                for _, c in ranked[1:]
+                if c.surface not in name and name not in c.surface
+            ]
+            others.sort(key=lambda sc: (-sc[0], sc[1].start))
+            also = tuple(c.surface for s, c in others if s >= self.also_threshold)[:3]
         skip = {name, *also}
         builds = tuple(
             c.surface
             for c in ex.candidates
             if c.surface not in skip
-            and self.builds.probability(builds_features(c, self.lexicon)) >= self.builds_threshold
+            and self.builds.probability(builds_features(c, self.lexicon, name)) >= self.builds_threshold
         )
         return Decision(introduces, score, name, also, kind, kind_score, area, area_score, builds, best)
+
+    def kind_of(self, ex: Extracted, c: Candidate, categories: Iterable[str] = ()) -> tuple[str, float]:
+        """The kind of candidate ``c`` and the model's probability for it. What the paper calls it ("X: A ...
+        Model", "X, a serving system", "the X algorithm") decides when that is one kind, not also a method."""
+        kind, kind_score = self.kind.predict(kind_features(ex, c, categories))
+        heads = head_kinds(ex, c)
+        if len(heads) == 1 and "method" not in heads:
+            kind = next(iter(heads))
+        return kind, kind_score
 
     # -- storage ----------------------------------------------------------------------------------------
     def as_dict(self) -> dict[str, Any]:
@@ -129,6 +149,7 @@ class ContributionModel:
             "kind": self.kind.as_dict(),
             "area": self.area.as_dict(),
             "builds": self.builds.as_dict(),
+            "also": self.also.as_dict(),
             "lexicon": dict(sorted(self.lexicon.items())),
         }
 
@@ -150,6 +171,7 @@ class ContributionModel:
                 kind=Linear.from_dict(d["kind"]),
                 area=Linear.from_dict(d["area"]),
                 builds=Linear.from_dict(d["builds"]),
+                also=Linear.from_dict(d["also"]),
                 threshold=float(d["threshold"]),
                 lab_threshold=float(d["lab_threshold"]),
                 also_threshold=float(d["also_threshold"]),
@@ -224,9 +246,7 @@ def _cross_fitted_best(
 
 
 def _lexicon() -> dict[str, str]:
-    from radar.analysis.names import load_labels
-
-    return {name.lower(): kind for name, kind in load_labels()}
+    return load_lexicon()
 
 
 def train(
@@ -256,13 +276,13 @@ def train(
         lab = e.paper.label
         c = next((c for c in e.ex.candidates if c.surface == lab.name), None)
         if lab.introduces and c is not None:
-            kind_rows.append(kind_features(e.ex, c))
+            kind_rows.append(kind_features(e.ex, c, e.paper.categories))
             kind_y.append(lab.kind)
     for k in extra:
         kex = extract(k.title, k.abstract)
         c = next((c for c in kex.candidates if c.surface == k.name), None)
         if c is not None:
-            kind_rows.append(kind_features(kex, c))
+            kind_rows.append(kind_features(kex, c, k.categories))
             kind_y.append(k.kind)
     kind = fit(kind_rows, kind_y, c=0.3)
     area = fit(
@@ -278,18 +298,29 @@ def train(
         for c in e.ex.candidates:
             if c.surface in skip:
                 continue
-            b_rows.append(builds_features(c, lex))
+            b_rows.append(builds_features(c, lex, lab.name))
             b_y.append("yes" if c.surface in lab.builds_on else "no")
     builds = fit(b_rows, b_y, c=1.0, class_weight="balanced")
+    a_rows, a_y = [], []
+    for e in exs:
+        lab = e.paper.label
+        if not lab.introduces:
+            continue
+        for c in e.ex.candidates:
+            if c.surface != lab.name:
+                a_rows.append(also_features(c, lex))
+                a_y.append("yes" if c.surface in lab.also else "no")
+    also = fit(a_rows, a_y, c=0.5)
     return ContributionModel(
         name=name,
         introduces=introduces,
         kind=kind,
         area=area,
         builds=builds,
+        also=also,
         threshold=THRESHOLD,
         lab_threshold=LAB_THRESHOLD,
-        also_threshold=0.5,
+        also_threshold=ALSO_THRESHOLD,
         builds_threshold=0.65,
         lexicon=lex,
     )

@@ -15,6 +15,7 @@ from functools import cache
 from multiprocessing import get_context
 from typing import Any
 
+from radar.analysis.contributions.extract import spelled_by
 from radar.analysis.contributions.find import Contribution, decide
 from radar.analysis.contributions.model import ContributionModel, shipped_model
 from radar.analysis.names.aliases import surface_key
@@ -70,16 +71,19 @@ def _row(doc: _Text | Document, c: Contribution) -> ContributionRow:
 
 
 def mentions(doc_id: str, contribution: Contribution, candidates: Any) -> list[Mention]:
-    """The names a paper mentions by spelling key: its name-like tokens and its own names."""
-    found: dict[str, bool] = {}
+    """The names a paper mentions by spelling key: its name-like tokens and its own names, with whether it
+    compares against them and the long form it gives them (the acronym's sense)."""
+    found: dict[str, tuple[bool, str]] = {}
     own = {contribution.name, *contribution.also}
     for c in candidates:
         if "src:token" not in c.features and c.surface not in own:
             continue
         key = surface_key(c.surface) if family_of(c.surface) else ""
         if key:
-            found[key] = found.get(key, False) or "compared" in c.features
-    return [Mention(doc_id, k, v) for k, v in found.items()]
+            compared, expansion = found.get(key, (False, ""))
+            spelled = c.expansion[:120] if c.expansion and spelled_by(c.surface, c.expansion) else ""
+            found[key] = (compared or "compared" in c.features, expansion or spelled)
+    return [Mention(doc_id, k, compared, expansion) for k, (compared, expansion) in found.items()]
 
 
 def update_contributions(
