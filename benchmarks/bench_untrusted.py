@@ -1,4 +1,4 @@
-"""Hostile-input bounds: a flooded feed, and migration 8's clean-up of stored text, each against the plain way in
+"""Hostile-input bounds: a flooded feed, and migration 9's clean-up of stored text, each against the plain way in
 the same run.
 
     .venv/bin/python benchmarks/bench_untrusted.py [--entries 100000] [--corpus PATH]
@@ -117,7 +117,7 @@ def main() -> None:
         Store(ws.db_path).close()
         ours = time.perf_counter() - started
         theirs = plain_clean(copy)
-        mig = Table(title=f"migration 8 on {papers:,} stored papers")
+        mig = Table(title=f"migration 9 on {papers:,} stored papers")
         for col in ("clean-up", "seconds", "vs plain"):
             mig.add_column(col, justify="right")
         mig.add_row("plain SQL (GLOB + 14 nested replace)", f"{theirs:.2f}", "1.00x")

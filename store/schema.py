@@ -245,6 +245,6 @@ def _strip_invisible_sql() -> str:
     return ";\n".join(statements)
 
 
-MIGRATIONS.append((8, _strip_invisible_sql()))
+MIGRATIONS.append((9, _strip_invisible_sql()))
 
 LATEST_VERSION = MIGRATIONS[-1][0]
