@@ -1,19 +1,24 @@
 """Which section of the report a paper belongs in: the area of its contribution, not every tag it carries.
 
-The seam is ``Area``: ``area_of(doc_id) -> str | None``, handed in by the composition root.
+The seam is ``Area``: ``area_of(doc_id) -> str | None``, handed in by the composition root (app.steps: the
+paper's contribution area, analysis.contributions).
 
-- a tag of the report (``rl-policy-optimization``): the paper's contribution is in that area: that section;
-- any other text (``"speech synthesis"``, ``"medicine"``, ``""``): the paper applies the lab's methods elsewhere:
-  the report's one "elsewhere" line;
-- None: not known: the fallback below.
+- a tag of the report (``rl-policy-optimization``): that section;
+- one of the lab's areas (``rl-post-training``, ``hardware-systems``: the taxonomy's two lab groups): the section
+  of the paper's highest-scoring tag in that group (none when it carries no tag of the group);
+- any other text (``other-llm``, ``other``, ``"speech synthesis"``): the contribution is outside the lab's areas.
+  The paper goes to the section of its best tag when that tag is outside the lab's groups and scores
+  >= ``SECTION_SCORE`` (a reasoning benchmark under llm-reasoning); else, when it carries a tag of the lab's
+  groups, to the report's one "elsewhere" line (an application of the lab's methods: speech, medicine, ...);
+  else to no section;
+- None: not known (a post, a paper the contributions stage has not decided): the fallback below.
 
-The fallback (until the contributions stage gives each paper its area) reads the tags and the paper's own
-metadata: the paper's highest-scoring tag, when the tagger is more likely than not that its contribution fits it
-(score >= ``SECTION_SCORE``), unless an application field marks the paper as work elsewhere: an arXiv category
-outside computing and statistics (speech and audio, physics, biology, medicine, finance, ...), or an application
-domain named in its title (clinical, medical, speech, molecular, ...): then it is "elsewhere". A paper whose best
-tag scores lower is in no section (still counted under its tags); lower-scoring tags never pull a paper into a
-section (a GRPO paper tagged distributed-training at 0.14 is an RL paper).
+The fallback reads the tags and the paper's own metadata: the paper's highest-scoring tag, when the tagger is more
+likely than not that its contribution fits it (score >= ``SECTION_SCORE``), unless an application field marks the
+paper as work elsewhere: an arXiv category outside computing and statistics (speech and audio, physics, biology,
+medicine, finance, ...), or an application domain named in its title (clinical, medical, speech, molecular, ...): then
+it is "elsewhere". A paper whose best tag scores lower is in no section (still counted under its tags); lower-scoring
+tags never pull a paper into a section (a GRPO paper tagged distributed-training at 0.14 is an RL paper).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from radar.analysis.contributions.labels import LAB_AREAS
 from radar.store.models import Document
 
 Area = Callable[[str], str | None]
@@ -66,18 +72,37 @@ def application_field(doc: Document) -> str:
     return found.group(0).lower() if found else ""
 
 
-def place(
-    doc: Document, scores: Mapping[str, float], sections: Mapping[str, object], area_of: Area | None
-) -> Placement:
-    """Where ``doc`` (its tag scores ``scores``) goes among the report's ``sections`` (tag -> anything)."""
+OUTSIDE = {"other-llm": "LLM work outside the lab's areas", "other": "outside the lab's areas"}
+
+
+def _best(scores: Mapping[str, float]) -> str:
+    return max(scores, key=lambda t: (scores[t], t))
+
+
+def place(doc: Document, scores: Mapping[str, float], sections: Mapping[str, str], area_of: Area | None) -> Placement:
+    """Where ``doc`` (its tag scores ``scores``) goes among the report's ``sections`` (tag -> its group)."""
     area = area_of(doc.id) if area_of is not None else None
     if area is not None:
-        return Placement(area) if area in sections else Placement(None, area or "outside the lab's areas")
+        return _by_area(doc, scores, sections, area)
     mine = {t: s for t, s in scores.items() if t in sections}
     if not mine:
         return Placement(None)
-    best = max(mine, key=lambda t: (mine[t], t))
+    best = _best(mine)
     field = application_field(doc)
     if field:
         return Placement(None, field)
     return Placement(best) if mine[best] >= SECTION_SCORE else Placement(None)  # unsure: in no section
+
+
+def _by_area(doc: Document, scores: Mapping[str, float], sections: Mapping[str, str], area: str) -> Placement:
+    if area in sections:
+        return Placement(area)
+    if area in LAB_AREAS:
+        here = {t: s for t, s in scores.items() if sections.get(t) == area}
+        return Placement(_best(here) if here else None)
+    mine = {t: s for t, s in scores.items() if t in sections}
+    if mine and sections[best := _best(mine)] not in LAB_AREAS and mine[best] >= SECTION_SCORE:
+        return Placement(best)
+    if any(sections[t] in LAB_AREAS for t in mine):
+        return Placement(None, application_field(doc) or OUTSIDE.get(area, area) or OUTSIDE["other"])
+    return Placement(None)
