@@ -5,12 +5,11 @@ paper's contribution area, analysis.contributions).
 
 - a tag of the report (``rl-policy-optimization``): that section;
 - one of the lab's areas (``rl-post-training``, ``hardware-systems``: the taxonomy's two lab groups): the section
-  of the paper's highest-scoring tag in that group (none when it carries no tag of the group);
-- any other text (``other-llm``, ``other``, ``"speech synthesis"``): the contribution is outside the lab's areas.
-  The paper goes to the section of its best tag when that tag is outside the lab's groups and scores
-  >= ``SECTION_SCORE`` (a reasoning benchmark under llm-reasoning); else, when it carries a tag of the lab's
-  groups, to the report's one "elsewhere" line (an application of the lab's methods: speech, medicine, ...);
-  else to no section;
+  of the paper's highest-scoring tag in that group, unless an application field marks the paper as work
+  elsewhere (below: then the "elsewhere" line); a paper with no tag of that group: the fallback;
+- any other text (``other-llm``, ``other``): the fallback. The contributions model's call that a paper lies
+  outside the lab's areas is right about half the time on the labeled weeks (benchmarks/backtest_sections.py:
+  it would move half the lab's papers out of its sections), so it never moves a paper out on its own;
 - None: not known (a post, a paper the contributions stage has not decided): the fallback below.
 
 The fallback reads the tags and the paper's own metadata: the paper's highest-scoring tag, when the tagger is more
@@ -72,9 +71,6 @@ def application_field(doc: Document) -> str:
     return found.group(0).lower() if found else ""
 
 
-OUTSIDE = {"other-llm": "LLM work outside the lab's areas", "other": "outside the lab's areas"}
-
-
 def _best(scores: Mapping[str, float]) -> str:
     return max(scores, key=lambda t: (scores[t], t))
 
@@ -82,8 +78,9 @@ def _best(scores: Mapping[str, float]) -> str:
 def place(doc: Document, scores: Mapping[str, float], sections: Mapping[str, str], area_of: Area | None) -> Placement:
     """Where ``doc`` (its tag scores ``scores``) goes among the report's ``sections`` (tag -> its group)."""
     area = area_of(doc.id) if area_of is not None else None
-    if area is not None:
-        return _by_area(doc, scores, sections, area)
+    decided = _by_area(doc, scores, sections, area) if area is not None else None
+    if decided is not None:
+        return decided
     mine = {t: s for t, s in scores.items() if t in sections}
     if not mine:
         return Placement(None)
@@ -94,15 +91,13 @@ def place(doc: Document, scores: Mapping[str, float], sections: Mapping[str, str
     return Placement(best) if mine[best] >= SECTION_SCORE else Placement(None)  # unsure: in no section
 
 
-def _by_area(doc: Document, scores: Mapping[str, float], sections: Mapping[str, str], area: str) -> Placement:
+def _by_area(doc: Document, scores: Mapping[str, float], sections: Mapping[str, str], area: str) -> Placement | None:
+    """The placement the contribution's area decides, None when it leaves it to the fallback."""
     if area in sections:
         return Placement(area)
-    if area in LAB_AREAS:
-        here = {t: s for t, s in scores.items() if sections.get(t) == area}
-        return Placement(_best(here) if here else None)
-    mine = {t: s for t, s in scores.items() if t in sections}
-    if mine and sections[best := _best(mine)] not in LAB_AREAS and mine[best] >= SECTION_SCORE:
-        return Placement(best)
-    if any(sections[t] in LAB_AREAS for t in mine):
-        return Placement(None, application_field(doc) or OUTSIDE.get(area, area) or OUTSIDE["other"])
-    return Placement(None)
+    here = {t: s for t, s in scores.items() if sections.get(t) == area} if area in LAB_AREAS else {}
+    mine = [s for t, s in scores.items() if t in sections]
+    if not here or max(mine) < SECTION_SCORE:
+        return None  # no tag of that group, or the tagger unsure of every tag: the fallback (no section)
+    field = application_field(doc)
+    return Placement(None, field) if field else Placement(_best(here))
