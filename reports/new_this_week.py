@@ -30,8 +30,12 @@ LEAD_KINDS = ("method", "system", "hardware")
 
 
 def profile_areas(profile: Profile, group_of: Mapping[str, str]) -> list[str]:
-    """The lab areas of the profile's tags (the taxonomy's groups of its positive tags), in the lab's order."""
-    groups = {group_of.get(t, "") for t, w in profile.tags.items() if w > 0}
+    """The lab areas of the profile's tags (the taxonomy's groups of its positive tags), in the lab's order; both
+    of the lab's areas for a profile that names no tag (terms or liked papers only)."""
+    wanted = [t for t, w in profile.tags.items() if w > 0]
+    if not wanted:
+        return list(LAB_AREAS)
+    groups = {group_of.get(t, "") for t in wanted}
     return [a for a in LAB_AREAS if a in groups]
 
 

@@ -511,8 +511,9 @@ def test_report_opens_with_a_summary_lists_each_paper_once_and_shows_no_latex(re
     shown = [p["id"] for p in content["top_overall"]] + [p["id"] for s in content["top_papers"] for p in s["papers"]]
     assert shown and len(shown) == len(set(shown))  # each paper once, its tags listed beside it
     assert any(p["tags"] for p in content["top_overall"])
+    papers_md = md.split("## Top papers", 1)[1]
     for p in content["top_overall"]:
-        line = md.split(f"({p['id']}, ", 1)[1].split("\n", 1)[0]
+        line = papers_md.split(f"({p['id']}, ", 1)[1].split("\n", 1)[0]
         assert all(t in line for t in p["tags"])
 
 
@@ -596,7 +597,11 @@ def test_a_paper_lands_in_the_section_of_its_contribution() -> None:
     def paper(doc_id: str, title: str, categories: tuple[str, ...] = ("cs.LG",)) -> Document:
         return Document(doc_id, "paper", "arxiv", title, "", "2025-09-24T00:00:00Z", categories=categories)
 
-    sections = {"rl-policy-optimization": 1, "distributed-training": 1, "preference-optimization": 1}
+    sections = {  # tag -> its taxonomy group
+        "rl-policy-optimization": "rl-post-training",
+        "distributed-training": "hardware-systems",
+        "preference-optimization": "rl-post-training",
+    }
     rl = paper("1", "No Prompt Left Behind: Zero-Variance Prompts in LLM RL")
     assert place(rl, {"distributed-training": 0.14, "rl-policy-optimization": 0.91}, sections, None).section == (
         "rl-policy-optimization"
@@ -607,7 +612,14 @@ def test_a_paper_lands_in_the_section_of_its_contribution() -> None:
     assert place(clinical, {"preference-optimization": 0.64}, sections, None).elsewhere == "diagnostic"
     unsure = place(paper("4", "Something"), {"preference-optimization": 0.3}, sections, None)
     assert unsure.section is None and not unsure.elsewhere
-    # the seam: the contributions' area decides, whatever the tags say
-    area = {"1": "distributed-training", "2": "speech synthesis"}.get
-    assert place(rl, {"rl-policy-optimization": 0.91}, sections, area).section == "distributed-training"
-    assert place(tts, {"preference-optimization": 0.87}, sections, area).elsewhere == "speech synthesis"
+    # the seam: the contribution's area routes a paper among the lab's sections (its best tag of that group), the
+    # application field still sends it elsewhere, and an area outside the lab's (unreliable alone) leaves the tags
+    area = {"1": "hardware-systems", "2": "rl-post-training", "3": "other", "4": "rl-post-training"}.get
+    routed = {"distributed-training": 0.55, "rl-policy-optimization": 0.91}
+    assert place(rl, routed, sections, area).section == "distributed-training"  # what the tags alone would not say
+    assert place(rl, routed, sections, None).section == "rl-policy-optimization"
+    assert place(tts, {"preference-optimization": 0.87}, sections, area).elsewhere == "eess.AS"
+    assert place(clinical, {"preference-optimization": 0.64}, sections, area).elsewhere == "diagnostic"  # fallback
+    assert place(paper("4", "Something"), {"preference-optimization": 0.3}, sections, area).section is None
+    assert place(paper("4", "Something"), {"llm-reasoning": 0.8, "preference-optimization": 0.3},
+                 {**sections, "llm-reasoning": "other"}, area).section == "preference-optimization"  # fmt: skip

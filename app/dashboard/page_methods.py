@@ -61,7 +61,15 @@ def render() -> None:
     if not cards:
         st.info(data.ours(f"no paper of {week.label} introduces a named method, model, system or benchmark"))
         return
-    st.dataframe(pd.DataFrame(_rows(cards)), hide_index=True, width="stretch")
+    st.dataframe(
+        pd.DataFrame(_rows(cards)),
+        hide_index=True,
+        width="stretch",
+        column_config={  # short columns first, what it changes last: a narrow screen cuts only that
+            "method": st.column_config.TextColumn(width="medium"),
+            "changes": st.column_config.TextColumn(width="large"),
+        },
+    )
     names = [c["name"] for c in cards]
     picked = st.selectbox(
         "Card", range(len(cards)), key=DETAIL, format_func=lambda i: f"{names[i]} ({cards[i]['introduced_by']})"
@@ -75,12 +83,12 @@ def _rows(cards: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "method": c["name"],
             "kind": c["kind"],
             "area": c["area"] or "-",
-            "changes": data.one_line(c["changes"], 160),
             "paper": c["introduced_by"],
-            "code": "yes" if c["code"] else "no",
-            "preset": c["preset"] or "no preset",
             "later papers": c["uses"],
             "comparing": c["compares"],
+            "preset": c["preset"] or "no preset",
+            "code": "yes" if c["code"] else "no",
+            "changes": data.one_line(c["changes"], 160),
         }
         for c in cards
     ]
