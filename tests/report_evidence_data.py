@@ -143,6 +143,7 @@ def build(store: Store) -> None:
     store.upsert_documents(docs)
     with store.transaction() as conn:
         conn.executemany(
-            "INSERT OR IGNORE INTO document_tags (doc_id, tag, score, origin, created_at) VALUES (?, ?, 0.9, 'rule', ?)",
+            "INSERT OR IGNORE INTO document_tags (doc_id, tag, score, origin, created_at) "
+            "VALUES (?, ?, 0.9, 'rule', ?)",
             [(i, t, utc_now()) for i, t in tags],
         )

@@ -61,7 +61,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, small_snapshot: Path) -> It
                     abstract="<iframe src=javascript:alert(2)></iframe>",
                     published=last,
                     url="javascript:alert(3)",
-                )
+                ),
             ]
         )
         ids = [d.id for d in store.latest_documents(kinds=["paper"], limit=40)]

@@ -52,7 +52,9 @@ def test_new_this_week_shows_the_weeks_cards(story_ws: Workspace, report: dict[s
     card = next(c for c in cards if c.name == "ZETAPO")
     assert (zeta["introduced_by"], zeta["kind"], zeta["area"]) == (story.ZETAPO_ID, "method", "rl-post-training")
     assert zeta["changes"] == plain(card.changes) and "zeta-quantile baseline" in zeta["changes"]
-    assert zeta["code"] == ["https://github.com/lab/zetapo"] and zeta["url"] == f"https://arxiv.org/abs/{story.ZETAPO_ID}"
+    assert (
+        zeta["code"] == ["https://github.com/lab/zetapo"] and zeta["url"] == f"https://arxiv.org/abs/{story.ZETAPO_ID}"
+    )
     assert zeta["preset"] == "" and "GRPO" in zeta["builds_on"]
     md = Path(story_ws.report_dir(story.WEEK) / "report.md").read_text()
     html = Path(story_ws.report_dir(story.WEEK) / "report.html").read_text()
