@@ -147,9 +147,13 @@ def _print(r: dict[str, Any], limit: int, *, tags_too: bool = True) -> None:
         for m in r["new_methods"][:limit]
     ]
     console.print(
-        _table("New names", ["name", "kind", "first seen", "first paper", "docs", "recent", "growth"], rows)
+        _table(
+            "New methods (introduced by a paper of the last months)",
+            ["name", "kind", "introduced", "its paper", "docs", "recent", "growth"],
+            rows,
+        )
         if rows
-        else Text("New names: none")
+        else Text("New methods: none")
     )
     rows = [[t["id"], t["label"], t["size"], t["recent_size"], f"{t['growth']:.2f}x"] for t in r["topics"][:limit]]
     console.print(
@@ -186,7 +190,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "(z >= [trends] min_z and a rate-ratio bound >= min_ratio); a rise that began one or two months ago is "
         "also tested against the months before it began ([trends] rise_periods), a model family's versions count "
         "together (a launch; [trends] families), and a family falling while a higher version rises is declining "
-        "with its successor named. New names carry their kind (method, model, benchmark, ...). "
+        "with its successor named. New methods: what papers of the last [trends] new_method_days introduce (their "
+        "method cards: methods, systems, hardware in the lab's areas), most-named first. "
         "Tags: a tag is rising or falling when its "
         "share of documents changes significantly, |z| >= the two-sided Bonferroni bound at [trends] tag_alpha "
         "(0.05) over the taxonomy's tags, and flat otherwise; the report and the dashboard use the same rule.",

@@ -26,9 +26,11 @@ Progress = Callable[[int, int], None]
 
 
 def state(radar: Radar, store: Store) -> str:
-    """What the trends depend on: documents, tags, embeddings and the [trends] settings."""
+    """What the trends depend on: documents, tags, embeddings, the contributions (their model versions: the new
+    methods are the method cards) and the [trends] settings."""
     settings = hashlib.blake2b(repr(asdict(radar.settings.trends)).encode(), digest_size=6).hexdigest()
-    return f"{store.fingerprint()}|{store.tags_fingerprint()}|{store.embeddings_generation()}|{settings}"
+    models = ",".join(f"{m}:{n}" for m, n in sorted(store.contribution_models().items()))
+    return f"{store.fingerprint()}|{store.tags_fingerprint()}|{store.embeddings_generation()}|{models}|{settings}"
 
 
 def tags_window(period: Period) -> str:

@@ -13,11 +13,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
+from radar.analysis.contributions.cards import MethodCard, introduced_methods
+from radar.analysis.contributions.labels import KINDS
 from radar.analysis.names import find_names
 from radar.analysis.names.aliases import surface_key
 from radar.analysis.names.context import Embed
@@ -237,7 +239,7 @@ def trends(
             return trends(
                 radar, opened, as_of=as_of, window=window, topics=topics, progress=progress, detector=detector
             )
-    env = replace(wiring.trends_env(radar), kind_of=name_kinds(store))
+    env = wiring.trends_env(radar)
     return detector(store, env, as_of=as_of, window=window, topics=topics, progress=progress)
 
 
@@ -262,13 +264,19 @@ def report(
     area_of: Area | None = None,
     folder: Path | None = None,
 ) -> BuiltReport:
+<<<<<<< HEAD
     """Gather one period's report and write it under reports/<period>/ (md, html, json; pdf on request), or
     into ``folder``. ``area_of``: each paper's contribution area (reports.sections; None: the fallback on its
     tags)."""
+=======
+    """Gather one period's report and write it under reports/<period>/ (md, html, json; pdf on request).
+    ``area_of``: each paper's contribution area (reports.sections; default: the contributions stage's)."""
+>>>>>>> report
     started = time.perf_counter()
     settings = radar.settings.with_formats(formats)
     with radar.store() as store:
         found, note = trends_result if trends_result is not None else report_trends(radar, store, period)
+        cards = period_cards(radar, store, period)  # brings the contributions up to date first
         content = gather(
             store,
             period,
@@ -279,13 +287,41 @@ def report(
             summarizer=summarizer or wiring.summarizer(radar),
             runs=wiring.reproductions(radar).finished(store),
             presets=wiring.repro_catalog(radar).titles(),
-            adoption=name_adoption(store),
-            area_of=area_of,
+            cards=cards,
+            knobs=wiring.preset_knobs(radar),
+            preset_papers={name: m.arxiv for name, m in wiring.repro_catalog(radar).methods.items() if m.arxiv},
+            area_of=area_of or contribution_areas(store, period),
         )
     content.notes["trends"] = note
     built = write_report(folder or radar.ws.report_dir(period.label), period, content, settings.report)
     built.seconds = time.perf_counter() - started
     return built
+
+
+def period_cards(radar: Radar, store: Store, period: Period) -> list[MethodCard]:
+    """The method cards of the period's papers: for a week what `radar methods --week` lists (the same call), for
+    a date range those of every kind and area its papers introduce, in the same order."""
+    if period.is_week:
+        return steps_contributions.week(radar, store, period.label)
+    steps_contributions.refresh(radar, store)
+    cards = introduced_methods(
+        store,
+        period.start.isoformat(),
+        period.end.isoformat(),
+        steps_contributions.presets(radar),
+        kinds=KINDS,
+        areas=(),
+        groups=steps_contributions.tag_groups(radar),
+    )
+    return steps_contributions.rewrite_changes(store, cards, steps_contributions.changes_writer(radar))
+
+
+def contribution_areas(store: Store, period: Period) -> Area:
+    """area_of(doc_id): the area of the paper's stored contribution (rl-post-training, hardware-systems,
+    other-llm, other; reports.sections places it), None for a document the contributions stage has not decided."""
+    ids = [d.id for d in store.iter_documents(since=period.since, until=period.until, kind="paper")]
+    rows = store.contributions(ids)
+    return lambda doc_id: rows[doc_id].area if doc_id in rows else None
 
 
 @contextmanager

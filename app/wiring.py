@@ -12,10 +12,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from radar.analysis.contributions.cards import MethodCard, introduced_methods
 from radar.analysis.names.context import Embed
 from radar.analysis.tags.errors import TaggingError
 from radar.analysis.tags.tagger import TagEnv, Vectors
 from radar.analysis.trends.compute import TrendsEnv
+from radar.analysis.trends.methods import KINDS as TREND_KINDS
+from radar.analysis.trends.methods import Introductions
 from radar.app.context import Radar
 from radar.app.reproductions import Reproductions
 from radar.index.config import EmbeddingConfig
@@ -109,6 +112,8 @@ def tag_env(radar: Radar, store: Store, *, allow_empty: bool = False) -> TagEnv:
 
 # -- trends -------------------------------------------------------------------------------------------------
 def trends_env(radar: Radar) -> TrendsEnv:
+    """Everything the trends stage needs, complete: its config and caches, the taxonomy's groups, and the method
+    cards its new methods come from (``introductions``)."""
     settings = radar.settings
     return TrendsEnv(
         config=settings.trends,
@@ -116,7 +121,29 @@ def trends_env(radar: Radar) -> TrendsEnv:
         term_cache=radar.ws.term_cache_path,
         topics_dir=radar.ws.topics_dir,
         tag_groups=radar.tag_groups(),
+        introductions=introductions(radar),
     )
+
+
+def introductions(radar: Radar) -> Introductions:
+    """(store, first day, last day) -> the method cards of what that span's papers introduce in the lab's areas, of
+    the kinds trends lists (contributions brought up to date first; the reproduction presets and tag groups of
+    this workspace)."""
+
+    def found(store: Store, since: str, until: str) -> list[MethodCard]:
+        from radar.app import steps_contributions
+
+        steps_contributions.refresh(radar, store)
+        return introduced_methods(
+            store,
+            since,
+            until,
+            steps_contributions.presets(radar),
+            kinds=TREND_KINDS,
+            groups=steps_contributions.tag_groups(radar),
+        )
+
+    return found
 
 
 # -- report ---------------------------------------------------------------------------------------------------
@@ -129,6 +156,20 @@ def summarizer(radar: Radar) -> Summarizer:
 def repro_presets() -> dict[str, str]:
     """The built-in reproduction presets by name -> title (``repro_catalog(radar).titles()`` adds radar.toml's)."""
     return BUILTIN.titles()
+
+
+def preset_knobs(radar: Radar) -> dict[str, str]:
+    """What each reproduction preset sets, in a reason's words: "built-in preset; TRL GRPOConfig epsilon_high,
+    loss_type; overlong shaping; dynamic sampling" (the settings it changes against its baseline)."""
+    found = repro_catalog(radar)
+    out = {}
+    for name, method in found.methods.items():
+        fields = [c for c in method.changes if c not in ("overlong_shaping", "dynamic_sampling", "loss_plugin")]
+        parts = [f"{found.source(name)} preset"] + ([f"TRL GRPOConfig {', '.join(fields)}"] if fields else [])
+        parts += ["overlong shaping"] * method.overlong_shaping + ["dynamic sampling"] * method.dynamic_sampling
+        parts += [f"loss plug-in {method.loss_plugin}"] if method.loss_plugin else []
+        out[name] = "; ".join(parts)
+    return out
 
 
 def repro_catalog(radar: Radar) -> Catalog:

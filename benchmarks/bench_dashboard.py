@@ -171,7 +171,7 @@ def measure(ws: Workspace, page: str, reruns: int, query: str = "") -> dict[str,
     return {"first": first, "fresh": fresh, "rerun": statistics.median(warm), "plain": statistics.median(plain)}
 
 
-DEMO_PAGES = ("overview", "explore", "reports", "repro", "people", "settings")
+DEMO_PAGES = ("overview", "methods", "explore", "reports", "repro", "people", "settings")
 
 
 def bench_demo(demo: Path, base: Path, reruns: int) -> None:

@@ -9,28 +9,19 @@ composition root (app.steps).
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any
 
+from radar.analysis.contributions.cards import MethodCard
 from radar.analysis.trends.result import PeriodTrends, TrendsResult
 from radar.reports.config import Profile, ReportConfig
+from radar.reports.evidence import gather_evidence
+from radar.reports.new_this_week import new_this_week, profile_areas
 from radar.reports.period import Period
 from radar.reports.ranking import Ranked, rank, term_pattern
-from radar.reports.recommend import (
-    ACTIONS,
-    Evidence,
-    Presets,
-    Recommendation,
-    code_links,
-    decide,
-    match_preset,
-    paper_ref,
-    preset_name,
-    preset_patterns,
-)
+from radar.reports.recommend import ACTIONS, Presets, Recommendation, decide
 from radar.reports.result import Bullet, ReportContent
 from radar.reports.runs import RunSummary, finished_runs  # noqa: F401  (finished_runs: re-exported)
 from radar.reports.sections import Area, place
@@ -38,11 +29,11 @@ from radar.reports.summarize import Summarizer
 from radar.reports.text import plain
 from radar.reports.volume import volumes
 from radar.store import Store
-from radar.store.models import Document, utc_now
+from radar.store.models import utc_now
 
 GROUP_ORDER = ("rl-post-training", "hardware-systems", "other")
-MAX_NEW_METHODS = 30  # new methods from the trends considered for recommendations
 MAX_RECOMMENDATIONS = 12
+MAX_WATCH_NEW = 6  # of those, "watch" for a new method of the period (the rest is in "New this week")
 
 
 @dataclass
@@ -82,18 +73,6 @@ def _flagged_ids(trends: TrendsResult) -> set[str]:
     for item in [*trends.emerging, *trends.new_methods]:
         ids.update(item["example_ids"])
     return ids
-
-
-# name -> (recent baseline mentions, all baseline mentions, date introduced), from analysis.names via the app
-Adoption = Callable[[str], tuple[int, int, str] | None]
-
-
-def _adopted(e: Evidence, adoption: Adoption | None) -> Evidence:
-    found = adoption(e.method) if adoption else None
-    if found is None:
-        return e
-    recent, total, introduced = found
-    return replace(e, recent_baseline_mentions=recent, baseline_mentions=total, introduced=introduced)
 
 
 METHOD_KINDS = frozenset({"method", "system"})
@@ -162,25 +141,48 @@ def tag_bullet(tag_volume: list[dict[str, Any]], profile: Profile, sections: lis
     }
 
 
+def _new_bullet(section: Mapping[str, Any]) -> Bullet | None:
+    cards = section.get("cards") or []
+    if not cards:
+        return None
+    first = ", ".join(c["name"] for c in cards[:4]) + (", ..." if section["in_areas"] > 4 else "")
+    return {
+        "text": f"New this week in the profile's areas: {section['in_areas']} ({first})",
+        "link": cards[0]["url"],
+        "label": cards[0]["title"],
+    }
+
+
+def rec_bullet(rec: Recommendation) -> Bullet:
+    """A recommendation in the brief, linked to the paper that introduces the method (the paper the line names),
+    else to the newest paper of the period naming it, said so."""
+    intro = rec.evidence.introduced_by
+    other = rec.evidence.papers[0] if rec.evidence.papers else None
+    paper, label = (intro, intro.get("title", "")) if intro else (other, f"named in {other['title']}" if other else "")
+    return {
+        "text": f"{rec.action.capitalize()}: {rec.method} ({rec.reason})",
+        "link": paper["url"] if paper else "",
+        "label": label,
+    }
+
+
 def executive_summary(
     recs: list[Recommendation],
     tag_line: Bullet | None,
     top: list[dict[str, Any]],
     topics: list[Any],
     runs: list[dict[str, Any]],
+    new: Mapping[str, Any] | None = None,
 ) -> list[Bullet]:
     """At most five bullets, what matters to the profile this period, each with its evidence link; every figure in
-    them is one the body shows (the tag line is the table's ``change``, the topic the first growing topic)."""
+    them is one the body shows (the new methods are the section's, the tag line is the table's ``change``, the
+    topic the first growing topic)."""
     out: list[Bullet] = []
+    first = _new_bullet(new or {})
+    if first is not None:
+        out.append(first)
     for rec in [r for r in recs if r.action in ("adopt", "reproduce", "evaluate")][:2]:
-        paper = rec.evidence.papers[0] if rec.evidence.papers else None
-        out.append(
-            {
-                "text": f"{rec.action.capitalize()}: {rec.method} ({rec.reason})",
-                "link": paper["url"] if paper else "",
-                "label": paper["title"] if paper else "",
-            }
-        )
+        out.append(rec_bullet(rec))
     if tag_line is not None:
         out.append(tag_line)
     if top:
@@ -203,91 +205,20 @@ def executive_summary(
     return out[:5]
 
 
-def _evidence(
-    store: Store,
-    period: Period,
-    trends: TrendsResult,
-    ranked: list[Ranked],
-    baseline: list[Document],
-    runs: list[RunSummary],
-    trailing_weeks: int,
-    preset_titles: Presets,
-) -> list[Evidence]:
-    presets = preset_patterns(preset_titles)
-    relevance = {r.doc.id: r.relevance for r in ranked}
-    period_docs = [r.doc for r in ranked]
-    latest_run: dict[str, RunSummary] = {}
-    for run in runs:  # newest first
-        latest_run.setdefault(run.method, run)
-    found: dict[str, Evidence] = {}
+def order_recommendations(recs: list[Recommendation], rank: Mapping[str, int]) -> list[Recommendation]:
+    """By action (adopt, reproduce, evaluate, watch); a "watch" for a method new this period after the others and
+    at most ``MAX_WATCH_NEW`` of those, in the order the report ranks their papers; ``MAX_RECOMMENDATIONS`` in all."""
+    last = len(rank)
 
-    lowered: dict[str, str] = {}
+    def key(r: Recommendation) -> tuple[Any, ...]:
+        new_watch = r.rule == "new"
+        paper = r.evidence.introduced_by.get("id", "")
+        return (ACTIONS.index(r.action), new_watch, rank.get(paper, last) if new_watch else -r.evidence.recent_count,
+                r.method.lower())  # fmt: skip
 
-    def mentions(pattern: re.Pattern[str], docs: list[Document], needle: str = "") -> list[Document]:
-        """Documents whose title or abstract matches; ``needle`` (lower case) is a cheap substring prefilter."""
-        out = []
-        for d in docs:
-            if needle:
-                text = lowered.get(d.id)
-                if text is None:
-                    text = lowered[d.id] = (d.title + " " + d.abstract).lower()
-                if needle not in text:
-                    continue
-            if pattern.search(d.title) or pattern.search(d.abstract):
-                out.append(d)
-        return out
-
-    for item in trends.new_methods[:MAX_NEW_METHODS]:
-        name = item["name"].strip()
-        if not name:
-            continue
-        pat = term_pattern(name, exact_case=sum(c.isupper() for c in name) >= 2)
-        words = re.findall(r"[a-z0-9]+", name.lower())
-        here = mentions(pat, period_docs, max(words, key=len) if words else "")
-        if not here:  # named by the trends but absent from this period: nothing to act on this week
-            continue
-        examples = list(store.documents(item["example_ids"][:10]).values())
-        docs = sorted({d.id: d for d in [*here, *examples]}.values(), key=lambda d: d.published, reverse=True)
-        rel = [relevance[d.id] for d in docs if d.id in relevance]
-        preset = match_preset(name, presets)
-        found[preset or name.lower()] = Evidence(
-            method=name,
-            origin="new method (trends)",
-            papers=[paper_ref(d) for d in docs[:6]],
-            count=int(item["count"]),
-            recent_count=len(here),
-            growth=float(item["growth"] or 0.0),
-            first_seen=item["first_seen"][:10],
-            code_links=code_links(docs)[:5],
-            relevance=round(sum(rel) / len(rel), 3) if rel else 0.0,
-            preset=preset,
-            run=latest_run.get(preset) if preset else None,
-        )
-    for preset, pat in presets.items():
-        if preset in found:
-            continue
-        needle = max(re.findall(r"[a-z0-9]+", preset_name(preset, preset_titles).lower()), key=len)
-        here = mentions(pat, period_docs, needle)
-        if not here:
-            continue
-        before = mentions(pat, baseline, needle)
-        rate_before = len(before) / trailing_weeks
-        growth = len(here) / rate_before if rate_before else float(len(here))
-        rel = [relevance[d.id] for d in here]
-        docs = sorted([*here, *before], key=lambda d: d.published, reverse=True)
-        found[preset] = Evidence(
-            method=preset_name(preset, preset_titles),
-            origin="repro preset mentioned",
-            papers=[paper_ref(d) for d in docs[:6]],
-            count=len(docs),
-            recent_count=len(here),
-            growth=round(growth, 2),
-            code_links=code_links(docs)[:5],
-            relevance=round(sum(rel) / len(rel), 3),
-            preset=preset,
-            run=latest_run.get(preset),
-        )
-    return list(found.values())
+    ordered = sorted(recs, key=key)
+    watch_new = {id(r) for r in [r for r in ordered if r.rule == "new"][:MAX_WATCH_NEW]}
+    return [r for r in ordered if r.rule != "new" or id(r) in watch_new][:MAX_RECOMMENDATIONS]
 
 
 def gather(
@@ -301,12 +232,16 @@ def gather(
     summarizer: Summarizer,
     runs: list[RunSummary],
     presets: Presets,
-    adoption: Adoption | None = None,
+    cards: Sequence[MethodCard] = (),
+    knobs: Mapping[str, str] | None = None,
+    preset_papers: Mapping[str, str] | None = None,
     area_of: Area | None = None,
 ) -> ReportContent:
     """Everything the templates show; ``ReportContent.as_dict()`` is report.json. ``trends``: the period's trends
-    (the tags' change in share from ``trends.tags``, terms, names and topics from ``trends.terms``); ``area_of``:
-    each paper's contribution area (reports.sections; None: the fallback on its tags)."""
+    (the tags' change in share from ``trends.tags``, terms, names and topics from ``trends.terms``); ``cards``:
+    the method cards of the period's papers (what `radar methods --week` lists); ``knobs``: what each preset sets;
+    ``preset_papers``: the paper (arXiv id) each preset reproduces; ``area_of``: each paper's contribution area
+    (reports.sections; None: the fallback on its tags)."""
     used_profile, profile_note = effective_profile(profile, grouping)
     terms = trends.terms
     headline, tag_volume = volumes(store, period, grouping, cfg, trends.tags)
@@ -375,20 +310,35 @@ def gather(
             }
         )
 
-    methods_only = replace(
-        terms, new_methods=[m for m in terms.new_methods if m.get("kind") in method_kinds(used_profile, grouping)]
+    kinds = method_kinds(used_profile, grouping)
+    areas = profile_areas(used_profile, grouping.groups)
+    new = new_this_week(
+        cards,
+        areas,
+        {r.doc.id: i for i, r in enumerate(ranked)},
+        {i: d.url for i, d in store.documents([c.introduced_by for c in cards if c.introduced_by]).items()},
     )
-    recs: list[Recommendation] = [
-        decide(_adopted(e, adoption))
-        for e in _evidence(store, period, methods_only, ranked, baseline, runs, cfg.trailing_weeks, presets)
-    ]
-    recs.sort(key=lambda r: (ACTIONS.index(r.action), -r.evidence.recent_count, r.method.lower()))
-    # a method that only rises, with no relevance to the lab's profile (e.g. a radiology model), is noise here
-    off_profile = [r.method for r in recs if r.rule == "rising" and r.evidence.relevance <= 0 and not r.evidence.preset]
-    recs = [r for r in recs if r.method not in off_profile]
+    found, off_profile = gather_evidence(
+        store,
+        period,
+        cards=cards,
+        areas=areas,
+        kinds=kinds,
+        trend_names=[m for m in terms.new_methods if m.get("kind") in kinds],
+        ranked=ranked,
+        baseline=baseline,
+        trailing_weeks=cfg.trailing_weeks,
+        runs=runs,
+        presets=presets,
+        knobs=knobs or {},
+        preset_papers=preset_papers or {},
+    )
+    # a recent method the period's papers name without a rise is no recommendation (a preset's method is: watch)
+    decided = [r for r in map(decide, found) if not (r.rule == "in-use" and not r.evidence.preset)]
+    recs = order_recommendations(decided, {r.doc.id: i for i, r in enumerate(ranked)})
     off_note = (
         (
-            f"{len(off_profile)} more flagged method(s) with no relevance to the profile are left out: "
+            f"{len(off_profile)} more method(s) named this period are outside the profile's areas: "
             f"{', '.join(off_profile[:6])}{' ...' if len(off_profile) > 6 else ''}"
         )
         if off_profile
@@ -398,7 +348,6 @@ def gather(
     topics = sorted(terms.topics, key=lambda t: (-(t["growth"] or 0.0), t["id"]))
     growing = [t for t in topics if (t["growth"] or 0) > 0]
     shown_topics = [t for t in growing if _topic_is_relevant(store, used_profile, t)]
-    kinds = method_kinds(used_profile, grouping)
     named = [m for m in terms.new_methods if relevant(m["example_ids"], m["name"])]
     new_names = [m for m in named if m.get("kind") in kinds]
     left_out = [t["label"] for t in growing if t not in shown_topics] + [
@@ -439,7 +388,8 @@ def gather(
         top_papers=by_tag,
         posts=post_items,
         posts_total=len(posts),
-        recommendations=recs[:MAX_RECOMMENDATIONS],
+        recommendations=recs,
+        new_this_week=new,
         runs=[r.as_dict() for r in runs[:10]],
         notes={
             "profile": profile_note,
@@ -457,6 +407,7 @@ def gather(
             top_overall,
             shown_topics,
             [r.as_dict() for r in runs],
+            new,
         ),
         elsewhere=elsewhere_items,
     )

@@ -69,6 +69,8 @@ class ReportContent:
     # papers carrying a profile tag whose contribution lies elsewhere (an application: speech, medicine, ...):
     # {id, title, url, field}, listed in one line instead of the lab's sections (reports.sections)
     elsewhere: list[dict[str, Any]] = field(default_factory=list)
+    # "New this week" (reports.new_this_week): the period's method cards in the profile's areas and the rest by name
+    new_this_week: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)  # sections added by later stages, kept as read
 
     def as_dict(self) -> dict[str, Any]:
@@ -80,7 +82,7 @@ class ReportContent:
     def from_dict(cls, data: dict[str, Any]) -> ReportContent:
         """A report.json read back; ValueError when it is not one (a key missing, a recommendation malformed)."""
         names = {f.name for f in fields(cls)} - {"extra"}
-        missing = sorted(names - set(data) - {"summary", "elsewhere"})  # reports written before these existed
+        missing = sorted(names - set(data) - {"summary", "elsewhere", "new_this_week"})  # written before these existed
         if missing:
             raise ValueError(f"report.json lacks {', '.join(missing)}")
         values = {k: data[k] for k in names if k in data}

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import orjson
 
+from radar.store.dates import entered_sql
 from radar.store.models import utc_now
 from radar.store.table import Table
 
@@ -157,13 +158,14 @@ class ContributionsTable(Table):
         return {r["doc_id"]: _row(r) for r in self._rows_for(_SELECT + " WHERE c.doc_id IN ({marks})", ids)}
 
     def introductions(self, since: str = "", until: str = "") -> list[ContributionRow]:
-        """Papers published in [since, until] (YYYY-MM-DD or stamps; '' = open) that introduce a name, oldest first."""
+        """Papers that entered the record in [since, until] (YYYY-MM-DD or stamps; '' = open; store.dates: a paper
+        held in moderation enters when it was announced) that introduce a name, oldest first."""
         clauses, params = ["c.introduces = 1"], []
         if since:
-            clauses.append("d.published >= ?")
+            clauses.append(f"{entered_sql('d')} >= ?")
             params.append(since)
         if until:
-            clauses.append("d.published <= ?")
+            clauses.append(f"{entered_sql('d')} <= ?")
             params.append(until if len(until) > 10 else until + "\uffff")
         rows = self.conn.execute(_SELECT + " WHERE " + " AND ".join(clauses) + " ORDER BY d.published, d.id", params)
         return [_row(r) for r in rows]

@@ -15,6 +15,7 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from datetime import date, timedelta
+from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -243,6 +244,70 @@ def test_feed_text_is_never_markup(app: AppTest, dash_ws: Workspace) -> None:
         assert not el.proto.allow_html
     # the javascript: URL is not offered as a link
     assert not [b for b in app.get("link_button") if "javascript" in b.proto.url]
+
+
+# -- methods ------------------------------------------------------------------------------------------
+def test_methods_page_lists_the_weeks_cards_lab_areas_first(app: AppTest, dash_ws: Workspace) -> None:
+    """The week with the most introductions: the page's table is `radar methods --week`'s list, in its order."""
+    from collections import Counter
+
+    from radar.analysis.contributions.cards import iso_week, week_cards
+    from radar.app import steps_contributions
+    from radar.app.context import Radar
+    from radar.app.dashboard import period
+
+    radar = Radar(dash_ws)
+    with dash_ws.store() as store:
+        steps_contributions.refresh(radar, store)
+        busiest = Counter(iso_week(r.published) for r in store.introductions()).most_common(1)[0][0]
+        cards = week_cards(store, busiest, steps_contributions.presets(radar), steps_contributions.tag_groups(radar))
+    assert cards
+    app.session_state[period.KEY] = busiest
+    _page(app, "methods")
+    table = next(d.value for d in app.dataframe if "method" in d.value.columns)
+    assert list(table["method"]) == [c.name for c in cards] and list(table["paper"]) == [c.introduced_by for c in cards]
+    assert list(table["later papers"]) == [len(c.used_by) for c in cards]
+    assert app.selectbox(key=period.WIDGET).value == busiest  # the one week picker
+    detail = "\n".join(_markdown(app))
+    first = cards[0]
+    assert data.text(first.changes) in detail and data.md(first.introduced_by) in detail
+    assert ("no preset" if not first.preset else data.md(first.preset)) in detail
+
+
+def test_a_cards_detail_names_its_adopters_and_escapes_feed_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hostile paper introduces EVILPO; a later paper compares against it: the detail lists that paper's id as a
+    later paper and as comparing, and every piece of feed text is escaped."""
+    from radar.app import steps_contributions
+    from radar.app.context import Radar
+    from radar.app.dashboard import page_methods
+
+    ws, _ = Workspace.init(tmp_path / "ws")
+    intro = Document("2509.10003", "paper", "arxiv", "EVILPO: <script>alert(1)</script> [x](javascript:alert(2))",
+                     "We propose EVILPO, a reinforcement learning method for LLMs that **bolds** <img src=x "
+                     "onerror=alert(3)> and improves GRPO. Code: https://github.com/evil/evilpo).",
+                     "2025-09-24T10:00:00Z", url="https://arxiv.org/abs/2509.10003")  # fmt: skip
+    later = Document("2510.10001", "paper", "arxiv", "Stable reinforcement learning for reasoning",
+                     "Our recipe outperforms EVILPO and GRPO on math benchmarks.", "2025-10-08T10:00:00Z")  # fmt: skip
+    with ws.store() as store:
+        store.upsert_documents([intro, later])
+        steps_contributions.refresh(Radar(ws), store)
+    monkeypatch.setenv("RADAR_HOME", str(ws.root))
+    at = AppTest.from_file(str(MAIN_SCRIPT), default_timeout=180).run()
+    at.session_state["radar_week"] = "2025-W39"
+    at.switch_page("page_methods.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    texts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [h.value for h in at.subheader]
+    joined = "\n".join(texts)
+    assert "**Later papers naming it:** 1\\: 2510\\.10001" in joined
+    assert "**Of those, comparing against it:** 1\\: 2510\\.10001" in joined
+    assert "(https://arxiv.org/abs/2509.10003)" in joined  # the paper's own link, http(s) only
+    for text in texts:  # markup from the feed only ever escaped
+        assert not re.search(r"(?<!\\)[<>]", text) and "](javascript" not in text, text
+    for el in list(at.markdown) + list(at.caption):
+        assert not el.proto.allow_html
+    assert page_methods.week_cards(str(ws.root), data.version(str(ws.root)), "2025-W39")[0]["name"] == "EVILPO"
 
 
 def test_md_escapes_what_markdown_would_interpret() -> None:

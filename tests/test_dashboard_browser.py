@@ -43,6 +43,16 @@ def served(tmp_path_factory: pytest.TempPathFactory, small_snapshot: Path) -> It
         last = latest_data_week(store).end.isoformat() + "T12:00:00Z"
         store.upsert_documents(
             [
+                Document(  # a hostile paper introducing a method in that week: the Methods page shows its card
+                    id="2403.99999",
+                    kind="paper",
+                    source="arxiv",
+                    title="EVILPO: " + EVIL_TITLE,
+                    abstract="We propose EVILPO, a reinforcement learning method for LLMs that improves GRPO "
+                    "<iframe src=javascript:alert(4)></iframe>.",
+                    published=last,
+                    url="https://arxiv.org/abs/2403.99999",
+                ),
                 Document(
                     id="post:feedfacefeedface",
                     kind="post",
@@ -51,7 +61,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, small_snapshot: Path) -> It
                     abstract="<iframe src=javascript:alert(2)></iframe>",
                     published=last,
                     url="javascript:alert(3)",
-                )
+                ),
             ]
         )
         ids = [d.id for d in store.latest_documents(kinds=["paper"], limit=40)]
@@ -101,6 +111,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, small_snapshot: Path) -> It
 # from the start page through the navigation bar
 PAGES = [
     ("", "In the workspace"),
+    ("Methods", "Later papers naming it"),
     ("Explore", EVIL_TITLE),
     ("Reports", "Download HTML"),
     ("Repro", "Start a run"),

@@ -1,6 +1,7 @@
 """One workspace, one week, three surfaces: the report, `radar trends --week` and the dashboard show the same figures
 (documents, each tag's and group's count and change in share, emerging terms, topics), the brief repeats the table,
-and a paper announced after the week's end is in none of them."""
+the report's "New this week", `radar methods --week` and the dashboard's Methods page name the same methods, and a
+paper announced after the week's end is in none of them."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from tests.cli_helpers import run_cli
 
 WEEK = "2024-W07"  # Mon 12 - Sun 18 Feb 2024, inside the first 500 snapshot papers
 HELD = "2403.00001"  # submitted in W07, announced (its id's month) in March: not in W07
+HELD_INTRO = "2403.00002"  # ... and one that introduces a method: not among W07's cards either
 RULES = {
     "rl-policy-optimization": re.compile(r"reinforcement learning|policy optimization|\bRLHF\b|\bPPO\b", re.I),
     "inference-serving": re.compile(r"\binference\b|serving|KV cache", re.I),
@@ -66,7 +68,17 @@ def truth(small_snapshot: Path, tmp_path_factory: pytest.TempPathFactory) -> Wor
             published="2024-02-14T10:00:00Z",
             url=f"https://arxiv.org/abs/{HELD}",
         )
-        store.upsert_documents([held])
+        held_intro = Document(
+            id=HELD_INTRO,
+            kind="paper",
+            source="arxiv",
+            title="HELDPO: Held Policy Optimization for Reinforcement Learning with Verifiable Rewards",
+            abstract="We propose HELDPO, a policy optimization algorithm for reinforcement learning with verifiable "
+            "rewards of large language models that improves on GRPO.",
+            published="2024-02-15T10:00:00Z",
+            url=f"https://arxiv.org/abs/{HELD_INTRO}",
+        )
+        store.upsert_documents([held, held_intro])
         rows = [
             (d.id, tag)
             for d in store.iter_documents(kind="paper")
@@ -155,6 +167,18 @@ def test_report_cli_and_dashboard_show_the_same_week(
         (t["id"], t["size"], t["recent_size"]) for t in terms["topics"]
     }
 
+    # the week's method cards: the report's New this week, `radar methods --week --json`, the dashboard's Methods page
+    cards = run_cli(capsys, "--workspace", root, "methods", "--week", WEEK, "--json")
+    assert cards.code == 0, cards.err
+    listed = [c["name"] for c in json.loads(cards.out)]
+    section = report["new_this_week"]
+    in_report = [c["name"] for key in ("cards", "compact", "more", "others") for c in section[key]]
+    assert listed and sorted(in_report) == sorted(listed) and section["total"] == len(listed)
+    at.switch_page("page_methods.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert list(_frame(at, "method", "paper")["method"]) == listed  # the CLI's order: the lab's areas first
+    assert "HELDPO" not in listed
+
     # a paper submitted in W07 but announced in March is in none of them
     listed = {p["id"] for p in report["top_overall"]} | {p["id"] for s in report["top_papers"] for p in s["papers"]}
     assert HELD not in listed
@@ -162,6 +186,8 @@ def test_report_cli_and_dashboard_show_the_same_week(
         in_week = store.filter_documents(since="2024-02-12T00:00:00Z", until="2024-02-18T23:59:59Z")
         in_march = store.filter_documents(since="2024-03-01T00:00:00Z", until="2024-03-03T23:59:59Z")
     assert HELD not in in_week and HELD in in_march and len(in_week) == docs
+    march = run_cli(capsys, "--workspace", root, "methods", "--week", "2024-W09", "--json")
+    assert "HELDPO" in [c["name"] for c in json.loads(march.out)]  # listed in the week it was announced
 
 
 def test_the_entry_day_in_sql_is_the_rule_in_python(tmp_path: Path) -> None:

@@ -63,6 +63,10 @@ class NewMethod(TypedDict):
     example_ids: list[str]
     series: list[PeriodCount]
     kind: NotRequired[str | None]  # method, model, benchmark, system, hardware, metric, org, generic (None: unknown)
+    # from the introducing paper's method card (first_id is that paper): its area, title and what it changes
+    area: NotRequired[str]
+    title: NotRequired[str]
+    changes: NotRequired[str]
 
 
 class Topic(TypedDict):

@@ -220,6 +220,15 @@ def ours(value: str) -> str:
     return "".join(f"`{part}`" if code else md(part) for part, code in code_spans(value or ""))
 
 
+def link(label: str, url: str) -> str:
+    """A Markdown link for st.markdown: ``label`` already escaped (``md``/``text``), ``url`` only when it is
+    http(s), with the characters that would end or break the link target percent-encoded; else the label alone."""
+    if not url.startswith(("http://", "https://")):
+        return label
+    safe = "".join(f"%{ord(c):02X}" if c in " ()<>[]\"'\\`" or ord(c) < 33 else c for c in url)
+    return f"[{label}]({safe})"
+
+
 def one_line(text: str, limit: int = 300) -> str:
     flat = " ".join((text or "").split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
@@ -239,12 +248,14 @@ METHOD_KINDS = (None, "method", "system", "hardware")  # a name the classifier d
 
 
 def method_rows(methods: list[Any]) -> list[dict[str, Any]]:
-    """New method names as a table a person reads: named columns, growth as "4.6x", the kind beside the name."""
+    """New methods (the trends' ``new_methods``: what a paper of the last months introduces) as a table a person
+    reads: named columns, the introducing paper, growth as "4.6x", the kind beside the name."""
     return [
         {
             "method": m["name"],
             "kind": m.get("kind") or "unknown",
-            "first seen": str(m.get("first_seen") or "")[:10],
+            "introduced": str(m.get("first_seen") or "")[:10],
+            "paper": m.get("first_id") or "",
             "papers": m.get("count", 0),
             "this period": m.get("recent_count", 0),
             "growth": f"{float(m.get('growth') or 0):.1f}x",

@@ -20,6 +20,7 @@ HERE = Path(__file__).resolve().parent
 # Streamlit puts this folder on sys.path, where a "repro.py" would shadow the repro package.
 PAGES = (
     ("page_overview.py", "Overview", ":material/insights:"),
+    ("page_methods.py", "Methods", ":material/lightbulb:"),
     ("page_explore.py", "Explore", ":material/search:"),
     ("page_reports.py", "Reports", ":material/description:"),
     ("page_repro.py", "Repro", ":material/science:"),

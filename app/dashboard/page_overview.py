@@ -182,6 +182,7 @@ def _terms(terms: TrendsResult) -> None:
 
 def _new_methods(terms: TrendsResult) -> None:
     st.subheader("New methods")
+    st.caption("introduced by a paper of the last months (its method card), most-named first; the week's own: Methods")
     methods: list[NewMethod] = [m for m in terms.new_methods if m.get("kind") in data.METHOD_KINDS]
     others = [m for m in terms.new_methods if m.get("kind") not in data.METHOD_KINDS]
     if others:

@@ -54,7 +54,12 @@ def _flagged(root: str, api: Reproductions) -> None:
     found = period.trends(root, ver, chosen.label)[0] if chosen is not None and facets["counts"]["documents"] else None
     flagged = [dict(m) for m in found.terms.new_methods if m.get("kind") in data.METHOD_KINDS] if found else []
     if flagged:
-        st.caption(data.md(f"from the trends of {found.label if found else ''}: method names new in the literature"))
+        st.caption(
+            data.md(
+                f"from the trends of {found.label if found else ''}: methods a paper of the last months introduces "
+                "(its method card), most-named first"
+            )
+        )
         st.dataframe(pd.DataFrame(data.method_rows(flagged)), hide_index=True)
         _reproduce_flagged(root, api, [str(m.get("name") or "") for m in flagged])
     else:
