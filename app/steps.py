@@ -264,14 +264,9 @@ def report(
     area_of: Area | None = None,
     folder: Path | None = None,
 ) -> BuiltReport:
-<<<<<<< HEAD
     """Gather one period's report and write it under reports/<period>/ (md, html, json; pdf on request), or
-    into ``folder``. ``area_of``: each paper's contribution area (reports.sections; None: the fallback on its
-    tags)."""
-=======
-    """Gather one period's report and write it under reports/<period>/ (md, html, json; pdf on request).
-    ``area_of``: each paper's contribution area (reports.sections; default: the contributions stage's)."""
->>>>>>> report
+    into ``folder``. ``area_of``: each paper's contribution area (reports.sections; default: the contributions
+    stage's)."""
     started = time.perf_counter()
     settings = radar.settings.with_formats(formats)
     with radar.store() as store:
