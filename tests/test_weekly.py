@@ -199,7 +199,8 @@ def _repro_ws(tmp_path: Path, budget: int) -> Workspace:
             kind="paper",
             source="test",
             title=title,
-            abstract=f"{title}. We compare with GRPO on math reasoning benchmarks.",
+            # each compares against the method it builds on: the week's evidence a reproduction needs
+            abstract=f"{title}. It outperforms {'DAPO' if 'DAPO' in title else 'GSPO'} and GRPO on math benchmarks.",
             published=f"2025-08-{19 + i % 3 + 7 * (i >= 4)}T00:00:00Z",  # four in 2025-W34, four in W35
             url=f"https://arxiv.org/abs/2508.{10000 + i}",
         )
