@@ -11,6 +11,7 @@ import importlib
 import sqlite3
 import sys
 from collections.abc import Sequence
+from importlib import metadata
 from typing import NoReturn
 
 from radar.store.errors import RadarError, disk_error, disk_message, one_line
@@ -27,9 +28,17 @@ class _Parser(argparse.ArgumentParser):
         self.exit(1, f"radar: error: {one_line(message)} (see `{self.prog} --help`)\n")
 
 
+def installed_version() -> str:
+    try:
+        return metadata.version("research-radar")
+    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "(not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="radar", description="Research Radar: track, tag, trend, report, reproduce.")
     parser.add_argument("--workspace", "-w", metavar="DIR", help="workspace folder (default: $RADAR_HOME)")
+    parser.add_argument("--version", action="version", version=f"radar {installed_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name in COMMAND_MODULES:

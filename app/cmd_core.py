@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
+import radar
 from radar.app.context import Radar
 from radar.app.output import console, err_console, print_json
 from radar.crawler.snapshot import describe_problems, import_snapshot
@@ -215,7 +216,9 @@ def cmd_crawl(args: argparse.Namespace) -> int:
 
 
 # -- demo -------------------------------------------------------------------------------------------
-DATA_DIR = Path(__file__).resolve().parents[1] / "data"
+# The bundled data, beside the package's own modules: radar/data in an installed wheel (pyproject maps data/ there),
+# the checkout's data/ in an editable install (through radar/data's link)
+DATA_DIR = Path(radar.__file__).with_name("data")
 # The date the demo's trends look back from: the snapshot's last months are quiet (no term passes the
 # significance bar; `radar trends --as-of` at each month end of 2025-06..2026-06 shows emerging terms only in
 # 2025-06..09 and 2025-12), while in September 2025 RLVR and Qwen3 both rise clearly.
@@ -265,9 +268,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     data_dir = Path(args.data).resolve() if args.data else DATA_DIR
     snapshot = data_dir / "snapshot.jsonl.gz"
     if not snapshot.is_file():
-        raise WorkspaceError(
-            f"bundled snapshot not found at {snapshot}; run from a project checkout or pass --data DIR"
-        )
+        raise WorkspaceError(f"bundled snapshot not found at {snapshot}; reinstall research-radar or pass --data DIR")
     parsed = _parse_date(args.as_of or DEMO_AS_OF, "--as-of")
     assert parsed is not None
     as_of = parsed.date()

@@ -3,6 +3,7 @@ held-out overlap, device, provenance. Built inside the worker (imports torch and
 
 from __future__ import annotations
 
+import json
 import platform
 import subprocess
 from collections.abc import Callable
@@ -27,18 +28,7 @@ def provenance() -> dict[str, Any]:
             versions[pkg] = metadata.version(pkg)
         except metadata.PackageNotFoundError:
             versions[pkg] = None
-    here = Path(__file__).resolve().parents[1]
-    try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=10, check=True
-        ).stdout.strip()
-        dirty = bool(
-            subprocess.run(
-                ["git", "status", "--porcelain", "--", "repro"], cwd=here, capture_output=True, text=True, timeout=10
-            ).stdout.strip()
-        )
-    except (OSError, subprocess.SubprocessError):
-        commit, dirty = "unknown", False
+    commit, dirty = source_commit(Path(__file__))
     return {
         "git_commit": commit,
         "repro_dirty": dirty,
@@ -46,6 +36,33 @@ def provenance() -> dict[str, Any]:
         "platform": platform.platform(),
         "packages": versions,
     }
+
+
+def source_commit(module: Path) -> tuple[str, bool]:
+    """The git commit the code of ``module`` (a file of this package) was run from, and whether this package's
+    files differ from it. A checkout answers (an editable install); an installed wheel has no repository of its
+    own, even in a venv inside some checkout (whose commit would not be this code's): then the commit pip
+    recorded for an install from a repository (PEP 610 direct_url.json), else "unknown"."""
+
+    def git(*argv: str) -> str:
+        return subprocess.run(
+            ["git", *argv], cwd=module.parent, capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
+
+    try:
+        git("ls-files", "--error-unmatch", "--", module.name)  # the file itself is tracked there
+        return git("rev-parse", "HEAD"), bool(git("status", "--porcelain", "--", "."))
+    except (OSError, subprocess.SubprocessError):
+        return installed_commit() or "unknown", False
+
+
+def installed_commit() -> str | None:
+    try:
+        text = metadata.distribution("research-radar").read_text("direct_url.json")
+        commit = json.loads(text or "{}").get("vcs_info", {}).get("commit_id")
+    except (metadata.PackageNotFoundError, ValueError, AttributeError):
+        return None
+    return commit if isinstance(commit, str) else None
 
 
 def resolve_device(requested: str) -> str:
