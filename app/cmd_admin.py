@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import re
 
-from radar.app.cmd_core import open_workspace
+from radar.app.cli_helpers import open_workspace
 from radar.app.output import console, print_json
 from radar.store.errors import ConfigError
 

@@ -9,7 +9,7 @@ import socket
 import subprocess
 import sys
 
-from radar.app.cmd_core import open_workspace
+from radar.app.cli_helpers import open_workspace
 from radar.app.context import Radar
 from radar.app.dashboard.config import AppConfig
 from radar.app.dashboard.serve import HOSTS_VAR

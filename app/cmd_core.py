@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 import radar
+from radar.app.cli_helpers import open_radar, open_workspace, parse_date
 from radar.app.context import Radar
 from radar.app.output import console, err_console, print_json
 from radar.crawler.snapshot import describe_problems, import_snapshot
@@ -20,15 +21,6 @@ from radar.store import Workspace, resolve_root
 
 if TYPE_CHECKING:
     from radar.reports.build import BuiltReport
-
-
-def open_workspace(args: argparse.Namespace) -> Workspace:
-    return Workspace.open(resolve_root(args.workspace))
-
-
-def open_radar(args: argparse.Namespace) -> Radar:
-    """The workspace of --workspace / $RADAR_HOME with its settings (radar.toml is read once, when first used)."""
-    return Radar(open_workspace(args))
 
 
 # -- init -------------------------------------------------------------------------------------------
@@ -174,22 +166,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 # -- crawl ------------------------------------------------------------------------------------------
-def _parse_date(value: str | None, flag: str) -> datetime | None:
-    from radar.store import ConfigError
-
-    if not value:
-        return None
-    try:
-        return datetime.strptime(value, "%Y-%m-%d").replace(tzinfo=UTC)
-    except ValueError:
-        raise ConfigError(f"{flag} {value!r} is not a date; use YYYY-MM-DD, e.g. {flag} 2025-05-01") from None
-
-
 def cmd_crawl(args: argparse.Namespace) -> int:
     from radar.app import steps
 
     radar = open_radar(args)
-    since = _parse_date(args.since, "--since")
+    since = parse_date(args.since, "--since")
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -269,7 +250,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     snapshot = data_dir / "snapshot.jsonl.gz"
     if not snapshot.is_file():
         raise WorkspaceError(f"bundled snapshot not found at {snapshot}; reinstall research-radar or pass --data DIR")
-    parsed = _parse_date(args.as_of or DEMO_AS_OF, "--as-of")
+    parsed = parse_date(args.as_of or DEMO_AS_OF, "--as-of")
     assert parsed is not None
     as_of = parsed.date()
     feeds = sorted((data_dir / "feeds").glob("*.xml"))

@@ -9,7 +9,7 @@ from rich import box
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from radar.app.cmd_core import _parse_date, open_radar
+from radar.app.cli_helpers import open_radar, parse_date
 from radar.app.output import console, err_console, print_json
 
 MAX_K = 1000
@@ -55,7 +55,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 def _filters(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from radar.index.search import Filters
 
-    since, until = _parse_date(args.since, "--since"), _parse_date(args.until, "--until")
+    since, until = parse_date(args.since, "--since"), parse_date(args.until, "--until")
     return Filters(
         since=since.strftime("%Y-%m-%d") if since else "",
         until=until.strftime("%Y-%m-%d") if until else "",
@@ -96,9 +96,9 @@ def _print_hits(hits: list, as_json: bool) -> None:  # type: ignore[type-arg]
 
 
 def _run_query(args: argparse.Namespace, query: str) -> int:
-    from radar.app import steps
+    from radar.app import wiring
 
-    searcher = steps.open_searcher(open_radar(args))
+    searcher = wiring.open_searcher(open_radar(args))
     try:
         run = searcher.search if query == "search" else searcher.similar
         hits = run(args.query if query == "search" else args.id, k=args.k, filters=_filters(args))

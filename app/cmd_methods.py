@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from rich.table import Table
 from rich.text import Text
 
-from radar.app.cmd_core import _parse_date, open_workspace
+from radar.app.cli_helpers import open_workspace, parse_date
 from radar.app.output import console, err_console, keep_whole, print_json
 from radar.store.names import NameRow
 
@@ -95,7 +95,7 @@ def _card_lines(card: MethodCard) -> list[Text]:
 
 def _cards(args: argparse.Namespace) -> int:
     from radar.app import steps_contributions as contributions
-    from radar.app.cmd_core import open_radar
+    from radar.app.cli_helpers import open_radar
 
     radar = open_radar(args)
     with radar.store() as store, err_console.status("deciding what new papers introduce", spinner="dots"):
@@ -139,8 +139,8 @@ def cmd_methods(args: argparse.Namespace) -> int:
 
     if args.kind and args.kind not in KINDS:
         raise NamesError(f"--kind {args.kind!r} is not a kind; use one of {', '.join(KINDS)}")
-    since = _parse_date(args.since, "--since")
-    as_of = _parse_date(args.as_of, "--as-of")
+    since = parse_date(args.since, "--since")
+    as_of = parse_date(args.as_of, "--as-of")
     ws = open_workspace(args)
     with ws.store() as store:
         with err_console.status("finding names (first run after new documents)", spinner="dots"):

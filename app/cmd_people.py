@@ -9,7 +9,7 @@ from typing import Any
 
 from rich.text import Text
 
-from radar.app.cmd_core import open_radar
+from radar.app.cli_helpers import open_radar
 from radar.app.output import console, print_json
 from radar.store.errors import StoreError
 

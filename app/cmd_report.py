@@ -6,7 +6,7 @@ import argparse
 from contextlib import nullcontext
 from pathlib import Path
 
-from radar.app.cmd_core import open_radar
+from radar.app.cli_helpers import open_radar
 from radar.app.output import console, err_console, print_json
 from radar.reports.errors import DeliveryError, ReportError
 from radar.reports.period import resolve_period

@@ -13,7 +13,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from radar.analysis.tags.errors import TaggingError
-from radar.app.cmd_core import open_radar
+from radar.app.cli_helpers import open_radar
 from radar.app.output import console, err_console, print_json
 
 

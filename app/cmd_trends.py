@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from radar.analysis.trends.result import PeriodTrends, share_change
-from radar.app.cmd_core import _parse_date, open_radar
+from radar.app.cli_helpers import open_radar, parse_date
 from radar.app.output import console, err_console, keep_whole, print_json
 
 
@@ -21,7 +21,7 @@ def cmd_trends(args: argparse.Namespace) -> int:
     if args.week:
         return _period(args)
     window = check_window(args.window)
-    as_of = _parse_date(args.as_of, "--as-of")
+    as_of = parse_date(args.as_of, "--as-of")
     radar = open_radar(args)
     with _bar() as bar:
         task = bar.add_task("terms", total=0)

@@ -16,6 +16,7 @@ from dataclasses import asdict
 
 from radar.analysis.trends.compute import TrendDetector, compute_trends
 from radar.analysis.trends.result import PeriodTrends
+from radar.app import wiring
 from radar.app.context import Radar
 from radar.reports.period import Period
 from radar.store import Store
@@ -47,12 +48,9 @@ def compute(
     detector: TrendDetector = compute_trends,
 ) -> PeriodTrends:
     """Both parts of ``period``'s trends (raises the trends stage's RadarError, e.g. an empty workspace)."""
-    from radar.app import steps
-
-    tags = steps.trends(
-        radar, store, as_of=period.end, window=tags_window(period), topics=False, progress=progress, detector=detector
-    )
-    terms = steps.trends(radar, store, as_of=period.end, window="month", progress=progress, detector=detector)
+    env = wiring.trends_env(radar)
+    tags = detector(store, env, as_of=period.end, window=tags_window(period), topics=False, progress=progress)
+    terms = detector(store, env, as_of=period.end, window="month", topics=True, progress=progress)
     return PeriodTrends(
         label=period.label,
         start=period.start.isoformat(),

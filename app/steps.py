@@ -1,7 +1,7 @@
 """The pipeline's steps, each once: what the CLI commands, the dashboard and `radar weekly` call.
 
     crawl  -> index -> tag -> trends -> report -> deliver -> reproduce   (weekly runs them in this order)
-    open_searcher, evaluate_tags, fix_tags                       (queries and corrections)
+    evaluate_tags, fix_tags                                      (corrections; wiring.open_searcher: queries)
 
 Each step takes a ``Radar`` (workspace + settings read once), opens what it needs, takes the
 workspace lock its stage must not share, and hands the stage only its config and collaborators
@@ -36,7 +36,6 @@ from radar.crawler.run import SourceResult, crawl
 from radar.index.embedder import Embedder
 from radar.index.pipeline import BatchEmbedder, IndexReport, local_batches, run_index
 from radar.index.prebuilt import PrebuiltVectors
-from radar.index.search import Searcher
 from radar.reports.build import BuiltReport, load_report, write_report
 from radar.reports.content import gather, tag_groups
 from radar.reports.deliver import Notifier, Outcome, deliver, jobs, summarize_outcomes
@@ -126,16 +125,6 @@ def index(
             prebuilt=prebuilt,
         )
     return IndexRun(report, emb.device, engine, left)
-
-
-def open_searcher(radar: Radar) -> Searcher:
-    """A hybrid searcher over the workspace; the caller closes ``searcher.store`` when done."""
-    store = radar.store()
-    try:
-        return wiring.searcher(radar, store)
-    except BaseException:
-        store.close()
-        raise
 
 
 # -- tags ----------------------------------------------------------------------------------------------

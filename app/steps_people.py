@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from radar.app.context import Radar
+from radar.app.wiring import open_searcher
 from radar.index.errors import IndexError_
 from radar.index.pipeline import stored_model
 from radar.reports.deliver import Outcome
@@ -116,8 +117,6 @@ def alerts(radar: Radar, *, send: bool = True) -> list[AlertRun]:
     with radar.store() as store:
         if not any(store.saved_searches(p.name) for p in store.people()):
             return []
-    from radar.app.steps import open_searcher
-
     searcher = open_searcher(radar)
     try:
         store = searcher.store
@@ -134,7 +133,6 @@ def alerts(radar: Radar, *, send: bool = True) -> list[AlertRun]:
 def alerts_preview(radar: Radar, name: str) -> tuple[AlertMessage, list[str]]:
     """What the next alert run would send ``name`` (nothing is recorded or sent), and the channels it would
     go to."""
-    from radar.app.steps import open_searcher
     from radar.reports.people.digest import person_jobs
 
     with radar.store() as store:

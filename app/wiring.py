@@ -98,6 +98,16 @@ def tag_vectors(radar: Radar, store: Store, *, allow_empty: bool = False) -> Vec
     return Vectors(model_id, precision, radar.ws.model_cache_dir, make)
 
 
+def open_searcher(radar: Radar) -> Searcher:
+    """A hybrid searcher over the workspace on a connection of its own; the caller closes ``searcher.store``."""
+    store = radar.store()
+    try:
+        return searcher(radar, store)
+    except BaseException:
+        store.close()
+        raise
+
+
 def tag_env(radar: Radar, store: Store, *, allow_empty: bool = False) -> TagEnv:
     settings = radar.settings
     return TagEnv(

@@ -68,11 +68,11 @@ class TodaysRanking:
 
 
 def evaluate(workspace: Path) -> dict[str, Any]:
-    from radar.app import steps
+    from radar.app import wiring
     from radar.app.context import Radar
     from radar.store import Workspace
 
-    searcher = steps.open_searcher(Radar(Workspace.open(workspace)))
+    searcher = wiring.open_searcher(Radar(Workspace.open(workspace)))
     today = TodaysRanking(searcher)
     rankers = {"today's ranking": today.search, "Radar": lambda q, k: [h.id for h in searcher.search(q, k=k)]}
     lead, dev = _jsonl(LEAD), _jsonl(DEV)

@@ -149,9 +149,9 @@ class SearchHandle:
 @cache_resource
 def searcher(root: str, generation: int, docs: str) -> SearchHandle:
     """The hybrid searcher (FAISS + BM25 + the embedder), loaded once per index state."""
-    from radar.app import steps
+    from radar.app import wiring
 
-    return SearchHandle(steps.open_searcher(radar(root)))
+    return SearchHandle(wiring.open_searcher(radar(root)))
 
 
 def search_handle(root: str) -> SearchHandle:
