@@ -11,6 +11,7 @@ import sys
 
 from radar.app.cli_helpers import open_workspace
 from radar.app.context import Radar
+from radar.app.dashboard import MAIN_SCRIPT
 from radar.app.dashboard.config import AppConfig
 from radar.app.dashboard.serve import HOSTS_VAR
 from radar.app.output import console, err_console
@@ -19,7 +20,6 @@ from radar.store.errors import ConfigError
 
 def streamlit_command(root: str, cfg: AppConfig) -> list[str]:
     """``streamlit run`` headless on host:port, no telemetry, no file watcher; the workspace after ``--``."""
-    from radar.app.dashboard import MAIN_SCRIPT
 
     return [
         sys.executable,

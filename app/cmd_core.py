@@ -12,12 +12,15 @@ from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedCo
 
 import radar
 from radar.app.cli_helpers import open_radar, open_workspace, parse_date
+from radar.app.cmd_trends import print_period
 from radar.app.context import Radar
 from radar.app.output import console, err_console, print_json
 from radar.crawler.snapshot import describe_problems, import_snapshot
 from radar.index.errors import IndexError_
 from radar.index.prebuilt import PrebuiltVectors
-from radar.store import Workspace, resolve_root
+from radar.reports.period import week_of
+from radar.store import Workspace, WorkspaceError, resolve_root
+from radar.store.config import DEFAULT_CONFIG_TEXT
 
 if TYPE_CHECKING:
     from radar.reports.build import BuiltReport
@@ -37,6 +40,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 # -- import -----------------------------------------------------------------------------------------
 def cmd_import(args: argparse.Namespace) -> int:
+    # defers the method-card stage (analysis.contributions: ~120 ms at every start)
     from radar.app import steps_contributions
 
     ws = open_workspace(args)
@@ -167,7 +171,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 # -- crawl ------------------------------------------------------------------------------------------
 def cmd_crawl(args: argparse.Namespace) -> int:
-    from radar.app import steps
+    from radar.app import steps  # defers scipy, faiss, bm25s
 
     radar = open_radar(args)
     since = parse_date(args.since, "--since")
@@ -209,7 +213,6 @@ DEMO_FEEDS = "feeds"  # the bundled feeds are copied here, inside the workspace:
 
 def demo_config(feed_names: list[str]) -> str:
     """The default radar.toml with the bundled feeds (copied into the workspace's feeds/) as sources."""
-    from radar.store.config import DEFAULT_CONFIG_TEXT
 
     head = DEFAULT_CONFIG_TEXT.split("[[sources]]", 1)[0]
     lines = [
@@ -239,12 +242,11 @@ def demo_config(feed_names: list[str]) -> str:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from radar.app import period_trends
+    from radar.app import period_trends  # defers scipy, faiss, bm25s
+
+    # breaks a cycle: app.cli loads every command module, this one among them
     from radar.app.cli import main as radar_main
-    from radar.app.cmd_trends import print_period
-    from radar.reports.build import load_report
-    from radar.reports.period import week_of
-    from radar.store import WorkspaceError
+    from radar.reports.build import load_report  # defers jinja2 and the report stage (~60 ms at every start)
 
     data_dir = Path(args.data).resolve() if args.data else DATA_DIR
     snapshot = data_dir / "snapshot.jsonl.gz"
@@ -332,7 +334,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def wiring_prebuilt_count(radar: Radar) -> int:
-    from radar.app import wiring
+    from radar.app import wiring  # defers scipy, faiss, bm25s
 
     return sum(len(p) for p in wiring.prebuilt_vectors(radar))
 

@@ -17,7 +17,7 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from radar.app import steps
+    from radar.app import steps  # defers scipy, faiss, bm25s
 
     radar = open_radar(args)
     with Progress(
@@ -53,7 +53,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def _filters(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from radar.index.search import Filters
+    from radar.index.search import Filters  # defers faiss, bm25s
 
     since, until = parse_date(args.since, "--since"), parse_date(args.until, "--until")
     return Filters(
@@ -96,7 +96,7 @@ def _print_hits(hits: list, as_json: bool) -> None:  # type: ignore[type-arg]
 
 
 def _run_query(args: argparse.Namespace, query: str) -> int:
-    from radar.app import wiring
+    from radar.app import wiring  # defers scipy, faiss, bm25s
 
     searcher = wiring.open_searcher(open_radar(args))
     try:

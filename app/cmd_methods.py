@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from rich.table import Table
 from rich.text import Text
 
-from radar.app.cli_helpers import open_workspace, parse_date
+from radar.app.cli_helpers import open_radar, open_workspace, parse_date
 from radar.app.output import console, err_console, keep_whole, print_json
 from radar.store.names import NameRow
 
@@ -94,8 +94,8 @@ def _card_lines(card: MethodCard) -> list[Text]:
 
 
 def _cards(args: argparse.Namespace) -> int:
+    # defers the method-card stage (analysis.contributions: ~120 ms at every start)
     from radar.app import steps_contributions as contributions
-    from radar.app.cli_helpers import open_radar
 
     radar = open_radar(args)
     with radar.store() as store, err_console.status("deciding what new papers introduce", spinner="dots"):
@@ -127,7 +127,7 @@ def _cards(args: argparse.Namespace) -> int:
 
 
 def cmd_methods(args: argparse.Namespace) -> int:
-    from radar.analysis.names import KINDS, NamesError
+    from radar.analysis.names import KINDS, NamesError  # defers the names stage (~30 ms at every start)
 
     if args.week or args.name:
         if args.week and args.name:
@@ -135,7 +135,7 @@ def cmd_methods(args: argparse.Namespace) -> int:
         if args.kind or args.since or args.as_of:
             raise NamesError("--kind, --since and --as-of list names; drop them with --week or --name")
         return _cards(args)
-    from radar.app.steps import stored_names  # the pipeline's steps: imported only for the names listing
+    from radar.app.steps import stored_names  # defers scipy, faiss, bm25s
 
     if args.kind and args.kind not in KINDS:
         raise NamesError(f"--kind {args.kind!r} is not a kind; use one of {', '.join(KINDS)}")

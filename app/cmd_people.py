@@ -11,6 +11,8 @@ from rich.text import Text
 
 from radar.app.cli_helpers import open_radar
 from radar.app.output import console, print_json
+from radar.reports.people.library import describe
+from radar.reports.period import resolve_period
 from radar.store.errors import StoreError
 
 
@@ -37,8 +39,7 @@ def cmd_people_add(args: argparse.Namespace) -> int:
 
 
 def cmd_people_import(args: argparse.Namespace) -> int:
-    from radar.app import steps_people
-    from radar.reports.people.library import describe
+    from radar.app import steps_people  # defers scipy, faiss, bm25s
 
     found = steps_people.import_library(open_radar(args), args.name, Path(args.file))
     if args.json:
@@ -131,7 +132,7 @@ def _cmd_feedback(args: argparse.Namespace, value: int) -> int:
 
 
 def cmd_people_search(args: argparse.Namespace) -> int:
-    from radar.reports.people.alerts import DEFAULT_MIN_SCORE
+    from radar.reports.people.alerts import DEFAULT_MIN_SCORE  # defers scipy, faiss, bm25s
 
     filters: dict[str, Any] = {}
     if args.tag:
@@ -153,8 +154,7 @@ def cmd_people_search(args: argparse.Namespace) -> int:
 
 
 def cmd_digest(args: argparse.Namespace) -> int:
-    from radar.app import steps_people
-    from radar.reports.period import resolve_period
+    from radar.app import steps_people  # defers scipy, faiss, bm25s
 
     radar = open_radar(args)
     with radar.store() as store:
@@ -164,14 +164,14 @@ def cmd_digest(args: argparse.Namespace) -> int:
     if args.json:
         print_json(d.as_dict())
         return 0
-    from radar.reports.people.digest import render_text
+    from radar.reports.people.digest import render_text  # defers scipy, requests
 
     console.print(Text(render_text(d).rstrip()))
     return 0
 
 
 def cmd_alerts_test(args: argparse.Namespace) -> int:
-    from radar.app import steps_people
+    from radar.app import steps_people  # defers scipy, faiss, bm25s
 
     msg, channels = steps_people.alerts_preview(open_radar(args), args.name)
     if args.json:
@@ -186,8 +186,8 @@ def cmd_alerts_test(args: argparse.Namespace) -> int:
 
 
 def cmd_alerts_run(args: argparse.Namespace) -> int:
-    from radar.app import steps_people
-    from radar.reports.deliver import summarize_outcomes
+    from radar.app import steps_people  # defers scipy, faiss, bm25s
+    from radar.reports.deliver import summarize_outcomes  # defers requests
 
     runs = steps_people.alerts(open_radar(args))
     for run in runs:

@@ -13,7 +13,7 @@ from radar.reports.period import resolve_period
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from radar.app import steps
+    from radar.app import steps  # defers scipy, faiss, bm25s
 
     radar = open_radar(args)
     radar.settings.with_formats(args.format)  # a bad --format or radar.toml: one line, before anything is written
@@ -53,7 +53,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_weekly(args: argparse.Namespace) -> int:
-    from radar.app import steps
+    from radar.app import steps  # defers scipy, faiss, bm25s
 
     radar = open_radar(args)
     skip = tuple(s.strip() for s in (args.skip or "").split(",") if s.strip())

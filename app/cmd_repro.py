@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 
+from radar.app.context import Radar
 from radar.app.output import console, err_console, print_json
 from radar.store import Workspace, resolve_root
 from radar.store.errors import RadarError
@@ -28,8 +29,7 @@ class Underpowered(RadarError):
 
 
 def _api(args: argparse.Namespace) -> Reproductions:
-    from radar.app import wiring
-    from radar.app.context import Radar
+    from radar.app import wiring  # defers scipy, faiss, bm25s
 
     return wiring.reproductions(Radar(Workspace.open(resolve_root(args.workspace))))
 
@@ -80,7 +80,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         dataset=args.dataset,
         lora=args.lora,
     )
-    from radar.repro.spec import check_device
+    from radar.repro.spec import check_device  # defers repro.spec and repro.checkpoint (~50 ms at every start)
 
     check_device(spec.device)  # one line, before any worker starts or anything is printed
     if not 0 < args.effect <= 100:

@@ -18,7 +18,7 @@ from radar.app.output import console, err_console, print_json
 
 
 def cmd_tag(args: argparse.Namespace) -> int:
-    from radar.app import steps
+    from radar.app import steps  # defers scipy, faiss, bm25s
 
     radar = open_radar(args)
     with (
@@ -59,7 +59,7 @@ def cmd_tag(args: argparse.Namespace) -> int:
 
 
 def cmd_tag_eval(args: argparse.Namespace) -> int:
-    from radar.app import steps
+    from radar.app import steps  # defers scipy, faiss, bm25s
 
     result = steps.evaluate_tags(open_radar(args), Path(args.labels))
     for note in result["notes"]:
@@ -93,7 +93,7 @@ def cmd_tag_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_tag_fix(args: argparse.Namespace) -> int:
-    from radar.app import steps
+    from radar.app import steps  # defers scipy, faiss, bm25s
 
     add, remove = [], []
     for change in [*args.changes, *getattr(args, "extra", [])]:

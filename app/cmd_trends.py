@@ -9,14 +9,16 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
+from radar.analysis.trends.config import check_window
 from radar.analysis.trends.result import PeriodTrends, share_change
 from radar.app.cli_helpers import open_radar, parse_date
 from radar.app.output import console, err_console, keep_whole, print_json
+from radar.reports.period import resolve_period
+from radar.store import ConfigError
 
 
 def cmd_trends(args: argparse.Namespace) -> int:
-    from radar.analysis.trends.config import check_window
-    from radar.app import steps
+    from radar.app import steps  # defers scipy, faiss, bm25s
 
     if args.week:
         return _period(args)
@@ -53,9 +55,7 @@ def _bar() -> Progress:
 def _period(args: argparse.Namespace) -> int:
     """`radar trends --week W`: the period's trends as the report and the dashboard show them (app.period_trends:
     the workspace's cached copy when the store has not changed since, else computed and cached)."""
-    from radar.app import period_trends
-    from radar.reports.period import resolve_period
-    from radar.store import ConfigError
+    from radar.app import period_trends  # defers scipy, faiss, bm25s
 
     if args.as_of or args.window != "week":
         raise ConfigError("--week chooses the period itself; leave out --as-of and --window (or drop --week)")

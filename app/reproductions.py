@@ -30,6 +30,7 @@ from typing import Any
 from radar.app.settings import ReproConfig
 from radar.reports.runs import RunSummary, finished_runs
 from radar.repro import supervise
+from radar.repro.export import export_run
 from radar.repro.methods import Catalog
 from radar.repro.spec import (
     KIND,
@@ -135,12 +136,12 @@ class Reproductions:
 
     def plan(self, spec: RunSpec, effect: float = DEFAULT_EFFECT, store: Store | None = None) -> Power:
         """The run's power at its seed pairs, from the matching A/A run or stored seed noise of that setting."""
-        from radar.repro.power import TOY_ASSUMED_SD, plan  # scipy: not on every command's path
+        from radar.repro.power import TOY_ASSUMED_SD, plan  # defers scipy
 
         if store is None:
             with self.ws.store() as opened:
                 return self.plan(spec, effect, opened)
-        from radar.repro.adoption import stored_noise
+        from radar.repro.adoption import stored_noise  # defers scipy
 
         params = asdict(spec) | {"total_steps": spec.total_steps}
         params |= check_inputs(spec)  # a bad model or data set: one line, before anything is printed or stored
@@ -222,12 +223,10 @@ class Reproductions:
             return supervise.cancel(store, run_id)
 
     def export(self, run_id: str, engine: str, out_dir: Path | None = None, gpus: int = 8) -> list[Path]:
-        from radar.repro.export import export_run
-
         return export_run(self.get(run_id), engine=engine, out_dir=out_dir, num_processes=gpus)
 
     def adoptions(self, store: Store) -> dict[str, RunAdoption]:
-        from radar.repro.adoption import adoptions
+        from radar.repro.adoption import adoptions  # defers scipy
 
         return adoptions(store.list_runs(kind=KIND))
 

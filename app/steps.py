@@ -36,6 +36,7 @@ from radar.crawler.run import SourceResult, crawl
 from radar.index.embedder import Embedder
 from radar.index.pipeline import BatchEmbedder, IndexReport, local_batches, run_index
 from radar.index.prebuilt import PrebuiltVectors
+from radar.index.ray_engine import ray_batches
 from radar.reports.build import BuiltReport, load_report, write_report
 from radar.reports.content import gather, tag_groups
 from radar.reports.deliver import Notifier, Outcome, deliver, jobs, summarize_outcomes
@@ -99,8 +100,6 @@ def index(
         emb = embedder or wiring.embedder(radar, device=device)
         batches: BatchEmbedder
         if engine == "ray":
-            from radar.index.ray_engine import ray_batches  # Ray is an optional extra
-
             batches = ray_batches(settings.embedding, device=emb.device, cache_dir=radar.ws.model_cache_dir)
         else:
             batches = local_batches(emb)

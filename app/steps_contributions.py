@@ -18,6 +18,7 @@ from dataclasses import replace
 from radar.analysis.contributions.cards import MethodCard, TagGroups, card_for, introduced_methods, week_cards
 from radar.analysis.contributions.update import Progress, UpdateReport, update_contributions
 from radar.app.context import Radar
+from radar.repro.methods import catalog
 from radar.store import Store, WorkspaceError
 
 Rewrite = Callable[[str, str, str], str]  # (title, abstract, name) -> one line, '' when it could not
@@ -46,7 +47,6 @@ def tag_groups(radar: Radar) -> TagGroups | None:
 def presets(radar: Radar) -> dict[str, str]:
     """Every reproduction preset (built-in and radar.toml's) by name -> title, from the preset catalog the
     repro API uses, without importing the pipeline's steps (trends, index: a second at the start of every command)."""
-    from radar.repro.methods import catalog
 
     return catalog(radar.settings.repro.presets).titles()
 
@@ -56,7 +56,7 @@ def changes_writer(radar: Radar) -> Rewrite | None:
     cfg = radar.settings.report
     if not cfg.summary_endpoint:
         return None
-    from radar.reports.summarize import EndpointSummarizer, make_summarizer
+    from radar.reports.summarize import EndpointSummarizer, make_summarizer  # defers requests
 
     summarizer = make_summarizer(cfg)
     if not isinstance(summarizer, EndpointSummarizer):

@@ -19,7 +19,7 @@ from radar.index.errors import IndexError_
 from radar.index.pipeline import stored_model
 from radar.reports.deliver import Outcome
 from radar.reports.people.alerts import AlertMessage, matches, message, pending, send_alerts
-from radar.reports.people.digest import Digest, build_digest, render_html, render_text, send_digest
+from radar.reports.people.digest import Digest, build_digest, person_jobs, render_html, render_text, send_digest
 from radar.reports.people.library import LibraryMatch, match_entries, read_library
 from radar.reports.period import Period
 from radar.store import Store
@@ -133,7 +133,6 @@ def alerts(radar: Radar, *, send: bool = True) -> list[AlertRun]:
 def alerts_preview(radar: Radar, name: str) -> tuple[AlertMessage, list[str]]:
     """What the next alert run would send ``name`` (nothing is recorded or sent), and the channels it would
     go to."""
-    from radar.reports.people.digest import person_jobs
 
     with radar.store() as store:
         person = store.person(name)

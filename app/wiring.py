@@ -19,6 +19,7 @@ from radar.analysis.tags.tagger import TagEnv, Vectors
 from radar.analysis.trends.compute import TrendsEnv
 from radar.analysis.trends.methods import KINDS as TREND_KINDS
 from radar.analysis.trends.methods import Introductions
+from radar.app import steps_contributions
 from radar.app.context import Radar
 from radar.app.reproductions import Reproductions
 from radar.index.config import EmbeddingConfig
@@ -141,8 +142,6 @@ def introductions(radar: Radar) -> Introductions:
     this workspace)."""
 
     def found(store: Store, since: str, until: str) -> list[MethodCard]:
-        from radar.app import steps_contributions
-
         steps_contributions.refresh(radar, store)
         return introduced_methods(
             store,

@@ -26,6 +26,7 @@ import numpy as np
 
 from radar.index.config import EmbeddingConfig
 from radar.index.errors import IndexError_, ModelNotFound
+from radar.index.onnx_export import export, supports_onnx
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing is downloaded from a model hub at run time
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -186,8 +187,6 @@ class OnnxEmbedder:
     def __init__(self, cfg: EmbeddingConfig, model_dir: Path, cache_dir: Path, *, int8: bool) -> None:
         import onnxruntime as ort
 
-        from radar.index.onnx_export import export
-
         self.cfg = cfg
         self.model_id = model_id_for(cfg, model_dir, int8=int8)
         onnx_path = export(model_dir, cache_dir / model_fingerprint(model_dir), quantize=int8)
@@ -268,7 +267,6 @@ def make_embedder(
 
     ``precision`` ("int8" or "fp") forces the vectors' precision, e.g. to embed queries for an index
     that was built elsewhere (a GPU machine builds "fp", a CPU "int8" by default)."""
-    from radar.index.onnx_export import supports_onnx
 
     model_dir = resolve_model_dir(cfg.model)
     chosen = pick_device(device)

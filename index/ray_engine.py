@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from radar.index.config import EmbeddingConfig
+from radar.index.embedder import make_embedder
 from radar.index.errors import IndexError_
 
 ROWS_PER_BLOCK = 2048
@@ -25,8 +26,6 @@ class _EmbedBatch:
     """A Ray Data callable class: one embedder per actor, reused for every batch."""
 
     def __init__(self, cfg: EmbeddingConfig, device: str, cache_dir: str) -> None:
-        from radar.index.embedder import make_embedder
-
         self.embedder = make_embedder(cfg, device=device, cache_dir=Path(cache_dir))
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -19,9 +19,12 @@ from concurrent.futures import wait as wait_futures
 from pathlib import Path
 from typing import Any
 
+from radar.repro.adoption import calibration_for
+from radar.repro.checkpoint import eval_rows, load_dataset
 from radar.repro.errors import ReproError, RunCancelled
 from radar.repro.methods import Method
 from radar.repro.power import DEFAULT_EFFECT, Setting
+from radar.repro.record import checkpoint_record, resolve_device, toy_record
 from radar.repro.sizes import get_checkpoint_preset, get_size
 from radar.repro.spec import (
     KIND,
@@ -37,6 +40,7 @@ from radar.repro.spec import (
 )
 from radar.repro.supervise import pid_alive, require
 from radar.repro.tasks import get_task
+from radar.repro.verdict import verdict
 from radar.store import Store, utc_now
 from radar.store.files import write_text_atomic
 from radar.store.runs import RunRecord, setup_text
@@ -154,8 +158,8 @@ def arm_job(
     """Train one (arm, seed pair): in the worker itself, or in a spawned child when arms run in parallel."""
     import torch
 
-    from radar.repro.policy import eval_sets
-    from radar.repro.trainer import train_arm
+    from radar.repro.policy import eval_sets  # defers torch, transformers
+    from radar.repro.trainer import train_arm  # defers torch, transformers, trl
 
     with _store(db) as store:
         params = require(store, run_id).params
@@ -186,8 +190,7 @@ def arm_job(
 
     policy = next(p for p in record["policies"] if p.get("pair", pair) == pair)
     if spec.model:
-        from radar.repro.checkpoint import eval_rows, load_dataset
-        from radar.repro.trainer import train_checkpoint_arm
+        from radar.repro.trainer import train_checkpoint_arm  # defers torch, transformers, trl
 
         data = load_dataset(params["dataset_path"])
         if data.sha256 != params["dataset_sha256"]:
@@ -231,8 +234,6 @@ def arm_job(
 
 def _execute(db: Path, run_id: str, params: dict[str, Any], log: Log) -> dict[str, Any]:
     import torch
-
-    from radar.repro.record import checkpoint_record, resolve_device, toy_record
 
     presets = run_catalog(params)
     spec = spec_of(params, presets)
@@ -319,8 +320,6 @@ def _execute(db: Path, run_id: str, params: dict[str, Any], log: Log) -> dict[st
         pool.shutdown(wait=True)
     beat(force=True)
 
-    from radar.repro.adoption import calibration_for
-
     with _store(db) as store:
         calibration = calibration_for(store.list_runs(kind=KIND), params, exclude=run_id)
     timing = {
@@ -367,9 +366,8 @@ def finish(
 ) -> dict[str, Any]:
     """The verdict of trained arms (summaries and step records per arm and pair), its plots, and
     RUN_DIR/verdict.json: the verdict document with its tests, and the run's timing beside them."""
-    from radar.repro.plots import plot_run
-    from radar.repro.profile import mean_profile
-    from radar.repro.verdict import verdict
+    from radar.repro.plots import plot_run  # defers matplotlib
+    from radar.repro.profile import mean_profile  # defers torch, transformers
 
     runs = {
         arm: {p: {"records": records[arm][p], "final": s["final"]} for p, s in per.items()}

@@ -51,9 +51,12 @@ from typing import Any
 
 import yaml
 
+from radar.repro.checkpoint import eval_rows, load_dataset
+from radar.repro.checkpoint import rl_stream as math_stream
 from radar.repro.errors import ReproError
+from radar.repro.mathreward import equivalent, final_answer, has_final_marker
 from radar.repro.methods import Method
-from radar.repro.sizes import get_size
+from radar.repro.sizes import get_checkpoint_preset, get_size
 from radar.repro.spec import rl_seed, run_catalog
 from radar.repro.tasks import get_task, rl_stream
 from radar.store.files import write_text_atomic
@@ -92,8 +95,6 @@ def verl_score(task_name: str, solution_str: str, ground_truth: str) -> dict[str
     agree (tests/test_repro_export.py)."""
     example = json.loads(ground_truth)
     if task_name == MATH_TASK:
-        from radar.repro.mathreward import equivalent, final_answer, has_final_marker
-
         right = 1.0 if equivalent(final_answer(solution_str), str(example["answer"])) else 0.0
         return {"score": right + (FORMAT_WEIGHT if has_final_marker(solution_str) else 0.0), "acc": right}
     task = get_task(task_name)
@@ -105,8 +106,6 @@ def verl_score(task_name: str, solution_str: str, ground_truth: str) -> dict[str
 def _shape(params: dict[str, Any]) -> dict[str, Any]:
     """Batch shape, lengths and DAPO buffer of a run's size preset (a toy task's, or a checkpoint run's)."""
     if params.get("model_path") or params.get("task") == MATH_TASK:
-        from radar.repro.sizes import get_checkpoint_preset
-
         ck = get_checkpoint_preset(params["preset"])
         return {
             "generations": ck.num_generations,
@@ -486,9 +485,6 @@ def _verl_data(params: dict[str, Any], n: int) -> list[tuple[str, list[dict[str,
     """(split, examples, prompt text) for train.parquet (the first seed pair's RL stream) and val.parquet (the
     held-out part the run scores on); a math run's prompts get the same instruction as the local run's."""
     if params.get("dataset_path"):
-        from radar.repro.checkpoint import eval_rows, load_dataset
-        from radar.repro.sizes import get_checkpoint_preset
-
         data = load_dataset(params["dataset_path"])
         if params.get("dataset_sha256") and data.sha256 != params["dataset_sha256"]:
             raise ReproError(
@@ -505,8 +501,6 @@ def _verl_data(params: dict[str, Any], n: int) -> list[tuple[str, list[dict[str,
 
 
 def _math_stream(data: Any, n: int) -> list[dict[str, Any]]:
-    from radar.repro.checkpoint import rl_stream as math_stream
-
     return [{"prompt": r["prompt"], "answer": r["answer"]} for r in math_stream(data, n, 0)]
 
 

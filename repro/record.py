@@ -12,11 +12,14 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from radar.repro.checkpoint import eval_overlap as math_overlap
+from radar.repro.checkpoint import load_dataset, model_fingerprint
+from radar.repro.checkpoint import rl_stream as math_stream
 from radar.repro.errors import ReproError
 from radar.repro.methods import Method
 from radar.repro.sizes import get_checkpoint_preset, get_size
 from radar.repro.spec import RunSpec, checkpoint_threads, rl_seed
-from radar.repro.tasks import get_task
+from radar.repro.tasks import get_task, refill_stream, rl_stream
 
 ARMS = ("method", "baseline")
 
@@ -78,9 +81,8 @@ def resolve_device(requested: str) -> str:
 def eval_overlap(task: Any, size: Any, steps: int, pairs: list[int], warm: list[dict[str, Any]]) -> dict[str, Any]:
     """Measured share of held-out problems that also occur in the SFT data, an RL prompt stream or a dynamic
     sampling refill stream (by canonical problem key, so a reordering of a training problem counts as seen)."""
-    from radar.repro.policy import eval_sets
-    from radar.repro.tasks import refill_stream, rl_stream
-    from radar.repro.trainer import refill_size
+    from radar.repro.policy import eval_sets  # defers torch, transformers
+    from radar.repro.trainer import refill_size  # defers torch, transformers, trl
 
     rl_keys = set()
     for pair in pairs:
@@ -137,8 +139,8 @@ def toy_record(
     """The run record of a toy-task run: its warm starts (trained and cached on first use) and overlap."""
     import torch
 
-    from radar.repro.policy import cached_policy
-    from radar.repro.trainer import build_config
+    from radar.repro.policy import cached_policy  # defers torch, transformers
+    from radar.repro.trainer import build_config  # defers torch, transformers, trl
 
     task, size = get_task(spec.task), get_size(spec.preset)
     folder, steps = Path(params["folder"]), spec.total_steps
@@ -170,9 +172,7 @@ def checkpoint_record(
     overlap is measured against every arm's RL prompt stream and refill stream."""
     import torch
 
-    from radar.repro.checkpoint import eval_overlap as math_overlap
-    from radar.repro.checkpoint import load_dataset, model_fingerprint, rl_stream
-    from radar.repro.trainer import REFILL_SEED, build_checkpoint_config, refill_size
+    from radar.repro.trainer import REFILL_SEED, build_checkpoint_config, refill_size  # defers torch, transformers, trl
 
     preset = get_checkpoint_preset(spec.preset)
     folder, steps = Path(params["folder"]), spec.total_steps
@@ -183,8 +183,8 @@ def checkpoint_record(
     for pair in spec.pairs:
         for arm in ARMS:
             seed = rl_seed(arm, pair)
-            streams.append(rl_stream(data, steps * preset.prompts_per_step, seed))
-            streams.append(rl_stream(data, refill_size(steps, preset), REFILL_SEED + seed))
+            streams.append(math_stream(data, steps * preset.prompts_per_step, seed))
+            streams.append(math_stream(data, refill_size(steps, preset), REFILL_SEED + seed))
     overlap = math_overlap(data, streams, preset.eval_prompts)
     model = model_fingerprint(Path(params["model_path"]))
     if checkpoint_threads(device, model):

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from radar.repro.checkpoint import load_dataset, model_fingerprint, resolve_model
 from radar.repro.errors import ReproError
 from radar.repro.methods import Catalog, baseline_of, catalog
 from radar.repro.sizes import get_checkpoint_preset, get_size
@@ -125,7 +126,6 @@ def check_inputs(spec: RunSpec) -> dict[str, Any]:
     (one-line errors); returns what the run's params record about them. No torch."""
     if not spec.model:
         return {}
-    from radar.repro.checkpoint import load_dataset, model_fingerprint, resolve_model
 
     folder = resolve_model(spec.model)
     data = load_dataset(spec.dataset)

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from radar.repro.errors import ReproError
-from radar.repro.spec import ACTIVE, KIND, check_inputs, log_path, run_folder
+from radar.repro.spec import ACTIVE, KIND, check_inputs, log_path, run_folder, spec_of
 from radar.store import Store, utc_now
 from radar.store.runs import RunRecord
 
@@ -39,7 +39,6 @@ STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
 def submit(store: Store, run_id: str, params: dict[str, Any]) -> RunRecord:
     """Record a queued run (``params``: repro.spec.record_params plus what the app adds). A checkpoint run's
     model and data set are checked first: nothing is stored when they are bad."""
-    from radar.repro.spec import spec_of
 
     spec = spec_of(params)
     stored = params | check_inputs(spec)

@@ -35,6 +35,7 @@ from transformers import PrinterCallback, TrainerCallback
 from trl import GRPOConfig, GRPOTrainer
 from trl.rewards import get_soft_overlong_punishment
 
+from radar.repro import checkpoint, mathpolicy
 from radar.repro.errors import ReproError, RunCancelled
 from radar.repro.methods import Method
 from radar.repro.policy import PolicySize, accuracy, special_ids
@@ -583,8 +584,6 @@ def train_checkpoint_arm(
     """Train one (method, seed) arm of a real checkpoint on the training part of a math data set
     (repro/checkpoint.py); the same record, profile and ``final`` held-out scores as ``train_arm``."""
     from transformers import AutoConfig, AutoTokenizer
-
-    from radar.repro import checkpoint, mathpolicy
 
     tokenizer = AutoTokenizer.from_pretrained(model_path, padding_side="left", local_files_only=True)
     if tokenizer.pad_token_id is None:

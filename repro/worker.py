@@ -23,7 +23,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from pathlib import Path
 
-    from radar.repro.execute import execute
+    from radar.repro.execute import execute  # defers scipy
 
     def log(msg: str) -> None:
         print(msg, flush=True)

@@ -19,6 +19,7 @@ import numpy as np
 
 from radar.analysis.tags.errors import TaggingError
 from radar.analysis.tags.model import TagModel
+from radar.analysis.tags.tagger import decide, labeled_pairs, saved_model, train
 from radar.analysis.tags.taxonomy import Taxonomy
 from radar.store import Store
 
@@ -104,7 +105,6 @@ def review_queue(
     """The ``k`` papers to review next: embedded papers of the store (a fixed sample of ``pool``) whose
     tag the current model (trained now if there is none) is least sure about, in ``tags`` (default:
     ``important_tags``); papers with a label or a correction for that tag are skipped."""
-    from radar.analysis.tags.tagger import decide, labeled_pairs, saved_model, train
 
     if k <= 0:
         return []

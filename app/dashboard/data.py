@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 import streamlit as st
 
 from radar.app.context import Radar
+from radar.reports.text import code_spans, plain
 from radar.store import Store, Workspace, resolve_root
 from radar.store.errors import RadarError
 from radar.store.text import strip_invisible
@@ -149,7 +150,7 @@ class SearchHandle:
 @cache_resource
 def searcher(root: str, generation: int, docs: str) -> SearchHandle:
     """The hybrid searcher (FAISS + BM25 + the embedder), loaded once per index state."""
-    from radar.app import wiring
+    from radar.app import wiring  # defers scipy, faiss, bm25s
 
     return SearchHandle(wiring.open_searcher(radar(root)))
 
@@ -207,7 +208,6 @@ def md(text: str) -> str:
 
 def text(value: str) -> str:
     """A title or abstract for st.markdown: through the report's LaTeX-to-text step, then escaped (``md``)."""
-    from radar.reports.text import plain
 
     return md(plain(value or ""))
 
@@ -215,7 +215,6 @@ def text(value: str) -> str:
 def ours(value: str) -> str:
     """Our own text (a recommendation's reason, a note) for st.markdown: every part escaped as ``md`` escapes feed
     text, its `backticked` spans shown as code (a code span is never read as markup)."""
-    from radar.reports.text import code_spans
 
     return "".join(f"`{part}`" if code else md(part) for part, code in code_spans(value or ""))
 

@@ -63,7 +63,7 @@ def _filter_widgets(facets: dict[str, Any]) -> dict[str, Any]:
 
 
 def _results(root: str, query: str, f: dict[str, Any], week: Period | None) -> None:
-    from radar.index.search import Filters
+    from radar.index.search import Filters  # defers faiss, bm25s
 
     in_week = not query.strip() and not f["since"] and not f["until"] and week is not None
     if in_week and week is not None:  # the list without a query: the dashboard's week, unless dates are chosen
@@ -190,7 +190,7 @@ def _review(root: str) -> None:
     with st.expander("Review queue: help the tagger where it is least sure", expanded=False):
         if not st.toggle("Load the queue", key="ex_review_on", help="trains the tag model first if there is none"):
             return
-        from radar.app import steps
+        from radar.app import steps  # defers scipy, faiss, bm25s
 
         try:
             items = steps.review_queue(data.radar(root), k=8)
@@ -214,7 +214,7 @@ def _review(root: str) -> None:
 
 def _correct(root: str, doc_id: str, add: list[str], remove: list[str]) -> None:
     """Store a correction through the tagging stage (a fresh connection: writes never share the cache's)."""
-    from radar.app import steps
+    from radar.app import steps  # defers scipy, faiss, bm25s
 
     try:
         steps.fix_tags(data.radar(root), doc_id, add, remove)

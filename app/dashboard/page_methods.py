@@ -14,6 +14,9 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from radar.analysis.contributions.cards import week_cards as cards_of_week
+from radar.analysis.contributions.labels import LAB_AREAS
+from radar.app import steps_contributions
 from radar.app.dashboard import data, period
 
 DETAIL = "methods_card"
@@ -23,8 +26,6 @@ MAX_IDS = 40  # ids listed per line of a card's detail (the count is always the 
 @data.cache_data
 def week_cards(root: str, ver: str, label: str) -> list[dict[str, Any]]:
     """The week's cards as `radar methods --week --json` prints them (``MethodCard.as_dict``)."""
-    from radar.analysis.contributions.cards import week_cards as cards_of_week
-    from radar.app import steps_contributions
 
     radar = data.radar(root)
     presets, groups = steps_contributions.presets(radar), steps_contributions.tag_groups(radar)
@@ -49,7 +50,6 @@ def render() -> None:
         st.info("The workspace is empty: run `radar crawl` or `radar import FILE` first.")
         return
     cards = week_cards(root, ver, week.label)
-    from radar.analysis.contributions.labels import LAB_AREAS
 
     lab = [c for c in cards if c["area"] in LAB_AREAS]
     st.caption(

@@ -17,6 +17,7 @@ from typing import Any
 import streamlit as st
 
 from radar.app.dashboard import data, period
+from radar.reports.period import parse_week, week_of
 from radar.store.errors import RadarError
 from radar.store.people import PersonProfile
 
@@ -88,8 +89,7 @@ def _vote(radar: Any, name: str, doc_id: str, value: int) -> None:
 def _digest(radar: Any, name: str) -> None:
     from datetime import date
 
-    from radar.app import steps_people
-    from radar.reports.period import parse_week, week_of
+    from radar.app import steps_people  # defers scipy, faiss, bm25s
 
     with radar.store() as store:
         newest = store.published_range().last

@@ -17,7 +17,7 @@ import streamlit as st
 
 from radar.app.context import Radar
 from radar.app.dashboard import data, period, reproduce
-from radar.reports.period import Period, week_of
+from radar.reports.period import Period, parse_week, week_of
 from radar.store import Workspace
 from radar.store.errors import RadarError
 
@@ -115,8 +115,7 @@ def _recommendations(root: str, week: str) -> None:
 
 def generate(ws: Workspace, week: str) -> dict[str, Any]:
     """Write the report for ISO week ``week`` (what `radar report --week` does, without sending)."""
-    from radar.app import steps
-    from radar.reports.period import parse_week
+    from radar.app import steps  # defers scipy, faiss, bm25s
 
     return steps.report(Radar(ws), parse_week(week)).as_dict()
 

@@ -13,8 +13,14 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from radar.app.context import Radar
 from radar.app.dashboard import data, period, reproduce
+from radar.app.dashboard.page_reports import list_reports
 from radar.app.reproductions import Reproductions
+from radar.reports.build import load_report
+from radar.reports.recommend import match_preset, preset_patterns
+from radar.repro.sizes import SIZES
+from radar.repro.tasks import TASKS
 from radar.store import Workspace
 from radar.store.errors import RadarError
 from radar.store.runs import RunRecord
@@ -24,8 +30,7 @@ REFRESH_S = 2.0
 
 def _api(root: str) -> Reproductions:
     """The repro API of the page's workspace: radar.toml's presets beside the built-ins (app.wiring)."""
-    from radar.app import wiring
-    from radar.app.context import Radar
+    from radar.app import wiring  # defers scipy, faiss, bm25s
 
     return wiring.reproductions(Radar.at(Path(root)))
 
@@ -98,7 +103,6 @@ def _flagged(root: str, api: Reproductions) -> None:
 
 def _reproduce_flagged(root: str, api: Reproductions, names: list[str]) -> None:
     """A Reproduce button for each flagged method that a reproduction preset (built-in or radar.toml's) matches."""
-    from radar.reports.recommend import match_preset, preset_patterns
 
     patterns = preset_patterns(api.presets.titles())
     matched = {p: n for n in names if (p := match_preset(n, patterns))}
@@ -115,8 +119,6 @@ def _reproduce_flagged(root: str, api: Reproductions, names: list[str]) -> None:
 def latest_recommendations(ws: Workspace, week: str | None = None) -> tuple[str, list[dict[str, Any]]]:
     """(week, recommendations) of the report of ``week`` (None: the newest readable one), or ("", []); read by the
     report module's loader."""
-    from radar.app.dashboard.page_reports import list_reports
-    from radar.reports.build import load_report
 
     for folder in [ws.report_dir(week)] if week else list_reports(ws):
         built = load_report(folder)
@@ -127,9 +129,6 @@ def latest_recommendations(ws: Workspace, week: str | None = None) -> tuple[str,
 
 # -- start a run ------------------------------------------------------------------------------------
 def _launch_form(api: Reproductions) -> None:
-    from radar.repro.sizes import SIZES  # not repro.policy: that imports torch (8 s on a first load)
-    from radar.repro.tasks import TASKS
-
     st.subheader("Start a run")
     methods = api.presets.names()
     with st.form("rp_launch"):

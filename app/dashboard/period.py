@@ -19,10 +19,11 @@ from typing import Any
 
 import streamlit as st
 
-from radar.analysis.trends.result import PeriodTrends
+from radar.analysis.trends.result import PeriodTrends, TrendsResult
 from radar.app.dashboard import data
 from radar.reports.build import BuiltReport, load_report
 from radar.reports.period import Period, latest_data_week, parse_week, week_of
+from radar.reports.volume import volumes as report_volumes
 from radar.store import Workspace
 from radar.store.errors import RadarError
 
@@ -120,7 +121,7 @@ def _mtime(path: Path) -> float:
 
 @data.cache_data
 def _trends_file(root: str, label: str, mtime: float) -> PeriodTrends | None:
-    from radar.app import period_trends
+    from radar.app import period_trends  # defers scipy, faiss, bm25s
 
     return period_trends.load(data.radar(root), label)
 
@@ -128,7 +129,7 @@ def _trends_file(root: str, label: str, mtime: float) -> PeriodTrends | None:
 def trends(root: str, ver: str, label: str) -> tuple[PeriodTrends | None, str]:
     """(the week's trends as the weekly job saved them, a note when they are missing or were computed on another
     state of the workspace)."""
-    from radar.app import period_trends
+    from radar.app import period_trends  # defers scipy, faiss, bm25s
 
     radar = data.radar(root)
     found = _trends_file(root, label, _mtime(radar.ws.period_trends_path(label)))
@@ -146,7 +147,7 @@ def trends(root: str, ver: str, label: str) -> tuple[PeriodTrends | None, str]:
 def compute_button(root: str, label: str) -> None:
     """A button that computes (and keeps) the week's trends: the one place a page computes them, on request."""
     if st.button(f"Compute the trends of {label}", key=f"compute-trends-{label}", help="as radar trends --week does"):
-        from radar.app import period_trends
+        from radar.app import period_trends  # defers scipy, faiss, bm25s
 
         radar = data.radar(root)
         try:
@@ -179,9 +180,7 @@ def volumes(root: str, ver: str, label: str, tags_json: str) -> tuple[dict[str, 
     changes in share from the week's cached trends (``tags_json``: their tags part, so the cache key follows it)."""
     import json
 
-    from radar.analysis.trends.result import TrendsResult
-    from radar.reports.content import tag_groups
-    from radar.reports.volume import volumes as report_volumes
+    from radar.reports.content import tag_groups  # defers scipy, requests
 
     radar = data.radar(root)
     groups = {t.name: t.group for t in radar.taxonomy.tags}

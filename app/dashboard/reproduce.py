@@ -11,6 +11,7 @@ from typing import Any
 
 import streamlit as st
 
+from radar.app.context import Radar
 from radar.app.dashboard import data
 from radar.store.errors import RadarError
 
@@ -19,8 +20,7 @@ MESSAGE = "repro_button_msg"
 
 def queue(root: str, preset: str, origin: str) -> None:
     """on_click: queue ``preset``; the outcome is shown by ``show_message`` on the next run of the page."""
-    from radar.app import wiring
-    from radar.app.context import Radar
+    from radar.app import wiring  # defers scipy, faiss, bm25s
 
     try:
         api = wiring.reproductions(Radar.at(Path(root)))
