@@ -244,7 +244,7 @@ def demo_config(feed_names: list[str]) -> str:
 def cmd_demo(args: argparse.Namespace) -> int:
     from radar.app import period_trends  # defers scipy, faiss, bm25s
 
-    # breaks a cycle: app.cli loads every command module, this one among them
+    # breaks a cycle: app.cli imports every command module (importlib), this one among them
     from radar.app.cli import main as radar_main
     from radar.reports.build import load_report  # defers jinja2 and the report stage (~60 ms at every start)
 
