@@ -8,7 +8,8 @@ for FP8, H100, INT4, KV-cache or Qwen2.5 matches them and not their pieces alone
 (``llama-3.1``) and as its parts (``qwen2``, ``kv``, ``cache``: "KV cache" written apart still matches); a
 precision format named inside a longer one counts as that format too (MXFP8, E4M3 and E5M2 are FP8 formats; MXFP4
 and NVFP4 are FP4). Parts of one character and English stop-words are left out. ``names`` are the query's tokens
-with a letter and a digit: the hybrid search ranks the documents that contain all of them higher (index/search.py).
+with a letter and a digit (index/rerank.py ranks the papers naming them in their title higher). The index also keeps
+the corpus's acronyms and their long forms (index/acronyms.py), mined when it is built.
 """
 
 from __future__ import annotations
@@ -19,14 +20,17 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 import bm25s
 import numpy as np
 
+from radar.index.acronyms import mine
+
 logging.getLogger("bm25s").setLevel(logging.WARNING)  # bm25s sets its logger to DEBUG on import
 
-TOKENIZER = 2  # saved indexes of another tokenizer are rebuilt (1: bm25s's default word pattern)
+TOKENIZER = 3  # saved indexes of another format are rebuilt (1: bm25s's default word pattern; 2: no acronyms)
 _WORD = re.compile(r"[^\W_]+(?:[.\-+/_][^\W_]+)*")
 _JOIN = re.compile(r"[\-+/_]")
 FORMATS = {  # a precision format named inside a longer name: also that format
@@ -90,11 +94,18 @@ def names(query: str) -> list[str]:
 
 
 class KeywordIndex:
-    def __init__(self, retriever: bm25s.BM25, doc_ids: list[str], fingerprint: str) -> None:
+    def __init__(
+        self,
+        retriever: bm25s.BM25,
+        doc_ids: list[str],
+        fingerprint: str,
+        acronyms: dict[str, list[str]] | None = None,
+    ) -> None:
         self.retriever = retriever
         self.doc_ids = doc_ids
         self.position = {d: i for i, d in enumerate(doc_ids)}
         self.fingerprint = fingerprint
+        self.acronyms = acronyms or {}  # short form -> long forms (index.acronyms.mine)
 
     @classmethod
     def build(cls, docs: list[tuple[str, str, str]], fingerprint: str) -> KeywordIndex:
@@ -103,7 +114,27 @@ class KeywordIndex:
         retriever = bm25s.BM25()
         if docs:
             retriever.index([document_terms(d[1], d[2]) or ["\x00"] for d in docs], show_progress=False)
-        return cls(retriever, ids, fingerprint)
+        return cls(retriever, ids, fingerprint, mine(f"{d[1]}. {d[2]}" for d in docs))
+
+    def doc_freq(self, token: str) -> int:
+        """Documents holding ``token`` (from the index's postings; 0 if unknown)."""
+        try:
+            col = self.retriever.vocab_dict.get(token)
+            indptr = self.retriever.scores["indptr"]
+        except (AttributeError, KeyError, TypeError):
+            return 0
+        return 0 if col is None else int(indptr[col + 1] - indptr[col])
+
+    def positions(self, tokens: Iterable[str]) -> np.ndarray:
+        """Index positions of the documents holding any of ``tokens`` (from the index's postings), sorted."""
+        try:
+            vocab, indptr, indices = self.retriever.vocab_dict, self.retriever.scores["indptr"], self.retriever.scores["indices"]
+        except (AttributeError, KeyError, TypeError):
+            return np.zeros(0, dtype=np.int64)
+        cols = [c for c in (vocab.get(t) for t in tokens) if c is not None]
+        if not cols:
+            return np.zeros(0, dtype=np.int64)
+        return np.unique(np.concatenate([indices[indptr[c] : indptr[c + 1]] for c in cols]))
 
     def search(self, query: str, k: int, allowed: np.ndarray | None = None) -> list[tuple[str, float]]:
         """Top-k (doc_id, score); ``allowed`` is a boolean mask over this index's positions."""
@@ -121,26 +152,13 @@ class KeywordIndex:
         results, scores = self.retriever.retrieve([tokens], k=k, show_progress=False, weight_mask=mask)
         return [(self.doc_ids[int(i)], float(s)) for i, s in zip(results[0], scores[0], strict=True) if s > 0]
 
-    def containing(self, tokens: list[str]) -> set[str] | None:
-        """Ids of the documents that hold every token (from the index's own postings); None if it cannot tell."""
-        try:
-            vocab, scores = self.retriever.vocab_dict, self.retriever.scores
-            indptr, indices = scores["indptr"], scores["indices"]
-        except (AttributeError, KeyError, TypeError):
-            return None
-        found: set[int] | None = None
-        for token in tokens:
-            col = vocab.get(token)
-            docs = set() if col is None else set(indices[indptr[col] : indptr[col + 1]].tolist())
-            found = docs if found is None else found & docs
-        return {self.doc_ids[i] for i in found or ()}
-
     def save(self, folder: Path) -> None:
         folder.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".bm25.", dir=folder.parent))
         try:
             self.retriever.save(str(tmp))
             meta = {"fingerprint": self.fingerprint, "ids": self.doc_ids, "tokenizer": TOKENIZER}
+            (tmp / "acronyms.json").write_text(json.dumps(self.acronyms))
             (tmp / "doc_ids.json").write_text(json.dumps(meta))
             old = folder.with_name(folder.name + ".old")
             if folder.exists():
@@ -162,6 +180,7 @@ class KeywordIndex:
             if data.get("tokenizer") != TOKENIZER:  # built with other tokens: the caller rebuilds it
                 return None
             retriever = bm25s.BM25.load(str(folder))
+            acronyms = json.loads((folder / "acronyms.json").read_text())
         except (OSError, ValueError):
             return None
-        return cls(retriever, data["ids"], data["fingerprint"])
+        return cls(retriever, data["ids"], data["fingerprint"], acronyms)
