@@ -19,7 +19,7 @@ from radar.analysis.trends.result import PeriodTrends
 from radar.app.context import Radar
 from radar.reports.period import Period
 from radar.store import Store
-from radar.store.files import write_text_atomic
+from radar.store.files import write_cache_atomic
 from radar.store.models import utc_now
 
 Progress = Callable[[int, int], None]
@@ -72,7 +72,8 @@ def load(radar: Radar, label: str) -> PeriodTrends | None:
 
 
 def save(radar: Radar, found: PeriodTrends) -> None:
-    write_text_atomic(radar.ws.period_trends_path(found.label), json.dumps(found.as_dict(), ensure_ascii=False))
+    data = json.dumps(found.as_dict(), ensure_ascii=False).encode("utf-8")
+    write_cache_atomic(radar.ws.period_trends_path(found.label), data)  # not kept on a full or read-only disk
 
 
 def get(

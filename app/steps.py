@@ -73,6 +73,7 @@ class IndexRun:
     report: IndexReport
     device: str
     engine: str
+    left: int = 0  # documents not embedded because of ``limit`` (the next run embeds them)
 
 
 def index(
@@ -83,11 +84,13 @@ def index(
     progress: Progress | None = None,
     embedder: Embedder | None = None,
     prebuilt: Sequence[PrebuiltVectors] | None = None,
+    limit: int = 0,
 ) -> IndexRun:
     """Embed what is new or changed and bring the vector and keyword indexes in step with the store.
 
     Vectors of the prebuilt files (default: those `radar import` found beside the files it imported) are
-    reused where their model id and content hash match; pass ``prebuilt=()`` to embed everything."""
+    reused where their model id and content hash match; pass ``prebuilt=()`` to embed everything. With
+    ``limit``, at most that many (the newest stored) are embedded; the rest stay pending for the next run."""
     settings = radar.settings
     if prebuilt is None:
         prebuilt = wiring.prebuilt_vectors(radar)
@@ -100,6 +103,16 @@ def index(
             batches = ray_batches(settings.embedding, device=emb.device, cache_dir=radar.ws.model_cache_dir)
         else:
             batches = local_batches(emb)
+        left = 0
+        if limit:
+            unlimited = batches
+
+            def capped(items: list[tuple[str, str]]) -> Iterator[tuple[list[str], Any]]:
+                nonlocal left
+                left = max(0, len(items) - limit)
+                return unlimited(items[-limit:])
+
+            batches = capped
         report = run_index(
             wiring.index_paths(radar),
             store,
@@ -110,7 +123,7 @@ def index(
             progress=progress,
             prebuilt=prebuilt,
         )
-    return IndexRun(report, emb.device, engine)
+    return IndexRun(report, emb.device, engine, left)
 
 
 def open_searcher(radar: Radar) -> Searcher:
@@ -247,9 +260,11 @@ def report(
     trends_result: tuple[PeriodTrends, str] | None = None,
     summarizer: Summarizer | None = None,
     area_of: Area | None = None,
+    folder: Path | None = None,
 ) -> BuiltReport:
-    """Gather one period's report and write it under reports/<period>/ (md, html, json; pdf on request).
-    ``area_of``: each paper's contribution area (reports.sections; None: the fallback on its tags)."""
+    """Gather one period's report and write it under reports/<period>/ (md, html, json; pdf on request), or
+    into ``folder``. ``area_of``: each paper's contribution area (reports.sections; None: the fallback on its
+    tags)."""
     started = time.perf_counter()
     settings = radar.settings.with_formats(formats)
     with radar.store() as store:
@@ -268,7 +283,7 @@ def report(
             area_of=area_of,
         )
     content.notes["trends"] = note
-    built = write_report(radar.ws.report_dir(period.label), period, content, settings.report)
+    built = write_report(folder or radar.ws.report_dir(period.label), period, content, settings.report)
     built.seconds = time.perf_counter() - started
     return built
 
@@ -391,8 +406,12 @@ def weekly(radar: Radar, period: Period, *, skip: Sequence[str] = (), log: Log |
         return not failed, text
 
     def index_step() -> tuple[bool, str]:
-        rep = index(radar).report
-        return True, f"{rep.embedded} embedded, {rep.vectors} vectors"
+        cap = settings.embedding.weekly_max_documents
+        run = index(radar, limit=cap)
+        text = f"{run.report.embedded} embedded, {run.report.vectors} vectors"
+        if run.left:
+            text += f"; {run.left:,} left for the next run ([embedding] weekly_max_documents = {cap:,})"
+        return True, text
 
     def alerts_step() -> tuple[bool, str]:
         runs = steps_people.alerts(radar)  # after the index step: saved searches find new papers by their vectors
@@ -406,10 +425,10 @@ def weekly(radar: Radar, period: Period, *, skip: Sequence[str] = (), log: Log |
         done = steps_people.digests(radar, period, send=settings.delivery.any_channel)
         if not done:
             return True, "no people (radar people add NAME)"
-        failed = [o for d in done for o in d.outcomes if o.status == "failed"]
+        failed = [f"{d.digest.person} {o.channel}: {o.error}" for d in done for o in d.outcomes if o.status == "failed"]
         sent = sum(o.status == "sent" for d in done for o in d.outcomes)
         text = f"{len(done)} digest(s) written, {sent} sent"
-        return not failed, text + (f"; {len(failed)} delivery(ies) failed" if failed else "")
+        return not failed, text + (f"; {len(failed)} delivery(ies) failed ({'; '.join(failed)})" if failed else "")
 
     def tag_step() -> tuple[bool, str]:
         rep = tag(radar)

@@ -103,6 +103,7 @@ def tag_env(radar: Radar, store: Store, *, allow_empty: bool = False) -> TagEnv:
         vectors=tag_vectors(radar, store, allow_empty=allow_empty),
         model_path=radar.ws.tag_model_path,
         label_paths=settings.label_paths,
+        legacy_model_path=radar.ws.legacy_tag_model_path,
     )
 
 

@@ -226,4 +226,19 @@ MIGRATIONS: list[tuple[int, str]] = [
     ),
 ]
 
+
+def _strip_invisible_sql() -> str:
+    """Bidi controls and zero-width characters out of what was stored before ingest removed them. The SQL
+    functions are store.text's, registered on every connection (store.db.register_functions): a GLOB or
+    14 nested replace() calls took 26 s on the 93k-paper corpus, this about 2 s once."""
+    statements = []
+    for table, columns in (("documents", ("title", "abstract", "authors")), ("people", ("profile",))):
+        assignments = ", ".join(f"{c} = radar_strip_invisible({c})" for c in columns)
+        where = f"radar_has_invisible({', '.join(columns)})"
+        statements.append(f"UPDATE {table} SET {assignments} WHERE {where}")
+    return ";\n".join(statements)
+
+
+MIGRATIONS.append((8, _strip_invisible_sql()))
+
 LATEST_VERSION = MIGRATIONS[-1][0]

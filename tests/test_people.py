@@ -300,6 +300,9 @@ def test_people_page_records_a_digest_link_and_a_button(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """A digest link only opens the question; the Confirm click (a widget event on the session's websocket,
+    its key drawn per session) records the verdict. Opening the link alone (a hidden frame, a mail scanner
+    prefetching it) writes nothing: the old page recorded it on load."""
     from streamlit.testing.v1 import AppTest
 
     from radar.app.dashboard import MAIN_SCRIPT
@@ -312,7 +315,14 @@ def test_people_page_records_a_digest_link_and_a_button(
     at = AppTest.from_file(str(MAIN_SCRIPT.parent / "page_people.py"), default_timeout=180)
     at.query_params["person"] = "hana"
     at.query_params["dislike"] = target
+    at.session_state["radar_week"] = "2025-W22"  # the dashboard's week (its default is the last complete one)
     at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    with ws.store() as store:
+        assert target not in {f.doc_id for f in store.feedback("hana")}  # the GET wrote nothing
+    confirm = next(b for b in at.button if b.label == "Confirm")
+    assert confirm.key.startswith("pp-confirm-dislike-") and len(confirm.key) > len("pp-confirm-dislike-") + 16
+    confirm.click().run()
     assert not at.exception, [e.value for e in at.exception]
     shown = [str(s.value).replace("\\", "") for s in at.success]
     assert any("Recorded" in v and target in v for v in shown), shown

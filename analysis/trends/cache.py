@@ -27,7 +27,7 @@ from radar.analysis.trends.terms import NAME_PREFIX, document_terms
 from radar.store.dates import entered
 from radar.store.db import Store
 from radar.store.documents import DocumentText
-from radar.store.files import write_bytes_atomic
+from radar.store.files import write_cache_atomic
 
 CACHE_VERSION = 4  # 4: a row's day is the day it entered the record (store.dates), not its v1 date
 # the cache is only valid for the term rules that built it
@@ -186,14 +186,14 @@ def _save(path: Path, table: TermTable) -> None:
         vocab_order=table.vocab_order,
         meta=np.frombuffer(orjson.dumps(meta), dtype=np.uint8),
     )
-    write_bytes_atomic(path, buf.getvalue())
+    write_cache_atomic(path, buf.getvalue())  # not kept on a full or read-only disk: recomputed
 
 
 def _load(path: Path) -> TermTable | None:
     if not path.is_file():
         return None
     try:
-        with np.load(path) as z:
+        with np.load(path, allow_pickle=False) as z:
             meta = orjson.loads(bytes(z["meta"]))
             if meta.get("version") != CACHE_VERSION or meta.get("rules") != RULES:
                 return None

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from radar.store.files import write_bytes_atomic
+from radar.store.files import write_cache_atomic
 
 ANCHOR_DAYS = 28
 ANCHOR_DEPTH = 3
@@ -59,7 +59,7 @@ def horizon_key(model: str, window: str, day: date, depth: int, members: list[st
 def load_seed(folder: Path, key: str) -> np.ndarray | None:
     path = folder / "anchors" / f"{key}.npy"
     try:
-        return np.load(path).astype(np.float32)
+        return np.load(path, allow_pickle=False).astype(np.float32)
     except (OSError, ValueError):
         return None
 
@@ -67,7 +67,7 @@ def load_seed(folder: Path, key: str) -> np.ndarray | None:
 def save_seed(folder: Path, key: str, centroids: np.ndarray) -> None:
     buf = io.BytesIO()
     np.save(buf, centroids.astype(np.float32))
-    write_bytes_atomic(folder / "anchors" / f"{key}.npy", buf.getvalue())
+    write_cache_atomic(folder / "anchors" / f"{key}.npy", buf.getvalue())  # not kept on a full or read-only disk
 
 
 @dataclass
@@ -92,7 +92,7 @@ class Registry:
         """The registry for ``window``; an empty one when there is none, it is unreadable, or it holds another
         embedding model's centroids (their similarities mean nothing here)."""
         try:
-            with np.load(cls.path(folder, window)) as z:
+            with np.load(cls.path(folder, window), allow_pickle=False) as z:
                 meta = orjson.loads(bytes(z["meta"]))
                 reg = cls(window, z["centroids"].astype(np.float32), **meta)
         except (OSError, ValueError, KeyError, TypeError, orjson.JSONDecodeError):
@@ -110,7 +110,7 @@ class Registry:
         }
         buf = io.BytesIO()
         np.savez(buf, centroids=self.centroids, meta=np.frombuffer(orjson.dumps(meta), dtype=np.uint8))
-        write_bytes_atomic(self.path(folder, self.window), buf.getvalue())
+        write_cache_atomic(self.path(folder, self.window), buf.getvalue())  # not kept on a full or read-only disk
 
     def assign(
         self, centroids: np.ndarray, keywords: list[list[str]], as_of: date, threshold: float

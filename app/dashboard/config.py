@@ -3,11 +3,24 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 from dataclasses import dataclass, fields
 from typing import Any
 
 from radar.store.config import check_types
 from radar.store.errors import ConfigError
+
+# a DNS name (labels of letters, digits and '-'): a wildcard would turn the DNS-rebinding guard off
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?"
+_HOST_NAME = re.compile(rf"^(?=.{{1,253}}$){_LABEL}(?:\.{_LABEL})*\.?$")
+
+
+def _is_address(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name.strip("[]"))
+    except ValueError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -26,6 +39,12 @@ class AppConfig:
             raise ConfigError(f"[app] port must be 1..65535 (got {self.port}); e.g. --port 8501")
         if not self.host or any(c.isspace() for c in self.host):
             raise ConfigError(f"[app] host {self.host!r} is not a host name or address; e.g. --host 127.0.0.1")
+        for name in self.allowed_hosts:
+            if not _HOST_NAME.match(name) and not _is_address(name):
+                raise ConfigError(
+                    f"[app] allowed_hosts: {name!r} is not a host name (no '*', scheme, port or path); list each "
+                    'name the dashboard is reached by, e.g. allowed_hosts = ["radar.lab.example"]'
+                )
 
     @classmethod
     def from_section(cls, table: dict[str, Any]) -> AppConfig:

@@ -26,6 +26,7 @@ import streamlit as st
 from radar.app.context import Radar
 from radar.store import Store, Workspace, resolve_root
 from radar.store.errors import RadarError
+from radar.store.text import strip_invisible
 
 NO_CACHE_ENV = "RADAR_DASHBOARD_NO_CACHE"
 F = TypeVar("F", bound=Callable[..., Any])
@@ -201,7 +202,7 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$&:=\"'@%^])")
 def md(text: str) -> str:
     """Plain text safe inside st.markdown: every Markdown/HTML special character backslash-escaped,
     so no link, image, HTML tag, LaTeX or heading can come out of feed content."""
-    return _MD_SPECIAL.sub(r"\\\1", text or "")
+    return _MD_SPECIAL.sub(r"\\\1", strip_invisible(text or ""))  # and no bidi / zero-width character
 
 
 def text(value: str) -> str:
