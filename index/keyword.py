@@ -77,9 +77,9 @@ def terms(text: str) -> list[str]:
 TITLE_WEIGHT = 2  # a title's tokens count this many times: what a paper names in its title is what it is about
 
 
-def document_terms(title: str, abstract: str) -> list[str]:
-    """A document's BM25 tokens: its title's ``TITLE_WEIGHT`` times, then its abstract's."""
-    return terms(title) * TITLE_WEIGHT + terms(abstract)
+def document_terms(title: str, abstract: str, title_weight: int = TITLE_WEIGHT) -> list[str]:
+    """A document's BM25 tokens: its title's ``title_weight`` times, then its abstract's."""
+    return terms(title) * title_weight + terms(abstract)
 
 
 def names(query: str) -> list[str]:
@@ -108,12 +108,13 @@ class KeywordIndex:
         self.acronyms = acronyms or {}  # short form -> long forms (index.acronyms.mine)
 
     @classmethod
-    def build(cls, docs: list[tuple[str, str, str]], fingerprint: str) -> KeywordIndex:
+    def build(cls, docs: list[tuple[str, str, str]], fingerprint: str, title_weight: int = TITLE_WEIGHT) -> KeywordIndex:
         """docs: (id, title, abstract)."""
         ids = [d[0] for d in docs]
         retriever = bm25s.BM25()
         if docs:
-            retriever.index([document_terms(d[1], d[2]) or ["\x00"] for d in docs], show_progress=False)
+            tokens = [document_terms(d[1], d[2], title_weight) or ["\x00"] for d in docs]
+            retriever.index(tokens, show_progress=False)
         return cls(retriever, ids, fingerprint, mine(f"{d[1]}. {d[2]}" for d in docs))
 
     def doc_freq(self, token: str) -> int:

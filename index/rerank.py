@@ -31,13 +31,23 @@ import numpy as np
 from radar.index.acronyms import expand
 from radar.index.keyword import STOP, KeywordIndex, names, terms
 
-# Weights of the votes in the fusion (reciprocal rank fusion, constant ``SearchConfig.rrf_k``)
-DENSE_VOTE = 0.75
-KEYWORD_VOTE = 1.0
-COVERAGE_VOTE = 4.0
-TITLE_PHRASE_VOTE = 1.5
-PHRASE_VOTE = 0.5
-NAME_VOTE = 1.0
+
+
+@dataclass(frozen=True)
+class Votes:
+    """Weights of the rankings in the fusion (reciprocal rank fusion, constant ``SearchConfig.rrf_k``); a weight of
+    0 leaves that ranking out. ``acronyms``: the long forms count (coverage, dense query); ``conflicts_last``: a
+    paper naming a sibling instead goes last."""
+
+    dense: float = 0.75
+    keyword: float = 1.0
+    coverage: float = 4.0
+    title_phrases: float = 1.5
+    phrases: float = 0.5
+    names: float = 1.0
+    acronyms: bool = True
+    conflicts_last: bool = True
+
 
 _WORD = re.compile(r"[^\W_]+(?:[.\-+/_][^\W_]+)*")  # a query word, a compound name whole (as keyword.terms)
 _TOKEN = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?")  # words of a phrase: hyphens split (KV-cache -> kv cache)
@@ -108,8 +118,9 @@ def _phase(tokens: set[str]) -> set[str]:
     return {p for p, words in PHASES.items() if tokens & words}
 
 
-def analyse(query: str, keyword: KeywordIndex) -> Query:
-    """The query's concepts (words with their IDF, parts and acronym long forms), phrases, names and phase."""
+def analyse(query: str, keyword: KeywordIndex, acronyms: bool = True) -> Query:
+    """The query's concepts (words with their IDF, parts and, with ``acronyms``, acronym long forms), phrases, names
+    and phase."""
     n = len(keyword.doc_ids)
     concepts = []
     for word in dict.fromkeys(m.group(0) for m in _WORD.finditer(query.lower())):
@@ -118,7 +129,7 @@ def analyse(query: str, keyword: KeywordIndex) -> Query:
         toks = terms(word) or [word]
         df = min(keyword.doc_freq(t) for t in toks)
         parts = tuple(t for t in toks if t != word)
-        long_forms = tuple(expand(keyword.acronyms, word))
+        long_forms = tuple(expand(keyword.acronyms, word)) if acronyms else ()
         concepts.append(Concept(word, parts, long_forms, math.log((n + 1) / (df + 0.5))))
     raw = _TOKEN.findall(query.lower().replace("-", " "))
     phrases = tuple(dict.fromkeys((a, b) for a, b in zip(raw, raw[1:], strict=False) if STOP.isdisjoint((a, b))))
@@ -200,19 +211,22 @@ def rank(
     texts: Mapping[str, tuple[str, str]],
     index: KeywordIndex,
     k: int,
+    votes: Votes = Votes(),
 ) -> list[tuple[str, float]]:
-    """Every candidate (the dense and keyword rankings' documents) with its fused score, best first; the papers
-    with a conflict come last whatever their score. ``texts``: id -> (title, abstract) of the candidates."""
-    base = _order(rrf([(dense, DENSE_VOTE), (keyword, KEYWORD_VOTE)], k))
+    """Every candidate (the dense and keyword rankings' documents) with its fused score, best first; with
+    ``votes.conflicts_last`` the papers with a conflict come last whatever their score. ``texts``: id -> (title,
+    abstract) of the candidates."""
+    base = _order(rrf([(dense, votes.dense), (keyword, votes.keyword)], k))
     place = {d: i for i, d in enumerate(base)}
     ev = evidence(q, index, {d: texts[d] for d in base if d in texts})
 
     def by(key: str) -> list[str]:  # the candidates by one kind of evidence, the fused order breaking ties
         return sorted(ev, key=lambda d: (-float(getattr(ev[d], key)), place[d]))
 
-    votes = [(dense, DENSE_VOTE), (keyword, KEYWORD_VOTE), (by("coverage"), COVERAGE_VOTE)]
-    votes += [(by("title_phrases"), TITLE_PHRASE_VOTE), (by("phrases"), PHRASE_VOTE), (by("names_in_title"), NAME_VOTE)]
-    scores = rrf(votes, k)
+    lists = [(dense, votes.dense), (keyword, votes.keyword), (by("coverage"), votes.coverage)]
+    lists += [(by("title_phrases"), votes.title_phrases), (by("phrases"), votes.phrases)]
+    lists += [(by("names_in_title"), votes.names)]
+    scores = rrf([(ranking, w) for ranking, w in lists if w], k)
     ranked = _order(scores)
-    last = {d for d in ranked if d in ev and ev[d].conflict}
+    last = {d for d in ranked if d in ev and ev[d].conflict} if votes.conflicts_last else set()
     return [(d, scores[d]) for d in ranked if d not in last] + [(d, scores[d]) for d in ranked if d in last]

@@ -14,7 +14,7 @@ from radar.index.config import SearchConfig
 from radar.index.embedder import Embedder
 from radar.index.errors import IndexError_
 from radar.index.keyword import KeywordIndex
-from radar.index.rerank import analyse, rank
+from radar.index.rerank import Votes, analyse, rank
 from radar.index.rerank import rrf as weighted_rrf
 from radar.index.vectors import Manifest
 from radar.store import Document, Store
@@ -79,9 +79,16 @@ class Searcher:
     """Hybrid search: the embedder's query vector against a ``VectorSearch``, BM25 beside it, fused by RRF."""
 
     def __init__(
-        self, store: Store, embedder: Embedder, vectors: VectorSearch, keyword: KeywordIndex, cfg: SearchConfig
+        self,
+        store: Store,
+        embedder: Embedder,
+        vectors: VectorSearch,
+        keyword: KeywordIndex,
+        cfg: SearchConfig,
+        votes: Votes = Votes(),
     ) -> None:
         self.store = store
+        self.votes = votes
         self.embedder = embedder
         self.vectors = vectors
         self.keyword = keyword
@@ -147,13 +154,13 @@ class Searcher:
             raise IndexError_('the query is empty; give some words, e.g. radar search "GRPO variance"')
         allowed_mask, allowed_vec = self._allowed(filters)
         n = max(self.cfg.candidates, k)
-        q = analyse(query, self.keyword)
+        q = analyse(query, self.keyword, self.votes.acronyms)
         dense = self.dense(self.embedder.embed([q.dense_text])[0], n, allowed_vec)
         keyword = [d for d, _ in self.keyword.search(query, n, allowed_mask)]
         candidates = list(dict.fromkeys(dense + keyword))
         docs = self.store.documents(candidates)
         texts = {d: (doc.title, doc.abstract) for d, doc in docs.items()}
-        ranked = rank(q, dense, keyword, texts, self.keyword, self.cfg.rrf_k)
+        ranked = rank(q, dense, keyword, texts, self.keyword, self.cfg.rrf_k, self.votes)
         hits = self._hits(ranked[:k], docs)
         dense_rank = {d: r for r, d in enumerate(dense, 1)}
         keyword_rank = {d: r for r, d in enumerate(keyword, 1)}
