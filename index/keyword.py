@@ -30,7 +30,7 @@ from radar.index.acronyms import mine
 
 logging.getLogger("bm25s").setLevel(logging.WARNING)  # bm25s sets its logger to DEBUG on import
 
-TOKENIZER = 3  # saved indexes of another format are rebuilt (1: bm25s's default word pattern; 2: no acronyms)
+TOKENIZER = 4  # saved indexes of another format are rebuilt (1: bm25s's words; 2: no acronyms; 3: LaTeX in tokens)
 _WORD = re.compile(r"[^\W_]+(?:[.\-+/_][^\W_]+)*")
 _JOIN = re.compile(r"[\-+/_]")
 FORMATS = {  # a precision format named inside a longer name: also that format
@@ -75,10 +75,31 @@ def terms(text: str) -> list[str]:
 
 
 TITLE_WEIGHT = 2  # a title's tokens count this many times: what a paper names in its title is what it is about
+_LATEXISH = re.compile(r"[\\$]")
+_COMMAND_ARG = re.compile(r"\\[A-Za-z]+\*?\s*\{([^{}]*)\}")
+_COMMAND = re.compile(r"\\[A-Za-z]+\*?")
 
 
-def document_terms(title: str, abstract: str, title_weight: int = TITLE_WEIGHT) -> list[str]:
-    """A document's BM25 tokens: its title's ``title_weight`` times, then its abstract's."""
+def unlatex(text: str) -> str:
+    """``text`` with its LaTeX markup's words joined back: ``$\\textbf{D}$ynamic s$\\textbf{A}$mpling`` ->
+    ``Dynamic sAmpling`` (``\\cmd{x}`` -> x, innermost first; other commands, ``$`` and braces dropped). A word cut
+    by markup is otherwise two tokens that match nothing. Unchanged when it has no markup. (The report's text goes
+    through reports/text.py's pylatexenc conversion; tokens need only the words, and this is ~100x faster.)"""
+    if not _LATEXISH.search(text):
+        return text
+    for _ in range(5):  # nested \cmd{\cmd{x}}
+        text, n = _COMMAND_ARG.subn(lambda m: m.group(1), text)
+        if not n:
+            break
+    text = _COMMAND.sub(" ", text)
+    return text.replace("$", "").replace("{", "").replace("}", "")
+
+
+def document_terms(title: str, abstract: str, title_weight: int = TITLE_WEIGHT, latex: bool = True) -> list[str]:
+    """A document's BM25 tokens: its title's ``title_weight`` times, then its abstract's; with ``latex``, of the text
+    without its LaTeX markup (``unlatex``)."""
+    if latex:
+        title, abstract = unlatex(title), unlatex(abstract)
     return terms(title) * title_weight + terms(abstract)
 
 
@@ -108,14 +129,16 @@ class KeywordIndex:
         self.acronyms = acronyms or {}  # short form -> long forms (index.acronyms.mine)
 
     @classmethod
-    def build(cls, docs: list[tuple[str, str, str]], fingerprint: str, title_weight: int = TITLE_WEIGHT) -> KeywordIndex:
-        """docs: (id, title, abstract)."""
+    def build(
+        cls, docs: list[tuple[str, str, str]], fingerprint: str, title_weight: int = TITLE_WEIGHT, latex: bool = True
+    ) -> KeywordIndex:
+        """docs: (id, title, abstract); ``title_weight`` and ``latex`` as ``document_terms`` (benchmarks vary them)."""
         ids = [d[0] for d in docs]
         retriever = bm25s.BM25()
         if docs:
-            tokens = [document_terms(d[1], d[2], title_weight) or ["\x00"] for d in docs]
+            tokens = [document_terms(d[1], d[2], title_weight, latex) or ["\x00"] for d in docs]
             retriever.index(tokens, show_progress=False)
-        return cls(retriever, ids, fingerprint, mine(f"{d[1]}. {d[2]}" for d in docs))
+        return cls(retriever, ids, fingerprint, mine(unlatex(f"{d[1]}. {d[2]}") for d in docs))
 
     def doc_freq(self, token: str) -> int:
         """Documents holding ``token`` (from the index's postings; 0 if unknown)."""
@@ -129,13 +152,22 @@ class KeywordIndex:
     def positions(self, tokens: Iterable[str]) -> np.ndarray:
         """Index positions of the documents holding any of ``tokens`` (from the index's postings), sorted."""
         try:
-            vocab, indptr, indices = self.retriever.vocab_dict, self.retriever.scores["indptr"], self.retriever.scores["indices"]
+            vocab, scores = self.retriever.vocab_dict, self.retriever.scores
+            indptr, indices = scores["indptr"], scores["indices"]
         except (AttributeError, KeyError, TypeError):
             return np.zeros(0, dtype=np.int64)
         cols = [c for c in (vocab.get(t) for t in tokens) if c is not None]
         if not cols:
             return np.zeros(0, dtype=np.int64)
         return np.unique(np.concatenate([indices[indptr[c] : indptr[c + 1]] for c in cols]))
+
+    def containing(self, tokens: list[str]) -> set[str]:
+        """Ids of the documents that hold every token (from the index's own postings)."""
+        found: np.ndarray | None = None
+        for token in tokens:
+            at = self.positions([token])
+            found = at if found is None else np.intersect1d(found, at)
+        return {self.doc_ids[int(i)] for i in (found if found is not None else ())}
 
     def search(self, query: str, k: int, allowed: np.ndarray | None = None) -> list[tuple[str, float]]:
         """Top-k (doc_id, score); ``allowed`` is a boolean mask over this index's positions."""

@@ -16,8 +16,9 @@ reciprocal rank fusion:
   the other phase (inference, serving for training) goes after every paper that does not.
 
 The dense query also carries the long forms of the query's acronyms ("RL" -> "reinforcement learning").
-Weights measured on the 25 tuning queries of tests/data/lead_search_queries.jsonl and checked on the held-out set
-beside it and the known-item queries (benchmarks/search_quality.py; docs/stages.md)."""
+The weights (``Votes``) were set on the 25 development queries of tests/data/lead_search_queries.jsonl; the 25
+held-out queries beside it (lead_search_queries_heldout.jsonl) and the known-item queries check them, each vote
+left out in turn (benchmarks/bench_search.py; figures in docs/benchmarks.md)."""
 
 from __future__ import annotations
 
@@ -29,8 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from radar.index.acronyms import expand
-from radar.index.keyword import STOP, KeywordIndex, names, terms
-
+from radar.index.keyword import STOP, KeywordIndex, names, terms, unlatex
 
 
 @dataclass(frozen=True)
@@ -146,11 +146,11 @@ class Evidence:
     conflict: bool  # the title names a sibling of a query name instead, or only the other phase
 
 
-def evidence(
-    q: Query, keyword: KeywordIndex, texts: Mapping[str, tuple[str, str]]
-) -> dict[str, Evidence]:
+def evidence(q: Query, keyword: KeywordIndex, texts: Mapping[str, tuple[str, str]]) -> dict[str, Evidence]:
     """What each paper's title and abstract hold of the query. ``texts``: id -> (title, abstract) of the papers,
-    which must be in the keyword index (a concept's words are looked up in its postings)."""
+    which must be in the keyword index (a concept's words are looked up in its postings). LaTeX markup is read as
+    its words (index.keyword.unlatex), as the index reads it."""
+    texts = {d: (unlatex(t), unlatex(a)) for d, (t, a) in texts.items()}
     docs = [d for d in texts if d in keyword.position]
     at = np.array([keyword.position[d] for d in docs], dtype=np.int64)
     looks_up = bool(q.phrases) or any(c.long_forms for c in q.concepts)
@@ -184,9 +184,12 @@ def evidence(
 def _conflicts(q: Query, title_toks: set[str]) -> bool:
     for name in q.names:
         family = _NAME.match(name)
-        if family and name not in title_toks:
-            if any((m := _NAME.match(t)) and m.group(1) == family.group(1) for t in title_toks - {name}):
-                return True
+        if (
+            family
+            and name not in title_toks
+            and any((m := _NAME.match(t)) and m.group(1) == family.group(1) for t in title_toks - {name})
+        ):
+            return True
     phases = _phase(title_toks)
     return bool(q.phase and phases and q.phase not in phases)
 

@@ -1,7 +1,7 @@
 """Hybrid search: dense (FAISS) and keyword (BM25) candidates, re-ranked by what the query names (index/rerank.py:
 the share of its words and phrases a paper holds, its names in the title, no sibling name instead) and fused by
 reciprocal rank fusion, with filters on date, tag, source, category and kind applied inside both retrievers.
-Measured on lead-style queries and known-item queries: benchmarks/search_quality.py."""
+Measured on lead-style queries and known-item queries: benchmarks/bench_search.py."""
 
 from __future__ import annotations
 
@@ -85,10 +85,10 @@ class Searcher:
         vectors: VectorSearch,
         keyword: KeywordIndex,
         cfg: SearchConfig,
-        votes: Votes = Votes(),
+        votes: Votes | None = None,
     ) -> None:
         self.store = store
-        self.votes = votes
+        self.votes = votes or Votes()
         self.embedder = embedder
         self.vectors = vectors
         self.keyword = keyword
