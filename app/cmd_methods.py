@@ -87,7 +87,8 @@ def _card_lines(card: MethodCard) -> list[Text]:
             if other.introduced_by
             else "not introduced by a stored paper"
         )
-        lines.append(_line(f"  also names: {other.expansion or '?'} ({other.papers} papers; {where})"))
+        papers = f"{other.papers} paper{'' if other.papers == 1 else 's'}"
+        lines.append(_line(f"  also names: {other.expansion or '?'} ({papers}; {where})"))
     preset = f"{card.preset} ({card.preset_title})" if card.preset else "none covers it"
     lines.append(_line(f"  reproduction preset: {preset}"))
     return lines

@@ -8,7 +8,7 @@
    known-item recall@10 / MRR on the dev queries (10 queries, their papers among N distractors),
    and title -> abstract retrieval (every title a query, abstracts embedded alone) on N papers.
 3. (--lead: only this) Search as a lab lead uses it: 25 lead-style queries, P@5, known items through the whole
-   search path, today's ranking beside Radar's (benchmarks/search_quality.py).
+   search path, today's ranking beside Radar's (benchmarks/bench_search.py).
 4. Search latency p50/p95 at 10k / 100k (synthetic vectors, real BM25 over real papers, full
    hybrid path incl. query embedding) and FAISS alone at 1M vectors; IVF recall@10 vs exact.
 """
@@ -22,6 +22,7 @@ import json
 import os
 import resource
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -282,13 +283,13 @@ def main() -> None:
     ap.add_argument("--workspace", type=Path, default=ROOT / "demo-workspace", help="real embeddings for IVF recall")
     ap.add_argument("--full", type=int, default=100_000, help="papers for the large latency test")
     ap.add_argument("--skip-1m", action="store_true")
-    ap.add_argument("--lead", action="store_true", help="only the lead-style queries on --workspace (search_quality)")
+    ap.add_argument("--lead", action="store_true", help="only the lead-style queries on --workspace (bench_search)")
     args = ap.parse_args()
     if args.lead:
-        from search_quality import DEV as DEV_QUERIES
-        from search_quality import LEAD, _jsonl, evaluate, show
+        import bench_search
 
-        show(evaluate(args.workspace), len(_jsonl(LEAD)), len(_jsonl(DEV_QUERIES)))
+        sys.argv = [sys.argv[0], "--workspace", str(args.workspace)]
+        bench_search.main()
         return
     cache = Path(os.environ.get("RADAR_MODEL_CACHE", tempfile.mkdtemp()))
     papers = load_papers(FULL if FULL.exists() else SNAPSHOT, args.docs, 53)

@@ -64,7 +64,7 @@ class SearchConfig:
 
     exact_below: int = 200_000  # flat (exact) index below this many vectors, IVF above
     nprobe: int = 24  # IVF lists searched per query, at least (5% of the lists if more; see vectors.py)
-    rrf_k: int = 60  # reciprocal rank fusion constant
+    rrf_k: int = 30  # reciprocal rank fusion constant (of the votes of index/rerank.py)
     candidates: int = 100  # per retriever, before fusion
 
     def __post_init__(self) -> None:

@@ -8,7 +8,8 @@ for FP8, H100, INT4, KV-cache or Qwen2.5 matches them and not their pieces alone
 (``llama-3.1``) and as its parts (``qwen2``, ``kv``, ``cache``: "KV cache" written apart still matches); a
 precision format named inside a longer one counts as that format too (MXFP8, E4M3 and E5M2 are FP8 formats; MXFP4
 and NVFP4 are FP4). Parts of one character and English stop-words are left out. ``names`` are the query's tokens
-with a letter and a digit: the hybrid search ranks the documents that contain all of them higher (index/search.py).
+with a letter and a digit (index/rerank.py ranks the papers naming them in their title higher). The index also keeps
+the corpus's acronyms and their long forms (index/acronyms.py), mined when it is built.
 """
 
 from __future__ import annotations
@@ -19,14 +20,17 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 import bm25s
 import numpy as np
 
+from radar.index.acronyms import mine
+
 logging.getLogger("bm25s").setLevel(logging.WARNING)  # bm25s sets its logger to DEBUG on import
 
-TOKENIZER = 2  # saved indexes of another tokenizer are rebuilt (1: bm25s's default word pattern)
+TOKENIZER = 4  # saved indexes of another format are rebuilt (1: bm25s's words; 2: no acronyms; 3: LaTeX in tokens)
 _WORD = re.compile(r"[^\W_]+(?:[.\-+/_][^\W_]+)*")
 _JOIN = re.compile(r"[\-+/_]")
 FORMATS = {  # a precision format named inside a longer name: also that format
@@ -71,11 +75,32 @@ def terms(text: str) -> list[str]:
 
 
 TITLE_WEIGHT = 2  # a title's tokens count this many times: what a paper names in its title is what it is about
+_LATEXISH = re.compile(r"[\\$]")
+_COMMAND_ARG = re.compile(r"\\[A-Za-z]+\*?\s*\{([^{}]*)\}")
+_COMMAND = re.compile(r"\\[A-Za-z]+\*?")
 
 
-def document_terms(title: str, abstract: str) -> list[str]:
-    """A document's BM25 tokens: its title's ``TITLE_WEIGHT`` times, then its abstract's."""
-    return terms(title) * TITLE_WEIGHT + terms(abstract)
+def unlatex(text: str) -> str:
+    """``text`` with its LaTeX markup's words joined back: ``$\\textbf{D}$ynamic s$\\textbf{A}$mpling`` ->
+    ``Dynamic sAmpling`` (``\\cmd{x}`` -> x, innermost first; other commands, ``$`` and braces dropped). A word cut
+    by markup is otherwise two tokens that match nothing. Unchanged when it has no markup. (The report's text goes
+    through reports/text.py's pylatexenc conversion; tokens need only the words, and this is ~100x faster.)"""
+    if not _LATEXISH.search(text):
+        return text
+    for _ in range(5):  # nested \cmd{\cmd{x}}
+        text, n = _COMMAND_ARG.subn(lambda m: m.group(1), text)
+        if not n:
+            break
+    text = _COMMAND.sub(" ", text)
+    return text.replace("$", "").replace("{", "").replace("}", "")
+
+
+def document_terms(title: str, abstract: str, title_weight: int = TITLE_WEIGHT, latex: bool = True) -> list[str]:
+    """A document's BM25 tokens: its title's ``title_weight`` times, then its abstract's; with ``latex``, of the text
+    without its LaTeX markup (``unlatex``)."""
+    if latex:
+        title, abstract = unlatex(title), unlatex(abstract)
+    return terms(title) * title_weight + terms(abstract)
 
 
 def names(query: str) -> list[str]:
@@ -90,20 +115,59 @@ def names(query: str) -> list[str]:
 
 
 class KeywordIndex:
-    def __init__(self, retriever: bm25s.BM25, doc_ids: list[str], fingerprint: str) -> None:
+    def __init__(
+        self,
+        retriever: bm25s.BM25,
+        doc_ids: list[str],
+        fingerprint: str,
+        acronyms: dict[str, list[str]] | None = None,
+    ) -> None:
         self.retriever = retriever
         self.doc_ids = doc_ids
         self.position = {d: i for i, d in enumerate(doc_ids)}
         self.fingerprint = fingerprint
+        self.acronyms = acronyms or {}  # short form -> long forms (index.acronyms.mine)
 
     @classmethod
-    def build(cls, docs: list[tuple[str, str, str]], fingerprint: str) -> KeywordIndex:
-        """docs: (id, title, abstract)."""
+    def build(
+        cls, docs: list[tuple[str, str, str]], fingerprint: str, title_weight: int = TITLE_WEIGHT, latex: bool = True
+    ) -> KeywordIndex:
+        """docs: (id, title, abstract); ``title_weight`` and ``latex`` as ``document_terms`` (benchmarks vary them)."""
         ids = [d[0] for d in docs]
         retriever = bm25s.BM25()
         if docs:
-            retriever.index([document_terms(d[1], d[2]) or ["\x00"] for d in docs], show_progress=False)
-        return cls(retriever, ids, fingerprint)
+            tokens = [document_terms(d[1], d[2], title_weight, latex) or ["\x00"] for d in docs]
+            retriever.index(tokens, show_progress=False)
+        return cls(retriever, ids, fingerprint, mine(unlatex(f"{d[1]}. {d[2]}") for d in docs))
+
+    def doc_freq(self, token: str) -> int:
+        """Documents holding ``token`` (from the index's postings; 0 if unknown)."""
+        try:
+            col = self.retriever.vocab_dict.get(token)
+            indptr = self.retriever.scores["indptr"]
+        except (AttributeError, KeyError, TypeError):
+            return 0
+        return 0 if col is None else int(indptr[col + 1] - indptr[col])
+
+    def positions(self, tokens: Iterable[str]) -> np.ndarray:
+        """Index positions of the documents holding any of ``tokens`` (from the index's postings), sorted."""
+        try:
+            vocab, scores = self.retriever.vocab_dict, self.retriever.scores
+            indptr, indices = scores["indptr"], scores["indices"]
+        except (AttributeError, KeyError, TypeError):
+            return np.zeros(0, dtype=np.int64)
+        cols = [c for c in (vocab.get(t) for t in tokens) if c is not None]
+        if not cols:
+            return np.zeros(0, dtype=np.int64)
+        return np.unique(np.concatenate([indices[indptr[c] : indptr[c + 1]] for c in cols]))
+
+    def containing(self, tokens: list[str]) -> set[str]:
+        """Ids of the documents that hold every token (from the index's own postings)."""
+        found: np.ndarray | None = None
+        for token in tokens:
+            at = self.positions([token])
+            found = at if found is None else np.intersect1d(found, at)
+        return {self.doc_ids[int(i)] for i in (found if found is not None else ())}
 
     def search(self, query: str, k: int, allowed: np.ndarray | None = None) -> list[tuple[str, float]]:
         """Top-k (doc_id, score); ``allowed`` is a boolean mask over this index's positions."""
@@ -121,26 +185,13 @@ class KeywordIndex:
         results, scores = self.retriever.retrieve([tokens], k=k, show_progress=False, weight_mask=mask)
         return [(self.doc_ids[int(i)], float(s)) for i, s in zip(results[0], scores[0], strict=True) if s > 0]
 
-    def containing(self, tokens: list[str]) -> set[str] | None:
-        """Ids of the documents that hold every token (from the index's own postings); None if it cannot tell."""
-        try:
-            vocab, scores = self.retriever.vocab_dict, self.retriever.scores
-            indptr, indices = scores["indptr"], scores["indices"]
-        except (AttributeError, KeyError, TypeError):
-            return None
-        found: set[int] | None = None
-        for token in tokens:
-            col = vocab.get(token)
-            docs = set() if col is None else set(indices[indptr[col] : indptr[col + 1]].tolist())
-            found = docs if found is None else found & docs
-        return {self.doc_ids[i] for i in found or ()}
-
     def save(self, folder: Path) -> None:
         folder.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".bm25.", dir=folder.parent))
         try:
             self.retriever.save(str(tmp))
             meta = {"fingerprint": self.fingerprint, "ids": self.doc_ids, "tokenizer": TOKENIZER}
+            (tmp / "acronyms.json").write_text(json.dumps(self.acronyms))
             (tmp / "doc_ids.json").write_text(json.dumps(meta))
             old = folder.with_name(folder.name + ".old")
             if folder.exists():
@@ -162,6 +213,7 @@ class KeywordIndex:
             if data.get("tokenizer") != TOKENIZER:  # built with other tokens: the caller rebuilds it
                 return None
             retriever = bm25s.BM25.load(str(folder))
+            acronyms = json.loads((folder / "acronyms.json").read_text())
         except (OSError, ValueError):
             return None
-        return cls(retriever, data["ids"], data["fingerprint"])
+        return cls(retriever, data["ids"], data["fingerprint"], acronyms)

@@ -1,8 +1,7 @@
-"""Hybrid search: dense (FAISS) and keyword (BM25) candidates fused by reciprocal rank fusion,
-with filters on date, tag, source, category and kind applied inside both retrievers. When the query names
-something with a digit (FP8, H100, INT4, Qwen2.5: index.keyword.names), the candidates that contain every such
-name get a third vote in the fusion, and those with a rare name in their title a fourth: a lead who types FP8
-wants the FP8 papers first (measured on 25 lead-style queries, benchmarks/bench_index.py --lead)."""
+"""Hybrid search: dense (FAISS) and keyword (BM25) candidates, re-ranked by what the query names (index/rerank.py:
+the share of its words and phrases a paper holds, its names in the title, no sibling name instead) and fused by
+reciprocal rank fusion, with filters on date, tag, source, category and kind applied inside both retrievers.
+Measured on lead-style queries and known-item queries: benchmarks/bench_search.py."""
 
 from __future__ import annotations
 
@@ -14,9 +13,11 @@ import numpy as np
 from radar.index.config import SearchConfig
 from radar.index.embedder import Embedder
 from radar.index.errors import IndexError_
-from radar.index.keyword import KeywordIndex, names, terms
+from radar.index.keyword import KeywordIndex
+from radar.index.rerank import Votes, analyse, rank
+from radar.index.rerank import rrf as weighted_rrf
 from radar.index.vectors import Manifest
-from radar.store import Store
+from radar.store import Document, Store
 
 
 @dataclass(frozen=True)
@@ -59,16 +60,9 @@ class Hit:
         }
 
 
-RARE_NAME = 0.01  # a query's name in at most this share of the documents is a topic, not a tool every paper uses
-
-
 def rrf(rankings: list[list[str]], k: int) -> dict[str, float]:
     """Reciprocal rank fusion (Cormack et al. 2009): sum over lists of 1 / (k + rank)."""
-    scores: dict[str, float] = {}
-    for ranking in rankings:
-        for rank, doc_id in enumerate(ranking, start=1):
-            scores[doc_id] = scores.get(doc_id, 0.0) + 1.0 / (k + rank)
-    return scores
+    return weighted_rrf([(ranking, 1.0) for ranking in rankings], k)
 
 
 class VectorSearch(Protocol):
@@ -85,9 +79,16 @@ class Searcher:
     """Hybrid search: the embedder's query vector against a ``VectorSearch``, BM25 beside it, fused by RRF."""
 
     def __init__(
-        self, store: Store, embedder: Embedder, vectors: VectorSearch, keyword: KeywordIndex, cfg: SearchConfig
+        self,
+        store: Store,
+        embedder: Embedder,
+        vectors: VectorSearch,
+        keyword: KeywordIndex,
+        cfg: SearchConfig,
+        votes: Votes | None = None,
     ) -> None:
         self.store = store
+        self.votes = votes or Votes()
         self.embedder = embedder
         self.vectors = vectors
         self.keyword = keyword
@@ -153,34 +154,19 @@ class Searcher:
             raise IndexError_('the query is empty; give some words, e.g. radar search "GRPO variance"')
         allowed_mask, allowed_vec = self._allowed(filters)
         n = max(self.cfg.candidates, k)
-        dense = self.dense(self.embedder.embed([query])[0], n, allowed_vec)
+        q = analyse(query, self.keyword, self.votes.acronyms)
+        dense = self.dense(self.embedder.embed([q.dense_text])[0], n, allowed_vec)
         keyword = [d for d, _ in self.keyword.search(query, n, allowed_mask)]
-        fused = rrf([dense, keyword], self.cfg.rrf_k)
-        named = names(query)
-        having = self.keyword.containing(named) if named else None
-        if having:  # a name the query gives (FP8, H100, Qwen2.5): the candidates that hold it get a third vote
-            fused = rrf([dense, keyword, *self._naming(fused, having, named)], self.cfg.rrf_k)
-        ranked = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
-        hits = self._hits(ranked)
+        candidates = list(dict.fromkeys(dense + keyword))
+        docs = self.store.documents(candidates)
+        texts = {d: (doc.title, doc.abstract) for d, doc in docs.items()}
+        ranked = rank(q, dense, keyword, texts, self.keyword, self.cfg.rrf_k, self.votes)
+        hits = self._hits(ranked[:k], docs)
         dense_rank = {d: r for r, d in enumerate(dense, 1)}
         keyword_rank = {d: r for r, d in enumerate(keyword, 1)}
         for hit in hits:
             hit.dense_rank, hit.keyword_rank = dense_rank.get(hit.id), keyword_rank.get(hit.id)
         return hits
-
-    def _naming(self, fused: dict[str, float], having: set[str], named: list[str]) -> list[list[str]]:
-        """Extra rankings for the fusion: the candidates that contain every name (those naming them in their title
-        first); and, for a rare name (in at most ``RARE_NAME`` of the documents: FP8, INT4, not Qwen2.5, which
-        hundreds of papers merely use), the candidates whose title names it, a fourth vote: a paper with FP8 in
-        its title is about FP8."""
-        order = [d for d, _ in sorted(fused.items(), key=lambda kv: (-kv[1], kv[0])) if d in having]
-        docs = self.store.documents(order)
-        in_title = [d for d in order if d in docs and set(named) <= set(terms(docs[d].title))]
-        titled = set(in_title)
-        lists = [in_title + [d for d in order if d not in titled]]
-        if in_title and len(having) <= RARE_NAME * max(len(self.keyword.doc_ids), 1):
-            lists.append(in_title)
-        return lists
 
     def similar(self, doc_id: str, k: int = 10, filters: Filters = Filters()) -> list[Hit]:
         stored = self.store.vector_of(doc_id, self.vectors.manifest.model_id)
@@ -196,9 +182,9 @@ class Searcher:
         mapping = self.store.doc_ids_for_vectors([i for i, _ in pairs])
         return self._hits([(mapping[i], s) for i, s in pairs if i in mapping])
 
-    def _hits(self, ranked: list[tuple[str, float]]) -> list[Hit]:
+    def _hits(self, ranked: list[tuple[str, float]], docs: dict[str, Document] | None = None) -> list[Hit]:
         ids = [d for d, _ in ranked]
-        docs = self.store.documents(ids)
+        docs = self.store.documents(ids) if docs is None else docs
         tags = self.store.tags_of(ids)
         return [
             Hit(d, docs[d].title, s, docs[d].published, docs[d].url, tags.get(d, []), docs[d].source)

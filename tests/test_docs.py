@@ -273,3 +273,45 @@ def test_every_real_key_is_in_the_configuration_reference() -> None:
     documented = documented_keys(CONFIG_REFERENCE)
     missing = sorted(f"[{s}] {k}" for s, keys in real_keys().items() for k in keys if (s, k) not in documented)
     assert not missing, f"docs/configuration.md lacks: {', '.join(missing)}"
+
+
+# -- links between the docs ----------------------------------------------------------------------------------
+LINK = re.compile(r"(?<!!)\[[^\]\n]*\]\(([^)\s]+)\)")
+CODE_FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
+PAGES = [*DOCS, ROOT / "repro" / "README.md"]
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, inline code marks and punctuation dropped, spaces to '-'."""
+    text = re.sub(r"[`*]|\[([^\]]*)\]\([^)]*\)", r"\1", heading.strip().lower())
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def anchors(page: Path) -> set[str]:
+    text = CODE_FENCE.sub("", page.read_text(encoding="utf-8"))
+    return {slug(m.group(1)) for m in re.finditer(r"^#{1,6}\s+(.+?)\s*#*\s*$", text, re.M)}
+
+
+def local_links(page: Path) -> list[str]:
+    text = CODE_FENCE.sub("", page.read_text(encoding="utf-8"))
+    text = re.sub(r"^(?: {4}|\t).*$", "", text, flags=re.M)  # indented code blocks
+    return [t for t in LINK.findall(text) if not re.match(r"[a-z][a-z0-9+.-]*:", t)]
+
+
+def test_slug_follows_github() -> None:
+    assert slug("The test suite") == "the-test-suite"
+    assert slug("Ingest (`python benchmarks/bench_ingest.py`)") == "ingest-python-benchmarksbench_ingestpy"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_link_between_the_docs_resolves(page: Path) -> None:
+    """A relative link names a file of the repository, and its #anchor a heading of that page."""
+    broken = []
+    for target in local_links(page):
+        path, _, anchor = target.partition("#")
+        dest = (page.parent / path).resolve() if path else page
+        if not dest.exists():
+            broken.append(f"{target} (no such file)")
+        elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
+            broken.append(f"{target} (no heading #{anchor} in {dest.name})")
+    assert not broken, f"{page.relative_to(ROOT)}: " + "; ".join(broken)
