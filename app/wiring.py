@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from radar.analysis.names.context import Embed
+from radar.analysis.names.stage import name_kinds
 from radar.analysis.tags.errors import TaggingError
 from radar.analysis.tags.tagger import TagEnv, Vectors
 from radar.analysis.trends.compute import TrendsEnv
@@ -106,7 +107,9 @@ def tag_env(radar: Radar, store: Store, *, allow_empty: bool = False) -> TagEnv:
 
 
 # -- trends -------------------------------------------------------------------------------------------------
-def trends_env(radar: Radar) -> TrendsEnv:
+def trends_env(radar: Radar, store: Store) -> TrendsEnv:
+    """Everything the trends stage reads besides the store: its settings, caches, the taxonomy's tag groups
+    and the kinds of names (the names stage on ``store``: computed once per corpus state, then read)."""
     settings = radar.settings
     return TrendsEnv(
         config=settings.trends,
@@ -114,6 +117,7 @@ def trends_env(radar: Radar) -> TrendsEnv:
         term_cache=radar.ws.term_cache_path,
         topics_dir=radar.ws.topics_dir,
         tag_groups=radar.tag_groups(),
+        kind_of=name_kinds(store),
     )
 
 

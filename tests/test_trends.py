@@ -31,7 +31,7 @@ from tests.trends_data import (
 
 def trends_of(ws: Workspace, store: Store, **kwargs: Any) -> dict[str, Any]:
     """The trends stage as the composition root wires it, as the `radar trends --json` document."""
-    return compute_trends(store, wiring.trends_env(Radar(ws)), **kwargs).as_dict()
+    return compute_trends(store, wiring.trends_env(Radar(ws), store), **kwargs).as_dict()
 
 
 AS_OF = date(2025, 6, 30)
