@@ -109,8 +109,10 @@ def classify(
     """
     keys = list(corpus.names)
     train = training_set(corpus, load_labels() if labels is None else labels)
-    if len(train) < MIN_LABELED or len(set(train.values())) < 3:
-        return {k: (rule_kind(corpus.names[k].name, corpus.names[k]), 0.0) for k in keys}
+    if len(train) < MIN_LABELED or len(set(train.values())) < 3:  # too few to fit: rules, and the lexicon
+        return {
+            k: (train[k], 1.0) if k in train else (rule_kind(corpus.names[k].name, corpus.names[k]), 0.0) for k in keys
+        }
 
     def row(key: str) -> dict[str, float]:  # the labels are the lexicon of the neighbour features
         ev = corpus.names[key]
