@@ -6,12 +6,14 @@ Exit codes: 0 success; 1 usage or input error (one line naming the fix); 2 parti
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
+import sqlite3
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from radar.store.errors import RadarError, one_line
+from radar.store.errors import RadarError, disk_error, disk_message, one_line
 
 # Each module has register(subparsers); add a stage's command module here.
 COMMAND_MODULES = tuple(
@@ -55,6 +57,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RadarError as exc:
         print(f"radar: error: {one_line(str(exc))}", file=sys.stderr)
         return exc.exit_code
+    except OSError as exc:  # a full disk, a read-only mount, a size limit met where no stage caught it: one line
+        err = disk_error(exc)
+        if err is None:
+            raise
+        print(f"radar: error: {one_line(str(err))}", file=sys.stderr)
+        return 1
+    except sqlite3.OperationalError as exc:  # the same met by SQLite outside a store transaction
+        if "full" not in str(exc) and "readonly" not in str(exc):
+            raise
+        code = errno.ENOSPC if "full" in str(exc) else errno.EROFS
+        print(f"radar: error: {one_line(disk_message(code, 'the workspace database'))}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("radar: interrupted; what was stored is kept, rerun the command to resume", file=sys.stderr)
         return 130

@@ -6,6 +6,7 @@ import argparse
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
@@ -15,6 +16,9 @@ from radar.crawler.snapshot import describe_problems, import_snapshot
 from radar.index.errors import IndexError_
 from radar.index.prebuilt import PrebuiltVectors
 from radar.store import Workspace, resolve_root
+
+if TYPE_CHECKING:
+    from radar.reports.build import BuiltReport
 
 
 def open_workspace(args: argparse.Namespace) -> Workspace:
@@ -40,6 +44,8 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 # -- import -----------------------------------------------------------------------------------------
 def cmd_import(args: argparse.Namespace) -> int:
+    from radar.app import steps_contributions
+
     ws = open_workspace(args)
     path = Path(args.file)
     started = time.perf_counter()
@@ -56,7 +62,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     ):
         task = bar.add_task(path.name, total=None)
         result = import_snapshot(store, path, source=args.source, progress=lambda n: bar.advance(task, n))
-    elapsed = time.perf_counter() - started
+        elapsed = time.perf_counter() - started
+        contributions = steps_contributions.refresh(Radar(ws), store)  # what each new paper introduces
     vectors = adopt_prebuilt(ws, path)
     problems = describe_problems(path, result)
     summary = {
@@ -69,6 +76,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         "seconds": round(elapsed, 3),
         "papers_per_s": round(result.counts.seen / elapsed) if elapsed > 0 else None,
         "prebuilt_vectors": len(vectors) if vectors else 0,
+        "contributions": contributions.decided if contributions else 0,
     }
     if args.json:
         print_json(summary)
@@ -247,9 +255,10 @@ def demo_config(feed_names: list[str]) -> str:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from radar.app import steps
+    from radar.app import period_trends
     from radar.app.cli import main as radar_main
-    from radar.app.cmd_trends import _print as print_trends
+    from radar.app.cmd_trends import print_period
+    from radar.reports.build import load_report
     from radar.reports.period import week_of
     from radar.store import WorkspaceError
 
@@ -295,12 +304,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
         if code == 1:
             return code
 
-    console.rule(f"trends as of {as_of} (--as-of: only what was published by then), month window")
+    period = week_of(as_of - timedelta(days=as_of.isoweekday() % 7))  # the last full week by --as-of
+    console.rule(f"trends of {period.label}, the last full week by {as_of} (only what was announced by its end)")
     t0 = time.perf_counter()
-    found = steps.trends(radar, as_of=as_of, window="month")
+    with radar.store() as store:  # computed once and kept: the report and the dashboard read these
+        found = period_trends.get(radar, store, period)
     timings.append(("trends", time.perf_counter() - t0))
-    trends_doc = found.as_dict()
-    print_trends(trends_doc, 8)
+    print_period(found, 8)
 
     for title, argv in (
         (
@@ -314,7 +324,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
     ):
         worst = max(worst, step(title, argv))
 
-    period = week_of(as_of - timedelta(days=as_of.isoweekday() % 7))  # the last full week by --as-of
     code = step(f"weekly report for {period.label}, the last full week by {as_of}", ["report", "--week", period.label])
     worst = max(worst, code)
 
@@ -327,7 +336,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         stats=stats,
         vectors=sum(models.values()),
         prebuilt=wiring_prebuilt_count(radar),
-        trends=trends_doc,
+        story=report_story(load_report(ws.report_dir(period.label))),
         report=ws.report_dir(period.label),
         dashboard=f"radar {' '.join(app_argv)}",
         url=app_cfg.url,
@@ -346,25 +355,22 @@ def wiring_prebuilt_count(radar: Radar) -> int:
     return sum(len(p) for p in wiring.prebuilt_vectors(radar))
 
 
-def trends_story(trends: dict) -> list[str]:
-    """Two or three lines saying what the trends show, for the demo's summary."""
-    rec = trends["recent"]
-    lines = [
-        f"as of {trends['as_of']}: {rec['start']}..{rec['end']} ({rec['documents']:,} documents) vs the months before"
-    ]
-    rising = trends["emerging"][:4]
-    if rising:
-        parts = [
-            f"{e['term']} ({100 * (e['baseline_share'] or 0):.2f}% -> {100 * e['recent_share']:.2f}%)" for e in rising
-        ]
-        lines.append("rising: " + ", ".join(parts))
-    else:
-        lines.append("rising: nothing passes the significance bar this month (try another --as-of)")
-    # New names by kind, as the report shows them: methods and systems are "new methods"; models get their own line.
-    for label, kinds in (("new methods", ("method", "system")), ("new models", ("model",))):
-        named = [m for m in trends["new_methods"] if m.get("kind") in kinds][:4]
+def report_story(built: BuiltReport | None) -> list[str]:
+    """What the demo's report says, in a few lines: its brief and its trends, the same figures (the summary
+    repeats the report, it computes nothing of its own)."""
+    if built is None:
+        return ["no report was written (see the report step above)"]
+    c = built.content
+    t = c.trends
+    lines = [f"{c.period['describe']}: {c.headline['documents']:,} documents"]
+    lines += [f"- {b['text']}".replace("`", "") + (f": {b['label']}" if b["label"] else "") for b in c.summary]
+    emerging = [f"{e['term']} ({e['recent_count']} recent)" for e in t["emerging"][:4]]
+    window = f"{t.get('start', '')}..{t['as_of']}" if t.get("start") else t["as_of"]
+    lines.append(f"emerging over {window}: " + (", ".join(emerging) if emerging else "none passes the bar"))
+    for label, named in (("new methods", t["new_methods"]), ("new models", t.get("new_models") or [])):
         if named:
-            lines.append(f"{label}: " + ", ".join(f"{m['name']} (first seen {m['first_seen']})" for m in named))
+            shown = [f"{m['name']} (first seen {m['first_seen'][:10]})" for m in named[:4]]
+            lines.append(f"{label}: " + ", ".join(shown))
     return lines
 
 
@@ -373,7 +379,7 @@ def print_summary(
     stats: dict,
     vectors: int,
     prebuilt: int,
-    trends: dict,
+    story: list[str],
     report: Path,
     dashboard: str,
     url: str,
@@ -387,8 +393,8 @@ def print_summary(
         "[bold]What was imported[/bold]",
         f"  {stats['documents']:,} documents ({kinds}) from {len(stats['by_source'])} sources",
         f"  {vectors:,} vectors indexed; {prebuilt:,} prebuilt vectors came with the snapshot",
-        "[bold]The story the trends tell[/bold]",
-        *(f"  {line}" for line in trends_story(trends)),
+        "[bold]What the report says[/bold]",
+        *(f"  {line}" for line in story),
         "[bold]The report[/bold]",
         *(f"  {report / name}" for name in ("report.html", "report.md") if (report / name).is_file()),
         "[bold]The dashboard[/bold]",

@@ -1,9 +1,11 @@
-"""Command: methods (named things of the corpus with their kind, introducing paper, code and adoption)."""
+"""Command: methods (named things of the corpus with their kind, introducing paper, code and adoption), and
+method cards: ``--week YYYY-Www`` (what that week's papers introduce) and ``--name NAME`` (one card)."""
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import re
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 from rich.text import Text
@@ -11,6 +13,9 @@ from rich.text import Text
 from radar.app.cmd_core import _parse_date, open_workspace
 from radar.app.output import console, err_console, keep_whole, print_json
 from radar.store.names import NameRow
+
+if TYPE_CHECKING:
+    from radar.analysis.contributions.cards import MethodCard
 
 
 def _json(row: NameRow) -> dict[str, Any]:
@@ -30,9 +35,107 @@ def _json(row: NameRow) -> dict[str, Any]:
     }
 
 
+# C0/C1 controls (escape sequences, carriage returns), bidi controls and line/paragraph separators: card text
+# is feed content and must not drive the terminal or reorder what follows it
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2028\u2029\u2060-\u2069\ufeff]")
+
+
+def safe(text: str) -> str:
+    """Feed text for one terminal line: each control character shown as its escape (``\\x1b``), never sent."""
+    return _UNSAFE.sub(lambda m: ascii(m.group())[1:-1], text)
+
+
+def _line(text: str) -> Text:
+    return Text(safe(text))
+
+
+def _card_lines(card: MethodCard) -> list[Text]:
+    head = Text()
+    head.append(safe(card.name), style="bold")
+    head.append(safe(f"  {card.kind or '?'} · {card.area or 'area unknown'}"))
+    if card.status == "introduced":
+        head.append(safe(f" · introduced by {card.introduced_by} ({card.introduced_on})"))
+    elif card.status == "before-corpus":
+        head.append(" · introduced before the stored papers begin: no stored paper introduces it")
+    else:
+        head.append(" · spreading: no stored paper introduces it")
+    lines = [head]
+    if card.expansion:
+        lines.append(_line(f"  = {card.expansion}"))
+    if card.title:
+        lines.append(_line(f"  paper: {card.title}"))
+    if card.changes:
+        lines.append(_line(f"  changes: {card.changes}"))
+    if card.builds_on:
+        lines.append(_line(f"  builds on: {', '.join(card.builds_on)}"))
+    if card.also:
+        lines.append(_line(f"  also introduces: {', '.join(card.also)}"))
+    if card.status == "introduced":
+        lines.append(_line(f"  code: {', '.join(card.code) if card.code else 'no link in its abstract'}"))
+    shown = ", ".join(card.used_by[:5]) + (" ..." if len(card.used_by) > 5 else "")
+    naming = "later papers naming it" if card.status == "introduced" else "papers naming it"
+    lines.append(
+        _line(
+            f"  {naming}: {len(card.used_by)}"
+            + (f" ({shown})" if card.used_by else "")
+            + f"; comparing against it: {len(card.compared_by)}; first seen {card.first_seen} ({card.first_id})"
+        )
+    )
+    for other in card.other_senses:
+        where = (
+            f"introduced by {other.introduced_by} ({other.introduced_on})"
+            if other.introduced_by
+            else "not introduced by a stored paper"
+        )
+        lines.append(_line(f"  also names: {other.expansion or '?'} ({other.papers} papers; {where})"))
+    preset = f"{card.preset} ({card.preset_title})" if card.preset else "none covers it"
+    lines.append(_line(f"  reproduction preset: {preset}"))
+    return lines
+
+
+def _cards(args: argparse.Namespace) -> int:
+    from radar.app import steps_contributions as contributions
+    from radar.app.cmd_core import open_radar
+
+    radar = open_radar(args)
+    with radar.store() as store, err_console.status("deciding what new papers introduce", spinner="dots"):
+        if args.week:
+            cards = contributions.week(radar, store, args.week)
+        else:
+            cards = [contributions.name_card(radar, store, args.name)]
+    if args.json:
+        print_json([c.as_dict() for c in cards] if args.week else cards[0].as_dict())
+        return 0
+    if not cards:
+        console.print(_line(f"no paper of {args.week} introduces a named method, model, system or benchmark"))
+        return 0
+    if not args.week:
+        for line in _card_lines(cards[0]):
+            console.print(line)
+        return 0
+    lab = [c for c in cards if c.in_lab_areas]
+    console.print(Text(f"{args.week}: {len(cards)} introduced, {len(lab)} in the lab's areas", style="bold"))
+    for card in lab[: args.limit]:
+        for line in _card_lines(card):
+            console.print(line)
+    for card in lab[args.limit :]:  # the rest of the lab's cards, one line each
+        console.print(_line(f"{card.name}  {card.kind} · {card.area} · {card.introduced_by}: {card.changes}"))
+    rest = [c.name for c in cards if not c.in_lab_areas]
+    if rest:
+        console.print(_line(f"and {len(rest)} outside the lab's areas (--json shows them all): {', '.join(rest)}"))
+    return 0
+
+
 def cmd_methods(args: argparse.Namespace) -> int:
     from radar.analysis.names import KINDS, NamesError
-    from radar.app.steps import stored_names
+
+    if args.week or args.name:
+        if args.week and args.name:
+            raise NamesError("give --week or --name, not both")
+        if args.kind or args.since or args.as_of:
+            raise NamesError("--kind, --since and --as-of list names; drop them with --week or --name")
+        return _cards(args)
+    from radar.app.steps import stored_names  # the pipeline's steps: imported only for the names listing
 
     if args.kind and args.kind not in KINDS:
         raise NamesError(f"--kind {args.kind!r} is not a kind; use one of {', '.join(KINDS)}")
@@ -65,15 +168,27 @@ def cmd_methods(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "methods",
-        help="named things (methods, models, benchmarks, systems, ...) with their kind and adoption",
+        help="named things (methods, models, benchmarks, systems, ...) with their kind and adoption; method cards",
         description="Names found in the stored titles and abstracts, with their kind (method, model, benchmark, "
         "system, hardware, metric, org, generic) decided from corpus evidence, the paper that introduced them, "
         "its code links, and how many papers compare against them (used as a baseline). Works without "
-        "embeddings; recomputed when documents change.",
+        "embeddings; recomputed when documents change. With --week or --name: method cards (what a paper "
+        "introduces, what it changes and builds on, its own code link, the later papers naming it, the "
+        "reproduction preset that covers it).",
     )
     p.add_argument("--kind", metavar="KIND", help="only this kind (method, model, benchmark, system, ...)")
     p.add_argument("--since", metavar="YYYY-MM-DD", help="only names first seen on or after this day")
     p.add_argument("--as-of", metavar="YYYY-MM-DD", help="use only documents published on or before this day")
-    p.add_argument("--limit", type=int, default=30, metavar="N", help="rows of the table (default 30; not --json)")
-    p.add_argument("--json", action="store_true", help="print one JSON document (a list of names)")
+    p.add_argument("--week", metavar="YYYY-Www", help="the method cards of that ISO week's papers, lab's areas first")
+    p.add_argument("--name", metavar="NAME", help="the method card of one name (any spelling)")
+    p.add_argument(
+        "--limit",
+        type=int,
+        default=30,
+        metavar="N",
+        help="rows shown, or cards shown in full (the week's other lab cards get a line each; default 30; not --json)",
+    )
+    p.add_argument(
+        "--json", action="store_true", help="print one JSON document (a list of names or cards; one card for --name)"
+    )
     p.set_defaults(func=cmd_methods)

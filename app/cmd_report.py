@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from contextlib import nullcontext
+from pathlib import Path
 
 from radar.app.cmd_core import open_radar
 from radar.app.output import console, err_console, print_json
@@ -20,7 +21,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         period = resolve_period(store, week=args.week, since=args.date_from, until=args.date_to)
     status = nullcontext() if args.json else err_console.status(f"writing the report for {period.label}")
     with status:
-        built = steps.report(radar, period, formats=args.format)
+        built = steps.report(radar, period, formats=args.format, folder=Path(args.out) if args.out else None)
     outcomes = steps.deliver_report(radar, built) if args.send else []
     doc = built.as_dict() | {"deliveries": [o.as_dict() for o in outcomes]}
     if args.json:
@@ -85,6 +86,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--send",
         action="store_true",
         help="deliver by the [delivery] channels (each recipient gets a period once; failures retried)",
+    )
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        help="write the files into DIR instead of the workspace's reports/<week>/ (a read-only workspace works)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON document (the paths)")
     p.set_defaults(func=cmd_report)

@@ -1,55 +1,41 @@
 """`radar repro run|list|show|methods|export|cancel|work`: reproduction runs of GRPO-family methods.
 
-The composition root for repro: it opens the workspace and hands repro a Store and explicit paths
-(the run folder, the warm-start cache). `list` and `show` read run records without importing torch.
+Every command goes through the repro API (app/reproductions.py, built by app.wiring): it opens the
+workspace, knows radar.toml's presets and hands repro a Store and explicit paths. `run` prints the run's
+power (minimum detectable effect at its seed pairs) before anything trains, and refuses an underpowered
+checkpoint run unless told otherwise. `list` and `show` read run records without importing torch.
 """
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 
 from radar.app.output import console, err_console, print_json
 from radar.store import Workspace, resolve_root
+from radar.store.errors import RadarError
 from radar.store.runs import RunRecord
 
+if TYPE_CHECKING:  # the API (and wiring) are imported per command
+    from radar.app.reproductions import Reproductions
 
-def _ws(args: argparse.Namespace) -> Workspace:
-    return Workspace.open(resolve_root(args.workspace))
+
+class Underpowered(RadarError):
+    """A checkpoint run whose measured noise makes the asked-for effect undetectable at its seed pairs."""
 
 
-def _with_user_presets(args: argparse.Namespace) -> Workspace:
-    """The workspace, with radar.toml's [[repro.presets]] known to repro (`--method` may name one)."""
-    from radar.app import steps
+def _api(args: argparse.Namespace) -> Reproductions:
+    from radar.app import wiring
     from radar.app.context import Radar
 
-    radar = Radar(_ws(args))
-    steps.user_presets(radar)
-    return radar.ws
+    return wiring.reproductions(Radar(Workspace.open(resolve_root(args.workspace))))
 
 
-def _summary(run: dict[str, Any]) -> dict[str, Any]:
-    result = run.get("result") or {}
-    return {
-        "eval_overlap": result.get("eval_overlap"),
-        "id": run["id"],
-        "status": run["status"],
-        "verdict": result.get("verdict"),
-        "metrics": result.get("metrics"),
-        "plots": result.get("plots", []),
-        "params": run["params"],
-        "progress": run["progress"],
-        "error": run["error"],
-        "created_at": run["created_at"],
-        "started_at": run["started_at"],
-        "finished_at": run["finished_at"],
-        "folder": result.get("folder"),
-        "profile": _profile_summary(result.get("profile")),
-        "efficiency": (result.get("verdict") or {}).get("efficiency"),
-    }
+def _summary(run: RunRecord) -> dict[str, Any]:
+    return run.as_json() | {"profile": _profile_summary(run.result.get("profile"))}
 
 
 PROFILE_KEYS = (
@@ -81,12 +67,10 @@ def _profile_summary(profile: Any) -> dict[str, Any] | None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from radar.repro import runner
-
-    ws = _with_user_presets(args)
-    spec = runner.RunSpec(
-        method=args.method,
-        baseline=args.baseline,
+    api = _api(args)
+    spec = api.spec(
+        args.method,
+        args.baseline,
         task=args.task,
         preset=args.preset,
         seeds=args.seeds,
@@ -96,54 +80,69 @@ def cmd_run(args: argparse.Namespace) -> int:
         dataset=args.dataset,
         lora=args.lora,
     )
-    runner.check_device(spec.device)  # one line, before any worker starts
-    run_id = runner.new_run_id(spec)
-    log = runner.log_path(ws.run_dir(run_id))
-    with ws.store() as store:
-        runner.submit(store, spec, run_id, ws.run_dir(run_id), ws.policy_cache_dir)
-        proc = runner.start(store, run_id)
-        if args.background:
-            run = runner.get(store, run_id, reap_first=False)
-            if args.json:
-                print_json(_summary(run))
-            else:
-                console.print(
-                    f"started {run_id} in the background (pid {proc.pid}); follow it with "
-                    f"`radar repro show {run_id}`, log: {log}"
-                )
-            return 0
-        if not args.json:
-            err_console.print(
-                f"run {run_id}: {spec.method} vs {spec.baseline} on {spec.task} "
-                f"({spec.preset}, {spec.seeds} seed pairs); log: {log}"
+    from radar.repro.spec import check_device
+
+    check_device(spec.device)  # one line, before any worker starts or anything is printed
+    if not 0 < args.effect <= 100:
+        raise RadarError(f"--effect is in points of held-out accuracy, between 0 and 100 (got {args.effect})")
+    power = api.plan(spec, effect=args.effect / 100)
+    if power.underpowered and not spec.toy and not args.allow_underpowered:
+        raise Underpowered(
+            f"underpowered: {power.text}; run with --seeds {power.seeds_needed or 20} or pass --allow-underpowered"
+        )
+    err_console.print(f"power: {escape(power.text)}")
+    if power.underpowered or power.mde is None:
+        note = "a pipeline check (toy task) cannot drive an adopt anyway" if spec.toy else "it cannot drive an adopt"
+        err_console.print(f"warning: this run is underpowered for +{args.effect:g} pts; {note}")
+    run, proc = api.launch(spec, power)
+    log = api.log_path(run.id)
+    if args.background:
+        if args.json:
+            print_json(_summary(api.get(run.id, reap_first=False)))
+        else:
+            console.print(
+                f"started {run.id} in the background (pid {proc.pid}); follow it with "
+                f"`radar repro show {run.id}`, log: {log}"
             )
+        return 0
+    if not args.json:
+        err_console.print(
+            f"run {run.id}: {spec.method} vs {spec.baseline}, {run.setup} (look {run.params.get('look')} at this "
+            f"experiment); log: {log}"
+        )
 
-        def progress(run: dict[str, Any]) -> None:
-            if not args.json and err_console.is_terminal:
-                err_console.print(f"  {100 * run['progress']:.0f}%", end="\r")
+    def progress(current: RunRecord) -> None:
+        if not args.json and err_console.is_terminal:
+            err_console.print(f"  {100 * current.progress:.0f}%", end="\r")
 
-        run = runner.wait(store, run_id, proc, on_progress=progress)
+    run = api.wait(run.id, proc, on_progress=progress)
     if args.json:
         print_json(_summary(run))
     else:
         _print_run(run)
-    if run["status"] == "cancelled" and "stopped by" in (run["error"] or ""):
-        err_console.print(f"radar: {run['error']}; run {run_id} was cancelled and its worker stopped")
+    if run.status == "cancelled" and "stopped by" in run.error:
+        err_console.print(f"radar: {run.error}; run {run.id} was cancelled and its worker stopped")
         return 1
-    return 0 if run["status"] in ("done", "cancelled") else 2
+    return 0 if run.status in ("done", "cancelled") else 2
 
 
-def _print_run(row: dict[str, Any]) -> None:
-    run = RunRecord.from_row(row)
-    p = run.params
+def _print_run(run: RunRecord) -> None:
     console.print(
-        f"[bold]{run.id}[/bold]  {run.status}  {run.method} vs {run.baseline} on {run.task} "
-        f"({p.get('preset')}, {p.get('seeds')} seeds, {p.get('total_steps')} steps)"
+        f"[bold]{run.id}[/bold]  {run.status}  {escape(run.method)} vs {escape(run.baseline)}: {escape(run.setup)}"
     )
     if run.error:
-        console.print(f"error: {run.error}")
+        console.print(f"error: {escape(run.error)}")
     if run.verdict is not None:
-        console.print(run.verdict.summary)
+        v = run.verdict
+        console.print(escape(v.summary))
+        if v.evidence_class:
+            console.print(f"  evidence: {v.evidence_class} ({escape(v.evidence_reason)})")
+        if v.power is not None:
+            console.print(f"  power: {escape(v.power.text)}")
+        if v.claim:
+            why = f" ({escape(v.claim_reason)})" if v.claim_reason else ""
+            console.print(f"  claim: {escape(v.claim)} -> {v.claim_status}{why}")
+        _print_mechanisms(run)
         for t in run.verdict.metrics:
             lo, hi = t.interval
             console.print(
@@ -165,6 +164,36 @@ def _print_run(row: dict[str, Any]) -> None:
 
 def _pts(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:+.1f}"
+
+
+MECHANISMS = (  # (ArmMechanisms field, header, kind)
+    ("overlong_rate", "overlong", "%"),
+    ("clip_low", "clip low", "%"),
+    ("clip_high", "clip high", "%"),
+    ("capped_share", "capped", "%"),
+    ("zero_var_share", "0-var grp", "%"),
+    ("zero_var_trained", "0-var trained", "%"),
+    ("length", "length", "n"),
+    ("length_slope", "len/100st", "n"),
+    ("correct_length", "len right", "n"),
+    ("incorrect_length", "len wrong", "n"),
+)
+
+
+def _print_mechanisms(run: RunRecord) -> None:
+    """Per arm: did the levers engage (rates over steps and seed pairs)."""
+    mech = run.verdict.mechanisms if run.verdict is not None else {}
+    if not mech:
+        return
+    console.print("  mechanisms (mean over steps and seed pairs):")
+    console.print("    " + f"{'arm':<22}" + "".join(f"{h:>14}" for _, h, _ in MECHANISMS))
+    names = {"method": run.method, "baseline": f"{run.baseline} (baseline)"}
+    for arm, m in mech.items():
+        cells = []
+        for field, _, kind in MECHANISMS:
+            x = getattr(m, field)
+            cells.append("n/a" if x is None else f"{100 * x:.2f}%" if kind == "%" else f"{x:.2f}")
+        console.print("    " + f"{escape(names.get(arm, arm)):<22}" + "".join(f"{c:>14}" for c in cells))
 
 
 def _print_profile(run: RunRecord) -> None:
@@ -200,30 +229,22 @@ def _p(x: float | None) -> str:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from radar.repro import runner
-
-    with _ws(args).store() as store:
-        runs = runner.list_runs(store, status=args.status)
+    runs = _api(args).runs(status=args.status)
     if args.json:
         print_json([_summary(r) for r in runs])
         return 0
     if not runs:
         console.print("no reproduction runs yet; start one with `radar repro run --method dapo`")
-    for row in runs:
-        r = RunRecord.from_row(row)
-        overall = r.verdict.overall if r.verdict else ""
+    for r in runs:
+        verdict = f"{r.verdict.evidence_class or 'unclassified'}: {r.verdict.overall}" if r.verdict else ""
         console.print(
-            f"{r.id}  {r.status:<9} {r.method} vs {r.baseline} on {r.task} "
-            f"({r.params.get('preset')}, {r.params.get('seeds')} seeds)  {overall}"
+            f"{r.id}  {r.status:<9} {escape(r.method)} vs {escape(r.baseline)} ({escape(r.setup)})  {escape(verdict)}"
         )
     return 0
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from radar.repro import runner
-
-    with _ws(args).store() as store:
-        run = runner.get(store, args.run_id)
+    run = _api(args).get(args.run_id)
     if args.json:
         print_json(_summary(run))
     else:
@@ -232,25 +253,18 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
-    from radar.repro import runner
-
-    with _ws(args).store() as store:
-        run = runner.cancel(store, args.run_id)
+    run = _api(args).cancel(args.run_id)
     if args.json:
         print_json(_summary(run))
     else:
         console.print(
-            f"{run['id']}: {run['status']}"
-            + (" (cancel requested; stops at its next step)" if run["cancel_requested"] else "")
+            f"{run.id}: {run.status}" + (" (cancel requested; stops at its next step)" if run.cancel_requested else "")
         )
     return 0
 
 
 def cmd_methods(args: argparse.Namespace) -> int:
-    from radar.repro.methods import all_methods, describe
-
-    _with_user_presets(args)  # radar.toml's [[repro.presets]] beside the built-ins
-    docs = [describe(m) for m in all_methods().values()]
+    docs = _api(args).presets.describe()  # radar.toml's [[repro.presets]] beside the built-ins
     if args.json:
         print_json(docs)
         return 0
@@ -264,14 +278,10 @@ def cmd_methods(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from radar.repro import export, runner
-
-    with _with_user_presets(args).store() as store:
-        run = runner.get(store, args.run_id)
     out = Path(args.out) if args.out else None
-    paths = export.export_run(run, engine=args.engine, out_dir=out, num_processes=args.gpus)
+    paths = _api(args).export(args.run_id, engine=args.engine, out_dir=out, gpus=args.gpus)
     if args.json:
-        print_json({"id": run["id"], "engine": args.engine, "files": [str(p) for p in paths]})
+        print_json({"id": args.run_id, "engine": args.engine, "files": [str(p) for p in paths]})
     else:
         for p in paths:
             console.print(f"wrote {p}")
@@ -280,22 +290,20 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_work(args: argparse.Namespace) -> int:
     """Run the queued reproductions (queued by `radar weekly` or the dashboard) one after another."""
-    from radar.app import steps
-    from radar.app.context import Radar
 
     def log(msg: str) -> None:
         if not args.json:
             console.print(escape(msg))
 
-    done = steps.work_queue(Radar(_ws(args)), log=log, max_runs=args.max_runs)
+    done = _api(args).work(log=log, max_runs=args.max_runs)
     if args.json:
         print_json([_summary(r) for r in done])
     elif not done:
         console.print("the queue is empty; `radar weekly` queues its `reproduce` recommendations ([repro] weekly_runs)")
-    if any(r["status"] == "cancelled" and "stopped by" in (r["error"] or "") for r in done):
+    if any(r.status == "cancelled" and "stopped by" in r.error for r in done):
         err_console.print("radar: the queue worker was stopped; the run in progress was cancelled")
         return 1
-    return 0 if all(r["status"] in ("done", "cancelled") for r in done) else 2
+    return 0 if all(r.status in ("done", "cancelled") for r in done) else 2
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -310,9 +318,22 @@ def register(sub: argparse._SubParsersAction) -> None:
         default="",
         help="baseline preset (default: the method's own, grpo for most; the method itself gives an A/A run)",
     )
-    p.add_argument("--task", default="addition", help="addition, countdown or sorting (default: addition)")
+    p.add_argument(
+        "--task", default="addition", help="addition, addition-work, countdown or sorting (default: addition)"
+    )
     p.add_argument("--preset", default="tiny", help="policy size: tiny (CPU, minutes) or small (GPU)")
-    p.add_argument("--seeds", type=int, default=5, help="seed pairs: each its own warm start (default: 5)")
+    p.add_argument("--seeds", type=int, default=5, help="seed pairs, fixed now: each its own warm start (default: 5)")
+    p.add_argument(
+        "--effect",
+        type=float,
+        default=5.0,
+        help="the held-out effect (points) the run should be able to find; its power is printed first (default: 5)",
+    )
+    p.add_argument(
+        "--allow-underpowered",
+        action="store_true",
+        help="run a checkpoint run even when its measured noise makes --effect undetectable at --seeds",
+    )
     p.add_argument("--steps", type=int, default=0, help="optimizer steps per arm (default: the preset's)")
     p.add_argument("--device", default="auto", help="auto (GPU when present), cpu or cuda")
     p.add_argument(

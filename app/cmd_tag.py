@@ -34,11 +34,13 @@ def cmd_tag(args: argparse.Namespace) -> int:
         task = bar.add_task("tag", total=0)
         if not args.json:
             err_console.print(
-                "training the tag model if needed (seconds; the first run also embeds the 1,500 shipped labeled papers)"
+                "training the tag model if needed (seconds: the 1,898 shipped labeled papers come with their vectors)"
             )
         report = steps.tag(
             radar, retrain=args.retrain, progress=lambda done, total: bar.update(task, completed=done, total=total)
         )
+    for note in report.notes:
+        err_console.print(f"radar: note: {note}", markup=False, highlight=False)
     if args.json:
         print_json(report.as_dict())
         return 0
@@ -60,6 +62,8 @@ def cmd_tag_eval(args: argparse.Namespace) -> int:
     from radar.app import steps
 
     result = steps.evaluate_tags(open_radar(args), Path(args.labels))
+    for note in result["notes"]:
+        err_console.print(f"radar: note: {note}", markup=False, highlight=False)
     if result["unknown_ids"]:
         err_console.print(
             f"radar: warning: {len(result['unknown_ids'])} labeled id(s) are not in this workspace "

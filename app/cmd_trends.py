@@ -9,6 +9,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
+from radar.analysis.trends.result import PeriodTrends, share_change
 from radar.app.cmd_core import _parse_date, open_radar
 from radar.app.output import console, err_console, keep_whole, print_json
 
@@ -17,18 +18,12 @@ def cmd_trends(args: argparse.Namespace) -> int:
     from radar.analysis.trends.config import check_window
     from radar.app import steps
 
+    if args.week:
+        return _period(args)
     window = check_window(args.window)
     as_of = _parse_date(args.as_of, "--as-of")
     radar = open_radar(args)
-    with Progress(
-        TextColumn("counting terms (first run, then cached)"),
-        BarColumn(),
-        TextColumn("{task.completed:,}/{task.total:,} docs"),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-        disable=not err_console.is_terminal,
-    ) as bar:
+    with _bar() as bar:
         task = bar.add_task("terms", total=0)
         result = steps.trends(
             radar,
@@ -41,6 +36,57 @@ def cmd_trends(args: argparse.Namespace) -> int:
     else:
         _print(result.as_dict(), args.limit)
     return 0
+
+
+def _bar() -> Progress:
+    return Progress(
+        TextColumn("counting terms (first run, then cached)"),
+        BarColumn(),
+        TextColumn("{task.completed:,}/{task.total:,} docs"),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+        disable=not err_console.is_terminal,
+    )
+
+
+def _period(args: argparse.Namespace) -> int:
+    """`radar trends --week W`: the period's trends as the report and the dashboard show them (app.period_trends:
+    the workspace's cached copy when the store has not changed since, else computed and cached)."""
+    from radar.app import period_trends
+    from radar.reports.period import resolve_period
+    from radar.store import ConfigError
+
+    if args.as_of or args.window != "week":
+        raise ConfigError("--week chooses the period itself; leave out --as-of and --window (or drop --week)")
+    radar = open_radar(args)
+    with radar.store() as store, _bar() as bar:
+        period = resolve_period(store, week=args.week)
+        task = bar.add_task("terms", total=0)
+        found = period_trends.get(
+            radar, store, period, progress=lambda done, total: bar.update(task, completed=done, total=total)
+        )
+    if args.json:
+        print_json(found.as_dict())
+    else:
+        print_period(found, args.limit)
+    return 0
+
+
+def print_period(found: PeriodTrends, limit: int) -> None:
+    """The tags' change in share for the period, then its terms, new names and topics."""
+    tags = found.tags
+    docs = tags.recent.get("documents", 0) if tags.recent else 0
+    against = f"{tags.baseline['start']}..{tags.baseline['end']}" if tags.baseline else "?"
+    console.print(
+        Text(f"{found.label} ({found.start}..{found.end}): tags' share of the {docs:,} documents against {against}")
+    )
+    _print_tags(tags.as_dict())
+    terms = found.terms.as_dict()
+    if terms.get("recent"):
+        _print(terms, limit, tags_too=False)
+    else:
+        console.print(Text("Terms, new names and topics: not available"))
 
 
 def _table(title: str, columns: list[str], rows: list[list[Any]]) -> Table:
@@ -65,7 +111,7 @@ def _why(e: dict[str, Any]) -> str:
     return {"continuing rise": "continuing", "family launch": "launch"}.get(e.get("rule") or "", e.get("rule") or "")
 
 
-def _print(r: dict[str, Any], limit: int) -> None:
+def _print(r: dict[str, Any], limit: int, *, tags_too: bool = True) -> None:
     rec = r["recent"]
     console.print(
         Text(
@@ -101,9 +147,13 @@ def _print(r: dict[str, Any], limit: int) -> None:
         for m in r["new_methods"][:limit]
     ]
     console.print(
-        _table("New names", ["name", "kind", "first seen", "first paper", "docs", "recent", "growth"], rows)
+        _table(
+            "New methods (introduced by a paper of the last months)",
+            ["name", "kind", "introduced", "its paper", "docs", "recent", "growth"],
+            rows,
+        )
         if rows
-        else Text("New names: none")
+        else Text("New methods: none")
     )
     rows = [[t["id"], t["label"], t["size"], t["recent_size"], f"{t['growth']:.2f}x"] for t in r["topics"][:limit]]
     console.print(
@@ -111,25 +161,25 @@ def _print(r: dict[str, Any], limit: int) -> None:
         if rows
         else Text(f"Topics: none ({r.get('topics_note') or 'no clusters'})")
     )
-    rows = [
-        [
-            t["tag"],
-            t["direction"],
-            f"{t['z']:+.1f}",
-            t["recent_count"],
-            f"{_pct(t['baseline_share'])} -> {_pct(t['recent_share'])}",
-        ]
-        for t in r["tag_trends"]
-    ]
-    console.print(
-        _table(
-            "Tags (rising or falling: |z| at or above the Bonferroni bound, see --help)",
-            ["tag", "direction", "z", "recent", "share (baseline -> recent)"],
-            rows,
+    if tags_too:
+        _print_tags(r)
+
+
+def _print_tags(r: dict[str, Any]) -> None:
+    """Tags and groups: count and change in share, in the words of the report and the dashboard."""
+    for key, title in (("tag_trends", "Tags"), ("group_trends", "Tag groups")):
+        rows = [[t["tag"], t["recent_count"], share_change(t)] for t in r.get(key) or []]
+        if not rows and key == "group_trends":
+            continue
+        console.print(
+            _table(
+                f"{title} (change in share: rising or falling at |z| >= the Bonferroni bound, see --help)",
+                ["tag" if key == "tag_trends" else "group", "recent", "change in share"],
+                rows,
+            )
+            if rows
+            else Text("Tags: none yet (run `radar tag`)")
         )
-        if rows
-        else Text("Tags: none yet (run `radar tag`)")
-    )
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -140,7 +190,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "(z >= [trends] min_z and a rate-ratio bound >= min_ratio); a rise that began one or two months ago is "
         "also tested against the months before it began ([trends] rise_periods), a model family's versions count "
         "together (a launch; [trends] families), and a family falling while a higher version rises is declining "
-        "with its successor named. New names carry their kind (method, model, benchmark, ...). "
+        "with its successor named. New methods: what papers of the last [trends] new_method_days introduce (their "
+        "method cards: methods, systems, hardware in the lab's areas), most-named first. "
         "Tags: a tag is rising or falling when its "
         "share of documents changes significantly, |z| >= the two-sided Bonferroni bound at [trends] tag_alpha "
         "(0.05) over the taxonomy's tags, and flat otherwise; the report and the dashboard use the same rule.",
@@ -152,6 +203,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "(default: the newest day whose past week holds at least half the usual weekly volume)",
     )
     p.add_argument("--window", default="week", metavar="week|month", help="recent window compared to its baseline")
+    p.add_argument(
+        "--week",
+        metavar="YYYY-Www|last|latest",
+        help="one report period: its tags' change in share (the week against the 8 before) and the terms, new "
+        "names and topics of the month up to its last day, as `radar report --week` and the dashboard show them",
+    )
     p.add_argument("--limit", type=int, default=15, metavar="N", help="rows per table (default 15)")
     p.add_argument("--json", action="store_true", help="print one JSON document")
     p.set_defaults(func=cmd_trends)

@@ -14,7 +14,7 @@ from typing import Any
 
 from radar.analysis.tags.config import TaggingConfig
 from radar.analysis.trends.config import TrendsConfig
-from radar.app.dashboard.config import AppConfig
+from radar.app.dashboard.config import AppConfig, DashboardConfig
 from radar.index.config import EmbeddingConfig, SearchConfig
 from radar.reports.config import DeliveryConfig, Profile, ReportConfig
 from radar.store import Config, CrawlConfig, SourceConfig, Workspace
@@ -80,6 +80,7 @@ class Settings:
     profile: Profile
     delivery: DeliveryConfig
     app: AppConfig
+    dashboard: DashboardConfig  # [dashboard] public_url: links into the dashboard from mails
     repro: ReproConfig  # [repro] and its [[repro.presets]]
     taxonomy_path: Path | None  # [tagging] taxonomy, resolved; None = the packaged default
     label_paths: tuple[Path, ...]  # [tagging] labels, resolved
@@ -143,6 +144,7 @@ def load_settings(ws: Workspace) -> Settings:
         profile=Profile.from_section(config.section("profile")),
         delivery=DeliveryConfig.from_section(config.section("delivery")),
         app=AppConfig.from_section(config.section("app")),
+        dashboard=DashboardConfig.from_section(config.section("dashboard")),
         repro=_repro(ws, ReproConfig.from_section(config.section("repro"))),
         taxonomy_path=ws.resolve(tagging.taxonomy) if tagging.taxonomy else None,
         label_paths=tuple(ws.resolve(p) for p in tagging.labels),

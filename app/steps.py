@@ -10,26 +10,24 @@ workspace lock its stage must not share, and hands the stage only its config and
 
 from __future__ import annotations
 
-import hashlib
-import json
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
-from dataclasses import asdict, dataclass, field
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from radar.analysis.contributions.cards import MethodCard, introduced_methods
+from radar.analysis.contributions.labels import KINDS
 from radar.analysis.names import stage as names_stage
 from radar.analysis.tags.evaluate import evaluate_file
 from radar.analysis.tags.review import ReviewItem
 from radar.analysis.tags.review import review_queue as review_papers
 from radar.analysis.tags.tagger import Tagger, TagReport, record_correction, tag_documents
 from radar.analysis.trends.compute import TrendDetector, compute_trends
-from radar.analysis.trends.result import TrendsResult
-from radar.app import steps_people, wiring
+from radar.analysis.trends.result import PeriodTrends, TrendsResult
+from radar.app import period_trends, steps_contributions, steps_people, wiring
 from radar.app.context import Radar
 from radar.crawler.run import ProgressFn as CrawlProgress
 from radar.crawler.run import SourceResult, crawl
@@ -38,18 +36,15 @@ from radar.index.pipeline import BatchEmbedder, IndexReport, local_batches, run_
 from radar.index.prebuilt import PrebuiltVectors
 from radar.index.search import Searcher
 from radar.reports.build import BuiltReport, load_report, write_report
-from radar.reports.content import finished_runs, gather, tag_groups
+from radar.reports.content import gather, tag_groups
 from radar.reports.deliver import Notifier, Outcome, deliver, jobs, summarize_outcomes
 from radar.reports.errors import ReportError
 from radar.reports.period import Period
+from radar.reports.sections import Area
 from radar.reports.summarize import Summarizer
-from radar.repro.methods import Method, register_user_presets, user_presets_kept
 from radar.store import ConfigError, Store, WorkspaceError
 from radar.store.errors import RadarError
 from radar.store.names import NameRow
-
-if TYPE_CHECKING:
-    from radar.repro.runner import RunSpec
 
 Progress = Callable[[int, int], None]
 
@@ -67,7 +62,9 @@ def crawl_sources(
     if source:
         config.source(source)  # unknown name: one line listing the configured ones
     with radar.ws.lock("crawl"), radar.store() as store:
-        return crawl(store, config, only=source, since=since, progress=progress)
+        results = crawl(store, config, only=source, since=since, progress=progress)
+        steps_contributions.refresh(radar, store)  # what each new paper introduces (seconds for a week)
+        return results
 
 
 # -- index ---------------------------------------------------------------------------------------------
@@ -76,6 +73,7 @@ class IndexRun:
     report: IndexReport
     device: str
     engine: str
+    left: int = 0  # documents not embedded because of ``limit`` (the next run embeds them)
 
 
 def index(
@@ -86,11 +84,13 @@ def index(
     progress: Progress | None = None,
     embedder: Embedder | None = None,
     prebuilt: Sequence[PrebuiltVectors] | None = None,
+    limit: int = 0,
 ) -> IndexRun:
     """Embed what is new or changed and bring the vector and keyword indexes in step with the store.
 
     Vectors of the prebuilt files (default: those `radar import` found beside the files it imported) are
-    reused where their model id and content hash match; pass ``prebuilt=()`` to embed everything."""
+    reused where their model id and content hash match; pass ``prebuilt=()`` to embed everything. With
+    ``limit``, at most that many (the newest stored) are embedded; the rest stay pending for the next run."""
     settings = radar.settings
     if prebuilt is None:
         prebuilt = wiring.prebuilt_vectors(radar)
@@ -103,6 +103,16 @@ def index(
             batches = ray_batches(settings.embedding, device=emb.device, cache_dir=radar.ws.model_cache_dir)
         else:
             batches = local_batches(emb)
+        left = 0
+        if limit:
+            unlimited = batches
+
+            def capped(items: list[tuple[str, str]]) -> Iterator[tuple[list[str], Any]]:
+                nonlocal left
+                left = max(0, len(items) - limit)
+                return unlimited(items[-limit:])
+
+            batches = capped
         report = run_index(
             wiring.index_paths(radar),
             store,
@@ -113,7 +123,7 @@ def index(
             progress=progress,
             prebuilt=prebuilt,
         )
-    return IndexRun(report, emb.device, engine)
+    return IndexRun(report, emb.device, engine, left)
 
 
 def open_searcher(radar: Radar) -> Searcher:
@@ -185,14 +195,14 @@ def trends(
     )
 
 
-def report_trends(radar: Radar, store: Store, as_of: date) -> tuple[TrendsResult, str]:
-    """Trends for a report: as of the period's end over a month window (a week holds 400-1,000 papers, too
-    few for significance; the report's own weekly series come from the store). When they fail: empty
-    trends and a note saying why (the report still goes out)."""
+def report_trends(radar: Radar, store: Store, period: Period) -> tuple[PeriodTrends, str]:
+    """The period's trends (app.period_trends: computed once, kept in the workspace, read by the report, `radar
+    trends --week` and the dashboard). When they fail: empty trends and a note saying why (the report still
+    goes out)."""
     try:
-        return trends(radar, store, as_of=as_of, window="month"), ""
+        return period_trends.get(radar, store, period), ""
     except RadarError as exc:
-        return TrendsResult.empty(), f"trends not available: {exc}"
+        return PeriodTrends.empty(period.label), f"trends not available: {exc}"
 
 
 # -- report and delivery ---------------------------------------------------------------------------------
@@ -201,14 +211,19 @@ def report(
     period: Period,
     *,
     formats: str | None = None,
-    trends_result: tuple[TrendsResult, str] | None = None,
+    trends_result: tuple[PeriodTrends, str] | None = None,
     summarizer: Summarizer | None = None,
+    area_of: Area | None = None,
+    folder: Path | None = None,
 ) -> BuiltReport:
-    """Gather one period's report and write it under reports/<period>/ (md, html, json; pdf on request)."""
+    """Gather one period's report and write it under reports/<period>/ (md, html, json; pdf on request), or
+    into ``folder``. ``area_of``: each paper's contribution area (reports.sections; default: the contributions
+    stage's)."""
     started = time.perf_counter()
     settings = radar.settings.with_formats(formats)
     with radar.store() as store:
-        found, note = trends_result if trends_result is not None else report_trends(radar, store, period.end)
+        found, note = trends_result if trends_result is not None else report_trends(radar, store, period)
+        cards = period_cards(radar, store, period)  # brings the contributions up to date first
         content = gather(
             store,
             period,
@@ -217,14 +232,43 @@ def report(
             trends=found,
             grouping=tag_groups({t.name: t.group for t in radar.taxonomy.tags}, store),
             summarizer=summarizer or wiring.summarizer(radar),
-            runs=finished_runs(store, radar.ws.runs_dir),
-            presets=repro_titles(radar),
-            adoption=names_stage.name_adoption(store),
+            runs=wiring.reproductions(radar).finished(store),
+            presets=wiring.repro_catalog(radar).titles(),
+            cards=cards,
+            knobs=wiring.preset_knobs(radar),
+            preset_papers={name: m.arxiv for name, m in wiring.repro_catalog(radar).methods.items() if m.arxiv},
+            area_of=area_of or contribution_areas(store, period),
         )
     content.notes["trends"] = note
-    built = write_report(radar.ws.report_dir(period.label), period, content, settings.report)
+    built = write_report(folder or radar.ws.report_dir(period.label), period, content, settings.report)
     built.seconds = time.perf_counter() - started
     return built
+
+
+def period_cards(radar: Radar, store: Store, period: Period) -> list[MethodCard]:
+    """The method cards of the period's papers: for a week what `radar methods --week` lists (the same call), for
+    a date range those of every kind and area its papers introduce, in the same order."""
+    if period.is_week:
+        return steps_contributions.week(radar, store, period.label)
+    steps_contributions.refresh(radar, store)
+    cards = introduced_methods(
+        store,
+        period.start.isoformat(),
+        period.end.isoformat(),
+        steps_contributions.presets(radar),
+        kinds=KINDS,
+        areas=(),
+        groups=steps_contributions.tag_groups(radar),
+    )
+    return steps_contributions.rewrite_changes(store, cards, steps_contributions.changes_writer(radar))
+
+
+def contribution_areas(store: Store, period: Period) -> Area:
+    """area_of(doc_id): the area of the paper's stored contribution (rl-post-training, hardware-systems,
+    other-llm, other; reports.sections places it), None for a document the contributions stage has not decided."""
+    ids = [d.id for d in store.iter_documents(since=period.since, until=period.until, kind="paper")]
+    rows = store.contributions(ids)
+    return lambda doc_id: rows[doc_id].area if doc_id in rows else None
 
 
 @contextmanager
@@ -318,7 +362,7 @@ def weekly(radar: Radar, period: Period, *, skip: Sequence[str] = (), log: Log |
     say = log or (lambda _msg: None)
     settings = radar.settings  # a bad radar.toml stops here, before any step
     result = WeeklyResult(period)
-    found: tuple[TrendsResult, str] = (TrendsResult.empty(), "trends skipped or failed")
+    found: tuple[PeriodTrends, str] = (PeriodTrends.empty(period.label), "trends skipped or failed")
 
     def run_step(name: str, fn: Callable[[], tuple[bool, str]]) -> None:
         if name in skip:
@@ -345,8 +389,12 @@ def weekly(radar: Radar, period: Period, *, skip: Sequence[str] = (), log: Log |
         return not failed, text
 
     def index_step() -> tuple[bool, str]:
-        rep = index(radar).report
-        return True, f"{rep.embedded} embedded, {rep.vectors} vectors"
+        cap = settings.embedding.weekly_max_documents
+        run = index(radar, limit=cap)
+        text = f"{run.report.embedded} embedded, {run.report.vectors} vectors"
+        if run.left:
+            text += f"; {run.left:,} left for the next run ([embedding] weekly_max_documents = {cap:,})"
+        return True, text
 
     def alerts_step() -> tuple[bool, str]:
         runs = steps_people.alerts(radar)  # after the index step: saved searches find new papers by their vectors
@@ -360,10 +408,10 @@ def weekly(radar: Radar, period: Period, *, skip: Sequence[str] = (), log: Log |
         done = steps_people.digests(radar, period, send=settings.delivery.any_channel)
         if not done:
             return True, "no people (radar people add NAME)"
-        failed = [o for d in done for o in d.outcomes if o.status == "failed"]
+        failed = [f"{d.digest.person} {o.channel}: {o.error}" for d in done for o in d.outcomes if o.status == "failed"]
         sent = sum(o.status == "sent" for d in done for o in d.outcomes)
         text = f"{len(done)} digest(s) written, {sent} sent"
-        return not failed, text + (f"; {len(failed)} delivery(ies) failed" if failed else "")
+        return not failed, text + (f"; {len(failed)} delivery(ies) failed ({'; '.join(failed)})" if failed else "")
 
     def tag_step() -> tuple[bool, str]:
         rep = tag(radar)
@@ -377,11 +425,11 @@ def weekly(radar: Radar, period: Period, *, skip: Sequence[str] = (), log: Log |
     def trends_step() -> tuple[bool, str]:
         nonlocal found
         with radar.store() as store:
-            found = report_trends(radar, store, period.end)
+            found = report_trends(radar, store, period)
         trends_found, note = found
         if note:
             return True, note
-        return True, f"{len(trends_found.emerging)} emerging, {len(trends_found.new_methods)} new methods"
+        return True, f"{len(trends_found.terms.emerging)} emerging, {len(trends_found.terms.new_methods)} new methods"
 
     def report_step() -> tuple[bool, str]:
         result.report = report(radar, period, trends_result=found)
@@ -399,26 +447,12 @@ def weekly(radar: Radar, period: Period, *, skip: Sequence[str] = (), log: Log |
     def reproduce_step() -> tuple[bool, str]:
         # Last: it needs this week's recommendations, and the training it starts (detached) must neither slow
         # nor block the report's delivery; its verdicts reach next week's report (rules repro-better/-worse).
-        cfg = settings.repro
-        if not cfg.weekly_runs:
+        if not settings.repro.weekly_runs:
             return True, "off ([repro] weekly_runs = 0)"
         if result.report is None:
             return False, "no report, so no recommendations to reproduce"
-        recs = result.report.content.recommendations
-        queued, left = reproduce_recommended(radar, recs, cfg.weekly_runs, period.label)
-        new = [q for q in queued if q.new]
-        parts = [f"{len(new)} queued" + (f" ({', '.join(q.method for q in new)})" if new else "")]
-        if len(queued) > len(new):
-            parts.append(", ".join(f"{q.method} {q.status}" for q in queued if not q.new))
-        wanted = {r["evidence"].get("preset") for r in recs if r.get("action") == "reproduce"} - {None, ""}
-        if not left and len(wanted) > len(queued):
-            parts.append(f"this week's budget of {cfg.weekly_runs} is used")
-        if new and cfg.run_queued:
-            pid = start_queue_worker(radar)
-            parts.append(f"worker pid {pid}" if pid else "a worker is already running them")
-        elif new:
-            parts.append("run them with `radar repro work`")
-        return True, "; ".join(parts)
+        recs = [r.as_dict() for r in result.report.content.recommendations]
+        return wiring.reproductions(radar).weekly_step(recs, period.label)
 
     with radar.ws.lock("weekly"):
         order = (
@@ -435,240 +469,3 @@ def weekly(radar: Radar, period: Period, *, skip: Sequence[str] = (), log: Log |
         for name, fn in zip(WEEKLY_STEPS, order, strict=True):
             run_step(name, fn)
     return result
-
-
-# -- reproductions: user presets, the queue, its worker -------------------------------------------------
-REPRO_LOCK = "repro work"  # one queue worker per workspace
-DEDUPE_STATUSES = ("queued", "running", "done")  # a failed or cancelled run does not block a new one
-
-
-def user_presets(radar: Radar) -> list[Method]:
-    """Register radar.toml's [[repro.presets]] with repro (validated when the settings were read)."""
-    return register_user_presets(list(radar.settings.repro.presets), replace=True)
-
-
-def repro_titles(radar: Radar) -> dict[str, str]:
-    """Every reproduction preset (built-in and radar.toml's) by name -> title: the report finds them in papers."""
-    return wiring.repro_presets() | {m.name: m.title for m in user_presets(radar)}
-
-
-def repro_spec(radar: Radar, method: str) -> RunSpec:
-    """The run `radar weekly` and the dashboard's Reproduce button queue for ``method``: [repro]'s settings."""
-    from radar.repro.runner import RunSpec
-
-    user_presets(radar)
-    cfg = radar.settings.repro
-    extra: dict[str, Any] = {
-        k: v
-        for k, v in (("model", cfg.model), ("dataset", cfg.dataset), ("lora", cfg.lora))
-        if v and k in RunSpec.__dataclass_fields__
-    }
-    return RunSpec(
-        method=method, task=cfg.task, preset=cfg.preset, seeds=cfg.seeds, steps=cfg.steps, device=cfg.device, **extra
-    )
-
-
-def dedupe_key(spec: RunSpec, dataset_sha256: str = "") -> str:
-    """What makes two runs the same experiment: both arms' full settings (a user preset's, as defined now), the
-    task or dataset (its content hash: ``dataset_sha256`` when a run recorded it, else the file's now), model,
-    size, seeds and steps; not the device."""
-    from radar.repro.methods import get_method, settings
-
-    doc: dict[str, Any] = {k: v for k, v in asdict(spec).items() if k != "device"}
-    doc["steps"] = spec.total_steps
-    doc["settings"] = {arm: settings(get_method(getattr(spec, arm))) for arm in ("method", "baseline")}
-    dataset = doc.get("dataset")
-    if not dataset_sha256 and isinstance(dataset, str) and dataset and Path(dataset).is_file():
-        dataset_sha256 = hashlib.sha256(Path(dataset).read_bytes()).hexdigest()
-    if dataset_sha256:  # the data, not where it lies (`radar repro run --dataset` keeps a relative path)
-        doc["dataset"] = f"sha256:{dataset_sha256}"
-    return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()[:20]
-
-
-@dataclass
-class Queued:
-    """One reproduction the queue was asked for: ``status`` "queued" (new run) or "already <status>"."""
-
-    method: str
-    run_id: str
-    status: str
-    key: str
-
-    @property
-    def new(self) -> bool:
-        return self.status == "queued"
-
-
-def _existing(store: Store, key: str) -> dict[str, Any] | None:
-    from radar.repro.runner import KIND, spec_of
-
-    for run in store.list_runs(kind=KIND):  # newest first
-        if run["status"] not in DEDUPE_STATUSES:
-            continue
-        stored = run["params"].get("dedupe_key")
-        if stored is None:  # a run started by hand (`radar repro run`): the same experiment counts too
-            try:
-                with user_presets_kept():  # the run's own preset definitions, not radar.toml's current ones
-                    # and the data it trained on: the file may have changed since (and is not re-read per run)
-                    stored = dedupe_key(spec_of(run["params"]), str(run["params"].get("dataset_sha256") or ""))
-            except RadarError:  # an old record or a preset no longer defined
-                continue
-        if stored == key:
-            return run
-    return None
-
-
-def queue_reproduction(
-    radar: Radar, method: str, *, queued_by: str, week: str = "", store: Store | None = None
-) -> Queued:
-    """Queue a reproduction of ``method`` with [repro]'s settings unless the same experiment is already queued,
-    running or done (the dedupe key is stored in the run's params, with who queued it and for which week).
-    Nothing is started here."""
-    if store is None:
-        with radar.store() as opened:
-            return queue_reproduction(radar, method, queued_by=queued_by, week=week, store=opened)
-    from radar.repro import runner
-
-    spec = repro_spec(radar, method)
-    key = dedupe_key(spec)
-    with _queue_lock(radar):  # look-up and submit as one: two clicks (or weekly and a click) queue one run
-        found = _existing(store, key)
-        if found is not None:
-            return Queued(method, found["id"], f"already {found['status']}", key)
-        run_id = runner.new_run_id(spec)
-        runner.submit(store, spec, run_id, radar.ws.run_dir(run_id), radar.ws.policy_cache_dir)
-        params = store.get_run(run_id)["params"]  # type: ignore[index]
-        store.update_run(run_id, params=params | {"dedupe_key": key, "queued_by": queued_by, "queued_for": week})
-    return Queued(method, run_id, "queued", key)
-
-
-QUEUE_LOCK = "repro queue"
-
-
-@contextmanager
-def _queue_lock(radar: Radar, wait_s: float = 30.0) -> Iterator[None]:
-    """The workspace's queue lock, waited for (up to ``wait_s``: a look-up and a submit take well under a second)."""
-    deadline = time.monotonic() + wait_s
-    while True:
-        held = ExitStack()
-        try:
-            held.enter_context(radar.ws.lock(QUEUE_LOCK))
-        except WorkspaceError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
-            continue
-        with held:  # only the acquisition is retried, never the caller's block
-            yield
-        return
-
-
-def reproduce_recommended(
-    radar: Radar, recommendations: Sequence[dict[str, Any]], budget: int, week: str
-) -> tuple[list[Queued], int]:
-    """Queue the ``reproduce`` recommendations' presets, at most ``budget`` new runs for ``week`` (runs queued for
-    it by an earlier weekly run count; duplicates cost nothing). Returns (asked for, budget left)."""
-    from radar.repro.runner import KIND
-
-    out: list[Queued] = []
-    presets = [r.get("evidence", {}).get("preset", "") for r in recommendations if r.get("action") == "reproduce"]
-    with radar.store() as store:
-        left = budget - sum(r["params"].get("queued_for") == week for r in store.list_runs(kind=KIND))
-        for preset in dict.fromkeys(p for p in presets if p):
-            if left <= 0:
-                break
-            queued = queue_reproduction(radar, preset, queued_by="weekly", week=week, store=store)
-            out.append(queued)
-            left -= queued.new
-    return out, max(left, 0)
-
-
-def queued_runs(store: Store) -> list[dict[str, Any]]:
-    """Runs the queue holds (queued by weekly or the dashboard, no worker yet), oldest first."""
-    from radar.repro.runner import KIND
-
-    runs = store.list_runs(kind=KIND, status="queued")
-    return [r for r in reversed(runs) if r["params"].get("queued_by") and not r["pid"]]
-
-
-def work_queue(radar: Radar, *, log: Log | None = None, max_runs: int = 0) -> list[dict[str, Any]]:
-    """`radar repro work`: run the queued reproductions one after another (one worker per workspace), until the
-    queue is empty (or ``max_runs`` are done). Returns the finished runs."""
-    say = log or (lambda _msg: None)
-    done: list[dict[str, Any]] = []
-    user_presets(radar)
-    with radar.ws.lock(REPRO_LOCK):
-        stopped = _work(radar, say, max_runs, done)
-    # A run queued while this worker was finding the queue empty saw the lock held and started no worker:
-    # look again now that the lock is released (start_queue_worker probes the lock only after submitting).
-    while not stopped and (not max_runs or len(done) < max_runs):
-        with radar.store() as store:
-            if not queued_runs(store):
-                break
-        held = ExitStack()
-        try:
-            held.enter_context(radar.ws.lock(REPRO_LOCK))
-        except WorkspaceError:
-            break  # another worker took the queue over
-        with held:
-            stopped = _work(radar, say, max_runs, done)
-    return done
-
-
-def _work(radar: Radar, say: Log, max_runs: int, done: list[dict[str, Any]]) -> bool:
-    """Run queued runs (appended to ``done``) until none waits or ``max_runs`` are done; True when told to stop."""
-    from radar.repro import runner
-
-    while not max_runs or len(done) < max_runs:
-        with radar.store() as store:
-            waiting = queued_runs(store)
-            if not waiting:
-                break
-            run_id = waiting[0]["id"]
-            runner.check_device(waiting[0]["params"].get("device", "auto"))
-            say(f"{run_id}: starting ({len(waiting) - 1} more queued)")
-            proc = runner.start(store, run_id)
-            run = runner.wait(store, run_id, proc)
-        verdict = ((run.get("result") or {}).get("verdict") or {}).get("overall", "")
-        say(
-            f"{run_id}: {run['status']}"
-            + (f", {verdict}" if verdict else "")
-            + (f" ({run['error']})" if run["error"] else "")
-        )
-        done.append(run)
-        if run["status"] == "cancelled" and "stopped by" in (run["error"] or ""):
-            return True  # the worker itself was told to stop
-    return False
-
-
-def start_queue_worker(radar: Radar) -> int | None:
-    """Start `radar repro work` detached (its output: runs/queue.log) unless one is running; returns its pid."""
-    try:
-        with radar.ws.lock(REPRO_LOCK):
-            pass
-    except WorkspaceError:
-        return None  # a worker is draining the queue already; it picks up the new runs
-    log = radar.ws.queue_log_path
-    try:
-        radar.ws.runs_dir.mkdir(parents=True, exist_ok=True)
-        with open(log, "ab") as out:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "radar.app.cli", "--workspace", str(radar.ws.root), "repro", "work"],
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-    except OSError as exc:  # a full disk or a process limit: one line for the CLI and the dashboard, run stays queued
-        raise WorkspaceError(
-            f"could not start the queue worker ({exc.strerror or exc}); the run stays queued: `radar repro work`"
-        ) from exc
-    return proc.pid
-
-
-def reproduce(radar: Radar, method: str, *, queued_by: str) -> Queued:
-    """The dashboard's Reproduce button: queue (same dedupe as weekly) and make sure a worker runs the queue."""
-    queued = queue_reproduction(radar, method, queued_by=queued_by)
-    if queued.new and radar.settings.repro.run_queued:
-        start_queue_worker(radar)
-    return queued

@@ -35,9 +35,9 @@ def model_id(radar: Radar, store: Store) -> str:
 
 
 def dashboard_url(radar: Radar) -> str:
-    app = radar.settings.app
-    host = f"[{app.host}]" if ":" in app.host else app.host
-    return f"http://{host}:{app.port}"
+    """Where a digest's like / not-for-me links point: [dashboard] public_url ("" when unset: no links, since the
+    dashboard's own address is a loopback one by default, dead in a reader's mail client)."""
+    return radar.settings.dashboard.link_base
 
 
 def import_library(radar: Radar, name: str, path: Path) -> LibraryMatch:

@@ -8,16 +8,20 @@ where the test is about something else; everywhere else the real component comes
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from radar.analysis.contributions.cards import MethodCard, introduced_methods
 from radar.analysis.names.context import Embed
 from radar.analysis.names.stage import name_kinds
 from radar.analysis.tags.errors import TaggingError
 from radar.analysis.tags.tagger import TagEnv, Vectors
 from radar.analysis.trends.compute import TrendsEnv
+from radar.analysis.trends.methods import KINDS as TREND_KINDS
+from radar.analysis.trends.methods import Introductions
 from radar.app.context import Radar
+from radar.app.reproductions import Reproductions
 from radar.index.config import EmbeddingConfig
 from radar.index.embedder import Embedder, make_embedder, model_id_for, resolve_model_dir
 from radar.index.errors import NothingIndexed
@@ -25,7 +29,7 @@ from radar.index.pipeline import IndexPaths, load_keyword, load_vectors, stored_
 from radar.index.prebuilt import PrebuiltVectors
 from radar.index.search import Searcher
 from radar.reports.summarize import Summarizer, make_summarizer
-from radar.repro.methods import METHODS
+from radar.repro.methods import BUILTIN, Catalog, catalog
 from radar.store import Store
 
 
@@ -103,13 +107,15 @@ def tag_env(radar: Radar, store: Store, *, allow_empty: bool = False) -> TagEnv:
         vectors=tag_vectors(radar, store, allow_empty=allow_empty),
         model_path=radar.ws.tag_model_path,
         label_paths=settings.label_paths,
+        legacy_model_path=radar.ws.legacy_tag_model_path,
     )
 
 
 # -- trends -------------------------------------------------------------------------------------------------
 def trends_env(radar: Radar, store: Store) -> TrendsEnv:
-    """Everything the trends stage reads besides the store: its settings, caches, the taxonomy's tag groups
-    and the kinds of names (the names stage on ``store``: computed once per corpus state, then read)."""
+    """Everything the trends stage needs, complete: its config and caches, the taxonomy's groups, the method
+    cards its new methods come from (``introductions``) and the kinds of names on ``store`` (``kind_of``: the
+    names stage, computed on first look-up only, for the plain first-seen list without cards)."""
     settings = radar.settings
     return TrendsEnv(
         config=settings.trends,
@@ -117,8 +123,43 @@ def trends_env(radar: Radar, store: Store) -> TrendsEnv:
         term_cache=radar.ws.term_cache_path,
         topics_dir=radar.ws.topics_dir,
         tag_groups=radar.tag_groups(),
-        kind_of=name_kinds(store),
+        introductions=introductions(radar),
+        kind_of=_lazy_kinds(store),
     )
+
+
+def _lazy_kinds(store: Store) -> Callable[[str], str | None]:
+    """kind_of(name) of the names stage on ``store``, its index built at the first look-up (trends with method
+    cards never looks one up, so the names are not computed for them)."""
+    found: list[Callable[[str], str | None]] = []
+
+    def kind_of(name: str) -> str | None:
+        if not found:
+            found.append(name_kinds(store))
+        return found[0](name)
+
+    return kind_of
+
+
+def introductions(radar: Radar) -> Introductions:
+    """(store, first day, last day) -> the method cards of what that span's papers introduce in the lab's areas, of
+    the kinds trends lists (contributions brought up to date first; the reproduction presets and tag groups of
+    this workspace)."""
+
+    def found(store: Store, since: str, until: str) -> list[MethodCard]:
+        from radar.app import steps_contributions
+
+        steps_contributions.refresh(radar, store)
+        return introduced_methods(
+            store,
+            since,
+            until,
+            steps_contributions.presets(radar),
+            kinds=TREND_KINDS,
+            groups=steps_contributions.tag_groups(radar),
+        )
+
+    return found
 
 
 # -- report ---------------------------------------------------------------------------------------------------
@@ -127,6 +168,31 @@ def summarizer(radar: Radar) -> Summarizer:
     return make_summarizer(radar.settings.report)
 
 
+# -- reproductions -------------------------------------------------------------------------------------------
 def repro_presets() -> dict[str, str]:
-    """Reproduction presets by name -> title: the report recognises their names in papers."""
-    return {name: method.title for name, method in METHODS.items()}
+    """The built-in reproduction presets by name -> title (``repro_catalog(radar).titles()`` adds radar.toml's)."""
+    return BUILTIN.titles()
+
+
+def preset_knobs(radar: Radar) -> dict[str, str]:
+    """What each reproduction preset sets, in a reason's words: "built-in preset; TRL GRPOConfig epsilon_high,
+    loss_type; overlong shaping; dynamic sampling" (the settings it changes against its baseline)."""
+    found = repro_catalog(radar)
+    out = {}
+    for name, method in found.methods.items():
+        fields = [c for c in method.changes if c not in ("overlong_shaping", "dynamic_sampling", "loss_plugin")]
+        parts = [f"{found.source(name)} preset"] + ([f"TRL GRPOConfig {', '.join(fields)}"] if fields else [])
+        parts += ["overlong shaping"] * method.overlong_shaping + ["dynamic sampling"] * method.dynamic_sampling
+        parts += [f"loss plug-in {method.loss_plugin}"] if method.loss_plugin else []
+        out[name] = "; ".join(parts)
+    return out
+
+
+def repro_catalog(radar: Radar) -> Catalog:
+    """The presets a run may name: the built-ins plus radar.toml's [[repro.presets]] (validated with the settings)."""
+    return catalog(radar.settings.repro.presets)
+
+
+def reproductions(radar: Radar) -> Reproductions:
+    """The repro API of the workspace: submit, list, cancel, export and the queue (app/reproductions.py)."""
+    return Reproductions(radar.ws, radar.settings.repro, repro_catalog(radar))

@@ -7,7 +7,9 @@
 2. Quality, baseline vs Radar (dense retrieval only, so the embedder is what is compared):
    known-item recall@10 / MRR on the dev queries (10 queries, their papers among N distractors),
    and title -> abstract retrieval (every title a query, abstracts embedded alone) on N papers.
-3. Search latency p50/p95 at 10k / 100k (synthetic vectors, real BM25 over real papers, full
+3. (--lead: only this) Search as a lab lead uses it: 25 lead-style queries, P@5, known items through the whole
+   search path, today's ranking beside Radar's (benchmarks/search_quality.py).
+4. Search latency p50/p95 at 10k / 100k (synthetic vectors, real BM25 over real papers, full
    hybrid path incl. query embedding) and FAISS alone at 1M vectors; IVF recall@10 vs exact.
 """
 
@@ -280,7 +282,14 @@ def main() -> None:
     ap.add_argument("--workspace", type=Path, default=ROOT / "demo-workspace", help="real embeddings for IVF recall")
     ap.add_argument("--full", type=int, default=100_000, help="papers for the large latency test")
     ap.add_argument("--skip-1m", action="store_true")
+    ap.add_argument("--lead", action="store_true", help="only the lead-style queries on --workspace (search_quality)")
     args = ap.parse_args()
+    if args.lead:
+        from search_quality import DEV as DEV_QUERIES
+        from search_quality import LEAD, _jsonl, evaluate, show
+
+        show(evaluate(args.workspace), len(_jsonl(LEAD)), len(_jsonl(DEV_QUERIES)))
+        return
     cache = Path(os.environ.get("RADAR_MODEL_CACHE", tempfile.mkdtemp()))
     papers = load_papers(FULL if FULL.exists() else SNAPSHOT, args.docs, 53)
     texts = [document_text(p["title"], p["abstract"]) for p in papers]

@@ -22,7 +22,6 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse
 import itertools
-import pickle
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -90,6 +89,29 @@ def outer_probs(ls: data.LabeledSet, seeds: int) -> list[tuple[np.ndarray, np.nd
     return out
 
 
+def save_runs(path: Path, runs: list[tuple[np.ndarray, np.ndarray, Probs]]) -> None:
+    """Numbers only (a cache in the shared temp folder must not be a pickle: loading one can run code)."""
+    arrays: dict[str, np.ndarray] = {}
+    for k, (train, test, probs) in enumerate(runs):
+        arrays[f"{k}/train"], arrays[f"{k}/test"] = train, test
+        for (block, c), (oof, held) in probs.items():
+            arrays[f"{k}/{block}/{c}/oof"], arrays[f"{k}/{block}/{c}/held"] = oof, held
+    np.savez(path, **arrays)
+
+
+def load_runs(path: Path) -> list[tuple[np.ndarray, np.ndarray, Probs]]:
+    with np.load(path, allow_pickle=False) as z:
+        runs = []
+        for k in range(sum(key.endswith("/train") for key in z.files)):
+            probs: Probs = {}
+            for key in z.files:
+                parts = key.split("/")
+                if parts[0] == str(k) and len(parts) == 4 and parts[3] == "oof":
+                    probs[parts[1], int(parts[2])] = (z[key], z[f"{k}/{parts[1]}/{parts[2]}/held"])
+            runs.append((z[f"{k}/train"], z[f"{k}/test"], probs))
+    return runs
+
+
 Combine = Callable[[Probs, np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 
@@ -118,12 +140,12 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=3)
     args = parser.parse_args()
     ls = data.load_labeled()
-    cache = data.cache_dir() / f"candidates-{args.seeds}.pkl"
+    cache = data.cache_dir() / f"candidates-{args.seeds}.npz"
     if cache.is_file():
-        runs = pickle.loads(cache.read_bytes())  # this benchmark's own file
+        runs = load_runs(cache)
     else:
         runs = outer_probs(ls, args.seeds)
-        cache.write_bytes(pickle.dumps(runs))
+        save_runs(cache, runs)
     y = ls.y
 
     def avg(emb: str, ce: int, ct: int, w: float = 0.5) -> Combine:

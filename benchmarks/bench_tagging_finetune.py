@@ -84,7 +84,7 @@ def onnx_states(texts: list[str], enc: dict[str, Any], top_layers: int) -> Any:
     digest = hashlib.sha1("\n".join([str(n_ids), str(top_layers), *texts]).encode()).hexdigest()[:16]
     path = data.cache_dir() / f"states-{digest}.npy"
     if path.is_file():
-        return torch.from_numpy(np.load(path).astype(np.float32))
+        return torch.from_numpy(np.load(path, allow_pickle=False).astype(np.float32))
     model_dir = resolve_model_dir("default")
     onnx_path = export(model_dir, data.cache_dir() / "models" / model_fingerprint(model_dir), quantize=False)
     graph = onnx.load(str(onnx_path))

@@ -215,10 +215,10 @@ def part_topics(vec_ws: Path, as_of: date) -> list[list[str]]:
     ids1, v1 = _horizon_vectors(ws, as_of)
     ids2, v2 = _horizon_vectors(ws, as_of + timedelta(days=7))
     k = int(np.clip(round(len(ids1) / 150), 4, 40))
-    rows = []
+    rows = [_anchored(vec_ws, as_of)]
     for name in (
         "KMeans, k-means++ each run",
-        "KMeans seeded with last run's centroids (Radar)",
+        "KMeans seeded with last run's centroids (Radar before)",
         "MiniBatchKMeans seeded with last run's centroids",
         "HDBSCAN (min_cluster_size 15)",
     ):
@@ -248,6 +248,54 @@ def part_topics(vec_ws: Path, as_of: date) -> list[list[str]]:
         ari, same = _stability(ids1, lab1, c1, ids2, lab2, c2)
         rows.append([name, f"{len(ids1):,}", f"{rerun:.2f}", f"{ari:.3f}", f"{same:.1%}", noise])
     return rows
+
+
+def _anchored(vec_ws: Path, as_of: date) -> list[str]:
+    """Radar now (analysis/trends/topic_ids.py): each run seeded by the anchored seed, ids from the prototype
+    registry; rerun on the same data gives the same ids (checked), a week later what share keeps its id."""
+    import tempfile
+
+    from radar.analysis.trends.topic_ids import ANCHOR_DEPTH, Registry, anchor_before
+    from radar.analysis.trends.topics import _horizon, _k, _seed, ctfidf_keywords
+
+    ws = Workspace.open(vec_ws)
+    cfg = Radar(ws).settings.trends
+    state = Path(tempfile.mkdtemp(prefix="topics-"))
+    out: dict[date, tuple[list[str], list[str], float]] = {}
+    with ws.store() as store:
+        table = term_table(ws.term_cache_path, store)
+        model = current_model(store, Radar(ws).settings.embedding) or ""
+        table.stratify(cfg.major_categories, len(table.ids))
+        for day in (as_of, as_of + timedelta(days=7), as_of):
+            _, rows, vectors = _horizon(store, table, model, cfg, "week", day)
+            k = _k(len(rows))
+            started = time.perf_counter()
+            seed = _seed(store, table, cfg, "week", model, anchor_before(day), ANCHOR_DEPTH, state)
+            labels, centroids = cluster(vectors, k, seed)
+            seconds = time.perf_counter() - started
+            registry = Registry.load(state, "week", model)
+            ids, _, _ = registry.assign(centroids, ctfidf_keywords(table, rows, labels, k), day, cfg.topic_match)
+            registry.save(state)
+            doc_ids = [table.ids[int(r)] for r in rows]
+            if day in out:
+                assert [ids[c] for c in labels] == out[day][1], "a rerun on the same data changed the topic ids"
+            out[day] = (doc_ids, [ids[c] for c in labels], seconds)
+    (a_ids, a_topics, _), (b_ids, b_topics, rerun) = out[as_of], out[as_of + timedelta(days=7)]
+    from sklearn.metrics import adjusted_rand_score
+
+    pos = {d: i for i, d in enumerate(b_ids)}
+    shared = [(i, pos[d]) for i, d in enumerate(a_ids) if d in pos]
+    a = [a_topics[i] for i, _ in shared]
+    b = [b_topics[j] for _, j in shared]
+    same = sum(x == y for x, y in zip(a, b, strict=True)) / len(shared)
+    return [
+        "KMeans from the anchored seed, prototype ids (Radar now; same data -> same ids)",
+        f"{len(a_ids):,}",
+        f"{rerun:.2f}",
+        f"{adjusted_rand_score(a, b):.3f}",
+        f"{same:.1%}",
+        f"{len(set(a_topics))} clusters",
+    ]
 
 
 def show(title: str, columns: list[str], rows: list[list[str]]) -> None:

@@ -1,6 +1,8 @@
 """How far a reproduction verdict can be trusted, measured.
 
     python benchmarks/bench_verdict.py simulate            # false-positive rate and power, 3/5/10 seeds (seconds)
+    python benchmarks/bench_verdict.py family              # false "adopt": 10 null presets vs one baseline, and looks
+    python benchmarks/bench_verdict.py power               # minimum detectable effect and seeds needed per noise level
     nice -n 10 python benchmarks/bench_verdict.py aa       # a real A/A run: grpo vs grpo, default seeds, addition
     nice -n 10 python benchmarks/bench_verdict.py dapo     # time to a verdict: dapo vs grpo, default seeds, CPU
     nice -n 10 python benchmarks/bench_verdict.py presets  # clip fraction and completion length per preset
@@ -10,6 +12,12 @@ simulate: the verdict's decision rule (repro.verdict.decide: paired t over seed 
 held-out greedy and pass@1, minimum effect 1 point) on synthetic runs whose seed noise is the A/A
 figure (``SIM_TRAIN_SD``) or an override (--train-sd); 20,000 trials per cell, so a rate carries a
 simulation standard error of about 0.15 points.
+
+family: the adoption rule (repro.adoption.family_adopt: Holm across a week's runs against one baseline and
+every look at an experiment) on synthetic weeks of 1, 3 and 10 null presets sharing one baseline's numbers
+(every run of class evidence with a calibrated A/A), against no correction; then one preset looked at with 3,
+then 5, then 10 seed pairs (fresh pairs each look), stopping at the first "adopt", with and without the looks
+in the family. power: repro.power.mde / seeds_needed at the noise levels measured on the toy tasks.
 
 aa / dapo: the real command path (worker process, TRL, warm starts) in a workspace; the time to a
 verdict counts the warm starts when they are not cached yet (a fresh workspace) and says so.
@@ -31,7 +39,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from radar.repro import runner  # noqa: E402
+from radar.app import wiring  # noqa: E402
+from radar.app.context import Radar  # noqa: E402
+from radar.repro import supervise  # noqa: E402
 from radar.repro.verdict import DEFAULT_SEEDS, SIM_TRAIN_SD, simulate  # noqa: E402
 from radar.store import Workspace  # noqa: E402
 
@@ -63,6 +73,78 @@ def bench_simulate(train_sd: float) -> list[dict[str, Any]]:
     return rows
 
 
+def bench_family(train_sd: float, trials: int = 20_000) -> dict[str, Any]:
+    from radar.repro.adoption import simulate_family, simulate_looks
+
+    rows = []
+    for presets in (1, 3, 10):
+        started = time.perf_counter()
+        null = simulate_family(presets=presets, trials=trials, train_sd=train_sd, rng_seed=presets)
+        plus = simulate_family(
+            presets=presets, effect=0.05, trials=trials // 4, train_sd=train_sd, rng_seed=50 + presets
+        )
+        rows.append(
+            {
+                "presets": presets,
+                "any_better_or_worse": round(null["any_better_or_worse"], 4),
+                "any_better": round(null["any_better"], 4),
+                "any_adopt": round(null["any_adopt"], 4),
+                "adopt_per_run_at_5pts": round(plus["adopt_per_run"], 4),
+                "seconds": round(time.perf_counter() - started, 2),
+            }
+        )
+    se = (0.05 * 0.95 / trials) ** 0.5
+    print(f"\nfalse adopt across a week's presets against one shared baseline ({trials:,} weeks per row, 5 seed pairs,")
+    print(f"train sd {100 * train_sd:.1f} pts per arm; simulation standard error about {100 * se:.2f} pts at 5 %)")
+    print(
+        "| presets | some better/worse | some better (no correction) | some adopt (Holm across the week) |"
+        " adopt per run at +5 pts |"
+    )
+    print("|---|---|---|---|---|")
+    for r in rows:
+        print(
+            f"| {r['presets']} | {100 * r['any_better_or_worse']:.1f}% | {100 * r['any_better']:.1f}% | "
+            f"{100 * r['any_adopt']:.2f}% | {100 * r['adopt_per_run_at_5pts']:.1f}% |"
+        )
+    looks = {
+        "corrected": simulate_looks((3, 5, 10), trials=trials, train_sd=train_sd, rng_seed=7)["false_adopt"],
+        "alone": simulate_looks((3, 5, 10), trials=trials, train_sd=train_sd, rng_seed=7, corrected=False)[
+            "false_adopt"
+        ],
+    }
+    print("\none preset at 3, then 5, then 10 seed pairs (fresh pairs), stopping at the first adopt:")
+    print(
+        f"false adopt {100 * looks['corrected']:.2f}% with every look in the family, "
+        f"{100 * looks['alone']:.2f}% judged alone"
+    )
+    return {"family": rows, "looks": looks, "trials": trials}
+
+
+def bench_power() -> list[dict[str, Any]]:
+    from radar.repro.power import mde, seeds_needed
+
+    rows = []
+    for sd in (0.02, 0.025, 0.0275, 0.035, 0.042):
+        rows.append(
+            {
+                "sd": sd,
+                **{f"mde_{n}": round(mde(sd, n) or 0.0, 4) for n in (3, 5, 10)},
+                "seeds_for_5pts": seeds_needed(0.05, sd),
+                "seeds_for_2pts": seeds_needed(0.02, sd),
+            }
+        )
+    print("\nminimum detectable effect (80% power, the verdict's test) by seed noise (sd of paired differences)")
+    print("| seed noise sd | MDE at 3 pairs | at 5 | at 10 | pairs for +5 pts | pairs for +2 pts |")
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        print(
+            f"| {100 * r['sd']:.1f} pts | {100 * r['mde_3']:.1f} pts | {100 * r['mde_5']:.1f} | "
+            f"{100 * r['mde_10']:.1f} | "
+            f"{r['seeds_for_5pts'] or '> 20'} | {r['seeds_for_2pts'] or '> 20'} |"
+        )
+    return rows
+
+
 _FIELDS = ("effect", "interval", "p", "p_adjusted", "label", "method_mean", "baseline_mean", "method", "baseline")
 
 
@@ -71,18 +153,24 @@ def _workspace(path: str) -> Workspace:
     return Workspace.init(root)[0]
 
 
-def real_run(ws: Workspace, method: str, baseline: str, seeds: int, steps: int) -> dict[str, Any]:
-    spec = runner.RunSpec(method=method, baseline=baseline, task="addition", seeds=seeds, steps=steps)
-    run_id = runner.new_run_id(spec)
+def real_run(ws: Workspace, method: str, baseline: str, seeds: int, steps: int, task: str) -> dict[str, Any]:
+    api = wiring.reproductions(Radar(ws))
+    spec = api.spec(method, baseline, task=task, seeds=seeds, steps=steps)
     started = time.perf_counter()
+    power = api.plan(spec)
+    print(f"power: {power.text}", flush=True)
     with ws.store() as store:
-        runner.submit(store, spec, run_id, ws.run_dir(run_id), ws.policy_cache_dir)
-        run = runner.wait(store, run_id, runner.start(store, run_id))
+        run = api.submit(spec, power=power, store=store)
+        run = supervise.wait(store, run.id, supervise.start(store, run.id))
+    run_id = run.id
     wall = time.perf_counter() - started
-    if run["status"] != "done":
-        raise SystemExit(f"run {run_id} {run['status']}: {run['error']}")
-    m, v = run["result"]["metrics"], run["result"]["verdict"]
+    if run.status != "done":
+        raise SystemExit(f"run {run_id} {run.status}: {run.error}")
+    m, v = run.result["metrics"], run.result["verdict"]
     out = {
+        "setup": run.setup,
+        "evidence": v["evidence"],
+        "mechanisms": {arm: {k: x for k, x in r.items() if k != "per_seed"} for arm, r in v["mechanisms"].items()},
         "run_id": run_id,
         "method": method,
         "baseline": baseline,
@@ -103,10 +191,11 @@ def real_run(ws: Workspace, method: str, baseline: str, seeds: int, steps: int) 
         },
         "seed_noise": v["seed_noise"],
         "claim": v["claim"]["status"],
+        "claim_reason": v["claim"].get("reason", ""),
         "summary": v["summary"],
-        "eval_overlap": run["result"]["eval_overlap"]["share"],
+        "eval_overlap": run.result["eval_overlap"]["share"],
     }
-    print(f"\n{method} vs {baseline}, addition, tiny, {seeds} seed pairs x {spec.total_steps} steps: {v['overall']}")
+    print(f"\n{method} vs {baseline}, {run.setup}: {v['overall']}")
     print(
         f"time to verdict {m['time_to_verdict_s']:.0f} s (warm starts {m['warm_start_seconds']:.0f} s, "
         f"{'cached' if m['warm_start_cached'] else 'trained now'}; training {m['train_wall_s']:.0f} s; "
@@ -180,7 +269,8 @@ def _pct(x: float | None) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=("simulate", "aa", "dapo", "presets"))
+    parser.add_argument("what", choices=("simulate", "family", "power", "aa", "dapo", "presets"))
+    parser.add_argument("--task", default="addition", help="aa / dapo: the toy task (default: addition)")
     parser.add_argument("--workspace", default="", help="reuse this workspace (default: a fresh temporary one)")
     parser.add_argument("--seeds", type=int, default=DEFAULT_SEEDS)
     parser.add_argument("--steps", type=int, default=0, help="RL steps per arm (default: the preset's; presets: 60)")
@@ -189,11 +279,15 @@ def main() -> int:
     args = parser.parse_args()
     if args.what == "simulate":
         result: Any = bench_simulate(args.train_sd)
+    elif args.what == "family":
+        result = bench_family(args.train_sd)
+    elif args.what == "power":
+        result = bench_power()
     elif args.what == "presets":
         result = bench_presets(_workspace(args.workspace), args.steps or 60)
     else:
         method = "grpo" if args.what == "aa" else "dapo"
-        result = real_run(_workspace(args.workspace), method, "grpo", args.seeds, args.steps)
+        result = real_run(_workspace(args.workspace), method, "grpo", args.seeds, args.steps, args.task)
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2), encoding="utf-8")
     return 0

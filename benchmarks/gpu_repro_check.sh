@@ -5,12 +5,17 @@
 #   DEVICE=cpu bash benchmarks/gpu_repro_check.sh  # the same two runs on CPU (smaller), to prove the script
 #
 # 1. the `small` preset (toy task, ~25M-parameter Qwen2 from scratch: SFT warm start, then RL):
-#    dapo vs grpo on addition, 2 seed pairs, short schedule (tiny preset with DEVICE=cpu);
+#    dapo vs grpo on addition-work (answers terse or with working: the overlong buffer, dynamic sampling and
+#    length effects can engage), 2 seed pairs, short schedule (tiny preset with DEVICE=cpu);
 # 2. the real-checkpoint path (`--model`/`--dataset`): a randomly initialised Qwen2 saved with a BPE
 #    tokenizer and a chat template, a 200-problem JSONL, dapo vs grpo-kl (beta 0.04: the reference
 #    model's cost shows in the profile), 2 seed pairs, preset ckpt-quick.
-# Each prints its verdict and the efficiency profile table (generation / reward / reference /
-# optimisation time per step, tokens per second, peak memory). Figures go to $OUT.
+# Each prints its power before training (the minimum detectable effect at its seed pairs), then its
+# verdict, class of evidence and claim (or "not testable here" with the lever's rate), the mechanism
+# table per arm (overlong punishment, lower/upper clip fractions, capped weights, zero-variance groups
+# as generated and as trained, lengths of right and wrong answers, length trend) and the efficiency
+# profile table (generation / reward / reference / optimisation time per step, tokens per second, peak
+# memory). Figures go to $OUT; the last lines repeat each run's MDE and mechanism rates.
 # Without a GPU and without DEVICE=cpu it says so and runs the CPU variant; it never fails just
 # because no GPU was lent. Each run has its own time limit so the whole script ends within 5 minutes.
 set -uo pipefail
@@ -50,11 +55,11 @@ if [ -z "$DEVICE" ]; then
 fi
 if [ "$DEVICE" = cuda ]; then
   command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee -a "$OUT/environment.txt"
-  TOY=(--preset small --task addition --seeds 2 --steps 40)
+  TOY=(--preset small --task addition-work --seeds 2 --steps 40)
   CKPT=(--tiny-hidden 256 --preset ckpt-quick --seeds 2 --steps 10)
   TOY_LIMIT=170; CKPT_LIMIT=110
 else
-  TOY=(--preset tiny --task sorting --seeds 2 --steps 20)
+  TOY=(--preset tiny --task addition-work --seeds 2 --steps 20)
   CKPT=(--tiny-hidden 32 --preset ckpt-quick --seeds 2 --steps 4)
   TOY_LIMIT=${TOY_LIMIT:-600}; CKPT_LIMIT=${CKPT_LIMIT:-600}
 fi
@@ -74,5 +79,27 @@ timeout --signal=TERM "$CKPT_LIMIT" "$PY" benchmarks/bench_repro.py --tiny-check
   2>&1 | grep -v -e "Warning" -e "warnings.warn" -e "Loading weights" | tee "$OUT/repro_ckpt_$DEVICE.txt"
 r=${PIPESTATUS[0]}; [ "$r" -eq 124 ] && echo "gpu_repro_check: checkpoint run stopped at its ${CKPT_LIMIT} s limit"
 [ "$r" -ne 0 ] && rc=$r
+echo "== summary: power and mechanisms"
+"$PY" - "$OUT" "$DEVICE" <<'PY' | tee "$OUT/summary_$DEVICE.txt"
+import json, sys
+from pathlib import Path
+out, device = Path(sys.argv[1]), sys.argv[2]
+for name in ("toy", "ckpt"):
+    path = out / f"repro_{name}_{device}.json"
+    if not path.is_file():
+        print(f"{name}: no result ({path} missing)")
+        continue
+    row = list(json.loads(path.read_text())["rows"].values())[-1]
+    power = row["evidence"]["power"]
+    mde = "n/a" if power.get("mde") is None else f"{100 * power['mde']:.1f} pts at {power['seeds']} pairs"
+    print(f"{name}: {row['evidence']['class']}; MDE {mde}; claim {row['claim']}")
+    for arm, m in row["mechanisms"].items():
+        rates = ", ".join(
+            f"{k} {'n/a' if m.get(k) is None else (f'{100 * m[k]:.2f}%' if 'length' not in k else f'{m[k]:.2f}')}"
+            for k in ("overlong_rate", "clip_low", "clip_high", "capped_share", "zero_var_share", "zero_var_trained",
+                      "length", "length_slope", "correct_length", "incorrect_length")
+        )
+        print(f"  {arm}: {rates}")
+PY
 echo "gpu_repro_check: done (exit $rc); figures in $OUT"
 exit "$rc"

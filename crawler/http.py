@@ -2,6 +2,11 @@
 
 The arXiv package's Client has a fixed delay and no backoff or Retry-After; this wraps requests
 with what it lacks. ``file://`` URLs are read from disk (bundled feeds, offline demo).
+
+Redirects are followed here, not by requests (``request_checked``, also used by the webhook and the summary
+endpoint): at most 5 hops, each one passing ``radar.store.urls.check_hop`` (http(s) only; a loopback,
+private or metadata address only when the configured URL named that same host), and a 307/308 never
+re-sends a body to another host.
 """
 
 from __future__ import annotations
@@ -13,14 +18,73 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import unquote, urlparse
+from typing import Any
+from urllib.parse import unquote, urljoin, urlparse
 
 import requests
 
 from radar.crawler.errors import FetchError
 from radar.store import CrawlConfig
+from radar.store.urls import MAX_REDIRECTS, UrlRefused, check_hop
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+_PERSONAL = ("authorization", "cookie", "proxy-authorization")  # never sent on to another host
+_BODY_HEADERS = ("content-type", "content-length", "content-encoding", "transfer-encoding")
+
+
+def request_checked(
+    session: requests.Session | Any,
+    method: str,
+    url: str,
+    *,
+    data: bytes | str | None = None,
+    params: Mapping[str, str] | None = None,
+    headers: Mapping[str, str] | None = None,
+    timeout: float,
+    stream: bool = False,
+    max_hops: int = MAX_REDIRECTS,
+) -> requests.Response:
+    """``session.request`` with redirects followed by hand: every hop passes ``check_hop`` against the
+    configured URL's host (UrlRefused otherwise), at most ``max_hops`` of them; 301/302/303 continue as a GET
+    without the body (what browsers and requests do), 307/308 keep method and body but only to the same host.
+    Credentials and cookies are dropped when the host changes."""
+    origin = (urlparse(url).hostname or "").lower()
+    current, body, sent = url, data, dict(headers or {})
+    for hop in range(max_hops + 1):
+        resp = session.request(
+            method,
+            current,
+            data=body,
+            params=params if hop == 0 else None,
+            headers=sent,
+            timeout=timeout,
+            stream=stream,
+            allow_redirects=False,
+        )
+        location = resp.headers.get("Location")
+        if resp.status_code not in REDIRECT_STATUSES or not location:
+            return resp
+        resp.close()
+        here = urlparse(resp.url or current)
+        target = urljoin(resp.url or current, location)
+        if hop == max_hops:
+            raise UrlRefused(f"{origin} redirected more than {max_hops} times; refused (give the final URL)")
+        check_hop(target, origin)
+        there = (urlparse(target).hostname or "").lower()
+        if resp.status_code in (307, 308):
+            if body is not None and there != (here.hostname or "").lower():
+                raise UrlRefused(
+                    f"{here.hostname} answered {resp.status_code} to {there}: the request body is not re-sent to "
+                    "another host; configure the final URL"
+                )
+        elif method.upper() not in ("GET", "HEAD"):
+            method, body = "GET", None
+            sent = {k: v for k, v in sent.items() if k.lower() not in _BODY_HEADERS}
+        if there != (here.hostname or "").lower():
+            sent = {k: v for k, v in sent.items() if k.lower() not in _PERSONAL}
+        current = target
+    raise AssertionError("unreachable")  # the loop returns or raises
 
 
 @dataclass(frozen=True)
@@ -119,12 +183,19 @@ class HttpClient:
             self.requests_made += 1
             retry_after = None
             try:
-                raw = self.session.get(url, params=params, headers=headers, timeout=self.policy.timeout_s, stream=True)
+                raw = request_checked(
+                    self.session, "GET", url, params=params, headers=headers, timeout=self.policy.timeout_s, stream=True
+                )
                 try:
                     resp = Response(raw.url, raw.status_code, raw.headers, self._read_capped(raw, host, source))
                 finally:
                     raw.close()
                     self._finished(host)
+            except UrlRefused as exc:
+                self._finished(host)
+                raise FetchError(
+                    f"{exc}; source '{source}' is skipped this run", url=url, source=source, attempt=attempt + 1
+                ) from None
             except requests.RequestException as exc:
                 last_problem = f"connection failed ({type(exc).__name__})"
             else:

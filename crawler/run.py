@@ -131,15 +131,32 @@ def crawl_feed(
     if src.type == "arxiv-rss":
         parsed = parse_arxiv_rss(resp.body, url=url, source=src.name, headers=resp.headers)
     else:
-        parsed = parse_feed(resp.body, url=url, source=src.name, headers=resp.headers, fetched_at=utc_now())
+        parsed = parse_feed(
+            resp.body,
+            url=url,
+            source=src.name,
+            headers=resp.headers,
+            fetched_at=utc_now(),
+            max_entries=http.policy.max_feed_entries,
+        )
     docs = parsed.documents
     if since is not None:
         cutoff = since.strftime("%Y-%m-%dT%H:%M:%SZ")
         docs = [d for d in docs if d.published >= cutoff]
+    cap = http.policy.max_feed_entries
+    left = max(0, len(docs) - cap) + int(parsed.extra.get("cut", 0))
+    if len(docs) > cap:  # the newest (a feed of 100,000 would take minutes to store and hours to embed)
+        docs = sorted(docs, key=lambda d: d.published, reverse=True)[:cap]
     result.counts += store.upsert_documents(docs)
     result.message = "; ".join(
         m
-        for m in (parsed.warning, f"{parsed.skipped} entries without title or link skipped" if parsed.skipped else "")
+        for m in (
+            parsed.warning,
+            f"{parsed.skipped} entries without title or link skipped" if parsed.skipped else "",
+            f"{left:,} entries left ([crawl] max_feed_entries = {cap:,} per crawl: the newest are kept)"
+            if left
+            else "",
+        )
         if m
     )
     # validators are saved only once the entries are stored, so a failed store re-fetches next time

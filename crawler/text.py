@@ -11,6 +11,8 @@ import re
 from html import unescape
 from html.parser import HTMLParser
 
+from radar.store.text import strip_invisible
+
 _DROP = frozenset(
     {
         "script",
@@ -108,7 +110,7 @@ def html_to_text(value: str | None, max_chars: int = 4000, _passes: int = 2) -> 
         if _passes > 1 and re.search(r"<[a-zA-Z/!]", value):
             return html_to_text(value, max_chars, _passes - 1)
         value = re.sub(r"<[a-zA-Z/!][^>]*>?", " ", value) if _passes <= 1 else value
-    text = _WS.sub(" ", _CTRL.sub(" ", value)).strip()
+    text = _WS.sub(" ", _CTRL.sub(" ", strip_invisible(value))).strip()
     if len(text) > max_chars:
         text = text[: max_chars - 1].rsplit(" ", 1)[0] + "…"
     return text
@@ -118,13 +120,14 @@ _CONTROL_C1 = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def clean_text(text: str, limit: int) -> str:
-    """Control characters removed, whitespace collapsed like " ".join(text.split()), at most ``limit``
-    characters. Most corpus text is already clean: ``isprintable`` (in C) is False for any control or
-    whitespace character but the plain space, so it decides before a new string is built."""
+    """Control characters, bidi controls and zero-width characters removed, whitespace collapsed like
+    " ".join(text.split()), at most ``limit`` characters. Most corpus text is already clean: ``isprintable``
+    (in C) is False for any control, format (bidi, zero-width) or whitespace character but the plain space,
+    so it decides before a new string is built."""
     if not text:
         return text
     if not text.isprintable() or text[0] == " " or text[-1] == " " or "  " in text:
-        text = " ".join(_CONTROL_C1.sub(" ", text).split())
+        text = " ".join(_CONTROL_C1.sub(" ", strip_invisible(text)).split())
     if len(text) > limit:
         text = text[: limit - 1].rsplit(" ", 1)[0] + "…"
     return text

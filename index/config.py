@@ -30,6 +30,9 @@ class EmbeddingConfig:
     # vectors slightly, so it is part of the model id: int8 and float vectors are never mixed.
     quantize: bool | str = "auto"
     threads: int = 0  # 0 = all cores
+    # what one `radar weekly` embeds at most (the newest documents; the rest wait for the next run or `radar
+    # index`): about 7 minutes on 2 cores, so a flooded source cannot hold the weekly report for hours
+    weekly_max_documents: int = 20_000
 
     def __post_init__(self) -> None:
         if not 8 <= self.max_seq_length <= 8192:
@@ -44,6 +47,8 @@ class EmbeddingConfig:
             raise ConfigError(f"[embedding] backend must be one of {', '.join(BACKENDS)}")
         if self.threads < 0:
             raise ConfigError("[embedding] threads must be >= 0 (0 = all cores)")
+        if self.weekly_max_documents < 1:
+            raise ConfigError("[embedding] weekly_max_documents must be >= 1 (documents one weekly run embeds)")
 
     def int8_on(self, device: str) -> bool:
         return self.quantize is True or (self.quantize == "auto" and device == "cpu")

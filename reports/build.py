@@ -21,7 +21,8 @@ from radar.reports.errors import ReportError
 from radar.reports.period import Period, period_from_label
 from radar.reports.render import render
 from radar.reports.result import ReportContent
-from radar.store.files import write_bytes_atomic, write_text_atomic
+from radar.store.files import write_set_atomic
+from radar.store.jsonio import loads_bounded
 
 
 @dataclass
@@ -61,19 +62,22 @@ def _pdf(html: str, base: Path) -> bytes:
 
 
 def write_report(folder: Path, period: Period, content: ReportContent, cfg: ReportConfig) -> BuiltReport:
-    """Render ``content`` in the configured formats into ``folder`` (atomic writes), plus report.json."""
+    """Render ``content`` in the configured formats into ``folder``, plus report.json: all rendered first,
+    then written as one set (``write_set_atomic``: all the files of the week appear, or none changes)."""
     data = content.as_dict()
     built = BuiltReport(period, content, trends_note=content.notes["trends"])
     html = render(data, "html") if ("html" in cfg.formats or "pdf" in cfg.formats) else ""
+    files: dict[Path, bytes] = {}
     for fmt in cfg.formats:
         path = folder / f"report.{fmt}"
         if fmt == "pdf":
-            write_bytes_atomic(path, _pdf(html, folder))
+            files[path] = _pdf(html, folder)
         else:
-            write_text_atomic(path, html if fmt == "html" else render(data, fmt))
+            files[path] = (html if fmt == "html" else render(data, fmt)).encode("utf-8")
         built.paths[fmt] = path
-    write_text_atomic(folder / "report.json", json.dumps(data, indent=1, ensure_ascii=False))
+    files[folder / "report.json"] = json.dumps(data, indent=1, ensure_ascii=False).encode("utf-8")
     built.paths["json"] = folder / "report.json"
+    write_set_atomic(files)
     return built
 
 
@@ -83,8 +87,8 @@ def load_report(folder: Path) -> BuiltReport | None:
     if not data.is_file():
         return None
     try:
-        content = ReportContent.from_dict(json.loads(data.read_text(encoding="utf-8")))
-    except (ValueError, TypeError):
+        content = ReportContent.from_dict(loads_bounded(data.read_text(encoding="utf-8")))
+    except (ValueError, TypeError, KeyError, AttributeError, OSError):  # a damaged or foreign report.json
         return None
     paths = {p.suffix.lstrip("."): p for p in sorted(folder.glob("report.*")) if p.suffix != ".json"}
     paths["json"] = data

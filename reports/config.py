@@ -16,9 +16,18 @@ from urllib.parse import urlparse
 
 from radar.store.config import check_keys, check_types
 from radar.store.errors import ConfigError
+from radar.store.urls import UrlRefused, check_configured_url, check_email, check_header
 
 FORMATS = ("md", "html", "pdf")
 TLS_MODES = ("starttls", "ssl", "none")
+
+
+def _checked(check: Any, value: str, what: str) -> None:
+    """A radar.toml value through a store.urls check: its refusal as one ConfigError line."""
+    try:
+        check(value, what)
+    except UrlRefused as exc:
+        raise ConfigError(f"{exc}; fix it in radar.toml") from None
 
 
 def _check_keys(table: Mapping[str, Any], cls: type, where: str) -> None:
@@ -90,6 +99,9 @@ class ReportConfig:
             raise ConfigError("[report] relevance/novelty/recency weights must be >= 0 and not all 0")
         if self.summary_endpoint and urlparse(self.summary_endpoint).scheme not in ("http", "https"):
             raise ConfigError("[report] summary_endpoint must be an http(s) URL such as http://127.0.0.1:8000/v1")
+        if self.summary_endpoint:
+            _checked(check_configured_url, self.summary_endpoint, "[report] summary_endpoint")
+        _checked(check_header, self.title, "[report] title")  # the mail subject starts with it
         if self.summary_endpoint and not self.summary_model:
             raise ConfigError("[report] summary_endpoint needs summary_model (the model name the server serves)")
         if not 0 < self.summary_timeout_s <= 300 or not 1 <= self.summary_sentences <= 6:
@@ -131,6 +143,10 @@ class EmailConfig:
         bad = [a for a in (*self.to, self.sender) if a and "@" not in a]
         if bad:
             raise ConfigError(f"[delivery.email] {bad[0]!r} is not an email address")
+        for address in self.to:
+            _checked(check_email, address, "[delivery.email] to:")
+        for key in ("sender", "host", "username"):
+            _checked(check_header, getattr(self, key), f"[delivery.email] {'from' if key == 'sender' else key}")
         if self.timeout_s <= 0:
             raise ConfigError("[delivery.email] timeout_s must be > 0")
         if self.username and self.tls == "none" and self.host not in ("localhost", "127.0.0.1", "::1"):
@@ -155,6 +171,8 @@ class WebhookConfig:
     def __post_init__(self) -> None:
         if self.url and urlparse(self.url).scheme not in ("http", "https"):
             raise ConfigError("[delivery.webhook] url must be an http(s) URL (a Slack incoming-webhook URL works)")
+        if self.url:
+            _checked(check_configured_url, self.url, "[delivery.webhook] url")
         if self.timeout_s <= 0:
             raise ConfigError("[delivery.webhook] timeout_s must be > 0")
 

@@ -9,39 +9,31 @@ composition root (app.steps).
 
 from __future__ import annotations
 
-import re
-from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import date, timedelta
-from pathlib import Path
+from datetime import timedelta
 from typing import Any
 
-from radar.analysis.trends.result import TrendsResult
+from radar.analysis.contributions.cards import MethodCard
+from radar.analysis.trends.result import PeriodTrends, TrendsResult
 from radar.reports.config import Profile, ReportConfig
+from radar.reports.evidence import gather_evidence
+from radar.reports.new_this_week import new_this_week, profile_areas
 from radar.reports.period import Period
 from radar.reports.ranking import Ranked, rank, term_pattern
-from radar.reports.recommend import (
-    ACTIONS,
-    Evidence,
-    Presets,
-    Recommendation,
-    code_links,
-    decide,
-    match_preset,
-    paper_ref,
-    preset_name,
-    preset_patterns,
-)
+from radar.reports.recommend import ACTIONS, Presets, Recommendation, decide
 from radar.reports.result import Bullet, ReportContent
+from radar.reports.runs import RunSummary, finished_runs  # noqa: F401  (finished_runs: re-exported)
+from radar.reports.sections import Area, place
 from radar.reports.summarize import Summarizer
 from radar.reports.text import plain
+from radar.reports.volume import volumes
 from radar.store import Store
-from radar.store.models import Document, utc_now
+from radar.store.models import utc_now
 
 GROUP_ORDER = ("rl-post-training", "hardware-systems", "other")
-MAX_NEW_METHODS = 30  # new methods from the trends considered for recommendations
 MAX_RECOMMENDATIONS = 12
+MAX_WATCH_NEW = 6  # of those, "watch" for a new method of the period (the rest is in "New this week")
 
 
 @dataclass
@@ -76,110 +68,11 @@ def effective_profile(profile: Profile, grouping: TagGroups) -> tuple[Profile, s
     return Profile(tags=lab), "no [profile] in radar.toml: relevance = tags of the lab's groups"
 
 
-def _pct(now: float, before: float) -> float | None:
-    return round(100.0 * (now - before) / before, 1) if before > 0 else None
-
-
-def _bucket(day: str, periods: list[Period]) -> int:
-    d = date.fromisoformat(day)
-    for i, p in enumerate(periods):
-        if p.start <= d <= p.end:
-            return i
-    return -1
-
-
-Volumes = tuple[dict[str, Any], list[dict[str, Any]]]
-
-
-def _volumes(store: Store, period: Period, grouping: TagGroups, cfg: ReportConfig) -> Volumes:
-    """Headline (documents and per-group counts vs the trailing mean) and per-tag series for the charts."""
-    n_hist = max(cfg.chart_weeks, cfg.trailing_weeks + 1)
-    periods = [*period.trailing(n_hist - 1), period]
-    first = periods[0]
-    kinds: list[Counter[str]] = [Counter() for _ in periods]
-    for day, kind, n in store.counts_by_day(first.since, period.until):
-        i = _bucket(day, periods)
-        if i >= 0:
-            kinds[i][kind] += n
-    tag_counts: list[Counter[str]] = [Counter() for _ in periods]
-    group_docs: list[dict[str, set[str]]] = [defaultdict(set) for _ in periods]
-    for doc_id, day, tag in store.tagged_in(first.since, period.until):
-        i = _bucket(day, periods)
-        if i >= 0:
-            tag_counts[i][tag] += 1
-            group_docs[i][grouping.group_of(tag)].add(doc_id)
-    k = cfg.trailing_weeks
-    trail = range(len(periods) - 1 - k, len(periods) - 1)
-    totals = [sum(c.values()) for c in kinds]
-    now_total = totals[-1]
-    mean_total = sum(totals[i] for i in trail) / k
-    groups = []
-    for g in grouping.group_names():
-        now = len(group_docs[-1].get(g, ()))
-        mean = sum(len(group_docs[i].get(g, ())) for i in trail) / k
-        groups.append(
-            {
-                "group": g,
-                "count": now,
-                "trailing_mean": round(mean, 1),
-                "change_pct": _pct(now, mean),
-                "share_pct": round(100.0 * now / now_total, 1) if now_total else 0.0,
-                "tags": [t for t, gg in grouping.groups.items() if gg == g],
-            }
-        )
-    headline = {
-        "documents": now_total,
-        "papers": kinds[-1]["paper"],
-        "posts": kinds[-1]["post"],
-        "trailing_weeks": k,
-        "trailing_mean": round(mean_total, 1),
-        "change_pct": _pct(now_total, mean_total),
-        "tagged": len(set().union(*group_docs[-1].values())) if group_docs[-1] else 0,
-        "groups": groups,
-        "series": [{"period": p.label, "count": totals[i]} for i, p in enumerate(periods)][-cfg.chart_weeks :],
-    }
-    tags = []
-    for tag in sorted(grouping.groups, key=lambda t: (grouping.group_names().index(grouping.group_of(t)), t)):
-        series = [
-            {
-                "period": p.label,
-                "count": tag_counts[i][tag],
-                "share": round(tag_counts[i][tag] / totals[i], 4) if totals[i] else 0.0,
-            }
-            for i, p in enumerate(periods)
-        ][-cfg.chart_weeks :]
-        now = tag_counts[-1][tag]
-        mean = sum(tag_counts[i][tag] for i in trail) / k
-        tags.append(
-            {
-                "tag": tag,
-                "group": grouping.group_of(tag),
-                "count": now,
-                "trailing_mean": round(mean, 1),
-                "change_pct": _pct(now, mean),
-                "series": series,
-            }
-        )
-    return headline, tags
-
-
 def _flagged_ids(trends: TrendsResult) -> set[str]:
     ids: set[str] = set()
     for item in [*trends.emerging, *trends.new_methods]:
         ids.update(item["example_ids"])
     return ids
-
-
-# name -> (recent baseline mentions, all baseline mentions, date introduced), from analysis.names via the app
-Adoption = Callable[[str], tuple[int, int, str] | None]
-
-
-def _adopted(e: Evidence, adoption: Adoption | None) -> Evidence:
-    found = adoption(e.method) if adoption else None
-    if found is None:
-        return e
-    recent, total, introduced = found
-    return replace(e, recent_baseline_mentions=recent, baseline_mentions=total, introduced=introduced)
 
 
 METHOD_KINDS = frozenset({"method", "system"})
@@ -227,49 +120,84 @@ def _topic_is_relevant(store: Store, profile: Profile, topic: Any) -> bool:
     return _relevant_to(store, replace(profile, tags={}))(topic["example_ids"], " ".join(topic["keywords"]))
 
 
+def tag_bullet(tag_volume: list[dict[str, Any]], profile: Profile, sections: list[dict[str, Any]]) -> Bullet | None:
+    """The brief's line on the profile's tags, worded as the table words it (``share_change``): the tag whose
+    share changed significantly with the largest |z|, linked to the first paper of its section; when none did,
+    that no tag did and the largest move."""
+    mine = [t for t in tag_volume if profile.tags.get(t["tag"], 0) > 0 and t.get("z") is not None]
+    if not mine:
+        return None
+    moved = [t for t in mine if t["trend"] in ("rising", "falling")]
+    pick = max(moved or mine, key=lambda t: (abs(t["z"]), t["tag"]))
+    first = next((sec["papers"][0] for sec in sections if sec["tag"] == pick["tag"] and sec["papers"]), None)
+    if moved:
+        text = f"{pick['tag']}: {pick['count']} papers this period, {pick['change']}"
+        return {"text": text, "link": first["url"] if first else "", "label": first["title"] if first else ""}
+    return {
+        "text": f"No profile tag's share changed significantly (largest move: {pick['tag']}, {pick['count']} papers, "
+        f"{pick['change']})",
+        "link": "",
+        "label": "",
+    }
+
+
+def _new_bullet(section: Mapping[str, Any]) -> Bullet | None:
+    cards = section.get("cards") or []
+    if not cards:
+        return None
+    first = ", ".join(c["name"] for c in cards[:4]) + (", ..." if section["in_areas"] > 4 else "")
+    return {
+        "text": f"New this week in the profile's areas: {section['in_areas']} ({first})",
+        "link": cards[0]["url"],
+        "label": cards[0]["title"],
+    }
+
+
+def rec_bullet(rec: Recommendation) -> Bullet:
+    """A recommendation in the brief, linked to the paper that introduces the method (the paper the line names),
+    else to the newest paper of the period naming it, said so."""
+    intro = rec.evidence.introduced_by
+    other = rec.evidence.papers[0] if rec.evidence.papers else None
+    paper, label = (intro, intro.get("title", "")) if intro else (other, f"named in {other['title']}" if other else "")
+    return {
+        "text": f"{rec.action.capitalize()}: {rec.method} ({rec.reason})",
+        "link": paper["url"] if paper else "",
+        "label": label,
+    }
+
+
 def executive_summary(
     recs: list[Recommendation],
-    tag_volume: list[dict[str, Any]],
-    profile: Profile,
+    tag_line: Bullet | None,
     top: list[dict[str, Any]],
     topics: list[Any],
     runs: list[dict[str, Any]],
+    new: Mapping[str, Any] | None = None,
 ) -> list[Bullet]:
-    """At most five bullets, what matters to the profile this period, each with its evidence link."""
+    """At most five bullets, what matters to the profile this period, each with its evidence link; every figure in
+    them is one the body shows (the new methods are the section's, the tag line is the table's ``change``, the
+    topic the first growing topic)."""
     out: list[Bullet] = []
+    first = _new_bullet(new or {})
+    if first is not None:
+        out.append(first)
     for rec in [r for r in recs if r.action in ("adopt", "reproduce", "evaluate")][:2]:
-        paper = rec.evidence.papers[0] if rec.evidence.papers else None
-        out.append(
-            {
-                "text": f"{rec.action.capitalize()}: {rec.method} ({rec.reason})",
-                "link": paper["url"] if paper else "",
-                "label": paper["title"] if paper else "",
-            }
-        )
-    mine = [t for t in tag_volume if profile.tags.get(t["tag"], 0) > 0 and t["change_pct"] is not None]
-    if mine:
-        moved = max(mine, key=lambda t: abs(t["change_pct"]))
-        example = next((p for p in top if moved["tag"] in p["tags"]), None)
-        word = "up" if moved["change_pct"] >= 0 else "down"
-        out.append(
-            {
-                "text": f"{moved['tag']}: {moved['count']} papers, {word} {abs(moved['change_pct']):.0f}% on the "
-                f"trailing mean ({moved['trailing_mean']})",
-                "link": example["url"] if example else "",
-                "label": example["title"] if example else "",
-            }
-        )
+        out.append(rec_bullet(rec))
+    if tag_line is not None:
+        out.append(tag_line)
     if top:
         out.append({"text": "Top paper for the profile", "link": top[0]["url"], "label": top[0]["title"]})
     if topics:
         t = topics[0]
-        out.append({"text": f"Growing topic: {t['label']} ({t['recent_size']} recent)", "link": "", "label": ""})
+        out.append(
+            {"text": f"Growing topic: {t['label']} ({t['recent_size']} recent of {t['size']})", "link": "", "label": ""}
+        )
     done = [r for r in runs if r.get("verdict")]
     if done and len(out) < 5:
         run = done[0]
         out.append(
             {
-                "text": f"Reproduction {run['method']} vs {run['baseline']} ({run['task']}): {run['verdict']}",
+                "text": f"Reproduction {run['line']}",
                 "link": "",
                 "label": "",
             }
@@ -277,127 +205,20 @@ def executive_summary(
     return out[:5]
 
 
-def finished_runs(store: Store, runs_dir: Path) -> list[dict[str, Any]]:
-    """Finished reproduction runs, newest first, from the store's typed run records (no repro, no torch).
+def order_recommendations(recs: list[Recommendation], rank: Mapping[str, int]) -> list[Recommendation]:
+    """By action (adopt, reproduce, evaluate, watch); a "watch" for a method new this period after the others and
+    at most ``MAX_WATCH_NEW`` of those, in the order the report ranks their papers; ``MAX_RECOMMENDATIONS`` in all."""
+    last = len(rank)
 
-    ``verdict`` is the calibrated label ("better"/"worse"/...) only for a verdict from the paired,
-    Holm-corrected tests of an A/B run; an A/A calibration run or an old uncalibrated record says so
-    instead, so the repro-better/repro-worse rules never fire on them.
-    """
-    out = []
-    for run in store.run_records(kind="repro", status="done"):
-        v = run.verdict
-        aa = run.method == run.baseline
-        if v is None:
-            label = ""
-        elif aa:
-            label = f"A/A calibration ({v.overall})"
-        elif not v.calibrated:
-            label = f"uncalibrated, old record ({v.overall})"
-        else:
-            label = v.overall
-        noise = v.seed_noise.sd_difference if v is not None and v.seed_noise is not None else None
-        out.append(
-            {
-                "id": run.id,
-                "method": run.method,
-                "baseline": run.baseline,
-                "task": run.task,
-                "verdict": label,
-                "summary": v.summary if v is not None else "",
-                "seed_noise": noise,
-                "finished_at": run.finished_at,
-                "folder": run.folder or str(runs_dir / run.id),
-            }
-        )
-    return out
+    def key(r: Recommendation) -> tuple[Any, ...]:
+        new_watch = r.rule == "new"
+        paper = r.evidence.introduced_by.get("id", "")
+        return (ACTIONS.index(r.action), new_watch, rank.get(paper, last) if new_watch else -r.evidence.recent_count,
+                r.method.lower())  # fmt: skip
 
-
-def _evidence(
-    store: Store,
-    period: Period,
-    trends: TrendsResult,
-    ranked: list[Ranked],
-    baseline: list[Document],
-    runs: list[dict[str, Any]],
-    trailing_weeks: int,
-    preset_titles: Presets,
-) -> list[Evidence]:
-    presets = preset_patterns(preset_titles)
-    relevance = {r.doc.id: r.relevance for r in ranked}
-    period_docs = [r.doc for r in ranked]
-    latest_run: dict[str, dict[str, Any]] = {}
-    for run in runs:  # newest first
-        latest_run.setdefault(run["method"], run)
-    found: dict[str, Evidence] = {}
-
-    lowered: dict[str, str] = {}
-
-    def mentions(pattern: re.Pattern[str], docs: list[Document], needle: str = "") -> list[Document]:
-        """Documents whose title or abstract matches; ``needle`` (lower case) is a cheap substring prefilter."""
-        out = []
-        for d in docs:
-            if needle:
-                text = lowered.get(d.id)
-                if text is None:
-                    text = lowered[d.id] = (d.title + " " + d.abstract).lower()
-                if needle not in text:
-                    continue
-            if pattern.search(d.title) or pattern.search(d.abstract):
-                out.append(d)
-        return out
-
-    for item in trends.new_methods[:MAX_NEW_METHODS]:
-        name = item["name"].strip()
-        if not name:
-            continue
-        pat = term_pattern(name, exact_case=sum(c.isupper() for c in name) >= 2)
-        words = re.findall(r"[a-z0-9]+", name.lower())
-        here = mentions(pat, period_docs, max(words, key=len) if words else "")
-        if not here:  # named by the trends but absent from this period: nothing to act on this week
-            continue
-        examples = list(store.documents(item["example_ids"][:10]).values())
-        docs = sorted({d.id: d for d in [*here, *examples]}.values(), key=lambda d: d.published, reverse=True)
-        rel = [relevance[d.id] for d in docs if d.id in relevance]
-        preset = match_preset(name, presets)
-        found[preset or name.lower()] = Evidence(
-            method=name,
-            origin="new method (trends)",
-            papers=[paper_ref(d) for d in docs[:6]],
-            count=int(item["count"]),
-            recent_count=len(here),
-            growth=float(item["growth"] or 0.0),
-            first_seen=item["first_seen"][:10],
-            code_links=code_links(docs)[:5],
-            relevance=round(sum(rel) / len(rel), 3) if rel else 0.0,
-            preset=preset,
-            run=latest_run.get(preset) if preset else None,
-        )
-    for preset, pat in presets.items():
-        if preset in found:
-            continue
-        needle = max(re.findall(r"[a-z0-9]+", preset_name(preset, preset_titles).lower()), key=len)
-        here = mentions(pat, period_docs, needle)
-        if not here:
-            continue
-        before = mentions(pat, baseline, needle)
-        rate_before = len(before) / trailing_weeks
-        growth = len(here) / rate_before if rate_before else float(len(here))
-        rel = [relevance[d.id] for d in here]
-        docs = sorted([*here, *before], key=lambda d: d.published, reverse=True)
-        found[preset] = Evidence(
-            method=preset_name(preset, preset_titles),
-            origin="repro preset mentioned",
-            papers=[paper_ref(d) for d in docs[:6]],
-            count=len(docs),
-            recent_count=len(here),
-            growth=round(growth, 2),
-            code_links=code_links(docs)[:5],
-            relevance=round(sum(rel) / len(rel), 3),
-            preset=preset,
-            run=latest_run.get(preset),
-        )
-    return list(found.values())
+    ordered = sorted(recs, key=key)
+    watch_new = {id(r) for r in [r for r in ordered if r.rule == "new"][:MAX_WATCH_NEW]}
+    return [r for r in ordered if r.rule != "new" or id(r) in watch_new][:MAX_RECOMMENDATIONS]
 
 
 def gather(
@@ -406,23 +227,24 @@ def gather(
     cfg: ReportConfig,
     profile: Profile,
     *,
-    trends: TrendsResult,
+    trends: PeriodTrends,
     grouping: TagGroups,
     summarizer: Summarizer,
-    runs: list[dict[str, Any]],
+    runs: list[RunSummary],
     presets: Presets,
-    adoption: Adoption | None = None,
+    cards: Sequence[MethodCard] = (),
+    knobs: Mapping[str, str] | None = None,
+    preset_papers: Mapping[str, str] | None = None,
+    area_of: Area | None = None,
 ) -> ReportContent:
-    """Everything the templates show; ``ReportContent.as_dict()`` is report.json."""
+    """Everything the templates show; ``ReportContent.as_dict()`` is report.json. ``trends``: the period's trends
+    (the tags' change in share from ``trends.tags``, terms, names and topics from ``trends.terms``); ``cards``:
+    the method cards of the period's papers (what `radar methods --week` lists); ``knobs``: what each preset sets;
+    ``preset_papers``: the paper (arXiv id) each preset reproduces; ``area_of``: each paper's contribution area
+    (reports.sections; None: the fallback on its tags)."""
     used_profile, profile_note = effective_profile(profile, grouping)
-
-    headline, tag_volume = _volumes(store, period, grouping, cfg)
-    direction = {t["tag"]: t for t in trends.tag_trends}  # the trends' rule: significant change in share
-    for row in tag_volume:
-        found = direction.get(row["tag"])
-        row["trend"] = found["direction"] if found else ""
-        row["share_now"] = found["recent_share"] if found else None
-        row["share_before"] = found["baseline_share"] if found else None
+    terms = trends.terms
+    headline, tag_volume = volumes(store, period, grouping, cfg, trends.tags)
     docs = list(store.iter_documents(since=period.since, until=period.until))
     papers = [d for d in docs if d.kind == "paper"]
     posts = sorted((d for d in docs if d.kind == "post"), key=lambda d: (d.published, d.id), reverse=True)
@@ -439,28 +261,42 @@ def gather(
         cfg=cfg,
         baseline=baseline,
         liked=liked,
-        flagged_ids=_flagged_ids(trends),
+        flagged_ids=_flagged_ids(terms),
     )
 
     summaries: dict[str, str] = {}
 
     def shown(r: Ranked) -> dict[str, Any]:
         if r.doc.id not in summaries:
-            summaries[r.doc.id] = summarizer.summarize(plain(r.doc.title), plain(r.doc.abstract))
+            summaries[r.doc.id] = plain(summarizer.summarize(plain(r.doc.title), plain(r.doc.abstract)))
         r.summary = summaries[r.doc.id]
         return r.as_dict() | {"title": plain(r.doc.title)}
 
-    top_overall = [shown(r) for r in ranked[: cfg.top_n]]
-    listed = {p["id"] for p in top_overall}  # each paper appears once: overall, or under its first tag
+    # each paper in one place: the section of its contribution's area, or the "elsewhere" line (reports.sections)
+    placed = {r.doc.id: place(r.doc, tags.get(r.doc.id, {}), grouping.groups, area_of) for r in ranked}
+    elsewhere = [r for r in ranked if placed[r.doc.id].elsewhere]
+    in_lab = [r for r in ranked if not placed[r.doc.id].elsewhere]
+    top_overall = [shown(r) for r in in_lab[: cfg.top_n]]
+    listed = {p["id"] for p in top_overall}
     by_tag = []
     for tag in sorted(grouping.groups, key=lambda t: (grouping.group_names().index(grouping.group_of(t)), t)):
-        best = [r for r in ranked if tag in r.tags and r.doc.id not in listed][: cfg.top_n]
-        listed.update(r.doc.id for r in best)
+        here = [r for r in in_lab if placed[r.doc.id].section == tag]
+        best = [r for r in here if r.doc.id not in listed][: cfg.top_n]
         if best:
-            total = sum(1 for r in ranked if tag in r.tags)
             by_tag.append(
-                {"tag": tag, "group": grouping.group_of(tag), "count": total, "papers": [shown(r) for r in best]}
+                {
+                    "tag": tag,
+                    "group": grouping.group_of(tag),
+                    "count": sum(1 for r in ranked if tag in r.tags),  # papers tagged: the table's count
+                    "in_area": len(here),  # of those, whose contribution is in the area
+                    "papers": [shown(r) for r in best],
+                }
             )
+    elsewhere_items = [
+        {"id": r.doc.id, "title": plain(r.doc.title), "url": r.doc.url, "field": placed[r.doc.id].elsewhere}
+        for r in elsewhere
+        if r.relevance > 0
+    ]
     post_items = []
     for d in posts[: cfg.max_posts]:
         post_items.append(
@@ -470,38 +306,52 @@ def gather(
                 "url": d.url,
                 "published": d.published,
                 "source": d.source,
-                "summary": summarizer.summarize(plain(d.title), plain(d.abstract)),
+                "summary": plain(summarizer.summarize(plain(d.title), plain(d.abstract))),
             }
         )
 
-    methods_only = replace(
-        trends, new_methods=[m for m in trends.new_methods if m.get("kind") in method_kinds(used_profile, grouping)]
+    kinds = method_kinds(used_profile, grouping)
+    areas = profile_areas(used_profile, grouping.groups)
+    new = new_this_week(
+        cards,
+        areas,
+        {r.doc.id: i for i, r in enumerate(ranked)},
+        {i: d.url for i, d in store.documents([c.introduced_by for c in cards if c.introduced_by]).items()},
     )
-    recs: list[Recommendation] = [
-        decide(_adopted(e, adoption))
-        for e in _evidence(store, period, methods_only, ranked, baseline, runs, cfg.trailing_weeks, presets)
-    ]
-    recs.sort(key=lambda r: (ACTIONS.index(r.action), -r.evidence.recent_count, r.method.lower()))
-    # a method that only rises, with no relevance to the lab's profile (e.g. a radiology model), is noise here
-    off_profile = [r.method for r in recs if r.rule == "rising" and r.evidence.relevance <= 0 and not r.evidence.preset]
-    recs = [r for r in recs if r.method not in off_profile]
+    found, off_profile = gather_evidence(
+        store,
+        period,
+        cards=cards,
+        areas=areas,
+        kinds=kinds,
+        trend_names=[m for m in terms.new_methods if m.get("kind") in kinds],
+        ranked=ranked,
+        baseline=baseline,
+        trailing_weeks=cfg.trailing_weeks,
+        runs=runs,
+        presets=presets,
+        knobs=knobs or {},
+        preset_papers=preset_papers or {},
+    )
+    # a recent method the period's papers name without a rise is no recommendation (a preset's method is: watch)
+    decided = [r for r in map(decide, found) if not (r.rule == "in-use" and not r.evidence.preset)]
+    recs = order_recommendations(decided, {r.doc.id: i for i, r in enumerate(ranked)})
     off_note = (
         (
-            f"{len(off_profile)} more flagged method(s) with no relevance to the profile are left out: "
+            f"{len(off_profile)} more method(s) named this period are outside the profile's areas: "
             f"{', '.join(off_profile[:6])}{' ...' if len(off_profile) > 6 else ''}"
         )
         if off_profile
         else ""
     )
     relevant = _relevant_to(store, used_profile)
-    topics = sorted(trends.topics, key=lambda t: -(t["growth"] or 0.0))
+    topics = sorted(terms.topics, key=lambda t: (-(t["growth"] or 0.0), t["id"]))
     growing = [t for t in topics if (t["growth"] or 0) > 0]
     shown_topics = [t for t in growing if _topic_is_relevant(store, used_profile, t)]
-    kinds = method_kinds(used_profile, grouping)
-    named = [m for m in trends.new_methods if relevant(m["example_ids"], m["name"])]
+    named = [m for m in terms.new_methods if relevant(m["example_ids"], m["name"])]
     new_names = [m for m in named if m.get("kind") in kinds]
     left_out = [t["label"] for t in growing if t not in shown_topics] + [
-        m["name"] for m in trends.new_methods if m not in named
+        m["name"] for m in terms.new_methods if m not in named
     ]
     topics_note = (
         f"left out as unrelated to the profile: {', '.join(left_out[:8])}{' ...' if len(left_out) > 8 else ''}"
@@ -523,9 +373,12 @@ def gather(
         headline=headline,
         tag_volume=tag_volume,
         trends={
-            "as_of": trends.as_of,
-            "emerging": trends.emerging[:10],
-            "declining": trends.declining[:6],
+            "as_of": terms.as_of,
+            "start": terms.recent["start"] if terms.recent else "",
+            "baseline_start": terms.baseline["start"] if terms.baseline else "",
+            "tags_baseline": f"{tb['start']}..{tb['end']}" if (tb := trends.tags.baseline) else "",
+            "emerging": terms.emerging[:10],
+            "declining": terms.declining[:6],
             "new_methods": new_names[:10],
             "new_models": [m for m in named if m.get("kind") == "model"][:8],
             "new_benchmarks": [m for m in named if m.get("kind") == "benchmark"][:8],
@@ -535,8 +388,9 @@ def gather(
         top_papers=by_tag,
         posts=post_items,
         posts_total=len(posts),
-        recommendations=[r.as_dict() for r in recs[:MAX_RECOMMENDATIONS]],
-        runs=runs[:10],
+        recommendations=recs,
+        new_this_week=new,
+        runs=[r.as_dict() for r in runs[:10]],
         notes={
             "profile": profile_note,
             "summaries": summary_note,
@@ -547,5 +401,13 @@ def gather(
             "trends": "",
             "topics": topics_note,
         },
-        summary=executive_summary(recs, tag_volume, used_profile, top_overall, shown_topics, runs),
+        summary=executive_summary(
+            recs,
+            tag_bullet(tag_volume, used_profile, by_tag),
+            top_overall,
+            shown_topics,
+            [r.as_dict() for r in runs],
+            new,
+        ),
+        elsewhere=elsewhere_items,
     )

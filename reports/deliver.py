@@ -24,11 +24,15 @@ from urllib.parse import urlparse
 
 import requests
 
+from radar.crawler.http import request_checked
 from radar.reports.build import BuiltReport
 from radar.reports.config import DeliveryConfig, EmailConfig, WebhookConfig
 from radar.reports.render import Chart, render_email_html, render_text
 from radar.store import Store
+from radar.store.errors import RadarError
 from radar.store.scrub import scrub_line, url_secrets
+from radar.store.text import strip_invisible
+from radar.store.urls import UrlRefused, check_configured_url
 
 
 @dataclass
@@ -58,7 +62,7 @@ def webhook_recipient(url: str) -> str:
 def subject(report: BuiltReport) -> str:
     h = report.content.headline
     recs = report.content.recommendations
-    acts = [r for r in recs if r["action"] != "watch"]
+    acts = [r for r in recs if r.action != "watch"]
     tail = f", {len(acts)} to act on" if acts else ""
     return f"{report.content.title} {report.period.label}: {h['documents']} documents{tail}"
 
@@ -124,8 +128,9 @@ def send_email(msg: EmailMessage, cfg: EmailConfig) -> None:
 
 
 def slack_text(text: Any) -> str:
-    """Slack mrkdwn escaping: &, < and > are control characters there."""
-    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Slack mrkdwn escaping: &, < and > are control characters there; bidi controls and zero-width
+    characters (a title stored before ingest removed them) are dropped."""
+    return strip_invisible(str(text)).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _slack_link_ok(url: str) -> bool:
@@ -165,9 +170,17 @@ def webhook_payload(report: BuiltReport) -> dict[str, Any]:
 
 
 def post_webhook(payload: dict[str, Any], cfg: WebhookConfig) -> None:
-    resp = requests.post(
-        cfg.url, data=json.dumps(payload), headers={"Content-Type": "application/json"}, timeout=cfg.timeout_s
-    )
+    """POST the JSON; redirects only as ``request_checked`` allows (never the body to another host)."""
+    check_configured_url(cfg.url, "the webhook url")  # a person's row stored before the check existed
+    with requests.Session() as session:
+        resp = request_checked(
+            session,
+            "POST",
+            cfg.url,
+            data=json.dumps(payload),
+            headers={"Content-Type": "application/json"},
+            timeout=cfg.timeout_s,
+        )
     if resp.status_code >= 300:
         raise RuntimeError(f"HTTP {resp.status_code}: {resp.text[:120]}")
 
@@ -253,7 +266,11 @@ def send_jobs(store: Store, label: str, due: Iterable[Job], cfg: DeliveryConfig)
             )
             store.record_delivery(label, channel, recipient, ok=False, error=error)
             outcomes.append(Outcome(channel, recipient, "failed", error, attempts + 1))
-        except (OSError, smtplib.SMTPException, requests.RequestException, RuntimeError, ssl.SSLError) as exc:
+        except (RadarError, UrlRefused) as exc:  # a refused address or URL: its own line names the fix
+            error = scrub_line(str(exc), secrets)
+            store.record_delivery(label, channel, recipient, ok=False, error=error)
+            outcomes.append(Outcome(channel, recipient, "failed", error, attempts + 1))
+        except Exception as exc:  # noqa: BLE001 - one recipient's failure (a refused header, a dead host) is theirs
             error = scrub_line(f"{type(exc).__name__}: {exc}", secrets)
             store.record_delivery(label, channel, recipient, ok=False, error=error)
             outcomes.append(Outcome(channel, recipient, "failed", error, attempts + 1))

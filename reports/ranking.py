@@ -7,7 +7,7 @@
 - novelty: 1 - the highest TF-IDF cosine similarity to any paper of the trailing weeks (a paper
   unlike anything recent is novel), plus 0.2 when the trends name it as an example of an emerging
   term or a new method; capped at 1.
-- recency: where in the period it was published (0 = first day, 1 = last day).
+- recency: where in the period it entered the record (store.dates; 0 = first day, 1 = last day).
 
 score = relevance_weight * relevance + novelty_weight * novelty + recency_weight * recency.
 Every ranked paper carries the reasons ("tag grpo", "term 'KV cache'", "like 2503.14476") so a
@@ -26,6 +26,7 @@ import numpy as np
 
 from radar.reports.config import Profile, ReportConfig
 from radar.reports.period import Period
+from radar.store.dates import entered
 from radar.store.models import Document
 
 
@@ -71,7 +72,7 @@ def term_pattern(term: str, *, exact_case: bool = False) -> re.Pattern[str]:
 
 def _recency(doc: Document, period: Period) -> float:
     try:
-        when = datetime.fromisoformat(doc.published.replace("Z", "+00:00")).date()
+        when = datetime.fromisoformat(entered(doc.id, doc.published).replace("Z", "+00:00")).date()
     except ValueError:
         return 0.0
     span = max(period.days - 1, 1)

@@ -1,22 +1,29 @@
-"""Adoption recommendations: watch / evaluate / adopt / reproduce, each from a named rule.
+"""Adoption recommendations: adopt / reproduce / evaluate / watch, each from a named rule, on evidence only.
 
-A flagged method is a new method from the trends, or a reproduction preset (repro.methods) that
-the period's papers mention. Its evidence: the papers (period and trailing weeks), their growth,
-code availability (code links in the abstracts), relevance to the profile (mean relevance of its
-papers this period), the matching repro preset and the latest finished run of it.
+A candidate (reports/evidence.py gathers them) is a method, system or hardware design of the period's method
+cards in the profile's areas (new this period), a name whose adoption by the period's papers rises (the
+names the period's papers build on or compare against, the trends' new methods), or a reproduction preset's
+method that the period's papers name. Its evidence: the papers naming it (the store's mentions: this period,
+the trailing weeks, all by the period's end), those comparing against it, the introducing paper and that
+paper's own code links, relevance to the profile, the preset that expresses it and the latest finished run.
 
 Rules are pure functions in a registry, tried in order; the first that fires decides, and the
 recommendation names it and its reason so a reader can disagree with a reason:
 
-  repro-worse        a finished reproduction found it worse than the baseline     -> watch
-  repro-better       a finished reproduction found it better than the baseline    -> adopt
-  established        code, >= 10 papers, relevance >= 0.5, not shrinking          -> adopt
-  reproduce-preset   a repro preset exists, no run yet, relevant and active       -> reproduce
-  code-and-relevant  code available, relevance >= 0.3, papers this period        -> evaluate
-  rising             anything else flagged                                         -> watch
+  repro-worse        a finished reproduction of class evidence found it worse      -> watch
+  repro-better       an adoptable finished reproduction found it better            -> adopt
+                     (class evidence on a real checkpoint, a matching A/A run, Holm across the week's
+                     runs against the same baseline or a replication: repro/adoption.py); the only adopt
+  reproduce-focus    a focus method a preset expresses (which, with its TRL knobs), not run yet, with
+                     evidence this period: new, rising adoption, or compared against  -> reproduce
+  rising-adoption    more of the period's papers name it than its trailing rate says  -> evaluate
+                     (volume-adjusted, one-sided binomial test, Benjamini-Hochberg over the names tested)
+  used-as-baseline   at least 3 of the period's papers compare against it           -> evaluate
+  new                introduced by one of the period's papers                        -> watch
+  in-use             named this period, adoption not rising                          -> watch
+                     (kept for a preset's method only: reports/content.py drops the others)
 
-A method that only "rises", with no relevance to the profile and no repro preset, is left out of the
-list (reports/content.py); the report names the left-out methods in one line.
+No rule fires on a preset's existence alone: reproduce-focus needs the period's evidence beside it.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from radar.reports.runs import RunSummary
 from radar.reports.text import plain
 from radar.store.models import Document
 
@@ -33,24 +41,36 @@ ACTIONS = ("adopt", "reproduce", "evaluate", "watch")
 CODE_LINK = re.compile(
     r"https?://(?:www\.)?(?:github\.com|gitlab\.com|huggingface\.co|bitbucket\.org)/[^\s)\]}>,;\"']+", re.IGNORECASE
 )
+ADOPTED_BASELINE = 3  # papers of the period comparing against a method: the field's bar to beat
+COMPARED_FOR_REPRO = 2  # ... enough beside a preset to reproduce it
 
 
 @dataclass
 class Evidence:
+    """What the store says about one name for one period (every count recomputable from the store's mentions)."""
+
     method: str
-    origin: str  # "new method (trends)" or "repro preset mentioned"
-    papers: list[dict[str, str]] = field(default_factory=list)  # id, title, published, url (most recent first)
-    count: int = 0  # papers mentioning it, as far as the report looked (trends: all time)
-    recent_count: int = 0  # in the period
-    growth: float = 0.0  # period rate / trailing rate (trends' own growth for new methods)
-    first_seen: str = ""
-    code_links: list[str] = field(default_factory=list)
-    relevance: float = 0.0
-    preset: str = ""  # repro preset name, "" if none
-    run: dict[str, Any] | None = None  # latest finished repro run of the preset: id, verdict, summary, folder
-    baseline_mentions: int = 0  # papers that compare against it (analysis.names): adoption, not novelty
-    recent_baseline_mentions: int = 0  # of those, in the recent window
-    introduced: str = ""  # date of the introducing paper's first mention (names), "" when unknown
+    origin: str  # "new this period", "adoption" (built on, compared against, a trends new method) or "preset"
+    papers: list[dict[str, str]] = field(default_factory=list)  # introducing paper first, then the period's, newest
+    introduced_by: dict[str, str] = field(default_factory=dict)  # the introducing paper (id, title, published, url)
+    kind: str = ""
+    area: str = ""  # the card's area ('' without a card)
+    focus: bool = False  # in the profile's areas (the card's area, else the relevance of the period's papers)
+    new: bool = False  # introduced by one of the period's papers
+    count: int = 0  # papers naming it that entered the record by the period's end (its own paper included)
+    recent_count: int = 0  # ... in the period
+    compared_count: int = 0  # the period's papers comparing against it
+    trailing_count: int = 0  # papers naming it in the trailing weeks before the period
+    trailing_weeks: int = 0
+    growth: float = 0.0  # (recent / period papers) / (trailing / trailing papers); 0 when trailing is 0
+    p_value: float = 1.0  # one-sided conditional binomial test that the rate rose
+    rising: bool = False  # among the period's discoveries (Benjamini-Hochberg over the names tested)
+    first_seen: str = ""  # the introducing paper's day, else the first stored paper naming it
+    code_links: list[str] = field(default_factory=list)  # the introducing paper's own (its abstract's) links
+    relevance: float = 0.0  # mean relevance to the profile of the period's papers naming it
+    preset: str = ""  # the reproduction preset that expresses it, '' if none
+    preset_knobs: str = ""  # what that preset sets: its TRL GRPOConfig fields, shaping, sampling, loss plug-in
+    run: RunSummary | None = None  # latest finished repro run of the preset (setup, class, verdict, adoptable)
 
 
 @dataclass
@@ -74,74 +94,89 @@ class Recommendation:
 Rule = Callable[[Evidence], str | None]  # returns the reason when the rule fires
 
 
-def _verdict(e: Evidence) -> str:
-    return str((e.run or {}).get("verdict", ""))
-
-
 def rule_repro_worse(e: Evidence) -> str | None:
-    if _verdict(e) == "worse":
-        return f"reproduction {e.run['id']} found it worse than the baseline; keep watching"  # type: ignore[index]
+    run = e.run
+    if run is not None and run.verdict == "worse" and run.evidence_class == "evidence":
+        return f"reproduction {run.id} ({run.setup}) found it worse than {run.baseline}; keep watching"
     return None
 
 
 def rule_repro_better(e: Evidence) -> str | None:
-    if _verdict(e) == "better":
-        return f"reproduction {e.run['id']} found it better than the baseline"  # type: ignore[index]
+    """Only an adoptable run: a pipeline check or an underpowered run never makes an "adopt"."""
+    run = e.run
+    if run is not None and run.verdict == "better" and run.adoptable:
+        return f"reproduction {run.id} ({run.setup}) found it better than {run.baseline}: {run.adoption}"
     return None
 
 
-def rule_established(e: Evidence) -> str | None:
-    if e.code_links and e.count >= 10 and e.relevance >= 0.5 and e.growth >= 1.0:
-        return f"{e.count} papers, growing ({e.growth:.1f}x), code public, relevance {e.relevance:.2f} to the profile"
-    return None
+def _rise(e: Evidence) -> str:
+    return (
+        f"{e.recent_count} paper(s) this period name it against {e.trailing_count} in the {e.trailing_weeks} weeks "
+        f"before (rate ratio {e.growth:.1f}x at this period's volume, p = {e.p_value:.3f})"
+        if e.trailing_count
+        else f"{e.recent_count} paper(s) this period name it, none in the {e.trailing_weeks} weeks before "
+        f"(p = {e.p_value:.3f})"
+    )
 
 
-def rule_reproduce_preset(e: Evidence) -> str | None:
-    if e.preset and e.run is None and e.relevance >= 0.3 and (e.recent_count >= 2 or e.growth >= 1.5):
-        return f"a reproduction preset exists and no run has checked it: `radar repro run --method {e.preset}`"
-    return None
+def this_period(e: Evidence) -> str:
+    """The period's evidence a reproduction needs beside a preset ('' when there is none)."""
+    if e.new:
+        return f"introduced this period ({e.introduced_by.get('id', '')})"
+    if e.rising:
+        return f"its adoption rises: {_rise(e)}"
+    if e.compared_count >= COMPARED_FOR_REPRO:
+        return f"{e.compared_count} of this period's papers compare against it"
+    return ""
 
 
-def rule_code_and_relevant(e: Evidence) -> str | None:
-    if e.code_links and e.relevance >= 0.3 and e.recent_count >= 1:
-        return f"code is public and it is relevant to the profile ({e.relevance:.2f}); try it on our setup"
-    return None
-
-
-ADOPTED_BASELINE = 3  # recent papers comparing against a method that make it the field's baseline
-
-
-def rule_used_as_baseline(e: Evidence) -> str | None:
-    """Many recent papers compare against it: an adoption signal (the field treats it as the bar to beat)."""
-    if e.recent_baseline_mentions >= ADOPTED_BASELINE and e.relevance >= 0.3:
-        since = f", introduced {e.introduced}" if e.introduced else ""
+def rule_reproduce_focus(e: Evidence) -> str | None:
+    why = this_period(e)
+    if e.preset and e.focus and e.run is None and why:
+        knobs = f" ({e.preset_knobs})" if e.preset_knobs else ""
         return (
-            f"used as a baseline by {e.recent_baseline_mentions} recent paper(s) ({e.baseline_mentions} in all"
-            f"{since}): adoption, not novelty; evaluate it on our setup"
+            f"a focus method the `{e.preset}` preset expresses{knobs}; {why}; no run has checked it: "
+            f"`radar repro run --method {e.preset}`"
         )
     return None
 
 
-def rule_rising(e: Evidence) -> str | None:
-    missing = [
-        what
-        for what, ok in (("code", bool(e.code_links)), ("relevance", e.relevance >= 0.3), ("volume", e.count >= 10))
-        if not ok
-    ]
-    used = f", used as a baseline by {e.recent_baseline_mentions} recent paper(s)" if e.recent_baseline_mentions else ""
-    return f"{e.recent_count} paper(s) this period, growth {e.growth:.1f}x{used}" + (
-        f"; not yet: {', '.join(missing)}" if missing else ""
-    )
+def rule_rising_adoption(e: Evidence) -> str | None:
+    if e.rising:
+        return f"{_rise(e)}: its adoption rises; evaluate it on our setup"
+    return None
+
+
+def rule_used_as_baseline(e: Evidence) -> str | None:
+    """Many of the period's papers compare against it: the field treats it as the bar to beat."""
+    if e.compared_count >= ADOPTED_BASELINE:
+        return (
+            f"{e.compared_count} of this period's papers compare against it ({e.recent_count} name it): the field's "
+            "baseline; evaluate it on our setup"
+        )
+    return None
+
+
+def rule_new(e: Evidence) -> str | None:
+    if e.new:
+        code = "; code public" if e.code_links else "; no code link in its abstract"
+        return f"introduced this period ({e.introduced_by.get('id', '')}){code}: watch whether others adopt it"
+    return None
+
+
+def rule_in_use(e: Evidence) -> str | None:
+    preset = f"; the `{e.preset}` preset can reproduce it when it does" if e.preset else ""
+    return f"{_rise(e)}: adoption not rising{preset}"
 
 
 RULES: dict[str, tuple[str, Rule]] = {
     "repro-worse": ("watch", rule_repro_worse),
     "repro-better": ("adopt", rule_repro_better),
-    "established": ("adopt", rule_established),
-    "reproduce-preset": ("reproduce", rule_reproduce_preset),
+    "reproduce-focus": ("reproduce", rule_reproduce_focus),
+    "rising-adoption": ("evaluate", rule_rising_adoption),
     "used-as-baseline": ("evaluate", rule_used_as_baseline),
-    "code-and-relevant": ("evaluate", rule_code_and_relevant),
-    "rising": ("watch", rule_rising),
+    "new": ("watch", rule_new),
+    "in-use": ("watch", rule_in_use),
 }
 
 

@@ -19,6 +19,9 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, pass_context
 from jinja2.runtime import Context
 from markupsafe import Markup, escape
 
+from radar.reports.text import html_code, md_code
+from radar.store.text import strip_invisible
+
 TEMPLATES = Path(__file__).with_name("templates")
 _MD_SPECIAL = {c: "\\" + c for c in "\\`*_[]|#"}
 ACCENT = "#2563eb"
@@ -32,7 +35,7 @@ def md_escape(value: Any) -> str:
         return ""
     if isinstance(value, Markup):
         return str(value)
-    text = " ".join(str(value).split())
+    text = " ".join(strip_invisible(str(value)).split())
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return "".join(_MD_SPECIAL.get(c, c) for c in text)
 
@@ -56,6 +59,12 @@ def safe_url(value: Any) -> str:
 def folder_url(path: Any) -> str:
     """A file:// link to a local folder Radar wrote (a run's outputs), percent-encoded."""
     return Path(str(path)).resolve().as_uri()
+
+
+def bdi(value: Any) -> Markup:
+    """Feed text in HTML inside ``<bdi>`` (escaped): a right-to-left title keeps its direction to itself."""
+    text = "" if value is None else value if isinstance(value, Markup) else strip_invisible(str(value))
+    return Markup("<bdi>{}</bdi>").format(text)  # Markup.format escapes the value
 
 
 def pct(value: float | None) -> str:
@@ -181,7 +190,12 @@ def _env(markdown: bool) -> Environment:
         keep_trailing_newline=True,
         finalize=md_escape if markdown else None,
     )
-    env.filters.update(pct=pct, md_url=md_url, safe_url=safe_url, folder_url=folder_url, bars=_bars)
+    code = (
+        (lambda v: Markup(md_code(str(v or ""), md_escape)))
+        if markdown
+        else (lambda v: Markup(html_code(str(v or ""))))
+    )
+    env.filters.update(pct=pct, md_url=md_url, safe_url=safe_url, folder_url=folder_url, bars=_bars, code=code, bdi=bdi)
     return env
 
 

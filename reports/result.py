@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, NotRequired, TypedDict
 
 from radar.analysis.trends.result import NewMethod, TermTrend, Topic
+from radar.reports.recommend import Evidence, Recommendation
 
 
 class PeriodInfo(TypedDict):
@@ -28,6 +29,9 @@ class Bullet(TypedDict):
 
 class ReportTrends(TypedDict):
     as_of: str
+    start: NotRequired[str]  # the terms' window (the month up to the period's end), YYYY-MM-DD
+    baseline_start: NotRequired[str]  # ... against this baseline, up to the day before ``start``
+    tags_baseline: NotRequired[str]  # "YYYY-MM-DD..YYYY-MM-DD": the tags' share this period is compared with
     emerging: list[TermTrend]
     declining: list[TermTrend]
     new_methods: list[NewMethod]  # kinds method and system (and hardware for a hardware profile)
@@ -58,20 +62,44 @@ class ReportContent:
     top_papers: list[dict[str, Any]]  # per tag: {tag, group, count, papers}
     posts: list[dict[str, Any]]
     posts_total: int
-    recommendations: list[dict[str, Any]]  # reports.recommend.Recommendation.as_dict
+    recommendations: list[Recommendation]  # as_dict(): Recommendation.as_dict each
     runs: list[dict[str, Any]]  # finished reproduction runs with their verdicts
     notes: Notes
     summary: list[Bullet] = field(default_factory=list)  # the executive summary: at most five bullets
+    # papers carrying a profile tag whose contribution lies elsewhere (an application: speech, medicine, ...):
+    # {id, title, url, field}, listed in one line instead of the lab's sections (reports.sections)
+    elsewhere: list[dict[str, Any]] = field(default_factory=list)
+    # "New this week" (reports.new_this_week): the period's method cards in the profile's areas and the rest by name
+    new_this_week: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)  # sections added by later stages, kept as read
 
     def as_dict(self) -> dict[str, Any]:
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
+        out["recommendations"] = [r.as_dict() for r in self.recommendations]
         return {**out, **self.extra}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ReportContent:
+        """A report.json read back; ValueError when it is not one (a key missing, a recommendation malformed)."""
         names = {f.name for f in fields(cls)} - {"extra"}
-        missing = sorted(names - set(data) - {"summary"})  # reports written before the summary existed
+        missing = sorted(names - set(data) - {"summary", "elsewhere", "new_this_week"})  # written before these existed
         if missing:
             raise ValueError(f"report.json lacks {', '.join(missing)}")
-        return cls(**{k: data[k] for k in names if k in data}, extra={k: v for k, v in data.items() if k not in names})
+        values = {k: data[k] for k in names if k in data}
+        values["recommendations"] = [recommendation_from_dict(r) for r in data["recommendations"] or []]
+        return cls(**values, extra={k: v for k, v in data.items() if k not in names})
+
+
+def recommendation_from_dict(data: Any) -> Recommendation:
+    """``Recommendation.as_dict()`` read back (report.json); keys a later version added are ignored."""
+    if not isinstance(data, dict) or not isinstance(data.get("evidence"), dict):
+        raise ValueError("a recommendation in report.json is not an object with its evidence")
+    known = {f.name for f in fields(Evidence)}
+    evidence = Evidence(**{k: v for k, v in data["evidence"].items() if k in known})
+    return Recommendation(
+        method=str(data["method"]),
+        action=str(data["action"]),
+        rule=str(data["rule"]),
+        reason=str(data["reason"]),
+        evidence=evidence,
+    )

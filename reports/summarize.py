@@ -10,6 +10,7 @@ extractive summary (after the first failure the endpoint is not called again in 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections import Counter
@@ -17,8 +18,10 @@ from typing import Protocol
 
 import requests
 
+from radar.crawler.http import request_checked
 from radar.reports.config import ReportConfig
 from radar.store.scrub import scrub_line, url_secrets
+from radar.store.urls import UrlRefused
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-]+")
@@ -98,6 +101,7 @@ class EndpointSummarizer:
         self.calls = 0
         self.last_error = ""
         self.broken = False
+        self.session = requests.Session()  # one connection for the report's calls
 
     def summarize(self, title: str, text: str) -> str:
         if self.broken or not text.strip():
@@ -114,14 +118,21 @@ class EndpointSummarizer:
             "temperature": 0.2,
         }
         try:
-            resp = requests.post(self.url, json=body, headers=self.headers, timeout=self.timeout_s)
+            resp = request_checked(
+                self.session,
+                "POST",
+                self.url,
+                data=json.dumps(body),
+                headers=self.headers | {"Content-Type": "application/json"},
+                timeout=self.timeout_s,
+            )
             resp.raise_for_status()
             content = resp.json()["choices"][0]["message"]["content"]
             summary = " ".join(str(content).split())
             if not summary:
                 raise ValueError("empty summary")
             return _clip(summary, 600)
-        except (requests.RequestException, ValueError, KeyError, IndexError, TypeError) as exc:
+        except (requests.RequestException, UrlRefused, ValueError, KeyError, IndexError, TypeError) as exc:
             self.failures += 1
             self.last_error = scrub_line(f"{type(exc).__name__}: {exc}", self.secrets, 200)
             self.broken = True  # one timeout per report, not one per paper

@@ -28,6 +28,13 @@ only ``+reward.reward_kwargs.*`` (DAPO's overlong buffer, read by verl's ``dapo`
   and format rewards on the task's own checker (a --model/--dataset run: repro/mathreward.py).
 - --model/--dataset runs: the checkpoint preset's shape (repro.sizes.CheckpointPreset), LoRA rank/alpha,
   the data set's RL and held-out parts with the local run's boxed-answer instruction.
+- Toy-task runs do not go to verl: verl's RLHFDataset builds every prompt with the tokenizer's chat template,
+  and the toy tasks' character-level tokenizer has none (nor a newline token); their export is refused in one
+  line (``--engine trl`` takes them).
+
+TRL (``--engine trl``): train_grpo.py trains one (arm, seed pair) as the local run did: the pair's own warm
+start (a checkpoint run: the checkpoint), the arm's own RL seed (the baseline's is 1000 + pair), the same RL
+prompt stream, rewards, dynamic sampling and overlong punishment; launch.sh runs every arm and pair.
 
 verl is not installed here (it pins other torch/transformers versions): the files are written for
 a cluster that has it.
@@ -45,10 +52,12 @@ from typing import Any
 import yaml
 
 from radar.repro.errors import ReproError
-from radar.repro.methods import Method, get_method, register_user_presets
+from radar.repro.methods import Method
 from radar.repro.sizes import get_size
+from radar.repro.spec import rl_seed, run_catalog
 from radar.repro.tasks import get_task, rl_stream
 from radar.store.files import write_text_atomic
+from radar.store.runs import RunRecord
 
 VERL_VERSION = "0.9.1"  # the version whose default config the test checks the keys against
 FORMAT_WEIGHT = 0.1  # repro.tasks.format_reward's weight; the local run's reward is correct + format
@@ -68,7 +77,7 @@ def rollouts(trl_steps: int, mu: int) -> int:
     return max(1, math.ceil(trl_steps / max(1, mu)))
 
 
-MATH_TASK = "math"  # repro.runner.CHECKPOINT_TASK: the task name of --model/--dataset runs
+MATH_TASK = "math"  # repro.spec.CHECKPOINT_TASK: the task name of --model/--dataset runs
 MATH_PROMPT_TOKENS = 1024  # verl's data.max_prompt_length for a math data set (token lengths unknown here)
 
 
@@ -118,7 +127,7 @@ def _shape(params: dict[str, Any]) -> dict[str, Any]:
         "lr": size.rl_lr,
         "max_response": task.max_completion_tokens,
         "max_prompt": task.max_prompt_chars + 2,
-        "overlong_buffer": task.max_completion_tokens - (task.max_answer_chars + 1),  # repro.trainer.overlong_buffer
+        "overlong_buffer": task.buffer,  # repro.trainer.overlong_buffer
     }
 
 
@@ -235,41 +244,55 @@ def compute_score(data_source, solution_str, ground_truth, extra_info=None, **_)
 '''
 
 
-_TRL_SCRIPT = '''"""Multi-GPU TRL GRPO launch exported by `radar repro export --engine trl` (run {run_id}).
+_TRL_SCRIPT = '''"""TRL GRPO launch exported by `radar repro export --engine trl` (run {run_id}): one arm and pair.
 
-    accelerate launch --config_file accelerate.yaml train_grpo.py --arm method --seed 0
+    accelerate launch --config_file accelerate.yaml train_grpo.py --arm method --pair 0
+    python train_grpo.py --arm baseline --pair 1 --max-steps 1 --cpu     # a one-process smoke test
+
+Each pair trains from its own warm start (a checkpoint run: the checkpoint) with the arm's own RL seed, as the
+local run did (export.json: policies, rl_seeds).
 """
 import argparse
 import json
+import os
 from pathlib import Path
 
 from datasets import Dataset
+from transformers import AutoTokenizer
 from trl import GRPOConfig
 
-from radar.repro.methods import get_method
+from radar.repro.methods import catalog
 from radar.repro.sizes import get_size
-from radar.repro.tasks import get_task
-from radar.repro.trainer import RadarGRPOTrainer, reward_functions
-from transformers import AutoTokenizer
+from radar.repro.tasks import get_task, refill_stream, rl_stream
+from radar.repro.trainer import RadarGRPOTrainer, refill_size, reward_functions
 
 HERE = Path(__file__).parent
 SPEC = json.loads((HERE / "export.json").read_text())
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--arm", choices=["method", "baseline"], default="method")
-parser.add_argument("--seed", type=int, default=0)
-parser.add_argument("--model", default=SPEC["model_path"], help="warm-started policy folder")
+parser.add_argument("--pair", type=int, default=SPEC["pairs"][0], choices=SPEC["pairs"], help="seed pair")
+parser.add_argument("--model", default="", help="policy folder (default: the pair's warm start)")
+parser.add_argument("--max-steps", type=int, default=0, help="optimiser steps (default: the run's)")
+parser.add_argument("--cpu", action="store_true", help="train on the CPU (a smoke test)")
 args = parser.parse_args()
 
-method = get_method(SPEC["arms"][args.arm])
-kwargs = SPEC["grpo_config"][args.arm] | {{"output_dir": str(HERE / f"out-{{args.arm}}-seed{{args.seed}}"),
-                                         "seed": args.seed, "data_seed": args.seed, "use_cpu": False}}
-tokenizer = AutoTokenizer.from_pretrained(args.model, padding_side="left")
+method = catalog(SPEC["user_presets"]).get(SPEC["arms"][args.arm])
+seed = SPEC["rl_seeds"][args.arm][str(args.pair)]
+model = args.model or SPEC["policies"][str(args.pair)]
+kwargs = SPEC["grpo_config"][args.arm] | {{"output_dir": str(HERE / f"out-{{args.arm}}-pair{{args.pair}}"),
+                                         "seed": seed, "data_seed": seed, "use_cpu": args.cpu}}
+if args.max_steps:
+    kwargs["max_steps"] = args.max_steps
+steps = kwargs["max_steps"]
+tokenizer = AutoTokenizer.from_pretrained(model, padding_side="left")
 peft_config = None
 if SPEC["task"] == "math":  # a --model/--dataset run: the same data part, prompts and rewards as the local run
     from radar.repro import checkpoint, mathpolicy
     from radar.repro.sizes import get_checkpoint_preset
+    from radar.repro.trainer import REFILL_SEED
     from transformers import AutoConfig, GenerationConfig
+    from trl.rewards import get_soft_overlong_punishment
 
     size = get_checkpoint_preset(SPEC["preset"])
     data = checkpoint.load_dataset(SPEC["dataset_path"])
@@ -277,17 +300,18 @@ if SPEC["task"] == "math":  # a --model/--dataset run: the same data part, promp
         raise SystemExit(f"{{SPEC['dataset_path']}} changed since the run; export the run again or restore the file")
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
-    stream = checkpoint.rl_stream(data, kwargs["max_steps"] * size.prompts_per_step, args.seed)
-    examples = [{{"prompt": mathpolicy.trl_prompt(r["prompt"], tokenizer), "answer": r["answer"]}} for r in stream]
-    try:
-        generation = GenerationConfig.from_pretrained(args.model)
-    except OSError:  # no generation_config.json: the model config's EOS, as the local run
-        generation = GenerationConfig.from_model_config(AutoConfig.from_pretrained(args.model))
-    eos = mathpolicy.eos_ids(tokenizer, generation.eos_token_id)
-    rewards = mathpolicy.reward_functions(tokenizer, eos)
-    if method.overlong_shaping:  # DAPO: the local run's soft overlong punishment
-        from trl.rewards import get_soft_overlong_punishment
 
+    def rows(stream):
+        return [{{"prompt": mathpolicy.trl_prompt(r["prompt"], tokenizer), "answer": r["answer"]}} for r in stream]
+
+    examples = rows(checkpoint.rl_stream(data, steps * size.prompts_per_step, seed))
+    refill = rows(checkpoint.rl_stream(data, refill_size(steps, size), REFILL_SEED + seed))
+    try:
+        generation = GenerationConfig.from_pretrained(model)
+    except OSError:  # no generation_config.json: the model config's EOS, as the local run
+        generation = GenerationConfig.from_model_config(AutoConfig.from_pretrained(model))
+    rewards = mathpolicy.reward_functions(tokenizer, mathpolicy.eos_ids(tokenizer, generation.eos_token_id))
+    if method.overlong_shaping:  # DAPO: the local run's soft overlong punishment
         rewards.append(get_soft_overlong_punishment(size.max_completion_tokens, size.overlong_buffer))
     if SPEC.get("lora"):
         from peft import LoraConfig
@@ -296,18 +320,20 @@ if SPEC["task"] == "math":  # a --model/--dataset run: the same data part, promp
                                  task_type="CAUSAL_LM")
 else:
     task, size = get_task(SPEC["task"]), get_size(SPEC["preset"])
-    examples = task.examples(kwargs["max_steps"] * size.prompts_per_step, seed=10_000 + args.seed,
-                             difficulty=size.difficulty)
-    rewards = reward_functions(method, task, tokenizer.eos_token_id)
-# The global batch is kept: per-device batch = global / number of processes (set in accelerate.yaml).
-per_device = kwargs["per_device_train_batch_size"] // SPEC["num_processes"]
+    examples = rl_stream(task, steps * size.prompts_per_step, seed, size.difficulty)
+    refill = refill_stream(task, refill_size(steps, size), seed, size.difficulty)
+    rewards = reward_functions(method, task, tokenizer)
+# The global batch is kept: per-device batch = global / number of processes (accelerate sets WORLD_SIZE).
+per_device = kwargs["per_device_train_batch_size"] // int(os.environ.get("WORLD_SIZE", "1"))
 kwargs["per_device_train_batch_size"] = max(size.num_generations, per_device)
 config = GRPOConfig(**kwargs)
 trainer = RadarGRPOTrainer(
-    model=args.model, reward_funcs=rewards, args=config, train_dataset=Dataset.from_list(examples),
+    model=model, reward_funcs=rewards, args=config, train_dataset=Dataset.from_list(examples),
     processing_class=tokenizer, loss_plugin=method.loss_plugin, peft_config=peft_config,
+    dynamic_sampling=method.dynamic_sampling, refill=iter(refill),
 )
 trainer.train()
+print(f"trained {{args.arm}} pair {{args.pair}} (RL seed {{seed}}, {{model}}): {{trainer.state.global_step}} steps")
 '''
 
 
@@ -330,23 +356,27 @@ def _accelerate_yaml(num_processes: int) -> str:
     )
 
 
-def export_run(run: dict[str, Any], engine: str, out_dir: Path | None = None, num_processes: int = 8) -> list[Path]:
+def export_run(run: RunRecord, engine: str, out_dir: Path | None = None, num_processes: int = 8) -> list[Path]:
     """Write the launch files for ``engine`` into ``out_dir`` (default: the run folder's export/ENGINE).
 
     ``num_processes``: GPUs (accelerate processes for trl, ``trainer.n_gpus_per_node`` for verl)."""
-    params = run["params"]
-    register_user_presets(params.get("user_presets") or [])  # a user preset's definition travels with its run
+    params = run.params
+    presets = run_catalog(params)  # a user preset's definition travels with its run
+    if engine not in ("verl", "trl"):
+        raise ReproError(f"unknown engine {engine!r}; choose verl or trl")
     if num_processes < 1:
         raise ReproError(f"--gpus must be at least 1 (got {num_processes})")
     if not params.get("folder"):
-        raise ReproError(f"run {run['id']} was recorded without its folder (an older radar); rerun it to export")
+        raise ReproError(f"run {run.id} was recorded without its folder (an older radar); rerun it to export")
     run_dir = Path(params["folder"])
-    folder = out_dir or run_dir / "export" / engine
-    folder.mkdir(parents=True, exist_ok=True)
     record_path = run_dir / "run.json"
     if not record_path.exists():
-        raise ReproError(f"run {run['id']} has no run.json yet (status {run['status']}); wait until it starts")
+        raise ReproError(f"run {run.id} has no run.json yet (status {run.status}); wait until it starts")
     record = json.loads(record_path.read_text(encoding="utf-8"))
+    if engine == "verl":
+        verl_refusal(params, record)
+    folder = out_dir or run_dir / "export" / engine
+    folder.mkdir(parents=True, exist_ok=True)
     model_path = record["policy"]["path"]
     arms = {"method": params["method"], "baseline": params["baseline"]}
     written: list[Path] = []
@@ -357,12 +387,21 @@ def export_run(run: dict[str, Any], engine: str, out_dir: Path | None = None, nu
 
     if engine == "trl":
         configs = {arm: {k: v for k, v in record["configs"][arm].items() if k in _GRPO_FIELDS} for arm in arms}
+        pairs = [int(p.get("pair", i)) for i, p in enumerate(record["policies"])]
+        if num_processes > 1 and any(presets.get(name).dynamic_sampling for name in arms.values()):
+            raise ReproError(
+                f"{params['method']}'s dynamic sampling re-generates groups in one process: export with --gpus 1, "
+                "or use --engine verl (algorithm.filter_groups) for a checkpoint run"
+            )
         spec = {
-            "run_id": run["id"],
+            "run_id": run.id,
             "arms": arms,
             "task": params["task"],
             "preset": params["preset"],
-            "model_path": model_path,
+            "pairs": pairs,
+            "policies": {str(p): rec["path"] for p, rec in zip(pairs, record["policies"], strict=True)},
+            "rl_seeds": {arm: {str(p): rl_seed(arm, p) for p in pairs} for arm in arms},
+            "user_presets": presets.definitions(*arms.values()),
             "dataset_path": params.get("dataset_path", ""),
             "dataset_sha256": params.get("dataset_sha256", ""),
             "lora": bool(params.get("lora")),
@@ -371,21 +410,21 @@ def export_run(run: dict[str, Any], engine: str, out_dir: Path | None = None, nu
         }
         write("export.json", json.dumps(spec, indent=2, default=str))
         write("accelerate.yaml", _accelerate_yaml(num_processes))
-        write("train_grpo.py", _TRL_SCRIPT.format(run_id=run["id"]))
+        write("train_grpo.py", _TRL_SCRIPT.format(run_id=run.id))
         lines = [
             "#!/usr/bin/env bash",
             "set -euo pipefail",
             'cd "$(dirname "$0")"',
             "export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1",
         ]
-        for arm in arms:
-            for seed in range(params["seeds"]):
-                lines.append(f"accelerate launch --config_file accelerate.yaml train_grpo.py --arm {arm} --seed {seed}")
+        for pair in pairs:
+            for arm in arms:
+                lines.append(f"accelerate launch --config_file accelerate.yaml train_grpo.py --arm {arm} --pair {pair}")
         write("launch.sh", "\n".join(lines) + "\n")
-    elif engine == "verl":
+    else:
         configs = record["configs"]
         overrides = {
-            arm: verl_overrides(get_method(name), params, model_path, configs[arm], n_gpus=num_processes)
+            arm: verl_overrides(presets.get(name), params, model_path, configs[arm], n_gpus=num_processes)
             for arm, name in arms.items()
         }
         steps = overrides["method"]["trainer.total_training_steps"]
@@ -409,7 +448,7 @@ def export_run(run: dict[str, Any], engine: str, out_dir: Path | None = None, nu
         mu = int(configs["method"].get("num_iterations", _shape(params)["mu"]))
         lines = [
             "#!/usr/bin/env bash",
-            f"# verl launch exported by Research Radar (run {run['id']}; keys checked against verl {VERL_VERSION}).",
+            f"# verl launch exported by Research Radar (run {run.id}; keys checked against verl {VERL_VERSION}).",
             f"# Steps: the local run's {params['total_steps']} TRL optimiser steps at mu = {mu} are {steps} verl",
             f"# rollouts (trainer.total_training_steps = ceil({params['total_steps']} / {mu})), each followed by",
             f"# actor.ppo_epochs = {mu} updates on the whole batch: the same number of optimiser updates.",
@@ -424,10 +463,23 @@ def export_run(run: dict[str, Any], engine: str, out_dir: Path | None = None, nu
         write("launch.sh", "\n".join(lines))
         notes = _VERL_NOTES.format(version=VERL_VERSION, trl_steps=params["total_steps"], mu=mu, rollouts=steps)
         write("NOTES.md", notes)
-    else:
-        raise ReproError(f"unknown engine {engine!r}; choose verl or trl")
     (folder / "launch.sh").chmod(0o755)
     return written
+
+
+def verl_refusal(params: dict[str, Any], record: dict[str, Any]) -> None:
+    """One line when a run cannot go to verl: verl builds each prompt with the tokenizer's chat template."""
+    if not params.get("model_path"):
+        raise ReproError(
+            f"run on task {params.get('task')} cannot go to verl: verl builds every prompt with the tokenizer's chat "
+            "template and the toy tasks' character-level tokenizer has none; export it with --engine trl, or "
+            "export a --model/--dataset run to verl"
+        )
+    if (record.get("model") or {}).get("chat_template") is False:
+        raise ReproError(
+            f"checkpoint {params['model_path']} has no chat template, which verl needs to build its prompts; "
+            "add one to its tokenizer_config.json or export with --engine trl"
+        )
 
 
 def _verl_data(params: dict[str, Any], n: int) -> list[tuple[str, list[dict[str, Any]], Any]]:
@@ -447,7 +499,7 @@ def _verl_data(params: dict[str, Any], n: int) -> list[tuple[str, list[dict[str,
     task, size = get_task(params["task"]), get_size(params["preset"])
     same = str
     return [
-        ("train", rl_stream(task, n, 0, size.difficulty), same),
+        ("train", rl_stream(task, n, params.get("first_pair") or 0, size.difficulty), same),
         ("val", task.eval_set(1000, difficulty=size.difficulty), same),
     ]
 

@@ -6,7 +6,8 @@ the text. Reference answers (``reference_answer``) use the same markers, and a s
 ("\\frac{1}{2}", "x+1") is taken whole.
 
 Equivalence (``equivalent``): both sides are normalised (``$``, ``\\left``/``\\right``, ``\\!``,
-``\\text{...}`` units, ``^\\circ``, thousands commas, a trailing period, ``dfrac``/``tfrac``), then
+``\\text{...}`` units, ``^\\circ``, thousands commas, a trailing period, ``dfrac``/``tfrac``; a unit word
+after a number is dropped, but a hedge or second answer is not a unit: "18 or twenty" is no answer), then
 compared as strings, as exact rationals (integers, decimals, ``a/b``, ``\\frac{a}{b}``, percentages
 are *not* turned into fractions), element by element for tuples and sets ("(1, 2)"), and finally
 symbolically with sympy when the text is a small expression built only from digits, single-letter
@@ -33,6 +34,66 @@ _THOUSANDS = re.compile(r"^-?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
 _WORD = re.compile(r"[^\s$]+")
 _ANSWER_IS = re.compile(r"answer\s*(?:is|:)[:\s]*\$?", re.IGNORECASE)
 _AFTER_DOLLAR = re.compile(r"\s*(?:\.\s*)?")
+# words after a number that make it no single answer (a hedge, a second answer or a range), never a unit
+_NOT_UNITS = frozenset(
+    [
+        "or",
+        "and",
+        "nor",
+        "but",
+        "maybe",
+        "perhaps",
+        "possibly",
+        "probably",
+        "either",
+        "not",
+        "to",
+        "through",
+        "until",
+        "between",
+        "about",
+        "approximately",
+        "around",
+        "roughly",
+        "nearly",
+        "almost",
+        "than",
+        "plus",
+        "minus",
+        "times",
+        "zero",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
+        "twenty",
+        "thirty",
+        "forty",
+        "fifty",
+        "sixty",
+        "seventy",
+        "eighty",
+        "ninety",
+        "hundred",
+        "thousand",
+        "million",
+    ]
+)
 
 
 def _stated_answers(text: str) -> list[str]:
@@ -150,10 +211,11 @@ def normalize(answer: str) -> str:
     s = s.strip()
     s = re.sub(r"\s+", " ", s)
     s = s.rstrip(".").strip()
-    # a number followed by a unit word ("18 dollars", "5 cm"): keep the number
+    # a number followed by a unit word ("18 dollars", "5 cm"): keep the number; but not a hedge or a second
+    # answer ("18 or twenty", "18 or maybe twenty", "18 to 20"): that is no single final answer
     m = re.match(r"^(-?\d[\d,]*(?:\.\d+)?|-?\.\d+)\s*[a-zA-Z][a-zA-Z ]*$", s)  # linear: no overlapping runs
-    if m and not re.match(r"^-?\d+\s*[a-zA-Z]$", s):  # but "2x" stays an expression
-        s = m.group(1)
+    if m and not re.match(r"^-?\d+\s*[a-zA-Z]$", s) and not set(s[m.end(1) :].lower().split()) & _NOT_UNITS:
+        s = m.group(1)  # ("2x" stays an expression; a hedged "18ortwenty" then equals no number)
     if _THOUSANDS.match(s):
         s = s.replace(",", "")
     return s.replace(" ", "")

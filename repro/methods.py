@@ -13,15 +13,21 @@ the importance ratio is exactly 1 and every clipping variant computes the same u
 
 A method TRL lacks is added with ``loss_plugin``: the name of a loss registered in
 ``repro.trainer.LOSS_PLUGINS`` (see ``gmpo`` below and repro/README.md).
+
+Each preset names the ``levers`` its claim depends on (a measured rate per arm, repro/verdict.py
+``mechanisms``): a claim whose lever did not engage in a run is "not testable here", with the rate.
+
+The presets a run may name form a ``Catalog``: a value built from the built-ins plus radar.toml's
+``[[repro.presets]]`` (``catalog(tables)``), handed to whatever needs it; a run carries its user presets'
+tables in its params, so its worker, exports and later reads rebuild the same catalog.
 """
 
 from __future__ import annotations
 
 import re
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from radar.repro.errors import ReproError
@@ -57,6 +63,34 @@ class Claim:
 
 
 @dataclass(frozen=True)
+class Lever:
+    """What a claim needs to have acted: ``metric`` (a field of store.runs.ArmMechanisms) of ``arm`` at least
+    ``minimum`` over the run (mean over steps and seed pairs); ``what`` says why in words."""
+
+    metric: str
+    arm: str  # "method" or "baseline"
+    minimum: float
+    what: str
+
+    def __post_init__(self) -> None:
+        if self.arm not in ("method", "baseline"):
+            raise ReproError(f"lever arm {self.arm!r}: use method or baseline")
+
+
+TOKEN_LEVER = 0.005  # a clip that touches fewer than 0.5 % of tokens cannot move the claimed metric in a short run
+LENGTH_LEVER = 2.0  # length-normalisation changes act only where completions of a batch differ in length (tokens)
+_CLIP_HIGH = Lever(
+    "clip_high", "baseline", TOKEN_LEVER, "clip-higher releases the tokens the baseline clips above 1 + epsilon"
+)
+_CLIPPED = Lever(
+    "clip_region", "baseline", TOKEN_LEVER, "the change acts on the tokens the baseline's hard clip cuts off"
+)
+_LENGTHS = Lever(
+    "length_range", "baseline", LENGTH_LEVER, "a length-normalisation change acts only where lengths in a batch differ"
+)
+
+
+@dataclass(frozen=True)
 class Method:
     name: str
     title: str
@@ -66,7 +100,9 @@ class Method:
     baseline: str = "grpo"  # the preset the claim is about ("" for the baseline itself)
     changes: tuple[str, ...] = ()  # settings changed vs the baseline: GRPOConfig fields, overlong_shaping, loss_plugin
     overlong_shaping: bool = False  # add DAPO's soft overlong punishment as a reward
+    dynamic_sampling: bool = False  # DAPO: drop groups whose answers are all right or all wrong, re-generate
     loss_plugin: str = ""  # name in repro.trainer.LOSS_PLUGINS; "" = TRL's own loss
+    levers: tuple[Lever, ...] = ()  # what the claim needs to have engaged (else "not testable here")
     notes: str = ""
     deviations: str = ""  # how this preset departs from its paper
     hparams_from_paper: dict[str, Any] = field(default_factory=dict)
@@ -104,6 +140,7 @@ METHODS: dict[str, Method] = {
             _GRPO | {"beta": 0.04},
             _HELD_OUT_NOT_WORSE,
             changes=("beta",),
+            levers=(Lever("kl", "method", 1e-4, "the KL penalty acts through the KL to the reference"),),
             notes="GRPO as published: k3 KL to the warm-started reference, beta 0.04.",
             deviations="G = 8 instead of 64.",
             hparams_from_paper={"beta": 0.04, "epsilon": 0.2, "G": 64},
@@ -121,8 +158,9 @@ METHODS: dict[str, Method] = {
                 min_effect=0.5,
             ),
             changes=("loss_type", "scale_rewards"),
+            levers=(_LENGTHS,),
             notes="No std scaling; token losses summed and divided by a constant (max_completion_length).",
-            deviations="Answers of 1-5 tokens under a 16-token budget instead of long reasoning; G = 8.",
+            deviations="Completions of a few to ~20 tokens (addition-work) instead of long reasoning; G = 8.",
             hparams_from_paper={"beta": 0.0, "epsilon": 0.2, "G": 8},
         ),
         Method(
@@ -138,6 +176,7 @@ METHODS: dict[str, Method] = {
                 min_effect=0.02,
             ),
             changes=("epsilon_high",),
+            levers=(_CLIP_HIGH,),
             notes="Only the decoupled upper clip bound 1 + 0.28: the one DAPO change its entropy claim is about.",
             deviations="Tiny policy and task; entropy of a char-level answer, not of long reasoning.",
             hparams_from_paper={"epsilon_low": 0.2, "epsilon_high": 0.28},
@@ -154,17 +193,19 @@ METHODS: dict[str, Method] = {
                 "late",
                 min_effect=0.02,
             ),
-            changes=("loss_type", "epsilon_high", "overlong_shaping"),
+            changes=("loss_type", "epsilon_high", "overlong_shaping", "dynamic_sampling"),
             overlong_shaping=True,
-            notes="Clip-higher (1 - 0.2, 1 + 0.28), token-mean loss over the batch, and the soft overlong "
-            "punishment (TRL's get_soft_overlong_punishment) over the last tokens of the completion budget "
-            "that no well-formed answer needs. Its entropy claim is credited to clip-higher: compare with "
-            "dapo-clip-higher for the single change.",
-            deviations="Dynamic sampling (drop groups whose rewards are all equal and refill the batch) is not "
-            "reproduced: TRL's GRPOTrainer generates exactly one batch per optimisation step and has no "
-            "resampling loop, and adding one would change how many completions each arm sees per step, which "
-            "the paired design keeps equal. Zero-std groups still get zero advantage (frac_reward_zero_std "
-            "shows how many). beta was already 0 in the baseline.",
+            dynamic_sampling=True,
+            levers=(_CLIP_HIGH,),
+            notes="Clip-higher (1 - 0.2, 1 + 0.28), token-mean loss over the batch, the soft overlong "
+            "punishment (TRL's get_soft_overlong_punishment) over the last tokens of the completion budget, and "
+            "dynamic sampling: groups whose answers are all right or all wrong are dropped and new prompts "
+            "generated in their place (RadarGRPOTrainer; TRL has no switch for it). Its entropy claim is "
+            "credited to clip-higher: compare with dapo-clip-higher for the single change.",
+            deviations="Dynamic sampling re-generates at most 3 times per batch and then keeps the remaining "
+            "zero-variance groups (verl's filter_groups keeps generating up to max_num_gen_batches); it makes "
+            "the dapo arm generate more completions per step than its baseline (the profile shows the cost). "
+            "beta was already 0 in the baseline.",
             hparams_from_paper={"epsilon_low": 0.2, "epsilon_high": 0.28, "beta": 0.0},
         ),
         Method(
@@ -200,6 +241,7 @@ METHODS: dict[str, Method] = {
                 HELDOUT_MARGIN,
             ),
             changes=("loss_type", "epsilon_high"),
+            levers=(_CLIPPED,),
             notes="REINFORCE with the detached importance weight clipped, sg(clip(rho)) * A * log pi, "
             "token-mean loss: every token keeps a gradient. MiniMax-M1 clips rho to "
             "[1 - eps_low_IS, 1 + eps_high_IS] with no lower bound in practice (eps_low_IS large) and tunes "
@@ -216,6 +258,7 @@ METHODS: dict[str, Method] = {
             _GRPO | {"loss_type": "sapo", "sapo_temperature_pos": 1.0, "sapo_temperature_neg": 1.05},
             _HELD_OUT_NOT_WORSE,
             changes=("loss_type",),
+            levers=(_CLIPPED,),
             notes="A smooth sigmoid gate replaces the hard clip (TRL's temperatures, which are the paper's).",
             deviations="Tiny policy and task.",
             hparams_from_paper={"tau_pos": 1.0, "tau_neg": 1.05},
@@ -235,6 +278,7 @@ METHODS: dict[str, Method] = {
             ),
             baseline="gspo",
             changes=("loss_type",),
+            levers=(_LENGTHS,),
             notes="GSPO with each sequence's loss scaled by its length; its claim is about GSPO, so its "
             "baseline is gspo.",
             deviations="Answers of 1-5 tokens leave little room for a length collapse; the claim can come out "
@@ -247,6 +291,7 @@ METHODS: dict[str, Method] = {
             _GRPO | {"loss_type": "vespo"},
             _HELD_OUT_NOT_WORSE,
             changes=("loss_type",),
+            levers=(_CLIPPED,),
             notes="Gamma weighting of the sequence IS ratio; TRL's default k/lambda.",
             deviations="TRL's default k/lambda, not tuned.",
         ),
@@ -264,6 +309,7 @@ METHODS: dict[str, Method] = {
             ),
             changes=("epsilon", "epsilon_high", "loss_plugin"),
             loss_plugin="gmpo",
+            levers=(_CLIPPED,),
             notes="Not in TRL: added through the loss plug-in hook (repro.trainer). Token log-ratios are "
             "clipped in log space to (-0.4, 0.4), then their geometric mean forms a sequence ratio.",
             deviations="Sequence loss averaged over the micro-batch (the paper's per-group mean equals it "
@@ -274,18 +320,13 @@ METHODS: dict[str, Method] = {
 }
 
 
-def get_method(name: str) -> Method:
-    """A built-in preset, or a user preset registered from radar.toml ([[repro.presets]])."""
-    with _REGISTRY:
-        method = METHODS.get(name) or USER_METHODS.get(name)
-        if method is None:
-            raise ReproError(f"unknown method {name!r}; choose one of: {', '.join(all_methods())}")
-        return method
-
-
 def settings(method: Method) -> dict[str, Any]:
-    """Everything a preset sets: its GRPOConfig fields plus the reward shaping and loss plug-in."""
-    return dict(method.config) | {"overlong_shaping": method.overlong_shaping, "loss_plugin": method.loss_plugin}
+    """Everything a preset sets: its GRPOConfig fields plus the reward shaping, sampling and loss plug-in."""
+    return dict(method.config) | {
+        "overlong_shaping": method.overlong_shaping,
+        "dynamic_sampling": method.dynamic_sampling,
+        "loss_plugin": method.loss_plugin,
+    }
 
 
 def baseline_of(method: Method) -> str:
@@ -293,22 +334,71 @@ def baseline_of(method: Method) -> str:
     return method.baseline or method.name
 
 
-def describe(method: Method) -> dict[str, Any]:
+def describe(method: Method, source: str = "built-in") -> dict[str, Any]:
     """A JSON-ready summary for `radar repro methods`."""
     return {
         "name": method.name,
-        "source": "built-in" if method.name in METHODS else "radar.toml",
+        "source": source,
         "title": method.title,
         "arxiv": method.arxiv,
         "baseline": method.baseline,
         "changes": list(method.changes),
         "config": method.config,
         "claim": method.claim.text + (f"; {method.claim.also.text}" if method.claim.also else ""),
+        "levers": [f"{lv.arm} {lv.metric} >= {lv.minimum:g}: {lv.what}" for lv in method.levers],
         "overlong_shaping": method.overlong_shaping,
+        "dynamic_sampling": method.dynamic_sampling,
         "loss_plugin": method.loss_plugin,
         "notes": method.notes,
         "deviations": method.deviations,
     }
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """The presets a run may name: the built-ins, then the user presets of radar.toml (or of a run's params).
+
+    A value: built once from the settings (``catalog(tables)``) and passed to what needs it."""
+
+    methods: Mapping[str, Method]
+    tables: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: MappingProxyType({}))
+
+    def get(self, name: str) -> Method:
+        method = self.methods.get(name)
+        if method is None:
+            raise ReproError(f"unknown method {name!r}; choose one of: {', '.join(self.methods)}")
+        return method
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.methods
+
+    def names(self) -> list[str]:
+        return list(self.methods)
+
+    def source(self, name: str) -> str:
+        return "built-in" if name in METHODS else "radar.toml"
+
+    def describe(self) -> list[dict[str, Any]]:
+        return [describe(m, self.source(m.name)) for m in self.methods.values()]
+
+    def titles(self) -> dict[str, str]:
+        """Every preset by name -> title: the report recognises their names in papers."""
+        return {name: m.title for name, m in self.methods.items()}
+
+    def definitions(self, *names: str) -> list[dict[str, Any]]:
+        """The radar.toml tables of the user presets among ``names`` (a run carries them to its worker)."""
+        return [dict(self.tables[n]) for n in dict.fromkeys(names) if n in self.tables]
+
+    def settings(self, name: str) -> dict[str, Any]:
+        return settings(self.get(name))
+
+
+def catalog(tables: Any = ()) -> Catalog:
+    """The built-in presets plus the validated ``[[repro.presets]]`` tables (one-line errors, user_presets)."""
+    users = user_presets(list(tables))
+    methods = dict(METHODS) | {m.name: m for m in users}
+    defs = {m.name: MappingProxyType(dict(t)) for m, t in zip(users, tables, strict=True)}
+    return Catalog(MappingProxyType(methods), MappingProxyType(defs))
 
 
 # -- user presets ([[repro.presets]] in radar.toml) -------------------------------------------------
@@ -333,7 +423,7 @@ NUMBERS = (
     "vespo_lambda_pos",
     "vespo_lambda_neg",
 )
-FLAGS = ("mask_truncated_completions", "overlong_shaping")
+FLAGS = ("dynamic_sampling", "mask_truncated_completions", "overlong_shaping")
 PRESET_SETTINGS: tuple[str, ...] = tuple(sorted((*CHOICES, *NUMBERS, *FLAGS)))
 PRESET_KEYS = ("name", "base", "settings", "arxiv", "claim", "title", "baseline", "check")
 CLAIM_METRICS = (
@@ -350,18 +440,6 @@ CLAIM_METRICS = (
     "frac_reward_zero_std",
 )
 _NAME = r"^[a-z0-9][a-z0-9_.-]{0,39}$"
-
-USER_METHODS: dict[str, Method] = {}  # registered from radar.toml (the app) or a run's params (the worker)
-_USER_DEFS: dict[str, dict[str, Any]] = {}
-# The dashboard's sessions are threads of one process: a lookup must not see a half-replaced registry, nor the
-# old definitions ``user_presets_kept`` lends to one thread while it computes a stored run's dedupe key.
-_REGISTRY = threading.RLock()
-
-
-def all_methods() -> dict[str, Method]:
-    """Built-in presets, then the registered user presets."""
-    with _REGISTRY:
-        return METHODS | USER_METHODS
 
 
 def _setting(preset: str, key: str, value: Any) -> Any:
@@ -423,6 +501,7 @@ def user_preset(table: Any) -> Method:
         )
     values = {k: _setting(name, k, v) for k, v in settings_table.items()}
     shaping = bool(values.pop("overlong_shaping", base.overlong_shaping))
+    dynamic = bool(values.pop("dynamic_sampling", base.dynamic_sampling))
     plugin = str(values.pop("loss_plugin", base.loss_plugin))
     config = dict(base.config) | values
     for key in ("arxiv", "claim", "title", "baseline"):
@@ -465,7 +544,7 @@ def user_preset(table: Any) -> Method:
         except TypeError as exc:
             raise ReproError(f"[[repro.presets]] {name!r}: check: {exc}") from None
     ref = METHODS[baseline]
-    mine = dict(config) | {"overlong_shaping": shaping, "loss_plugin": plugin}
+    mine = dict(config) | {"overlong_shaping": shaping, "dynamic_sampling": dynamic, "loss_plugin": plugin}
     theirs = settings(ref)
     changes = tuple(sorted(k for k in mine.keys() | theirs.keys() if mine.get(k) != theirs.get(k)))
     return Method(
@@ -477,7 +556,9 @@ def user_preset(table: Any) -> Method:
         baseline=baseline if baseline != name else "",
         changes=changes,
         overlong_shaping=shaping,
+        dynamic_sampling=dynamic,
         loss_plugin=plugin,
+        levers=base.levers if baseline == baseline_of(base) else (),  # the same change against the same baseline
         notes=f"User preset from radar.toml: {base_name} with "
         + ", ".join(f"{k} = {v!r}" for k, v in sorted(settings_table.items())),
         deviations=base.deviations,
@@ -497,36 +578,4 @@ def user_presets(tables: Any) -> list[Method]:
     return out
 
 
-def register_user_presets(tables: Any, *, replace: bool = False) -> list[Method]:
-    """Make ``[[repro.presets]]`` tables known to ``get_method`` (this process); ``replace``: forget the ones
-    registered before (radar.toml is the whole truth: a preset removed from it is gone). Returns them."""
-    methods = user_presets(tables)
-    with _REGISTRY:
-        if replace:
-            USER_METHODS.clear()
-            _USER_DEFS.clear()
-        for method, table in zip(methods, tables, strict=True):
-            USER_METHODS[method.name] = method
-            _USER_DEFS[method.name] = dict(table)
-    return methods
-
-
-@contextmanager
-def user_presets_kept() -> Iterator[None]:
-    """Registrations made inside (e.g. from an old run's params) are undone on the way out; other threads wait
-    meanwhile (they never see the registrations made inside)."""
-    with _REGISTRY:
-        methods, defs = dict(USER_METHODS), dict(_USER_DEFS)
-        try:
-            yield
-        finally:
-            USER_METHODS.clear()
-            USER_METHODS.update(methods)
-            _USER_DEFS.clear()
-            _USER_DEFS.update(defs)
-
-
-def user_definitions(*names: str) -> list[dict[str, Any]]:
-    """The radar.toml tables of the user presets among ``names`` (a run carries them to its worker)."""
-    with _REGISTRY:
-        return [dict(_USER_DEFS[n]) for n in dict.fromkeys(names) if n in _USER_DEFS]
+BUILTIN = catalog()  # the built-in presets alone (what a run without user presets can name)

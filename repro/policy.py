@@ -14,6 +14,7 @@ the reference model when beta > 0).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -36,9 +37,10 @@ from radar.repro.sizes import SIZES, PolicySize, get_size  # noqa: E402,F401  (r
 from radar.repro.tasks import Task, answer_of  # noqa: E402
 
 SPECIAL = ("<pad>", "<eos>", "<unk>")
-CACHE_VERSION = 2  # 2: SFT on the sft part of the problem space only, one warm start per seed pair
-EVAL_PROMPTS = 1000  # held-out problems scored at the end of each arm (greedy and pass@1)
-OOD_PROMPTS = 500  # held-out problems one difficulty up
+CACHE_VERSION = 3  # 3: held-out sets of distinct problems, out-of-distribution set beyond the training difficulty
+EVAL_PROMPTS = 1000  # held-out problems scored at the end of each arm (greedy and pass@1); fewer where the
+# eval part has fewer distinct problems (sorting about 750, countdown about 800)
+OOD_PROMPTS = 500  # held-out problems one difficulty up that the training difficulty cannot draw
 CURVE_PROMPTS = 200  # held-out problems scored during training (the held-out curve)
 
 
@@ -53,7 +55,7 @@ def build_tokenizer(task: Task) -> PreTrainedTokenizerFast:
     tok = PreTrainedTokenizerFast(
         tokenizer_object=core, pad_token="<pad>", eos_token="<eos>", unk_token="<unk>", padding_side="left"
     )
-    tok.model_max_length = task.max_prompt_chars + task.max_answer_chars + 4
+    tok.model_max_length = task.max_prompt_chars + max(task.max_answer_chars, task.max_completion_tokens) + 4
     return tok
 
 
@@ -85,7 +87,7 @@ def _encode_batch(tok: PreTrainedTokenizerFast, examples: list[dict], device: to
     seqs, labels = [], []
     for ex in examples:
         p = tok(ex["prompt"], add_special_tokens=False)["input_ids"]
-        a = tok(ex["answer"], add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
+        a = tok(ex.get("sft_answer", ex["answer"]), add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
         seqs.append(p + a)
         labels.append([-100] * len(p) + a)
     width = max(map(len, seqs))
@@ -103,12 +105,14 @@ def special_ids(tok: Any) -> frozenset[int]:
     return frozenset(int(i) for i in tok.all_special_ids)
 
 
+@functools.lru_cache(maxsize=8)  # seconds to draw for sorting/countdown; every arm of a run scores the same sets
 def eval_sets(task: Task, size: PolicySize) -> dict[str, list[dict]]:
-    """The held-out problems of a task and size: in-distribution, one difficulty up, and the curve subset."""
+    """The held-out problems of a task and size: in-distribution, one difficulty up (only problems the training
+    difficulty cannot draw), and the curve subset. All distinct problems (by canonical key)."""
     held_out = task.eval_set(EVAL_PROMPTS, difficulty=size.difficulty)
     return {
         "eval": held_out,
-        "ood": task.eval_set(OOD_PROMPTS, difficulty=size.difficulty + 1, seed=888_888),
+        "ood": task.eval_set(OOD_PROMPTS, difficulty=size.difficulty + 1, seed=888_888, beyond=size.difficulty),
         "curve": held_out[:CURVE_PROMPTS],
     }
 

@@ -1,15 +1,20 @@
 """Tasks with verifiable rewards: a problem generator plus pure reward functions.
 
 Every task writes prompts as plain character strings that end in "=" and expects the answer as
-the completion, closed by the end-of-sequence token. Answers vary in length (1 to 4+ characters)
-so that length effects (Dr. GRPO's "wrong answers grow longer") can show; the completion budget
-(``max_completion_tokens``) leaves room beyond the longest answer so that they can.
+the completion, closed by the end-of-sequence token. ``addition-work`` is the task where length is a
+choice: its warm start learns to answer either tersely ("125") or with column-by-column working
+("7+8=15;5+6+1=12;>125", up to 20 characters), so completion lengths differ within a group and
+between right and wrong answers, and DAPO's soft overlong buffer (the last ``overlong_buffer`` tokens
+of its 24-token budget) touches the long answers. On the other tasks answers are 1-12 characters and
+the budget leaves room beyond the longest one.
 
 Held out by construction: each problem has a canonical key (addition: the unordered operands;
 sorting: the multiset of digits; countdown: the numbers and the target) and a hash of that key puts
 it in exactly one part: ``sft`` (warm start), ``rl`` (the RL prompt stream) or ``eval`` (held-out
 scores). ``Task.examples(..., part=...)`` draws only from its part, so an evaluation prompt (or any
-reordering of it) can never occur in training; the runner still measures the overlap.
+reordering of it) can never occur in training; the runner still measures the overlap. Held-out sets are
+distinct *problems* (by canonical key, so "3+4" and "4+3" count once), and the set "one difficulty up"
+holds only problems the training difficulty cannot draw (``fits``), so it is out of distribution.
 
 Reward functions follow TRL's signature: ``f(prompts, completions, completion_ids, **columns)``
 returning one float per completion. They score the token ids, not TRL's decoded text (which drops
@@ -46,6 +51,13 @@ class Task:
     check: Callable[[Example, str], bool]
     key: Callable[[Example], str]  # the canonical problem: every reordering of one problem shares it
     max_completion_tokens: int  # generation budget: room beyond the longest answer for length effects
+    fits: Callable[[Example, int], bool]  # can the generator draw this problem at that difficulty?
+    overlong_buffer: int = 0  # DAPO's soft overlong buffer (tokens); 0 = the budget beyond the longest answer
+
+    @property
+    def buffer(self) -> int:
+        """DAPO's soft overlong buffer: the last tokens of the budget where the punishment acts."""
+        return self.overlong_buffer or self.max_completion_tokens - (self.max_answer_chars + 1)
 
     def part(self, example: Example) -> str:
         """'sft', 'rl' or 'eval', fixed by a hash of the problem's canonical key."""
@@ -67,22 +79,37 @@ class Task:
                 raise ReproError(f"task {self.name} has too few {part} problems at difficulty {difficulty}")
         return out
 
-    def eval_set(self, n: int, difficulty: int = 0, seed: int = 999_999) -> list[Example]:
-        """``n`` distinct held-out problems (by prompt); fewer only when the eval part is smaller."""
+    def eval_set(self, n: int, difficulty: int = 0, seed: int = 999_999, beyond: int | None = None) -> list[Example]:
+        """Up to ``n`` distinct held-out problems (by canonical key: a reordering is the same problem); fewer
+        when the eval part holds fewer at this difficulty (sorting's has about 750). ``beyond``: only problems
+        that difficulty ``beyond`` cannot draw (the out-of-distribution set)."""
         rng = random.Random(seed)
         seen: dict[str, Example] = {}
-        tries = 0
-        while len(seen) < n and tries < 400 * n:
+        tries = since_new = 0
+        while len(seen) < n and tries < 400 * n and since_new < EVAL_PATIENCE:
             ex = self.make(rng, difficulty)
             tries += 1
-            if ex["prompt"] not in seen and self.part(ex) == "eval":
-                seen[ex["prompt"]] = ex
+            since_new += 1
+            if beyond is not None and self.fits(ex, beyond):
+                continue
+            key = self.key(ex)
+            if key not in seen and self.part(ex) == "eval":
+                seen[key] = ex
+                since_new = 0
         return list(seen.values())
+
+
+EVAL_PATIENCE = 20_000  # a held-out set stops growing after this many draws bring no new problem
 
 
 def rl_stream(task: Task, n: int, seed: int, difficulty: int) -> list[Example]:
     """The RL prompt stream of one arm's RL seed (the runner regenerates it to measure overlap)."""
     return task.examples(n, seed=10_000 + seed, difficulty=difficulty, part="rl")
+
+
+def refill_stream(task: Task, n: int, seed: int, difficulty: int) -> list[Example]:
+    """The prompts dynamic sampling draws to replace filtered groups (RL part, its own seed): at most ``n``."""
+    return task.examples(n, seed=30_000 + seed, difficulty=difficulty, part="rl")
 
 
 # The problem space split: shares of the hash range (1000 buckets) for each part.
@@ -106,6 +133,40 @@ def _key_addition(example: Example) -> str:
     return "+".join(sorted(example["prompt"].rstrip("=").split("+"), key=int))
 
 
+def _fits_addition(example: Example, difficulty: int) -> bool:
+    return all(len(x) <= 2 + difficulty for x in example["prompt"].rstrip("=").split("+"))
+
+
+def working(a: int, b: int) -> str:
+    """Column-by-column working of a + b, least significant column first, then ">" and the sum:
+    57+68 -> "7+8=15;5+6+1=12;>125"."""
+    xs, ys = str(a)[::-1], str(b)[::-1]
+    carry, steps = 0, []
+    for i in range(max(len(xs), len(ys))):
+        x, y = int(xs[i]) if i < len(xs) else 0, int(ys[i]) if i < len(ys) else 0
+        total = x + y + carry
+        steps.append(f"{x}+{y}{'+1' if carry else ''}={total};")
+        carry = total // 10
+    return "".join(steps) + ">" + str(a + b)
+
+
+def _make_addition_work(rng: random.Random, difficulty: int) -> Example:
+    """Addition whose SFT target is, at random, the bare sum or its working (``working``)."""
+    ex = _make_addition(rng, difficulty)
+    a, b = (int(x) for x in ex["prompt"].rstrip("=").split("+"))
+    return ex | {"sft_answer": working(a, b) if rng.random() < 0.5 else ex["answer"]}
+
+
+_WORK = re.compile(r"^(?:\d\+\d(?:\+1)?=\d{1,2};)+>(\d+)$|^(\d+)$")
+
+
+def _check_work(example: Example, completion: str) -> bool:
+    """The stated sum (after the last ">", or the whole answer when terse) is right; the working must be
+    well-formed but is not itself checked (as a math grader checks only the final answer)."""
+    m = _WORK.match(completion.strip())
+    return m is not None and (m.group(1) or m.group(2)) == example["answer"]
+
+
 def _check_exact(example: Example, completion: str) -> bool:
     return completion.strip() == example["answer"]
 
@@ -119,6 +180,10 @@ def _make_sorting(rng: random.Random, difficulty: int) -> Example:
 
 def _key_sorting(example: Example) -> str:
     return "".join(sorted(example["prompt"][1:].rstrip("=")))
+
+
+def _fits_sorting(example: Example, difficulty: int) -> bool:
+    return 2 <= len(example["prompt"]) - 2 <= 5 + difficulty
 
 
 # -- countdown --------------------------------------------------------------------------------------
@@ -158,6 +223,11 @@ def _key_countdown(example: Example) -> str:
     return ",".join(map(str, sorted(example["numbers"]))) + ">" + str(example["target"])
 
 
+def _fits_countdown(example: Example, difficulty: int) -> bool:
+    nums = example["numbers"]
+    return len(nums) == 3 + (difficulty > 0) and max(nums) <= 9 + 10 * difficulty
+
+
 def _check_countdown(example: Example, completion: str) -> bool:
     text = completion.strip()
     if not _EXPR.match(text):
@@ -184,6 +254,21 @@ TASKS: dict[str, Task] = {
             _check_exact,
             _key_addition,
             16,
+            _fits_addition,
+        ),
+        Task(
+            "addition-work",
+            "multi-digit addition, answered tersely or with column-by-column working (length is a choice)",
+            "0123456789+=;>",
+            _WORK.pattern,
+            10,
+            20,
+            _make_addition_work,
+            _check_work,
+            _key_addition,
+            24,
+            _fits_addition,
+            overlong_buffer=8,
         ),
         Task(
             "sorting",
@@ -196,6 +281,7 @@ TASKS: dict[str, Task] = {
             _check_exact,
             _key_sorting,
             24,
+            _fits_sorting,
         ),
         Task(
             "countdown",
@@ -208,6 +294,7 @@ TASKS: dict[str, Task] = {
             _check_countdown,
             _key_countdown,
             24,
+            _fits_countdown,
         ),
     )
 }

@@ -10,13 +10,21 @@ config, records per-step metrics, and offers one extension point for losses TRL 
 and a preset with ``loss_plugin="my_method"``. ``RadarGRPOTrainer._compute_loss`` then replaces
 TRL's loss with the plug-in's, keeping TRL's generation, rewards, advantages, old log-probs and
 num_iterations reuse. ``gmpo`` below is the worked example.
+
+DAPO's dynamic sampling (TRL has no switch for it) is ``RadarGRPOTrainer(dynamic_sampling=True,
+refill=...)``: after a generation batch is scored, the groups whose answers are all right or all wrong
+(correctness, DAPO's ``acc``) are dropped and prompts from ``refill`` generated in their place, at most
+``DYNAMIC_ROUNDS`` times; groups still missing then keep their zero-variance originals (the batch shape
+stays the run's). The trainer logs, for every arm, the mechanism rates the verdict gates claims on:
+``zero_var_share`` (groups as generated), ``zero_var_trained`` (as trained), ``resampled_groups`` and
+``overlong_rate`` (completions the soft overlong punishment touched).
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +40,10 @@ from radar.repro.methods import Method
 from radar.repro.policy import PolicySize, accuracy, special_ids
 from radar.repro.profile import StepProfiler
 from radar.repro.sizes import CheckpointPreset
-from radar.repro.tasks import Task, correctness_reward, format_reward, rl_stream
+from radar.repro.tasks import Task, correctness_reward, format_reward, refill_stream, rl_stream
+
+DYNAMIC_ROUNDS = 3  # re-generations per batch for dynamic sampling (verl: algorithm.filter_groups.max_num_gen_batches)
+OVERLONG_NAME = "soft_overlong_punishment_reward"  # TRL's reward function name (its metric key)
 
 
 # -- loss plug-ins ----------------------------------------------------------------------------------
@@ -80,18 +91,37 @@ def gmpo_loss(b: LossBatch) -> tuple[torch.Tensor, dict[str, float]]:
 
 
 class RadarGRPOTrainer(GRPOTrainer):
-    """TRL's GRPOTrainer with an optional plug-in loss (see module docstring) and an optional
-    efficiency profiler (repro/profile.py) fed from its generation, scoring and loss hooks."""
+    """TRL's GRPOTrainer with an optional plug-in loss, DAPO's dynamic sampling (see module docstring), the
+    mechanism metrics, and an optional efficiency profiler (repro/profile.py) fed from its generation,
+    scoring and loss hooks."""
 
-    def __init__(self, *args: Any, loss_plugin: str = "", profiler: StepProfiler | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        loss_plugin: str = "",
+        profiler: StepProfiler | None = None,
+        dynamic_sampling: bool = False,
+        refill: Iterator[dict[str, Any]] | None = None,
+        **kwargs: Any,
+    ) -> None:
         if loss_plugin and loss_plugin not in LOSS_PLUGINS:
             raise ReproError(f"unknown loss plug-in {loss_plugin!r}; registered: {', '.join(LOSS_PLUGINS)}")
+        if dynamic_sampling and refill is None:
+            raise ReproError("dynamic sampling needs a refill stream of prompts (RadarGRPOTrainer(refill=...))")
         self.loss_plugin = LOSS_PLUGINS.get(loss_plugin) if loss_plugin else None
         self.profiler = profiler
+        self.dynamic_sampling = dynamic_sampling
+        self.refill = refill
         self._logp_calls: list[float] | None = None  # log-prob passes inside one scoring phase
+        self._correct: torch.Tensor | None = None  # the last scored batch's correctness, one per completion
         super().__init__(*args, **kwargs)
         if self.loss_plugin is not None and self.beta != 0.0:
             raise ReproError("loss plug-ins run with beta = 0; set beta to 0.0 in the method preset")
+        if dynamic_sampling and self.accelerator.num_processes > 1:
+            raise ReproError(
+                "dynamic sampling re-generates groups in one process; train it on one GPU (--gpus 1) or with "
+                "verl's algorithm.filter_groups (--engine verl)"
+            )
         if profiler is not None:
             self.add_callback(profiler)
             if self.beta != 0.0:
@@ -109,13 +139,37 @@ class RadarGRPOTrainer(GRPOTrainer):
 
     def _calculate_rewards(self, inputs: Any, prompts: Any, completions: Any, completion_ids_list: Any) -> Any:
         if self.profiler is None:
-            return super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
-        self.profiler.generated_tokens += sum(len(ids) for ids in completion_ids_list)
-        self.profiler.generations += 1
-        with self.profiler.section("reward"):
-            return super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+            rewards = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+        else:
+            self.profiler.generated_tokens += sum(len(ids) for ids in completion_ids_list)
+            self.profiler.generations += 1
+            with self.profiler.section("reward"):
+                rewards = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+        names = list(self.reward_func_names)
+        local = slice(
+            self.accelerator.process_index * len(prompts), (self.accelerator.process_index + 1) * len(prompts)
+        )
+        self._correct = rewards[local, names.index("correct")].detach() if "correct" in names else None
+        if OVERLONG_NAME in names and self._training:
+            touched = (rewards[:, names.index(OVERLONG_NAME)] < 0).float().mean().item()
+            self._metrics["train"]["overlong_rate"].append(touched)
+        return rewards
 
     def _generate_and_score_completions(self, inputs: Any) -> Any:
+        out = self._score(inputs)
+        if not self._training:
+            return out
+        zero = self._zero_variance()
+        if zero is None:
+            return out
+        self._metrics["train"]["zero_var_share"].append(zero.float().mean().item())
+        if not self.dynamic_sampling or not bool(zero.any()):
+            self._metrics["train"]["zero_var_trained"].append(zero.float().mean().item())
+            self._metrics["train"]["resampled_groups"].append(0.0)
+            return out
+        return self._refill_groups(out, zero)
+
+    def _score(self, inputs: Any) -> Any:
         if self.profiler is None:
             return super()._generate_and_score_completions(inputs)
         self._logp_calls = []
@@ -125,6 +179,51 @@ class RadarGRPOTrainer(GRPOTrainer):
             calls, self._logp_calls = self._logp_calls, None
             if self.beta != 0.0 and calls:  # TRL computes the reference log-probs last (after the old policy's)
                 self.profiler.add_section("ref", calls[-1])
+
+    @property
+    def _training(self) -> bool:
+        return self.model is not None and bool(self.model.training)
+
+    @property
+    def _group(self) -> int:
+        return int(self.num_generations or 1)
+
+    def _zero_variance(self) -> torch.Tensor | None:
+        """Per group of the last scored batch: True when its answers are all right or all wrong."""
+        if self._correct is None:
+            return None
+        right = (self._correct > 0.5).float().view(-1, self._group).mean(dim=1)
+        return (right == 0) | (right == 1)
+
+    def _refill_groups(self, out: dict[str, Any], zero: torch.Tensor) -> dict[str, Any]:
+        """Dynamic sampling: replace the zero-variance groups of ``out`` by freshly generated groups that have
+        both right and wrong answers (at most DYNAMIC_ROUNDS generations), keeping the batch size."""
+        g = self._group
+        keep = [_rows(out, ~zero, g)]
+        missing, resampled = int(zero.sum()), 0
+        for _ in range(DYNAMIC_ROUNDS):
+            if not missing:
+                break
+            prompts = [next(self.refill) for _ in range(missing)]  # type: ignore[arg-type]
+            batch = self._score([dict(p) for p in prompts for _ in range(g)])
+            resampled += missing
+            new_zero = self._zero_variance()
+            if new_zero is None:
+                break
+            good = (~new_zero).nonzero().flatten()[:missing]
+            if len(good):
+                mask = torch.zeros_like(new_zero)
+                mask[good] = True
+                keep.append(_rows(batch, mask, g))
+                missing -= len(good)
+        if missing:  # still short: keep that many of the original zero-variance groups
+            idx = zero.nonzero().flatten()[:missing]
+            mask = torch.zeros_like(zero)
+            mask[idx] = True
+            keep.append(_rows(out, mask, g))
+        self._metrics["train"]["zero_var_trained"].append(missing / len(zero))
+        self._metrics["train"]["resampled_groups"].append(float(resampled))
+        return _concat(keep, self.processing_class.pad_token_id)  # type: ignore[union-attr]
 
     def _get_per_token_logps_and_entropies(self, *args: Any, **kwargs: Any) -> Any:
         if self._logp_calls is None or self.profiler is None:
@@ -170,6 +269,39 @@ class RadarGRPOTrainer(GRPOTrainer):
         for key, value in metrics.items():
             self._metrics[mode][key].append(float(value))
         return loss / (self.current_gradient_accumulation_steps if mode == "train" else 1.0)
+
+
+_LEFT = ("prompt_ids", "prompt_mask")  # left-padded (B, P)
+_RIGHT = ("completion_ids", "completion_mask", "old_per_token_logps", "ref_per_token_logps", "sampling_per_token_logps")
+_ROWS = ("advantages",)
+
+
+def _rows(batch: dict[str, Any], groups: torch.Tensor, g: int) -> dict[str, Any]:
+    """The rows of a scored batch that belong to the selected groups (``groups``: one bool per group)."""
+    rows = groups.repeat_interleave(g).to(batch["advantages"].device)
+    unknown = set(batch) - {*_LEFT, *_RIGHT, *_ROWS, "num_items_in_batch"}
+    if unknown:
+        raise ReproError(f"dynamic sampling cannot combine batches with {', '.join(sorted(unknown))} (images, tools)")
+    return {k: v[rows] for k, v in batch.items() if k != "num_items_in_batch"}
+
+
+def _concat(pieces: list[dict[str, Any]], pad_id: int) -> dict[str, Any]:
+    """Concatenate batches row-wise, padding prompts on the left and completions on the right to one width."""
+    out: dict[str, Any] = {}
+    for key in pieces[0]:
+        parts = [p[key] for p in pieces if key in p]
+        if key in _ROWS:
+            out[key] = torch.cat(parts)
+            continue
+        width = max(t.shape[1] for t in parts)
+        value = pad_id if key == "prompt_ids" or key == "completion_ids" else 0
+        padded = []
+        for t in parts:
+            extra = t.new_full((t.shape[0], width - t.shape[1]), value)
+            padded.append(torch.cat([extra, t] if key in _LEFT else [t, extra], dim=1))
+        out[key] = torch.cat(padded)
+    out["num_items_in_batch"] = out["completion_mask"].sum()
+    return out
 
 
 # -- configuration ----------------------------------------------------------------------------------
@@ -270,9 +402,9 @@ def _with_method(method: Method, shared: dict[str, Any]) -> GRPOConfig:
 
 
 def overlong_buffer(task: Task) -> int:
-    """DAPO's soft overlong buffer: the tokens of the budget beyond the longest answer plus its EOS,
-    so that no well-formed answer is ever punished and padding or rambling is."""
-    return task.max_completion_tokens - (task.max_answer_chars + 1)
+    """DAPO's soft overlong buffer: the last tokens of the budget where the punishment acts (``Task.buffer``:
+    the budget beyond the longest answer plus its EOS, or addition-work's 8 tokens, which its long answers reach)."""
+    return task.buffer
 
 
 def reward_functions(method: Method, task: Task, tokenizer: Any) -> list[Callable[..., list[float]]]:
@@ -286,7 +418,7 @@ def reward_functions(method: Method, task: Task, tokenizer: Any) -> list[Callabl
         format_reward(task, eos, specials, decode),
     ]
     if method.overlong_shaping:
-        funcs.append(get_soft_overlong_punishment(task.max_completion_tokens, overlong_buffer(task)))
+        funcs.append(get_soft_overlong_punishment(task.max_completion_tokens, task.buffer))
     return funcs
 
 
@@ -297,11 +429,18 @@ METRIC_KEYS: dict[str, tuple[str, ...]] = {
     "correct": ("rewards/correct/mean",),
     "reward_std": ("reward_std",),
     "frac_reward_zero_std": ("frac_reward_zero_std",),
+    "zero_var_share": ("zero_var_share",),
+    "zero_var_trained": ("zero_var_trained",),
+    "resampled_groups": ("resampled_groups",),
+    "overlong_rate": ("overlong_rate",),
     "entropy": ("entropy",),
     "length": ("completions/mean_length",),
+    "length_min": ("completions/min_length",),
+    "length_max": ("completions/max_length",),
     "correct_length": ("completions/correct_length",),
     "incorrect_length": ("completions/incorrect_length",),
     "clip_ratio": ("clip_ratio/region_mean", "cispo_clip_ratio"),
+    "capped_share": ("cispo_clip_ratio",),
     "clip_low": ("clip_ratio/low_mean",),
     "clip_high": ("clip_ratio/high_mean",),
     "kl": ("kl",),
@@ -397,6 +536,8 @@ def train_arm(
         callbacks=[record],
         loss_plugin=method.loss_plugin,
         profiler=profiler,
+        dynamic_sampling=method.dynamic_sampling,
+        refill=iter(refill_stream(task, refill_size(steps, size), seed, size.difficulty)),
     )
     trainer.remove_callback(PrinterCallback)
     started = time.perf_counter()
@@ -412,7 +553,16 @@ def train_arm(
         "heldout_pass1": accuracy(model, tokenizer, task, eval_sets["eval"], model.device, samples=pass_samples),
         "ood_greedy": accuracy(model, tokenizer, task, eval_sets["ood"], model.device, greedy=True),
     }
-    return _arm_result(trainer.state.global_step, seconds, started, final, profile)
+    return _arm_result(trainer.state.global_step, seconds, started, final, profile, _parameters(model))
+
+
+def refill_size(steps: int, shape: Any) -> int:
+    """Prompts dynamic sampling may draw in a run of ``steps`` (every generation batch, every round)."""
+    return math.ceil(steps / max(1, shape.num_iterations)) * shape.prompts_per_step * DYNAMIC_ROUNDS
+
+
+def _parameters(model: Any) -> int:
+    return int(sum(p.numel() for p in model.parameters()))
 
 
 def train_checkpoint_arm(
@@ -441,6 +591,10 @@ def train_checkpoint_arm(
         tokenizer.pad_token = tokenizer.eos_token
     stream = checkpoint.rl_stream(data, steps * preset.prompts_per_step, seed)
     rows = [{"prompt": mathpolicy.trl_prompt(r["prompt"], tokenizer), "answer": r["answer"]} for r in stream]
+    refill = [
+        {"prompt": mathpolicy.trl_prompt(r["prompt"], tokenizer), "answer": r["answer"]}
+        for r in checkpoint.rl_stream(data, refill_size(steps, preset), REFILL_SEED + seed)
+    ]
     config = build_checkpoint_config(
         method, preset, steps=steps, seed=seed, output_dir=output_dir, device=device, lora=lora
     )
@@ -483,6 +637,8 @@ def train_checkpoint_arm(
         loss_plugin=method.loss_plugin,
         peft_config=peft_config,
         profiler=profiler,
+        dynamic_sampling=method.dynamic_sampling,
+        refill=iter(refill),
     )
     trainer.remove_callback(PrinterCallback)
     started = time.perf_counter()
@@ -500,11 +656,14 @@ def train_checkpoint_arm(
             model, tokenizer, eval_rows, max_new_tokens=budget, batch=batch, greedy=False, samples=preset.pass_samples
         ),
     }
-    return _arm_result(trainer.state.global_step, seconds, started, final, profile)
+    return _arm_result(trainer.state.global_step, seconds, started, final, profile, _parameters(model))
+
+
+REFILL_SEED = 20_000  # a checkpoint run's refill prompts: the RL part shuffled with seed 20000 + the arm's RL seed
 
 
 def _arm_result(
-    done: int, seconds: float, started: float, final: dict[str, float], profile: dict[str, Any]
+    done: int, seconds: float, started: float, final: dict[str, float], profile: dict[str, Any], parameters: int
 ) -> dict[str, Any]:
     """One arm's summary: steps and time of training (evaluation after it), final held-out scores, profile."""
     return {
@@ -515,4 +674,5 @@ def _arm_result(
         "final": {k: round(v, 4) for k, v in final.items()},
         "eval_accuracy": round(final["heldout_greedy"], 4),
         "profile": profile,
+        "parameters": parameters,
     }

@@ -17,6 +17,10 @@ Design (repro/README.md has the numbers):
   bound excludes the claimed effect, "holds" when its test rejects, "inconclusive" otherwise.
 - ``simulate`` runs the same decision rule vectorised over many synthetic runs: the test suite and
   benchmarks/bench_verdict.py measure the false "better/worse" rate and the power with it.
+- What a run can support (repro/power.py ``classify``): ``pipeline check`` (toy tasks, tiny checkpoints),
+  ``evidence`` or ``underpowered``, with the minimum detectable effect at its seed pairs; the per-arm
+  mechanism rates (repro/mechanisms.py) gate the claim ("not testable here" when its lever did not engage).
+  Whether a run may drive an "adopt" is decided over all finished runs (repro/adoption.py).
 
 Pure functions; no I/O, no torch.
 """
@@ -31,13 +35,15 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from radar.repro import mechanisms as mech
 from radar.repro.methods import Claim, Method
+from radar.repro.power import ALPHA, MIN_EFFECT, Setting, classify
+
+__all__ = ["ALPHA", "MIN_EFFECT", "Setting"]
 
 Records = list[dict[str, Any]]  # per-step metric records of one (arm, seed)
 ArmRun = dict[str, Any]  # {"records": Records, "final": {"heldout_greedy": float, "heldout_pass1": float, ...}}
 
-ALPHA = 0.05  # family-wise error rate of the overall label
-MIN_EFFECT = 0.01  # a difference under 1 point of held-out accuracy is never "better"/"worse"
 VERDICT_METRICS: tuple[tuple[str, str], ...] = (
     ("heldout_greedy", "held-out greedy accuracy"),
     ("heldout_pass1", "held-out pass@1"),
@@ -282,14 +288,17 @@ def verdict(
     runs: dict[str, dict[int, ArmRun]],
     calibration: dict[str, Any] | None = None,
     profiles: dict[str, dict[int, dict[str, Any]]] | None = None,
+    setting: Setting | None = None,
+    planned: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The run's verdict from {"method": {seed: ArmRun}, "baseline": {seed: ArmRun}}.
 
-    ``calibration``: the seed noise of the latest A/A run on the same task and preset, shown beside it.
-    ``profiles``: each arm's efficiency profile per seed pair (repro/profile.py); the verdict then
-    carries ``efficiency`` (paired per-step time ratio and peak-memory difference) and its summary
-    opens with the held-out effect, the time ratio and the memory difference. The tests and labels
-    above do not depend on it.
+    ``calibration``: the seed noise of the matching A/A run (same model, data, preset, steps), shown beside it
+    and used for the run's power. ``profiles``: each arm's efficiency profile per seed pair (repro/profile.py);
+    the verdict then carries ``efficiency`` (paired per-step time ratio and peak-memory difference), quoted
+    at the end of the summary. ``setting``: what was trained (toy task or checkpoint, steps, seed pairs), for
+    the class of evidence; ``planned``: the power computed when the run was submitted. The tests and labels
+    do not depend on the profile, the setting or the plan.
     """
     m_runs, b_runs = runs["method"], runs["baseline"]
     seeds = sorted(set(m_runs) & set(b_runs))
@@ -315,8 +324,9 @@ def verdict(
             "baseline": _r(list(b[i])),
             "seeds": seeds,
         }
+    rates = mech.mechanisms(runs)
     if method.baseline == baseline.name or (not method.baseline and method.name == baseline.name):
-        claim = check_claim(method.claim, m_runs, b_runs)
+        claim = mech.gate(check_claim(method.claim, m_runs, b_runs), method, rates)
     else:
         want = method.baseline or method.name
         claim = {
@@ -325,6 +335,13 @@ def verdict(
             "reason": f"the claim is about {want}; run with --baseline {want}",
         }
     noise = seed_noise(m, b, calibration)
+    setting = setting or Setting(toy=True, quick=False, steps=0, seeds=len(seeds))
+    cal_sd = (calibration or {}).get("sd_difference")
+    own = noise["sd_difference"]
+    if calibration and cal_sd is not None and (own is None or cal_sd >= own):
+        sd, source = float(cal_sd), f"A/A run {calibration['run']}"
+    else:  # the run's own noise when it is the larger (or the only) one: power is never overstated
+        sd, source = own, "this run's own seed pairs"
     doc = {
         "overall": str(overall),
         "alpha": ALPHA,
@@ -334,6 +351,9 @@ def verdict(
         "claim": claim,
         "seed_noise": noise,
         "aa": method.name == baseline.name,
+        "setup": setting.setup,
+        "evidence": classify(setting, sd, source) | {"planned": planned},
+        "mechanisms": rates,
     }
     if profiles:
         doc["efficiency"] = efficiency(profiles)
@@ -419,11 +439,13 @@ def seed_noise(m: np.ndarray, b: np.ndarray, calibration: dict[str, Any] | None)
         x = x[~np.isnan(x)]
         return float(np.std(x, ddof=1)) if x.size >= 2 else math.nan
 
+    by_metric = {name: _r(sd(m[i] - b[i])) if m.size else None for i, (name, _) in enumerate(VERDICT_METRICS)}
     return {
         "metric": VERDICT_METRICS[0][0],
         "sd_method": _r(sd(m[0])) if m.size else None,
         "sd_baseline": _r(sd(b[0])) if b.size else None,
-        "sd_difference": _r(sd(m[0] - b[0])) if m.size else None,
+        "sd_difference": by_metric[VERDICT_METRICS[0][0]],
+        "sd_differences": by_metric,  # power uses greedy's (repro/power.py splits it to model pass@1's)
         "n": int(m.shape[1]) if m.ndim == 2 else 0,
         "calibration": calibration,
     }
@@ -459,34 +481,31 @@ def summary(method: str, baseline: str, doc: dict[str, Any]) -> str:
     if cal and cal.get("sd_difference") is not None:
         noise_text += f" (A/A run {cal['run']}: {_pts(cal['sd_difference'], sign=False)} pts)"
     claim = doc["claim"]
+    evidence = doc.get("evidence") or {}
     head = ""
-    eff = doc.get("efficiency")
-    primary = doc["metrics"][names_first(doc)]
-    if eff and eff.get("step_ratio") is not None:
-        held = (
-            f"{_pts(primary['effect'])} pts held-out"
-            + (
-                f" ({int(100 * primary['confidence'])}% CI [{_pts(primary['interval'][0])}, "
-                f"{_pts(primary['interval'][1])}])"
-                if primary["interval"][0] is not None
-                else ""
-            )
-            if primary["effect"] is not None
-            else "held-out: no data"
-        )
-        head = f"{method}: {held}, {eff['text']}. "
+    if evidence:
+        cls = str(evidence.get("class", ""))
+        head = f"{cls[:1].upper()}{cls[1:]} ({evidence.get('reason', '')})"
+        head += f": {method} vs {baseline}, {doc['setup']}. " if doc.get("setup") else ". "
+    power = evidence.get("power") or {}
+    power_text = (
+        f"; minimum detectable effect {_pts(power['mde'], sign=False)} pts at {power['seeds']} pairs "
+        f"(80% power, noise from {power['noise_source']})"
+        if power.get("mde") is not None
+        else ""
+    )
+    why = f" ({claim['reason']})" if claim.get("status") == "not testable here" and claim.get("reason") else ""
     text = head + (
         f"{method} vs {baseline} over {n} paired seed(s): {'; '.join(parts)}. Overall: {doc['overall']}"
-        f"{' (an A/A run: any difference is seed noise)' if doc.get('aa') else ''}; {noise_text}. "
-        f'Claim "{claim["claim"]}": {claim["status"]}.'
+        f"{' (an A/A run: any difference is seed noise)' if doc.get('aa') else ''}; {noise_text}{power_text}. "
+        f'Claim "{claim["claim"]}": {claim["status"]}{why}.'
     )
     if n < 2:
         text += " One seed gives no test: run --seeds 5 or more."
+    eff = doc.get("efficiency")
+    if eff and eff.get("step_ratio") is not None:  # last: on a shared CPU step times carry the machine's load
+        text += f" Efficiency ({eff.get('device') or 'device'}): {eff['text']}."
     return text
-
-
-def names_first(doc: dict[str, Any]) -> str:
-    return str(doc.get("primary") or VERDICT_METRICS[0][0])
 
 
 def _exp(x: float) -> float:

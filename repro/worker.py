@@ -1,7 +1,7 @@
 """The worker process of one run: ``python -m radar.repro.worker --db WORKSPACE/radar.db RUN_ID``.
 
-Started by ``repro.runner.start``; its stdout/stderr are the run's log.txt. Exit codes: 0 done or
-cancelled, 1 failed (the run record says why).
+Started by ``repro.supervise.start``; its stdout/stderr are the run's log.txt; the work is
+``repro.execute.execute``. Exit codes: 0 done or cancelled, 1 failed (the run record says why).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from pathlib import Path
 
-    from radar.repro.runner import execute
+    from radar.repro.execute import execute
 
     def log(msg: str) -> None:
         print(msg, flush=True)
@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
         run = execute(Path(args.db), args.run_id, log=log)
     except BaseException:  # already recorded as failed, traceback in the log
         return 1
-    return 0 if run["status"] in ("done", "cancelled") else 1
+    return 0 if run.status in ("done", "cancelled") else 1
 
 
 if __name__ == "__main__":

@@ -21,7 +21,18 @@ from radar.store.errors import ConfigError
 
 SOURCE_TYPES = ("arxiv", "arxiv-rss", "feed")
 # Sections owned by later stages; each stage validates its own table with its own dataclass.
-STAGE_SECTIONS = ("embedding", "search", "tagging", "trends", "report", "delivery", "profile", "repro", "app")
+STAGE_SECTIONS = (
+    "embedding",
+    "search",
+    "tagging",
+    "trends",
+    "report",
+    "delivery",
+    "profile",
+    "repro",
+    "app",
+    "dashboard",
+)
 ARXIV_MAX_PAGE_SIZE = 2000
 ARXIV_MAX_PER_QUERY = 30000
 ARXIV_MIN_INTERVAL_S = 3.0
@@ -50,12 +61,15 @@ class CrawlConfig:
     backoff_base_s: float = 3.0
     max_backoff_s: float = 120.0
     max_response_mb: float = 50.0  # per response, on the wire and after decompression (a gzip bomb stops here)
+    max_feed_entries: int = 2000  # per feed per crawl: the newest are stored, the rest left (a line says so)
 
     def __post_init__(self) -> None:
         if not self.timeout_s > 0:
             raise ConfigError("[crawl] timeout_s must be > 0 seconds")
         if not 0.001 <= self.max_response_mb <= 10_000:
             raise ConfigError("[crawl] max_response_mb must be between 0.001 and 10000 (megabytes per response)")
+        if not 1 <= self.max_feed_entries <= 1_000_000:
+            raise ConfigError("[crawl] max_feed_entries must be 1..1000000 (entries stored per feed per crawl)")
         if not 0 <= self.max_retries <= 10:
             raise ConfigError("[crawl] max_retries must be between 0 and 10 (retries are bounded)")
         if self.backoff_base_s < 0 or self.max_backoff_s < self.backoff_base_s:

@@ -5,55 +5,199 @@ Writes happen in transactions: a crash leaves either the old or the new row, nev
 
 from __future__ import annotations
 
+import errno
+import os
 import sqlite3
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
+from functools import cache
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
+from radar.store.contributions import ContributionsTable
 from radar.store.crawl import CrawlStateTable
 from radar.store.deliveries import DeliveriesTable
 from radar.store.documents import DocumentsTable
 from radar.store.embeddings import EmbeddingsTable
-from radar.store.errors import StoreError
+from radar.store.errors import DiskError, StoreError, disk_message, free_bytes
 from radar.store.names import NamesTable
 from radar.store.people import PeopleTable
 from radar.store.runs import RunsTable
 from radar.store.schema import LATEST_VERSION, MIGRATIONS
 from radar.store.tags import TagsTable
+from radar.store.text import INVISIBLE, strip_invisible
 
 BUSY_TIMEOUT_S = 30.0  # how long a write waits for another process's write before "the workspace is busy"
+# tables a reading command may write (caches): on a read-only workspace they live in memory for the process
+CACHE_TABLES = ("names", "meta")
 
 
 def _is_busy(exc: sqlite3.DatabaseError) -> bool:
     return isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))
 
 
+def writable(path: Path) -> bool:
+    """Whether the database file and its folder can be written (a read-only mount, or a folder without write
+    permission, cannot: SQLite must create its -wal and -shm files beside the database)."""
+    folder = path.parent
+    try:
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return False
+    except OSError:
+        return True  # a missing folder: the connect below says so
+    return os.access(folder, os.W_OK) and (not path.exists() or os.access(path, os.W_OK))
+
+
+def integrity(path: Path) -> str:
+    """``PRAGMA integrity_check`` on a read-only connection: "ok", or what it (or opening the file) found."""
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(path))}?mode=ro&immutable=1", uri=True)
+        try:
+            rows = conn.execute("PRAGMA integrity_check(5)").fetchall()
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        return str(exc)
+    return "; ".join(str(r[0]) for r in rows)[:200] or "no answer"
+
+
+def _has_invisible(*values: str | None) -> bool:
+    return any(v is not None and INVISIBLE.search(v) is not None for v in values)
+
+
+def register_functions(conn: sqlite3.Connection) -> None:
+    """The SQL functions migrations use (store.text's character clean-up)."""
+    conn.create_function("radar_has_invisible", -1, _has_invisible, deterministic=True)
+    conn.create_function(
+        "radar_strip_invisible", 1, lambda s: s if s is None else strip_invisible(s), deterministic=True
+    )
+
+
+@cache
+def expected_schema() -> dict[str, tuple[str, list[str]]]:
+    """{table: (its CREATE TABLE statement, its CREATE INDEX statements)} after every migration."""
+    conn = sqlite3.connect(":memory:")
+    register_functions(conn)
+    try:
+        for _, sql in MIGRATIONS:
+            for statement in sql.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+        rows = conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL").fetchall()
+    finally:
+        conn.close()
+    tables: dict[str, tuple[str, list[str]]] = {name: (sql, []) for kind, name, _, sql in rows if kind == "table"}
+    for kind, _, table, sql in rows:
+        if kind == "index":
+            tables[table][1].append(sql)
+    return tables
+
+
+def _temp(create: str) -> str:
+    return create.replace("CREATE TABLE", "CREATE TEMP TABLE", 1)
+
+
 class Store(
-    DocumentsTable, EmbeddingsTable, TagsTable, RunsTable, DeliveriesTable, CrawlStateTable, NamesTable, PeopleTable
+    DocumentsTable,
+    EmbeddingsTable,
+    TagsTable,
+    RunsTable,
+    DeliveriesTable,
+    CrawlStateTable,
+    NamesTable,
+    PeopleTable,
+    ContributionsTable,
 ):
     """A connection to the workspace database. Use as a context manager or call close().
 
     The connection, transactions and migrations live here; each table's methods and row types live in
-    its module (documents, embeddings, tags, runs, deliveries, crawl), composed into this one class."""
+    its module (documents, embeddings, tags, runs, deliveries, crawl), composed into this one class.
+
+    On a read-only workspace (a read-only mount, a folder without write permission) the database is opened
+    read-only: reading works, the cache tables (names, meta) are kept in memory for the process, and a
+    write is one line saying so. A table missing from the database (dropped by hand or by another tool) is
+    created again, empty, on open (``recreated`` names them). Opening fails with "damaged, restore it from a
+    backup" only when ``PRAGMA integrity_check`` says so; a full disk or a permission problem is said as such.
+    """
 
     def __init__(self, path: Path, *, busy_timeout_s: float = BUSY_TIMEOUT_S) -> None:
         self.path = path
         self.busy_timeout_s = busy_timeout_s
+        self.read_only = not writable(path) and path.exists()
+        self.recreated: list[str] = []
         try:
-            self.conn = sqlite3.connect(path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False)
-            self.conn.row_factory = sqlite3.Row
-            self.conn.execute("PRAGMA journal_mode=WAL")
-            self.conn.execute("PRAGMA synchronous=NORMAL")
-            self.conn.execute("PRAGMA foreign_keys=ON")
-            self._migrate()
+            if self.read_only:
+                self._open_read_only()
+            else:
+                self.conn = sqlite3.connect(path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False)
+                self.conn.row_factory = sqlite3.Row
+                register_functions(self.conn)
+                self.conn.execute("PRAGMA journal_mode=WAL")
+                self.conn.execute("PRAGMA synchronous=NORMAL")
+                self.conn.execute("PRAGMA foreign_keys=ON")
+                self._migrate()
+            self._recreate_missing()
         except sqlite3.DatabaseError as exc:
             if _is_busy(exc):
                 raise self._busy() from None
+            raise self._cannot_open(exc) from None
+
+    def _open_read_only(self) -> None:
+        """mode=ro reads the WAL when its -shm exists; immutable=1 when nothing can be created beside the file."""
+        uri = f"file:{quote(str(self.path))}?mode=ro"
+        try:
+            self.conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+            self.conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+        except sqlite3.OperationalError:
+            self.conn = sqlite3.connect(uri + "&immutable=1", uri=True, isolation_level=None, check_same_thread=False)
+        self.conn.row_factory = sqlite3.Row
+        if self.schema_version < LATEST_VERSION:
             raise StoreError(
-                f"cannot open the database {path} ({exc}); restore it from a backup or move it away "
-                "and run `radar init`"
-            ) from None
+                f"the database {self.path} is read-only and needs an upgrade (schema v{self.schema_version} -> "
+                f"v{LATEST_VERSION}); run any radar command once where the workspace is writable"
+            )
+        for table in CACHE_TABLES:  # shadowed by in-memory copies (TEMP is searched first), filled from the file
+            self.conn.execute(_temp(expected_schema()[table][0]))
+            with suppress(sqlite3.OperationalError):  # the file may lack the table
+                self.conn.execute(f"INSERT INTO temp.{table} SELECT * FROM main.{table}")
+
+    def _cannot_open(self, exc: sqlite3.DatabaseError) -> StoreError:
+        """One line that says what is really wrong: a full disk, or damage (only when integrity_check says so)."""
+        free = free_bytes(self.path)
+        if "full" in str(exc) or (free is not None and free < 1 << 20):
+            return DiskError(disk_message(errno.ENOSPC, self.path, "opening"), errno.ENOSPC, self.path)
+        if not self.path.parent.is_dir():
+            return StoreError(f"cannot open the database {self.path}: the folder {self.path.parent} does not exist")
+        verdict = integrity(self.path) if self.path.exists() else "ok"
+        if verdict == "ok":
+            return StoreError(
+                f"cannot open the database {self.path} ({exc}); the database itself is intact (integrity_check "
+                "ok): check the folder's permissions and free space, then rerun"
+            )
+        return StoreError(
+            f"the database {self.path} is damaged (integrity_check: {verdict}); restore it from a backup or "
+            "move it away and run `radar init`"
+        )
+
+    def _recreate_missing(self) -> None:
+        """Create tables (and their indexes) that an older migration made but the file lacks, empty."""
+        have = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if self.read_only:
+            have |= {r[0] for r in self.conn.execute("SELECT name FROM sqlite_temp_master WHERE type = 'table'")}
+        missing = [t for t in expected_schema() if t not in have]
+        if not missing:
+            return
+        with self.transaction() as conn:
+            for table in missing:
+                create, indexes = expected_schema()[table]
+                if self.read_only:  # in memory for this process; the file stays as it is
+                    conn.execute(_temp(create))
+                    continue
+                conn.execute(create)
+                for index in indexes:
+                    conn.execute(index)
+        self.recreated = missing
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -71,17 +215,42 @@ class Store(
         """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any exception (including KeyboardInterrupt). Waits up to
         ``busy_timeout_s`` for another writer, then raises one line: the workspace is busy."""
         try:
-            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.execute("BEGIN" if self.read_only else "BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
             if _is_busy(exc):
                 raise self._busy() from None
-            raise
+            raise self._write_failed(exc) from None
         try:
             yield self.conn
-        except BaseException:
-            self.conn.execute("ROLLBACK")
+        except BaseException as exc:
+            with suppress(sqlite3.Error):  # a full disk may have rolled it back already
+                self.conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.OperationalError) and not _is_busy(exc):
+                raise self._write_failed(exc) from None
             raise
-        self.conn.execute("COMMIT")
+        try:
+            self.conn.execute("COMMIT")
+        except sqlite3.OperationalError as exc:
+            with suppress(sqlite3.Error):
+                self.conn.execute("ROLLBACK")
+            if _is_busy(exc):
+                raise self._busy() from None
+            raise self._write_failed(exc) from None
+
+    def _write_failed(self, exc: sqlite3.OperationalError) -> StoreError | sqlite3.OperationalError:
+        """A write SQLite refused as one line: read-only, full disk, I/O error; other errors unchanged."""
+        text = str(exc)
+        if "readonly" in text:
+            return DiskError(disk_message(errno.EROFS, self.path), errno.EROFS, self.path)
+        free = free_bytes(self.path)
+        if "full" in text or (("I/O" in text or "disk" in text) and free is not None and free < 1 << 20):
+            return DiskError(disk_message(errno.ENOSPC, self.path), errno.ENOSPC, self.path)
+        if "I/O" in text:
+            return StoreError(
+                f"a disk I/O error writing the database {self.path} ({text}); nothing was stored: check the "
+                "disk (free space, `dmesg`) and rerun"
+            )
+        return exc
 
     def _busy(self) -> StoreError:
         return StoreError(

@@ -13,8 +13,11 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from radar.store.dates import entered_sql
 from radar.store.models import Document, UpsertCounts, utc_now
 from radar.store.table import Table
+
+ENTERED = entered_sql("d")
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,12 +240,14 @@ class DocumentsTable(Table):
     ) -> tuple[list[str], list[Any]]:
         clauses: list[str] = []
         params: list[Any] = []
+        # the day a document entered the record (store.dates): a paper held in moderation counts when announced;
+        # entered >= published, so the plain bound on published keeps the index range scan for ``until``
         if since:
-            clauses.append("d.published >= ?")
+            clauses.append(f"{ENTERED} >= ?")
             params.append(since)
         if until:
-            clauses.append("d.published <= ?")
-            params.append(until)
+            clauses.append(f"d.published <= ? AND {ENTERED} <= ?")
+            params.extend((until, until))
         for column, values in (("d.source", list(sources)), ("d.kind", list(kinds))):
             if values:
                 clauses.append(f"{column} IN ({','.join('?' * len(values))})")
@@ -300,11 +305,13 @@ class DocumentsTable(Table):
         }
 
     def published_range(self, kind: str = "") -> PublishedRange:
-        """(first, last) publication stamps, of one kind of document if given ('' when none)."""
-        where = "WHERE kind = ?" if kind else ""
+        """(first, last) stamps of the day documents entered the record (store.dates), of one kind if given
+        ('' when none)."""
+        where = "WHERE d.kind = ?" if kind else ""
         params = [kind, kind] if kind else []
         row = self.conn.execute(
-            f"SELECT (SELECT MIN(published) FROM documents {where}), (SELECT MAX(published) FROM documents {where})",
+            f"SELECT (SELECT MIN({ENTERED}) FROM documents d {where}), "
+            f"(SELECT MAX({ENTERED}) FROM documents d {where})",
             params,
         ).fetchone()
         return PublishedRange(row[0] or "", row[1] or "")
@@ -329,6 +336,6 @@ class DocumentsTable(Table):
         clauses, params = self._filter_sql(since, until, (), (), (), ())
         where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
         rows = self.conn.execute(
-            f"SELECT substr(d.published, 1, 10), d.kind, COUNT(*) FROM documents d {where} GROUP BY 1, 2", params
+            f"SELECT substr({ENTERED}, 1, 10), d.kind, COUNT(*) FROM documents d {where} GROUP BY 1, 2", params
         )
         return [DayCount(r[0], r[1], r[2]) for r in rows]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
+from radar.store.dates import entered_sql
 from radar.store.table import Table
 
 
@@ -36,7 +37,7 @@ class Facet(NamedTuple):
     """The filterable fields of one document; ``vec_id`` is -1 when it has no vector."""
 
     doc_id: str
-    published: str
+    published: str  # the day it entered the record (store.dates), what date filters compare
     source: str
     kind: str
     vec_id: int
@@ -106,7 +107,7 @@ class EmbeddingsTable(Table):
         yield from map(
             Facet._make,
             self.conn.execute(
-                "SELECT d.id, d.published, d.source, d.kind, COALESCE(e.vec_id, -1) FROM documents d "
+                f"SELECT d.id, {entered_sql('d')}, d.source, d.kind, COALESCE(e.vec_id, -1) FROM documents d "
                 "LEFT JOIN embeddings e ON e.doc_id = d.id"
             ),
         )

@@ -17,6 +17,8 @@ import orjson
 from radar.store.errors import StoreError
 from radar.store.models import utc_now
 from radar.store.table import Table
+from radar.store.text import strip_invisible
+from radar.store.urls import UrlRefused, check_configured_url, check_email
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 FEEDBACK_SOURCES = ("import", "cli", "dashboard", "report")
@@ -33,6 +35,18 @@ class PersonProfile:
     authors: tuple[str, ...] = ()
     institutions: tuple[str, ...] = ()
     min_score: float = 0.0
+
+    def cleaned(self) -> PersonProfile:
+        """The profile without bidi controls or zero-width characters (store.text) in any name or term."""
+        clean = strip_invisible
+        return PersonProfile(
+            tags={clean(k): v for k, v in self.tags.items() if clean(k)},
+            terms={clean(k): v for k, v in self.terms.items() if clean(k)},
+            negative_terms=tuple(t for t in map(clean, self.negative_terms) if t),
+            authors=tuple(a for a in map(clean, self.authors) if a),
+            institutions=tuple(i for i in map(clean, self.institutions) if i),
+            min_score=self.min_score,
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -104,8 +118,7 @@ class PeopleTable(Table):
             raise StoreError(
                 f"person name {name!r} must be 1-64 letters, digits, '.', '_' or '-' (e.g. alice or a.smith)"
             )
-        if email and ("@" not in email or any(c.isspace() for c in email)):
-            raise StoreError(f"{email!r} is not an email address; e.g. --email alice@example.org")
+        _check_reach(name, email, webhook)
         with self.transaction() as conn:
             if conn.execute("SELECT 1 FROM people WHERE name = ?", (name,)).fetchone():
                 raise StoreError(f"a person named {name!r} exists already; see `radar people list`")
@@ -134,13 +147,14 @@ class PeopleTable(Table):
         self, name: str, *, email: str | None = None, webhook: str | None = None, profile: PersonProfile | None = None
     ) -> Person:
         person = self.person(name)
+        _check_reach(name, email or "", webhook or "")
         with self.transaction() as conn:
             conn.execute(
                 "UPDATE people SET email = ?, webhook = ?, profile = ? WHERE id = ?",
                 (
                     person.email if email is None else email,
                     person.webhook if webhook is None else webhook,
-                    orjson.dumps((profile or person.profile).as_dict()).decode(),
+                    orjson.dumps((profile or person.profile).cleaned().as_dict()).decode(),
                     person.id,
                 ),
             )
@@ -187,6 +201,7 @@ class PeopleTable(Table):
         self, name: str, label: str, query: str, *, filters: dict[str, Any] | None = None, min_score: float = 0.0
     ) -> SavedSearch:
         person = self.person(name)
+        label, query = strip_invisible(label), strip_invisible(query)
         if not query.strip():
             raise StoreError('a saved search needs a query, e.g. radar people search alice "GRPO variance"')
         with self.transaction() as conn:
@@ -241,6 +256,17 @@ class PeopleTable(Table):
             (person.id, since),
         )
         return [PersonAlert(r[0], r[1], float(r[2]), r[3]) for r in rows]
+
+
+def _check_reach(name: str, email: str, webhook: str) -> None:
+    """Where a person's digest and alerts go, checked where it is set: a plain address (no CR/LF: no header
+    injection), an http(s) webhook that is no link-local/metadata address."""
+    for value, check, what in ((email, check_email, "email"), (webhook, check_configured_url, "webhook")):
+        try:
+            if value:
+                check(value, f"person {name}'s {what}")
+        except UrlRefused as exc:
+            raise StoreError(f"{exc} (`radar people set {name} --{what} ...`)") from None
 
 
 def _person(row: Any) -> Person:

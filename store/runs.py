@@ -1,10 +1,11 @@
 """The runs table: reproduction runs and other background jobs (written by repro/, read by app/ and reports/).
 
-``RunRecord`` and ``RunVerdict`` are the typed, frozen view of a finished run that readers use
-(``radar repro list/show``, reports' recommendations and runs section, the dashboard): they live
-here, in the store that repro and reports share, so that reading runs never imports repro or torch.
-``RunVerdict.calibrated`` is False for records written before verdicts carried their tests (an
-old bootstrap verdict must not drive an "adopt").
+``RunRecord`` is the only run type from the store up: ``get_run``/``list_runs`` return it, and readers
+(``radar repro list/show``, reports' recommendations and runs section, the dashboard) use it and its
+typed ``RunVerdict`` (tests, evidence class, power, per-arm mechanism rates). They live here, in the
+store that repro and reports share, so that reading runs never imports repro or torch.
+``RunVerdict.calibrated`` is False for records written before verdicts carried their tests, and
+``evidence_class`` is "" for records written before verdicts carried one: neither drives an "adopt".
 """
 
 from __future__ import annotations
@@ -73,15 +74,100 @@ class SeedNoise:
     calibration: dict[str, Any] | None = None
 
 
+EVIDENCE_CLASSES = ("pipeline check", "evidence", "underpowered")
+
+
+@dataclass(frozen=True)
+class Power:
+    """What a run could detect, fixed before it trained: seed noise (sd of the paired differences of the primary
+    score, and where it came from), the minimum detectable effect at the run's seed pairs (80 % power, the
+    verdict's own test), the effect asked for and the seed pairs it needs."""
+
+    seeds: int
+    sd_difference: float | None
+    noise_source: str  # "A/A run ID", "run ID (stored seed noise)", "assumed: ..." or "" (unknown)
+    mde: float | None  # a share: 0.035 = 3.5 points
+    effect: float  # the effect the run should be able to find (a share)
+    seeds_needed: int | None  # seed pairs for ``effect`` at 80 % power (None: unknown noise or > the maximum)
+    power_at_effect: float | None
+
+    @property
+    def underpowered(self) -> bool:
+        return self.mde is not None and self.mde > self.effect
+
+    @property
+    def text(self) -> str:
+        """One line: 'MDE 3.6 pts at 5 seed pairs (seed noise sd 2.0 pts, A/A run X); +5.0 pts needs 3 pairs'."""
+        if self.seeds < 2:
+            return f"no test at {self.seeds} seed pair: the verdict's paired test needs at least 2 (run --seeds 5)"
+        if self.mde is None or self.sd_difference is None:
+            return (
+                f"power unknown at {self.seeds} seed pairs: no seed noise measured for this model and task "
+                f"(run an A/A first: --method grpo --baseline grpo)"
+            )
+        needed = f"{self.seeds_needed} pairs" if self.seeds_needed is not None else "more than 20 pairs (the maximum)"
+        return (
+            f"minimum detectable effect {100 * self.mde:.1f} pts at {self.seeds} seed pairs (80% power; seed noise "
+            f"sd {100 * self.sd_difference:.1f} pts, {self.noise_source}); +{100 * self.effect:.1f} pts needs {needed}"
+        )
+
+    @classmethod
+    def from_dict(cls, d: Any) -> Power | None:
+        if not isinstance(d, dict) or "seeds" not in d:
+            return None
+        needed = d.get("seeds_needed")
+        return cls(
+            seeds=int(d.get("seeds") or 0),
+            sd_difference=_num(d.get("sd_difference")),
+            noise_source=str(d.get("noise_source") or ""),
+            mde=_num(d.get("mde")),
+            effect=float(_num(d.get("effect")) or 0.05),
+            seeds_needed=int(needed) if isinstance(needed, int) and not isinstance(needed, bool) else None,
+            power_at_effect=_num(d.get("power_at_effect")),
+        )
+
+
+@dataclass(frozen=True)
+class ArmMechanisms:
+    """Whether the levers a method is about engaged in one arm: rates over its steps and seeds (repro/verdict.py
+    ``mechanisms``). None where the arm's trainer does not log it (e.g. clip fractions of a plug-in loss)."""
+
+    overlong_rate: float | None  # completions the soft overlong punishment touched
+    clip_low: float | None  # tokens clipped at the lower bound (1 - epsilon)
+    clip_high: float | None  # tokens clipped at the upper bound (1 + epsilon_high)
+    clip_region: float | None  # tokens (GSPO/LUSPO: sequences) outside the trust region
+    capped_share: float | None  # CISPO: importance weights at the cap
+    zero_var_share: float | None  # groups whose answers were all right or all wrong, as generated
+    zero_var_trained: float | None  # ... in the batch trained on (after dynamic sampling's filter and refill)
+    resampled_groups: float | None  # groups re-generated per generation batch (dynamic sampling)
+    length: float | None  # mean completion length (tokens)
+    length_slope: float | None  # tokens per 100 steps
+    correct_length: float | None
+    incorrect_length: float | None
+    length_range: float | None  # mean of (longest - shortest completion) per batch
+
+    @classmethod
+    def from_dict(cls, d: Any) -> ArmMechanisms:
+        d = d if isinstance(d, dict) else {}
+        return cls(**{f: _num(d.get(f)) for f in cls.__dataclass_fields__})
+
+
 @dataclass(frozen=True)
 class RunVerdict:
     overall: str  # one of VERDICT_LABELS
     summary: str
     metrics: tuple[MetricTest, ...] = ()
     claim: str = ""
-    claim_status: str = ""
+    claim_status: str = ""  # holds / refuted / inconclusive / not testable here / not checked
+    claim_reason: str = ""  # why a claim is not testable here (the lever's measured rate) or not checked
     seed_noise: SeedNoise | None = None
     calibrated: bool = False  # True when the verdict comes from the paired, Holm-corrected tests
+    evidence_class: str = ""  # one of EVIDENCE_CLASSES; "" for records written before verdicts carried one
+    evidence_reason: str = ""
+    power: Power | None = None
+    mechanisms: dict[str, ArmMechanisms] = field(default_factory=dict)  # per arm ("method", "baseline")
+    aa: bool = False  # an A/A run (method == baseline): a calibration, never a result about a method
+    decision_p: float | None = None  # the smallest Holm-adjusted p of the label's metrics (the run's global test)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> RunVerdict | None:
@@ -92,12 +178,16 @@ class RunVerdict:
         tests = tuple(MetricTest.from_dict(k, v) for k, v in metrics.items() if isinstance(v, dict))
         noise = d.get("seed_noise")
         claim: dict[str, Any] = raw_claim if isinstance(raw_claim, dict) else {}
+        evidence = d.get("evidence") if isinstance(d.get("evidence"), dict) else {}
+        mech = d.get("mechanisms") if isinstance(d.get("mechanisms"), dict) else {}
+        ps = [t.p_adjusted for t in tests if t.p_adjusted is not None]
         return cls(
             overall=str(d["overall"]),
             summary=str(d.get("summary", "")),
             metrics=tests,
             claim=str(claim.get("claim", "")),
             claim_status=str(claim.get("status", "")),
+            claim_reason=str(claim.get("reason", "")),
             seed_noise=SeedNoise(
                 metric=str(noise.get("metric", "")),
                 sd_method=_num(noise.get("sd_method")),
@@ -109,6 +199,12 @@ class RunVerdict:
             if isinstance(noise, dict)
             else None,
             calibrated=bool(tests) and all(t.p_adjusted is not None or t.n < 2 for t in tests),
+            evidence_class=str(evidence.get("class", "")),  # type: ignore[union-attr]
+            evidence_reason=str(evidence.get("reason", "")),  # type: ignore[union-attr]
+            power=Power.from_dict(evidence.get("power")),  # type: ignore[union-attr]
+            mechanisms={arm: ArmMechanisms.from_dict(v) for arm, v in mech.items()},  # type: ignore[union-attr]
+            aa=bool(d.get("aa")),
+            decision_p=min(ps) if ps else None,
         )
 
 
@@ -145,7 +241,9 @@ class ArmProfile:
 
 @dataclass(frozen=True)
 class RunRecord:
-    """One run as readers see it: parameters, life cycle, and (when done) verdict, metrics, plots."""
+    """One run as readers see it: parameters, life cycle, and (when done) verdict, metrics, plots.
+
+    The store returns runs only as RunRecords; ``params`` and ``result`` stay the JSON they were stored as."""
 
     id: str
     kind: str
@@ -158,6 +256,7 @@ class RunRecord:
     finished_at: str
     cancel_requested: bool
     pid: int | None
+    heartbeat_at: str = ""
     verdict: RunVerdict | None = None
     metrics: dict[str, Any] = field(default_factory=dict)
     plots: tuple[str, ...] = ()
@@ -178,6 +277,39 @@ class RunRecord:
         return str(self.params.get("task", ""))
 
     @property
+    def steps(self) -> int:
+        return int(self.params.get("total_steps") or self.params.get("steps") or 0)
+
+    @property
+    def seeds(self) -> int:
+        return int(self.params.get("seeds") or 0)
+
+    @property
+    def active(self) -> bool:
+        return self.status in ("queued", "running")
+
+    @property
+    def model(self) -> str:
+        """What was trained: the checkpoint's folder name, or the toy tasks' tiny character-level policy."""
+        return model_text(self.params)
+
+    @property
+    def parameters(self) -> int | None:
+        """The policy's parameter count (recorded when the run trained), else None."""
+        raw = (self.result.get("model") or {}).get("parameters") if isinstance(self.result.get("model"), dict) else None
+        return int(raw) if isinstance(raw, int) and not isinstance(raw, bool) else None
+
+    @property
+    def setup(self) -> str:
+        """Model, parameters, task, steps and seed pairs: what every line about a run names."""
+        return setup_text(self.params, self.parameters)
+
+    @property
+    def experiment(self) -> str:
+        """The experiment this run is a look at (all its settings but the seed pairs), "" for older records."""
+        return str(self.params.get("experiment") or "")
+
+    @property
     def profiles(self) -> dict[str, ArmProfile]:
         """Each arm's efficiency profile ("method", "baseline"); empty for runs recorded before profiles."""
         raw = self.result.get("profile")
@@ -191,6 +323,30 @@ class RunRecord:
         verdict = self.result.get("verdict")
         eff = verdict.get("efficiency") if isinstance(verdict, dict) else None
         return str(eff.get("text", "")) if isinstance(eff, dict) else ""
+
+    def as_json(self) -> dict[str, Any]:
+        """The run as one JSON object (`radar repro list/show --json`)."""
+        result = self.result
+        verdict = result.get("verdict")
+        return {
+            "id": self.id,
+            "status": self.status,
+            "setup": self.setup,
+            "verdict": verdict,
+            "metrics": result.get("metrics"),
+            "plots": list(self.plots),
+            "params": self.params,
+            "progress": self.progress,
+            "error": self.error,
+            "created_at": self.created_at,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "folder": result.get("folder"),
+            "eval_overlap": self.eval_overlap,
+            "model": result.get("model"),
+            "profile": result.get("profile"),
+            "efficiency": verdict.get("efficiency") if isinstance(verdict, dict) else None,
+        }
 
     @classmethod
     def from_row(cls, d: dict[str, Any]) -> RunRecord:
@@ -208,6 +364,7 @@ class RunRecord:
             finished_at=d.get("finished_at") or "",
             cancel_requested=bool(d.get("cancel_requested")),
             pid=d.get("pid"),
+            heartbeat_at=d.get("heartbeat_at") or "",
             verdict=RunVerdict.from_dict(result.get("verdict")),
             metrics=result.get("metrics") or {},
             plots=tuple(result.get("plots") or ()),
@@ -215,6 +372,47 @@ class RunRecord:
             eval_overlap=result.get("eval_overlap"),
             result=result,
         )
+
+
+def model_text(params: dict[str, Any]) -> str:
+    """A run's policy in words: "checkpoint NAME" or "tiny char-level Qwen2 (SFT warm start)"."""
+    path = str(params.get("model_path") or params.get("model") or "")
+    if path:
+        return "checkpoint " + path.rstrip("/").rsplit("/", 1)[-1]
+    return f"{params.get('preset') or 'tiny'} char-level Qwen2 (SFT warm start)"
+
+
+def setup_text(params: dict[str, Any], parameters: int | None) -> str:
+    """ "tiny char-level Qwen2 (SFT warm start), 0.1M parameters, task addition, 200 steps, 5 seed pairs"."""
+    size = "parameters not recorded" if parameters is None else f"{_count(parameters)} parameters"
+    data = str(params.get("dataset_path") or params.get("dataset") or "")
+    task = f"data {data.rstrip('/').rsplit('/', 1)[-1]}" if data else f"task {params.get('task', '')}"
+    steps = int(params.get("total_steps") or params.get("steps") or 0)
+    seeds, first = int(params.get("seeds") or 0), int(params.get("first_pair") or 0)
+    pairs = f"{seeds} seed pairs" + (f" ({first}-{first + seeds - 1})" if first else "")
+    return f"{model_text(params)}, {size}, {task}, {steps} steps, {pairs}"
+
+
+def _count(n: int) -> str:
+    return f"{n / 1e9:.1f}B" if n >= 1e9 else f"{n / 1e6:.1f}M" if n >= 1e5 else f"{n:,}"
+
+
+@dataclass(frozen=True)
+class RunAdoption:
+    """Whether a finished A/B run may drive an "adopt" (computed over all finished runs: repro/adoption.py).
+
+    ``adoptable`` needs the class ``evidence``, a matching A/A calibration (same model, data, preset, steps) that
+    itself found no difference, and the run's test surviving Holm's correction across its family (the runs
+    against the same baseline in the same ISO week, plus earlier looks at the same experiment), or a replication
+    (another independent look at the same experiment that is also "better")."""
+
+    run_id: str
+    adoptable: bool
+    reason: str  # why (not): one line
+    calibration: str = ""  # the matching A/A run's id, "" when none
+    family: tuple[str, ...] = ()  # the runs corrected together (this one included)
+    family_p: float | None = None  # this run's p after Holm across the family
+    replicated_by: str = ""  # an independent look that agrees
 
 
 class RunsTable(Table):
@@ -254,11 +452,12 @@ class RunsTable(Table):
             if cur.rowcount == 0:
                 raise StoreError(f"no run {run_id!r}; list runs with `radar repro list`")
 
-    def get_run(self, run_id: str) -> dict[str, Any] | None:
+    def get_run(self, run_id: str) -> RunRecord | None:
         row = self.conn.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
-        return self._run_dict(row) if row else None
+        return RunRecord.from_row(self._run_dict(row)) if row else None
 
-    def list_runs(self, kind: str = "", status: str = "") -> list[dict[str, Any]]:
+    def list_runs(self, kind: str = "", status: str = "") -> list[RunRecord]:
+        """Runs, newest first."""
         clauses, params = [], []
         if kind:
             clauses.append("kind = ?")
@@ -268,15 +467,7 @@ class RunsTable(Table):
             params.append(status)
         where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
         rows = self.conn.execute(f"SELECT * FROM runs {where} ORDER BY created_at DESC, id DESC", params)
-        return [self._run_dict(r) for r in rows]
-
-    def run_record(self, run_id: str) -> RunRecord | None:
-        run = self.get_run(run_id)
-        return RunRecord.from_row(run) if run else None
-
-    def run_records(self, kind: str = "", status: str = "") -> list[RunRecord]:
-        """Typed records, newest first."""
-        return [RunRecord.from_row(r) for r in self.list_runs(kind=kind, status=status)]
+        return [RunRecord.from_row(self._run_dict(r)) for r in rows]
 
     @staticmethod
     def _run_dict(row: sqlite3.Row) -> dict[str, Any]:

@@ -7,8 +7,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
+from radar.store.dates import entered_sql
 from radar.store.models import utc_now
 from radar.store.table import Table
+
+ENTERED = entered_sql("d")
 
 
 class EmbeddedDocument(NamedTuple):
@@ -105,11 +108,12 @@ class TagsTable(Table):
         return ":".join(str(v) for v in row)
 
     def tagged_in(self, since: str, until: str) -> list[TaggedDocument]:
-        """One row per (document, tag) of tagged documents published in [since, until]."""
+        """One row per (document, tag) of tagged documents that entered the record (store.dates) in [since, until],
+        with that day."""
         rows = self.conn.execute(
-            "SELECT d.id, substr(d.published, 1, 10), t.tag FROM documents d "
-            "JOIN document_tags t ON t.doc_id = d.id WHERE d.published >= ? AND d.published <= ?",
-            (since, until),
+            f"SELECT d.id, substr({ENTERED}, 1, 10), t.tag FROM documents d "
+            f"JOIN document_tags t ON t.doc_id = d.id WHERE d.published <= ? AND {ENTERED} >= ? AND {ENTERED} <= ?",
+            (until, since, until),
         )
         return [TaggedDocument(r[0], r[1], r[2]) for r in rows]
 

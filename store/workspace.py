@@ -20,7 +20,7 @@ import filelock
 
 from radar.store.config import DEFAULT_CONFIG_TEXT, Config, parse_config
 from radar.store.db import Store
-from radar.store.errors import WorkspaceError
+from radar.store.errors import WorkspaceError, disk_error
 from radar.store.files import write_bytes_atomic, write_text_atomic
 
 ENV_VAR = "RADAR_HOME"
@@ -90,6 +90,11 @@ class Workspace:
 
     @property
     def tag_model_path(self) -> Path:
+        return self.index_dir / "tagger" / "model.npz"  # numbers and JSON only: loading it runs no code
+
+    @property
+    def legacy_tag_model_path(self) -> Path:
+        """Where versions before the .npz model pickled it; never read (a pickle can run code)."""
         return self.index_dir / "tagger" / "model.pkl"
 
     @property
@@ -99,6 +104,11 @@ class Workspace:
     @property
     def topics_dir(self) -> Path:
         return self.index_dir / "topics"
+
+    def period_trends_path(self, label: str) -> Path:
+        """One period's trends (2025-W39), as the weekly job computed them: what the report, `radar trends
+        --week` and the dashboard read."""
+        return self.index_dir / "trends" / f"period-{label}.json"
 
     def resolve(self, path: str | os.PathLike[str]) -> Path:
         """A path from radar.toml: absolute as written, relative to the workspace folder otherwise."""
@@ -164,12 +174,21 @@ class Workspace:
     def lock(self, name: str) -> Iterator[None]:
         """An exclusive, non-blocking lock (filelock: flock on POSIX, msvcrt on Windows); released when the
         process dies."""
-        self.locks_dir.mkdir(parents=True, exist_ok=True)
-        lock = filelock.FileLock(self.locks_dir / f"{name}.lock", timeout=0)
+        path = self.locks_dir / f"{name}.lock"
+        lock = filelock.FileLock(path, timeout=0)
         try:
+            self.locks_dir.mkdir(parents=True, exist_ok=True)
             lock.acquire()
         except filelock.Timeout:
             raise WorkspaceError(f"another `radar {name}` is running in {self.root}; wait for it to finish") from None
+        except OSError as exc:  # a read-only mount, a full disk, no permission: `radar {name}` writes, say so
+            err = disk_error(exc, path)
+            if err is not None:
+                raise WorkspaceError(f"`radar {name}` cannot start: {err}") from None
+            raise WorkspaceError(
+                f"`radar {name}` cannot take its lock {path} ({exc.strerror or exc}); the workspace must be "
+                "writable for it: check the folder's owner and permissions"
+            ) from None
         try:
             yield
         finally:

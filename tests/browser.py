@@ -45,14 +45,14 @@ def open_page(
     wait_for_text: str | None = None,
     *,
     click_text: str | None = None,
-    clicks: Sequence[tuple[str, str]] = (),
+    clicks: Sequence[tuple[str, str] | tuple[str, str, int]] = (),
     timeout_s: float = 60.0,
     settle_s: float = 1.0,
     viewport: tuple[int, int] = (1400, 1000),
 ) -> list[str]:
     """Open ``url`` (http:// or file://), click the link ``click_text`` if given (e.g. a page in a
-    navigation bar), then each (ARIA role, name) of ``clicks`` in turn (the first match of each,
-    e.g. ``("button", "Open")``), wait for ``wait_for_text`` to be visible, screenshot it.
+    navigation bar), then each (ARIA role, name[, n]) of ``clicks`` in turn (the first match of each, or the
+    n-th, e.g. ``("button", "Open", 1)``), wait for ``wait_for_text`` to be visible, screenshot it.
 
     Returns console errors, page errors and dialog messages, in the order they happened.
     """
@@ -85,8 +85,10 @@ def open_page(
 
             page.on("dialog", on_dialog)
             page.goto(url, wait_until="load", timeout=timeout_s * 1000)
-            for role, name in ([("link", click_text)] if click_text else []) + list(clicks):
-                target = page.get_by_role(role, name=name).first  # type: ignore[arg-type]
+            for role, name, *nth in ([("link", click_text)] if click_text else []) + list(clicks):
+                # exact names; an optional third item picks the nth match (the week picker's arrow is a button
+                # named "Open" too)
+                target = page.get_by_role(role, name=name, exact=True).nth(nth[0] if nth else 0)  # type: ignore[arg-type]
                 target.wait_for(state="visible", timeout=timeout_s * 1000)
                 target.click()
             if wait_for_text:

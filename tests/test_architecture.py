@@ -109,6 +109,7 @@ WORKSPACE_SEGMENTS = {
     "models",
     "tagger",
     "model.pkl",
+    "model.npz",
     "trends",
     "terms.npz",
     "topics",

@@ -100,8 +100,9 @@ def test_demo_runs_offline(tmp_path: Path, tag_examples: Path) -> None:
     assert "400 added" in proc.stdout and "lilianweng: 53 new" in proc.stdout
     # the 400 papers and the 622 posts come with prebuilt vectors: nothing is embedded
     assert "indexed: 0 embedded" in proc.stdout and "reused from prebuilt vectors" in proc.stdout
-    assert "What was imported" in proc.stdout and "The story the trends tell" in proc.stdout  # the summary
+    assert "What was imported" in proc.stdout and "What the report says" in proc.stdout  # the summary: the report's
     assert "trends as of" in proc.stdout and "Emerging terms" in proc.stdout and "Topics" in proc.stdout
+    assert "Tags (change in share" in proc.stdout  # the week's tags, as `radar trends --week` prints them
     assert "Traceback" not in proc.stderr
     report = re.search(r"html: (\S+/reports/(\d{4}-W\d{2})/report\.html)", proc.stdout)  # the weekly report step
     assert report and Path(report.group(1)).is_file(), proc.stdout[-2000:]

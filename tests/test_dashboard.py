@@ -15,6 +15,7 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from datetime import date, timedelta
+from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -108,39 +109,56 @@ def _count(ws: Workspace, sql: str, *params: object) -> int:
 
 
 # -- overview -----------------------------------------------------------------------------------------
-def test_overview_numbers_match_the_store(app: AppTest, dash_ws: Workspace) -> None:
-    from radar.analysis.trends.config import TrendsConfig, windows
+def test_overview_opens_on_the_latest_complete_week_and_reads_its_trends(app: AppTest, dash_ws: Workspace) -> None:
+    """No report yet: the latest week the papers cover completely; its counts are the store's (the day each
+    document entered the record); trends are not computed on open: a button computes and keeps them."""
+    from radar.app.dashboard import period
+    from radar.reports.period import latest_data_week, parse_week
 
     assert not app.exception, [e.value for e in app.exception]
     assert app.title[0].value == "Overview"
     with dash_ws.store() as store:
         total = store.count_documents()
-        last = date.fromisoformat(store.published_range().last[:10])
-        for window in ("week", "month"):  # the span the trends call the recent week or month
-            app.radio(key="ov_window").set_value(window).run()
-            since = windows(last, window, TrendsConfig()).recent_start
-            assert f"{since:%Y-%m-%d} to {last:%Y-%m-%d}" in " ".join(c.value for c in app.caption)
-            docs = list(store.iter_documents(since=f"{since}T00:00:00Z", until=last.isoformat() + "T23:59:59Z"))
-            assert _metric(app, "Documents") == f"{len(docs):,}"
-            assert _metric(app, "Posts") == f"{sum(d.kind == 'post' for d in docs):,}"
+        week = latest_data_week(store)
+        docs = store.filter_documents(since=week.since, until=week.until)
+        kinds = store.counts_by_kind(week.since, week.until)
+    assert app.session_state[period.KEY] == week.label
+    assert app.selectbox(key=period.WIDGET).value == week.label
+    assert _metric(app, "Documents") == f"{len(docs):,}"
+    assert _metric(app, "Posts") == f"{kinds.get('post', 0):,}"
     assert _metric(app, "In the workspace") == f"{total:,}"
-    # an earlier as-of date moves the period: the post published on the last day drops out
-    app.date_input(key="ov_as_of").set_value(last - timedelta(days=40)).run()
-    assert _metric(app, "Posts") == "0"
-    charts = app.get("vega_lite_chart")
-    assert charts, "the volume charts are missing"
-
-
-def test_overview_tag_volume_comes_from_stored_tags(app: AppTest, dash_ws: Workspace) -> None:
+    assert not dash_ws.period_trends_path(week.label).exists()  # nothing computed on open
+    assert any("no trends computed" in i.value for i in app.info)
+    app.button(key=f"compute-trends-{week.label}").click().run()
+    assert not app.exception, [e.value for e in app.exception]
+    assert dash_ws.period_trends_path(week.label).is_file()
+    assert app.get("vega_lite_chart"), "the charts are missing"
+    # another week: every number moves with it
+    earlier = parse_week(week.label).shifted(-8)
+    app.selectbox(key=period.WIDGET).set_value(earlier.label).run()
     with dash_ws.store() as store:
-        last = date.fromisoformat(store.published_range().last[:10])
-    rows = data.tag_volume(str(dash_ws.root), data.version(str(dash_ws.root)), "month", last, 40)
-    assert {r["tag"] for r in rows} == set(TAGGED)
-    assert sum(r["count"] for r in rows) == 2  # one paper, two tags
-    assert "No tagged documents yet" not in " ".join(i.value for i in app.info)
-    assert app.radio(key="ov_group").options == ["all", "rl-post-training", "hardware-systems", "other"]
-    app.radio(key="ov_group").set_value("rl-post-training").run()
-    assert not app.exception
+        before = store.filter_documents(since=earlier.since, until=earlier.until)
+    assert _metric(app, "Documents") == f"{len(before):,}"
+    app.selectbox(key=period.WIDGET).set_value(week.label).run()
+
+
+def test_one_week_on_every_page_until_the_user_changes_it(app: AppTest, dash_ws: Workspace) -> None:
+    from radar.app.dashboard import period
+
+    chosen = app.selectbox(key=period.WIDGET).options[3]
+    app.selectbox(key=period.WIDGET).set_value(chosen).run()
+    for page in ("explore", "reports", "repro", "settings", "overview"):
+        _page(app, page)
+        assert app.selectbox(key=period.WIDGET).value == chosen, page
+        assert app.session_state[period.KEY] == chosen
+
+
+def test_dashboard_text_is_plain_and_our_code_is_code() -> None:
+    shown = data.text(r"a \\textit{prosody} and {entropy collapse} at $O(n)$")
+    assert shown == "a prosody and entropy collapse at O\\(n\\)"
+    assert data.ours("run `radar repro run --method dapo` <b>now</b>") == (
+        "run `radar repro run --method dapo` \\<b\\>now\\</b\\>"
+    )
 
 
 # -- explore ------------------------------------------------------------------------------------------
@@ -155,7 +173,13 @@ def test_search_finds_the_paper_a_query_means(app: AppTest) -> None:
     assert found >= 4, f"only {found}/5 known items in the top 10"
 
 
-def test_filters_narrow_the_list(app: AppTest) -> None:
+def test_filters_narrow_the_list(app: AppTest, dash_ws: Workspace) -> None:
+    from radar.app.dashboard import period
+    from radar.reports.period import week_of
+
+    with dash_ws.store() as store:
+        newest = date.fromisoformat(store.published_range().last[:10])
+    app.session_state[period.KEY] = week_of(newest).label  # the list without a query: the chosen week's documents
     _page(app, "explore")
     app.multiselect(key="ex_kinds").set_value(["post"]).run()
     keys = [b.key for b in app.button if (b.key or "").startswith("open-")]
@@ -171,7 +195,7 @@ def test_detail_shows_abstract_similar_papers_and_tags(app: AppTest, dash_ws: Wo
     with dash_ws.store() as store:
         doc = store.get_document(target["id"])
     assert doc is not None
-    assert data.md(doc.abstract) in _markdown(app)
+    assert data.text(doc.abstract) in _markdown(app)  # through the report's LaTeX-to-text step
     assert any((b.key or "").startswith(f"sim-{target['id']}-") for b in app.button), "no similar papers"
     for tag in TAGGED:
         assert app.button(key=f"remove-{target['id']}-{tag}")
@@ -197,14 +221,20 @@ def test_tag_fix_buttons_write_corrections(app: AppTest, dash_ws: Workspace) -> 
     assert any("recorded" in s.value for s in app.success)
 
 
-def test_feed_text_is_never_markup(app: AppTest) -> None:
+def test_feed_text_is_never_markup(app: AppTest, dash_ws: Workspace) -> None:
     """A hostile title/abstract shows as literal text: every special escaped, no HTML allowed."""
+    from radar.app.dashboard import period
+    from radar.reports.period import week_of
+
+    with dash_ws.store() as store:
+        newest = date.fromisoformat(store.published_range().last[:10])
+    app.session_state[period.KEY] = week_of(newest).label  # the week of the hostile post
     _page(app, "explore")
     app.button(key=f"open-{EVIL_ID}").click().run()
     assert not app.exception
     texts = _markdown(app) + [h.value for h in app.subheader]
     joined = "\n".join(texts)
-    assert data.md(data.one_line(EVIL_TITLE)) in joined and data.md(EVIL_ABSTRACT) in joined
+    assert data.text(data.one_line(EVIL_TITLE)) in joined and data.text(EVIL_ABSTRACT) in joined  # LaTeX as text
     hostile = [t for t in texts if "alert" in t or "Mallory" in t or "html" in t]
     assert len(hostile) >= 3  # title, byline, abstract
     for text in hostile:  # the page's own bold markers aside, every special character is escaped
@@ -216,6 +246,70 @@ def test_feed_text_is_never_markup(app: AppTest) -> None:
     assert not [b for b in app.get("link_button") if "javascript" in b.proto.url]
 
 
+# -- methods ------------------------------------------------------------------------------------------
+def test_methods_page_lists_the_weeks_cards_lab_areas_first(app: AppTest, dash_ws: Workspace) -> None:
+    """The week with the most introductions: the page's table is `radar methods --week`'s list, in its order."""
+    from collections import Counter
+
+    from radar.analysis.contributions.cards import iso_week, week_cards
+    from radar.app import steps_contributions
+    from radar.app.context import Radar
+    from radar.app.dashboard import period
+
+    radar = Radar(dash_ws)
+    with dash_ws.store() as store:
+        steps_contributions.refresh(radar, store)
+        busiest = Counter(iso_week(r.published) for r in store.introductions()).most_common(1)[0][0]
+        cards = week_cards(store, busiest, steps_contributions.presets(radar), steps_contributions.tag_groups(radar))
+    assert cards
+    app.session_state[period.KEY] = busiest
+    _page(app, "methods")
+    table = next(d.value for d in app.dataframe if "method" in d.value.columns)
+    assert list(table["method"]) == [c.name for c in cards] and list(table["paper"]) == [c.introduced_by for c in cards]
+    assert list(table["later papers"]) == [len(c.used_by) for c in cards]
+    assert app.selectbox(key=period.WIDGET).value == busiest  # the one week picker
+    detail = "\n".join(_markdown(app))
+    first = cards[0]
+    assert data.text(first.changes) in detail and data.md(first.introduced_by) in detail
+    assert ("no preset" if not first.preset else data.md(first.preset)) in detail
+
+
+def test_a_cards_detail_names_its_adopters_and_escapes_feed_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hostile paper introduces EVILPO; a later paper compares against it: the detail lists that paper's id as a
+    later paper and as comparing, and every piece of feed text is escaped."""
+    from radar.app import steps_contributions
+    from radar.app.context import Radar
+    from radar.app.dashboard import page_methods
+
+    ws, _ = Workspace.init(tmp_path / "ws")
+    intro = Document("2509.10003", "paper", "arxiv", "EVILPO: <script>alert(1)</script> [x](javascript:alert(2))",
+                     "We propose EVILPO, a reinforcement learning method for LLMs that **bolds** <img src=x "
+                     "onerror=alert(3)> and improves GRPO. Code: https://github.com/evil/evilpo).",
+                     "2025-09-24T10:00:00Z", url="https://arxiv.org/abs/2509.10003")  # fmt: skip
+    later = Document("2510.10001", "paper", "arxiv", "Stable reinforcement learning for reasoning",
+                     "Our recipe outperforms EVILPO and GRPO on math benchmarks.", "2025-10-08T10:00:00Z")  # fmt: skip
+    with ws.store() as store:
+        store.upsert_documents([intro, later])
+        steps_contributions.refresh(Radar(ws), store)
+    monkeypatch.setenv("RADAR_HOME", str(ws.root))
+    at = AppTest.from_file(str(MAIN_SCRIPT), default_timeout=180).run()
+    at.session_state["radar_week"] = "2025-W39"
+    at.switch_page("page_methods.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    texts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [h.value for h in at.subheader]
+    joined = "\n".join(texts)
+    assert "**Later papers naming it:** 1\\: 2510\\.10001" in joined
+    assert "**Of those, comparing against it:** 1\\: 2510\\.10001" in joined
+    assert "(https://arxiv.org/abs/2509.10003)" in joined  # the paper's own link, http(s) only
+    for text in texts:  # markup from the feed only ever escaped
+        assert not re.search(r"(?<!\\)[<>]", text) and "](javascript" not in text, text
+    for el in list(at.markdown) + list(at.caption):
+        assert not el.proto.allow_html
+    assert page_methods.week_cards(str(ws.root), data.version(str(ws.root)), "2025-W39")[0]["name"] == "EVILPO"
+
+
 def test_md_escapes_what_markdown_would_interpret() -> None:
     assert data.md("<b>x</b>") == r"\<b\>x\</b\>"
     assert data.md("[a](javascript:x)") == r"\[a\]\(javascript\:x\)"
@@ -224,22 +318,28 @@ def test_md_escapes_what_markdown_would_interpret() -> None:
 
 # -- reports ------------------------------------------------------------------------------------------
 def test_reports_page_lists_shows_and_offers_downloads(app: AppTest, dash_ws: Workspace) -> None:
+    from radar.app.dashboard import period
+
     folder = dash_ws.report_dir("2026-W26")
     Workspace.write_text_atomic(folder / "report.md", "# Week 2026-W26\n\nNothing new.\n")
     Workspace.write_text_atomic(folder / "report.html", "<h1>Week 2026-W26</h1><script>alert(1)</script>")
     Workspace.write_text_atomic(dash_ws.report_dir("2026-W25") / "report.md", "# Week 2026-W25\n")
+    app.session_state[period.KEY] = "2026-W26"
     _page(app, "reports")
-    assert app.selectbox(key="rp_week").options == ["2026-W26", "2026-W25"]
+    shown = set(app.selectbox(key=period.WIDGET).options)  # weeks with a report are marked in the picker
+    assert {"2026-W26 · report", "2026-W25 · report"} <= shown
     assert {b.key for b in app.get("download_button")} >= {"dl-2026-W26-.md", "dl-2026-W26-.html"}
     frames = [el.proto.srcdoc for el in app.get("iframe")]
     shown = sandboxed("<h1>Week 2026-W26</h1><script>alert(1)</script>")
-    assert frames == [shown]  # the newest week, inside a sandboxed inner frame
+    assert frames == [shown]  # the chosen week, inside a sandboxed inner frame
     sandbox = re.search(r'<iframe sandbox="([^"]*)"', shown)
     assert sandbox and "allow-scripts" not in sandbox[1] and "allow-same-origin" not in sandbox[1]
     assert "<script>" not in shown and "&lt;script&gt;" in shown
 
 
 def test_generate_now_writes_the_weeks_report(app: AppTest, dash_ws: Workspace) -> None:
+    from radar.app.dashboard import period
+
     with dash_ws.store() as store:
         day = date.fromisoformat(store.published_range("paper").last[:10]) - timedelta(days=7)
     year, week, _ = day.isocalendar()
@@ -250,8 +350,22 @@ def test_generate_now_writes_the_weeks_report(app: AppTest, dash_ws: Workspace) 
     assert not app.exception, [e.value for e in app.exception]
     assert (dash_ws.report_dir(label) / "report.html").is_file()
     assert any("wrote the" in s.value for s in app.success)
-    assert app.selectbox(key="rp_week").value == label
+    assert app.session_state[period.KEY] == label  # the dashboard moves to the week it wrote
     assert [el.proto.srcdoc for el in app.get("iframe")][0].startswith('<iframe sandbox="allow-popups ')
+
+
+def test_a_loopback_public_url_is_refused_at_config_time(
+    dash_ws: Workspace, capsys: pytest.CaptureFixture[str]
+) -> None:
+    original = dash_ws.config_path.read_text()
+    try:
+        dash_ws.config_path.write_text(original + '\n[dashboard]\npublic_url = "http://127.0.0.1:8501"\n')
+        res = run_cli(capsys, "--workspace", str(dash_ws.root), "search", "FP8 training")
+    finally:
+        dash_ws.config_path.write_text(original)
+    assert res.code == 1
+    assert "[dashboard] public_url 'http://127.0.0.1:8501' is a loopback address" in res.err
+    assert len(res.err.strip().splitlines()) == 1
 
 
 # -- repro --------------------------------------------------------------------------------------------
@@ -291,15 +405,17 @@ def test_repro_form_starts_a_run_and_cancel_stops_it(app: AppTest, dash_ws: Work
         assert state[0] == "cancelled" or state[1] == 1
     finally:
         _kill_run(dash_ws, run_id)
-    from radar.repro import runner
+    from radar.app import wiring
+    from radar.app.context import Radar
+    from radar.repro.spec import ACTIVE
 
     deadline = time.time() + 60
+    api = wiring.reproductions(Radar(dash_ws))
 
     def status_of() -> str:
-        with dash_ws.store() as store:
-            return str(runner.get(store, run_id)["status"])
+        return api.get(run_id).status
 
-    while (status := status_of()) in runner.ACTIVE and time.time() < deadline:
+    while (status := status_of()) in ACTIVE and time.time() < deadline:
         time.sleep(0.5)  # get() reaps: a worker killed before it started is marked failed
     assert status in ("cancelled", "failed")
 
@@ -352,6 +468,7 @@ def test_repro_page_shows_a_finished_runs_verdict_and_curves(app: AppTest, dash_
     app.selectbox(key="rp_run").set_value("20260101-000000-gspo-vs-grpo-abcd").run()
     text = "\n".join(_markdown(app))
     assert "Verdict: no clear difference" in text and "holds" in text
+    assert "3 steps, 2 seed pairs" in text  # the run's line names model, parameters, task, steps and seed pairs
     assert "**Efficiency**" in text and "slower per step" in text
     profile = next(df.value for df in app.dataframe if "step s" in df.value.columns)
     assert list(profile["step s"]) == [0.54, 0.5] and list(profile["arm"]) == ["gspo", "grpo (baseline)"]

@@ -36,10 +36,23 @@ def served(tmp_path_factory: pytest.TempPathFactory, small_snapshot: Path) -> It
     assert main(["--workspace", str(root), "init"]) == 0
     assert main(["--workspace", str(root), "import", str(small_snapshot)]) == 0
     ws = Workspace.open(root)
+    from radar.reports.period import latest_data_week
+
     with ws.store() as store:
-        last = store.published_range().last
+        # the hostile post inside the week the dashboard opens on (the report's week): the Explore list shows it
+        last = latest_data_week(store).end.isoformat() + "T12:00:00Z"
         store.upsert_documents(
             [
+                Document(  # a hostile paper introducing a method in that week: the Methods page shows its card
+                    id="2403.99999",
+                    kind="paper",
+                    source="arxiv",
+                    title="EVILPO: " + EVIL_TITLE,
+                    abstract="We propose EVILPO, a reinforcement learning method for LLMs that improves GRPO "
+                    "<iframe src=javascript:alert(4)></iframe>.",
+                    published=last,
+                    url="https://arxiv.org/abs/2403.99999",
+                ),
                 Document(
                     id="post:feedfacefeedface",
                     kind="post",
@@ -48,7 +61,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, small_snapshot: Path) -> It
                     abstract="<iframe src=javascript:alert(2)></iframe>",
                     published=last,
                     url="javascript:alert(3)",
-                )
+                ),
             ]
         )
         ids = [d.id for d in store.latest_documents(kinds=["paper"], limit=40)]
@@ -98,6 +111,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, small_snapshot: Path) -> It
 # from the start page through the navigation bar
 PAGES = [
     ("", "In the workspace"),
+    ("Methods", "Later papers naming it"),
     ("Explore", EVIL_TITLE),
     ("Reports", "Download HTML"),
     ("Repro", "Start a run"),
@@ -122,7 +136,7 @@ def test_hostile_document_opens_as_text(served: tuple[str, Workspace]) -> None:
         url,
         shot,
         wait_for_text="<iframe src=javascript:alert(2)></iframe>",
-        clicks=[("link", "Explore"), ("button", "Open")],
+        clicks=[("link", "Explore"), ("button", "Open", 1)],  # 0: the week picker's arrow, 1: the first result
         timeout_s=90,
         settle_s=2.0,
     )

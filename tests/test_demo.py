@@ -193,23 +193,48 @@ def test_relative_paths_resolve_against_the_workspace_and_urls_stay(tmp_path: Pa
     assert resolve_location(ws, "/abs/feed.xml") == "file:///abs/feed.xml"
 
 
-def test_demo_story_lists_methods_apart_from_models_and_leaves_out_other_kinds() -> None:
-    from radar.app.cmd_core import trends_story
+def test_demo_story_repeats_the_report_and_lists_methods_apart_from_models(tmp_path: Path) -> None:
+    """The demo's summary is the report's own brief and trends (it computes nothing of its own): methods and
+    models on their lines, other kinds left out as the report leaves them out."""
+    from radar.app.cmd_core import report_story
+    from radar.reports.build import BuiltReport
+    from radar.reports.period import parse_week
+    from radar.reports.result import ReportContent
 
     def name(n: str, kind: str | None) -> dict:
         return {"name": n, "kind": kind, "first_seen": "2025-08-01"}
 
-    trends = {
-        "as_of": "2025-09-30",
-        "recent": {"start": "2025-09-01", "end": "2025-09-30", "documents": 10},
-        "emerging": [],
-        "new_methods": [name("GPT-5", "model"), name("ShanghaiTech", "org"), name("GSPO", "method"), name("X", None)],
-    }
-    lines = trends_story(trends)
+    content = ReportContent(
+        title="t",
+        period={"label": "2025-W39", "start": "2025-09-22", "end": "2025-09-28", "describe": "2025-W39 (...)"},
+        generated_at="",
+        headline={"documents": 325},
+        tag_volume=[],
+        trends={
+            "as_of": "2025-09-28",
+            "start": "2025-08-29",
+            "emerging": [{"term": "GPT-5", "recent_count": 5}],  # type: ignore[typeddict-item]
+            "declining": [],
+            "new_methods": [name("GSPO", "method")],  # type: ignore[list-item]
+            "new_models": [name("GPT-5", "model")],  # type: ignore[list-item]
+            "topics": [],
+        },
+        top_overall=[],
+        top_papers=[],
+        posts=[],
+        posts_total=0,
+        recommendations=[],
+        runs=[],
+        notes={"profile": "", "summaries": "", "off_profile": "", "tags": "", "ranking": "", "trends": ""},
+        summary=[{"text": "Reproduce: DAPO (`radar repro run --method dapo`)", "link": "", "label": ""}],
+    )
+    lines = report_story(BuiltReport(parse_week("2025-W39"), content))
+    assert "- Reproduce: DAPO (radar repro run --method dapo)" in lines  # the brief, without our backticks
+    assert "emerging over 2025-08-29..2025-09-28: GPT-5 (5 recent)" in lines
     methods = next(line for line in lines if line.startswith("new methods:"))
     models = next(line for line in lines if line.startswith("new models:"))
     assert "GSPO" in methods and "GPT-5" not in methods and "GPT-5" in models
-    assert not any("ShanghaiTech" in line or "X (" in line for line in lines)
+    assert report_story(None) == ["no report was written (see the report step above)"]
 
 
 def test_demo_config_closes_the_reproduction_loop(tmp_path: Path) -> None:

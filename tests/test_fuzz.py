@@ -33,16 +33,34 @@ from radar.store.errors import ConfigError
 # RADAR_FUZZ_SCALE and draws afresh
 SCALE = max(1, int(os.environ.get("RADAR_FUZZ_SCALE", "1")))
 EXAMPLES = {
-    k: n * SCALE for k, n in {"line": 1200, "raw": 500, "import": 60, "toml": 800, "feed": 300, "cli": 250}.items()
+    k: n * SCALE
+    for k, n in {
+        "line": 1200,
+        "raw": 500,
+        "import": 60,
+        "toml": 800,
+        "feed": 300,
+        "cli": 250,
+        "url": 300,
+        "email": 200,
+        "json": 200,
+        "people": 60,
+    }.items()
 }
 # CI (scale 1) draws the same cases every run, so a landing never hangs on a lucky draw; the long run
 # (benchmarks/fuzz_long.py, scale > 1) explores afresh, and what it finds is pinned below with @example.
 FUZZ = settings(deadline=None, suppress_health_check=list(HealthCheck), database=None, derandomize=SCALE == 1)
 
 TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40)
+# bidi overrides/isolates and zero-width characters (removed at ingest), alone and inside words
+INVISIBLE_CHARS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200b\u200c\u200d\u2060\ufeff"
+INVISIBLE_RE = re.compile(f"[{INVISIBLE_CHARS}]")
+BIDI_TEXT = st.lists(st.one_of(st.sampled_from(list(INVISIBLE_CHARS)), st.text(max_size=6)), max_size=8).map("".join)
 WILD_TEXT = st.one_of(
     TEXT,
     st.sampled_from(["", " ", "\x00", "\x1b[31m", "<script>alert(1)</script>", "é" * 3, "\u202e", "a\nb"]),
+    st.sampled_from(["Report\u202egpj.exe", "GR\u200bPO", "\u2066x\u2069", "\ufeffBOM", "a\r\nBcc: v@evil"]),
+    BIDI_TEXT,
     st.text(max_size=5).map(lambda t: t * 3000),  # long
 )
 DATES = st.one_of(
@@ -98,6 +116,7 @@ def test_import_line_is_stored_within_bounds_or_skipped_with_a_reason(record: An
     assert 0 < len(doc.title) <= MAX_TITLE and len(doc.abstract) <= MAX_ABSTRACT
     assert 0 <= doc.version <= 9999 and len(doc.id) <= 60
     assert not CONTROL.search(doc.title + doc.abstract + "".join(doc.authors) + doc.id)
+    assert not INVISIBLE_RE.search(doc.title + doc.abstract + "".join(doc.authors) + "".join(doc.categories))
 
 
 @settings(FUZZ, max_examples=EXAMPLES["raw"])
@@ -175,7 +194,11 @@ def _section_keys() -> dict[str, list[str]]:
 
 KEYS = _section_keys()
 TOML_SCALARS = st.one_of(
-    st.booleans(), st.integers(min_value=-(2**63), max_value=2**63 - 1), st.floats(), TEXT, st.sampled_from(["cs.LG"])
+    st.booleans(),
+    st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    st.floats(),
+    TEXT,
+    st.sampled_from(["cs.LG", "*", "http://169.254.169.254/x", "file:///etc/passwd", "a@x.org\r\nBcc: v@e", "x\ny"]),
 )
 TOML_VALUES = st.recursive(
     TOML_SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=2), max_leaves=6
@@ -262,6 +285,7 @@ def test_any_feed_parses_to_bounded_documents_or_one_error(body: bytes) -> None:
         return
     for doc in parsed.documents:
         assert len(doc.title) <= 500 and "<script" not in doc.title + doc.abstract
+        assert not INVISIBLE_RE.search(doc.title + doc.abstract + "".join(doc.authors) + "".join(doc.categories))
         assert date(1990, 1, 1) <= date.fromisoformat(doc.published[:10]) <= NEWEST
         assert not doc.url or doc.url.startswith(("http://", "https://"))
 
@@ -328,3 +352,138 @@ def test_any_cli_arguments_end_in_a_result_or_one_error_line(args: list[str], cl
     if code:
         lines = [line for line in text.splitlines() if line.strip()]
         assert lines and lines[-1].startswith("radar: error:"), (args, text)
+
+
+# -- URLs, addresses, JSON and people from untrusted places ----------------------------------------------------------
+HOSTS = st.one_of(
+    st.ip_addresses().map(lambda a: f"[{a}]" if a.version == 6 else str(a)),
+    st.sampled_from(["localhost", "blog.example", "metadata.google.internal", "169.254.169.254", "[::ffff:127.0.0.2]"]),
+    st.from_regex(r"[a-z0-9-]{1,12}(\.[a-z0-9-]{1,8}){0,2}", fullmatch=True),
+    TEXT,
+)
+URLS = st.one_of(
+    st.builds(
+        lambda scheme, host, port, path: f"{scheme}://{host}{port}{path}",
+        st.sampled_from(["http", "https", "file", "gopher", "ftp", "HTTP", "javascript", ""]),
+        HOSTS,
+        st.sampled_from(["", ":80", ":8443", ":0", ":99999", ":x"]),
+        st.sampled_from(["", "/", "/feed.xml", "/a b", "/\r\nX: y", "?q=1#f"]),
+    ),
+    WILD_TEXT,
+)
+
+
+def _fake_resolver(host: str, port: int) -> list[str]:
+    """Names resolve to a loopback, a private, a link-local or a public address (by their length)."""
+    return [["127.0.0.9", "10.1.2.3", "169.254.169.254", "93.184.215.14"][len(host) % 4]]
+
+
+@settings(FUZZ, max_examples=EXAMPLES["url"])
+@given(target=URLS, origin=st.one_of(HOSTS, st.just("blog.example")))
+def test_any_redirect_target_is_followed_only_when_safe(target: str, origin: str) -> None:
+    from urllib.parse import urlparse
+
+    from radar.store.urls import UrlRefused, check_hop, is_internal, is_metadata
+
+    try:
+        check_hop(target, origin, resolver=_fake_resolver)
+    except UrlRefused as exc:
+        assert str(exc) and "\n" not in str(exc)
+        return
+    parts = urlparse(target)
+    host = (parts.hostname or "").rstrip(".")
+    assert parts.scheme in ("http", "https") and host
+    if host != origin.lower().rstrip("."):
+        literal = host.strip("[]")
+        resolved = [literal] if _is_ip(literal) else _fake_resolver(host, 0)
+        assert not any(is_internal(a) or is_metadata(a) for a in resolved) and not is_metadata(host)
+
+
+def _is_ip(text: str) -> bool:
+    import ipaddress
+
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+@settings(FUZZ, max_examples=EXAMPLES["url"])
+@given(url=URLS)
+def test_any_configured_url_is_http_and_not_metadata_or_refused_in_one_line(url: str) -> None:
+    from urllib.parse import urlparse
+
+    from radar.store.urls import UrlRefused, check_configured_url, is_metadata
+
+    try:
+        check_configured_url(url, "a webhook")
+    except UrlRefused as exc:
+        assert "\n" not in str(exc)
+        return
+    parts = urlparse(url)
+    assert parts.scheme in ("http", "https") and parts.hostname and not is_metadata(parts.hostname)
+    assert not CONTROL.search(url)
+
+
+@settings(FUZZ, max_examples=EXAMPLES["email"])
+@given(address=st.one_of(WILD_TEXT, st.emails(), st.emails().map(lambda e: e + "\r\nBcc: v@evil.example")))
+def test_any_address_is_plain_or_refused(address: str) -> None:
+    from email.message import EmailMessage
+
+    from radar.store.urls import UrlRefused, check_email
+
+    try:
+        check_email(address, "an email")
+    except UrlRefused as exc:
+        assert "\n" not in str(exc)
+        return
+    assert not CONTROL.search(address) and address.count("@") == 1
+    msg = EmailMessage()
+    msg["To"] = address  # what send() does with it: never a second header
+    assert list(msg.keys()) == ["To"]
+
+
+JSON_VALUES = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=5)),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    max_leaves=30,
+)
+
+
+@settings(FUZZ, max_examples=EXAMPLES["json"])
+@given(value=JSON_VALUES, wrap=st.integers(0, 300), text=st.text(alphabet='[]{}",:1 \\', max_size=60))
+def test_any_json_loads_as_json_does_or_is_refused_for_its_depth(value: Any, wrap: int, text: str) -> None:
+    from radar.store.jsonio import MAX_DEPTH, loads_bounded
+
+    doc = "[" * wrap + json.dumps(value) + "]" * wrap
+    try:
+        got = loads_bounded(doc)
+    except ValueError as exc:
+        assert "nested" in str(exc) and wrap > MAX_DEPTH - 30
+    else:
+        assert got == json.loads(doc)
+    with contextlib.suppress(ValueError):  # anything else (a RecursionError, a TypeError) fails the test
+        loads_bounded(text)
+
+
+@settings(FUZZ, max_examples=EXAMPLES["people"])
+@given(email=st.one_of(WILD_TEXT, st.emails()), webhook=URLS, term=WILD_TEXT)
+def test_any_person_is_stored_clean_or_refused_in_one_line(
+    email: str, webhook: str, term: str, fuzz_ws: Workspace
+) -> None:
+    from radar.store.errors import StoreError
+    from radar.store.people import PersonProfile
+
+    with fuzz_ws.store() as store:
+        if store.find_person("fuzz") is None:
+            store.add_person("fuzz")
+        try:
+            person = store.update_person(
+                "fuzz", email=email, webhook=webhook, profile=PersonProfile(terms={term: 1.0}, authors=(term,))
+            )
+        except StoreError as exc:
+            assert "\n" not in str(exc)
+            return
+    assert not CONTROL.search(person.email + person.webhook)
+    assert not INVISIBLE_RE.search("".join(person.profile.terms) + "".join(person.profile.authors))

@@ -406,10 +406,12 @@ def _handshake(port: int, host: str, origin: str) -> str:
         return sock.recv(4096).decode("latin-1").split("\r\n", 1)[0]
 
 
-def _get(port: int, host: str) -> str:
+def _get(port: int, host: str, path: str = "/_stcore/health", whole: bool = False) -> str:
+    """The status line of a GET (with ``whole``: the status line and headers)."""
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        sock.sendall(f"GET /_stcore/health HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
-        return sock.recv(4096).decode("latin-1").split("\r\n", 1)[0]
+        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+        answer = sock.recv(65536).decode("latin-1")
+    return answer.split("\r\n\r\n", 1)[0] if whole else answer.split("\r\n", 1)[0]
 
 
 @pytest.mark.slow
@@ -439,9 +441,14 @@ def test_dashboard_refuses_forged_host_headers(workspace: Workspace, tmp_path: P
             time.sleep(0.5)
         assert " 200" in _get(port, f"localhost:{port}")
         assert " 400" in _get(port, f"rebind.evil.example:{port}")
+        for host in (f"127.0.0.1:{port}", f"rebind.evil.example:{port}"):  # the real server's page and its 400
+            head = _get(port, host, path="/", whole=True).lower()
+            assert "content-security-policy: frame-ancestors 'none'" in head and "x-frame-options: deny" in head
         evil = f"rebind.evil.example:{port}"
         assert " 101" not in _handshake(port, evil, f"http://{evil}")  # forged Host with a matching Origin
         assert " 101" in _handshake(port, f"127.0.0.1:{port}", f"http://127.0.0.1:{port}")
+        # another site's page (right Host, its own Origin) opens no session: no button press comes from it
+        assert " 101" not in _handshake(port, f"127.0.0.1:{port}", "http://evil.example")
     finally:
         os.killpg(proc.pid, 15)
         proc.wait(timeout=30)
@@ -464,7 +471,7 @@ def test_dashboard_never_looks_up_its_external_ip(monkeypatch: pytest.MonkeyPatc
     assert not server_util.is_url_from_allowed_origins("http://rebind.evil.example")  # a rejected websocket
     assert calls == []
     names = [m.cls.__name__ for m in starlette_app.create_streamlit_middleware()]
-    assert names[0] == "TrustedHostMiddleware"
+    assert names[:2] == ["FrameGuard", "TrustedHostMiddleware"]
 
 
 def test_app_passes_the_trusted_hosts_and_no_telemetry(workspace: Workspace) -> None:

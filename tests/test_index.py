@@ -317,3 +317,41 @@ def test_packaged_model_tokenizer_without_transformers_gives_the_same_ids() -> N
         got = fast(texts, add_special_tokens=False, truncation=True, max_length=max_length)["input_ids"]
         want = reference(texts, add_special_tokens=False, truncation=True, max_length=max_length)["input_ids"]
         assert got == want
+
+
+def test_names_with_digits_and_symbols_are_whole_tokens() -> None:
+    """FP8, H100, INT4, KV-cache, Qwen2.5 are tokens of their own in BM25 and the query; MXFP8 is an FP8 format;
+    bm25s's default pattern split them (Qwen2.5 -> qwen2) or kept them apart (MXFP8 never matched FP8)."""
+    from radar.index.keyword import KeywordIndex, names, terms
+
+    assert terms("Qwen2.5-7B on H100 with INT4 KV-cache") == [
+        "qwen2.5-7b", "qwen2.5", "qwen2", "7b", "h100", "int4", "kv-cache", "kv", "cache",
+    ]  # fmt: skip
+    assert "fp8" in terms("Recipes for Pre-training LLMs with MXFP8")
+    assert names("FP8 training stability on H100") == ["fp8", "h100"]
+    assert names("Qwen2.5 math") == ["qwen2.5"] and names("KV cache compression") == []
+    docs = [
+        ("a", "PolyPythias: Stability and Outliers across Fifty Language Model Pre-Training Runs", "Training runs."),
+        ("b", "Recipes for Pre-training LLMs with MXFP8", "We train with MXFP8 and study its stability."),
+        ("c", "Qwen2-VL: seeing the world", "A vision model."),
+        ("d", "RL on Qwen2.5-Math-7B", "Math reasoning with Qwen2.5."),
+    ]
+    index = KeywordIndex.build(docs, "")
+    assert [d for d, _ in index.search("FP8 training stability", 4)][0] == "b"
+    assert [d for d, _ in index.search("Qwen2.5", 4)][0] == "d"
+    assert index.containing(["fp8"]) == {"b"} and index.containing(["qwen2.5"]) == {"d"}
+
+
+def test_a_keyword_index_of_the_old_tokens_is_rebuilt(tmp_path: Path) -> None:
+    import json
+
+    from radar.index.keyword import KeywordIndex
+
+    built = KeywordIndex.build([("a", "FP8 training", "text")], "fp")
+    built.save(tmp_path / "bm25")
+    assert KeywordIndex.load(tmp_path / "bm25") is not None
+    meta = tmp_path / "bm25" / "doc_ids.json"
+    old = json.loads(meta.read_text())
+    del old["tokenizer"]  # saved before names were tokens
+    meta.write_text(json.dumps(old))
+    assert KeywordIndex.load(tmp_path / "bm25") is None  # load_keyword rebuilds it

@@ -218,6 +218,7 @@ def test_weekly_digests_are_sent_once(
                 original
                 + f'\n[delivery.email]\nhost = "127.0.0.1"\nport = {smtp.port}\ntls = "none"\n'
                 + 'from = "radar@lab.example"\ntimeout_s = 5\n'
+                + '\n[dashboard]\npublic_url = "https://radar.lab.example/"\n'  # links in mail: the public address
             )
             first = steps_people.digests(Radar.at(ws.root), parse_week(WEEK))
             again = steps_people.digests(Radar.at(ws.root), parse_week(WEEK))
@@ -230,7 +231,8 @@ def test_weekly_digests_are_sent_once(
     assert len(to_erin) == 1
     html = erin.paths["html"].read_text()
     top = erin.digest.papers[0].doc.id
-    assert f"/people?person=erin&amp;like={top}" in html and "<img" not in html  # links to the dashboard, no pixel
+    assert f"https://radar.lab.example/people?person=erin&amp;like={top}" in html  # the public address, no loopback
+    assert "127.0.0.1" not in html and "<img" not in html  # no pixel
 
 
 def test_bad_input_is_one_line(
@@ -298,6 +300,9 @@ def test_people_page_records_a_digest_link_and_a_button(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """A digest link only opens the question; the Confirm click (a widget event on the session's websocket,
+    its key drawn per session) records the verdict. Opening the link alone (a hidden frame, a mail scanner
+    prefetching it) writes nothing: the old page recorded it on load."""
     from streamlit.testing.v1 import AppTest
 
     from radar.app.dashboard import MAIN_SCRIPT
@@ -310,7 +315,14 @@ def test_people_page_records_a_digest_link_and_a_button(
     at = AppTest.from_file(str(MAIN_SCRIPT.parent / "page_people.py"), default_timeout=180)
     at.query_params["person"] = "hana"
     at.query_params["dislike"] = target
+    at.session_state["radar_week"] = "2025-W22"  # the dashboard's week (its default is the last complete one)
     at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    with ws.store() as store:
+        assert target not in {f.doc_id for f in store.feedback("hana")}  # the GET wrote nothing
+    confirm = next(b for b in at.button if b.label == "Confirm")
+    assert confirm.key.startswith("pp-confirm-dislike-") and len(confirm.key) > len("pp-confirm-dislike-") + 16
+    confirm.click().run()
     assert not at.exception, [e.value for e in at.exception]
     shown = [str(s.value).replace("\\", "") for s in at.success]
     assert any("Recorded" in v and target in v for v in shown), shown

@@ -204,8 +204,12 @@ def test_summary_endpoint_is_used_and_failures_fall_back(
         llm.status = 503
         res = run_cli(capsys, "--workspace", str(ws.root), "report", "--week", WEEK, "--json")
         data = json.loads(Path(res.json()["paths"]["json"]).read_text())
+        cards = data.pop("new_this_week")
         assert res.code == 0 and "ABSTRACTIVE" not in json.dumps(data)
         assert data["notes"]["summaries"].startswith("extractive (the summary endpoint failed")
+        # the cards' "changes" lines the endpoint rewrote on the first run are kept in the store: asked once each
+        lines = [c["changes"] for c in cards["cards"] + cards["compact"]]
+        assert lines and all(line.startswith("ABSTRACTIVE") for line in lines)
 
 
 def test_html_renders_in_chromium_without_errors(

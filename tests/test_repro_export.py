@@ -2,6 +2,10 @@
 verl's own composed default trainer config (tests/fixtures/verl, verl 0.9.1) or is an allowed ``+new.key``; the
 batch sizes pass verl's validate_config rules (micro-batches set, divisibility); CISPO bounds in verl's
 convention; steps as rollouts; DAPO's overlong buffer and group filtering; the reward equal to the local run's.
+A toy-task run is refused in one line (verl builds chat-template prompts; the char-level tokenizer has none).
+
+`--engine trl`: the exported script trains one step on a tiny saved checkpoint (a subprocess, as a cluster would
+run it), each seed pair from its own warm start and each arm with its own RL seeds.
 
 The slow test downloads the verl wheel (network) and checks that the fixture is still verl's composition."""
 
@@ -24,11 +28,13 @@ import yaml
 
 from radar.repro.errors import ReproError
 from radar.repro.export import FORMAT_WEIGHT, VERL_VERSION, export_run, rollouts, verl_overrides, verl_score
-from radar.repro.methods import METHODS, get_method
+from radar.repro.methods import BUILTIN, METHODS
 from radar.repro.sizes import get_size
 from radar.repro.tasks import TASKS, get_task
+from radar.store.runs import RunRecord
 
 FIXTURES = Path(__file__).parent / "fixtures" / "verl"
+get_method = BUILTIN.get
 NEW_KEYS = ("reward.reward_kwargs.",)  # keys verl's defaults lack, read by its dapo reward manager
 VERL_METHODS = sorted(n for n, m in METHODS.items() if m.config.get("loss_type") not in ("luspo", "vespo"))
 
@@ -216,7 +222,11 @@ def test_the_token_level_rule_is_the_documented_difference() -> None:
 
 
 # -- the written launch: every override of launch.sh against the defaults ----------------------------
-def _record(tmp_path: Path, method: str, baseline: str, steps: int = 8) -> dict[str, Any]:
+def _run(params: dict[str, Any], run_id: str = "r1") -> RunRecord:
+    return RunRecord.from_row({"id": run_id, "kind": "repro", "status": "done", "params": params})
+
+
+def _toy_record(tmp_path: Path, method: str, baseline: str, steps: int = 8, pairs: int = 2) -> RunRecord:
     from radar.repro.trainer import build_config
 
     size, task = get_size("tiny"), get_task("addition")
@@ -226,9 +236,31 @@ def _record(tmp_path: Path, method: str, baseline: str, steps: int = 8) -> dict[
         arm: build_config(get_method(n), size, task, steps=steps, seed=0, output_dir=folder, device="cpu").to_dict()
         for arm, n in (("method", method), ("baseline", baseline))
     }
-    (folder / "run.json").write_text(json.dumps({"policy": {"path": "/models/warm0"}, "configs": configs}, default=str))
-    params = _params(steps=steps) | {"method": method, "baseline": baseline, "folder": str(folder)}
-    return {"id": "r1", "status": "done", "params": params}
+    policies = [{"pair": p, "path": f"/models/warm{p}"} for p in range(pairs)]
+    record = {"policy": policies[0], "policies": policies, "configs": configs}
+    (folder / "run.json").write_text(json.dumps(record, default=str))
+    params = _params(steps=steps) | {"method": method, "baseline": baseline, "folder": str(folder), "seeds": pairs}
+    return _run(params)
+
+
+def _math_record(tmp_path: Path, method: str, baseline: str, model: str, steps: int = 8) -> RunRecord:
+    from radar.repro.sizes import get_checkpoint_preset
+    from radar.repro.trainer import build_checkpoint_config
+
+    params = _math_params(tmp_path, model=model) | {"total_steps": steps, "preset": "ckpt-quick"}
+    folder = tmp_path / "run"
+    folder.mkdir()
+    ck = get_checkpoint_preset("ckpt-quick")
+    configs = {
+        arm: build_checkpoint_config(
+            get_method(n), ck, steps=steps, seed=0, output_dir=folder, device="cpu", lora=False
+        ).to_dict()
+        for arm, n in (("method", method), ("baseline", baseline))
+    }
+    policies = [{"pair": p, "path": model, "checkpoint": True} for p in range(2)]
+    record = {"policy": policies[0], "policies": policies, "configs": configs, "model": {"chat_template": True}}
+    (folder / "run.json").write_text(json.dumps(record, default=str))
+    return _run(params | {"method": method, "baseline": baseline, "folder": str(folder)})
 
 
 def _launch_overrides(launch: str) -> list[dict[str, str]]:
@@ -240,8 +272,17 @@ def _launch_overrides(launch: str) -> list[dict[str, str]]:
     return out
 
 
+def test_a_toy_run_is_refused_by_verl_in_one_line(tmp_path: Path) -> None:
+    """verl builds every prompt with the tokenizer's chat template (the old toy export failed at verl's start):
+    the char-level tokenizer has none, so the export says so instead of writing a launch that cannot start."""
+    with pytest.raises(ReproError, match="cannot go to verl") as err:
+        export_run(_toy_record(tmp_path, "dapo", "grpo"), "verl", tmp_path / "out")
+    assert "\n" not in str(err.value) and "--engine trl" in str(err.value)
+    assert not (tmp_path / "out").exists()  # nothing half-written
+
+
 def test_written_launch_uses_only_verl_keys(tmp_path: Path) -> None:
-    run = _record(tmp_path, "dapo", "grpo")
+    run = _math_record(tmp_path, "dapo", "grpo", "/models/qwen2.5-0.5b-instruct")
     written = export_run(run, "verl", tmp_path / "out", num_processes=4)
     folder = tmp_path / "out"
     assert {p.name for p in written} >= {"launch.sh", "radar_reward.py", "NOTES.md", "train.parquet", "val.parquet"}
@@ -265,17 +306,51 @@ def test_written_launch_uses_only_verl_keys(tmp_path: Path) -> None:
     # the reward file verl loads calls the same function
     namespace: dict[str, Any] = {}
     exec(compile((folder / "radar_reward.py").read_text(), "radar_reward.py", "exec"), namespace)  # noqa: S102
-    gt = json.dumps({"prompt": "7+7=", "answer": "14"})
-    assert namespace["compute_score"]("radar/addition", "14", gt) == {"score": 1.1, "acc": 1.0}
+    gt = json.dumps({"prompt": "p", "answer": "13"})
+    assert namespace["compute_score"]("radar/math", "The answer is \\boxed{13}", gt) == {"score": 1.1, "acc": 1.0}
     import pyarrow.parquet as pq
 
     train = pq.read_table(folder / "train.parquet").to_pylist()
-    assert len(train) == 4 * 16 and train[0]["reward_model"]["style"] == "rule"
-    val_keys = {
-        json.loads(r["reward_model"]["ground_truth"])["prompt"]
-        for r in pq.read_table(folder / "val.parquet").to_pylist()
-    }
+    assert len(train) == 4 * 4 and train[0]["reward_model"]["style"] == "rule"  # 4 rollouts x 4 prompts
+    val_keys = {r["prompt"][0]["content"] for r in pq.read_table(folder / "val.parquet").to_pylist()}
     assert not val_keys & {r["prompt"][0]["content"] for r in train}  # held-out prompts never train
+
+
+def test_trl_export_trains_each_pair_from_its_warm_start_with_each_arms_seeds(tmp_path: Path) -> None:
+    """launch.sh runs every (pair, arm); export.json gives pair p its own warm start and the baseline arm RL seed
+    1000 + p (the old export trained every seed from warm start 0, with the baseline on the method's seeds)."""
+    export_run(_toy_record(tmp_path, "dapo", "grpo"), "trl", tmp_path / "out", num_processes=1)
+    spec = json.loads((tmp_path / "out" / "export.json").read_text())
+    assert spec["policies"] == {"0": "/models/warm0", "1": "/models/warm1"}
+    assert spec["rl_seeds"] == {"method": {"0": 0, "1": 1}, "baseline": {"0": 1000, "1": 1001}}
+    launch = (tmp_path / "out" / "launch.sh").read_text()
+    assert launch.count("train_grpo.py --arm") == 4 and "--arm baseline --pair 1" in launch
+    (tmp_path / "x").mkdir()
+    with pytest.raises(ReproError, match="--gpus 1"):  # dapo's dynamic sampling runs in one process
+        export_run(_toy_record(tmp_path / "x", "dapo", "grpo"), "trl", tmp_path / "out8", num_processes=8)
+
+
+def test_trl_export_of_a_tiny_checkpoint_run_trains_one_step(tmp_path: Path) -> None:
+    """The exported train_grpo.py, run as a cluster would (its own process), trains one step of the baseline arm
+    of pair 1 on a tiny saved checkpoint, with that arm's own RL seed (the old script had neither pairs nor arm
+    seeds). tests/test_repro_cli.py runs a toy run's export the same way (its old branch raised AttributeError)."""
+    from tests.test_repro_hf import build_checkpoint
+
+    model = build_checkpoint(tmp_path / "model")
+    run = _math_record(tmp_path, "dapo", "grpo", str(model))
+    export_run(run, "trl", tmp_path / "out", num_processes=1)
+    env = os.environ | {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    args = ["--arm", "baseline", "--pair", "1", "--max-steps", "1", "--cpu"]
+    done = subprocess.run(
+        [sys.executable, str(tmp_path / "out" / "train_grpo.py"), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "trained baseline pair 1 (RL seed 1001" in done.stdout and ": 1 steps" in done.stdout
 
 
 # -- slow: the fixture is still verl's own composition ------------------------------------------------
@@ -389,7 +464,7 @@ def test_fixture_is_verls_composed_default_config(tmp_path: Path) -> None:
 
 
 # -- --model/--dataset (math) runs ----------------------------------------------------------------------
-def _math_params(tmp_path: Path, lora: bool = False) -> dict[str, Any]:
+def _math_params(tmp_path: Path, lora: bool = False, model: str = "/models/qwen2.5-0.5b-instruct") -> dict[str, Any]:
     from radar.repro.checkpoint import load_dataset
     from tests.test_repro_hf import write_dataset
 
@@ -400,7 +475,7 @@ def _math_params(tmp_path: Path, lora: bool = False) -> dict[str, Any]:
         "total_steps": 100,
         "seeds": 2,
         "lora": lora,
-        "model_path": "/models/qwen2.5-0.5b-instruct",
+        "model_path": model,
         "dataset_path": data.path,
         "dataset_sha256": data.sha256,
     }
@@ -470,11 +545,7 @@ def test_math_run_export_writes_the_data_sets_prompts_and_answers(tmp_path: Path
     }
     record = {"policy": {"path": params["model_path"]}, "configs": configs}
     (folder / "run.json").write_text(json.dumps(record, default=str))
-    run = {
-        "id": "m1",
-        "status": "done",
-        "params": params | {"method": "dapo", "baseline": "grpo", "folder": str(folder)},
-    }
+    run = _run(params | {"method": "dapo", "baseline": "grpo", "folder": str(folder)}, "m1")
     export_run(run, "verl", tmp_path / "out", num_processes=8)
     for overrides in _launch_overrides((tmp_path / "out" / "launch.sh").read_text()):
         _check_keys(overrides, DEFAULTS)

@@ -120,6 +120,10 @@ HARD_CASES = [
     ("\\boxed{__import__('os').system('true')}", "0", False),  # never evaluated
     ("\\boxed{9^9^9}", "1", False),  # refused, not computed
     ("\\boxed{2^{100}}", "1", False),
+    ("the answer is 18 or twenty", "18", False),  # a hedge is no final answer (credited before)
+    ("\\boxed{18 or maybe twenty}", "18", False),
+    ("the answer is 18 to 20", "18", False),
+    ("the answer is 18 apples", "18", True),  # a unit word after the number still counts
 ]
 
 
@@ -293,7 +297,13 @@ def test_run_on_a_saved_checkpoint_end_to_end(capsys: pytest.CaptureFixture[str]
         assert set(prof["per_seed"]) == {"0", "1"}
     eff = doc["efficiency"]
     assert eff["pairs"] == 2 and eff["step_ratio"] > 0 and len(eff["step_ratio_interval"]) == 2
-    assert verdict["summary"].startswith("dapo: ") and "per step" in verdict["summary"]
+    assert (
+        verdict["summary"].startswith("Pipeline check (a tiny checkpoint")
+        and "Efficiency (cpu): " in verdict["summary"]
+    )
+    assert "per step" in verdict["summary"].split("Efficiency")[1]  # the machine's noise comes last, not first
+    assert verdict["evidence"]["class"] == "pipeline check" and set(verdict["mechanisms"]) == {"method", "baseline"}
+    assert verdict["mechanisms"]["method"]["zero_var_share"] is not None  # dapo's dynamic sampling measured it
     run_dir = Path(doc["folder"])
     record = json.loads((run_dir / "run.json").read_text())
     assert record["model"]["path"] == str(tiny["model"].resolve()) and record["model"]["chat_template"]
@@ -302,7 +312,7 @@ def test_run_on_a_saved_checkpoint_end_to_end(capsys: pytest.CaptureFixture[str]
     shown = run_cli(capsys, "--workspace", str(ws.root), "repro", "show", doc["id"])
     assert "efficiency profile" in shown.out and "per step" in shown.out
     with ws.store() as store:  # what the dashboard's repro page reads
-        typed = store.run_record(doc["id"])
+        typed = store.get_run(doc["id"])
     assert typed is not None and typed.profiles["method"].step_s == doc["profile"]["method"]["step_s"]
     assert typed.efficiency_text == eff["text"]
 
@@ -313,17 +323,19 @@ def test_run_on_a_saved_checkpoint_end_to_end(capsys: pytest.CaptureFixture[str]
     script = next(Path(p) for p in exported["files"] if p.endswith("train_grpo.py"))
     argv = sys.argv
     try:
-        sys.argv = [str(script), "--arm", "method", "--seed", "0"]
+        sys.argv = [str(script), "--arm", "method", "--pair", "0"]
         runpy.run_path(str(script), run_name="__main__")
     finally:
         sys.argv = argv
-    assert (script.parent / "out-method-seed0").is_dir()
+    assert (script.parent / "out-method-pair0").is_dir()
 
 
 def test_lora_trains_an_adapter(tiny: dict[str, Path], tmp_path: Path) -> None:
     """The LoRA path: peft wraps the policy, only adapter weights train, the profile is recorded."""
     pytest.importorskip("peft")
-    from radar.repro.methods import get_method
+    from radar.repro.methods import BUILTIN
+
+    get_method = BUILTIN.get
     from radar.repro.sizes import get_checkpoint_preset
     from radar.repro.trainer import train_checkpoint_arm
 
@@ -351,8 +363,10 @@ def test_lora_trains_an_adapter(tiny: dict[str, Path], tmp_path: Path) -> None:
 
 def test_efficiency_is_paired_over_seeds_and_quoted_in_the_summary() -> None:
     """The per-step ratio comes with its spread over seed pairs; memory as a difference; the sentence
-    quotes the structured numbers."""
-    from radar.repro.methods import get_method
+    quotes the structured numbers at its end (it opened with them, so CPU-load noise led the summary)."""
+    from radar.repro.methods import BUILTIN
+
+    get_method = BUILTIN.get
     from radar.repro.verdict import efficiency, verdict
 
     def prof(step: float, mem: float) -> dict[str, object]:
@@ -380,7 +394,8 @@ def test_efficiency_is_paired_over_seeds_and_quoted_in_the_summary() -> None:
         for arm in ("method", "baseline")
     }  # fmt: skip
     doc = verdict(get_method("dapo"), get_method("grpo"), runs, profiles=profiles)
-    assert doc["summary"].startswith("dapo: +2.5 pts held-out (95% CI [") and "8% slower per step" in doc["summary"]
+    # the verdict first; the efficiency phrase (a shared CPU's load shows in it) closes the summary
+    assert doc["summary"].endswith(f"Efficiency (cuda): {e['text']}.") and "8% slower" not in doc["summary"][:200]
     assert doc["efficiency"] == e
     assert "efficiency" not in verdict(get_method("dapo"), get_method("grpo"), runs)  # no profiles: unchanged
 
@@ -416,7 +431,9 @@ def test_toy_tasks_get_the_same_profile(tmp_path: Path) -> None:
     """The toy path records the same profile (an untrained char-level policy, 2 steps: no SFT needed)."""
     import torch
 
-    from radar.repro.methods import get_method
+    from radar.repro.methods import BUILTIN
+
+    get_method = BUILTIN.get
     from radar.repro.policy import build_model, build_tokenizer, eval_sets
     from radar.repro.sizes import get_size
     from radar.repro.tasks import get_task

@@ -8,12 +8,13 @@ import pytest
 
 from radar.repro.errors import ReproError
 from radar.repro.export import verl_overrides
-from radar.repro.methods import METHODS, describe, get_method, settings
+from radar.repro.methods import BUILTIN, METHODS, describe, settings
 from radar.repro.policy import SIZES, get_size
 from radar.repro.tasks import TASKS, get_task
 from radar.repro.trainer import LOSS_PLUGINS, build_config, overlong_buffer, reward_functions
 
 PARAMS = {"task": "addition", "preset": "tiny", "total_steps": 10, "seeds": 1}
+get_method = BUILTIN.get
 
 
 def _config(name: str, tmp_path: Path):  # type: ignore[no-untyped-def]
@@ -53,7 +54,9 @@ def _real_difference(name: str, tmp_path: Path) -> set[str]:
     base = get_method(method.baseline)
     a, b = _config(name, tmp_path).to_dict(), _config(base.name, tmp_path).to_dict()
     changed = {k for k in a.keys() | b.keys() if a.get(k) != b.get(k)}
-    extra = {k for k in ("overlong_shaping", "loss_plugin") if settings(method)[k] != settings(base)[k]}
+    extra = {
+        k for k in ("overlong_shaping", "dynamic_sampling", "loss_plugin") if settings(method)[k] != settings(base)[k]
+    }
     return changed | extra
 
 
@@ -86,14 +89,16 @@ def test_cispo_uses_minimax_m1_bounds_not_trls_cap(tmp_path: Path) -> None:
 def test_dapo_overlong_buffer_fits_the_completion_budget(task: str, tmp_path: Path) -> None:
     t = get_task(task)
     buffer = overlong_buffer(t)
-    assert buffer >= 4 and t.max_completion_tokens - buffer >= t.max_answer_chars + 1  # no answer is punished
+    assert buffer >= 4 and buffer == t.buffer
+    if not t.overlong_buffer:  # the default buffer punishes no well-formed answer (addition-work's reaches them)
+        assert t.max_completion_tokens - buffer >= t.max_answer_chars + 1
     from radar.repro.policy import build_tokenizer
 
     funcs = reward_functions(get_method("dapo"), t, build_tokenizer(t))
     assert len(funcs) == 3
     punish = funcs[2]
     eos = build_tokenizer(t).eos_token_id
-    longest = [[5] * t.max_answer_chars + [eos]]
+    longest = [[5] * (t.max_completion_tokens - buffer - 1) + [eos]]
     assert punish(prompts=["p"], completions=["x"], completion_ids=longest) == [0.0]
     rambling = [[5] * t.max_completion_tokens]
     assert punish(prompts=["p"], completions=["x"], completion_ids=rambling)[0] < -0.5
@@ -102,7 +107,7 @@ def test_dapo_overlong_buffer_fits_the_completion_budget(task: str, tmp_path: Pa
 def test_paper_hyperparameters(tmp_path: Path) -> None:
     dapo = _config("dapo", tmp_path)
     assert (dapo.epsilon, dapo.epsilon_high, dapo.beta, dapo.loss_type) == (0.2, 0.28, 0.0, "dapo")
-    assert get_method("dapo").overlong_shaping
+    assert get_method("dapo").overlong_shaping and get_method("dapo").dynamic_sampling
     gspo = _config("gspo", tmp_path)
     assert gspo.importance_sampling_level == "sequence" and (gspo.epsilon, gspo.epsilon_high) == (3e-4, 4e-4)
     dr = _config("dr_grpo", tmp_path)
@@ -180,7 +185,7 @@ def test_user_preset_is_its_base_plus_the_settings_that_differ(tmp_path: Path) -
         get_method("grpo"), get_size("tiny"), get_task("addition"), steps=10, seed=0, output_dir=tmp_path, device="cpu"
     )
     a, b = cfg.to_dict(), base.to_dict()
-    real = {k for k in a.keys() | b.keys() if a.get(k) != b.get(k)} | {"overlong_shaping"}
+    real = {k for k in a.keys() | b.keys() if a.get(k) != b.get(k)} | {"overlong_shaping", "dynamic_sampling"}
     assert set(m.changes) == real
     check = user_preset(EPS03 | {"check": {"metric": "entropy", "direction": "higher", "min_effect": 0.02}})
     assert (check.claim.metric, check.claim.direction, check.claim.min_effect) == ("entropy", "higher", 0.02)
@@ -195,7 +200,7 @@ def test_user_preset_settings_are_trl_fields_and_plugins_are_known() -> None:
     from radar.repro.methods import CHOICES, PRESET_SETTINGS
 
     fields = {f.name for f in dataclasses.fields(GRPOConfig)}
-    assert set(PRESET_SETTINGS) - {"overlong_shaping", "loss_plugin"} <= fields
+    assert set(PRESET_SETTINGS) - {"overlong_shaping", "dynamic_sampling", "loss_plugin"} <= fields
     assert set(CHOICES["loss_plugin"]) == {"", *LOSS_PLUGINS}
     shared = {"max_steps", "learning_rate", "per_device_train_batch_size", "num_generations", "num_iterations"}
     assert not shared & set(PRESET_SETTINGS)  # both arms keep the run's batch shape and step count
@@ -206,7 +211,8 @@ def test_user_preset_settings_are_trl_fields_and_plugins_are_known() -> None:
     [
         (
             {"settings": {"learning_rate": 1e-4}},
-            "unknown setting(s) learning_rate in [[repro.presets]] 'dapo-eps03'; valid settings: beta, delta, epsilon,",
+            "unknown setting(s) learning_rate in [[repro.presets]] 'dapo-eps03'; valid settings: beta, delta, "
+            "dynamic_sampling, epsilon,",
         ),
         ({"settings": {"loss_type": "ppo"}}, "loss_type = 'ppo' is not one of 'grpo', 'dr_grpo'"),
         ({"settings": {"beta": "high"}}, "setting beta must be a number"),
@@ -230,46 +236,33 @@ def test_bad_user_presets_are_refused_in_one_line(change: dict, needle: str) -> 
     assert needle in str(err.value) and "\n" not in str(err.value)
 
 
-def test_user_presets_register_and_travel_with_a_run() -> None:
-    from radar.repro.methods import USER_METHODS, register_user_presets, user_definitions, user_presets
-    from radar.repro.runner import RunSpec, spec_of
+def test_user_presets_form_a_catalog_value_that_travels_with_a_run() -> None:
+    """The presets are a value built from the settings (no registry): another catalog knows nothing of radar.toml's
+    presets, and a recorded run's params rebuild its own."""
+    from radar.repro.methods import catalog, user_presets
+    from radar.repro.spec import make_spec, spec_of
 
     with pytest.raises(ReproError, match="defined twice"):
         user_presets([EPS03, EPS03])
-    register_user_presets([EPS03])
-    try:
-        assert get_method("dapo-eps03").config["epsilon_high"] == 0.3
-        assert user_definitions("dapo-eps03", "grpo") == [EPS03]  # built-ins need no definition
-        USER_METHODS.clear()  # a worker process: it knows only what the run's params carry
-        with pytest.raises(ReproError, match="unknown method 'dapo-eps03'"):
-            RunSpec(method="dapo-eps03")
-        spec = spec_of({"method": "dapo-eps03", "baseline": "grpo", "user_presets": [EPS03], "seeds": 2})
-        assert spec.method == "dapo-eps03" and spec.seeds == 2 and spec.task == "addition"
-    finally:
-        USER_METHODS.clear()
+    mine = catalog([EPS03])
+    assert mine.get("dapo-eps03").config["epsilon_high"] == 0.3 and "dapo-eps03" not in BUILTIN
+    assert mine.definitions("dapo-eps03", "grpo") == [EPS03]  # built-ins need no definition
+    assert [d["source"] for d in mine.describe() if d["name"] == "dapo-eps03"] == ["radar.toml"]
+    with pytest.raises(ReproError, match="unknown method 'dapo-eps03'"):
+        make_spec(BUILTIN, method="dapo-eps03")  # a worker knows only what the run's params carry
+    spec = spec_of({"method": "dapo-eps03", "baseline": "grpo", "user_presets": [EPS03], "seeds": 2})
+    assert spec.method == "dapo-eps03" and spec.seeds == 2 and spec.task == "addition"
+    with pytest.raises(TypeError):
+        mine.methods["x"] = get_method("grpo")  # type: ignore[index]  # a value: read-only
 
 
-def test_a_dashboard_thread_never_sees_the_definitions_lent_to_another() -> None:
-    """While one thread computes a stored run's dedupe key with that run's old preset definitions
-    (user_presets_kept), another thread's lookup waits and then gets radar.toml's current definition."""
-    import threading
+def test_two_catalogs_never_see_each_others_definitions() -> None:
+    """An old run's preset definition (for its dedupe key) and radar.toml's current one live side by side."""
+    from radar.repro.methods import catalog
 
-    from radar.repro.methods import USER_METHODS, register_user_presets, user_presets_kept
-
-    old = EPS03 | {"settings": {"epsilon_high": 0.25}}
-    register_user_presets([EPS03], replace=True)
-    seen: list[float] = []
-    other = threading.Thread(target=lambda: seen.append(get_method("dapo-eps03").config["epsilon_high"]))
-    try:
-        with user_presets_kept():
-            register_user_presets([old])
-            other.start()
-            other.join(timeout=0.3)  # it waits for the lent definitions to be withdrawn
-            assert get_method("dapo-eps03").config["epsilon_high"] == 0.25
-        other.join(timeout=10)
-        assert seen == [0.3]
-    finally:
-        USER_METHODS.clear()
+    old, now = catalog([EPS03 | {"settings": {"epsilon_high": 0.25}}]), catalog([EPS03])
+    assert old.get("dapo-eps03").config["epsilon_high"] == 0.25 and now.get("dapo-eps03").config["epsilon_high"] == 0.3
+    assert old.settings("dapo-eps03") != now.settings("dapo-eps03")
 
 
 @pytest.mark.slow  # a real run: the warm start (SFT) plus 2 RL steps per arm, ~2 min on two busy cores
@@ -279,7 +272,7 @@ def test_user_preset_from_radar_toml_runs_through_the_queue(tmp_path: Path) -> N
     import json
     import time
 
-    from radar.app import steps
+    from radar.app import wiring
     from radar.app.context import Radar
     from radar.store import Workspace
 
@@ -289,24 +282,24 @@ def test_user_preset_from_radar_toml_runs_through_the_queue(tmp_path: Path) -> N
         '[[repro.presets]]\nname = "dapo-eps03"\nbase = "dapo"\narxiv = "2503.14476"\n'
         'claim = "a wider upper clip keeps entropy higher"\nsettings = { epsilon_high = 0.3 }\n'
     )
-    radar = Radar.at(ws.root)
-    queued = steps.reproduce(radar, "dapo-eps03", queued_by="test")
+    queued = wiring.reproductions(Radar.at(ws.root)).reproduce("dapo-eps03", queued_by="test")
     assert queued.new
     deadline = time.monotonic() + 900
     while time.monotonic() < deadline:
         with ws.store() as store:
             run = store.get_run(queued.run_id)
-        if run and run["status"] not in ("queued", "running"):
+        if run and not run.active:
             break
         time.sleep(2)
     log = ""
     while time.monotonic() < deadline + 30 and f"{queued.run_id}: done" not in log:  # the worker logs after the run
         log = (ws.runs_dir / "queue.log").read_text()
         time.sleep(0.5)
-    assert run and run["status"] == "done", (run, log)
-    assert run["params"]["user_presets"][0]["name"] == "dapo-eps03" and f"{queued.run_id}: done" in log
+    assert run and run.status == "done", (run, log)
+    assert run.params["user_presets"][0]["name"] == "dapo-eps03" and f"{queued.run_id}: done" in log
     record = json.loads((ws.run_dir(queued.run_id) / "run.json").read_text())
     assert record["configs"]["method"]["epsilon_high"] == 0.3 and record["configs"]["baseline"]["loss_type"] == "grpo"
-    assert run["result"]["verdict"]["overall"] == "too few seeds"
-    again = steps.reproduce(Radar.at(ws.root), "dapo-eps03", queued_by="test")
+    assert run.verdict is not None and run.verdict.overall == "too few seeds"
+    assert run.verdict.evidence_class == "pipeline check"
+    again = wiring.reproductions(Radar.at(ws.root)).reproduce("dapo-eps03", queued_by="test")
     assert (again.status, again.run_id) == ("already done", queued.run_id)

@@ -7,9 +7,19 @@ import random
 import pytest
 import torch
 
-from radar.repro.plots import paired_difference, plot_run
+from radar.repro.plots import end_difference, paired_difference, plot_run
 from radar.repro.policy import EVAL_PROMPTS, accuracy, build_model, build_tokenizer, eval_sets, get_size, special_ids
-from radar.repro.tasks import PARTS, TASKS, correctness_reward, eval_expression, format_reward, get_task, rl_stream
+from radar.repro.tasks import (
+    PARTS,
+    TASKS,
+    correctness_reward,
+    eval_expression,
+    format_reward,
+    get_task,
+    refill_stream,
+    rl_stream,
+    working,
+)
 from radar.repro.trainer import LossBatch, gmpo_loss
 
 
@@ -18,12 +28,14 @@ def test_reference_answers_are_correct_and_vary_in_length(name: str) -> None:
     task = get_task(name)
     examples = task.examples(300, seed=1)
     assert all(task.part(ex) == "rl" for ex in examples)
-    assert all(task.check(ex, ex["answer"]) for ex in examples)
-    assert len({len(ex["answer"]) for ex in examples}) >= 2
+    assert all(task.check(ex, ex["answer"]) and task.check(ex, ex.get("sft_answer", ex["answer"])) for ex in examples)
+    assert len({len(ex.get("sft_answer", ex["answer"])) for ex in examples}) >= 2
     assert all(
-        len(ex["prompt"]) <= task.max_prompt_chars and len(ex["answer"]) <= task.max_answer_chars for ex in examples
+        len(ex["prompt"]) <= task.max_prompt_chars and len(ex.get("sft_answer", ex["answer"])) <= task.max_answer_chars
+        for ex in examples
     )
-    assert all(set(ex["prompt"] + ex["answer"]) <= set(task.alphabet) for ex in examples)
+    assert all(set(ex["prompt"] + ex.get("sft_answer", ex["answer"])) <= set(task.alphabet) for ex in examples)
+    assert 0 < task.buffer < task.max_completion_tokens
     assert task.examples(5, seed=1) == task.examples(5, seed=1)
 
 
@@ -39,20 +51,51 @@ def test_countdown_accepts_any_valid_expression_and_rejects_reuse() -> None:
 
 @pytest.mark.parametrize("name", sorted(TASKS))
 def test_problem_space_is_split_so_evaluation_never_meets_training(name: str) -> None:
-    """SFT, RL and evaluation problems come from disjoint parts of the problem space, by canonical key
-    (a reordering of a problem is the same problem), with at least 1000 distinct evaluation prompts."""
+    """SFT, RL (and dynamic sampling's refill) and evaluation problems come from disjoint parts of the problem
+    space, by canonical key (a reordering of a problem is the same problem)."""
     task, size = get_task(name), get_size("tiny")
     sets = eval_sets(task, size)
-    assert len(sets["eval"]) >= EVAL_PROMPTS == 1000
-    assert len({e["prompt"] for e in sets["eval"]}) == len(sets["eval"])
     eval_keys = {task.key(e) for e in sets["eval"]} | {task.key(e) for e in sets["ood"]}
     sft = task.examples(20_000, seed=7, difficulty=size.difficulty, part="sft")
-    rl = rl_stream(task, 20_000, 0, size.difficulty)
+    rl = rl_stream(task, 20_000, 0, size.difficulty) + refill_stream(task, 5_000, 0, size.difficulty)
     assert not eval_keys & {task.key(e) for e in sft}
     assert not eval_keys & {task.key(e) for e in rl}
     assert not {task.key(e) for e in sft} & {task.key(e) for e in rl}
     assert {task.part(e) for e in sets["eval"]} == {"eval"} and set(PARTS) == {"eval", "sft", "rl"}
     assert task.eval_set(50) == task.eval_set(50)  # the same held-out set for every run
+
+
+@pytest.mark.parametrize("name", sorted(TASKS))
+def test_held_out_sets_are_distinct_problems_and_the_harder_one_is_out_of_distribution(name: str) -> None:
+    """The held-out set counts problems, not prompts: "3+4=" and "4+3=" are one problem (the old set of 1,000
+    prompts held 722 distinct addition problems, 463 sorting, 559 countdown); the set "one difficulty up" holds
+    only problems the training difficulty cannot draw (37 % / 70 % of the old one could)."""
+    task, size = get_task(name), get_size("tiny")
+    sets = eval_sets(task, size)
+    for part in ("eval", "ood"):
+        assert len({task.key(e) for e in sets[part]}) == len(sets[part]) > 300
+    assert len(sets["eval"]) == (EVAL_PROMPTS if name.startswith("addition") else len(sets["eval"]))
+    assert len(sets["eval"]) <= EVAL_PROMPTS
+    assert not any(task.fits(e, size.difficulty) for e in sets["ood"])
+    assert all(task.fits(e, size.difficulty) for e in sets["eval"])
+    assert all(task.fits(e, size.difficulty) for e in task.examples(500, seed=3, difficulty=size.difficulty))
+
+
+def test_addition_work_answers_tersely_or_with_working() -> None:
+    """The task where length is a choice: the working is 8-20 characters, the terse answer 1-3; both count."""
+    task = get_task("addition-work")
+    assert working(57, 68) == "7+8=15;5+6+1=12;>125" and working(5, 7) == "5+7=12;>12"
+    assert working(3, 40) == "3+0=3;0+4=4;>43"
+    ex = {"prompt": "57+68=", "answer": "125"}
+    assert task.check(ex, "7+8=15;5+6+1=12;>125") and task.check(ex, "125")
+    assert not task.check(ex, "7+8=15;5+6+1=12;>124") and not task.check(ex, "7+8=15;>125;") and not task.check(ex, "")
+    targets = [e["sft_answer"] for e in task.examples(400, seed=2)]
+    verbose = [t for t in targets if ">" in t]
+    assert 0.4 < len(verbose) / len(targets) < 0.6
+    assert max(map(len, verbose)) <= task.max_answer_chars < task.max_completion_tokens
+    # DAPO's buffer (the last 8 of 24 tokens) reaches the longest working, never a terse answer
+    assert any(len(t) + 1 > task.max_completion_tokens - task.buffer for t in verbose)
+    assert all(len(t) + 1 <= task.max_completion_tokens - task.buffer for t in targets if ">" not in t)
 
 
 def test_canonical_keys_merge_reorderings() -> None:
@@ -192,8 +235,18 @@ def test_plots_are_pngs_with_a_paired_difference(tmp_path) -> None:  # type: ign
         }
         for arm in ("method", "baseline")
     }
+    for s in (0, 1, 2):  # the end-of-training scores on the full held-out set differ from the curve subset's
+        runs["method"][s]["final"] = {"heldout_greedy": 0.70 + 0.01 * s, "heldout_pass1": 0.6}
+        runs["baseline"][s]["final"] = {"heldout_greedy": 0.66 + 0.005 * s, "heldout_pass1": 0.6}
     diff = paired_difference(runs)
     assert diff["step"] == [5, 10, 15, 20] and all(abs(m - 0.1) < 1e-9 for m in diff["mean"])
+    end = end_difference(runs)  # what difference.png marks as tested: the verdict's own effect
+    from radar.repro.methods import BUILTIN
+    from radar.repro.verdict import verdict
+
+    tested = verdict(BUILTIN.get("dapo"), BUILTIN.get("grpo"), runs)["metrics"]["heldout_greedy"]
+    assert end["mean"] == pytest.approx(tested["effect"], abs=1e-4) and end["mean"] != pytest.approx(0.1)
+    assert (end["lo"], end["hi"]) == pytest.approx(tuple(tested["interval"]), abs=1e-4)
     assert all(lo <= m <= hi for lo, m, hi in zip(diff["lo"], diff["mean"], diff["hi"], strict=True))
     paths = plot_run(runs, {"method": "dapo", "baseline": "grpo"}, tmp_path, "t")
     assert [p.name for p in paths] == ["difference.png", "curves.png"]

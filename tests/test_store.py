@@ -30,6 +30,7 @@ from radar.store import (
     Workspace,
 )
 from radar.store.crawl import CrawlStateTable
+from radar.store.dates import entered
 from radar.store.deliveries import DeliveriesTable
 from radar.store.documents import DocumentsTable
 from radar.store.embeddings import EmbeddingsTable
@@ -127,13 +128,13 @@ def test_runs_lifecycle(workspace: Workspace) -> None:
     with workspace.store() as store:
         store.create_run("r1", "repro", {"method": "dapo"})
         store.update_run("r1", status="running", progress=0.5, result={"step": 3})
-        run = store.get_run("r1")
-        assert run["status"] == "running" and run["params"]["method"] == "dapo" and run["result"] == {"step": 3}
+        run = store.get_run("r1")  # the store returns runs as RunRecords only
+        assert run is not None and run.status == "running" and run.method == "dapo" and run.result == {"step": 3}
         with pytest.raises(StoreError, match="not one of"):
             store.update_run("r1", status="exploded")
         with pytest.raises(StoreError, match="no run"):
             store.update_run("missing", status="done")
-        assert [r["id"] for r in store.list_runs(status="running")] == ["r1"]
+        assert [r.id for r in store.list_runs(status="running")] == ["r1"]
 
 
 def test_crawl_state_round_trip(workspace: Workspace) -> None:
@@ -202,8 +203,9 @@ def test_store_round_trip(workspace: Workspace, doc: Document) -> None:
         )
         assert tuple(orjson.loads(text.categories)) == doc.categories
         assert store.content_hashes_since("") == [(doc.id, doc.content_hash)]
-        assert store.published_range() == PublishedRange(doc.published, doc.published)
-        assert store.counts_by_day() == [DayCount(doc.published[:10], doc.kind, 1)]
+        day = entered(doc.id, doc.published)  # the day it entered the record (store.dates)
+        assert store.published_range() == PublishedRange(day, day)
+        assert store.counts_by_day() == [DayCount(day[:10], doc.kind, 1)]
 
 
 def test_migrations_upgrade_an_existing_database_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -259,7 +261,9 @@ def test_embeddings_round_trip(docs: list[Document], data: st.DataObject) -> Non
             StoredVector(vec_ids[i], v) for i, v in saved.items()
         )
         assert store.doc_ids_for_vectors(vec_ids.values()) == {v: i for i, v in vec_ids.items()}
-        assert sorted(store.facets()) == sorted(Facet(d.id, d.published, d.source, d.kind, vec_ids[d.id]) for d in docs)
+        assert sorted(store.facets()) == sorted(
+            Facet(d.id, entered(d.id, d.published), d.source, d.kind, vec_ids[d.id]) for d in docs
+        )
         rows = store.sample_embedded("m", len(docs))
         assert all(isinstance(r, EmbeddedDocument) for r in rows)
         assert {r.doc_id: (r.title, r.abstract, r.vector) for r in rows} == {

@@ -19,6 +19,7 @@ from radar.analysis.tags.tagger import Vectors, decide, saved_model, tag_documen
 from radar.analysis.tags.taxonomy import DEFAULT_TAXONOMY, load_taxonomy_file, parse_taxonomy
 from radar.analysis.tags.training import (
     DEV2_LABELS,
+    DEV3_LABELS,
     DEV_LABELS,
     SHIPPED_VECTORS,
     read_label_file,
@@ -148,8 +149,15 @@ def test_shipped_dev_labels_are_the_shared_ones_and_valid() -> None:
     dev2 = read_label_file(DEV2_LABELS, TAXONOMY)
     assert len(dev2) == 750 and not set(dev2) & set(labels)
     assert sum("rl-policy-optimization" in t for t in dev2.values()) == 49
+    dev3 = read_label_file(DEV3_LABELS, TAXONOMY)  # the boundary papers: drawn from the bundled snapshot
+    assert len(dev3) == 398 and not set(dev3) & (set(labels) | set(dev2))
+    assert sum("rl-policy-optimization" in t for t in dev3.values()) == 54
+    shared = Path(__file__).resolve().parents[1].parent / "shared" / "labels"
+    for path in (DEV_LABELS, DEV2_LABELS, DEV3_LABELS):
+        if (shared / path.name).is_file():  # CI has the shared folder beside the checkout; a user's install not
+            assert path.read_bytes() == (shared / path.name).read_bytes(), f"{path.name} differs from the shared one"
     texts = shipped_papers()
-    assert set(labels) | set(dev2) <= set(texts)
+    assert set(labels) | set(dev2) | set(dev3) <= set(texts)
     assert all(title and abstract for title, abstract in texts.values())
 
 
@@ -502,7 +510,8 @@ def test_review_queue_asks_about_the_least_sure_papers_in_the_important_tags(
         margins = uncertainty(model, decide(model, [r.title for r in sample], [r.abstract for r in sample], vecs))
     assert len(queue) == 16 and len({q.doc_id for q in queue}) == 16
     assert {q.tag for q in queue} == set(important[:8])  # the important tags in turn
-    labeled = {json.loads(line)["id"] for path in (DEV_LABELS, DEV2_LABELS) for line in path.read_text().splitlines()}
+    shipped = (DEV_LABELS, DEV2_LABELS, DEV3_LABELS)
+    labeled = {json.loads(line)["id"] for path in shipped for line in path.read_text().splitlines()}
     assert not {q.doc_id for q in queue} & labeled  # papers with a label are not asked
     free = np.array([r.doc_id not in labeled for r in sample])
     for item in queue:  # each is among the least sure unlabeled papers for its tag

@@ -13,6 +13,7 @@ import pytest
 
 from radar.store import Workspace
 from radar.store.errors import RadarError
+from radar.store.runs import RunRecord
 from tests.cli_helpers import run_cli
 from tests.conftest import make_workspace
 from tests.feedserver import FeedServer, fixture_bytes
@@ -198,7 +199,8 @@ def _repro_ws(tmp_path: Path, budget: int) -> Workspace:
             kind="paper",
             source="test",
             title=title,
-            abstract=f"{title}. We compare with GRPO on math reasoning benchmarks.",
+            # each compares against the method it builds on: the week's evidence a reproduction needs
+            abstract=f"{title}. It outperforms {'DAPO' if 'DAPO' in title else 'GSPO'} and GRPO on math benchmarks.",
             published=f"2025-08-{19 + i % 3 + 7 * (i >= 4)}T00:00:00Z",  # four in 2025-W34, four in W35
             url=f"https://arxiv.org/abs/2508.{10000 + i}",
         )
@@ -230,7 +232,7 @@ def _weekly(capsys: pytest.CaptureFixture[str], ws: Workspace, week: str = WEEK)
     return doc
 
 
-def _queued(ws: Workspace) -> list[dict]:  # type: ignore[type-arg]
+def _queued(ws: Workspace) -> list[RunRecord]:
     with ws.store() as store:
         return store.list_runs(kind="repro")
 
@@ -244,10 +246,10 @@ def test_weekly_queues_the_weeks_reproduce_methods_once(tmp_path: Path, capsys: 
     step = doc["steps"][-1]
     assert step["ok"] and step["summary"].startswith("2 queued (") and "radar repro work" in step["summary"]
     runs = _queued(ws)
-    assert sorted(r["params"]["method"] for r in runs) == ["dapo", "gspo"]
+    assert sorted(r.method for r in runs) == ["dapo", "gspo"]
     for run in runs:
-        p = run["params"]
-        assert run["status"] == "queued" and not run["pid"]  # run_queued = false: nothing started
+        p = run.params
+        assert run.status == "queued" and not run.pid  # run_queued = false: nothing started
         assert (p["queued_by"], p["queued_for"], p["task"], p["seeds"], p["total_steps"]) == (
             "weekly",
             WEEK,
@@ -255,7 +257,7 @@ def test_weekly_queues_the_weeks_reproduce_methods_once(tmp_path: Path, capsys: 
             2,
             4,
         )
-        assert len(p["dedupe_key"]) == 20
+        assert len(p["dedupe_key"]) == 20 and p["look"] == 1 and p["first_pair"] == 0 and p["power"]["seeds"] == 2
     # the same week again (cron firing twice), and the next week: the same experiments are not queued twice
     for week in (WEEK, "2025-W35"):
         again = _weekly(capsys, ws, week)["steps"][-1]["summary"]
@@ -274,31 +276,63 @@ def test_weekly_budget_counts_the_weeks_earlier_runs(tmp_path: Path, capsys: pyt
     assert _weekly(capsys, ws)["steps"][-1]["summary"] == "off ([repro] weekly_runs = 0)"
 
 
-def test_a_finished_run_drives_next_weeks_recommendation(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The queued dapo run finishes 'better', gspo's 'worse': the next report says adopt / watch by the repro rules,
-    and the reproduce step asks for neither again."""
+def _finish(ws: Workspace, label_of: dict[str, str], evidence: str) -> None:
+    """Finish the queued runs with calibrated verdicts of class ``evidence`` (what a toy worker writes is
+    "pipeline check"; a real checkpoint's, "evidence")."""
     from radar.store.models import utc_now
 
-    ws = _repro_ws(tmp_path, budget=3)
-    _weekly(capsys, ws)
     test = {"test": "paired t", "n": 2, "effect": 0.05, "interval": [0.02, 0.08], "p": 0.004, "p_adjusted": 0.008}
     with ws.store() as store:
         for run in store.list_runs(kind="repro"):
-            label = "better" if run["params"]["method"] == "dapo" else "worse"
+            label = label_of[run.method]
             verdict = {
                 "overall": label,
                 "summary": f"-> {label}",
                 "metrics": {"heldout_greedy": test | {"label": label}},
+                "seed_noise": {"metric": "heldout_greedy", "sd_difference": 0.01, "n": 2},
+                "evidence": {"class": evidence, "reason": "as written by the worker"},
+                "aa": run.method == run.baseline,
             }
-            store.update_run(run["id"], status="done", finished_at=utc_now(), result={"verdict": verdict})
+            store.update_run(run.id, status="done", finished_at=utc_now(), result={"verdict": verdict})
+
+
+def test_a_finished_run_drives_next_weeks_recommendation(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Toy runs are pipeline checks: a queued dapo run that finishes 'better' is no "adopt" (nor gspo's 'worse' a
+    "watch" by the repro rule). With the class of evidence a real checkpoint run carries and a calibrated A/A run
+    on the same setting, the next report says adopt / watch by the repro rules (dapo survives Holm across the
+    week's two runs against grpo); the reproduce step asks for neither again."""
+    ws = _repro_ws(tmp_path, budget=3)
+    _weekly(capsys, ws)
+    labels = {"dapo": "better", "gspo": "worse", "grpo": "no clear difference"}
+    _finish(ws, labels, "pipeline check")
+
+    def rules(doc: dict) -> dict[str, tuple[str, str]]:  # type: ignore[type-arg]
+        report = json.loads(Path(doc["paths"]["json"]).read_text())
+        return {
+            r["evidence"]["preset"]: (r["action"], r["rule"])
+            for r in report["recommendations"]
+            if r["evidence"]["preset"]
+        }
+
     doc = _weekly(capsys, ws)
+    toy = rules(doc)
+    assert toy["dapo"] != ("adopt", "repro-better") and toy["gspo"][1] != "repro-worse", toy
     report = json.loads(Path(doc["paths"]["json"]).read_text())
-    rules = {
-        r["evidence"]["preset"]: (r["action"], r["rule"]) for r in report["recommendations"] if r["evidence"]["preset"]
-    }
-    assert rules == {"dapo": ("adopt", "repro-better"), "gspo": ("watch", "repro-worse")}
+    (dapo,) = [r for r in report["runs"] if r["method"] == "dapo"]
+    assert dapo["evidence_class"] == "pipeline check" and not dapo["adoptable"] and "sorting, 4 steps" in dapo["line"]
+    md = (Path(doc["paths"]["json"]).parent / "report.md").read_text()
+    assert "2 seed pairs" in md and "pipeline check" in md  # the report's line names steps, seed pairs and class
+
+    from radar.app import wiring
+    from radar.app.context import Radar
+
+    api = wiring.reproductions(Radar.at(ws.root))
+    api.submit(api.spec("grpo", "grpo", task="sorting", seeds=2, steps=4))  # the A/A run on the same setting
+    _finish(ws, labels, "evidence")
+    doc = _weekly(capsys, ws)
+    assert rules(doc) == {"dapo": ("adopt", "repro-better"), "gspo": ("watch", "repro-worse")}
     assert doc["steps"][-1]["summary"] == "0 queued"
-    assert len(_queued(ws)) == 2
+    assert len(_queued(ws)) == 3
 
 
 def test_dashboard_reproduce_button_queues_the_same_run_once(
@@ -322,11 +356,9 @@ def test_dashboard_reproduce_button_queues_the_same_run_once(
     next(b for b in buttons if b.key.endswith("-dapo")).click().run()
     assert not at.exception, [e.value for e in at.exception]
     runs = _queued(ws)
-    assert len(runs) == 1 and runs[0]["params"]["method"] == "dapo" and runs[0]["status"] == "queued"
-    assert runs[0]["params"]["queued_by"] == "dashboard (overview)" and not runs[0]["pid"]  # run_queued = false
-    assert any("queued " + runs[0]["id"].replace("-", "\\-") in s.value for s in at.success), [
-        s.value for s in at.success
-    ]
+    assert len(runs) == 1 and runs[0].method == "dapo" and runs[0].status == "queued"
+    assert runs[0].params["queued_by"] == "dashboard (overview)" and not runs[0].pid  # run_queued = false
+    assert any("queued " + runs[0].id.replace("-", "\\-") in s.value for s in at.success), [s.value for s in at.success]
     # the Reports page's button for the same method: the same experiment, not queued twice
     at.switch_page("page_reports.py").run()
     next(b for b in at.button if b.label == "Reproduce" and b.key.endswith("-dapo")).click().run()
@@ -360,38 +392,61 @@ def test_repro_page_reproduce_button(
         next(b for b in at.button if b.label == "Reproduce" and b.key.endswith("-gspo")).click().run()
         assert not at.exception, [e.value for e in at.exception]
     runs = _queued(ws)
-    assert [r["params"]["method"] for r in runs] == ["gspo"] and runs[0]["params"]["queued_by"] == "dashboard (repro)"
+    assert [r.method for r in runs] == ["gspo"] and runs[0].params["queued_by"] == "dashboard (repro)"
     assert any("already queued" in i.value for i in at.info)
 
 
 def test_dedupe_key_follows_the_presets_settings(tmp_path: Path) -> None:
-    """A run started by hand counts as the same experiment; editing a radar.toml preset's settings makes a new
-    one (the old run's own definition is used for its key, and does not leak into the current one)."""
-    from radar.app import steps
+    """A run started by hand (an older record, without keys) counts as the same experiment; editing a radar.toml
+    preset's settings makes a new one (the old run's own definition is used for its key, and does not leak into
+    the current catalog)."""
+    from radar.app import wiring
     from radar.app.context import Radar
-    from radar.repro import runner
-    from radar.repro.methods import USER_METHODS
+    from radar.repro.spec import record_params
 
     preset = '\n[[repro.presets]]\nname = "dapo-eps03"\nbase = "dapo"\nsettings = { epsilon_high = 0.3 }\n'
     ws, _ = Workspace.init(tmp_path / "ws", config_text=REPRO_TOML.format(budget=1) + preset)
-    radar = Radar.at(ws.root)
-    spec = steps.repro_spec(radar, "dapo-eps03")
-    with ws.store() as store:  # `radar repro run --method dapo-eps03 ...` by hand, finished
-        runner.submit(store, spec, "by-hand", ws.run_dir("by-hand"), ws.policy_cache_dir)
+    api = wiring.reproductions(Radar.at(ws.root))
+    spec = api.configured_spec("dapo-eps03")
+    with ws.store() as store:  # `radar repro run --method dapo-eps03 ...` by an older radar, finished
+        store.create_run(
+            "by-hand", "repro", record_params(spec, api.presets, ws.run_dir("by-hand"), ws.policy_cache_dir)
+        )
         store.update_run("by-hand", status="done")
-        assert "dedupe_key" not in store.get_run("by-hand")["params"]  # type: ignore[index]
-    assert steps.queue_reproduction(radar, "dapo-eps03", queued_by="test").status == "already done"
-    assert steps.queue_reproduction(radar, "dapo", queued_by="test").new  # another preset: another experiment
+    assert api.queue("dapo-eps03", queued_by="test").status == "already done"
+    assert api.queue("dapo", queued_by="test").new  # another preset: another experiment
     ws.config_path.write_text(ws.config_path.read_text().replace("epsilon_high = 0.3", "epsilon_high = 0.35"))
-    edited = Radar.at(ws.root)
-    queued = steps.queue_reproduction(edited, "dapo-eps03", queued_by="test")
-    assert queued.new and USER_METHODS["dapo-eps03"].config["epsilon_high"] == 0.35
+    edited = wiring.reproductions(Radar.at(ws.root))
+    queued = edited.queue("dapo-eps03", queued_by="test")
+    assert queued.new and edited.presets.get("dapo-eps03").config["epsilon_high"] == 0.35
+    assert api.presets.get("dapo-eps03").config["epsilon_high"] == 0.3  # the older catalog is untouched
     with ws.store() as store:
-        assert store.get_run(queued.run_id)["params"]["user_presets"][0]["settings"] == {"epsilon_high": 0.35}  # type: ignore[index]
-    assert steps.queue_reproduction(edited, "dapo-eps03", queued_by="test").status == "already queued"
+        run = store.get_run(queued.run_id)
+        assert run is not None and run.params["user_presets"][0]["settings"] == {"epsilon_high": 0.35}
+        assert run.params["look"] == 1  # another experiment: its own first look, from seed pair 0
+    assert edited.queue("dapo-eps03", queued_by="test").status == "already queued"
     ws.config_path.write_text(REPRO_TOML.format(budget=1))  # the preset removed from radar.toml: gone
     with pytest.raises(RadarError, match="unknown method 'dapo-eps03'"):
-        steps.queue_reproduction(Radar.at(ws.root), "dapo-eps03", queued_by="test")
+        wiring.reproductions(Radar.at(ws.root)).queue("dapo-eps03", queued_by="test")
+
+
+def test_a_second_look_at_an_experiment_gets_fresh_seed_pairs(tmp_path: Path) -> None:
+    """Seeds are fixed at submit; running the same experiment again (more seeds, or the same: a replication) is a
+    new run, numbered as the next look, on seed pairs no earlier look used."""
+    from radar.app import wiring
+    from radar.app.context import Radar
+
+    ws, _ = Workspace.init(tmp_path / "ws", config_text=REPRO_TOML.format(budget=1))
+    api = wiring.reproductions(Radar.at(ws.root))
+    first = api.submit(api.spec("dapo", task="sorting", seeds=3, steps=4))
+    second = api.submit(api.spec("dapo", task="sorting", seeds=5, steps=4))
+    third = api.submit(api.spec("dapo", task="sorting", seeds=3, steps=8))  # other steps: another experiment
+    assert (first.params["look"], first.params["first_pair"]) == (1, 0)
+    assert (second.params["look"], second.params["first_pair"]) == (2, 3) and second.experiment == first.experiment
+    assert (third.params["look"], third.params["first_pair"]) == (1, 0) and third.experiment != first.experiment
+    assert second.setup.endswith("5 seed pairs (3-7)")
+    api.cancel(first.id)  # a cancelled look frees its pairs
+    assert api.submit(api.spec("dapo", task="sorting", seeds=2, steps=4)).params["first_pair"] == 8
 
 
 def test_repro_work_on_an_empty_queue_and_a_second_worker(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -407,20 +462,21 @@ def test_dedupe_key_of_a_dataset_run_is_the_data_it_trained_on(tmp_path: Path) -
     import hashlib
     from dataclasses import replace
 
-    from radar.app.steps import dedupe_key
-    from radar.repro.runner import RunSpec
+    from radar.app.reproductions import dedupe_key
+    from radar.repro.methods import BUILTIN
+    from radar.repro.spec import RunSpec
 
     data = tmp_path / "math.jsonl"
     data.write_text('{"prompt": "1+1?", "answer": "2"}\n', encoding="utf-8")
     trained_on = hashlib.sha256(data.read_bytes()).hexdigest()
-    spec = RunSpec(method="dapo", model="m", dataset=str(data), seeds=2, steps=4)
-    before = dedupe_key(spec)
+    spec = RunSpec(method="dapo", baseline="grpo", model="m", dataset=str(data), seeds=2, steps=4)
+    before = dedupe_key(spec, BUILTIN)
     data.write_text('{"prompt": "2+2?", "answer": "4"}\n', encoding="utf-8")  # the file changed since that run
-    assert dedupe_key(spec) != before  # a new experiment on the new data ...
-    assert dedupe_key(spec, trained_on) == before  # ... which the earlier run (its recorded hash) is not
+    assert dedupe_key(spec, BUILTIN) != before  # a new experiment on the new data ...
+    assert dedupe_key(spec, BUILTIN, trained_on) == before  # ... which the earlier run (its recorded hash) is not
     elsewhere = tmp_path / "copy.jsonl"
     elsewhere.write_bytes(data.read_bytes())
-    assert dedupe_key(replace(spec, dataset=str(elsewhere))) == dedupe_key(spec)  # the same data elsewhere
+    assert dedupe_key(replace(spec, dataset=str(elsewhere)), BUILTIN) == dedupe_key(spec, BUILTIN)  # same data
 
 
 def test_queueing_waits_for_the_queue_lock_so_two_clicks_queue_one_run(tmp_path: Path) -> None:
@@ -428,18 +484,19 @@ def test_queueing_waits_for_the_queue_lock_so_two_clicks_queue_one_run(tmp_path:
     dashboard session, or weekly) waits for it, then finds the first run instead of queueing a duplicate."""
     import threading
 
-    from radar.app import steps
+    from radar.app import wiring
     from radar.app.context import Radar
+    from radar.app.reproductions import QUEUE_LOCK, Queued
 
     ws = _repro_ws(tmp_path, budget=1)
-    radar = Radar.at(ws.root)
-    got: list[steps.Queued] = []
-    second = threading.Thread(target=lambda: got.append(steps.queue_reproduction(radar, "dapo", queued_by="test")))
-    with ws.lock(steps.QUEUE_LOCK):  # the first request, between its look-up and its submit
+    api = wiring.reproductions(Radar.at(ws.root))
+    got: list[Queued] = []
+    second = threading.Thread(target=lambda: got.append(api.queue("dapo", queued_by="test")))
+    with ws.lock(QUEUE_LOCK):  # the first request, between its look-up and its submit
         second.start()
         second.join(timeout=0.5)
         assert second.is_alive() and not got  # waiting, not refused and not queued past the lock
     second.join(timeout=60)
     assert len(got) == 1 and got[0].new
-    again = steps.queue_reproduction(radar, "dapo", queued_by="test")
+    again = api.queue("dapo", queued_by="test")
     assert not again.new and again.run_id == got[0].run_id and len(_queued(ws)) == 1

@@ -62,7 +62,8 @@ def base_corpus(
     seed: int = 7,
 ) -> None:
     """One source (cs.CL). "steady morphing" appears in 20% of documents throughout; "quantum
-    sparsifier" in 2% until ``rise_from`` and 30% after; the method name ZORPO only after it."""
+    sparsifier" in 2% until ``rise_from`` and 30% after; the method ZORPO only after it: a paper introduces it
+    on ``rise_from`` (its method card), others train with it."""
     rng, topic_rng = random.Random(seed), random.Random(seed + 1)
     docs = []
     for day in day_iter(first, last):
@@ -76,7 +77,28 @@ def base_corpus(
             if day >= rise_from and rng.random() < 0.15:
                 extra.append("We train with ZORPO")
             docs.append(make_doc(rng, f"2501.{day.strftime('%m%d')}{k}", day, "feed-a", "cs.CL", extra))
+    if first <= rise_from <= last:
+        docs.append(zorpo_paper(rise_from))
     store.upsert_documents(docs)
+
+
+ZORPO_ID = "2501.99999"
+
+
+def zorpo_paper(day: date) -> Document:
+    """The paper that introduces ZORPO (the contributions model reads it as a method in rl-post-training)."""
+    return Document(
+        id=ZORPO_ID,
+        kind="paper",
+        source="feed-a",
+        title="ZORPO: Zeroth-Order Reinforced Policy Optimization for RLVR",
+        abstract="We propose ZORPO, a policy optimization algorithm for reinforcement learning with verifiable "
+        "rewards (RLVR) of large language models that replaces the group-mean advantage baseline of GRPO with a "
+        "zeroth-order estimate. ZORPO improves math reasoning after RL post-training.",
+        published=f"{day.isoformat()}T08:00:00Z",
+        primary_category="cs.CL",
+        categories=("cs.CL",),
+    )
 
 
 def new_source(

@@ -13,7 +13,7 @@ from radar.store.errors import ConfigError
 class TaggingConfig:
     taxonomy: str = ""  # a taxonomy TOML file (relative to the workspace); "" = the packaged default
     labels: tuple[str, ...] = ()  # extra label files (JSONL {"id", "tags"}) to train on
-    use_dev_labels: bool = True  # train on the 1,500 shipped hand-labeled papers (dev + dev2)
+    use_dev_labels: bool = True  # train on the 1,898 shipped hand-labeled papers (dev + dev2 + dev3)
     min_examples: int = 5  # labeled positives (and negatives) a tag needs for its own classifier
     correction_weight: float = 3.0  # a user correction counts this many labeled examples
     zero_shot_threshold: float = 0.45  # cosine to the description, for a tag with no examples at all

@@ -24,7 +24,7 @@ from radar.analysis.tags.tagger import (
     decide,
     fit_model,
     gather_examples,
-    saved_model,
+    load_model,
     train,
 )
 from radar.analysis.tags.taxonomy import Taxonomy
@@ -81,7 +81,8 @@ def evaluate_file(store: Store, env: TagEnv, path: Path) -> dict[str, Any]:
     truth = np.array([[n in labels[i] for n in names] for i in ids], dtype=bool)
     titles, abstracts = [texts[i][0] for i in ids], [texts[i][1] for i in ids]
     vecs = vectors.for_texts(store, ids, texts)
-    model = saved_model(env) or train(store, env)
+    model, note = load_model(env)
+    model = model or train(store, env)
     pred = decide(model, titles, abstracts, vecs) >= model.thresholds()
     examples = gather_examples(store, env)
     trained_on = set(examples.ids)
@@ -105,6 +106,7 @@ def evaluate_file(store: Store, env: TagEnv, path: Path) -> dict[str, Any]:
             "unknown_ids": unknown,
             "out_of_fold": len(seen),
             "model_version": model.version,
+            "notes": [note] if note else [],
             "keyword_baseline": scores_table(names, truth, baseline),
         }
     )

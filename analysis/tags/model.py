@@ -1,9 +1,9 @@
 """The multi-label tag model: per tag, two logistic regressions (one on the embedding, one on the
-TF-IDF and keyword features) whose probabilities are averaged. Measured on the dev labels (nested
+TF-IDF, keyword and boundary features) whose probabilities are averaged. Measured on the dev labels (nested
 5-fold CV, two fold seeds): macro-F1 0.722 for the average vs 0.708 for one regression on all
-features side by side; kernels-compilers gains most (0.57 -> 0.68). On dev + dev2 (1,500 labels,
-nested 5-fold CV x 3 seeds, benchmarks/bench_tagging.py) the alternatives tried did not beat it
-beyond noise: see the README's Tagging section for the figures.
+features side by side; kernels-compilers gains most (0.57 -> 0.68). The alternatives tried since did not
+beat it beyond noise: docs/tagging.md has the figures (benchmarks/bench_tagging.py). The fitted
+regressions are kept as plain arrays (``Linear``), which persist.py saves without a pickle.
 
 How each tag is decided, by the examples it has:
 - ``model``: at least ``min_examples`` labeled positives (label files and user corrections) and
@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import expit
 from threadpoolctl import threadpool_limits
 
 from radar.analysis.tags.features import FeatureSpace
@@ -67,27 +68,51 @@ def _f1(truth: np.ndarray, pred: np.ndarray) -> float:
 
 
 @dataclass
+class Linear:
+    """A fitted logistic regression as plain arrays: P(tag) = sigmoid(x @ coef + intercept)."""
+
+    coef: np.ndarray  # (columns,) float32
+    intercept: float
+
+    def decision(self, x: sp.csr_matrix | np.ndarray) -> np.ndarray:
+        return np.asarray(x @ self.coef, dtype=np.float64).ravel() + self.intercept
+
+
+@dataclass
 class PairClassifier:
     """Mean probability of a regression on the embedding columns and one on the text columns."""
 
     dim: int  # the embedding's width: columns [0, dim) are the embedding
-    embedding: LogisticRegression
-    text: LogisticRegression
+    embedding: Linear
+    text: Linear
 
-    def predict_proba(self, x: sp.csr_matrix) -> np.ndarray:
-        dense = x[:, : self.dim].toarray()
-        return (self.embedding.predict_proba(dense) + self.text.predict_proba(x[:, self.dim :])) / 2
+    def probability(self, x: sp.csr_matrix) -> np.ndarray:
+        return (expit(self.embedding.decision(x[:, : self.dim])) + expit(self.text.decision(x[:, self.dim :]))) / 2
 
 
-def fit_classifier(x: sp.csr_matrix, y: np.ndarray, w: np.ndarray, dim: int) -> PairClassifier:
+def _linear(model: LogisticRegression) -> Linear:
+    return Linear(np.asarray(model.coef_[0], dtype=np.float32), float(model.intercept_[0]))
+
+
+def fit_classifier(
+    x: sp.csr_matrix, y: np.ndarray, w: np.ndarray, dim: int, text_columns: np.ndarray | None = None
+) -> PairClassifier:
+    """``text_columns``: the text-side columns (counted after the embedding) this tag's text regression may
+    use (features.FeatureSpace.text_columns); the others get weight 0."""
     # One BLAS thread: these fits are small, and on 2 shared cores a threaded BLAS made the embedding
     # regression 80x slower (2.8 s vs 0.03 s per fit, measured while other work ran).
     from sklearn.linear_model import LogisticRegression
 
+    text_x = x[:, dim:] if text_columns is None else x[:, dim + text_columns]
     with threadpool_limits(1):
         emb = LogisticRegression(C=C, max_iter=2000).fit(x[:, :dim].toarray(), y, sample_weight=w)
-        text = LogisticRegression(C=C, solver="liblinear", max_iter=2000).fit(x[:, dim:], y, sample_weight=w)
-    return PairClassifier(dim, emb, text)
+        text = LogisticRegression(C=C, solver="liblinear", max_iter=2000).fit(text_x, y, sample_weight=w)
+    text_linear = _linear(text)
+    if text_columns is not None:
+        full = np.zeros(x.shape[1] - dim, dtype=np.float32)
+        full[text_columns] = text_linear.coef
+        text_linear = Linear(full, text_linear.intercept)
+    return PairClassifier(dim, _linear(emb), text_linear)
 
 
 @dataclass
@@ -113,13 +138,22 @@ class TagModel:
     version: str = ""
 
     def scores(self, features: sp.csr_matrix, vectors: np.ndarray) -> np.ndarray:
-        """Per document and tag: the score that is compared with the tag's threshold."""
+        """Per document and tag: the score that is compared with the tag's threshold (the classifier tags'
+        regressions as two matrix products for all of them: one slicing of the features, not one per tag)."""
         out = np.zeros((features.shape[0], len(self.names)), dtype=np.float32)
+        pairs = [(j, r.classifier) for j, r in enumerate(self.rules[n] for n in self.names) if r.classifier]
+        if pairs:
+            dim = pairs[0][1].dim
+            emb_w = np.stack([c.embedding.coef for _, c in pairs], axis=1)
+            text_w = np.stack([c.text.coef for _, c in pairs], axis=1)
+            emb_b = np.array([c.embedding.intercept for _, c in pairs])
+            text_b = np.array([c.text.intercept for _, c in pairs])
+            emb = np.asarray(features[:, :dim] @ emb_w, dtype=np.float64) + emb_b
+            text = np.asarray(features[:, dim:] @ text_w, dtype=np.float64) + text_b
+            out[:, [j for j, _ in pairs]] = (expit(emb) + expit(text)) / 2
         for j, name in enumerate(self.names):
             rule = self.rules[name]
-            if rule.classifier is not None:
-                out[:, j] = rule.classifier.predict_proba(features)[:, 1]
-            elif rule.description_vector is not None:
+            if rule.classifier is None and rule.description_vector is not None:
                 out[:, j] = np.asarray(vectors, dtype=np.float32) @ rule.description_vector
         return out
 
@@ -135,6 +169,7 @@ def fit_tag(
     dim: int,
     min_precision: float = 0.0,
     min_recall: float = 0.0,
+    text_columns: np.ndarray | None = None,
 ) -> tuple[PairClassifier, float]:
     """A classifier on all rows and a threshold from out-of-fold probabilities on the labeled rows
     (meeting ``min_precision`` / ``min_recall`` there when asked, see best_threshold).
@@ -149,8 +184,8 @@ def fit_tag(
         extra = np.flatnonzero(~labeled)
         for train, test in StratifiedKFold(folds, shuffle=True, random_state=0).split(lab, y[lab]):
             rows = np.concatenate([lab[train], extra])
-            oof[test] = fit_classifier(x[rows], y[rows], w[rows], dim).predict_proba(x[lab[test]])[:, 1]
+            oof[test] = fit_classifier(x[rows], y[rows], w[rows], dim, text_columns).probability(x[lab[test]])
         threshold = best_threshold(oof, y[lab], min_precision, min_recall)
     else:
         threshold = 0.5
-    return fit_classifier(x, y, w, dim), threshold
+    return fit_classifier(x, y, w, dim, text_columns), threshold

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import pickle
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from radar.analysis.tags.config import TaggingConfig
 from radar.analysis.tags.errors import TaggingError
 from radar.analysis.tags.features import FeatureSpace
 from radar.analysis.tags.model import WEAK_WEIGHT, TagModel, TagRule, fit_tag
+from radar.analysis.tags.persist import ModelFileError, StaleModelError, model_bytes, read_model
 from radar.analysis.tags.taxonomy import DEFAULT_TAXONOMY, Taxonomy, load_taxonomy_file
 from radar.analysis.tags.training import (
     SHIPPED_LABELS,
@@ -41,7 +41,7 @@ from radar.index.prebuilt import DAMAGED_NPZ, PrebuiltVectors
 from radar.store import Store
 from radar.store.files import write_bytes_atomic
 
-MODEL_FORMAT = 3  # 3: trained on dev + dev2, per-tag precision/recall preferences
+MODEL_FORMAT = 4  # 4: numpy + JSON (persist.py), trained on dev + dev2 + dev3; 3 was a pickle, never read now
 VOCAB_SAMPLE = 5000  # workspace documents that join the examples to fit the TF-IDF vocabulary
 WEAK_SAMPLE = 20000  # workspace documents searched for keyword matches (weak labels)
 
@@ -122,8 +122,9 @@ class TagEnv:
     config: TaggingConfig
     taxonomy: Taxonomy
     vectors: Vectors
-    model_path: Path  # where the trained model is saved
+    model_path: Path  # where the trained model is saved (numpy + JSON, persist.py)
     label_paths: tuple[Path, ...] = ()  # [tagging] labels, resolved
+    legacy_model_path: Path | None = None  # where older versions pickled it: never read, removed on retraining
 
 
 # -- examples ----------------------------------------------------------------------------------------
@@ -240,7 +241,13 @@ def fit_model(
         positives, negatives = int(y.sum()), int((~y).sum())
         if positives >= cfg.min_examples and negatives >= cfg.min_examples and x is not None:
             clf, threshold = fit_tag(
-                x[rows], y, examples.weight[rows, j], np.ones(len(rows), dtype=bool), dim, *cfg.preference(name)
+                x[rows],
+                y,
+                examples.weight[rows, j],
+                np.ones(len(rows), dtype=bool),
+                dim,
+                *cfg.preference(name),
+                text_columns=space.text_columns(name),
             )
             model.rules[name] = TagRule("model", threshold, positives, clf)
             continue
@@ -255,7 +262,9 @@ def fit_model(
             all_y = np.concatenate([y, np.ones(len(weak), dtype=bool), np.zeros(len(negs), dtype=bool)])
             w = np.concatenate([examples.weight[rows, j], np.full(len(weak) + len(negs), WEAK_WEIGHT)])
             labeled = np.concatenate([np.ones(len(rows), dtype=bool), np.zeros(len(weak) + len(negs), dtype=bool)])
-            clf, threshold = fit_tag(all_x, all_y, w.astype(np.float32), labeled, dim, *cfg.preference(name))
+            clf, threshold = fit_tag(
+                all_x, all_y, w.astype(np.float32), labeled, dim, *cfg.preference(name), space.text_columns(name)
+            )
             model.rules[name] = TagRule("weak", threshold, positives, clf)
             continue
         tag = taxonomy.get(name)
@@ -277,44 +286,56 @@ def _version(taxonomy: Taxonomy, model_id: str, examples: Examples, cfg: Tagging
     return h.hexdigest()[:12]
 
 
+def _header(env: TagEnv) -> dict[str, Any]:
+    """What a saved model must have been trained for to be used."""
+    return {
+        "format": MODEL_FORMAT,
+        "taxonomy": env.taxonomy.digest,
+        "model_id": env.vectors.model_id,
+        "config": repr(env.config),
+    }
+
+
 def train(store: Store, env: TagEnv) -> TagModel:
     cfg, taxonomy, vectors = env.config, env.taxonomy, env.vectors
     examples = gather_examples(store, env)
     model = fit_model(examples, taxonomy, cfg, Corpus.sample(store, vectors.model_id), vectors.embed)
     model.version = _version(taxonomy, vectors.model_id, examples, cfg)
-    blob = pickle.dumps(
-        {
-            "format": MODEL_FORMAT,
-            "taxonomy": taxonomy.digest,
-            "model_id": vectors.model_id,
-            "config": repr(cfg),
-            "model": model,
-        },
-        protocol=pickle.HIGHEST_PROTOCOL,
-    )
-    write_bytes_atomic(env.model_path, blob)
+    write_bytes_atomic(env.model_path, model_bytes(model, _header(env)))
+    legacy = env.legacy_model_path
+    if legacy is not None and legacy.is_file():
+        legacy.unlink(missing_ok=True)  # an old pickled model: never read, replaced by the one just saved
     return model
 
 
-def saved_model(env: TagEnv) -> TagModel | None:
-    """The saved model if it was trained for this taxonomy, [tagging] settings and embedding model
-    (else None: retrain)."""
-    path = env.model_path
-    if not path.is_file():
-        return None
+def load_model(env: TagEnv) -> tuple[TagModel | None, str | None]:
+    """The saved model if it was trained for this taxonomy, [tagging] settings and embedding model (else
+    None: retrain), and a line for the user when a file was there but not used (an old-format pickle, or a
+    file that is not a model radar wrote): neither is ever unpickled."""
+    old = _legacy_note(env)
+    if not env.model_path.is_file():
+        return None, old
     try:
-        data = pickle.loads(path.read_bytes())  # the workspace's own file, written by train()
-    except Exception:  # noqa: BLE001 - an unreadable model is simply retrained
+        return read_model(env.model_path, _header(env), env.taxonomy), None
+    except StaleModelError:
+        return None, old
+    except ModelFileError as exc:
+        return None, f"{env.model_path} is not a tag model radar wrote ({exc}); ignored and retrained"
+
+
+def _legacy_note(env: TagEnv) -> str | None:
+    legacy = env.legacy_model_path
+    if legacy is None or not legacy.is_file():
         return None
-    if (
-        not isinstance(data, dict)
-        or data.get("format") != MODEL_FORMAT
-        or data.get("taxonomy") != env.taxonomy.digest
-        or data.get("model_id") != env.vectors.model_id
-        or data.get("config") != repr(env.config)
-    ):
-        return None
-    return data["model"]  # type: ignore[no-any-return]
+    return (
+        f"{legacy} is a tag model in the old pickle format; it is not read (a pickle can run code) and the "
+        f"model is retrained as {env.model_path.name}"
+    )
+
+
+def saved_model(env: TagEnv) -> TagModel | None:
+    """The saved model if it can be used as it is (see load_model), else None."""
+    return load_model(env)[0]
 
 
 # -- tagging -----------------------------------------------------------------------------------------
@@ -330,6 +351,7 @@ class TagReport:
     seconds: float  # deciding and writing, given the model
     per_tag: dict[str, int]
     strategies: dict[str, str]
+    notes: tuple[str, ...] = ()  # lines for the user (a saved model that was not used, and why)
 
     @property
     def docs_per_s(self) -> float:
@@ -346,6 +368,7 @@ class TagReport:
             "docs_per_s": round(self.docs_per_s, 1),
             "per_tag": self.per_tag,
             "strategies": self.strategies,
+            "notes": list(self.notes),
         }
 
 
@@ -358,7 +381,7 @@ def tag_documents(store: Store, env: TagEnv, *, retrain: bool = False, progress:
     """Tag embedded documents that the current model has not decided yet (all of them when retraining)."""
     start = time.perf_counter()
     vectors = env.vectors
-    model = None if retrain else saved_model(env)
+    model, note = (None, _legacy_note(env)) if retrain else load_model(env)
     trained = model is None
     if model is None:
         model = train(store, env)
@@ -388,6 +411,7 @@ def tag_documents(store: Store, env: TagEnv, *, retrain: bool = False, progress:
         time.perf_counter() - tag_start,
         {n: sum(counts.get(n, {}).values()) for n in model.names},
         {n: model.rules[n].strategy for n in model.names},
+        (note,) if note else (),
     )
 
 

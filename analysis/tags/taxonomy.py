@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from radar.analysis.tags.boundaries import BOUNDARIES
 from radar.analysis.tags.errors import TaggingError
 
 DEFAULT_TAXONOMY = Path(__file__).with_name("taxonomy.toml")
@@ -25,6 +26,7 @@ class Tag:
     group: str
     description: str
     keywords: tuple[str, ...]
+    boundaries: tuple[str, ...] = ()  # boundary features (boundaries.py) its regression also sees
 
 
 @dataclass(frozen=True)
@@ -82,11 +84,17 @@ def parse_taxonomy(text: str, source: str) -> Taxonomy:
             )
         if name in {t.name for t in tags}:
             raise TaggingError(f"{source}: tag {name!r} is defined twice; keep one")
-        unknown = sorted(set(entry) - {"name", "group", "description", "keywords"})
+        unknown = sorted(set(entry) - {"name", "group", "description", "keywords", "boundaries"})
         if unknown:
             raise TaggingError(
                 f"{source}: tag {name!r} has unknown key(s) {', '.join(unknown)}; "
-                "valid: name, group, description, keywords"
+                "valid: name, group, description, keywords, boundaries"
+            )
+        boundaries = entry.get("boundaries", [])
+        if not isinstance(boundaries, list) or not all(isinstance(b, str) and b in BOUNDARIES for b in boundaries):
+            raise TaggingError(
+                f"{source}: tag {name!r}: boundaries is a list of names from {', '.join(BOUNDARIES)}; "
+                f"got {boundaries!r}"
             )
         description = entry.get("description", "")
         keywords = entry.get("keywords", [])
@@ -103,7 +111,9 @@ def parse_taxonomy(text: str, source: str) -> Taxonomy:
                 f"{source}: tag {name!r} has neither a description nor keywords; give it at least "
                 "one so it can be learned before any labeled example exists"
             )
-        tags.append(Tag(name, str(entry.get("group", "other")), description.strip(), tuple(keywords)))
+        tags.append(
+            Tag(name, str(entry.get("group", "other")), description.strip(), tuple(keywords), tuple(boundaries))
+        )
     return Taxonomy(tuple(tags), source, hashlib.sha1(text.encode()).hexdigest()[:12])
 
 

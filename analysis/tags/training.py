@@ -1,10 +1,10 @@
 """Labeled examples for the tagger: label files, the shipped dev labels, and user corrections.
 
 A label file has one JSON object per line: {"id": "2503.14476", "tags": ["rl-policy-optimization"]}.
-The shipped ``labels/dev.jsonl`` and ``labels/dev2.jsonl`` (750 + 750 hand-labeled papers, copied from the
-project's shared labels; see labels/SOURCES.md) come with the papers' titles and abstracts
-(``labels/dev_papers.jsonl.gz``, ``labels/dev2_papers.jsonl.gz``), so a workspace that never imported them
-still trains. Their vectors by the default embedding model ship too (``labels/vectors.npz``, built by
+The shipped ``labels/dev.jsonl``, ``labels/dev2.jsonl`` and ``labels/dev3.jsonl`` (750 + 750 + 398 hand-labeled
+papers, copied from the project's shared labels; dev3 was drawn at the tagger's boundaries; see labels/SOURCES.md)
+come with the papers' titles and abstracts (``labels/dev*_papers.jsonl.gz``), so a workspace that never imported
+them still trains. Their vectors by the default embedding model ship too (``labels/vectors.npz``, built by
 ``data/build_embeddings.py --labels``: int8 with a scale per row, stamped with the model id and each paper's
 text hash); under another model, or for a paper whose text changed, they are computed once and cached.
 """
@@ -26,7 +26,9 @@ DEV_LABELS = LABELS_DIR / "dev.jsonl"
 DEV_PAPERS = LABELS_DIR / "dev_papers.jsonl.gz"
 DEV2_LABELS = LABELS_DIR / "dev2.jsonl"
 DEV2_PAPERS = LABELS_DIR / "dev2_papers.jsonl.gz"
-SHIPPED_LABELS = (DEV_LABELS, DEV2_LABELS)
+DEV3_LABELS = LABELS_DIR / "dev3.jsonl"
+DEV3_PAPERS = LABELS_DIR / "dev3_papers.jsonl.gz"
+SHIPPED_LABELS = (DEV_LABELS, DEV2_LABELS, DEV3_LABELS)
 SHIPPED_VECTORS = LABELS_DIR / "vectors.npz"
 
 
@@ -71,9 +73,9 @@ def read_label_file(path: Path, taxonomy: Taxonomy, *, drop_unknown_tags: bool =
 
 
 def shipped_papers() -> dict[str, tuple[str, str]]:
-    """{id: (title, abstract)} of every shipped labeled paper (dev and dev2)."""
+    """{id: (title, abstract)} of every shipped labeled paper (dev, dev2 and dev3)."""
     out: dict[str, tuple[str, str]] = {}
-    for path in (DEV_PAPERS, DEV2_PAPERS):
+    for path in (DEV_PAPERS, DEV2_PAPERS, DEV3_PAPERS):
         with gzip.open(path, "rt", encoding="utf-8") as fh:
             out.update({row["id"]: (row["title"], row["abstract"]) for row in map(json.loads, fh)})
     return out

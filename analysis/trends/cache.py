@@ -1,11 +1,11 @@
 """The term cache: which candidate terms each document contains, counted once and kept on disk.
 
-A document-by-term 0/1 matrix (CSR, rows sorted by publication day) plus per-row day and
-group (source, categories), saved as one file written atomically under ``WORKSPACE/index/trends/``. It is keyed by
-the store's fingerprint (count, max rowid, max changed_at): when documents are added or changed,
-only the rows changed since the cached ``max changed_at`` are re-tokenised; a deletion (the count
-does not add up) rebuilds everything. Nothing here knows about dates of interest: ``--as-of``
-filters rows at query time, so the cache never leaks later documents into an earlier answer.
+A document-by-term 0/1 matrix (CSR, rows sorted by the day each document entered the record, store.dates) plus per-
+row day and group (source, categories), saved as one file written atomically under ``WORKSPACE/index/trends/``. It
+is keyed by the store's fingerprint (count, max rowid, max changed_at): when documents are added or changed, only
+the rows changed since the cached ``max changed_at`` are re-tokenised; a deletion (the count does not add up)
+rebuilds everything. Nothing here knows about dates of interest: ``--as-of`` filters rows at query time, so the
+cache never leaks later documents into an earlier answer.
 """
 
 from __future__ import annotations
@@ -24,11 +24,12 @@ import scipy.sparse as sp
 
 from radar.analysis.trends import terms
 from radar.analysis.trends.terms import NAME_PREFIX, document_terms
+from radar.store.dates import entered
 from radar.store.db import Store
 from radar.store.documents import DocumentText
-from radar.store.files import write_bytes_atomic
+from radar.store.files import write_cache_atomic
 
-CACHE_VERSION = 3
+CACHE_VERSION = 4  # 4: a row's day is the day it entered the record (store.dates), not its v1 date
 # the cache is only valid for the term rules that built it
 RULES = hashlib.blake2b(Path(terms.__file__).read_bytes(), digest_size=8).hexdigest()
 EPOCH = date(1970, 1, 1).toordinal()
@@ -185,14 +186,14 @@ def _save(path: Path, table: TermTable) -> None:
         vocab_order=table.vocab_order,
         meta=np.frombuffer(orjson.dumps(meta), dtype=np.uint8),
     )
-    write_bytes_atomic(path, buf.getvalue())
+    write_cache_atomic(path, buf.getvalue())  # not kept on a full or read-only disk: recomputed
 
 
 def _load(path: Path) -> TermTable | None:
     if not path.is_file():
         return None
     try:
-        with np.load(path) as z:
+        with np.load(path, allow_pickle=False) as z:
             meta = orjson.loads(bytes(z["meta"]))
             if meta.get("version") != CACHE_VERSION or meta.get("rules") != RULES:
                 return None
@@ -360,7 +361,7 @@ def _assemble(
     matrix = sp.csr_matrix((np.ones(len(flat), dtype=np.float32), flat, indptr), shape=(len(columns), n_terms))
     ids = [r.doc_id for r in fresh]
     hashes = np.array([r.content_hash.encode() for r in fresh], dtype="S32")
-    day = np.array([day_number(r.published) for r in fresh], dtype=np.int32)
+    day = np.array([day_number(entered(r.doc_id, r.published)) for r in fresh], dtype=np.int32)
     group = np.array(new_group, dtype=np.int32)
     max_changed = max((r.changed_at for r in fresh), default="")
     if cached is not None and kept is not None:

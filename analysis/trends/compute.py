@@ -10,13 +10,13 @@ from typing import Protocol
 
 import numpy as np
 
-from radar.analysis.trends.cache import Progress, day_date, day_number, term_table
-from radar.analysis.trends.config import TrendsConfig, check_window, series_starts, windows
+from radar.analysis.trends.cache import Progress, TermTable, day_date, day_number, term_table
+from radar.analysis.trends.config import TrendsConfig, Windows, check_window, series_starts, windows
 from radar.analysis.trends.emerging import term_lists
 from radar.analysis.trends.errors import TrendsError
 from radar.analysis.trends.family import family_lists, join
-from radar.analysis.trends.methods import new_methods
-from radar.analysis.trends.result import TrendsResult
+from radar.analysis.trends.methods import Introductions, first_seen_names, introduced_names, introduction_span
+from radar.analysis.trends.result import NewMethod, TrendsResult
 from radar.analysis.trends.series import tag_series
 from radar.analysis.trends.topics import discover_topics
 from radar.index.config import EmbeddingConfig
@@ -32,7 +32,10 @@ class TrendsEnv:
     term_cache: Path  # the document x term table cache
     topics_dir: Path  # topic centroids per run, so topics keep their ids
     tag_groups: dict[str, list[str]] | None = None  # from the taxonomy; None: no group series
-    kind_of: Callable[[str], str | None] | None = None  # a name's kind (analysis.names), for new_methods
+    # what papers of a span of days introduce (analysis.contributions' cards): the new methods; without it the
+    # names first seen recently, with their kind from ``kind_of`` (analysis.names): the backtest's plain baseline
+    introductions: Introductions | None = None
+    kind_of: Callable[[str], str | None] | None = None
 
 
 class TrendDetector(Protocol):
@@ -122,10 +125,23 @@ def compute_trends(
         tags=tags["tags"],
         groups=tags.get("groups", {}),
         tag_trends=tags["tag_trends"],
+        group_trends=tags.get("group_trends", []),
         topics=topic_list,
         topics_note=topic_note,
-        new_methods=[
-            {**m, "kind": env.kind_of(m["name"]) if env.kind_of else None}
-            for m in new_methods(table, win, cfg, window, starts)
-        ],
+        new_methods=_new_methods(store, env, table, win, cfg, window, starts),
     )
+
+
+def _new_methods(
+    store: Store, env: TrendsEnv, table: TermTable, win: Windows, cfg: TrendsConfig, window: str, starts: list[date]
+) -> list[NewMethod]:
+    if env.introductions is None:
+        return [
+            {**m, "kind": env.kind_of(m["name"]) if env.kind_of else None}
+            for m in first_seen_names(table, win, cfg, window, starts)
+        ]
+    span = introduction_span(table, win, cfg)
+    if span is None:
+        return []
+    cards = env.introductions(store, span[0].isoformat(), span[1].isoformat())
+    return introduced_names(table, win, cfg, window, starts, cards)

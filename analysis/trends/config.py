@@ -47,9 +47,12 @@ class TrendsConfig:
     # fall is significant (z <= -min_z) and its rate ratio's upper bound is <= 1 / successor_ratio
     families: bool = True
     successor_ratio: float = 1.5
-    new_method_days: int = 120  # a method name is "new" when first seen within this many days of as_of
-    burn_in_days: int = 90  # names seen in the first days of the data are not new (the data just started)
-    min_method_count: int = 3
+    # new methods (analysis/trends/methods.py): what a paper published within new_method_days of as_of introduces
+    # (its method card), not in the first burn_in_days of the data (a card cannot tell a reused name there), named
+    # by at least min_method_count documents by as_of, the introducing paper included (2: one later paper)
+    new_method_days: int = 120
+    burn_in_days: int = 90
+    min_method_count: int = 2
     max_methods: int = 25
     topic_weeks: int = 12  # topics cluster the documents of the last 12 weeks (week window) ...
     topic_months: int = 3  # ... or 3 months (month window)

@@ -7,7 +7,7 @@ without any conversion that could drift from it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, NotRequired, TypedDict
 
 
@@ -63,6 +63,10 @@ class NewMethod(TypedDict):
     example_ids: list[str]
     series: list[PeriodCount]
     kind: NotRequired[str | None]  # method, model, benchmark, system, hardware, metric, org, generic (None: unknown)
+    # from the introducing paper's method card (first_id is that paper): its area, title and what it changes
+    area: NotRequired[str]
+    title: NotRequired[str]
+    changes: NotRequired[str]
 
 
 class Topic(TypedDict):
@@ -85,14 +89,15 @@ class SharePoint(TypedDict):
 
 
 class TagTrend(TypedDict):
-    tag: str
+    tag: str  # a tag, or a taxonomy group in ``group_trends``
     direction: str  # rising | falling | flat
     score: float
     z: float
     ratio: float
     recent_count: int
-    recent_share: float
-    baseline_share: float
+    recent_share: float  # within the strata present in both windows (what the test compares)
+    baseline_share: float  # the baseline's rates at the recent window's stratum mix
+    z_needed: NotRequired[float]  # the |z| a change needs (two-sided, Bonferroni over the tags)
 
 
 class Span(TypedDict):
@@ -113,6 +118,7 @@ class TrendsResult:
     tags: dict[str, list[SharePoint]] = field(default_factory=dict)
     groups: dict[str, list[SharePoint]] = field(default_factory=dict)
     tag_trends: list[TagTrend] = field(default_factory=list)
+    group_trends: list[TagTrend] = field(default_factory=list)  # the taxonomy's groups, judged as tags are
     topics: list[Topic] = field(default_factory=list)
     topics_note: str = ""
     new_methods: list[NewMethod] = field(default_factory=list)
@@ -121,6 +127,15 @@ class TrendsResult:
     def empty(cls) -> TrendsResult:
         """No trends (too little data, or the step failed): the report still goes out."""
         return cls(as_of="", window="month")
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TrendsResult:
+        """A result read back from its JSON (the workspace's cached period trends); unknown keys are refused."""
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise ValueError(f"trends JSON has unknown keys: {', '.join(unknown)}")
+        return cls(**data)
 
     def as_dict(self) -> dict[str, Any]:
         """The `radar trends --json` document."""
@@ -135,7 +150,67 @@ class TrendsResult:
             "tags": self.tags,
             "groups": self.groups,
             "tag_trends": self.tag_trends,
+            "group_trends": self.group_trends,
             "topics": self.topics,
             "topics_note": self.topics_note,
             "new_methods": self.new_methods,
         }
+
+
+@dataclass(frozen=True)
+class PeriodTrends:
+    """What the report, `radar trends --week`, the demo and the dashboard say about one period: computed once
+    (``analysis.trends.period.period_trends``), cached in the workspace, read by all of them.
+
+    ``tags``: the period's own window (a week: that ISO week against the 8 weeks before), for the tags' and
+    groups' change in share and their test. ``terms``: the month up to the period's last day against the
+    months before, for emerging and declining terms, new names and topics (a week of papers is too few for
+    a term to pass the bar). Both use only documents that entered the record by the period's end."""
+
+    label: str  # "2025-W39" (the report folder's name)
+    start: str  # YYYY-MM-DD, inclusive
+    end: str
+    tags: TrendsResult
+    terms: TrendsResult
+    fingerprint: str = ""  # the store's state the trends were computed on ("" unknown)
+    computed_at: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "start": self.start,
+            "end": self.end,
+            "fingerprint": self.fingerprint,
+            "computed_at": self.computed_at,
+            "tags": self.tags.as_dict(),
+            "terms": self.terms.as_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PeriodTrends:
+        return cls(
+            label=str(data["label"]),
+            start=str(data["start"]),
+            end=str(data["end"]),
+            tags=TrendsResult.from_dict(data["tags"]),
+            terms=TrendsResult.from_dict(data["terms"]),
+            fingerprint=str(data.get("fingerprint", "")),
+            computed_at=str(data.get("computed_at", "")),
+        )
+
+    @classmethod
+    def empty(cls, label: str = "", start: str = "", end: str = "") -> PeriodTrends:
+        return cls(label, start, end, TrendsResult.empty(), TrendsResult.empty())
+
+
+def pct_share(value: float | None) -> str:
+    """A share as the surfaces print it: 3.72%."""
+    return "-" if value is None else f"{100 * value:.2f}%"
+
+
+def share_change(t: TagTrend) -> str:
+    """A tag's (or group's) change in share in the words every surface uses:
+    'flat: 2.08% → 3.72% (z +1.4, needs ±2.8)' or 'rising: 2.08% → 5.10% (z +3.9)'."""
+    need = t.get("z_needed")
+    test = f"z {t['z']:+.1f}" + (f", needs ±{need:.1f}" if t["direction"] == "flat" and need is not None else "")
+    return f"{t['direction']}: {pct_share(t['baseline_share'])} → {pct_share(t['recent_share'])} ({test})"

@@ -49,7 +49,8 @@ def tag_series(
     starts: list[date],
     groups: dict[str, list[str]] | None = None,
 ) -> dict[str, Any]:
-    """{"tags": {tag: [{period, count, docs, share, raw_share}]}, "groups": {...}, "tag_trends": [...]}."""
+    """{"tags": {tag: [{period, count, docs, share, raw_share}]}, "groups": {...}, "tag_trends": [...],
+    "group_trends": [...]} (the groups' entries only when ``groups`` are given)."""
     first = min(starts[0], win.baseline_start)
     lo, hi, tags, rows = _tag_matrix(store, table, first, win.as_of)
     n_strata = len(table.strata)
@@ -81,9 +82,13 @@ def tag_series(
     out: dict[str, Any] = {"tags": {t: series(rows[t]) for t in tags}}
     if groups:
         out["groups"] = {}
+        group_rows = {}
         for group, names in groups.items():
             members = [rows[t] for t in names if t in rows]
-            out["groups"][group] = series(np.unique(np.concatenate(members)) if members else np.zeros(0, np.int64))
+            group_rows[group] = np.unique(np.concatenate(members)) if members else np.zeros(0, np.int64)
+            out["groups"][group] = series(group_rows[group])
+        # a group is judged as a tag is (its documents: those with any of its tags), Bonferroni over the groups
+        out["group_trends"] = _tag_trends(table, lo, day, stratum, win, cfg, list(group_rows), group_rows)
     out["tag_trends"] = _tag_trends(table, lo, day, stratum, win, cfg, tags, rows)
     return out
 
@@ -143,6 +148,7 @@ def _tag_trends(
                 "recent_count": int(a[:, j].sum()),
                 "recent_share": round(float(test.observed[j]) / docs, 6),
                 "baseline_share": round(float(test.expected_base[j]) / docs, 6),
+                "z_needed": round(z_needed, 2),
             }
         )
     return sorted(out, key=lambda t: -t["score"])

@@ -4,43 +4,41 @@ topic identities stable from one run to the next.
 - Documents: those published in the topic horizon (``topic_weeks``/``topic_months`` back from
   as_of) that have a vector from the workspace's current embedding model for their current
   content; the others are skipped (for topics only).
-- Clustering: k-means on unit vectors, k = n / 150 clamped to [4, 40], seeded with the previous
-  run's centroids (the rest by k-means++), so a rerun on nearly the same documents converges to
-  nearly the same clusters. Chosen by measurement (benchmarks/bench_trends.py, README): seeded
-  k-means kept 97% of documents' topic ids week to week (ARI 0.95); unseeded k-means 61%;
+- Clustering: k-means on unit vectors, k = n / 150 clamped to [4, 40], started from the anchored seed of
+  topic_ids.py (the clustering of the horizon ending on the anchor day before as_of, seeded in turn by the
+  anchors before it), so the same data gives the same clusters whatever ran before, and consecutive weeks,
+  which share their seed, converge alike. Seeded k-means was chosen by measurement (benchmarks/bench_trends.py,
+  README): seeded kept 97% of documents' topic ids week to week (ARI 0.95); unseeded k-means 61%;
   MiniBatchKMeans 86%; HDBSCAN on the raw 384-d vectors left 92% of documents as noise.
-- Identity: each cluster takes the id of the previous topic whose centroid is most similar
-  (Hungarian matching, cosine >= ``topic_match``); others get new ids. The previous state is the
-  newest one saved for an earlier as_of (never a later one, so --as-of cannot see the future).
-  A matched topic keeps its label while two of its three label words are still among its top ten.
+- Identity: each cluster takes the id of the registry's prototypes it matches (topic_ids.py: Hungarian matching,
+  cosine >= ``topic_match``, only prototypes computed for an as-of day on or before this one, so --as-of cannot
+  see the future); others get new ids. A matched topic keeps its label while two of its three label words are
+  still among its top ten.
 - Labels: class-based TF-IDF over the cached terms (a term's share of the cluster's term mentions x
   log(documents / documents with the term)), keeping terms at least 1.5x more common in the cluster
   than overall; words already covered by a longer keyword are dropped.
 - Growth: stratified rate ratio of the topic's share in the recent window against the rest of the horizon.
-- State: ``WORKSPACE/index/topics/<window>-<as_of>.npz`` (centroids, ids, labels), written atomically.
+- State: ``WORKSPACE/index/topics/registry-<window>.npz`` and ``anchors/``, written atomically.
 """
 
 from __future__ import annotations
 
-import io
 from datetime import date
 from pathlib import Path
-from typing import Any
 
 import numpy as np
-import orjson
 import scipy.sparse as sp
 
 from radar.analysis.trends.cache import TermTable, day_number
-from radar.analysis.trends.config import TrendsConfig, Windows
+from radar.analysis.trends.config import TrendsConfig, Windows, windows
 from radar.analysis.trends.counts import day_rows
 from radar.analysis.trends.result import Topic
 from radar.analysis.trends.stats import stratified_test
+from radar.analysis.trends.topic_ids import ANCHOR_DEPTH, Registry, anchor_before, horizon_key, load_seed, save_seed
 from radar.index.config import EmbeddingConfig
 from radar.index.errors import IndexError_, ModelNotFound
 from radar.index.pipeline import stored_model
 from radar.store.db import Store
-from radar.store.files import write_bytes_atomic
 
 SAMPLE = 20  # a topic's members nearest its centroid, for readers that judge what the topic is about
 
@@ -54,33 +52,6 @@ def current_model(store: Store, embedding: EmbeddingConfig) -> str | None:
         return max(models, key=lambda m: models[m])
     except IndexError_:  # nothing embedded, or another model's vectors: no topics
         return None
-
-
-def _load_previous(folder: Path, window: str, as_of: date) -> dict[str, Any] | None:
-    if not folder.is_dir():
-        return None
-    earlier = sorted(p for p in folder.glob(f"{window}-*.npz") if p.stem[len(window) + 1 :] < as_of.isoformat())
-    for path in reversed(earlier):
-        try:
-            with np.load(path) as z:
-                meta = orjson.loads(bytes(z["meta"]))
-                return {"centroids": z["centroids"].astype(np.float32), **meta}
-        except (OSError, ValueError, KeyError, orjson.JSONDecodeError):
-            continue
-    return None
-
-
-KEEP_STATES = 104
-
-
-def _save_state(folder: Path, window: str, as_of: date, centroids: np.ndarray, meta: dict[str, Any]) -> None:
-    buf = io.BytesIO()
-    np.savez(buf, centroids=centroids.astype(np.float32), meta=np.frombuffer(orjson.dumps(meta), dtype=np.uint8))
-    write_bytes_atomic(folder / f"{window}-{as_of.isoformat()}.npz", buf.getvalue())
-    # one file per as-of day: keep the newest KEEP_STATES per window (two years of weeks)
-    states = sorted(folder.glob(f"{window}-*.npz"))
-    for old in states[:-KEEP_STATES]:
-        old.unlink(missing_ok=True)
 
 
 def _vectors(store: Store, model: str, ids: list[str]) -> tuple[list[int], np.ndarray]:
@@ -159,6 +130,47 @@ def ctfidf_keywords(table: TermTable, rows: np.ndarray, labels: np.ndarray, k: i
     return out
 
 
+def _k(n: int) -> int:
+    return int(np.clip(round(n / 150), 4, 40))
+
+
+def _horizon(
+    store: Store, table: TermTable, model: str, cfg: TrendsConfig, window: str, as_of: date
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(all rows of the topic horizon ending on ``as_of``, the rows with a current vector, their unit vectors)."""
+    win = windows(as_of, window, cfg)
+    lo, hi = day_rows(table, win.topic_start, as_of)
+    rows = np.arange(max(lo, hi - cfg.max_topic_docs), hi)
+    keep, vectors = _vectors(store, model, [table.ids[r] for r in rows])
+    return rows, rows[keep], vectors
+
+
+def _seed(
+    store: Store, table: TermTable, cfg: TrendsConfig, window: str, model: str, day: date, depth: int, folder: Path
+) -> np.ndarray | None:
+    """The anchored seed for runs after ``day`` (an anchor): the clustering of the horizon ending on ``day``, seeded
+    by the anchor before it (``depth`` anchors deep), its centroids largest cluster first; cached (topic_ids.py)."""
+    win = windows(day, window, cfg)
+    lo, hi = day_rows(table, win.topic_start, day)
+    lo = max(lo, hi - cfg.max_topic_docs)
+    if hi - lo < 40:
+        return None
+    members = [f"{table.ids[r]}:{table.hashes[r].decode()}" for r in range(lo, hi)]
+    key = horizon_key(model, window, day, depth, members)
+    cached = load_seed(folder, key)
+    if cached is not None:
+        return cached if len(cached) else None
+    _, rows, vectors = _horizon(store, table, model, cfg, window, day)
+    seed = np.zeros((0, 0), dtype=np.float32)
+    if len(rows) >= 40:
+        init = _seed(store, table, cfg, window, model, anchor_before(day), depth - 1, folder) if depth > 0 else None
+        k = _k(len(rows))
+        labels, centroids = cluster(vectors, k, init)
+        seed = centroids[np.argsort(-np.bincount(labels, minlength=k), kind="stable")]
+    save_seed(folder, key, seed)
+    return seed if len(seed) else None
+
+
 def discover_topics(
     store: Store,
     table: TermTable,
@@ -169,48 +181,21 @@ def discover_topics(
     embedding: EmbeddingConfig,
     state_dir: Path,
 ) -> tuple[list[Topic], str]:
-    """(topics, note). The note says why there are none, when there are none. Topic centroids are kept in
-    ``state_dir`` so that a topic keeps its id from one run to the next."""
+    """(topics, note). The note says why there are none, when there are none. The anchored seeds and the id
+    registry are kept in ``state_dir`` (topic_ids.py): the same data gives the same topics and ids."""
     model = current_model(store, embedding)
     if model is None:
         return [], "no embeddings from the current model; run `radar index`"
-    lo, hi = day_rows(table, win.topic_start, win.as_of)
-    rows = np.arange(max(lo, hi - cfg.max_topic_docs), hi)
-    keep, vectors = _vectors(store, model, [table.ids[r] for r in rows])
-    if len(keep) < 40:
-        return [], f"only {len(keep)} embedded documents in the topic horizon (need 40); run `radar index`"
-    rows = rows[keep]
-    k = int(np.clip(round(len(rows) / 150), 4, 40))
-    previous = _load_previous(state_dir, window, win.as_of)
-    prev_centroids = previous["centroids"] if previous and previous.get("model") == model else None
-    labels, centroids = cluster(vectors, k, prev_centroids)
-    matched = match(prev_centroids, centroids, cfg.topic_match) if prev_centroids is not None else {}
+    _, rows, vectors = _horizon(store, table, model, cfg, window, win.as_of)
+    if len(rows) < 40:
+        return [], f"only {len(rows)} embedded documents in the topic horizon (need 40); run `radar index`"
+    k = _k(len(rows))
+    seed = _seed(store, table, cfg, window, model, anchor_before(win.as_of), ANCHOR_DEPTH, state_dir)
+    labels, centroids = cluster(vectors, k, seed)
     keywords = ctfidf_keywords(table, rows, labels, k)
-    next_id = int(previous["next_id"]) if previous else 1
-    ids: list[str] = []
-    names: list[str] = []
-    label_words: list[list[str]] = []
-    for c in range(k):
-        p = matched.get(c)
-        if p is not None and previous is not None:
-            ids.append(previous["ids"][p])
-            old = previous["keywords"][p]
-            if old and sum(w in keywords[c] for w in old) >= 2:  # a kept topic keeps its label while it fits
-                names.append(previous["labels"][p])
-                label_words.append(old)
-                continue
-        else:
-            ids.append(f"t{next_id}")
-            next_id += 1
-        names.append(" / ".join(keywords[c][:3]))
-        label_words.append(keywords[c][:3])
-    _save_state(
-        state_dir,
-        window,
-        win.as_of,
-        centroids,
-        {"model": model, "ids": ids, "labels": names, "keywords": label_words, "next_id": next_id},
-    )
+    registry = Registry.load(state_dir, window, model)
+    ids, names, _ = registry.assign(centroids, keywords, win.as_of, cfg.topic_match)
+    registry.save(state_dir)
     return _describe(table, rows, vectors, labels, centroids, ids, names, keywords, win, cfg), ""
 
 

@@ -16,20 +16,17 @@ import os
 import re
 import sys
 import threading
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import date, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
 import streamlit as st
 
-from radar.analysis.trends.config import TrendsConfig, period_label, windows
-from radar.analysis.trends.result import TrendsResult
 from radar.app.context import Radar
 from radar.store import Store, Workspace, resolve_root
 from radar.store.errors import RadarError
+from radar.store.text import strip_invisible
 
 NO_CACHE_ENV = "RADAR_DASHBOARD_NO_CACHE"
 F = TypeVar("F", bound=Callable[..., Any])
@@ -112,17 +109,6 @@ def read(root: str, fn: Callable[[Store], Any]) -> Any:
         return fn(sh.store)
 
 
-# -- periods ----------------------------------------------------------------------------------------
-def period_bounds(as_of: date, window: str) -> tuple[date, date]:
-    """The period ending on ``as_of``, as the trends count it: the 7 days up to it, or the month up to it
-    (a calendar month when ``as_of`` ends one; else from the day after the same date a month before)."""
-    return windows(as_of, window, TrendsConfig()).recent_start, as_of  # recent_start ignores [trends] settings
-
-
-def bounds_sql(start: date, end: date) -> tuple[str, str]:
-    return f"{start.isoformat()}T00:00:00Z", f"{end.isoformat()}T23:59:59Z"
-
-
 # -- cached aggregates (keyed by root and version) --------------------------------------------------
 @cache_data
 def facets(root: str, ver: str) -> dict[str, Any]:
@@ -141,77 +127,6 @@ def facets(root: str, ver: str) -> dict[str, Any]:
         }
 
     return read(root, go)
-
-
-@cache_data
-def headline(root: str, ver: str, as_of: date, window: str) -> dict[str, Any]:
-    """Counts for the chosen period and the one before it."""
-    start, end = period_bounds(as_of, window)
-    prev_start, prev_end = period_bounds(start - timedelta(days=1), window)
-
-    def go(s: Store) -> dict[str, Any]:
-        now, before = s.counts_by_kind(*bounds_sql(start, end)), s.counts_by_kind(*bounds_sql(prev_start, prev_end))
-        tagged = s.counts_by_kind(*bounds_sql(start, end), tagged=True)
-        return {"start": start, "end": end, "now": now, "before": before, "tagged": sum(tagged.values())}
-
-    return read(root, go)
-
-
-@cache_data
-def volume(root: str, ver: str, window: str, as_of: date, periods: int) -> list[dict[str, Any]]:
-    """[{period, kind, count}] for the last ``periods`` weeks or months up to ``as_of``."""
-    rows = read(root, lambda s: s.counts_by_day())
-    return _by_period(rows, window, as_of, periods, "kind")
-
-
-@cache_data
-def tag_volume(root: str, ver: str, window: str, as_of: date, periods: int) -> list[dict[str, Any]]:
-    """[{period, tag, count, share}] from the store's tags (share of that period's documents)."""
-    start = as_of - timedelta(days=(7 if window == "week" else 31) * (periods + 1))
-    per_day: Counter[tuple[str, str]] = Counter()
-    for _doc_id, day, tag in read(root, lambda s: s.tagged_in(*bounds_sql(start, as_of))):
-        per_day[(day, tag)] += 1
-    by_tag = _by_period([(d, t, n) for (d, t), n in per_day.items()], window, as_of, periods, "tag")
-    totals: dict[str, int] = {}
-    for r in volume(root, ver, window, as_of, periods):
-        totals[r["period"]] = totals.get(r["period"], 0) + r["count"]
-    for r in by_tag:
-        r["share"] = round(r["count"] / totals[r["period"]], 4) if totals.get(r["period"]) else 0.0
-    return by_tag
-
-
-def _by_period(
-    rows: list[tuple[str, str, int]], window: str, as_of: date, periods: int, key: str
-) -> list[dict[str, Any]]:
-    last = as_of.isoformat()
-    wanted: list[str] = []
-    day = as_of
-    while len(wanted) < periods:
-        p = period_label(day, window)
-        if p not in wanted:
-            wanted.append(p)
-        day -= timedelta(days=1)
-    keep = set(wanted)
-    labels: dict[str, str] = {}
-    out: dict[tuple[str, str], int] = {}
-    for d, k, n in rows:
-        if d > last:
-            continue
-        if d not in labels:
-            labels[d] = period_label(date.fromisoformat(d), window)
-        p = labels[d]
-        if p in keep:
-            out[(p, k)] = out.get((p, k), 0) + n
-    return [{"period": p, key: k, "count": n} for (p, k), n in sorted(out.items())]
-
-
-# -- analysis (imported when first used: numpy and scikit-learn take a second to load) ---------------
-@cache_data
-def trends(root: str, ver: str, as_of: date, window: str) -> TrendsResult:
-    """The trends step for this period (its RadarError, e.g. too little data, propagates)."""
-    from radar.app import steps
-
-    return steps.trends(radar(root), as_of=as_of, window=window)
 
 
 @cache_data
@@ -287,7 +202,31 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$&:=\"'@%^])")
 def md(text: str) -> str:
     """Plain text safe inside st.markdown: every Markdown/HTML special character backslash-escaped,
     so no link, image, HTML tag, LaTeX or heading can come out of feed content."""
-    return _MD_SPECIAL.sub(r"\\\1", text or "")
+    return _MD_SPECIAL.sub(r"\\\1", strip_invisible(text or ""))  # and no bidi / zero-width character
+
+
+def text(value: str) -> str:
+    """A title or abstract for st.markdown: through the report's LaTeX-to-text step, then escaped (``md``)."""
+    from radar.reports.text import plain
+
+    return md(plain(value or ""))
+
+
+def ours(value: str) -> str:
+    """Our own text (a recommendation's reason, a note) for st.markdown: every part escaped as ``md`` escapes feed
+    text, its `backticked` spans shown as code (a code span is never read as markup)."""
+    from radar.reports.text import code_spans
+
+    return "".join(f"`{part}`" if code else md(part) for part, code in code_spans(value or ""))
+
+
+def link(label: str, url: str) -> str:
+    """A Markdown link for st.markdown: ``label`` already escaped (``md``/``text``), ``url`` only when it is
+    http(s), with the characters that would end or break the link target percent-encoded; else the label alone."""
+    if not url.startswith(("http://", "https://")):
+        return label
+    safe = "".join(f"%{ord(c):02X}" if c in " ()<>[]\"'\\`" or ord(c) < 33 else c for c in url)
+    return f"[{label}]({safe})"
 
 
 def one_line(text: str, limit: int = 300) -> str:
@@ -309,12 +248,14 @@ METHOD_KINDS = (None, "method", "system", "hardware")  # a name the classifier d
 
 
 def method_rows(methods: list[Any]) -> list[dict[str, Any]]:
-    """New method names as a table a person reads: named columns, growth as "4.6x", the kind beside the name."""
+    """New methods (the trends' ``new_methods``: what a paper of the last months introduces) as a table a person
+    reads: named columns, the introducing paper, growth as "4.6x", the kind beside the name."""
     return [
         {
             "method": m["name"],
             "kind": m.get("kind") or "unknown",
-            "first seen": str(m.get("first_seen") or "")[:10],
+            "introduced": str(m.get("first_seen") or "")[:10],
+            "paper": m.get("first_id") or "",
             "papers": m.get("count", 0),
             "this period": m.get("recent_count", 0),
             "growth": f"{float(m.get('growth') or 0):.1f}x",

@@ -20,6 +20,7 @@ HERE = Path(__file__).resolve().parent
 # Streamlit puts this folder on sys.path, where a "repro.py" would shadow the repro package.
 PAGES = (
     ("page_overview.py", "Overview", ":material/insights:"),
+    ("page_methods.py", "Methods", ":material/lightbulb:"),
     ("page_explore.py", "Explore", ":material/search:"),
     ("page_reports.py", "Reports", ":material/description:"),
     ("page_repro.py", "Repro", ":material/science:"),
@@ -42,7 +43,9 @@ def _icon() -> Image.Image:
 def _preload() -> threading.Thread:
     """Import the training stack (torch, transformers, TRL: ~10 s) in the background once per server,
     so the first visit to the Repro page does not wait for it."""
-    thread = threading.Thread(target=importlib.import_module, args=("radar.repro.runner",), name="preload", daemon=True)
+    thread = threading.Thread(
+        target=importlib.import_module, args=("radar.repro.trainer",), name="preload", daemon=True
+    )
     thread.start()
     return thread
 

@@ -13,7 +13,8 @@ from typing import Any
 
 import streamlit as st
 
-from radar.app.dashboard import data
+from radar.app.dashboard import data, period
+from radar.reports.period import Period
 from radar.store.errors import RadarError
 from radar.store.tags import TagScore
 
@@ -23,12 +24,13 @@ def render() -> None:
     ver = data.version(root)
     facets = data.facets(root, ver)
     st.title("Explore")
+    week = period.picker(root, ver)
     query = st.text_input("Search", key="ex_query", placeholder="e.g. sequence-level importance ratio for MoE RL")
     filters = _filter_widgets(facets)
     _review(root)
     results, detail = st.columns([3, 2], gap="large")
     with results:
-        _results(root, query, filters)
+        _results(root, query, filters, week)
     with detail:
         doc_id = st.session_state.get("ex_doc")
         if doc_id:
@@ -60,9 +62,12 @@ def _filter_widgets(facets: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _results(root: str, query: str, f: dict[str, Any]) -> None:
+def _results(root: str, query: str, f: dict[str, Any], week: Period | None) -> None:
     from radar.index.search import Filters
 
+    in_week = not query.strip() and not f["since"] and not f["until"] and week is not None
+    if in_week and week is not None:  # the list without a query: the dashboard's week, unless dates are chosen
+        f = f | {"since": week.start.isoformat(), "until": week.end.isoformat()}
     filters = Filters(
         since=f["since"],
         until=f["until"],
@@ -74,7 +79,8 @@ def _results(root: str, query: str, f: dict[str, Any]) -> None:
     ver = data.version(root)
     if not query.strip():
         docs, tags = data.latest(root, ver, filters, f["k"])
-        st.caption(f"newest {len(docs)} documents matching the filters; type a query to search")
+        where = f"of {week.label}" if in_week and week is not None else "matching the filters"
+        st.caption(data.md(f"newest {len(docs)} documents {where}; type a query to search all dates"))
         for d in docs:
             _row(d.id, d.title, d.published, d.source, tags.get(d.id, []), None)
         return
@@ -92,7 +98,7 @@ def _results(root: str, query: str, f: dict[str, Any]) -> None:
 
 def _row(doc_id: str, title: str, published: str, source: str, tags: list[str], score: float | None) -> None:
     with st.container(border=True):
-        st.markdown(f"**{data.md(data.one_line(title))}**")
+        st.markdown(f"**{data.text(data.one_line(title))}**")
         bits = [doc_id, published[:10], source] + ([f"score {score:.4f}"] if score is not None else [])
         st.caption(data.md(" · ".join(bits)) + ("  \n" + data.md("tags: " + ", ".join(tags)) if tags else ""))
         st.button("Open", key=f"open-{doc_id}", on_click=_open, args=(doc_id,))
@@ -108,7 +114,7 @@ def _detail(root: str, doc_id: str, facets: dict[str, Any]) -> None:
         st.warning(data.md(f"no document {doc_id} in this workspace"))
         return
     tags, fixes = data.read(root, lambda s: s.tag_details(doc_id))
-    st.subheader(data.md(data.one_line(doc.title, 500)))
+    st.subheader(data.text(data.one_line(doc.title, 500)))
     authors = ", ".join(doc.authors[:8]) + (" et al." if len(doc.authors) > 8 else "")
     st.caption(data.md(" · ".join(x for x in (doc.id, doc.published[:10], doc.source, authors) if x)))
     if doc.categories:
@@ -118,7 +124,7 @@ def _detail(root: str, doc_id: str, facets: dict[str, Any]) -> None:
         cols = st.columns(len(links))
         for col, (label, url) in zip(cols, links, strict=True):
             col.link_button(label, url)
-    st.markdown(data.md(doc.abstract) or "_no abstract_")
+    st.markdown(data.text(doc.abstract) or "_no abstract_")
     _tag_controls(root, doc_id, tags, fixes, facets)
     _similar(root, doc_id)
 
@@ -140,18 +146,25 @@ def _tag_controls(root: str, doc_id: str, tags: list[TagScore], fixes: dict[str,
     gone = sorted(t for t, v in fixes.items() if v == 0 and t not in {x.tag for x in tags})
     if gone:
         st.caption(data.md("removed by a correction: " + ", ".join(gone)))
-    for t in tags:
-        c1, c2, c3 = st.columns([3, 1, 1])
+    for t in tags:  # the tag on its own line, its two buttons below it: the detail column is narrow
         state = {1: " · confirmed", 0: " · removed"}.get(fixes.get(t.tag, -1), "")
-        c1.markdown(f"**{data.md(t.tag)}** {t.origin} {t.score:.2f}{state}")
-        c2.button(
+        st.markdown(f"**{data.md(t.tag)}** {data.md(t.origin)} {t.score:.2f}{state}")
+        c1, c2 = st.columns(2)
+        c1.button(
             "Confirm",
             key=f"confirm-{doc_id}-{t.tag}",
             disabled=state != "",
             on_click=_correct,
             args=(root, doc_id, [t.tag], []),
+            width="stretch",
         )
-        c3.button("Remove", key=f"remove-{doc_id}-{t.tag}", on_click=_correct, args=(root, doc_id, [], [t.tag]))
+        c2.button(
+            "Remove",
+            key=f"remove-{doc_id}-{t.tag}",
+            on_click=_correct,
+            args=(root, doc_id, [], [t.tag]),
+            width="stretch",
+        )
     choices = [t for t in _tag_names(root, facets) if t not in {x.tag for x in tags}]
     if choices:
         c1, c2 = st.columns([3, 1])
@@ -190,7 +203,7 @@ def _review(root: str) -> None:
             cols = st.columns([6, 1, 1])
             now = "tagged" if item.tagged else "not tagged"
             cols[0].markdown(
-                f"**{data.md(item.tag)}**? {data.md(item.title)} :gray[({data.md(item.doc_id)}; {now}, "
+                f"**{data.md(item.tag)}**? {data.text(item.title)} :gray[({data.md(item.doc_id)}; {now}, "
                 f"score {item.score:.2f} vs {item.threshold:.2f})]"
             )
             if cols[1].button("Yes", key=f"ex_rev_yes_{n}_{item.doc_id}_{item.tag}"):
@@ -225,7 +238,7 @@ def _similar(root: str, doc_id: str) -> None:
     for h in hits:
         c1, c2 = st.columns([4, 1])
         c1.markdown(
-            f"{data.md(data.one_line(h.title, 160))}  \n" + data.md(f"{h.id} · {h.published[:10]} · {h.score:.3f}")
+            f"{data.text(data.one_line(h.title, 160))}  \n" + data.md(f"{h.id} · {h.published[:10]} · {h.score:.3f}")
         )
         c2.button("Open", key=f"sim-{doc_id}-{h.id}", on_click=_open, args=(h.id,))
 

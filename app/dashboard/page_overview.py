@@ -1,22 +1,21 @@
-"""Overview: headline numbers for the chosen period, volume per tag, emerging and declining terms,
-new methods and growing topics (from analysis.trends)."""
+"""Overview: the chosen week as the report tells it: headline counts, the week's recommendations, each tag's
+change in share (small multiples of its weekly share), emerging and declining terms, new methods and growing
+topics. Everything is read: the week's trends as the weekly job kept them (app.period_trends), the counts and
+changes through the report's own computation (reports.volume), the recommendations through the report's loader."""
 
 from __future__ import annotations
 
-from datetime import date
-from pathlib import Path
+import json
 from typing import Any
 
 import altair as alt
 import pandas as pd
 import streamlit as st
 
-from radar.analysis.trends.result import NewMethod, TrendsResult
-from radar.app.dashboard import data, reproduce
-from radar.store import Workspace
+from radar.analysis.trends.result import NewMethod, PeriodTrends, TrendsResult
+from radar.app.dashboard import data, period, reproduce
 
-PERIODS_SHOWN = {"week": 26, "month": 18}
-WINDOW_LABELS = {"week": "week (the 7 days up to the date)", "month": "month (the month up to the date)"}
+TOP_METHODS = 6  # lines in the new-methods chart
 
 
 def render() -> None:
@@ -27,226 +26,229 @@ def render() -> None:
     if not facets["counts"]["documents"]:
         st.info("The workspace is empty: run `radar crawl` or `radar import FILE` first.")
         return
-    first, last = date.fromisoformat(facets["first"][:10]), date.fromisoformat(facets["last"][:10])
-    # default: the newest paper's day (a blog post dated later would leave a nearly empty period)
-    default = date.fromisoformat((facets["last_paper"] or facets["last"])[:10])
-    left, right = st.columns([1, 1])
-    window = left.radio(
-        "Period", ["week", "month"], horizontal=True, key="ov_window", format_func=WINDOW_LABELS.__getitem__
-    )
-    as_of = right.date_input(
-        "As of",
-        value=default,
-        min_value=first,
-        max_value=last,
-        key="ov_as_of",
-        help="only documents published on or before this day count",
-    )
-    window = window or "week"
-    head = data.headline(root, ver, as_of, window)
-    _headline(head, facets, window)
-    _recommendations(root)
-
-    trends: TrendsResult | None = None
-    trends_error = ""
-    try:
-        with st.spinner("computing trends (a workspace where `radar trends` never ran builds its term table first)"):
-            trends = data.trends(root, ver, as_of, window)
-    except Exception as exc:  # a RadarError from the trends stage: show its one line, keep the page
-        trends_error = str(exc)
-
-    st.subheader(f"Volume per {window}")
-    vol = pd.DataFrame(data.volume(root, ver, window, as_of, PERIODS_SHOWN[window]))
-    if not vol.empty:
-        chart = (
-            alt.Chart(vol)
-            .mark_bar()
-            .encode(
-                x=alt.X("period:N", title=None, sort=None),
-                y=alt.Y("count:Q", title="documents"),
-                color=alt.Color("kind:N", title="kind"),
-                tooltip=["period", "kind", "count"],
-            )
-        )
-        st.altair_chart(chart, width="stretch")
-    _tag_chart(root, ver, window, as_of, trends)
-    if trends is None:
-        st.warning(
-            data.md(
-                "Emerging and declining terms, new methods and growing topics are missing: "
-                f"the trends failed ({trends_error})"
-            )
-        )
+    week = period.picker(root, ver)
+    if week is None:
         return
-    _tag_trends(trends)
-    _terms(trends)
-    _new_methods(trends.new_methods)
-    _table("Growing topics", trends.topics, trends.topics_note or "No topics in this period.")
-
-
-def _recommendations(root: str) -> None:
-    """The newest report's recommendations, each with a Reproduce button where a preset exists."""
-    from radar.app.dashboard.page_repro import latest_recommendations
-
-    week, recs = latest_recommendations(Workspace(Path(root)))
-    if not recs:
+    found, note = period.trends(root, ver, week.label)
+    tags_json = json.dumps(found.tags.as_dict()) if found is not None else ""
+    head, rows = period.volumes(root, ver, week.label, tags_json)
+    st.caption(data.md(f"{week.describe()}: what was announced from its Monday to its Sunday"))
+    _headline(head, facets)
+    _recommendations(root, week.label)
+    if found is None:
+        st.info(data.ours(f"{note}: `radar weekly`, `radar report --week {week.label}` or the button computes them"))
+        period.compute_button(root, week.label)
+        _volume(head)
         return
-    with st.expander(f"Recommendations of the {week} report", expanded=True):
-        reproduce.recommendations(root, recs, "overview")
+    if note:
+        st.caption(data.ours(note))
+    _volume(head)
+    _tags(rows, found)
+    _terms(found.terms)
+    _new_methods(found.terms)
+    _topics(found.terms)
 
 
-def _tag_trends(trends: TrendsResult) -> None:
-    """Rising / falling / flat per tag, by the trends' rule (significant change in share), as in the report."""
-    moving = [t for t in trends.tag_trends if t["direction"] != "flat"]
-    if not trends.tag_trends:
-        return
-    st.caption(
-        "Tag trends: rising or falling when a tag's share changes significantly (two-sided, Bonferroni over "
-        "the tags at [trends] tag_alpha), as `radar trends` and the report say"
-    )
-    rows = [
-        {
-            "tag": t["tag"],
-            "trend": t["direction"],
-            "share before": f"{100 * t['baseline_share']:.2f}%",
-            "share now": f"{100 * t['recent_share']:.2f}%",
-            "z": t["z"],
-        }
-        for t in (moving or trends.tag_trends[:5])
-    ]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-
-
-def _headline(head: dict[str, Any], facets: dict[str, Any], window: str) -> None:
-    now, before = head["now"], head["before"]
-    total, prev = sum(now.values()), sum(before.values())
-    st.caption(f"{head['start']:%Y-%m-%d} to {head['end']:%Y-%m-%d}, compared with the {window} before")
+def _headline(head: dict[str, Any], facets: dict[str, Any]) -> None:
     cols = st.columns(5)
-    cols[0].metric("Documents", f"{total:,}", delta=f"{total - prev:+,}")
-    cols[1].metric("Papers", f"{now.get('paper', 0):,}", delta=f"{now.get('paper', 0) - before.get('paper', 0):+,}")
-    cols[2].metric("Posts", f"{now.get('post', 0):,}", delta=f"{now.get('post', 0) - before.get('post', 0):+,}")
-    cols[3].metric("Tagged", f"{head['tagged']:,}", help="documents of this period with at least one tag")
-    cols[4].metric("In the workspace", f"{facets['counts']['documents']:,}")
-
-
-def _tag_chart(root: str, ver: str, window: str, as_of: date, trends: TrendsResult | None) -> None:
-    st.subheader(f"Volume per tag and {window}")
-    rows: list[dict[str, Any]]
-    if trends and trends.tags:
-        rows = [
-            {"period": p["period"], "tag": tag, "count": p["count"], "share": p["share"]}
-            for tag, points in trends.tags.items()
-            for p in points
-        ]
-        source = "radar trends"
-    else:
-        rows = data.tag_volume(root, ver, window, as_of, PERIODS_SHOWN[window])
-        source = "stored tags"
-    if not sum(r["count"] for r in rows):
-        st.info("No tagged documents yet: run `radar tag` to tag them.")
-        return
-    groups = _groups(root)
-    left, right = st.columns([1, 2])
-    measure = left.radio(
-        "Show",
-        ["count", "share"],
-        horizontal=True,
-        key="ov_measure",
-        help="share: fraction of the period's documents carrying the tag",
+    change = head.get("change_pct")
+    cols[0].metric(
+        "Documents",
+        f"{head['documents']:,}",
+        delta=f"{change:+.0f}%" if change is not None else None,
+        help=f"the change against the mean of the {head['trailing_weeks']} weeks before ({head['trailing_mean']})",
     )
+    cols[1].metric("Papers", f"{head['papers']:,}")
+    cols[2].metric("Posts", f"{head['posts']:,}")
+    cols[3].metric("Tagged", f"{head['tagged']:,}", help="documents of this week with at least one tag")
+    cols[4].metric("In the workspace", f"{facets['counts']['documents']:,}")
+    groups = [
+        {
+            "group": g["group"],
+            "papers": g["count"],
+            "share": f"{g['share_pct']}%",
+            "change in share": g["change"] or "-",
+        }
+        for g in head["groups"]
+    ]
     if groups:
-        group = right.radio("Tags", ["all", *groups], horizontal=True, key="ov_group")
-        if group and group != "all":
-            rows = [r for r in rows if r["tag"] in groups[group]]
-    frame = pd.DataFrame(rows)
+        st.dataframe(pd.DataFrame(groups), hide_index=True, width="stretch")
+
+
+def _recommendations(root: str, label: str) -> None:
+    """The week's report's recommendations, each with a Reproduce button where a preset exists."""
+    built = period.report(root, label)
+    if built is None:
+        st.caption(data.ours(f"no report for {label} yet (`radar report --week {label}`)"))
+        return
+    recs = built.content.recommendations
+    with st.expander(f"Recommendations of the {label} report ({len(recs)})", expanded=True):
+        reproduce.recommendations(root, [r.as_dict() for r in recs], "overview")
+
+
+def _volume(head: dict[str, Any]) -> None:
+    series = head.get("series") or []
+    if not series:
+        return
+    st.subheader("Documents per week")
+    frame = pd.DataFrame(series)
+    order = [p["period"] for p in series]
     chart = (
         alt.Chart(frame)
-        .mark_line(point=True)
+        .mark_bar()
         .encode(
-            x=alt.X("period:N", title=None, sort=None),
-            y=alt.Y(f"{measure or 'count'}:Q", title=measure or "count"),
-            color=alt.Color("tag:N", title="tag"),
-            tooltip=["period", "tag", "count", "share"],
+            x=alt.X("period:O", title=None, sort=order, axis=alt.Axis(labelAngle=-45)),
+            y=alt.Y("count:Q", title="documents"),
+            tooltip=["period", "count"],
         )
+        .properties(height=200)
     )
     st.altair_chart(chart, width="stretch")
-    st.caption(f"from {source}")
 
 
-def _groups(root: str) -> dict[str, list[str]]:
-    """Taxonomy group -> its tags."""
-    config = Path(root) / "radar.toml"
-    tax = data.taxonomy(root, config.stat().st_mtime if config.exists() else 0.0)
-    out: dict[str, list[str]] = {}
-    for t in tax:
-        out.setdefault(t["group"], []).append(t["tag"])
-    return out
+def _tags(rows: list[dict[str, Any]], found: PeriodTrends) -> None:
+    """Each tag's change in share, as the report words it, and small multiples of its weekly share."""
+    st.subheader("Tags: change in share this week")
+    if not rows or not any(r["count"] for r in rows):
+        st.info("No tagged documents this week: run `radar tag` to tag them.")
+        return
+    base = found.tags.baseline
+    against = f"{base['start']}..{base['end']}" if base else "the weeks before"
+    st.caption(
+        data.ours(
+            f"the week's share of documents against {against}; rising or "
+            "falling when the change is significant (stratified test, two-sided, Bonferroni over the tags), as the "
+            "report and `radar trends --week` say"
+        )
+    )
+    table = [
+        {"tag": r["tag"], "group": r["group"], "papers": r["count"], "change in share": r["change"] or "-"}
+        for r in rows
+    ]
+    st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch")
+    points: list[dict[str, Any]] = [
+        {"tag": tag, "period": p["period"], "share": 100 * p["raw_share"], "papers": p["count"]}
+        for tag, series in found.tags.tags.items()
+        for p in series[-12:]
+    ]
+    if not points:
+        return
+    order = sorted({str(p["period"]) for p in points})
+    chart = (
+        alt.Chart(pd.DataFrame(points))
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("period:O", title=None, sort=order, axis=alt.Axis(labels=False, ticks=False)),
+            y=alt.Y("share:Q", title="% of documents"),
+            tooltip=["tag", "period", alt.Tooltip("share:Q", format=".2f"), "papers"],
+        )
+        .properties(width=150, height=100)
+        .facet(facet=alt.Facet("tag:N", title=None), columns=4)
+        .resolve_scale(y="independent")
+    )
+    st.altair_chart(chart)
+    st.caption(data.md(f"weekly share, {order[0]} to {order[-1]} (each panel its own scale)"))
 
 
-def _terms(trends: TrendsResult) -> None:
+def _terms(terms: TrendsResult) -> None:
+    rec = f"{terms.recent['start']}..{terms.recent['end']}" if terms.recent else "?"
+    base = f"{terms.baseline['start']}..{terms.baseline['end']}" if terms.baseline else "?"
+    st.caption(
+        data.md(
+            f"terms, new names and topics: {rec} against {base} "
+            "(a week holds too few papers for a term to pass the bar)"
+        )
+    )
     left, right = st.columns(2)
-    for col, key, title in ((left, "emerging", "Emerging terms"), (right, "declining", "Declining terms")):
+    for col, items, title in ((left, terms.emerging, "Emerging terms"), (right, terms.declining, "Declining terms")):
         col.subheader(title)
-        items = trends.emerging if key == "emerging" else trends.declining
         if not items:
-            col.caption("none in this period")
+            col.caption("none passes the bar")
             continue
-        keep = ("term", "score", "recent_count", "recent_share", "baseline_share", "first_seen", "aliases")
-        frame = pd.DataFrame([{k: _cell(t.get(k)) for k in keep if k in t} for t in items])
+        frame = pd.DataFrame(
+            [
+                {
+                    "term": t["term"],
+                    "recent": t["recent_count"],
+                    "share now": f"{100 * t['recent_share']:.2f}%",
+                    "before": f"{100 * (t['baseline_share'] or 0):.2f}%",
+                    "first seen": (t.get("first_seen") or "")[:10],
+                }
+                for t in items
+            ]
+        )
         col.dataframe(frame, hide_index=True, width="stretch")
 
 
-def _new_methods(methods: list[NewMethod]) -> None:
+def _new_methods(terms: TrendsResult) -> None:
     st.subheader("New methods")
-    others = [m for m in methods if m.get("kind") not in data.METHOD_KINDS]
-    methods = [m for m in methods if m.get("kind") in data.METHOD_KINDS]
+    st.caption("introduced by a paper of the last months (its method card), most-named first; the week's own: Methods")
+    methods: list[NewMethod] = [m for m in terms.new_methods if m.get("kind") in data.METHOD_KINDS]
+    others = [m for m in terms.new_methods if m.get("kind") not in data.METHOD_KINDS]
     if others:
         st.caption(
-            "new names of other kinds: "
-            + ", ".join(f"{m['name']} ({m.get('kind')})" for m in others[:12])
-            + (" ..." if len(others) > 12 else "")
+            data.md(
+                "new names of other kinds: "
+                + ", ".join(f"{m['name']} ({m.get('kind')})" for m in others[:12])
+                + (" ..." if len(others) > 12 else "")
+            )
         )
     if not methods:
         st.caption("No new method names in this period.")
         return
     st.dataframe(pd.DataFrame(data.method_rows(methods)), hide_index=True, width="stretch")
-    series = [
-        {"method": m.get("name", ""), "period": p["period"], "count": p["count"]}
-        for m in methods[:8]
+    series: list[dict[str, Any]] = [
+        {"method": m["name"], "period": p["period"], "count": p["count"]}
+        for m in methods[:TOP_METHODS]
         for p in m.get("series") or []
-        if isinstance(p, dict)
     ]
     if series:
+        order = sorted({str(p["period"]) for p in series})
         chart = (
             alt.Chart(pd.DataFrame(series))
             .mark_line(point=True)
             .encode(
-                x=alt.X("period:N", title=None, sort=None),
+                x=alt.X("period:O", title=None, sort=order),
                 y=alt.Y("count:Q", title="papers naming it"),
-                color=alt.Color("method:N"),
+                color=alt.Color("method:N", legend=alt.Legend(orient="bottom", columns=3)),
                 tooltip=["method", "period", "count"],
             )
+            .properties(height=240)
         )
         st.altair_chart(chart, width="stretch")
+        st.caption(data.md(f"the {min(len(methods), TOP_METHODS)} newest methods with the most papers"))
 
 
-def _table(title: str, items: list[Any], empty: str) -> None:
-    st.subheader(title)
-    if not items:
-        st.caption(empty)
+def _topics(terms: TrendsResult) -> None:
+    st.subheader("Growing topics")
+    if not terms.topics:
+        st.caption(data.md(terms.topics_note or "No topics in this period."))
         return
     rows = [
-        {k: _cell(v) for k, v in item.items()} if isinstance(item, dict) else {"item": _cell(item)} for item in items
+        {
+            "id": t["id"],
+            "topic": t["label"],
+            "papers": t["size"],
+            "recent": t["recent_size"],
+            "growth": f"{t['growth']:.2f}x",
+            "keywords": ", ".join(t["keywords"][:6]),
+        }
+        for t in sorted(terms.topics, key=lambda t: (-(t["growth"] or 0), t["id"]))
     ]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-
-
-def _cell(value: Any) -> Any:
-    if isinstance(value, list | tuple):
-        return ", ".join(str(v) for v in value)
-    if isinstance(value, dict):
-        return ", ".join(f"{k}: {v}" for k, v in value.items())
-    return value
+    st.dataframe(
+        pd.DataFrame(rows),
+        hide_index=True,
+        width="stretch",
+        height=36 * (len(rows) + 1) + 2,  # every topic, no scrolling
+        column_config={
+            "id": st.column_config.TextColumn(width="small"),
+            "topic": st.column_config.TextColumn(width="large"),
+            "papers": st.column_config.NumberColumn(width="small"),
+            "recent": st.column_config.NumberColumn(width="small"),
+            "growth": st.column_config.TextColumn(width="small"),
+            "keywords": st.column_config.TextColumn(width="large"),
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -2,17 +2,21 @@
 followed authors and institutions, cut-off) and their saved searches.
 
 The like / not-for-me links of a digest open this page as ``/people?person=NAME&like=ID`` (or
-``&dislike=ID``): the verdict is recorded once, shown, and the parameters are cleared. Feedback changes the
-person's ranking on the next digest (the model is refitted from the stored feedback each time)."""
+``&dislike=ID``). Opening the link records nothing (a page loaded in a hidden frame, or a link prefetched by a
+mail scanner, must not write): the page asks, and the verdict is recorded when the Confirm button is clicked
+(Streamlit sends that over the session's own websocket; the button's key carries a token drawn for the
+session, so no URL or other session can press it). Feedback changes the person's ranking on the next digest
+(the model is refitted from the stored feedback each time)."""
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import replace
 from typing import Any
 
 import streamlit as st
 
-from radar.app.dashboard import data
+from radar.app.dashboard import data, period
 from radar.store.errors import RadarError
 from radar.store.people import PersonProfile
 
@@ -21,6 +25,7 @@ def render() -> None:
     root = data.page_root()
     radar = data.radar(root)
     st.title("People")
+    period.picker(root, data.version(root))  # the dashboard's one week (the digest's default)
     _from_link(radar)
     with radar.store() as store:
         people = [p.name for p in store.people()]
@@ -39,25 +44,40 @@ def render() -> None:
         _searches(radar, name)
 
 
+def session_token() -> str:
+    """A random token drawn once per browser session: the keys of buttons that act on a URL's parameters."""
+    if "pp_token" not in st.session_state:
+        st.session_state["pp_token"] = secrets.token_urlsafe(16)
+    return str(st.session_state["pp_token"])
+
+
 def _from_link(radar: Any) -> None:
-    """Record a verdict that arrived as a link from a digest (no pixel, no redirect: the user clicked it)."""
+    """A verdict that arrived as a link from a digest: shown with a Confirm button; only the click records it."""
     params = st.query_params
     person = params.get("person")
     for verdict, value in (("like", 1), ("dislike", -1)):
         doc_id = params.get(verdict)
-        if person and doc_id:
+        if not (person and doc_id):
+            continue
+        word = "liked" if value > 0 else "not for me"
+        box = st.container(border=True)
+        box.markdown(data.md(f"From a digest link: mark {doc_id} as {word} for {person}?"))
+        left, right = box.columns([1, 1])
+        if left.button("Confirm", key=f"pp-confirm-{verdict}-{session_token()}", type="primary"):
             try:
                 with radar.store() as store:
                     written = store.record_feedback(person, [doc_id], value, "report")
             except RadarError as exc:
                 st.error(data.md(f"radar: {exc}"))
             else:
-                word = "liked" if value > 0 else "not for me"
                 if written:
                     st.success(data.md(f"Recorded: {person} — {doc_id} {word}. The next digest uses it."))
                 else:
                     st.warning(data.md(f"{doc_id} is not in this workspace; nothing recorded."))
             del st.query_params[verdict]
+        elif right.button("Dismiss", key=f"pp-dismiss-{verdict}-{session_token()}"):
+            del st.query_params[verdict]
+            st.rerun()
 
 
 def _vote(radar: Any, name: str, doc_id: str, value: int) -> None:
@@ -76,8 +96,9 @@ def _digest(radar: Any, name: str) -> None:
     if not newest:
         st.info("No documents yet: run `radar import` or `radar crawl`, then `radar index`.")
         return
-    default = week_of(date.fromisoformat(newest[:10])).label  # the newest week, even when it is not over
-    week = st.text_input("Week", value=default, key="pp_week", help="ISO week, e.g. 2025-W22")
+    chosen = period.current(data.page_root(), data.version(data.page_root()))  # the dashboard's one week
+    default = chosen.label if chosen else week_of(date.fromisoformat(newest[:10])).label
+    week = st.text_input("Week", value=default, key=f"pp_week_{default}", help="ISO week, e.g. 2025-W22")
     try:
         digest = steps_people.digest(radar, name, parse_week(week.strip()))
     except RadarError as exc:
@@ -88,8 +109,8 @@ def _digest(radar: Any, name: str) -> None:
         + (f"; {digest.dropped} left out by negative terms" if digest.dropped else "")
     )
     for p in digest.papers:
-        cols = st.columns([8, 1, 1])
-        title = data.md(p.doc.title)
+        cols = st.columns([7, 1, 2])  # wide enough for "Not for me" unbroken
+        title = data.text(p.doc.title)  # LaTeX as text, then escaped
         cols[0].markdown(f"**{title}** · `{p.doc.id}` · {p.score:.2f}")
         cols[0].caption(data.md("; ".join(p.why)))
         cols[1].button("Like", key=f"pp-like-{p.doc.id}", on_click=_vote, args=(radar, name, p.doc.id, 1))

@@ -8,7 +8,6 @@ scripts nor same-origin access (only popups, for its links), nested in the frame
 from __future__ import annotations
 
 import html
-import json
 import re
 from datetime import date, timedelta
 from pathlib import Path
@@ -17,8 +16,8 @@ from typing import Any
 import streamlit as st
 
 from radar.app.context import Radar
-from radar.app.dashboard import data, reproduce
-from radar.reports.period import week_of
+from radar.app.dashboard import data, period, reproduce
+from radar.reports.period import Period, week_of
 from radar.store import Workspace
 from radar.store.errors import RadarError
 
@@ -60,13 +59,22 @@ def render() -> None:
     root = data.page_root()
     ws = Workspace(Path(root))
     st.title("Reports")
-    _generate(ws, root)
+    chosen = period.picker(root, data.version(root))
+    _generate(ws, root, chosen)
     folders = list_reports(ws)
     if not folders:
         st.info("No weekly reports yet: generate one above, or run `radar report` (or `radar weekly`).")
         return
-    week = st.selectbox("Week", [p.name for p in folders], key="rp_week")
-    folder = ws.report_dir(week or folders[0].name)
+    if chosen is None or not ws.report_dir(chosen.label).is_dir():
+        st.info(
+            data.md(
+                f"No report for {chosen.label if chosen else 'this week'}: generate it above, or pick a week with a "
+                "report in the sidebar (marked · report)"
+            )
+        )
+        return
+    week = chosen.label
+    folder = ws.report_dir(week)
     files = report_files(folder)
     if not files:
         st.warning(data.md(f"{folder} holds no report files; generate the week again"))
@@ -80,7 +88,7 @@ def render() -> None:
             mime=MIME[suffix],
             key=f"dl-{week}-{suffix}",
         )
-    _recommendations(root, folder)
+    _recommendations(root, week)
     if ".html" in files:
         # st.iframe runs its HTML with scripts; ours has none and nests the report in an empty sandbox
         st.iframe(sandboxed(files[".html"].read_text(encoding="utf-8", errors="replace")), height=880)
@@ -92,16 +100,17 @@ def render() -> None:
             st.code(files[".md"].read_text(encoding="utf-8", errors="replace"), language="markdown")
 
 
-def _recommendations(root: str, folder: Path) -> None:
-    """This report's recommendations, each with a Reproduce button where a reproduction preset exists."""
-    try:
-        content = json.loads((folder / "report.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+def _recommendations(root: str, week: str) -> None:
+    """This report's recommendations (read by the report's own loader), each with a Reproduce button where a
+    reproduction preset exists."""
+    built = period.report(root, week)
+    if built is None:
+        st.caption("report.json is missing or unreadable: generate the week again for its recommendations")
         return
-    recs = [r for r in content.get("recommendations") or [] if isinstance(r, dict) and "method" in r]
+    recs = built.content.recommendations
     if recs:
         with st.expander(f"Recommendations ({len(recs)})", expanded=False):
-            reproduce.recommendations(root, recs, "reports")
+            reproduce.recommendations(root, [r.as_dict() for r in recs], "reports")
 
 
 def generate(ws: Workspace, week: str) -> dict[str, Any]:
@@ -112,11 +121,11 @@ def generate(ws: Workspace, week: str) -> dict[str, Any]:
     return steps.report(Radar(ws), parse_week(week)).as_dict()
 
 
-def _generate(ws: Workspace, root: str) -> None:
+def _generate(ws: Workspace, root: str, chosen: Period | None) -> None:
     facets = data.facets(root, data.version(root))
     newest = facets["last_paper"] or facets["last"]
     last = date.fromisoformat(newest[:10]) if newest else date.today()
-    default = last - timedelta(days=7)
+    default = chosen.start if chosen is not None else last - timedelta(days=7)
     with st.expander("Generate now", expanded=not list_reports(ws)):
         day = st.date_input("Any day of the week to report on", value=default, key="rp_day")
         label = week_of(day or default).label
@@ -127,7 +136,7 @@ def _generate(ws: Workspace, root: str) -> None:
             except RadarError as exc:
                 st.error(data.md(f"radar: {exc}"))
                 return
-            st.session_state["rp_week"] = label
+            st.session_state[period.KEY] = label
             st.success(
                 f"wrote the {label} report: {done['documents']:,} documents, {done['recommendations']} "
                 f"recommendations in {done['seconds']:.1f} s"

@@ -1,11 +1,11 @@
-"""Repro: flagged methods with their recommendation, a form that starts a reproduction run
-(repro.runner.launch: a background worker process), the run queue with live status and
-progress, cancel, and the curves and verdict of finished runs."""
+"""Repro: flagged methods with their recommendation, a form that starts a reproduction run (the repro API's
+launch: a background worker process, with the run's power shown first), the run queue with live status and
+progress, cancel, and the verdict, class of evidence, mechanism rates and curves of finished runs. Every
+line about a run names its model, parameters, task, steps and seed pairs (``RunRecord.setup``)."""
 
 from __future__ import annotations
 
 import json
-from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +13,8 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from radar.app.dashboard import data, reproduce
+from radar.app.dashboard import data, period, reproduce
+from radar.app.reproductions import Reproductions
 from radar.store import Workspace
 from radar.store.errors import RadarError
 from radar.store.runs import RunRecord
@@ -21,51 +22,49 @@ from radar.store.runs import RunRecord
 REFRESH_S = 2.0
 
 
-def render() -> None:
-    root = data.page_root()
-    ws = Workspace(Path(root))
-    st.title("Reproduction runs")
-    _user_presets(root)
-    _flagged(root)
-    _launch_form(ws)
-    _queue(root)
-    _finished(ws)
-
-
-def _user_presets(root: str) -> None:
-    """radar.toml's [[repro.presets]] beside the built-ins (in the table and the form); a bad one: one line."""
-    from radar.app import steps
+def _api(root: str) -> Reproductions:
+    """The repro API of the page's workspace: radar.toml's presets beside the built-ins (app.wiring)."""
+    from radar.app import wiring
     from radar.app.context import Radar
 
+    return wiring.reproductions(Radar.at(Path(root)))
+
+
+def render() -> None:
+    root = data.page_root()
+    st.title("Reproduction runs")
     try:
-        steps.user_presets(Radar.at(Path(root)))
-    except RadarError as exc:
+        api = _api(root)
+    except RadarError as exc:  # a bad [[repro.presets]] table: one line, the page stops here
         st.error(data.md(f"radar: {exc}"))
+        return
+    _flagged(root, api)
+    _launch_form(api)
+    _queue(root)
+    _finished(api)
 
 
 # -- flagged methods --------------------------------------------------------------------------------
-def _flagged(root: str) -> None:
-    from radar.repro.methods import all_methods, describe
-
+def _flagged(root: str, api: Reproductions) -> None:
     st.subheader("Flagged methods")
     ver = data.version(root)
     facets = data.facets(root, ver)
     flagged: list[dict[str, Any]] = []
-    newest = facets["last_paper"] or facets["last"]
-    if newest:
-        try:
-            trends = data.trends(root, ver, date.fromisoformat(newest[:10]), "week")  # the Overview's default
-        except Exception as exc:  # the trends stage's own error: one line, keep the page
-            st.caption(data.md(f"trends: {exc}"))
-            trends = None
-        flagged = [dict(m) for m in trends.new_methods if m.get("kind") in data.METHOD_KINDS] if trends else []
+    chosen = period.picker(root, ver)  # the dashboard's one week; its trends as the weekly job kept them
+    found = period.trends(root, ver, chosen.label)[0] if chosen is not None and facets["counts"]["documents"] else None
+    flagged = [dict(m) for m in found.terms.new_methods if m.get("kind") in data.METHOD_KINDS] if found else []
     if flagged:
-        st.caption("from `radar trends` (the newest week of data): method names new in the literature")
+        st.caption(
+            data.md(
+                f"from the trends of {found.label if found else ''}: methods a paper of the last months introduces "
+                "(its method card), most-named first"
+            )
+        )
         st.dataframe(pd.DataFrame(data.method_rows(flagged)), hide_index=True)
-        _reproduce_flagged(root, [str(m.get("name") or "") for m in flagged])
+        _reproduce_flagged(root, api, [str(m.get("name") or "") for m in flagged])
     else:
         st.caption("No methods flagged by `radar trends` yet; the reproducible presets and the claim each run checks:")
-    week, recs = latest_recommendations(Workspace(Path(root)))
+    week, recs = latest_recommendations(Workspace(Path(root)), chosen.label if chosen else None)
     if recs:
         st.caption(f"recommendations of the {week} report (`radar report`)")
         st.dataframe(
@@ -74,10 +73,10 @@ def _flagged(root: str) -> None:
                     {
                         "method": r["method"],
                         "action": r["action"],
-                        "reason": r["reason"],
+                        "reason": r["reason"].replace("`", ""),  # a table cell shows no code spans
                         "preset": r["evidence"].get("preset", ""),
                         "papers": r["evidence"].get("count", 0),
-                        "last run": ((r["evidence"].get("run") or {}).get("verdict") or ""),
+                        "last run": reproduce.run_line(r["evidence"]["run"]) if r["evidence"].get("run") else "",
                     }
                     for r in recs
                 ]
@@ -85,7 +84,7 @@ def _flagged(root: str) -> None:
             hide_index=True,
         )
         reproduce.recommendations(root, [r for r in recs if r["evidence"].get("preset")], "repro")
-    presets = [describe(m) for m in all_methods().values()]
+    presets = api.presets.describe()
     st.dataframe(
         pd.DataFrame(
             [
@@ -97,17 +96,11 @@ def _flagged(root: str) -> None:
     )
 
 
-def _reproduce_flagged(root: str, names: list[str]) -> None:
+def _reproduce_flagged(root: str, api: Reproductions, names: list[str]) -> None:
     """A Reproduce button for each flagged method that a reproduction preset (built-in or radar.toml's) matches."""
-    from radar.app import steps
-    from radar.app.context import Radar
     from radar.reports.recommend import match_preset, preset_patterns
 
-    try:
-        patterns = preset_patterns(steps.repro_titles(Radar.at(Path(root))))
-    except RadarError as exc:
-        st.caption(data.md(f"radar: {exc}"))
-        return
+    patterns = preset_patterns(api.presets.titles())
     matched = {p: n for n in names if (p := match_preset(n, patterns))}
     if not matched:
         return
@@ -119,34 +112,30 @@ def _reproduce_flagged(root: str, names: list[str]) -> None:
             reproduce.button(root, preset, "repro", key=f"flagged-reproduce-{preset}")
 
 
-def latest_recommendations(ws: Workspace) -> tuple[str, list[dict[str, Any]]]:
-    """(week, recommendations) of the newest report that has a report.json, or ("", [])."""
+def latest_recommendations(ws: Workspace, week: str | None = None) -> tuple[str, list[dict[str, Any]]]:
+    """(week, recommendations) of the report of ``week`` (None: the newest readable one), or ("", []); read by the
+    report module's loader."""
     from radar.app.dashboard.page_reports import list_reports
+    from radar.reports.build import load_report
 
-    for folder in list_reports(ws):
-        path = folder / "report.json"
-        if path.is_file():
-            try:
-                content = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, json.JSONDecodeError):
-                continue
-            recs = [r for r in content.get("recommendations") or [] if isinstance(r, dict) and "method" in r]
-            return folder.name, [r | {"evidence": r.get("evidence") or {}} for r in recs]
+    for folder in [ws.report_dir(week)] if week else list_reports(ws):
+        built = load_report(folder)
+        if built is not None:
+            return folder.name, [r.as_dict() for r in built.content.recommendations]
     return "", []
 
 
 # -- start a run ------------------------------------------------------------------------------------
-def _launch_form(ws: Workspace) -> None:
-    from radar.repro.methods import all_methods
-    from radar.repro.policy import SIZES
+def _launch_form(api: Reproductions) -> None:
+    from radar.repro.sizes import SIZES  # not repro.policy: that imports torch (8 s on a first load)
     from radar.repro.tasks import TASKS
 
     st.subheader("Start a run")
-    methods = list(all_methods())
+    methods = api.presets.names()
     with st.form("rp_launch"):
         c1, c2, c3 = st.columns(3)
         # default: the preset the latest report recommends reproducing, else DAPO
-        wanted = [r["evidence"].get("preset") for r in latest_recommendations(ws)[1] if r["evidence"].get("preset")]
+        wanted = [r["evidence"].get("preset") for r in latest_recommendations(api.ws)[1] if r["evidence"].get("preset")]
         first = next((m for m in wanted if m in methods), "dapo" if "dapo" in methods else methods[0])
         method = c1.selectbox("Method", methods, index=methods.index(first))
         baseline = c1.selectbox(
@@ -161,34 +150,30 @@ def _launch_form(ws: Workspace) -> None:
         device = c3.selectbox("Device", ["auto", "cpu", "cuda"])
         submitted = st.form_submit_button("Start run", type="primary")
     if submitted:
-        from radar.repro import runner
-
         try:
-            spec = runner.RunSpec(
-                method=method,
-                baseline="" if baseline.startswith("(") else baseline,
+            spec = api.spec(
+                method,
+                "" if baseline.startswith("(") else baseline,
                 task=task,
                 preset=preset,
                 seeds=int(seeds),
                 steps=int(steps),
                 device=device,
             )
-            run_id = runner.new_run_id(spec)
-            with ws.store() as store:
-                runner.launch(store, spec, run_id, ws.run_dir(run_id), ws.policy_cache_dir)
+            power = api.plan(spec)
+            run, _ = api.launch(spec, power)
         except RadarError as exc:
             st.error(data.md(f"radar: {exc}"))
         else:
-            log = runner.log_path(ws.run_dir(run_id))
-            st.success(data.md(f"started {run_id}; it trains in the background (log: {log})"))
+            st.success(
+                data.md(f"started {run.id} ({run.setup}); it trains in the background (log: {api.log_path(run.id)})")
+            )
+            st.caption(data.md(f"power: {power.text}"))
 
 
 # -- queue ------------------------------------------------------------------------------------------
 def _queue(root: str) -> None:
-    from radar.repro import runner
-
-    with Workspace(Path(root)).store() as store:
-        active = [r for r in runner.list_runs(store) if r["status"] in runner.ACTIVE]
+    active = [r for r in _api(root).runs() if r.active]
     st.subheader("Queue")
     # re-run just this part every REFRESH_S seconds while something is running
     _queue_fragment(root, REFRESH_S if active else None)
@@ -196,28 +181,25 @@ def _queue(root: str) -> None:
 
 def _queue_body(root: str) -> int:
     """The active runs with progress and a cancel button; returns how many there are."""
-    from radar.repro import runner
-
-    with Workspace(Path(root)).store() as store:
-        runs = runner.list_runs(store)
-    active = [r for r in runs if r["status"] in runner.ACTIVE]
+    runs = _api(root).runs()
+    active = [r for r in runs if r.active]
     if not active:
         st.caption(f"nothing running; {len(runs)} run(s) recorded")
     for run in active:
-        p = run["params"]
         c1, c2 = st.columns([5, 1])
         c1.progress(
-            min(max(float(run["progress"]), 0.0), 1.0),
-            text=f"{run['id']} · {run['status']}{' (cancelling)' if run['cancel_requested'] else ''} · "
-            f"{p['method']} vs {p['baseline']} on {p['task']}, {p['seeds']} seeds, "
-            f"{p['total_steps']} steps · {100 * run['progress']:.0f}%",
+            min(max(run.progress, 0.0), 1.0),
+            text=data.md(
+                f"{run.id} · {run.status}{' (cancelling)' if run.cancel_requested else ''} · "
+                f"{run.method} vs {run.baseline}: {run.setup} · {100 * run.progress:.0f}%"
+            ),
         )
         c2.button(
             "Cancel",
-            key=f"cancel-{run['id']}",
+            key=f"cancel-{run.id}",
             on_click=_cancel,
-            args=(root, run["id"]),
-            disabled=bool(run["cancel_requested"]),
+            args=(root, run.id),
+            disabled=run.cancel_requested,
         )
     return len(active)
 
@@ -239,50 +221,45 @@ def _queue_fragment(root: str, every: float | None) -> None:
 
 
 def _cancel(root: str, run_id: str) -> None:
-    from radar.repro import runner
-
     try:
-        with Workspace(Path(root)).store() as store:
-            runner.cancel(store, run_id)
+        _api(root).cancel(run_id)
     except RadarError as exc:
         st.session_state["rp_msg"] = data.md(f"radar: {exc}")
 
 
 # -- finished runs ----------------------------------------------------------------------------------
-def _finished(ws: Workspace) -> None:
-    from radar.repro import runner
-
+def _finished(api: Reproductions) -> None:
     st.subheader("Finished runs")
     if msg := st.session_state.pop("rp_msg", None):
         st.error(msg)
-    with ws.store() as store:
-        runs = [r for r in runner.list_runs(store) if r["status"] not in runner.ACTIVE]
+    runs = [r for r in api.runs() if not r.active]
     if not runs:
         st.caption("none yet")
         return
     table = [
         {
-            "run": r["id"],
-            "status": r["status"],
-            "method": r["params"]["method"],
-            "baseline": r["params"]["baseline"],
-            "task": r["params"]["task"],
-            "seeds": r["params"]["seeds"],
-            "verdict": ((r.get("result") or {}).get("verdict") or {}).get("overall", ""),
-            "finished": r["finished_at"],
+            "run": r.id,
+            "status": r.status,
+            "method": r.method,
+            "baseline": r.baseline,
+            "model, parameters, task, steps, seed pairs": r.setup,
+            "evidence": (r.verdict.evidence_class or "unclassified") if r.verdict else "",
+            "verdict": r.verdict.overall if r.verdict else "",
+            "finished": r.finished_at,
         }
         for r in runs
     ]
     st.dataframe(pd.DataFrame(table), hide_index=True)
-    chosen = st.selectbox("Run", [r["id"] for r in runs], key="rp_run")
-    run = next(r for r in runs if r["id"] == chosen)
-    result = run.get("result") or {}
-    if run["error"]:
-        st.error(data.md(run["error"]))
-    record = RunRecord.from_row(run)
+    chosen = st.selectbox("Run", [r.id for r in runs], key="rp_run")
+    record = next(r for r in runs if r.id == chosen)
+    if record.error:
+        st.error(data.md(record.error))
+    st.markdown(data.md(f"**{record.method} vs {record.baseline}**: {record.setup}"))
     if record.verdict is not None:
         v = record.verdict
         st.markdown(f"**Verdict: {data.md(v.overall)}**" + ("" if v.calibrated else " (an old, uncalibrated verdict)"))
+        if v.evidence_class:
+            st.markdown(data.md(f"**Evidence: {v.evidence_class}** ({v.evidence_reason})"))
         st.markdown(data.md(v.summary))
         if v.metrics:
             st.dataframe(
@@ -310,23 +287,57 @@ def _finished(ws: Workspace) -> None:
             st.caption(
                 data.md(
                     f"seed noise (sd of per-seed differences): {v.seed_noise.sd_difference}; "
-                    + (f"A/A run {cal['run']}: {cal['sd_difference']}" if cal else "no A/A run on this task yet")
+                    + (f"A/A run {cal['run']}: {cal['sd_difference']}" if cal else "no A/A run on this setting yet")
                 )
             )
+        if v.power is not None:
+            st.caption(data.md(f"power: {v.power.text}"))
         if v.claim:
-            st.caption(data.md(f"claim: {v.claim} -> {v.claim_status}"))
+            why = f" ({v.claim_reason})" if v.claim_reason else ""
+            st.caption(data.md(f"claim: {v.claim} -> {v.claim_status}{why}"))
+        _mechanisms(record)
         if record.eval_overlap is not None:
             st.caption(data.md(f"evaluation prompts seen in training (measured): {record.eval_overlap.get('share')}"))
     _profile(record)
-    curves = _curves(ws, run["id"])
+    curves = _curves(api.ws, record.id)
     if curves is not None:
         st.altair_chart(curves)
-    for plot in result.get("plots", []):
+    for plot in record.plots:
         if Path(plot).is_file():
             st.image(plot, caption=Path(plot).name)
-    if result.get("metrics"):
+    if record.metrics:
         with st.expander("Metrics"):
-            st.json(result["metrics"])
+            st.json(record.metrics)
+
+
+def _mechanisms(record: RunRecord) -> None:
+    """Per arm: the rates of the levers the methods are about (mean over steps and seed pairs)."""
+    mech = record.verdict.mechanisms if record.verdict is not None else {}
+    if not mech:
+        return
+    names = {"method": record.method, "baseline": f"{record.baseline} (baseline)"}
+    st.markdown("**Mechanisms** (did the levers engage? mean over steps and seed pairs)")
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "arm": names.get(arm, arm),
+                    "overlong punished": m.overlong_rate,
+                    "clip low": m.clip_low,
+                    "clip high": m.clip_high,
+                    "weights capped": m.capped_share,
+                    "zero-variance groups": m.zero_var_share,
+                    "zero-variance trained": m.zero_var_trained,
+                    "length (tokens)": m.length,
+                    "length per 100 steps": m.length_slope,
+                    "right-answer length": m.correct_length,
+                    "wrong-answer length": m.incorrect_length,
+                }
+                for arm, m in mech.items()
+            ]
+        ),
+        hide_index=True,
+    )
 
 
 def _profile(record: RunRecord) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from radar.app.dashboard import data
+from radar.app.dashboard import data, period
 from radar.store import Workspace
 from radar.store.errors import RadarError
 from radar.store.scrub import scrub
@@ -18,6 +18,7 @@ def render() -> None:
     root = data.page_root()
     ws = Workspace(Path(root))
     st.title("Settings")
+    period.picker(root, data.version(root))  # the sidebar's week stays as the other pages left it
     _sources(root, ws)
     _taxonomy(root, ws)
     _workspace(root, ws)

@@ -1,7 +1,8 @@
 """The "Reproduce" button beside a recommendation or a flagged method: it queues the run `radar weekly` would
 queue ([repro]'s task or dataset, model, seeds, steps, device; the same dedupe key, so a method is never run
 twice with the same settings) and starts the queue's worker (`radar repro work`) unless one is running or
-[repro] run_queued is false. Used by the Overview, Reports and Repro pages."""
+[repro] run_queued is false. Used by the Overview, Reports and Repro pages; it goes through the repro API
+(app/reproductions.py, built by app.wiring) as the CLI and weekly do."""
 
 from __future__ import annotations
 
@@ -18,19 +19,19 @@ MESSAGE = "repro_button_msg"
 
 def queue(root: str, preset: str, origin: str) -> None:
     """on_click: queue ``preset``; the outcome is shown by ``show_message`` on the next run of the page."""
-    from radar.app import steps
+    from radar.app import wiring
     from radar.app.context import Radar
 
     try:
-        radar = Radar.at(Path(root))
-        queued = steps.reproduce(radar, preset, queued_by=f"dashboard ({origin})")
+        api = wiring.reproductions(Radar.at(Path(root)))
+        queued = api.reproduce(preset, queued_by=f"dashboard ({origin})")
     except RadarError as exc:
         st.session_state[MESSAGE] = ("error", f"radar: {exc}")
         return
     if queued.new:
         how = (
             "its worker runs the queue in the background"
-            if radar.settings.repro.run_queued
+            if api.config.run_queued
             else "run the queue with `radar repro work` ([repro] run_queued = false)"
         )
         st.session_state[MESSAGE] = ("success", f"queued {queued.run_id} ({preset}); {how}")
@@ -67,10 +68,10 @@ def recommendations(root: str, recs: list[dict[str, Any]], origin: str) -> None:
         evidence = rec.get("evidence") or {}
         preset = str(evidence.get("preset") or "")
         run = evidence.get("run") or {}
-        left, right = st.columns([6, 1])
-        verdict = f"; last reproduction: {run.get('verdict')}" if run.get("verdict") else ""
+        left, right = st.columns([4, 1])  # the button's label unbroken on a laptop screen
+        verdict = f"; last reproduction: {run_line(run)}" if run.get("verdict") else ""
         left.markdown(
-            data.md(
+            data.ours(  # our reason's `commands` as code, the rest escaped
                 data.one_line(
                     f"{rec.get('method', '')}: {rec.get('action', '')} ({rec.get('rule', '')}) - "
                     f"{rec.get('reason', '')}{verdict}"
@@ -80,3 +81,9 @@ def recommendations(root: str, recs: list[dict[str, Any]], origin: str) -> None:
         if preset:
             with right:
                 button(root, preset, origin, key=f"{origin}-reproduce-{i}-{preset}")
+
+
+def run_line(run: dict[str, Any]) -> str:
+    """A run summary (reports.runs.RunSummary as JSON) in one line: setup, class, verdict, adoptable or not."""
+    line = run.get("line") or f"{run.get('method')} vs {run.get('baseline')}: {run.get('verdict')}"
+    return f"{line} ({'adoptable' if run.get('adoptable') else 'not adoptable'}: {run.get('adoption', 'not assessed')})"

@@ -5,7 +5,10 @@
    stack), so a DNS-rebinding page (evil.example resolving to 127.0.0.1) cannot drive a login-free
    dashboard. Streamlit's own ``server.allowedHosts`` is set too (websocket only); `radar app` passes
    the names in RADAR_ALLOWED_HOSTS (comma-separated).
-2. No outbound calls. Usage statistics are off (``browser.gatherUsageStats``), and Streamlit's
+2. No framing. Every HTTP response carries ``Content-Security-Policy: frame-ancestors 'none'`` and
+   ``X-Frame-Options: DENY`` (``FrameGuard``), so no other page can load the dashboard in a (hidden) frame
+   and have a visitor click Start run, Generate or a tag fix for it (clickjacking).
+3. No outbound calls. Usage statistics are off (``browser.gatherUsageStats``), and Streamlit's
    external-IP lookup (an HTTP request to checkip.amazonaws.com, made for the start-up banner and
    when it rejects a websocket's origin) answers "unknown" without touching the network.
 """
@@ -24,6 +27,30 @@ def allowed_hosts(environ: dict[str, str] | None = None) -> list[str]:
     return [h.strip() for h in env.get(HOSTS_VAR, "").split(",") if h.strip()]
 
 
+FRAME_HEADERS = ((b"content-security-policy", b"frame-ancestors 'none'"), (b"x-frame-options", b"DENY"))
+
+
+class FrameGuard:
+    """ASGI middleware: the anti-framing headers on every HTTP response (replacing any the app set)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                names = {name for name, _ in FRAME_HEADERS}
+                kept = [(k, v) for k, v in message.get("headers", []) if k.lower() not in names]
+                message = {**message, "headers": [*kept, *FRAME_HEADERS]}
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
 def install_guards(hosts: list[str]) -> None:
     """Patch Streamlit (in this process only) before its server starts."""
     from streamlit import net_util
@@ -34,21 +61,23 @@ def install_guards(hosts: list[str]) -> None:
 
     net_util.get_external_ip = no_lookup
     net_util._make_blocking_http_get = no_lookup  # noqa: SLF001
-    if not hosts:
-        return
     streamlit_middleware = starlette_app.create_streamlit_middleware
 
-    def with_trusted_hosts() -> list[Any]:
+    def guarded() -> list[Any]:
         from starlette.middleware import Middleware
         from starlette.middleware.trustedhost import TrustedHostMiddleware
 
-        return [Middleware(TrustedHostMiddleware, allowed_hosts=hosts), *streamlit_middleware()]
+        trusted = [Middleware(TrustedHostMiddleware, allowed_hosts=hosts)] if hosts else []
+        return [Middleware(FrameGuard), *trusted, *streamlit_middleware()]  # outermost: the 400s carry it too
 
-    starlette_app.create_streamlit_middleware = with_trusted_hosts
+    starlette_app.create_streamlit_middleware = guarded
 
 
 def main() -> None:
-    install_guards(allowed_hosts())
+    hosts = allowed_hosts()
+    if any("*" in h for h in hosts):  # radar.toml refuses it; the variable may have been set by hand
+        sys.exit(f"radar: error: {HOSTS_VAR} must list host names, not a wildcard ({','.join(hosts)})")
+    install_guards(hosts)
     from streamlit.web import cli
 
     sys.argv = ["streamlit", *sys.argv[1:]]

@@ -27,10 +27,12 @@ from radar.reports.people.ranking import (
     unit,
 )
 from radar.reports.period import Period
+from radar.reports.render import md_escape, md_url
 from radar.store import Store
 from radar.store.models import Document
 from radar.store.people import Person, PersonAlert
 from radar.store.scrub import url_secrets
+from radar.store.urls import check_configured_url, check_email
 
 TOP_N = 10
 
@@ -131,19 +133,23 @@ def feedback_links(dashboard_url: str, name: str, doc_id: str) -> dict[str, str]
 
 # -- rendering -------------------------------------------------------------------------------------------
 def render_text(d: Digest) -> str:
-    lines = [f"Research Radar digest for {d.person}, {d.period.describe()} ({d.method} ranking)", ""]
+    """digest-NAME.md and the mail's text part: Markdown with every value from a feed or a person escaped as
+    the report's Markdown escapes it (``md_escape``: HTML specials as entities, Markdown punctuation
+    backslash-escaped), links only http(s)."""
+    e = md_escape
+    lines = [f"Research Radar digest for {e(d.person)}, {e(d.period.describe())} ({d.method} ranking)", ""]
     if not d.papers:
         lines.append("No papers above your cut-off this period.")
     for i, p in enumerate(d.papers, 1):
-        lines.append(f"{i}. {p.doc.title} ({p.doc.id}, score {p.score:.2f})")
-        lines.append(f"   {p.doc.url}" if p.doc.url else "")
-        lines.append(f"   why: {'; '.join(p.why)}")
+        lines.append(f"{i}. {e(p.doc.title)} ({e(p.doc.id)}, score {p.score:.2f})")
+        lines.append(f"   {md_url(p.doc.url)}" if md_url(p.doc.url) else "")
+        lines.append(f"   why: {e('; '.join(p.why))}")
         link = d.links.get(p.doc.id)
         if link:
-            lines.append(f"   like: {link['like']}  not for me: {link['dislike']}")
+            lines.append(f"   like: {md_url(link['like'])}  not for me: {md_url(link['dislike'])}")
     if d.alerts:
         lines += ["", "Alerts from your saved searches:"]
-        lines += [f"- {a['id']} ({a['search']}, score {a['score']:.3f})" for a in d.alerts]
+        lines += [f"- {e(a['id'])} ({e(a['search'])}, score {a['score']:.3f})" for a in d.alerts]
     return "\n".join(line for line in lines if line is not None) + "\n"
 
 
@@ -151,7 +157,7 @@ def render_html(d: Digest) -> str:
     """A short HTML page: plain links only (no images, no scripts, no tracking pixels)."""
     items = []
     for p in d.papers:
-        title = escape(p.doc.title)
+        title = f"<bdi>{escape(p.doc.title)}</bdi>"  # a right-to-left title cannot reorder what follows it
         if p.doc.url.startswith(("http://", "https://")):
             title = f'<a href="{escape(p.doc.url, quote=True)}">{title}</a>'
         link = d.links.get(p.doc.id)
@@ -163,9 +169,9 @@ def render_html(d: Digest) -> str:
         )
         items.append(
             f"<li>{title} <small>({escape(p.doc.id)}, {p.score:.2f}){actions}</small><br>"
-            f"<small>{escape('; '.join(p.why))}</small></li>"
+            f"<small><bdi>{escape('; '.join(p.why))}</bdi></small></li>"
         )
-    alerts = "".join(f"<li>{escape(a['id'])} ({escape(a['search'])})</li>" for a in d.alerts)
+    alerts = "".join(f"<li>{escape(a['id'])} (<bdi>{escape(a['search'])}</bdi>)</li>" for a in d.alerts)
     return (
         f"<!doctype html><html><head><meta charset='utf-8'><title>Digest {escape(d.person)} "
         f"{escape(d.period.label)}</title></head><body><h1>Digest for {escape(d.person)}, "
@@ -182,6 +188,7 @@ def person_jobs(person: Person, cfg: DeliveryConfig, subject: str, text: str, ht
     if person.email and cfg.email.host and cfg.email.sender:
 
         def send() -> None:
+            check_email(person.email, f"person {person.name}'s email")  # a row stored before the check
             msg = EmailMessage()
             msg["Subject"], msg["From"], msg["To"] = subject, cfg.email.sender, person.email
             msg["Date"] = formatdate(localtime=False)
@@ -193,11 +200,13 @@ def person_jobs(person: Person, cfg: DeliveryConfig, subject: str, text: str, ht
 
         jobs.append(("email", person.email, send, [cfg.email.password()]))
     if person.webhook:
-        hook = WebhookConfig(url=person.webhook, timeout_s=cfg.webhook.timeout_s)
         payload = {"text": f"*{slack_text(subject)}*\n{slack_text(text)}"}
-        jobs.append(
-            ("webhook", webhook_recipient(person.webhook), lambda: post_webhook(payload, hook), url_secrets(hook.url))
-        )
+
+        def post() -> None:  # the URL is checked when sent: a bad row fails this person's webhook only
+            check_configured_url(person.webhook, f"person {person.name}'s webhook")
+            post_webhook(payload, WebhookConfig(url=person.webhook, timeout_s=cfg.webhook.timeout_s))
+
+        jobs.append(("webhook", webhook_recipient(person.webhook), post, url_secrets(person.webhook)))
     return jobs
 
 

@@ -7,7 +7,6 @@ against the workspace's documents. Entries that match nothing are listed, not dr
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import unicodedata
@@ -18,6 +17,7 @@ from typing import Any
 
 from radar.reports.errors import ReportError
 from radar.store import Store
+from radar.store.jsonio import loads_bounded
 
 _NEW_ID = r"\d{4}\.\d{4,5}"
 _OLD_ID = r"[a-z\-]+(?:\.[A-Z]{2})?/\d{7}"
@@ -109,7 +109,7 @@ def parse_bibtex(text: str) -> list[Entry]:
 
 def parse_csl_json(text: str) -> list[Entry]:
     try:
-        data = json.loads(text)
+        data = loads_bounded(text)
     except ValueError as exc:
         raise LibraryError(f"the CSL JSON is not valid JSON ({exc}); export it again from Zotero") from None
     if isinstance(data, Mapping) and isinstance(data.get("items"), list):

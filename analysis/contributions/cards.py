@@ -1,0 +1,529 @@
+"""Method cards: one per introduced or spreading name, from the stored contributions and mentions.
+
+A card says what the name is (kind, area), which paper introduced it and that paper's own code links (links in
+its own abstract only), what it changes and builds on, the later papers that name it or compare against it
+(their ids; the counts are those lists' lengths, so they equal what the store holds), when it was first seen,
+and which reproduction preset covers it (or that none does). Presets come from the caller (a name -> title
+mapping): analysis does not read repro.
+
+- ``week_cards``: the cards of one ISO week's papers, the lab's areas first (``radar methods --week``);
+- ``card_for``: one name's card (``radar methods --name``), introduced or spreading;
+- ``introduced_methods``: the methods and systems papers of a period introduce (what is *new* in a period:
+  introduced by one of its papers, not first seen in several);
+- ``all_cards``: every introduced name and every spreading name (the dashboard's list).
+
+A card belongs to one sense of its name (``senses.py``: GRPO = Group Relative Policy Optimization, not the
+Group Robust Preference Optimization another paper introduced): its adoption counts the papers of that sense
+only, and ``card_for`` shows the sense the lab's areas (then most papers) use, naming the others. A name in use
+from the store's first weeks that no stored paper introduces (PPO, DPO) was introduced before the stored
+papers begin: its card says so (``status`` "before-corpus", ``introduced_by`` None). Names of several words
+("Dr. GRPO") are found in later papers by their phrase (the mentions table keys tokens).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import date, timedelta
+from typing import Any
+
+from radar.analysis.contributions.errors import ContributionsError
+from radar.analysis.contributions.extract import extract, phrase_mention, title_prefix
+from radar.analysis.contributions.find import changes_line
+from radar.analysis.contributions.labels import LAB_AREAS, LEAD_KINDS
+from radar.analysis.contributions.model import shipped_model
+from radar.analysis.contributions.senses import Sense, sense_with, senses_of
+from radar.analysis.contributions.update import name_key
+from radar.store import Store
+from radar.store.contributions import ContributionRow, MentionRow
+from radar.store.names import NameRow
+
+Presets = Mapping[str, str]  # preset name -> title (app/wiring.repro_presets)
+TagGroups = Mapping[str, str]  # tag -> taxonomy group
+
+_WEEK = re.compile(r"^(\d{4})-W(\d{2})$")
+_FOLD = re.compile(r"[^a-z0-9]")
+KIND_ORDER = ("method", "system", "model", "hardware", "benchmark", "other")
+# spreading: a name no stored paper introduces, of a kind a lab adopts, named by at least this many papers
+SPREADING_KINDS = ("method", "system", "model", "hardware")
+MIN_SPREADING = 5
+# a name at least this many stored papers named before a paper "introduces" it is not new there (the paper
+# defines GRPO or GPT-4 for its readers), unless the paper's title starts with it (an acronym reused)
+KNOWN_BEFORE = 20
+# a name no stored paper introduces whose first stored mention is at most this many days after the store's first
+# paper was in use before the stored papers begin (PPO, DPO)
+BEFORE_CORPUS_DAYS = 28
+
+
+@dataclass(frozen=True, slots=True)
+class OtherSense:
+    """Another meaning of a card's name ("GRPO" = Group Robust Preference Optimization), with its papers."""
+
+    expansion: str  # its long form ('' when its papers do not spell it out)
+    papers: int  # stored papers meaning it
+    introduced_by: str | None  # the stored paper introducing it, if any
+    introduced_on: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "expansion": self.expansion,
+            "papers": self.papers,
+            "introduced_by": self.introduced_by,
+            "introduced_on": self.introduced_on,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class MethodCard:
+    """What a lead reads about one name."""
+
+    name: str
+    kind: str
+    area: str  # rl-post-training | hardware-systems | other-llm | other ('' when unknown)
+    # "introduced" (a stored paper introduces it), "spreading" (only named by stored papers) or "before-corpus"
+    # (named from the store's first weeks on, introduced before its papers begin)
+    status: str
+    introduced_by: str | None  # the introducing paper's id
+    title: str  # the introducing paper's title
+    introduced_on: str  # YYYY-MM-DD
+    week: str  # ISO week of the introduction ('' for a spreading name)
+    code: tuple[str, ...]  # code links in the introducing paper's own abstract
+    changes: str  # what it is or changes (the endpoint's line when rewritten, else the abstract's own)
+    builds_on: tuple[str, ...]
+    also: tuple[str, ...]  # other names the introducing paper introduces
+    used_by: tuple[str, ...]  # later papers that name it, oldest first
+    compared_by: tuple[str, ...]  # ... of which compare against it
+    first_seen: str  # YYYY-MM-DD of the first stored paper naming it
+    first_id: str
+    preset: str  # the reproduction preset that covers it ('' when none does)
+    preset_title: str
+    score: float  # how sure the model is that the paper introduces it (1 for a spreading name)
+    prior_mentions: int = 0  # stored papers that named it (in its sense) before the introducing paper
+    expansion: str = ""  # its long form, as the papers of its sense spell it out
+    other_senses: tuple[OtherSense, ...] = ()  # other meanings of the same name
+    in_use_at_start: bool = False  # other papers named it (its sense) in the store's first weeks, before this one
+
+    @property
+    def new(self) -> bool:
+        """Introduced by its paper: not a name many stored papers used before (``KNOWN_BEFORE``) nor one in use
+        when the stored papers begin (DPO), unless the paper's title starts with it."""
+        return self.status == "introduced" and (
+            (self.prior_mentions < KNOWN_BEFORE and not self.in_use_at_start) or title_prefix(self.title) == self.name
+        )
+
+    @property
+    def in_lab_areas(self) -> bool:
+        return self.area in LAB_AREAS
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "area": self.area,
+            "status": self.status,
+            "introduced_by": self.introduced_by,
+            "title": self.title,
+            "introduced_on": self.introduced_on,
+            "week": self.week,
+            "changes": self.changes,
+            "builds_on": list(self.builds_on),
+            "also": list(self.also),
+            "code": list(self.code),
+            "uses": len(self.used_by),
+            "compares": len(self.compared_by),
+            "used_by": list(self.used_by),
+            "compared_by": list(self.compared_by),
+            "first_seen": self.first_seen,
+            "first_id": self.first_id,
+            "preset": self.preset or None,
+            "preset_title": self.preset_title or None,
+            "score": round(self.score, 3),
+            "prior_mentions": self.prior_mentions,
+            "expansion": self.expansion,
+            "other_senses": [o.as_dict() for o in self.other_senses],
+        }
+
+
+# -- periods and presets -----------------------------------------------------------------------------------
+def parse_week(text: str) -> tuple[date, date]:
+    """(Monday, Sunday) of an ISO week written YYYY-Www; one line naming the fix otherwise."""
+    m = _WEEK.match(text.strip())
+    try:
+        if not m:
+            raise ValueError
+        start = date.fromisocalendar(int(m.group(1)), int(m.group(2)), 1)
+    except ValueError:
+        raise ContributionsError(f"--week {text!r} is not an ISO week; write it as YYYY-Www, e.g. 2025-W39") from None
+    return start, start + timedelta(days=6)
+
+
+def iso_week(day: str) -> str:
+    try:
+        y, w, _ = date.fromisoformat(day[:10]).isocalendar()
+    except ValueError:
+        return ""
+    return f"{y}-W{w:02d}"
+
+
+def _fold(text: str) -> str:
+    return _FOLD.sub("", text.lower())
+
+
+def preset_for(name: str, presets: Presets) -> tuple[str, str]:
+    """(preset, title) of the reproduction preset whose name or title's head is ``name`` (Dr. GRPO = dr_grpo,
+    GSPO = "GSPO (group sequence ...)"), ('', '') when none is."""
+    key = _fold(name)
+    if not key:
+        return "", ""
+    for preset, title in presets.items():
+        if _fold(preset) == key:
+            return preset, title
+    for preset, title in presets.items():
+        head = re.split(r"\s*\(|'s\b|\s+with\b", title, maxsplit=1)[0]
+        if _fold(head) == key:
+            return preset, title
+    return "", ""
+
+
+# -- building cards -----------------------------------------------------------------------------------------
+def _area(row: ContributionRow, tags: Iterable[str], groups: TagGroups | None) -> str:
+    """The model's area, unless the paper's stored tags place it in one of the lab's groups."""
+    if groups:
+        found = [groups.get(t, "") for t in tags]
+        for area in LAB_AREAS:
+            if area in found:
+                return area
+    return row.area
+
+
+def _adoption(mentions: Sequence[MentionRow], intro_id: str | None, since: str) -> tuple[list[str], list[str]]:
+    used = [m for m in mentions if m.doc_id != intro_id and m.published >= since]
+    return [m.doc_id for m in used], [m.doc_id for m in used if m.compared]
+
+
+def _merge(*groups: Iterable[MentionRow]) -> list[MentionRow]:
+    """One mention per paper (compared if any says so; the first long form), oldest first."""
+    merged: dict[str, MentionRow] = {}
+    for group in groups:
+        for m in group:
+            old = merged.get(m.doc_id)
+            merged[m.doc_id] = (
+                m
+                if old is None
+                else replace(old, compared=old.compared or m.compared, expansion=old.expansion or m.expansion)
+            )
+    return sorted(merged.values(), key=lambda m: (m.published, m.doc_id))
+
+
+def mentions_for(store: Store, names: Iterable[tuple[str, str]]) -> dict[str, list[MentionRow]]:
+    """The stored papers naming each (name, since) by its spelling key, oldest first; for a name of several
+    words ("Dr. GRPO") also the papers on or after ``since`` whose text holds the phrase (by key -> list)."""
+    wanted = list(dict.fromkeys(names))
+    found = store.mentions_of(name_key(n) for n, _ in wanted)
+    phrases = [(n, since) for n, since in wanted if " " in n.strip()]
+    if phrases:
+        hits = store.papers_naming([n for n, _ in phrases], min(since for _, since in phrases))
+        for n, since in phrases:
+            extra = []
+            for paper in hits.get(n, []):
+                named, compared = phrase_mention(paper.title, paper.abstract, n)
+                if named and paper.published >= since:
+                    extra.append(MentionRow(paper.doc_id, paper.published, compared))
+            key = name_key(n)
+            found[key] = _merge(found.get(key, []), extra)
+    return found
+
+
+def _other_senses(
+    senses: Sequence[Sense], mine: Sense | None, intros: Sequence[ContributionRow]
+) -> tuple[OtherSense, ...]:
+    out = []
+    for s in senses:
+        if s is mine or not s.key:
+            continue
+        first = next((r for r in intros if r.doc_id in s.ids), None)
+        if first is None and len(s.mentions) < 2:
+            continue  # one paper's long form, introducing nothing: too little to call it another meaning
+        out.append(
+            OtherSense(s.expansion, len(s.mentions), first.doc_id if first else None, first.published if first else "")
+        )
+    return tuple(out)
+
+
+def _card(
+    row: ContributionRow,
+    mentions: Sequence[MentionRow],
+    titles: Mapping[str, str],
+    tags: Sequence[str],
+    groups: TagGroups | None,
+    presets: Presets,
+    intros: Sequence[ContributionRow] = (),
+    start: str = "",
+) -> MethodCard:
+    senses = senses_of(mentions)
+    mine = sense_with(senses, row.doc_id)
+    own = list(mine.mentions) if mine is not None else list(mentions)
+    used, compared = _adoption(own, row.doc_id, row.published)
+    prior = sum(m.published < row.published for m in own)
+    first = own[0] if own else MentionRow(row.doc_id, row.published, False)
+    preset, preset_title = preset_for(row.name, presets)
+    return MethodCard(
+        name=row.name,
+        kind=row.kind,
+        area=_area(row, tags, groups),
+        status="introduced",
+        introduced_by=row.doc_id,
+        title=titles.get(row.doc_id, ""),
+        introduced_on=row.published,
+        week=iso_week(row.published),
+        code=row.code,
+        changes=row.changes_rewritten or row.changes,
+        builds_on=row.builds_on,
+        also=row.also,
+        used_by=tuple(used),
+        compared_by=tuple(compared),
+        first_seen=min(first.published, row.published) if first.published else row.published,
+        first_id=first.doc_id if first.published and first.published <= row.published else row.doc_id,
+        preset=preset,
+        preset_title=preset_title,
+        score=row.score,
+        prior_mentions=prior,
+        expansion=mine.expansion if mine is not None else "",
+        other_senses=_other_senses(senses, mine, intros),
+        in_use_at_start=prior > 0 and first.doc_id != row.doc_id and _at_start(first.published, start),
+    )
+
+
+def _at_start(day: str, start: str) -> bool:
+    """Whether ``day`` is within ``BEFORE_CORPUS_DAYS`` of the store's first paper (``start``)."""
+    if not day or not start:
+        return False
+    return (date.fromisoformat(day[:10]) - date.fromisoformat(start[:10])).days <= BEFORE_CORPUS_DAYS
+
+
+def cards_of(
+    store: Store, rows: Sequence[ContributionRow], presets: Presets, groups: TagGroups | None = None
+) -> list[MethodCard]:
+    """One card per introducing row (adoption counted from the store's mentions, in the row's sense)."""
+    if not rows:
+        return []
+    ids = [r.doc_id for r in rows]
+    mentions = mentions_for(store, ((r.name, r.published) for r in rows))
+    docs = store.documents(ids)
+    titles = {i: d.title for i, d in docs.items()}
+    tags = store.tags_of(ids)
+    several = [k for k, ms in mentions.items() if any(m.expansion for m in ms)]  # only these can have senses
+    intros: dict[str, list[ContributionRow]] = {}
+    for r in store.introductions_of(several) if several else []:
+        intros.setdefault(r.name_key, []).append(r)
+    start = store.first_paper_day()
+    return [
+        _card(
+            r,
+            mentions.get(r.name_key, []),
+            titles,
+            tags.get(r.doc_id, []),
+            groups,
+            presets,
+            intros.get(r.name_key, []),
+            start,
+        )
+        for r in rows
+    ]
+
+
+def _order(card: MethodCard) -> tuple[Any, ...]:
+    kind = KIND_ORDER.index(card.kind) if card.kind in KIND_ORDER else len(KIND_ORDER)
+    return (not card.in_lab_areas, kind, -card.score, card.name.lower())
+
+
+def week_cards(store: Store, week: str, presets: Presets, groups: TagGroups | None = None) -> list[MethodCard]:
+    """The cards of the papers published in ISO week ``week`` (YYYY-Www), the lab's areas first, then methods
+    and systems, then the surest."""
+    start, end = parse_week(week)
+    rows = store.introductions(start.isoformat(), end.isoformat())
+    return sorted((c for c in cards_of(store, rows, presets, groups) if c.new), key=_order)
+
+
+def introduced_methods(
+    store: Store,
+    since: str,
+    until: str,
+    presets: Presets,
+    *,
+    kinds: Sequence[str] = LEAD_KINDS,
+    areas: Sequence[str] = LAB_AREAS,
+    groups: TagGroups | None = None,
+) -> list[MethodCard]:
+    """The methods/systems (``kinds``) that papers published in [since, until] introduce, in ``areas`` (empty:
+    any), surest first: a period's *new* methods."""
+    rows = [r for r in store.introductions(since, until) if r.kind in kinds]
+    cards = [c for c in cards_of(store, rows, presets, groups) if c.new and (not areas or c.area in areas)]
+    return sorted(cards, key=_order)
+
+
+def _as_main(store: Store, row: ContributionRow, also: str) -> ContributionRow:
+    """A name a paper introduces beside its main one (CISPO in the MiniMax-M1 paper) as that paper's row: its
+    own key, the clause that introduces it."""
+    doc = store.get_document(row.doc_id)
+    others = (row.name, *(a for a in row.also if a != also))
+    if doc is None:
+        return replace(row, name=also, name_key=name_key(also), also=others, changes_rewritten="")
+    line = changes_line(doc.title, doc.abstract, also)
+    ex = extract(doc.title, doc.abstract)
+    c = next((c for c in ex.candidates if c.surface == also), None)
+    kind, kind_score = shipped_model().kind_of(ex, c, doc.categories) if c is not None else (row.kind, row.kind_score)
+    return replace(
+        row,
+        name=also,
+        name_key=name_key(also),
+        also=others,
+        changes=line or row.changes,
+        changes_rewritten="",
+        kind=kind,
+        kind_score=kind_score,
+    )
+
+
+def introducing_rows(store: Store, name: str) -> list[ContributionRow]:
+    """The stored papers introducing ``name`` (any spelling) as their main name or beside it, oldest first."""
+    key = name_key(name.strip())
+    if not key:
+        return []
+    rows = store.introductions_of([key])
+    seen = {r.doc_id for r in rows}
+    for intro in store.introductions_also_naming(name.strip()):
+        also = next((a for a in intro.also if name_key(a) == key), "")
+        if also and intro.doc_id not in seen:
+            rows.append(_as_main(store, intro, also))
+    return sorted(rows, key=lambda r: (r.published, r.doc_id))
+
+
+def _keys(row: NameRow) -> list[str]:
+    return list(dict.fromkeys(k for k in (name_key(s) for s in (row.name, *row.aliases)) if k))
+
+
+def _preset(names: Iterable[str], presets: Presets) -> tuple[str, str]:
+    for n in names:
+        found = preset_for(n, presets)
+        if found[0]:
+            return found
+    return "", ""
+
+
+def _unintroduced(
+    store: Store,
+    name: str,
+    kind: str,
+    sense: Sense,
+    others: tuple[OtherSense, ...],
+    presets: Presets,
+    aliases: Sequence[str] = (),
+) -> MethodCard:
+    """The card of a sense no stored paper introduces: in use from the store's first weeks ("before-corpus",
+    PPO, DPO), else spreading (introduced outside the store)."""
+    used, compared = _adoption(sense.mentions, None, "")
+    first = sense.mentions[0]
+    before = _at_start(first.published, store.first_paper_day())
+    preset, preset_title = _preset((name, *aliases), presets)
+    return MethodCard(
+        name=name,
+        kind=kind or ("method" if preset else ""),  # a reproduction preset reproduces a method
+        area="",
+        status="before-corpus" if before else "spreading",
+        introduced_by=None,
+        title="",
+        introduced_on="",
+        week="",
+        code=(),
+        changes="",
+        builds_on=(),
+        also=(),
+        used_by=tuple(used),
+        compared_by=tuple(compared),
+        first_seen=first.published,
+        first_id=first.doc_id,
+        preset=preset,
+        preset_title=preset_title,
+        score=1.0,
+        expansion=sense.expansion,
+        other_senses=others,
+    )
+
+
+def _spreading(row: NameRow, found: Mapping[str, Sequence[MentionRow]], store: Store, presets: Presets) -> MethodCard:
+    senses = senses_of(_merge(*(found.get(k, []) for k in _keys(row))))
+    if not senses:
+        return _unintroduced(
+            store,
+            row.name,
+            row.kind,
+            Sense("", "", (MentionRow(row.first_id, row.first_seen, False),), 0),
+            (),
+            presets,
+            row.aliases,
+        )
+    return _unintroduced(
+        store, row.name, row.kind, senses[0], _other_senses(senses, senses[0], ()), presets, row.aliases
+    )
+
+
+def card_for(
+    store: Store, name: str, presets: Presets, names: Sequence[NameRow] = (), groups: TagGroups | None = None
+) -> MethodCard:
+    """The card of ``name`` (any spelling), in the sense the lab's areas use most (then most papers; the other
+    senses are named on it): from the earliest stored paper introducing that sense, else, when no stored paper
+    does, from the papers naming it (before the corpus, or spreading), its kind from the names table
+    (``names``: its rows) or the labeled lexicon."""
+    typed = name.strip()
+    key = name_key(typed)
+    rows = introducing_rows(store, typed) if key else []
+    found = mentions_for(store, [(typed, ""), *((r.name, "") for r in rows)]) if key else {}
+    senses = senses_of(found.get(key, []))
+    if rows:
+        main = senses[0] if senses else None
+        mine = [r for r in rows if main is None or r.doc_id in main.ids]
+        if mine:
+            docs = store.documents([r.doc_id for r in mine])
+            titles = {i: d.title for i, d in docs.items()}
+            tags = store.tags_of([r.doc_id for r in mine])
+            start = store.first_paper_day()
+            cards = [
+                _card(r, found.get(key, []), titles, tags.get(r.doc_id, []), groups, presets, rows, start) for r in mine
+            ]
+            new = next((c for c in cards if c.new), None)
+            if new is not None or not senses:
+                return new or cards[0]
+            # every paper "introducing" it re-defines a name already in use (GRPO, PPO): the name predates them
+    row = next((r for r in names if key and key in _keys(r)), None)
+    if senses:
+        kind = row.kind if row is not None else shipped_model().lexicon.get(typed.lower(), "")
+        shown = row.name if row is not None else typed
+        others = _other_senses(senses, senses[0], rows)
+        return _unintroduced(store, shown, kind, senses[0], others, presets, row.aliases if row else ())
+    if row is not None:
+        return _spreading(row, store.mentions_of(_keys(row)), store, presets)
+    raise ContributionsError(
+        f"no stored paper introduces or names {name!r}; list a week's cards with `radar methods --week YYYY-Www` "
+        "or the names found with `radar methods`"
+    )
+
+
+def all_cards(
+    store: Store, presets: Presets, names: Sequence[NameRow] = (), groups: TagGroups | None = None
+) -> list[MethodCard]:
+    """Every introduced name (its earliest introducing paper) and every spreading name (a names-table name of
+    a kind labs adopt, named by at least ``MIN_SPREADING`` papers, that no stored paper introduces)."""
+    earliest: dict[str, MethodCard] = {}
+    for card in cards_of(store, store.introductions(), presets, groups):
+        if card.new:
+            earliest.setdefault(name_key(card.name), card)
+    cards = list(earliest.values())
+    spreading = [
+        row
+        for row in names
+        if row.kind in SPREADING_KINDS and row.count >= MIN_SPREADING and not set(_keys(row)) & earliest.keys()
+    ]
+    found = store.mentions_of(k for row in spreading for k in _keys(row))
+    return cards + [_spreading(row, found, store, presets) for row in spreading]

@@ -1,0 +1,446 @@
+"""What one paper could be introducing: candidate names with the evidence around each, and the rule baseline.
+
+A pure function of (title, abstract). Candidates come from
+- the title's prefix ("QAE: ...", "Expert Race - ..."),
+- name-like tokens (two capitals, or a capital and a digit: GRPO, Tree-GRPO, Qwen2.5-7B; ``names.extract``),
+- acronym definitions, matched by the Schwartz-Hearst rule ("Group Sequence Policy Optimization (GSPO)"),
+- the words right after an introducing verb ("we propose Stitch, a ...", "dubbed Subspace Gradient").
+Each carries string features the learned ranker reads (``model.py``): where it came from, how far it sits
+from "we propose", whether it sits in a comparison ("outperforms X") or a lineage ("based on X"), its shape.
+Paper-level cues (a survey, "we study", "we propose") come separately (``paper_features``).
+
+``rule_contribution`` is the plain baseline: the title's prefix, else the first name right after "we propose".
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from radar.analysis.names.extract import _TOKEN, family_of, is_candidate
+
+# sentence ends, not after an abbreviation ("Dr. GRPO", "e.g. PPO", "et al. propose")
+SENTENCE = re.compile(
+    r"(?<=[.!?])(?<!\bDr\.)(?<!\bMr\.)(?<!\bvs\.)(?<!\bal\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bFig\.)(?<!\bEq\.)"
+    r"(?<!\bNo\.)(?<!\bSt\.)\s+(?=[A-Z0-9(\[$\\])"
+)
+_WORD = re.compile(r"[a-z][a-z0-9]+")
+# "we propose", "this paper introduces", "here we present", "we further develop" (the verb's stem is kept)
+INTRO = re.compile(
+    r"\b(?:we|this\s+(?:paper|work|study|article|letter)|our\s+(?:work|paper)|here)\s*,?\s+"
+    r"(?:(?:also|further|first|then|therefore|thus|hence|newly|additionally|finally|instead)\s+)?(?:\w+ly\s+)?"
+    r"(propos|present|introduc|develop|design|releas|build|construct|curat|creat|contribut|open-sourc|unveil|"
+    r"offer|devis|formulat|establish|describ|call|nam|dub|term|coin|put\s+forward)\w*",
+    re.IGNORECASE,
+)
+_PASSIVE_WORDS = ("proposed", "introduced", "presented", "developed")
+_PASSIVE = re.compile(r"\b(?:is|are|was|were)\s+(?:\w+ly\s+)?(?:proposed|introduced|presented|developed)\b", re.I)
+CALLED = re.compile(r"\b(?:called|named|dubbed|termed|coined|namely|denoted\s+(?:as|by))\s*[\"'“‘]?", re.IGNORECASE)
+# a Capitalised name right after an introducing verb: "we propose Stitch, a ...", "we introduce Matryoshka SAEs, a"
+_AFTER_VERB = re.compile(
+    r"\s+(?:(?:a|an|the)\s+)?(?:(?:novel|new|simple|general|unified|first|lightweight)\s+)*"
+    r"([A-Z][\w\-.+]*(?:\s+[A-Z0-9][\w\-.+]*){0,2})(?=\s*[,:;(]|\s+[-–—]{1,2}\s|\s+(?:which|that|is|as|to|for|with)\b)"
+)
+_CAPS_RUN = re.compile(r"[A-Z][\w\-.+]*(?:\s+(?:[A-Z0-9][\w\-.+]*|of|for|and|via)){0,3}")
+_CONNECTOR_TAIL = re.compile(r"(?:\s+(?:of|for|and|via))+$")
+COMPARE = re.compile(
+    r"\b(?:outperform\w*|surpass\w*|beat\w*|exceed\w*|compar\w*\s+(?:\w+\s+)?(?:with|to|against)|against|than|over|vs\.?|"
+    r"versus|baselines?|relative\s+to|such\s+as|like|including)\b",
+    re.IGNORECASE,
+)
+LINEAGE = re.compile(
+    r"\b(?:based\s+on|built\s+(?:up)?on|builds?\s+(?:up)?on|extend\w*|on\s+top\s+of|inspired\s+by|variant\s+of|"
+    r"improv\w*\s+(?:up)?on|generaliz\w+|replac\w+|modif\w+|adapt\w*|augment\w*|within|into|of)\b",
+    re.IGNORECASE,
+)
+# "our (proposed) X"; not "our analysis reveals that X"
+_OUR = re.compile(
+    r"\bour\s+(?:(?!(?:that|which|is|are|was|and|to|reveal|show|find|found|demonstrat|suggest|indicat|confirm|"
+    r"highlight)\w*\s)[\w\-]+\s+){0,3}$",
+    re.IGNORECASE,
+)
+# after the name (or the ")" closing "Long Form (NAME)"): ", a ...", " -- the ...", " is a ..."
+_APPOSITION = re.compile(r"^\)?\s*(?:\([^)]{0,80}\)\s*)?(?:,|:|\s[-–—]{1,2})\s*(?:a|an|the)\s+", re.IGNORECASE)
+_IS_A = re.compile(r"^\)?\s*(?:\([^)]{0,80}\)\s*)?(?:is|as)\s+(?:a|an)\s+", re.IGNORECASE)
+_PAREN = re.compile(r"\(([^()]{1,40})\)")
+_PREV_WORD = re.compile(r"\b([A-Za-z]{2,12})[,:]?\s+$")
+_LAST_TOKEN = re.compile(r"([A-Za-z][\w\-.+]*)\s*$")
+_SHORT_FORM = re.compile(r"[A-Za-z][\w\-.+&]*[A-Za-z0-9+]|[A-Z]")
+_PREFIX_SPLIT = re.compile(r"\s*(?::(?=\s)|\s[-–—]{1,2}\s)\s*|:(?=[A-Z]\w*\s+[a-z])")
+_SURVEY = re.compile(
+    r"\b(?:survey|review|overview|tutorial|position|perspective|primer|lessons|roadmap|revisit\w*|rethink\w*|"
+    r"understanding|empirical|analysis|analy[sz]ing|investigat\w*|study|studies|case|towards?|comparison|"
+    r"benchmarking|evaluating|evaluation|challenges|opportunities|vision)\b",
+    re.IGNORECASE,
+)
+
+
+def _split(text: str) -> list[str]:
+    return text.split()
+
+
+_DOUBLED = re.compile(r"\\\\(?=[A-Za-z])")  # \\textit (escaped once too often) -> \textit
+_LATEXISH = re.compile(r"[\\${}~]")
+_MATH = re.compile(r"\$\$?([^$]{0,200})\$\$?")
+_COMMAND_ARG = re.compile(r"\\[A-Za-z]+\*?\s*\{([^{}]*)\}")
+_COMMAND = re.compile(r"\\[A-Za-z]+\*?\s?|\\(.)")
+
+
+def plain_text(text: str) -> str:
+    """``text`` with LaTeX markup reduced to its words, whitespace collapsed: "$\\textbf{D}$ecoupled" ->
+    "Decoupled", "{Quantile Advantage Estimation}" -> "Quantile Advantage Estimation", "5\\%" -> "5%". A cheap
+    pass (no parser: every paper goes through it), unchanged text when there is no markup."""
+    if _LATEXISH.search(text):
+        text = _DOUBLED.sub(r"\\", text)
+        text = _MATH.sub(lambda m: m.group(1), text)
+        for _ in range(4):  # nested \cmd{\cmd{x}}
+            text, n = _COMMAND_ARG.subn(lambda m: m.group(1), text)
+            if not n:
+                break
+        text = _COMMAND.sub(lambda m: m.group(1) or "", text)
+        text = text.replace("{", "").replace("}", "").replace("~", " ")
+    return " ".join(text.split())
+
+
+_WE_VERB = re.compile(r"\b(?:we|this\s+(?:paper|work|study))\s+(?:\w+ly\s+)?([a-z]{3,})", re.IGNORECASE)
+_GENERIC_PREFIX = frozenset(
+    _split(
+        "survey review position tutorial overview perspective introduction background a an the why how what when "
+        "towards toward beyond rethinking revisiting"
+    )
+)
+MAX_PREFIX_WORDS = 4
+_GERUND = re.compile(r"[A-Z][a-z]{2,}ing")
+
+
+@dataclass(slots=True)
+class Candidate:
+    """One surface form that could be the paper's name, and what the text says around it."""
+
+    surface: str
+    start: int  # first position in title + "\n" + abstract
+    count: int = 0
+    features: set[str] = field(default_factory=set)
+    expansion: str = ""  # the long form when the abstract defines it as an acronym
+
+
+@dataclass(frozen=True, slots=True)
+class Extracted:
+    """The candidates of one paper and the paper's own cues."""
+
+    candidates: tuple[Candidate, ...]
+    paper: frozenset[str]  # paper-level features
+    text: str  # title + "\n" + abstract, the positions' reference
+    title_len: int
+
+
+def title_prefix(title: str) -> str:
+    """The title's head before ":" or " - " when it is short enough to be a name ('' otherwise)."""
+    parts = _PREFIX_SPLIT.split(title.strip(), maxsplit=1)
+    if len(parts) != 2 or not parts[1]:
+        return ""
+    head = parts[0].strip().strip("\"'“”")
+    words = head.split()
+    if not words or len(words) > MAX_PREFIX_WORDS or words[0].lower() in _GENERIC_PREFIX or not head[0].isalnum():
+        return ""
+    if len(words) > 1 and _GERUND.fullmatch(words[0]):  # "Understanding R1-Zero-Like Training: ..." describes
+        return ""
+    return head
+
+
+_LINKING = frozenset(_split("of for and with the in to via on a an by from over under at as or"))
+
+
+def _initials_form(letters: Sequence[str], words: Sequence[str]) -> str:
+    """The shortest run of final ``words`` whose word starts (and capitals inside words: "sAmpling", parts of
+    "Zero-Variance", the letters of an acronym word "RL") spell ``letters``, linking words skipped; '' when none."""
+    s = len(letters) - 1
+    for i in range(len(words) - 1, -1, -1):
+        word = words[i].strip("\"'“”‘’")
+        parts = [p for p in word.split("-") if p]
+        if not parts:
+            return ""
+        # the letters this word can stand for, right to left: an acronym word gives each capital
+        spell: list[str] = []
+        for part in reversed(parts):
+            caps = [ch.lower() for ch in part if ch.isupper() or ch.isdigit()]
+            inner = [ch.lower() for ch in part[1:] if ch.isupper()]
+            spell.extend(reversed(caps) if len(caps) > 1 and len(caps) == sum(ch.isalnum() for ch in part) else
+                         [*reversed(inner), part[0].lower()])  # fmt: skip
+        took = False
+        for ch in spell:
+            if s >= 0 and ch == letters[s]:
+                s -= 1
+                took = True
+        if not took and word.lower() not in _LINKING:
+            return ""
+        if s < 0:
+            return " ".join(words[i:]) if took else ""
+    return ""
+
+
+def spelled_by(short: str, expansion: str) -> bool:
+    """Whether ``expansion`` is a reliable long form of ``short`` (what tells one sense of an acronym from
+    another): its words' initials spell it ("Group Relative Policy Optimization"), or each of its few content
+    words starts one of its letters, in order ("Quantum Autoencoder" for QAE); not a phrase that merely holds
+    the letters ("PRM as an online training signal" for GRPO)."""
+    letters = [c.lower() for c in short if c.isalnum()]
+    words = expansion.split()
+    if len(letters) < 2 or not words:
+        return False
+    if _initials_form(letters, words) == " ".join(words):
+        return True
+    content = [w for w in words if w.lower() not in _LINKING]
+    if not content or len(content) > len(letters) or content[0][:1].lower() != letters[0]:
+        return False
+    at = 0
+    for w in content:
+        at = "".join(letters).find(w[:1].lower(), at)
+        if at < 0:
+            return False
+        at += 1
+    return True
+
+
+def long_form(short: str, before: str) -> str:
+    """The words before "(SHORT)" that spell it, '' when none do: their initials when they spell it
+    ("Proximal Policy Optimization (PPO)"), else Schwartz & Hearst (2003).
+
+    Schwartz & Hearst: characters of the short form are matched right to left against the text; each must be
+    found, and the first one must start a word."""
+    letters = [c.lower() for c in short if c.isalnum()]
+    if len(letters) < 2 or not short[0].isalnum():
+        return ""
+    words = before.split()[-min(len(letters) + 5, len(letters) * 2) :]
+    initials = _initials_form(letters, words)
+    if initials and len(initials) > len(short):
+        return initials.strip(" ,;:")
+    text = " ".join(words)
+    s, lf = len(letters) - 1, len(text) - 1
+    while s >= 0:
+        c = letters[s]
+        while lf >= 0 and (text[lf].lower() != c or (s == 0 and lf > 0 and text[lf - 1].isalnum())):
+            lf -= 1
+        if lf < 0:
+            return ""
+        s -= 1
+        lf -= 1
+    start = text.rfind(" ", 0, lf + 1) + 1
+    out = text[start:].strip(" ,;:")
+    return out if len(out) > len(short) else ""
+
+
+def _shape(surface: str) -> set[str]:
+    f = set()
+    letters = [c for c in surface if c.isalpha()]
+    if " " in surface:
+        f.add("shape:multiword")
+    if surface[:1].islower():
+        f.add("shape:lower_initial")
+    if letters and all(c.isupper() for c in letters):
+        f.add("shape:allcaps")
+    elif sum(c.isupper() for c in surface) >= 2:
+        f.add("shape:mixedcase")
+    else:
+        f.add("shape:one_capital")
+    if any(c.isdigit() for c in surface):
+        f.add("shape:digit")
+    if "-" in surface:
+        f.add("shape:hyphen")
+    if family_of(surface) != surface:
+        f.add("shape:variant")
+    n = len(surface)
+    f.add("len:" + ("short" if n <= 3 else "mid" if n <= 6 else "long"))
+    return f
+
+
+def _joined(ch: str) -> bool:
+    """Whether a character next to a name would make it part of a longer token (GRPO in NGRPO or Tree-GRPO)."""
+    return ch.isalnum() or ch in "-_+"
+
+
+def _find_all(text: str, needle: str, inside: Sequence[tuple[int, int]] = ()) -> list[int]:
+    """Start of every occurrence of ``needle`` as a whole token: not part of a longer token (GRPO in NGRPO,
+    Tree-GRPO or Qwen2.5-7B) nor inside one of the ``inside`` spans (GRPO in "Dr. GRPO")."""
+    out, at, n = [], text.find(needle), len(needle)
+    while at >= 0:
+        end = at + n
+        before = text[at - 1] if at else " "
+        after = text[end] if end < len(text) else " "
+        if after == "." and end + 1 < len(text) and text[end + 1].isalnum():
+            after = "a"  # "2.5", "e.g": the token goes on
+        if not _joined(before) and not _joined(after) and not any(s <= at and end <= e for s, e in inside):
+            out.append(at)
+        at = text.find(needle, end)
+    return out
+
+
+def _ends_near(ends: list[int], p: int, lo: int) -> bool:
+    """Whether a (sorted) cue end lies in [lo, p]."""
+    i = bisect_right(ends, p) - 1
+    return i >= 0 and ends[i] >= lo
+
+
+def _sentence_bounds(text: str) -> list[int]:
+    return [0, *(m.end() for m in SENTENCE.finditer(text))]
+
+
+def extract(title: str, abstract: str) -> Extracted:
+    """The candidates of one paper (title first, then abstract) with their features."""
+    title = plain_text(title)
+    abstract = plain_text(abstract)
+    text = f"{title}\n{abstract}"
+    t_end = len(title)
+    cands: dict[str, Candidate] = {}
+
+    def add(surface: str, pos: int, *feats: str) -> Candidate:
+        surface = SENTENCE.split(surface, maxsplit=1)[0].strip(" .,;:")  # a run of capitals stops at a sentence's end
+        c = cands.get(surface)
+        if c is None:
+            c = cands[surface] = Candidate(surface, pos)
+        c.features.update(feats)
+        return c
+
+    prefix = title_prefix(title)
+    if prefix:
+        add(prefix, 0, "src:prefix", f"prefix_words:{min(len(prefix.split()), 3)}")
+    # intro windows: (start, end, verb) after each introducing verb, to the end of its clause
+    windows: list[tuple[int, int, str]] = []
+    for m in INTRO.finditer(abstract):
+        end = m.end()
+        stop = abstract.find(". ", end)
+        stop = min(stop if stop >= 0 else len(abstract), end + 220)
+        windows.append((t_end + 1 + end, t_end + 1 + stop, m.group(1).lower()[:5]))
+        after = _AFTER_VERB.match(abstract, end)
+        if after:
+            add(after.group(1), t_end + 1 + after.start(1), "src:after_verb")
+    for m in CALLED.finditer(abstract):
+        run = _CAPS_RUN.match(abstract, m.end())
+        if run:
+            add(_CONNECTOR_TAIL.sub("", run.group()), t_end + 1 + run.start(), "src:called")
+    # acronym definitions: "Long Form Words (LFW)"
+    for m in _PAREN.finditer(text):
+        inner = m.group(1).split(";")[0].split(",")[0].strip()
+        short = _SHORT_FORM.fullmatch(inner)
+        if not short or sum(c.isupper() for c in inner) < 1 or " " in inner:
+            continue
+        lf = long_form(inner, text[max(0, m.start() - 200) : m.start()])
+        if lf:
+            c = add(inner, m.start(1), "src:defined")
+            if not c.expansion:
+                c.expansion = lf
+            continue
+        # the other order: "RLCR (Reinforcement Learning with Calibration Rewards)"
+        before = _LAST_TOKEN.search(text, max(0, m.start() - 40), m.start())
+        if before and is_candidate(before.group(1)) and long_form(before.group(1), inner):
+            c = add(before.group(1), before.start(1), "src:defined", "defined_after")
+            if not c.expansion:
+                c.expansion = m.group(1)
+    for m in _TOKEN.finditer(text):
+        s = m.group()
+        if s in cands or is_candidate(s):
+            c = add(s, m.start(), "src:token")
+    bounds = _sentence_bounds(text)
+    compares = [(m.end(), m.group().lower()[:7]) for m in COMPARE.finditer(text)]
+    lineages = [(m.end(), m.group().lower()[:6]) for m in LINEAGE.finditer(text)]
+    compare_ends = [e for e, _ in compares]
+    lineage_ends = [e for e, _ in lineages]
+    title_lower = title.lower()
+    # where the names of several words stand, so that the tokens inside them ("GRPO" of "Dr. GRPO") do not
+    # take their evidence
+    phrases = [c.surface for c in cands.values() if " " in c.surface]
+    for c in cands.values():
+        c.features.update(_shape(c.surface))
+        spans = [(p, p + len(o)) for o in phrases if o != c.surface and c.surface in o for p in _find_all(text, o)]
+        occurrences = _find_all(text, c.surface, spans)
+        c.count = len(occurrences)
+        first_abs = next((p for p in occurrences if p > t_end), -1)
+        if occurrences and occurrences[0] < t_end:
+            c.features.add("in_title")
+        if first_abs >= 0:
+            n_abs = sum(p > t_end for p in occurrences)
+            c.features.add("abs_count:" + ("1" if n_abs == 1 else "2" if n_abs == 2 else "3+"))
+            sent = bisect_right(bounds, first_abs) - 1
+            c.features.add("first_sent:" + ("0" if sent <= 1 else "1-3" if sent <= 3 else "4+"))
+        else:
+            c.features.add("abs_count:0")
+        for p in occurrences[:4]:
+            sent_start = bounds[bisect_right(bounds, p) - 1]
+            near_verb = False
+            # "we introduce Long Form (NAME)": the name stands where its long form starts
+            at = p - len(c.expansion) - 2 if c.expansion and text.endswith(c.expansion + " (", 0, p) else p
+            for wstart, wend, verb in windows:
+                if wstart <= p < wend:
+                    words = len(text[wstart:at].split())
+                    near_verb = near_verb or words <= 8
+                    c.features.add("intro:" + ("0-2" if words <= 2 else "3-8" if words <= 8 else "9+"))
+                    c.features.add("verb:" + verb)
+            if _ends_near(compare_ends, p, max(sent_start, p - 89)):
+                c.features.add("compared")
+                c.features.add("cmp:" + compares[bisect_right(compare_ends, p) - 1][1])  # cmp:outperf, cmp:such
+            if _ends_near(lineage_ends, p, max(sent_start, p - 39)):
+                c.features.add("lineage")
+                c.features.add("lin:" + lineages[bisect_right(lineage_ends, p) - 1][1])  # lin:based, lin:extend
+            prev = _PREV_WORD.search(text, max(0, p - 24), p)
+            if prev:
+                c.features.add("prev:" + prev.group(1).lower())  # "on GSM8K", "than PPO", "of GRPO"
+            left, right = text[max(0, p - 60) : p], text[p + len(c.surface) : p + len(c.surface) + 90]
+            if "our" in left.lower() and _OUR.search(left):  # the substring test skips most regex runs
+                c.features.add("after_our")
+            if _APPOSITION.match(right):
+                c.features.add("apposition")
+                if near_verb:  # "we propose X, a ...": the introduction's own shape
+                    c.features.add("intro&apposition")
+            elif _IS_A.match(right):
+                c.features.add("is_a")
+            if right.startswith(":") and p < t_end:
+                c.features.add("title_colon")
+            head = right[:60]
+            if any(w in head.lower() for w in _PASSIVE_WORDS) and _PASSIVE.search(head):
+                c.features.add("passive_intro")
+        if c.expansion:
+            long_c = cands.get(c.expansion)
+            if long_c is not None:
+                long_c.features.add("long_of_defined")
+            if prefix and (c.expansion == prefix or c.expansion.lower() in prefix.lower()):
+                c.features.add("short_of_prefix")
+                if prefix in cands:
+                    cands[prefix].features.add("prefix_has_short")
+            exp_words = set(_WORD.findall(c.expansion.lower()))
+            if exp_words and sum(w in title_lower for w in exp_words) >= max(1, len(exp_words) // 2):
+                c.features.add("expansion_in_title")
+        if prefix and c.surface != prefix and c.surface in prefix:
+            c.features.add("inside_prefix")
+    ordered = sorted(cands.values(), key=lambda c: c.start)
+    return Extracted(tuple(ordered), paper_features(title, abstract, prefix), text, t_end)
+
+
+def paper_features(title: str, abstract: str, prefix: str) -> frozenset[str]:
+    """Cues of the whole paper: a survey or study, what "we" do, whether the title has a name prefix."""
+    f = {"p:bias"}
+    if prefix:
+        f.add("p:prefix")
+    rest = title[len(prefix) :] if prefix else title
+    f.update("p:t:" + m.group().lower() for m in _SURVEY.finditer(rest))
+    f.update("p:we:" + m.group(1).lower()[:6] for m in _WE_VERB.finditer(abstract))
+    if INTRO.search(abstract):
+        f.add("p:intro_verb")
+    if CALLED.search(abstract):
+        f.add("p:called")
+    return frozenset(f)
+
+
+def phrase_mention(title: str, abstract: str, phrase: str) -> tuple[bool, bool]:
+    """(names it, compares against it): whether a paper's text holds ``phrase`` as whole tokens ("Dr. GRPO",
+    "Expert Race": names the mentions table, keyed by token, cannot look up), and whether one of those
+    occurrences sits in a comparison ("outperforms Dr. GRPO"), by the rule candidates use."""
+    text = f"{plain_text(title)}\n{plain_text(abstract)}"
+    found = _find_all(text, phrase)
+    if not found:
+        return False, False
+    bounds = _sentence_bounds(text)
+    ends = [m.end() for m in COMPARE.finditer(text)]
+    compared = any(_ends_near(ends, p, max(bounds[bisect_right(bounds, p) - 1], p - 89)) for p in found)
+    return True, compared

@@ -1,0 +1,130 @@
+"""The shipped labels: 300 papers hand-labeled for what each introduces (``labels/introductions_dev.jsonl``)
+and their texts (``labels/papers.jsonl.gz``); field definitions in ``labels/SOURCES.md``."""
+
+from __future__ import annotations
+
+import gzip
+from dataclasses import dataclass
+from importlib import resources
+
+import orjson
+
+from radar.analysis.contributions.errors import ContributionsError
+from radar.analysis.names.find import load_labels as load_name_labels
+
+KINDS = ("method", "model", "system", "benchmark", "hardware", "other")
+AREAS = ("rl-post-training", "hardware-systems", "other-llm", "other")
+LAB_AREAS = ("rl-post-training", "hardware-systems")  # the taxonomy's two groups
+LEAD_KINDS = ("method", "system")  # what a lead wants flagged in the lab's areas
+
+
+@dataclass(frozen=True, slots=True)
+class Label:
+    """What annotators say one paper introduces (INTRODUCTIONS.md of the shared labels)."""
+
+    doc_id: str
+    week: str  # ISO week, YYYY-Www
+    introduces: bool
+    name: str
+    also: tuple[str, ...]
+    kind: str
+    area: str
+    builds_on: tuple[str, ...]
+    changes: str
+    lead_should_see: bool
+
+
+@dataclass(frozen=True, slots=True)
+class LabeledPaper:
+    label: Label
+    title: str
+    abstract: str
+    categories: tuple[str, ...]
+    published: str
+
+
+def parse_labels(text: str) -> list[Label]:
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            r = orjson.loads(line)
+            out.append(
+                Label(
+                    doc_id=str(r["id"]),
+                    week=str(r["week"]),
+                    introduces=bool(r["introduces"]),
+                    name=str(r.get("name") or ""),
+                    also=tuple(str(a) for a in r.get("also") or ()),
+                    kind=str(r.get("kind") or ""),
+                    area=str(r["area"]),
+                    builds_on=tuple(str(b) for b in r.get("builds_on") or ()),
+                    changes=str(r.get("changes") or ""),
+                    lead_should_see=bool(r.get("lead_should_see")),
+                )
+            )
+        except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
+            raise ContributionsError(
+                f"introduction labels line {n} is not a JSON object with id, week, introduces and area; fix that line"
+            ) from None
+    return out
+
+
+def load_labeled() -> list[LabeledPaper]:
+    """The shipped labeled papers, in the label file's order."""
+    folder = resources.files("radar.analysis.contributions").joinpath("labels")
+    labels = parse_labels(folder.joinpath("introductions_dev.jsonl").read_text("utf-8"))
+    texts = {}
+    with gzip.open(folder.joinpath("papers.jsonl.gz").open("rb"), "rb") as fh:
+        for line in fh:
+            r = orjson.loads(line)
+            texts[r["id"]] = r
+    missing = [lab.doc_id for lab in labels if lab.doc_id not in texts]
+    if missing:
+        raise ContributionsError(f"labels/papers.jsonl.gz lacks {len(missing)} labeled papers; rebuild it (SOURCES.md)")
+    return [
+        LabeledPaper(
+            label=lab,
+            title=texts[lab.doc_id]["title"],
+            abstract=texts[lab.doc_id]["abstract"],
+            categories=tuple(texts[lab.doc_id].get("categories") or ()),
+            published=str(texts[lab.doc_id].get("published") or "")[:10],
+        )
+        for lab in labels
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class KindExample:
+    """A paper whose title starts with a name labeled with its kind (the names stage's title-prefix labels)."""
+
+    doc_id: str
+    name: str
+    kind: str
+    title: str
+    abstract: str
+    categories: tuple[str, ...]
+
+
+def load_kind_examples() -> list[KindExample]:
+    """Extra kind examples: ``labels/kinds_extra.jsonl.gz`` (SOURCES.md says where they come from)."""
+    folder = resources.files("radar.analysis.contributions").joinpath("labels")
+    out = []
+    with gzip.open(folder.joinpath("kinds_extra.jsonl.gz").open("rb"), "rb") as fh:
+        for line in fh:
+            r = orjson.loads(line)
+            out.append(
+                KindExample(r["id"], r["name"], r["kind"], r["title"], r["abstract"], tuple(r.get("categories") or ()))
+            )
+    return out
+
+
+def load_lexicon() -> dict[str, str]:
+    """Labeled kinds of names (lower-cased name -> kind: GRPO method, LLMs generic, GPT-4 model): the names
+    stage's shipped label files (``analysis/names/labels``, the one copy both stages read), the first label of
+    a name kept."""
+    out: dict[str, str] = {}
+    for name, kind in load_name_labels():
+        out.setdefault(name.lower(), kind)
+    return out

@@ -1,0 +1,326 @@
+"""The learned parts of contributions, fitted on the shipped labels and stored as JSON (``model.json``).
+
+Five logistic regressions (``linear.py``) over the features of ``features.py``:
+- ``name``: is this candidate the paper's (main) name? The best-scoring candidate is the paper's name;
+- ``introduces``: does the paper introduce it? Reads the paper's cues and the best candidate's evidence and
+  score (scores cross-fitted on the training papers, so the model sees scores like those of unseen papers);
+- ``kind`` (method, model, system, benchmark, hardware, other) of the introduced name;
+- ``area`` (rl-post-training, hardware-systems, other-llm, other) of the paper;
+- ``builds``: does the paper build on or compare against this other candidate?
+plus the thresholds and a lexicon of labeled name kinds (the names stage's labels: GRPO is a method, LLM is
+generic) that ``builds`` reads. ``version`` is a hash of the JSON: a stored contribution records it, and rows
+of an older version are recomputed.
+
+Rebuild the shipped model after changing features or labels: ``python -m radar.analysis.contributions.retrain``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import orjson
+
+from radar.analysis.contributions.errors import ContributionsError
+from radar.analysis.contributions.extract import Candidate, Extracted, extract
+from radar.analysis.contributions.features import (
+    also_features,
+    area_features,
+    builds_features,
+    head_kinds,
+    intro_features,
+    kind_features,
+    name_features,
+    survey_title,
+)
+from radar.analysis.contributions.labels import (
+    LAB_AREAS,
+    KindExample,
+    LabeledPaper,
+    load_kind_examples,
+    load_lexicon,
+)
+from radar.analysis.contributions.linear import Linear, fit
+
+MODEL_FILE = "model.json"
+CODE_VERSION = "2"  # bump when extraction or features change what a model means
+INNER_FOLDS = 5
+# P(introduces) at which a paper's best candidate is its introduction: 0.5 for every paper, lower in the lab's
+# areas, where a missed method costs a lead more than a wrong card (grouped CV: docs/methods.md)
+THRESHOLD = 0.5
+LAB_THRESHOLD = 0.3
+# P(also introduced) of another candidate: 0.6 keeps nine in ten right (grouped CV: docs/methods.md)
+ALSO_THRESHOLD = 0.6
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What the model decides about one paper."""
+
+    introduces: bool
+    score: float  # probability that the paper introduces ``name``
+    name: str
+    also: tuple[str, ...]
+    kind: str
+    kind_score: float
+    area: str
+    area_score: float
+    builds_on: tuple[str, ...]
+    candidate: Candidate | None  # the chosen candidate (its evidence), None when there is none
+
+
+@dataclass(frozen=True, slots=True)
+class ContributionModel:
+    name: Linear
+    introduces: Linear
+    kind: Linear
+    area: Linear
+    builds: Linear
+    also: Linear
+    threshold: float
+    lab_threshold: float  # the threshold for papers of the lab's areas (recall matters most there)
+    also_threshold: float
+    builds_threshold: float
+    lexicon: Mapping[str, str]  # lower-cased labeled name -> kind (the names stage's labels)
+    version: str = ""  # set from the JSON's hash
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "version", "c" + hashlib.sha256(self.to_json()).hexdigest()[:12])
+
+    # -- deciding ---------------------------------------------------------------------------------------
+    def rank(self, ex: Extracted) -> list[tuple[float, Candidate]]:
+        scored = [(self.name.probability(name_features(c, ex.paper, self.lexicon)), c) for c in ex.candidates]
+        scored.sort(key=lambda sc: (-sc[0], sc[1].start))
+        return scored
+
+    def decide(self, ex: Extracted, categories: Iterable[str] = ()) -> Decision:
+        categories = tuple(categories)
+        ranked = self.rank(ex)
+        best_score, best = ranked[0] if ranked else (0.0, None)
+        runner_up = ranked[1][0] if len(ranked) > 1 else 0.0
+        score = self.introduces.probability(intro_features(ex, best, best_score, runner_up))
+        area, area_score = self.area.predict(area_features(ex, categories))
+        cut = self.lab_threshold if area in LAB_AREAS else self.threshold
+        introduces = best is not None and score >= cut and not survey_title(ex)
+        name, kind, kind_score = "", "", 0.0
+        also: tuple[str, ...] = ()
+        if introduces and best is not None:
+            name = best.surface
+            kind, kind_score = self.kind_of(ex, best, categories)
+            others = [
+                (self.also.probability(also_features(c, self.lexicon)), c)
+                for _, c in ranked[1:]
+                if c.surface not in name and name not in c.surface
+            ]
+            others.sort(key=lambda sc: (-sc[0], sc[1].start))
+            also = tuple(c.surface for s, c in others if s >= self.also_threshold)[:3]
+        skip = {name, *also}
+        builds = tuple(
+            c.surface
+            for c in ex.candidates
+            if c.surface not in skip
+            and self.builds.probability(builds_features(c, self.lexicon, name)) >= self.builds_threshold
+        )
+        return Decision(introduces, score, name, also, kind, kind_score, area, area_score, builds, best)
+
+    def kind_of(self, ex: Extracted, c: Candidate, categories: Iterable[str] = ()) -> tuple[str, float]:
+        """The kind of candidate ``c`` and the model's probability for it. What the paper calls it ("X: A ...
+        Model", "X, a serving system", "the X algorithm") decides when that is one kind, not also a method."""
+        kind, kind_score = self.kind.predict(kind_features(ex, c, categories))
+        heads = head_kinds(ex, c)
+        if len(heads) == 1 and "method" not in heads:
+            kind = next(iter(heads))
+        return kind, kind_score
+
+    # -- storage ----------------------------------------------------------------------------------------
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "code_version": CODE_VERSION,
+            "threshold": round(self.threshold, 6),
+            "lab_threshold": round(self.lab_threshold, 6),
+            "also_threshold": round(self.also_threshold, 6),
+            "builds_threshold": round(self.builds_threshold, 6),
+            "name": self.name.as_dict(),
+            "introduces": self.introduces.as_dict(),
+            "kind": self.kind.as_dict(),
+            "area": self.area.as_dict(),
+            "builds": self.builds.as_dict(),
+            "also": self.also.as_dict(),
+            "lexicon": dict(sorted(self.lexicon.items())),
+        }
+
+    def to_json(self) -> bytes:
+        return orjson.dumps(self.as_dict(), option=orjson.OPT_SORT_KEYS)
+
+    @classmethod
+    def from_json(cls, data: bytes) -> ContributionModel:
+        try:
+            d = orjson.loads(data)
+            if d.get("code_version") != CODE_VERSION:
+                raise ContributionsError(
+                    f"the contributions model was built for code version {d.get('code_version')!r}, not "
+                    f"{CODE_VERSION!r}; rebuild it with `python -m radar.analysis.contributions.retrain`"
+                )
+            return cls(
+                name=Linear.from_dict(d["name"]),
+                introduces=Linear.from_dict(d["introduces"]),
+                kind=Linear.from_dict(d["kind"]),
+                area=Linear.from_dict(d["area"]),
+                builds=Linear.from_dict(d["builds"]),
+                also=Linear.from_dict(d["also"]),
+                threshold=float(d["threshold"]),
+                lab_threshold=float(d["lab_threshold"]),
+                also_threshold=float(d["also_threshold"]),
+                builds_threshold=float(d["builds_threshold"]),
+                lexicon={str(k): str(v) for k, v in d["lexicon"].items()},
+            )
+        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError):
+            raise ContributionsError(
+                "the contributions model file is damaged; rebuild it with "
+                "`python -m radar.analysis.contributions.retrain`"
+            ) from None
+
+
+@cache
+def shipped_model() -> ContributionModel:
+    """The model fitted on the shipped labels (``model.json`` beside this module), read once."""
+    data = resources.files("radar.analysis.contributions").joinpath(MODEL_FILE).read_bytes()
+    return ContributionModel.from_json(data)
+
+
+# -- training ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Example:
+    """A labeled paper with its extracted candidates."""
+
+    paper: LabeledPaper
+    ex: Extracted
+
+    @property
+    def group(self) -> str:
+        return self.paper.label.week
+
+
+def examples(papers: Sequence[LabeledPaper]) -> list[Example]:
+    return [Example(p, extract(p.title, p.abstract)) for p in papers]
+
+
+def _name_rows(train: Sequence[Example], lexicon: Mapping[str, str]) -> tuple[list[set[str]], list[str]]:
+    rows, ys = [], []
+    for e in train:
+        lab = e.paper.label
+        if not lab.introduces:
+            continue
+        for c in e.ex.candidates:
+            rows.append(name_features(c, e.ex.paper, lexicon))
+            ys.append("yes" if c.surface == lab.name else "no")
+    return rows, ys
+
+
+def _fit_name(train: Sequence[Example], lexicon: Mapping[str, str]) -> Linear:
+    rows, ys = _name_rows(train, lexicon)
+    return fit(rows, ys, c=0.5)
+
+
+def _cross_fitted_best(
+    train: Sequence[Example], lexicon: Mapping[str, str], folds: int = INNER_FOLDS
+) -> list[tuple[float, Candidate | None, float]]:
+    """Each training paper's best candidate, its score and the runner-up's, by a name model that did not see
+    the paper."""
+    out: list[tuple[float, Candidate | None, float]] = [(0.0, None, 0.0)] * len(train)
+    for k in range(folds):
+        inner = [e for i, e in enumerate(train) if i % folds != k]
+        model = _fit_name(inner, lexicon)
+        for i, e in enumerate(train):
+            if i % folds != k:
+                continue
+            scored = [(model.probability(name_features(c, e.ex.paper, lexicon)), c) for c in e.ex.candidates]
+            scored.sort(key=lambda sc: (-sc[0], sc[1].start))
+            if scored:
+                out[i] = (scored[0][0], scored[0][1], scored[1][0] if len(scored) > 1 else 0.0)
+    return out
+
+
+def _lexicon() -> dict[str, str]:
+    return load_lexicon()
+
+
+def train(
+    papers: Sequence[LabeledPaper],
+    lexicon: Mapping[str, str] | None = None,
+    kind_examples: Sequence[KindExample] | None = None,
+) -> ContributionModel:
+    """Fit every part on ``papers`` (deterministic: the same papers give the same model).
+
+    ``kind_examples``: more (paper, name, kind) examples for the kind model only (default: the shipped
+    ``kinds_extra``); none of them may be one of ``papers``."""
+    exs = examples(papers)
+    extra = load_kind_examples() if kind_examples is None else list(kind_examples)
+    ids = {p.label.doc_id for p in papers}
+    extra = [k for k in extra if k.doc_id not in ids]
+    lex = dict(_lexicon() if lexicon is None else lexicon)
+    name = _fit_name(exs, lex)
+    best = _cross_fitted_best(exs, lex)
+    intro_rows = [intro_features(e.ex, c, s, r) for e, (s, c, r) in zip(exs, best, strict=True)]
+    intro_y = [
+        "yes" if e.paper.label.introduces and c is not None and c.surface == e.paper.label.name else "no"
+        for e, (_, c, _) in zip(exs, best, strict=True)
+    ]
+    introduces = fit(intro_rows, intro_y, c=0.5)
+    kind_rows, kind_y = [], []
+    for e in exs:
+        lab = e.paper.label
+        c = next((c for c in e.ex.candidates if c.surface == lab.name), None)
+        if lab.introduces and c is not None:
+            kind_rows.append(kind_features(e.ex, c, e.paper.categories))
+            kind_y.append(lab.kind)
+    for k in extra:
+        kex = extract(k.title, k.abstract)
+        c = next((c for c in kex.candidates if c.surface == k.name), None)
+        if c is not None:
+            kind_rows.append(kind_features(kex, c, k.categories))
+            kind_y.append(k.kind)
+    kind = fit(kind_rows, kind_y, c=0.3)
+    area = fit(
+        [area_features(e.ex, e.paper.categories) for e in exs],
+        [e.paper.label.area for e in exs],
+        c=0.3,
+        class_weight="balanced",
+    )
+    b_rows, b_y = [], []
+    for e in exs:
+        lab = e.paper.label
+        skip = {lab.name, *lab.also}
+        for c in e.ex.candidates:
+            if c.surface in skip:
+                continue
+            b_rows.append(builds_features(c, lex, lab.name))
+            b_y.append("yes" if c.surface in lab.builds_on else "no")
+    builds = fit(b_rows, b_y, c=1.0, class_weight="balanced")
+    a_rows, a_y = [], []
+    for e in exs:
+        lab = e.paper.label
+        if not lab.introduces:
+            continue
+        for c in e.ex.candidates:
+            if c.surface != lab.name:
+                a_rows.append(also_features(c, lex))
+                a_y.append("yes" if c.surface in lab.also else "no")
+    also = fit(a_rows, a_y, c=0.5)
+    return ContributionModel(
+        name=name,
+        introduces=introduces,
+        kind=kind,
+        area=area,
+        builds=builds,
+        also=also,
+        threshold=THRESHOLD,
+        lab_threshold=LAB_THRESHOLD,
+        also_threshold=ALSO_THRESHOLD,
+        builds_threshold=0.65,
+        lexicon=lex,
+    )

@@ -1,0 +1,114 @@
+"""Contribution steps: decide what new papers introduce, and the method cards built on that.
+
+    radar import / radar crawl (and so radar weekly) -> refresh(radar, store)   (new papers cost seconds)
+    radar methods --week W / --name N               -> week / name_card
+    trends, the report (next)                       -> new_methods(radar, store, since, until)
+
+The stage gets its collaborators here: the reproduction presets (repro is app's to read), the taxonomy's tag
+groups (the stored tags place a paper in the lab's areas when the tagger has run) and, when [report]
+summary_endpoint is set, the endpoint that rewrites a card's ``changes`` line (cached in the store; the
+extractive line stays the fallback).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from radar.analysis.contributions.cards import MethodCard, TagGroups, card_for, introduced_methods, week_cards
+from radar.analysis.contributions.update import Progress, UpdateReport, update_contributions
+from radar.app.context import Radar
+from radar.store import Store, WorkspaceError
+
+Rewrite = Callable[[str, str, str], str]  # (title, abstract, name) -> one line, '' when it could not
+
+
+def update(radar: Radar, store: Store, *, progress: Progress | None = None) -> UpdateReport:
+    """Decide the stored papers that have no contribution by the current model (under the stage's lock)."""
+    with radar.ws.lock("contributions"):
+        return update_contributions(store, progress=progress)
+
+
+def refresh(radar: Radar, store: Store) -> UpdateReport | None:
+    """Bring contributions up to date, unless another process is doing so right now (then None: what is stored
+    is read as it is, and that process completes it)."""
+    try:
+        return update(radar, store)
+    except WorkspaceError:
+        return None
+
+
+def tag_groups(radar: Radar) -> TagGroups | None:
+    groups = radar.tag_groups()
+    return {t: g for g, tags in groups.items() for t in tags} if groups else None
+
+
+def presets(radar: Radar) -> dict[str, str]:
+    """Every reproduction preset (built-in and radar.toml's) by name -> title, from the preset catalog the
+    repro API uses, without importing the pipeline's steps (trends, index: a second at the start of every command)."""
+    from radar.repro.methods import catalog
+
+    return catalog(radar.settings.repro.presets).titles()
+
+
+def changes_writer(radar: Radar) -> Rewrite | None:
+    """The summary endpoint as a one-line ``changes`` writer; None when [report] summary_endpoint is unset."""
+    cfg = radar.settings.report
+    if not cfg.summary_endpoint:
+        return None
+    from radar.reports.summarize import EndpointSummarizer, make_summarizer
+
+    summarizer = make_summarizer(cfg)
+    if not isinstance(summarizer, EndpointSummarizer):
+        return None
+
+    def rewrite(title: str, abstract: str, name: str) -> str:
+        failures = summarizer.failures
+        text = (
+            f"{abstract}\n\nIn one line: what {name} is, or what it changes relative to which prior method or system."
+        )
+        line = summarizer.summarize(title, text)
+        if summarizer.failures > failures or summarizer.broken:
+            return ""  # the endpoint failed: keep the extractive line
+        return " ".join(line.split())[:240]
+
+    return rewrite
+
+
+def rewrite_changes(store: Store, cards: Sequence[MethodCard], rewrite: Rewrite | None) -> list[MethodCard]:
+    """Cards whose ``changes`` the endpoint rewrote (cached in the store, so each paper is asked once)."""
+    if rewrite is None:
+        return list(cards)
+    ids = [c.introduced_by for c in cards if c.introduced_by]
+    stored = store.contributions(ids)
+    docs = store.documents([i for i in ids if i in stored and not stored[i].changes_rewritten])
+    lines = {}
+    for doc_id, doc in docs.items():
+        line = rewrite(doc.title, doc.abstract, stored[doc_id].name)
+        if line:
+            lines[doc_id] = line
+    if lines:
+        store.set_rewritten_changes(lines)
+    return [replace(c, changes=lines[c.introduced_by]) if c.introduced_by in lines else c for c in cards]
+
+
+def week(radar: Radar, store: Store, week_label: str) -> list[MethodCard]:
+    """``radar methods --week``: the week's cards (contributions brought up to date first)."""
+    refresh(radar, store)
+    cards = week_cards(store, week_label, presets(radar), tag_groups(radar))
+    return rewrite_changes(store, cards, changes_writer(radar))
+
+
+def name_card(radar: Radar, store: Store, name: str) -> MethodCard:
+    """``radar methods --name``: one name's card, introduced, before the corpus or spreading (the names table,
+    as last computed, gives a name no stored paper introduces its kind)."""
+    refresh(radar, store)
+    card = card_for(store, name, presets(radar), store.names(), tag_groups(radar))
+    return rewrite_changes(store, [card], changes_writer(radar))[0]
+
+
+def new_methods(radar: Radar, store: Store, since: str, until: str) -> list[MethodCard]:
+    """The methods and systems papers of [since, until] introduce in the lab's areas: what trends and the report
+    call *new* (introduced by a paper of the period, not first seen in several)."""
+    refresh(radar, store)
+    return introduced_methods(store, since, until, presets(radar), groups=tag_groups(radar))

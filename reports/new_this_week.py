@@ -1,0 +1,92 @@
+"""The report's "New this week": the method cards of the period's papers (analysis.contributions), read first.
+
+The cards come from the composition root: for a week, exactly what `radar methods --week` lists (the same
+``week_cards``), so the report, the CLI and the dashboard name the same methods. Here they are split:
+
+- ``cards``: the methods, systems and hardware designs in the profile's areas (the lab groups its tags belong to),
+  in the order the report ranks their papers (relevance to the profile first), each with its name, kind, what it
+  changes, what it builds on, the introducing paper (its link), the paper's own code links and the reproduction
+  preset that covers it ("no preset" when none does): the first ``MAX_CARDS`` in full, the rest (``compact``) one
+  line each with what it changes;
+- ``more``: the models, benchmarks and other names in the profile's areas, by name, in one line;
+- ``others``: the cards outside the profile's areas, by name, in one line.
+
+Feed text (names, titles, what a method changes) goes through the report's LaTeX-to-text step here and is
+escaped by the renderer like every other field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from radar.analysis.contributions.cards import MethodCard
+from radar.analysis.contributions.labels import LAB_AREAS
+from radar.reports.config import Profile
+from radar.reports.text import plain
+
+MAX_CARDS = 20
+LEAD_KINDS = ("method", "system", "hardware")
+
+
+def profile_areas(profile: Profile, group_of: Mapping[str, str]) -> list[str]:
+    """The lab areas of the profile's tags (the taxonomy's groups of its positive tags), in the lab's order; both
+    of the lab's areas for a profile that names no tag (terms or liked papers only)."""
+    wanted = [t for t, w in profile.tags.items() if w > 0]
+    if not wanted:
+        return list(LAB_AREAS)
+    groups = {group_of.get(t, "") for t in wanted}
+    return [a for a in LAB_AREAS if a in groups]
+
+
+def _ref(card: MethodCard, urls: Mapping[str, str]) -> dict[str, Any]:
+    return {
+        "name": card.name,
+        "kind": card.kind,
+        "area": card.area,
+        "introduced_by": card.introduced_by or "",
+        "url": urls.get(card.introduced_by or "", ""),
+    }
+
+
+def _full(card: MethodCard, urls: Mapping[str, str]) -> dict[str, Any]:
+    return _ref(card, urls) | {
+        "title": plain(card.title),
+        "introduced_on": card.introduced_on,
+        "changes": plain(card.changes),
+        "builds_on": [plain(b) for b in card.builds_on],
+        "also": [plain(a) for a in card.also],
+        "code": list(card.code),
+        "preset": card.preset,
+        "preset_title": card.preset_title,
+        "uses": len(card.used_by),
+        "compares": len(card.compared_by),
+    }
+
+
+def new_this_week(
+    cards: Sequence[MethodCard],
+    areas: Sequence[str],
+    rank: Mapping[str, int],
+    urls: Mapping[str, str],
+) -> dict[str, Any]:
+    """The section as report.json holds it. ``cards``: the period's cards (week_cards' order); ``areas``: the
+    profile's areas; ``rank``: a paper's position in the report's ranking; ``urls``: a paper's link."""
+    mine = [c for c in cards if c.area in areas]
+    last = len(rank)
+    order = sorted(range(len(mine)), key=lambda i: (rank.get(mine[i].introduced_by or "", last), i))
+    lead = [mine[i] for i in order if mine[i].kind in LEAD_KINDS]
+    return {
+        "areas": list(areas),
+        "total": len(cards),
+        "in_areas": len(mine),
+        "cards": [_full(c, urls) for c in lead[:MAX_CARDS]],
+        "compact": [_ref(c, urls) | {"changes": plain(c.changes)} for c in lead[MAX_CARDS:]],
+        "more": [_ref(c, urls) for i in order if (c := mine[i]).kind not in LEAD_KINDS],
+        "others": [_ref(c, urls) for c in cards if c.area not in areas],
+    }
+
+
+def names(section: Mapping[str, Any]) -> list[str]:
+    """Every name the section shows, in its order (cards, then the two lines)."""
+    return [c["name"] for key in ("cards", "compact", "more", "others") for c in section.get(key) or []]

@@ -1,0 +1,194 @@
+"""The run record a worker writes before training (RUN_DIR/run.json): configs, seeds, warm starts, measured
+held-out overlap, device, provenance. Built inside the worker (imports torch and TRL)."""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+from collections.abc import Callable
+from dataclasses import asdict
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from radar.repro.errors import ReproError
+from radar.repro.methods import Method
+from radar.repro.sizes import get_checkpoint_preset, get_size
+from radar.repro.spec import RunSpec, checkpoint_threads, rl_seed
+from radar.repro.tasks import get_task
+
+ARMS = ("method", "baseline")
+
+
+def provenance() -> dict[str, Any]:
+    versions: dict[str, str | None] = {}
+    for pkg in ("research-radar", "torch", "transformers", "trl", "accelerate", "datasets", "numpy"):
+        try:
+            versions[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            versions[pkg] = None
+    here = Path(__file__).resolve().parents[1]
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
+        dirty = bool(
+            subprocess.run(
+                ["git", "status", "--porcelain", "--", "repro"], cwd=here, capture_output=True, text=True, timeout=10
+            ).stdout.strip()
+        )
+    except (OSError, subprocess.SubprocessError):
+        commit, dirty = "unknown", False
+    return {
+        "git_commit": commit,
+        "repro_dirty": dirty,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "packages": versions,
+    }
+
+
+def resolve_device(requested: str) -> str:
+    import torch
+
+    if requested == "cuda" and not torch.cuda.is_available():
+        raise ReproError("--device cuda asked for, but torch sees no GPU; use --device auto or cpu")
+    if requested == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return requested
+
+
+def eval_overlap(task: Any, size: Any, steps: int, pairs: list[int], warm: list[dict[str, Any]]) -> dict[str, Any]:
+    """Measured share of held-out problems that also occur in the SFT data, an RL prompt stream or a dynamic
+    sampling refill stream (by canonical problem key, so a reordering of a training problem counts as seen)."""
+    from radar.repro.policy import eval_sets
+    from radar.repro.tasks import refill_stream, rl_stream
+    from radar.repro.trainer import refill_size
+
+    rl_keys = set()
+    for pair in pairs:
+        for arm in ARMS:
+            seed = rl_seed(arm, pair)
+            streams = (
+                rl_stream(task, steps * size.prompts_per_step, seed, size.difficulty),
+                refill_stream(task, refill_size(steps, size), seed, size.difficulty),
+            )
+            rl_keys |= {task.key(ex) for stream in streams for ex in stream}
+    out: dict[str, Any] = {"by": "canonical problem key (reorderings of a problem count as the same problem)"}
+    for name, exs in eval_sets(task, size).items():
+        if name == "curve":
+            continue
+        in_rl = sum(task.key(e) in rl_keys for e in exs)
+        in_sft = max(int(((w.get("eval_overlap") or {}).get(name) or {}).get("in_sft", 0)) for w in warm)
+        measured = all(name in (w.get("eval_overlap") or {}) for w in warm)
+        out[name] = {
+            "prompts": len(exs),
+            "distinct": len({task.key(e) for e in exs}),
+            "in_sft": in_sft if measured else None,
+            "in_rl": in_rl,
+            "share": round(max(in_sft, in_rl) / len(exs), 4) if exs and measured else None,
+        }
+    out["share"] = max(
+        (v["share"] for k, v in out.items() if isinstance(v, dict) and v["share"] is not None), default=None
+    )
+    return out
+
+
+def _common(spec: RunSpec, device: str, steps: int, arms: dict[str, Method]) -> dict[str, Any]:
+    import torch
+
+    return {
+        "spec": asdict(spec),
+        "device": device,
+        "steps": steps,
+        "seeds": spec.pairs,
+        "rl_seeds": {arm: [rl_seed(arm, p) for p in spec.pairs] for arm in arms},
+        "methods": {arm: asdict(m) for arm, m in arms.items()},
+        "cuda_device": torch.cuda.get_device_name(0) if device == "cuda" else None,
+        **provenance(),
+    }
+
+
+def toy_record(
+    run_id: str,
+    spec: RunSpec,
+    params: dict[str, Any],
+    device: str,
+    arms: dict[str, Method],
+    log: Callable[[str], None],
+) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]:
+    """The run record of a toy-task run: its warm starts (trained and cached on first use) and overlap."""
+    import torch
+
+    from radar.repro.policy import cached_policy
+    from radar.repro.trainer import build_config
+
+    task, size = get_task(spec.task), get_size(spec.preset)
+    folder, steps = Path(params["folder"]), spec.total_steps
+    policies = []
+    for pair in spec.pairs:
+        path, warm = cached_policy(Path(params["policy_cache"]), task, size, torch.device(device), log=log, pair=pair)
+        policies.append({"pair": pair, "path": str(path), **warm})
+    overlap = eval_overlap(task, size, steps, spec.pairs, policies)
+    record = {
+        "id": run_id,
+        **_common(spec, device, steps, arms),
+        "policies": policies,
+        "policy": policies[0],  # the first warm start
+        "eval_overlap": overlap,
+        "configs": {
+            arm: build_config(m, size, task, steps=steps, seed=0, output_dir=folder / "trl", device=device).to_dict()
+            for arm, m in arms.items()
+        },
+        "overlong_buffer": task.buffer,
+        "torch_threads": torch.get_num_threads(),
+    }
+    return record, overlap, policies
+
+
+def checkpoint_record(
+    run_id: str, spec: RunSpec, params: dict[str, Any], device: str, arms: dict[str, Method]
+) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]:
+    """The run record of a checkpoint run: every seed pair starts from the checkpoint itself; the held-out
+    overlap is measured against every arm's RL prompt stream and refill stream."""
+    import torch
+
+    from radar.repro.checkpoint import eval_overlap as math_overlap
+    from radar.repro.checkpoint import load_dataset, model_fingerprint, rl_stream
+    from radar.repro.trainer import REFILL_SEED, build_checkpoint_config, refill_size
+
+    preset = get_checkpoint_preset(spec.preset)
+    folder, steps = Path(params["folder"]), spec.total_steps
+    data = load_dataset(params["dataset_path"])
+    if data.sha256 != params["dataset_sha256"]:
+        raise ReproError(f"{data.path} changed since the run was submitted; submit a new run")
+    streams = []
+    for pair in spec.pairs:
+        for arm in ARMS:
+            seed = rl_seed(arm, pair)
+            streams.append(rl_stream(data, steps * preset.prompts_per_step, seed))
+            streams.append(rl_stream(data, refill_size(steps, preset), REFILL_SEED + seed))
+    overlap = math_overlap(data, streams, preset.eval_prompts)
+    model = model_fingerprint(Path(params["model_path"]))
+    if checkpoint_threads(device, model):
+        torch.set_num_threads(1)  # recorded below as the arms will run
+    policies = [{"pair": p, "path": params["model_path"], "checkpoint": True} for p in spec.pairs]
+    record = {
+        "id": run_id,
+        **_common(spec, device, steps, arms),
+        "model": model,
+        "dataset": data.summary(),
+        "lora": spec.lora,
+        "policies": policies,
+        "policy": policies[0],  # the checkpoint itself
+        "eval_overlap": overlap,
+        "configs": {
+            arm: build_checkpoint_config(
+                m, preset, steps=steps, seed=0, output_dir=folder / "trl", device=device, lora=spec.lora
+            ).to_dict()
+            for arm, m in arms.items()
+        },
+        "overlong_buffer": preset.overlong_buffer,
+        "torch_threads": torch.get_num_threads(),
+    }
+    return record, overlap, policies

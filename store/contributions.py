@@ -1,0 +1,233 @@
+"""The contributions tables: what each paper introduces (``contributions``, one row per paper, with the content
+hash and the model version that decided it) and the names each paper mentions (``document_mentions``, by
+spelling key, with whether it compares against them). Written by analysis/contributions when papers are new or
+the model changed; read by the method cards (``radar methods --week/--name``), later trends and reports."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import orjson
+
+from radar.store.dates import entered_sql
+from radar.store.models import utc_now
+from radar.store.table import Table
+
+_COLUMNS = (
+    "doc_id, content_hash, model, introduces, name, name_key, also, kind, area, builds_on, changes, "
+    "changes_rewritten, code, score, kind_score"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ContributionRow:
+    """One paper's stored contribution (``published`` comes from the documents table when read)."""
+
+    doc_id: str
+    content_hash: str  # of the document text it was decided from
+    model: str  # the model version that decided it
+    introduces: bool
+    name: str
+    name_key: str  # the spelling key of ``name`` (look-ups by any spelling)
+    also: tuple[str, ...]
+    kind: str
+    area: str
+    builds_on: tuple[str, ...]
+    changes: str  # the extractive line
+    changes_rewritten: str  # the summary endpoint's line ('' until rewritten)
+    code: tuple[str, ...]
+    score: float
+    kind_score: float
+    published: str = ""  # YYYY-MM-DD (filled on read)
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    """A paper naming something: the spelling key, whether it compares against it ("outperforms X"), and the
+    long form it gives ("Group Relative Policy Optimization (GRPO)": which of a name's senses it means)."""
+
+    doc_id: str
+    key: str
+    compared: bool
+    expansion: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class MentionRow:
+    doc_id: str
+    published: str  # YYYY-MM-DD
+    compared: bool
+    expansion: str = ""  # the long form the paper gives the name ('' when it gives none)
+    area: str = ""  # the area of the paper's own contribution ('' when not decided)
+
+
+@dataclass(frozen=True, slots=True)
+class PaperText:
+    """A paper's id, text and day (what a phrase look-up returns)."""
+
+    doc_id: str
+    title: str
+    abstract: str
+    published: str  # YYYY-MM-DD
+
+
+def _row(r: sqlite3.Row) -> ContributionRow:
+    return ContributionRow(
+        doc_id=r["doc_id"],
+        content_hash=r["content_hash"],
+        model=r["model"],
+        introduces=bool(r["introduces"]),
+        name=r["name"],
+        name_key=r["name_key"],
+        also=tuple(orjson.loads(r["also"])),
+        kind=r["kind"],
+        area=r["area"],
+        builds_on=tuple(orjson.loads(r["builds_on"])),
+        changes=r["changes"],
+        changes_rewritten=r["changes_rewritten"],
+        code=tuple(orjson.loads(r["code"])),
+        score=float(r["score"]),
+        kind_score=float(r["kind_score"]),
+        published=str(r["published"] or "")[:10],
+    )
+
+
+_SELECT = f"SELECT {', '.join('c.' + c.strip() for c in _COLUMNS.split(','))}, d.published FROM contributions c " + (
+    "JOIN documents d ON d.id = c.doc_id"
+)
+
+
+class ContributionsTable(Table):
+    """Contributions and mentions: the papers still to decide, writes per batch, reads by week, name and id."""
+
+    def papers_without_contribution(self, model: str) -> list[str]:
+        """Ids of the papers with no contribution by ``model`` for their current text, oldest first."""
+        rows = self.conn.execute(
+            "SELECT d.id FROM documents d LEFT JOIN contributions c ON c.doc_id = d.id "
+            "WHERE d.kind = 'paper' AND (c.doc_id IS NULL OR c.model != ? OR c.content_hash != d.content_hash) "
+            "ORDER BY d.published, d.id",
+            (model,),
+        )
+        return [r[0] for r in rows]
+
+    def write_contributions(self, rows: Sequence[ContributionRow], mentions: Iterable[Mention]) -> int:
+        """Store ``rows`` (replacing each paper's previous row and mentions) in one transaction."""
+        now = utc_now()
+        values = [
+            (
+                r.doc_id,
+                r.content_hash,
+                r.model,
+                int(r.introduces),
+                r.name,
+                r.name_key,
+                orjson.dumps(list(r.also)).decode(),
+                r.kind,
+                r.area,
+                orjson.dumps(list(r.builds_on)).decode(),
+                r.changes,
+                r.changes_rewritten,
+                orjson.dumps(list(r.code)).decode(),
+                r.score,
+                r.kind_score,
+                now,
+            )
+            for r in rows
+        ]
+        with self.transaction() as conn:
+            conn.executemany("DELETE FROM document_mentions WHERE doc_id = ?", [(r.doc_id,) for r in rows])
+            conn.executemany(
+                f"INSERT OR REPLACE INTO contributions ({_COLUMNS}, computed_at) VALUES ({', '.join('?' * 16)})", values
+            )
+            conn.executemany(
+                "INSERT OR IGNORE INTO document_mentions (doc_id, key, compared, expansion) VALUES (?, ?, ?, ?)",
+                [(m.doc_id, m.key, int(m.compared), m.expansion) for m in mentions],
+            )
+        return len(values)
+
+    def set_rewritten_changes(self, lines: dict[str, str]) -> None:
+        """Store the summary endpoint's one-line ``changes`` per paper id."""
+        with self.transaction() as conn:
+            conn.executemany(
+                "UPDATE contributions SET changes_rewritten = ? WHERE doc_id = ?", [(v, k) for k, v in lines.items()]
+            )
+
+    def contributions(self, ids: Iterable[str]) -> dict[str, ContributionRow]:
+        return {r["doc_id"]: _row(r) for r in self._rows_for(_SELECT + " WHERE c.doc_id IN ({marks})", ids)}
+
+    def introductions(self, since: str = "", until: str = "") -> list[ContributionRow]:
+        """Papers that entered the record in [since, until] (YYYY-MM-DD or stamps; '' = open; store.dates: a paper
+        held in moderation enters when it was announced) that introduce a name, oldest first."""
+        clauses, params = ["c.introduces = 1"], []
+        if since:
+            clauses.append(f"{entered_sql('d')} >= ?")
+            params.append(since)
+        if until:
+            clauses.append(f"{entered_sql('d')} <= ?")
+            params.append(until if len(until) > 10 else until + "\uffff")
+        rows = self.conn.execute(_SELECT + " WHERE " + " AND ".join(clauses) + " ORDER BY d.published, d.id", params)
+        return [_row(r) for r in rows]
+
+    def introductions_of(self, keys: Iterable[str]) -> list[ContributionRow]:
+        """Papers that introduce a name with one of these spelling keys, oldest first."""
+        rows = self._rows_for(_SELECT + " WHERE c.introduces = 1 AND c.name_key IN ({marks})", dict.fromkeys(keys))
+        return sorted((_row(r) for r in rows), key=lambda r: (r.published, r.doc_id))
+
+    def introductions_also_naming(self, text: str) -> list[ContributionRow]:
+        """Papers whose other introduced names (``also``) contain ``text`` (case-insensitive), oldest first."""
+        escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        rows = self.conn.execute(
+            _SELECT + " WHERE c.introduces = 1 AND c.also LIKE ? ESCAPE '\\' ORDER BY d.published, d.id",
+            (f"%{escaped}%",),
+        )
+        return [_row(r) for r in rows]
+
+    def mentions_of(self, keys: Iterable[str]) -> dict[str, list[MentionRow]]:
+        """Papers naming each spelling key, oldest first (keys nobody names are absent), with the long form
+        each gives and the area of its own contribution."""
+        out: dict[str, list[MentionRow]] = {}
+        rows = self._rows_for(
+            "SELECT m.key, m.doc_id, d.published, m.compared, m.expansion, COALESCE(c.area, '') "
+            "FROM document_mentions m JOIN documents d ON d.id = m.doc_id "
+            "LEFT JOIN contributions c ON c.doc_id = m.doc_id "
+            "WHERE m.key IN ({marks}) ORDER BY d.published, m.doc_id",
+            dict.fromkeys(keys),
+        )
+        for key, doc_id, published, compared, expansion, area in rows:
+            out.setdefault(key, []).append(MentionRow(doc_id, str(published)[:10], bool(compared), expansion, area))
+        return out
+
+    def papers_naming(self, phrases: Iterable[str], since: str = "") -> dict[str, list[PaperText]]:
+        """The papers published on or after ``since`` whose title or abstract holds
+        each phrase (case-sensitive, any position: the caller checks token bounds), oldest first. For names of
+        several words ("Dr. GRPO", "Expert Race"), which the mentions table keys by token only."""
+        wanted = list(dict.fromkeys(p for p in phrases if p))
+        if not wanted:
+            return {}
+        match = " OR ".join(["instr(title, ?) > 0 OR instr(abstract, ?) > 0"] * len(wanted))
+        params: list[str] = [p for p in wanted for _ in (0, 1)]
+        clause = "kind = 'paper' AND (" + match + ")"
+        if since:
+            clause = "published >= ? AND " + clause
+            params.insert(0, since)
+        rows = self.conn.execute(
+            f"SELECT id, title, abstract, published FROM documents WHERE {clause} ORDER BY published, id", params
+        )
+        out: dict[str, list[PaperText]] = {}
+        for doc_id, title, abstract, published in rows:
+            paper = PaperText(doc_id, title, abstract, str(published)[:10])
+            for p in wanted:
+                if p in title or p in abstract:
+                    out.setdefault(p, []).append(paper)
+        return out
+
+    def first_paper_day(self) -> str:
+        """YYYY-MM-DD of the earliest stored paper ('' when none is stored): where the store's papers begin."""
+        row = self.conn.execute("SELECT MIN(published) FROM documents WHERE kind = 'paper'").fetchone()
+        return str(row[0])[:10] if row and row[0] else ""
+
+    def contribution_models(self) -> dict[str, int]:
+        """Stored contributions per model version."""
+        return {r[0]: r[1] for r in self.conn.execute("SELECT model, COUNT(*) FROM contributions GROUP BY model")}

@@ -1,0 +1,239 @@
+"""Contributions per paper: candidates, the learned model (stored as JSON), the rule baseline, the grouped
+evaluation, and the incremental contributions table."""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+from pathlib import Path
+
+import orjson
+import pytest
+
+from radar.analysis.contributions import evaluate
+from radar.analysis.contributions.errors import ContributionsError
+from radar.analysis.contributions.extract import extract, long_form, title_prefix
+from radar.analysis.contributions.find import changes_line, contribution_of
+from radar.analysis.contributions.labels import Label, load_labeled, parse_labels
+from radar.analysis.contributions.model import ContributionModel, shipped_model, train
+from radar.analysis.contributions.rules import rule_decision, rule_name
+from radar.analysis.contributions.update import update_contributions
+from radar.store import Store, Workspace
+from radar.store.models import Document
+
+ROOT = Path(__file__).resolve().parents[1]
+SNAPSHOT = ROOT / "data" / "snapshot.jsonl.gz"
+# papers of the bundled snapshot the issue names: what each introduces
+KNOWN = {
+    "2503.14476": "DAPO",
+    "2507.18071": "GSPO",
+    "2509.22611": "QAE",
+    "2509.18851": "NGRPO",
+    "2509.21880": "RL-ZVP",
+    "2509.19803": "VCRL",
+    "2509.21240": "Tree-GRPO",
+}
+
+
+def snapshot_docs(ids: set[str]) -> dict[str, Document]:
+    out = {}
+    with gzip.open(SNAPSHOT, "rb") as fh:
+        for line in fh:
+            r = orjson.loads(line)
+            if r["id"] in ids:
+                out[r["id"]] = Document(
+                    id=r["id"],
+                    kind="paper",
+                    source="snapshot",
+                    title=r["title"],
+                    abstract=r["abstract"],
+                    published=r["published"],
+                    categories=tuple(r["categories"]),
+                )
+    return out
+
+
+# -- extraction and the rule baseline ---------------------------------------------------------------------
+def test_title_prefix_and_acronym_long_forms() -> None:
+    assert title_prefix("QAE: Quantile Advantage Estimation") == "QAE"
+    assert title_prefix("Re:Form -- Reducing Human Priors in Verification") == "Re:Form"
+    assert title_prefix("Survey: what we know about RL") == ""  # a generic head is not a name
+    assert title_prefix("A Very Long Head Of Five Words: subtitle") == ""
+    assert long_form("GSPO", "we propose Group Sequence Policy Optimization") == "Group Sequence Policy Optimization"
+    assert long_form("RL-ZVP", "we introduce RL with Zero-Variance Prompts") == "RL with Zero-Variance Prompts"
+    assert long_form("XYZ", "a method for ranking") == ""
+
+
+def test_candidates_carry_where_they_come_from() -> None:
+    ex = extract(
+        "Harder Is Better: Difficulty-Aware GRPO",
+        "Group Relative Policy Optimization (GRPO) underweights hard questions. We propose Difficulty-Aware "
+        "Group Policy Optimization (DGPO), which rebalances advantages, and compare it with DAPO.",
+    )
+    by = {c.surface: c for c in ex.candidates}
+    assert "src:defined" in by["DGPO"].features and any(f.startswith("intro:") for f in by["DGPO"].features)
+    assert by["DGPO"].expansion == "Difficulty-Aware Group Policy Optimization"
+    assert "compared" in by["DAPO"].features
+    assert "src:defined" in by["GRPO"].features and not any(f.startswith("intro:") for f in by["GRPO"].features)
+    assert "p:intro_verb" in ex.paper
+
+
+def test_rule_baseline_reads_title_prefix_then_we_propose() -> None:
+    assert rule_name("QAE: Quantile Advantage Estimation", "We study entropy.") == "QAE"
+    assert rule_name("Entropy-safe reasoning", "We propose Quantile Advantage Estimation (QAE), a ...") == "QAE"
+    assert rule_name("A study of RL", "We analyse how GRPO behaves.") == ""
+    name, kind, area, _ = rule_decision("Bench: a benchmark for RL in LLMs", "We introduce a dataset.")
+    assert (name, kind, area) == ("Bench", "benchmark", "rl-post-training")
+
+
+def test_changes_line_is_the_abstracts_own_clause() -> None:
+    abstract = (
+        "RL for LLMs is unstable. To address this, we propose Quantile Advantage Estimation (QAE), which replaces "
+        "the group mean baseline with a group-wise K-quantile baseline. Results improve."
+    )
+    line = changes_line("Quantile Advantage Estimation for Entropy-Safe Reasoning", abstract, "QAE")
+    assert line == (
+        "Quantile Advantage Estimation (QAE), which replaces the group mean baseline with a group-wise K-quantile "
+        "baseline"
+    )  # the framing ("To address this, we propose") is cut
+    assert changes_line("QAE: Quantile Advantage Estimation", "No sentence names it.", "QAE") == (
+        "Quantile Advantage Estimation"
+    )
+
+
+# -- the model ----------------------------------------------------------------------------------------------
+def test_the_issues_new_rl_methods_are_introduced_under_their_names() -> None:
+    """DAPO, GSPO and 2025-W39's new RL methods (all but GSPO unseen by the model: not labeled papers): each
+    paper introduces its method under its own name, in the RL post-training area."""
+    labeled = {p.label.doc_id for p in load_labeled()}
+    assert labeled & KNOWN.keys() == {"2507.18071"}
+    docs = snapshot_docs(set(KNOWN))
+    for doc_id, name in KNOWN.items():
+        c = contribution_of(docs[doc_id])
+        assert (c.introduces, c.name, c.kind, c.area) == (True, name, "method", "rl-post-training"), (doc_id, c)
+        assert c.model == shipped_model().version and c.changes
+
+
+def test_a_survey_introduces_nothing() -> None:
+    doc = Document(
+        id="x1",
+        kind="paper",
+        source="t",
+        title="Stop Overthinking: A Survey on Efficient Reasoning for Large Language Models",
+        abstract="In this paper, we provide the first structured survey of efficient reasoning in LLMs. We "
+        "categorize existing works into model-based, output-based and prompt-based directions.",
+        published="2025-03-20",
+    )
+    c = contribution_of(doc)
+    assert not c.introduces and c.name == "" and c.kind == "" and c.changes == ""
+
+
+def test_model_round_trips_as_json_and_a_damaged_file_is_one_line() -> None:
+    m = shipped_model()
+    again = ContributionModel.from_json(m.to_json())
+    assert again.version == m.version and again.to_json() == m.to_json()
+    with pytest.raises(ContributionsError, match="rebuild it with"):
+        ContributionModel.from_json(b'{"code_version": "1", "name": {}}')
+    with pytest.raises(ContributionsError, match="code version"):
+        ContributionModel.from_json(orjson.dumps({**orjson.loads(m.to_json()), "code_version": "0"}))
+
+
+@pytest.mark.slow
+def test_shipped_model_is_what_the_shipped_labels_train() -> None:
+    """model.json is not stale: fitting on the shipped labels gives the same model (and version)."""
+    assert train(load_labeled()).version == shipped_model().version
+
+
+def test_label_file_errors_name_the_line() -> None:
+    good = '{"id": "1", "week": "2025-W12", "introduces": false, "area": "other"}'
+    assert parse_labels(good)[0] == Label("1", "2025-W12", False, "", (), "", "other", (), "", False)
+    with pytest.raises(ContributionsError, match="line 2"):
+        parse_labels(good + "\n{not json")
+
+
+# -- evaluation ---------------------------------------------------------------------------------------------
+def test_grouped_cv_never_scores_a_paper_with_a_model_that_saw_its_week() -> None:
+    papers = load_labeled()
+    seen: list[set[str]] = []
+
+    def fit(train_papers):  # type: ignore[no-untyped-def]
+        seen.append({p.label.doc_id for p in train_papers})
+        assert len({p.label.week for p in train_papers}) == 2
+        return shipped_model()
+
+    preds = evaluate.grouped_cv(papers, fit)
+    assert len(seen) == 3 and [p.doc_id for p in preds] == [p.label.doc_id for p in papers]
+    for week, train_ids in zip(sorted({p.label.week for p in papers}), seen, strict=True):
+        held = {p.label.doc_id for p in papers if p.label.week == week}
+        assert held and not held & train_ids and len(held) + len(train_ids) == len(papers)
+
+
+def test_scores_count_what_the_list_shows() -> None:
+    def lab(i: str, intro: bool, name: str, kind: str, lead: bool) -> Label:
+        return Label(i, "2025-W12", intro, name, (), kind, "rl-post-training", (), "", lead)
+
+    def pred(i: str, intro: bool, name: str, kind: str) -> evaluate.Predicted:
+        return evaluate.Predicted(i, intro, name, (), kind, "rl-post-training", (), "")
+
+    labels = [
+        lab("a", True, "QAE", "method", True),
+        lab("b", True, "VCRL", "method", True),
+        lab("c", False, "", "", False),
+        lab("d", True, "Bench", "benchmark", False),
+    ]
+    preds = [pred("a", True, "QAE", "method"), pred("b", True, "VC", "method"), pred("c", True, "X", "method")]
+    preds.append(pred("d", False, "", ""))
+    s = evaluate.scores(labels, preds)
+    assert s["lead_targets"] == 2 and s["lead_recall"] == 0.5 and s["lead_recall_any_name"] == 1.0
+    assert s["cards"] == 3 and s["card_precision"] == round(1 / 3, 3)
+    assert s["introduces_precision"] == round(2 / 3, 3) and s["introduces_recall"] == round(2 / 3, 3)
+    assert s["card_kind_agreement"] == 1.0 and s["name_exact"] == round(1 / 3, 3)
+
+
+# -- the contributions table ----------------------------------------------------------------------------------
+def test_contributions_are_computed_once_per_text_and_model(workspace: Workspace) -> None:
+    docs = list(snapshot_docs(set(KNOWN)).values())
+    post = Document(id="post:1", kind="post", source="blog", title="Introducing ZetaPO", abstract="...",
+                    published="2025-09-25T00:00:00Z")  # fmt: skip
+    with workspace.store() as store:
+        store.upsert_documents([*docs, post])
+        first = update_contributions(store)
+        assert first.decided == len(docs) and first.introducing == len(docs)  # posts get no contribution
+        rows = store.contributions(KNOWN)
+        assert {i: r.name for i, r in rows.items()} == KNOWN
+        assert all(r.model == shipped_model().version and r.content_hash for r in rows.values())
+        assert update_contributions(store).decided == 0  # nothing new: nothing decided
+        changed = dataclasses.replace(docs[0], abstract=docs[0].abstract + " We also release code.", version=2)
+        store.upsert_documents([changed])
+        assert update_contributions(store).decided == 1  # its text changed
+        other = dataclasses.replace(shipped_model(), threshold=0.99)
+        assert other.version != shipped_model().version
+        assert update_contributions(store, other).decided == len(docs)  # a new model decides everything again
+        # mentions: by spelling key, with comparisons
+        dapo = store.mentions_of(["dapo"])["dapo"]
+        assert "2503.14476" in {m.doc_id for m in dapo}
+        removed = store.delete_documents(["2503.14476"])
+        assert removed and not store.contributions(["2503.14476"])
+        assert "2503.14476" not in {m.doc_id for m in store.mentions_of(["dapo"]).get("dapo", [])}
+
+
+def test_schema_has_the_contributions_tables(tmp_path: Path) -> None:
+    with Store(tmp_path / "x.db") as store:
+        tables = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert {"contributions", "document_mentions"} <= tables
+
+
+def test_worker_processes_store_what_one_process_does(tmp_path: Path) -> None:
+    docs = list(snapshot_docs(set(KNOWN)).values())
+    got = []
+    for workers in (1, 2):
+        with Store(tmp_path / f"w{workers}.db") as store:
+            store.upsert_documents(docs)
+            assert update_contributions(store, workers=workers, batch=2).decided == len(docs)
+            got.append(
+                (
+                    {i: dataclasses.replace(r, published="") for i, r in store.contributions(KNOWN).items()},
+                    store.mentions_of(["dapo", "grpo", "qae"]),
+                )
+            )
+    assert got[0] == got[1]
