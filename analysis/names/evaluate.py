@@ -148,6 +148,16 @@ class CrossValidation:
         return out
 
 
+def check_disjoint(test: set[str], train: set[str], lexicon: Mapping[str, str], fold: int) -> None:
+    """The evaluated fold's names (groups: all their spellings) are neither among the classifier's training
+    names nor in the lexicon its rows read (a labeled name keeps its label; the neighbour kinds): else the
+    fold's figures would measure the labels, not the model."""
+    for what, seen in (("the classifier's training", train), ("the lexicon", set(lexicon))):
+        overlap = sorted(test & seen)
+        if overlap:
+            raise AssertionError(f"fold {fold}: {len(overlap)} evaluated names in {what}: {overlap[:5]}")
+
+
 def cross_validate(
     corpus: Corpus,
     labels: Sequence[tuple[str, str]],
@@ -182,11 +192,10 @@ def cross_validate(
     for f in range(k):
         train = [i for i in range(len(names)) if folds[i] != f]
         test = [i for i in range(len(names)) if folds[i] == f]
-        overlap = {groups[i] for i in train} & {groups[i] for i in test}
-        assert not overlap, f"names in both train and test of fold {f}: {sorted(overlap)[:5]}"
         if not test:
             continue
         lexicon = {groups[i]: truth[i] for i in train}  # the training part's labels only
+        check_disjoint({groups[i] for i in test}, {groups[i] for i in train}, lexicon, f)
         y_train = [truth[i] for i in train]
         for name, variant in variants.items():
             keep = _keep(variant)
