@@ -44,7 +44,7 @@ from radar.analysis.names.evidence import collect
 from radar.analysis.names.find import classify, introducing
 from radar.analysis.trends.cache import day_number, term_table
 from radar.analysis.trends.config import TrendsConfig, series_starts, windows
-from radar.analysis.trends.methods import new_methods
+from radar.analysis.trends.methods import first_seen_names
 
 KINDS = ("method", "system")
 FOLLOW_WEEKS = 26
@@ -84,7 +84,8 @@ def introduced(ws: Any, first: str, last: str) -> tuple[list[dict[str, Any]], st
 
 
 def weekly_new_methods(ws: Any, first: date, last: date) -> dict[str, list[str]]:
-    """Sunday (ISO date) -> surface keys of the names listed in new_methods as of that day (month window)."""
+    """Sunday (ISO date) -> surface keys of the names first seen by that day (``first_seen_names``, the plain
+    new-names list; month window)."""
     cfg = TrendsConfig()
     out = {}
     with ws.store() as store:
@@ -93,7 +94,7 @@ def weekly_new_methods(ws: Any, first: date, last: date) -> dict[str, list[str]]
     while day <= last:
         table.stratify(cfg.major_categories, table.rows_until(day_number(day.isoformat())))
         win = windows(day, "month", cfg)
-        listed = new_methods(table, win, cfg, "month", series_starts(day, "month", cfg))
+        listed = first_seen_names(table, win, cfg, "month", series_starts(day, "month", cfg))
         out[day.isoformat()] = [surface_key(m["name"]) for m in listed]
         day += timedelta(days=7)
     return out

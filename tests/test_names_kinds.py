@@ -138,3 +138,29 @@ def test_cross_validation_keeps_test_names_out_of_the_neighbour_lexicon(monkeypa
     assert len(left_out) == 5  # one lexicon per fold: its training part's labels
     assert all(out for out in left_out) and set().union(*left_out) == groups  # every name left out once
     assert sum(len(out) for out in left_out) == len(groups)
+
+
+def test_a_fold_whose_names_leak_into_the_training_or_the_lexicon_is_refused() -> None:
+    from radar.analysis.names.evaluate import check_disjoint
+
+    check_disjoint({"dpo"}, {"ppo"}, {"ppo": "method"}, 0)  # disjoint: measured
+    with pytest.raises(AssertionError, match="in the lexicon"):
+        check_disjoint({"dpo"}, {"ppo"}, {"ppo": "method", "dpo": "method"}, 1)
+    with pytest.raises(AssertionError, match="in the classifier's training"):
+        check_disjoint({"dpo"}, {"ppo", "dpo"}, {}, 2)
+
+
+def test_one_shipped_copy_of_the_name_labels_is_the_contributions_lexicon() -> None:
+    from importlib import resources
+
+    from radar.analysis.contributions.labels import load_lexicon
+    from radar.analysis.contributions.model import shipped_model
+
+    lexicon = load_lexicon()
+    first: dict[str, str] = {}
+    for name, kind in load_labels():
+        first.setdefault(name.lower(), kind)
+    assert lexicon == first and lexicon["ppo"] == "method" and lexicon["h100"] == "hardware"
+    assert dict(shipped_model().lexicon) == lexicon  # the fitted model read the same kinds
+    shipped = resources.files("radar.analysis.contributions").joinpath("labels")
+    assert not any(p.name.startswith(("lexicon", "names_dev")) for p in shipped.iterdir())  # no second copy
