@@ -191,10 +191,11 @@ def margin_table(runs: list[CrossValidation], pools: list[set[str]]) -> None:
     console.print(f"method margins (rare, frequent names) chosen by inner CV per outer fold: {margins}")
 
 
-# the names the method-cards issue called out, with the kind a lead expects ("GRPO" is checked for its introducer)
+# the names the method-cards issue called out, with their kind in the labels' definitions (NAMES.md lists
+# FlashAttention among the methods, vLLM/SGLang/DeepSpeed among the systems); GRPO is checked for its introducer
 CALLED_OUT = {
-    **dict.fromkeys(("PPO", "DPO", "GSPO", "RLOO", "AWQ", "GPTQ", "KTO", "LoRA", "GRPO"), "method"),
-    **dict.fromkeys(("DeepSpeed", "vLLM", "SGLang", "FlashAttention"), "system"),
+    **dict.fromkeys(("PPO", "DPO", "GSPO", "RLOO", "AWQ", "GPTQ", "KTO", "LoRA", "GRPO", "FlashAttention"), "method"),
+    **dict.fromkeys(("DeepSpeed", "vLLM", "SGLang"), "system"),
 }
 
 
