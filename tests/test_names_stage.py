@@ -67,6 +67,8 @@ def test_wiring_hands_trends_the_kinds_of_names(workspace: Workspace) -> None:
     with workspace.store() as store:
         store.upsert_documents(PAPERS)
         env = wiring.trends_env(Radar(workspace), store)
+        assert env.introductions is not None  # the method cards, and ...
+        assert store.names_state() == ""  # ... the names are computed at the first kind look-up, not before
         # complete inputs: a test or benchmark that builds trends from wiring alone gets name kinds
         assert env.kind_of is not None and env.kind_of("PPO") == "method" and env.kind_of("Zeta-PO") is not None
         assert env.kind_of("NoSuchName") is None
