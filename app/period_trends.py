@@ -48,7 +48,7 @@ def compute(
     detector: TrendDetector = compute_trends,
 ) -> PeriodTrends:
     """Both parts of ``period``'s trends (raises the trends stage's RadarError, e.g. an empty workspace)."""
-    env = wiring.trends_env(radar)
+    env = wiring.trends_env(radar, store)
     tags = detector(store, env, as_of=period.end, window=tags_window(period), topics=False, progress=progress)
     terms = detector(store, env, as_of=period.end, window="month", topics=True, progress=progress)
     return PeriodTrends(

@@ -20,9 +20,7 @@ from typing import Any
 
 from radar.analysis.contributions.cards import MethodCard, introduced_methods
 from radar.analysis.contributions.labels import KINDS
-from radar.analysis.names import find_names
-from radar.analysis.names.aliases import surface_key
-from radar.analysis.names.context import Embed
+from radar.analysis.names import stage as names_stage
 from radar.analysis.tags.evaluate import evaluate_file
 from radar.analysis.tags.review import ReviewItem
 from radar.analysis.tags.review import review_queue as review_papers
@@ -156,57 +154,10 @@ def fix_tags(radar: Radar, doc_id: str, add: Sequence[str], remove: Sequence[str
 
 
 # -- names ---------------------------------------------------------------------------------------------
-NAMES_VERSION = "4"  # bump when find_names changes what it computes (kinds, margin), so stored names are recomputed
-
-
-def stored_names(store: Store, as_of: str = "", embed: Embed | None = None) -> list[NameRow]:
-    """The names of the store's documents up to ``as_of`` (YYYY-MM-DD, '' for all): computed with
-    ``radar.analysis.names.find_names`` and kept in the names table until the documents change.
-    The composition root (trends, report) calls this; filter the rows by kind as needed.
-
-    ``embed`` (``wiring.name_encoder``): context vectors for the names the evidence leaves unsure; kinds
-    computed with and without it are stored under different states (a call of the other kind recomputes)."""
-    state = f"{store.fingerprint()}|{as_of}|{NAMES_VERSION}" + ("|context" if embed is not None else "")
-    if store.names_state() != state:
-        found = find_names(store.iter_documents(), as_of or None, embed=embed)
-        store.replace_names(
-            (
-                NameRow(
-                    name=n.name,
-                    kind=n.kind,
-                    kind_score=n.kind_score,
-                    aliases=n.aliases,
-                    introduced_by=n.introduced_by,
-                    first_seen=n.first_seen,
-                    first_id=n.first_id,
-                    count=n.count,
-                    recent_count=n.recent_count,
-                    baseline_mentions=n.baseline_mentions,
-                    recent_baseline_mentions=n.recent_baseline_mentions,
-                    code=n.code,
-                    series=n.series,
-                )
-                for n in found
-            ),
-            state,
-        )
-    return store.names()
-
-
-def name_adoption(store: Store) -> Callable[[str], tuple[int, int, str] | None]:
-    """adoption(name): (recent baseline mentions, all baseline mentions, first seen) of a name in the corpus."""
-    index = {
-        surface_key(s): (row.recent_baseline_mentions, row.baseline_mentions, row.first_seen)
-        for row in stored_names(store)
-        for s in (row.name, *row.aliases)
-    }
-    return lambda name: index.get(surface_key(name))
-
-
-def name_kinds(store: Store) -> Callable[[str], str | None]:
-    """kind_of(name): the kind of a name found in the corpus (aliases resolved), None when it is not one."""
-    index = {surface_key(s): row.kind for row in stored_names(store) for s in (row.name, *row.aliases)}
-    return lambda name: index.get(surface_key(name))
+def stored_names(store: Store, as_of: str = "") -> list[NameRow]:
+    """The names table of ``store`` up to ``as_of`` (the names stage, ``analysis.names.stage``), computed on
+    first use after the documents change."""
+    return names_stage.stored_names(store, as_of)
 
 
 # -- trends --------------------------------------------------------------------------------------------
@@ -227,8 +178,9 @@ def trends(
             return trends(
                 radar, opened, as_of=as_of, window=window, topics=topics, progress=progress, detector=detector
             )
-    env = wiring.trends_env(radar)
-    return detector(store, env, as_of=as_of, window=window, topics=topics, progress=progress)
+    return detector(
+        store, wiring.trends_env(radar, store), as_of=as_of, window=window, topics=topics, progress=progress
+    )
 
 
 def report_trends(radar: Radar, store: Store, period: Period) -> tuple[PeriodTrends, str]:

@@ -8,12 +8,13 @@ where the test is about something else; everywhere else the real component comes
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from radar.analysis.contributions.cards import MethodCard, introduced_methods
 from radar.analysis.names.context import Embed
+from radar.analysis.names.stage import name_kinds
 from radar.analysis.tags.errors import TaggingError
 from radar.analysis.tags.tagger import TagEnv, Vectors
 from radar.analysis.trends.compute import TrendsEnv
@@ -122,9 +123,10 @@ def tag_env(radar: Radar, store: Store, *, allow_empty: bool = False) -> TagEnv:
 
 
 # -- trends -------------------------------------------------------------------------------------------------
-def trends_env(radar: Radar) -> TrendsEnv:
-    """Everything the trends stage needs, complete: its config and caches, the taxonomy's groups, and the method
-    cards its new methods come from (``introductions``)."""
+def trends_env(radar: Radar, store: Store) -> TrendsEnv:
+    """Everything the trends stage needs, complete: its config and caches, the taxonomy's groups, the method
+    cards its new methods come from (``introductions``) and the kinds of names on ``store`` (``kind_of``: the
+    names stage, computed on first look-up only, for the plain first-seen list without cards)."""
     settings = radar.settings
     return TrendsEnv(
         config=settings.trends,
@@ -133,7 +135,21 @@ def trends_env(radar: Radar) -> TrendsEnv:
         topics_dir=radar.ws.topics_dir,
         tag_groups=radar.tag_groups(),
         introductions=introductions(radar),
+        kind_of=_lazy_kinds(store),
     )
+
+
+def _lazy_kinds(store: Store) -> Callable[[str], str | None]:
+    """kind_of(name) of the names stage on ``store``, its index built at the first look-up (trends with method
+    cards never looks one up, so the names are not computed for them)."""
+    found: list[Callable[[str], str | None]] = []
+
+    def kind_of(name: str) -> str | None:
+        if not found:
+            found.append(name_kinds(store))
+        return found[0](name)
+
+    return kind_of
 
 
 def introductions(radar: Radar) -> Introductions:

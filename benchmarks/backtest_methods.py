@@ -6,10 +6,10 @@ it flags become baselines?
 
 Reuses backtest_trends.py's workspace (the full corpus, imported once). Definitions:
 - Introduced method: a name of the corpus (analysis/names: evidence and kind classifier, as `radar methods`)
-  of kind ``method`` or ``system`` with an introducing paper (the earliest paper whose title or abstract
-  introduces it) published between --from and --to, and no mention more than a week before that paper
-  (an acronym in use before, such as DAG or PAC, was not introduced there); introduction date = that
-  paper's publication day.
+  of kind ``method`` or ``system`` with an introducing paper (``find.introducing``: the earliest paper whose
+  title starts with it or whose abstract says "we propose X") published between --from and --to, and no
+  mention more than a week before that paper (an acronym in use before, such as DAG or PAC, was not
+  introduced there); introduction date = that paper's publication day.
 - Flagged: listed in ``new_methods`` of ``compute_trends(window="month")`` as of a Sunday (the weekly
   report's call: every Sunday from the introduction on, documents up to that day only), or listed as an
   emerging term (its name or an alias) in the month-end replay of backtest_trends.py (``--replay``, the
@@ -41,10 +41,10 @@ from bench_trends import show
 
 from radar.analysis.names.aliases import surface_key
 from radar.analysis.names.evidence import collect
-from radar.analysis.names.find import classify
+from radar.analysis.names.find import classify, introducing
 from radar.analysis.trends.cache import day_number, term_table
 from radar.analysis.trends.config import TrendsConfig, series_starts, windows
-from radar.analysis.trends.methods import new_methods
+from radar.analysis.trends.methods import first_seen_names
 
 KINDS = ("method", "system")
 FOLLOW_WEEKS = 26
@@ -59,7 +59,7 @@ def introduced(ws: Any, first: str, last: str) -> tuple[list[dict[str, Any]], st
     out = []
     for key, ev in corpus.names.items():
         kind = kinds[key][0]
-        intro = corpus.earliest(ev.intro_docs)
+        intro = introducing(ev)  # the product's introducing paper (find.introducing)
         if kind not in KINDS or intro is None or not first <= corpus.dates[intro] <= last:
             continue
         if corpus.dates[ev.docs[0]] < (date.fromisoformat(corpus.dates[intro]) - timedelta(days=7)).isoformat():
@@ -84,7 +84,8 @@ def introduced(ws: Any, first: str, last: str) -> tuple[list[dict[str, Any]], st
 
 
 def weekly_new_methods(ws: Any, first: date, last: date) -> dict[str, list[str]]:
-    """Sunday (ISO date) -> surface keys of the names listed in new_methods as of that day (month window)."""
+    """Sunday (ISO date) -> surface keys of the names first seen by that day (``first_seen_names``, the plain
+    new-names list; month window)."""
     cfg = TrendsConfig()
     out = {}
     with ws.store() as store:
@@ -93,7 +94,7 @@ def weekly_new_methods(ws: Any, first: date, last: date) -> dict[str, list[str]]
     while day <= last:
         table.stratify(cfg.major_categories, table.rows_until(day_number(day.isoformat())))
         win = windows(day, "month", cfg)
-        listed = new_methods(table, win, cfg, "month", series_starts(day, "month", cfg))
+        listed = first_seen_names(table, win, cfg, "month", series_starts(day, "month", cfg))
         out[day.isoformat()] = [surface_key(m["name"]) for m in listed]
         day += timedelta(days=7)
     return out

@@ -66,11 +66,11 @@ def main() -> None:
     args = ap.parse_args()
     ws = setup(args.workspace, args.corpus)
     radar = Radar(ws)
-    env = wiring.trends_env(radar)
-    cfg = env.config
     known = labels()
     lists: dict[str, dict[str, list[dict[str, Any]]]] = {"before": {}, "after": {}}
     with ws.store() as store:
+        env = wiring.trends_env(radar, store)
+        cfg = env.config
         started = time.perf_counter()
         from radar.app import steps_contributions
 

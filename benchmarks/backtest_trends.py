@@ -101,7 +101,7 @@ console = Console(highlight=False, width=170)
 
 def trends_at(ws: Workspace, store: Store, **kwargs: Any) -> dict[str, Any]:
     """The trends stage as app wires it, as the `radar trends --json` document."""
-    return compute_trends(store, wiring.trends_env(Radar(ws)), **kwargs).as_dict()
+    return compute_trends(store, wiring.trends_env(Radar(ws), store), **kwargs).as_dict()
 
 
 def norm(text: str) -> str:
@@ -234,7 +234,7 @@ def run(ws: Workspace, ends: list[date], naive: bool = True, **thresholds: float
             for name, cfg in detectors.items():
                 t = time.perf_counter()
                 result = compute_trends(
-                    store, wiring.trends_env(Radar(ws)), as_of=as_of, window="month", cfg=cfg, topics=False
+                    store, wiring.trends_env(Radar(ws), store), as_of=as_of, window="month", cfg=cfg, topics=False
                 ).as_dict()
                 result["seconds"] = time.perf_counter() - t
                 out[name][as_of.strftime("%Y-%m")] = result

@@ -1,20 +1,25 @@
-"""Names benchmark: kind accuracy and per-kind precision on the dev labels (cross-validated, folds by name),
-beside the rule baseline, and the speed of finding names on the full corpus.
+"""Names benchmark: kind accuracy on the labeled names of each pool (random, frequent, focus, new),
+cross-validated with folds by name, beside the rule baseline and the decider without each lever; and the
+speed of finding names on the full corpus beside a plain pass over the texts.
 
     .venv/bin/python benchmarks/bench_names.py [--corpus ../shared/data/arxiv_corpus_full.jsonl.gz]
-        [--labels ../shared/labels/names_dev.jsonl] [--seeds 3] [--limit N]
+        [--labels ../shared/labels] [--seeds 3] [--limit N] [--context]
 
-1. Speed: ``evidence.collect`` (both passes over titles and abstracts) on the corpus, CPU seconds and
-   documents/s on one core, and the classifier fit + prediction for every name.
-2. Quality: 5-fold cross-validation over the labeled names, folds by name group (every spelling of a name in
-   one fold; asserted), repeated with --seeds fold splits; accuracy (mean, range over splits, Wilson 95%
-   interval) and per-kind precision/recall of three deciders in the same run: the rules of
-   ``kinds.rule_kind`` (baseline), the previous classifier (``evaluate.PREVIOUS``: no method margin) and
-   Radar's (``find.classify``: the method margin chosen by an inner 3-fold CV on each training part only,
-   so the test fold never tunes it); unless --no-context, also "context": Radar with context vectors (the
-   packaged sentence encoder over masked mention snippets, ``context.py``) for the names the evidence model
-   leaves unsure, as ``find.classify(..., embed=...)`` does. The vectors are computed from the corpus alone
-   (no label is read); every fit, margin and gate is decided on the training part of each fold.
+1. Speed: a plain pass (every title and abstract tokenised once with the names' token pattern: the floor any
+   reading of the texts costs), ``evidence.collect`` (both passes, the context of every mention), the kinds
+   (``find.classify``: features, the fit with its inner CV for the method margins, prediction of every name);
+   CPU seconds, papers/s on one core, peak RSS.
+2. Quality: 5-fold cross-validation over the labels of names_dev.jsonl (431 random names), names_dev2.jsonl
+   (441 names with 30 or more papers) and names_dev3.jsonl (76 names the trend detector listed as new), all
+   pooled, folds by name group (a name and its aliases in one fold; asserted), repeated over --seeds fold
+   splits. Scored per pool: random (names_dev), frequent (names_dev2), focus (the names of dev2 and dev3
+   labeled ``focus``: the lab's areas) and new (names_dev3). Deciders, in the same run: the rules
+   (``features.rule_kind``), the model before this round (balanced class weights, no expansion / frequent /
+   neighbour features), each lever added in turn, and Radar (``evaluate.RADAR``: what ``find.classify``
+   fits, the method margins chosen by inner CV on each training part). With --context also Radar with the
+   context vectors (packaged sentence encoder; ``context.py``) for the names the evidence leaves unsure.
+   The lexicon (a labeled name keeps its label) is not in these figures: a test name is never among its
+   fold's labels, and the neighbour features read the training part's labels only.
 """
 
 from __future__ import annotations
@@ -34,17 +39,35 @@ from rich.console import Console
 from rich.table import Table
 
 from radar.analysis.names.context import Embed, context_vectors
-from radar.analysis.names.evaluate import cross_validate, group_of
-from radar.analysis.names.evidence import collect
-from radar.analysis.names.find import classify, load_labels
+from radar.analysis.names.evaluate import VARIANTS, CrossValidation, cross_validate, group_of
+from radar.analysis.names.evidence import Corpus, collect
+from radar.analysis.names.extract import _TOKEN
+from radar.analysis.names.find import classify, introducing
 from radar.analysis.names.kinds import KINDS, MARGINS
 
-console = Console(width=120)
+console = Console(width=150)
 ROOT = Path(__file__).resolve().parents[1]
+FILES = (("names_dev.jsonl", "random"), ("names_dev2.jsonl", "frequent"), ("names_dev3.jsonl", "new"))
+POOLS = ("random", "frequent", "focus", "new", "all")
 
 
 def _fmt(x: float | None) -> str:
     return "-" if x is None else f"{x:.2f}"
+
+
+def read_labels(folder: Path) -> tuple[list[tuple[str, str]], list[set[str]]]:
+    """(name, kind) per labeled name of the three files (``unknown`` left out) and the pools of each."""
+    labels, pools = [], []
+    for file, pool in FILES:
+        for line in (folder / file).read_text("utf-8").splitlines():
+            if not line.strip():
+                continue
+            row = orjson.loads(line)
+            if row["kind"] not in KINDS:
+                continue
+            labels.append((str(row["name"]), str(row["kind"])))
+            pools.append({pool, "all"} | ({"focus"} if row.get("focus") else set()))
+    return labels, pools
 
 
 class _Counted:
@@ -61,23 +84,166 @@ class _Counted:
         return out
 
 
+def speed(docs: list[SimpleNamespace], labels: list[tuple[str, str]], embed: Embed | None):  # noqa: ANN201
+    cpu = time.process_time()
+    tokens = sum(len(_TOKEN.findall(d.title)) + len(_TOKEN.findall(d.abstract)) for d in docs)
+    cpu_plain = time.process_time() - cpu
+    cpu = time.process_time()
+    corpus = collect(docs)
+    cpu_collect = time.process_time() - cpu
+    cpu = time.process_time()
+    kinds = classify(corpus, labels)
+    cpu_classify = time.process_time() - cpu
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    table = Table(title=f"Speed: {len(docs):,} papers, {len(corpus.names):,} names (>= 3 papers), one core")
+    for col in ("step", "CPU s", "papers/s", "vs plain pass"):
+        table.add_column(col, justify="left" if col == "step" else "right")
+    table.add_row("plain pass (tokenise every text)", f"{cpu_plain:.1f}", f"{len(docs) / cpu_plain:,.0f}", "1.0x")
+    table.add_row(
+        "evidence (collect)", f"{cpu_collect:.1f}", f"{len(docs) / cpu_collect:,.0f}", f"{cpu_collect / cpu_plain:.1f}x"
+    )
+    table.add_row("kinds (classify)", f"{cpu_classify:.1f}", "", f"{cpu_classify / cpu_plain:.1f}x")
+    if embed is not None:
+        counted = _Counted(embed)
+        cpu = time.process_time()
+        classify(corpus, labels, counted)
+        cpu_context = time.process_time() - cpu
+        table.add_row(
+            f"kinds with context vectors ({counted.texts:,} snippets, {counted.cpu:.1f} s in the encoder)",
+            f"{cpu_context:.1f}",
+            "",
+            f"{cpu_context / cpu_plain:.1f}x",
+        )
+    console.print(table)
+    console.print(f"{tokens:,} tokens; peak RSS {peak_mb:,.0f} MB")
+    by_kind: dict[str, int] = {}
+    for kind, _ in kinds.values():
+        by_kind[kind] = by_kind.get(kind, 0) + 1
+    console.print("names per kind: " + ", ".join(f"{k} {by_kind.get(k, 0):,}" for k in KINDS))
+    return corpus
+
+
+def accuracy_table(runs: list[CrossValidation], pools: list[set[str]], variants: Sequence[str]) -> None:
+    table = Table(title="Accuracy per pool (mean over fold splits [min, max]); method precision / recall in brackets")
+    table.add_column("decider")
+    subsets = {p: [i for i, ps in enumerate(pools) if p in ps] for p in POOLS}
+    for p in POOLS:
+        table.add_column(f"{p} ({len(subsets[p])})", justify="right")
+    for v in variants:
+        cells = [v]
+        for p in POOLS:
+            scores = [r.scores(subsets[p])[v] for r in runs]
+            accs = [s.accuracy for s in scores]
+            prec = [x for s in scores if (x := s.precision["method"]) is not None]
+            rec = [y for s in scores if (y := s.recall["method"]) is not None]
+            mp = _fmt(statistics.fmean(prec)) if prec else "-"
+            mr = _fmt(statistics.fmean(rec)) if rec else "-"
+            cells.append(f"{statistics.fmean(accs):.3f} [{min(accs):.3f}, {max(accs):.3f}] ({mp}/{mr})")
+        table.add_row(*cells)
+    console.print(table)
+
+
+def kinds_table(runs: list[CrossValidation], pools: list[set[str]], pool: str, variant: str) -> None:
+    idx = [i for i, ps in enumerate(pools) if pool in ps]
+    truth = [runs[0].truth[i] for i in idx]
+    table = Table(
+        title=f"{variant} per kind on the {pool} names (precision / recall, mean over splits; Wilson 95% of split 0)"
+    )
+    for col in ("kind", "labels", "precision", "recall"):
+        table.add_column(col, justify="left" if col == "kind" else "right")
+    for kind in KINDS:
+        scores = [r.scores(idx)[variant] for r in runs]
+        prec = [x for s in scores if (x := s.precision[kind]) is not None]
+        rec = [y for s in scores if (y := s.recall[kind]) is not None]
+        table.add_row(
+            kind,
+            str(truth.count(kind)),
+            _fmt(statistics.fmean(prec)) if prec else "-",
+            _fmt(statistics.fmean(rec)) if rec else "-",
+        )
+    console.print(table)
+    s0 = runs[0].scores(idx)[variant]
+    console.print(
+        f"{variant}, {pool}: accuracy {s0.accuracy:.3f}, "
+        f"Wilson 95% [{s0.accuracy_ci[0]:.3f}, {s0.accuracy_ci[1]:.3f}] (split 0)"
+    )
+
+
+def margin_table(runs: list[CrossValidation], pools: list[set[str]]) -> None:
+    table = Table(title="Radar's fits at fixed method margins (frequent names: accuracy, method P / R; all: accuracy)")
+    for col in ("margin", "frequent acc", "frequent method P", "frequent method R", "all acc"):
+        table.add_column(col, justify="right")
+    freq = [i for i, ps in enumerate(pools) if "frequent" in ps]
+    for m in MARGINS:
+        key = f"margin={m:.2f}"
+        f_scores = [r.scores(freq)[key] for r in runs]
+        a_scores = [r.scores()[key] for r in runs]
+        prec = [x for s in f_scores if (x := s.precision["method"]) is not None]
+        table.add_row(
+            f"{m:.2f}",
+            f"{statistics.fmean(s.accuracy for s in f_scores):.3f}",
+            _fmt(statistics.fmean(prec)) if prec else "-",
+            _fmt(statistics.fmean(s.recall["method"] or 0.0 for s in f_scores)),
+            f"{statistics.fmean(s.accuracy for s in a_scores):.3f}",
+        )
+    console.print(table)
+    margins = [m for r in runs for m in r.margins.get("Radar", [])]
+    console.print(f"method margins (rare, frequent names) chosen by inner CV per outer fold: {margins}")
+
+
+# the names the method-cards issue called out, with their kind in the labels' definitions (NAMES.md lists
+# FlashAttention among the methods, vLLM/SGLang/DeepSpeed among the systems); GRPO is checked for its introducer
+CALLED_OUT = {
+    **dict.fromkeys(("PPO", "DPO", "GSPO", "RLOO", "AWQ", "GPTQ", "KTO", "LoRA", "GRPO", "FlashAttention"), "method"),
+    **dict.fromkeys(("DeepSpeed", "vLLM", "SGLang"), "system"),
+}
+
+
+def called_out_table(corpus: Corpus, kinds: dict[str, tuple[str, float]], oof: dict[str, str]) -> None:
+    """The product's kind (the shipped labels as lexicon) of each called-out name on the full corpus, its
+    introducing paper, and for a labeled one the cross-validated kind (its fold's labels left out)."""
+    table = Table(title="Names the issue called out, full corpus (product: a labeled name keeps its label)")
+    for col in ("name", "expected", "kind", "p", "labeled", "out-of-fold kind", "introduced by", "papers"):
+        table.add_column(col)
+    right = 0
+    for name, expected in CALLED_OUT.items():
+        ev = corpus.find(name)
+        if ev is None:
+            table.add_row(name, expected, "not found", "", "", "", "", "")
+            continue
+        kind, p = kinds[ev.key]
+        intro = introducing(ev) if kind != "generic" else None
+        right += kind == expected
+        table.add_row(
+            name,
+            expected,
+            kind,
+            f"{p:.2f}",
+            "yes" if name in oof else "no",
+            oof.get(name, ""),
+            corpus.ids[intro] if intro is not None else "-",
+            str(ev.n_docs),
+        )
+    console.print(table)
+    console.print(f"called-out names of the expected kind: {right} of {len(CALLED_OUT)}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", type=Path, default=ROOT.parent / "shared/data/arxiv_corpus_full.jsonl.gz")
-    ap.add_argument("--labels", type=Path, default=ROOT.parent / "shared/labels/names_dev.jsonl")
+    ap.add_argument("--labels", type=Path, default=ROOT.parent / "shared/labels", help="folder of names_dev*.jsonl")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--limit", type=int, default=0, help="read only the first N papers (0: all)")
-    ap.add_argument("--no-context", action="store_true", help="leave out the context vectors (no encoder)")
+    ap.add_argument("--context", action="store_true", help="also the context vectors (the packaged encoder)")
     ap.add_argument("--model-cache", type=Path, default=Path("/tmp/radar-bench-names/models"))
     args = ap.parse_args()
     embed: Embed | None = None
-    if not args.no_context:
+    if args.context:
         from radar.index.config import EmbeddingConfig
         from radar.index.embedder import make_embedder
 
         # one thread: the CPU seconds printed are what one core spends
-        encoder = make_embedder(EmbeddingConfig(threads=1), device="cpu", cache_dir=args.model_cache)
-        embed = encoder.embed
+        embed = make_embedder(EmbeddingConfig(threads=1), device="cpu", cache_dir=args.model_cache).embed
     docs = []
     with gzip.open(args.corpus, "rb") as fh:
         for line in fh:
@@ -85,37 +251,10 @@ def main() -> None:
             docs.append(SimpleNamespace(id=d["id"], title=d["title"], abstract=d["abstract"], published=d["published"]))
             if args.limit and len(docs) >= args.limit:
                 break
-    labels = load_labels(args.labels.read_text("utf-8"))
-    cpu, wall = time.process_time(), time.perf_counter()
-    corpus = collect(docs)
-    cpu_collect, wall_collect = time.process_time() - cpu, time.perf_counter() - wall
-    cpu = time.process_time()
-    kinds = classify(corpus, labels)
-    cpu_classify = time.process_time() - cpu
-    cpu_context = 0.0
-    if embed is not None:
-        counted = _Counted(embed)
-        cpu = time.process_time()
-        kinds = classify(corpus, labels, counted)
-        cpu_context = time.process_time() - cpu
-        console.print(
-            f"kinds with context vectors: {cpu_context:.1f} s CPU, {counted.texts:,} snippets embedded "
-            f"({counted.cpu:.1f} s CPU in the encoder)"
-        )
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    console.print(
-        f"corpus {args.corpus.name}: {len(docs):,} papers, {len(corpus.names):,} names (>= 3 documents); "
-        f"evidence {cpu_collect:.1f} s CPU ({wall_collect:.1f} s wall, {len(docs) / cpu_collect:,.0f} papers/s on "
-        f"one core), kinds {cpu_classify:.1f} s CPU (evidence only), {cpu_context:.1f} s CPU (with context), "
-        f"peak RSS {peak_mb:,.0f} MB"
-    )
-    by_kind: dict[str, int] = {}
-    for kind, _ in kinds.values():
-        by_kind[kind] = by_kind.get(kind, 0) + 1
-    console.print("names per predicted kind: " + ", ".join(f"{k} {by_kind.get(k, 0):,}" for k in KINDS))
-
+    labels, pools = read_labels(args.labels)
+    corpus = speed(docs, labels, embed)
     missing = [n for n, _ in labels if corpus.find(n) is None]
-    console.print(f"labels: {len(labels)} names, {len(missing)} not found as a name of the corpus {missing[:10]}")
+    console.print(f"labels: {len(labels)} names, {len(missing)} not found as a name of the corpus {missing[:8]}")
     vectors = None
     if embed is not None:  # the labeled names' context vectors: from the corpus only, no label read
         found = [group_of(corpus, n) for n, _ in labels]
@@ -125,67 +264,17 @@ def main() -> None:
         vectors = np.stack([by_key.get(g, np.zeros(dim, dtype=np.float32)) for g in found])
     cpu = time.process_time()
     runs = [
-        cross_validate(corpus, labels, k=5, seed=s, previous=True, curve=True, vectors=vectors)
+        cross_validate(corpus, labels, k=5, seed=s, variants=VARIANTS, curve=True, vectors=vectors)
         for s in range(args.seeds)
     ]
-    cpu_cv = time.process_time() - cpu
-    variants: tuple[str, ...] = ("rules", "previous", "model") + (("context",) if vectors is not None else ())
-    title = {"rules": "rules", "previous": "previous", "model": "Radar", "context": "+context"}
-    table = Table(
-        title=f"Kinds on {args.labels.name}: 5-fold CV by name, {args.seeds} fold splits (mean); "
-        "Radar = margin for method chosen by inner CV"
-    )
-    table.add_column("kind")
-    table.add_column("labels", justify="right")
-    for v in variants:
-        table.add_column(f"{title[v]} P", justify="right")
-        table.add_column(f"{title[v]} R", justify="right")
-
-    def mean(vals: list[float | None]) -> float | None:
-        got = [v for v in vals if v is not None]
-        return statistics.fmean(got) if got else None
-
-    truth = [k for _, k in labels]
-    for kind in KINDS:
-        cells = [kind, str(truth.count(kind))]
-        for v in variants:
-            cells.append(_fmt(mean([r[v].precision[kind] for r in runs])))
-            cells.append(_fmt(mean([r[v].recall[kind] for r in runs])))
-        table.add_row(*cells)
-    console.print(table)
-    acc = Table(title="Accuracy: mean over fold splits, \\[min, max] over splits, Wilson 95% interval (split 0)")
-    for col in ("decider", "accuracy", "splits", "Wilson 95%", "method P", "method R", "vs rules"):
-        acc.add_column(col, justify="left" if col == "decider" else "right")
-    base = statistics.fmean(r["rules"].accuracy for r in runs)
-    for v in variants:
-        accs = [r[v].accuracy for r in runs]
-        lo, hi = runs[0][v].accuracy_ci
-        acc.add_row(
-            title[v],
-            f"{statistics.fmean(accs):.3f}",
-            f"[{min(accs):.3f}, {max(accs):.3f}]",
-            f"[{lo:.3f}, {hi:.3f}]",
-            _fmt(mean([r[v].precision["method"] for r in runs])),
-            _fmt(mean([r[v].recall["method"] for r in runs])),
-            f"{statistics.fmean(accs) - base:+.3f}",
-        )
-    console.print(acc)
-    trade = Table(title="The method margin's trade-off (same fits as Radar, the margin fixed instead of chosen)")
-    for col in ("margin", "accuracy", "method P", "method R"):
-        trade.add_column(col, justify="right")
-    for m in MARGINS:
-        key = f"margin={m:.2f}"
-        trade.add_row(
-            f"{m:.2f}",
-            f"{statistics.fmean(r[key].accuracy for r in runs):.3f}",
-            _fmt(mean([r[key].precision["method"] for r in runs])),
-            _fmt(mean([r[key].recall["method"] for r in runs])),
-        )
-    console.print(trade)
-    margins = [m for r in runs for m in r["model"].margins]
-    console.print(
-        f"method margins chosen by inner CV (per outer fold): {sorted(margins)}; cross-validation {cpu_cv:.0f} s CPU"
-    )
+    console.print(f"cross-validation: {args.seeds} fold splits, {time.process_time() - cpu:.0f} s CPU")
+    variants = ["rules", *VARIANTS, *(["+context"] if vectors is not None else [])]
+    accuracy_table(runs, pools, variants)
+    for pool in ("frequent", "focus"):
+        kinds_table(runs, pools, pool, "Radar")
+    margin_table(runs, pools)
+    oof = {n: k for n, k in zip(runs[0].names, runs[0].predicted["Radar"], strict=True) if n in CALLED_OUT}
+    called_out_table(corpus, classify(corpus, labels), oof)
 
 
 if __name__ == "__main__":

@@ -57,7 +57,7 @@ AS_OF = date(2025, 9, 30)
 
 def trends_at(ws: Workspace, store: Store, **kwargs: Any) -> dict[str, Any]:
     """The trends stage as app wires it, as the `radar trends --json` document."""
-    return compute_trends(store, wiring.trends_env(Radar(ws)), **kwargs).as_dict()
+    return compute_trends(store, wiring.trends_env(Radar(ws), store), **kwargs).as_dict()
 
 
 def plain_counter(ws: Workspace, as_of: date) -> tuple[int, float]:
@@ -100,7 +100,7 @@ def part_terms(corpus: Path, extra: Path, scratch: Path) -> list[list[str]]:
         with ws.store() as store:
             started = time.perf_counter()
             result = compute_trends(
-                store, wiring.trends_env(Radar(ws)), as_of=AS_OF, window="month", cfg=cfg, topics=False
+                store, wiring.trends_env(Radar(ws), store), as_of=AS_OF, window="month", cfg=cfg, topics=False
             ).as_dict()
             timings[label] = time.perf_counter() - started
         rows.append(
@@ -117,7 +117,7 @@ def part_terms(corpus: Path, extra: Path, scratch: Path) -> list[list[str]]:
         started = time.perf_counter()
         before = compute_trends(
             store,
-            wiring.trends_env(Radar(ws)),
+            wiring.trends_env(Radar(ws), store),
             as_of=AS_OF,
             window="month",
             cfg=TrendsConfig(rise_periods=1, families=False),
@@ -141,7 +141,7 @@ def part_terms(corpus: Path, extra: Path, scratch: Path) -> list[list[str]]:
         update_s = time.perf_counter() - started
         started = time.perf_counter()
         result = compute_trends(
-            store, wiring.trends_env(Radar(ws)), as_of=AS_OF, window="month", cfg=cfg, topics=False
+            store, wiring.trends_env(Radar(ws), store), as_of=AS_OF, window="month", cfg=cfg, topics=False
         ).as_dict()
         after_s = time.perf_counter() - started
     rows.append(

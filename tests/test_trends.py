@@ -31,7 +31,7 @@ from tests.trends_data import (
 
 def trends_of(ws: Workspace, store: Store, **kwargs: Any) -> dict[str, Any]:
     """The trends stage as the composition root wires it, as the `radar trends --json` document."""
-    return compute_trends(store, wiring.trends_env(Radar(ws)), **kwargs).as_dict()
+    return compute_trends(store, wiring.trends_env(Radar(ws), store), **kwargs).as_dict()
 
 
 AS_OF = date(2025, 6, 30)
@@ -399,7 +399,7 @@ def test_new_methods_are_what_papers_introduce_not_names_seen_in_several(workspa
         )
         store.upsert_documents([*bench, *old, intro])
         tag(store, [(ZORPO_ID, "rl-policy-optimization"), ("2506.09999", "rl-policy-optimization")])
-        env = wiring.trends_env(Radar(workspace))
+        env = wiring.trends_env(Radar(workspace), store)
         result = compute_trends(store, env, as_of=AS_OF, window="month").as_dict()
         plain = compute_trends(store, replace(env, introductions=None), as_of=AS_OF, window="month").as_dict()
         naming = [d for d in store.iter_documents(until="2025-06-30T23:59:59Z") if "ZORPO" in d.title + d.abstract]

@@ -10,6 +10,7 @@ from importlib import resources
 import orjson
 
 from radar.analysis.contributions.errors import ContributionsError
+from radar.analysis.names.find import load_labels as load_name_labels
 
 KINDS = ("method", "model", "system", "benchmark", "hardware", "other")
 AREAS = ("rl-post-training", "hardware-systems", "other-llm", "other")
@@ -120,13 +121,10 @@ def load_kind_examples() -> list[KindExample]:
 
 
 def load_lexicon() -> dict[str, str]:
-    """Labeled kinds of names (lower-cased name -> kind: GRPO method, LLMs generic, GPT-4 model), from
-    ``labels/lexicon.jsonl``: the names stage's three label files, the first label of a name kept
-    (SOURCES.md)."""
-    folder = resources.files("radar.analysis.contributions").joinpath("labels")
+    """Labeled kinds of names (lower-cased name -> kind: GRPO method, LLMs generic, GPT-4 model): the names
+    stage's shipped label files (``analysis/names/labels``, the one copy both stages read), the first label of
+    a name kept."""
     out: dict[str, str] = {}
-    for line in folder.joinpath("lexicon.jsonl").read_text("utf-8").splitlines():
-        if line.strip():
-            r = orjson.loads(line)
-            out.setdefault(str(r["name"]).lower(), str(r["kind"]))
+    for name, kind in load_name_labels():
+        out.setdefault(name.lower(), kind)
     return out

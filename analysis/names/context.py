@@ -31,7 +31,7 @@ _SPACE = re.compile(r"\s+")
 
 def pick_documents(ev: Evidence, k: int = SNIPPETS) -> list[int]:
     """The introducing document (if any) and documents spread evenly over the rest, at most ``k``."""
-    intro = ev.intro_docs[:1] if k > 1 else []
+    intro = ev.claim_docs[:1] if k > 1 else []
     rest = [d for d in ev.docs if d not in intro]
     room = k - len(intro)
     if len(rest) > room:

@@ -1,28 +1,38 @@
 """Kind accuracy and per-kind precision/recall on labeled names, cross-validated with folds by name.
 
 A labeled name's fold is decided by its group (all spellings of one name share a fold), so no name, nor an
-alias of it, is in both the training and the test part of a fold; ``cross_validate`` asserts it.
+alias of it, is in both the training and the test part of a fold; ``cross_validate`` asserts it. The lexicon
+(a labeled name keeps its label) plays no part in these figures: a test name is never in its fold's labels,
+and the neighbour features of every row read the training part's labels only.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from radar.analysis.names.evidence import Corpus
+from radar.analysis.names.evidence import Corpus, Evidence
+from radar.analysis.names.features import (
+    EXPANSION_FEATURES,
+    HARDWARE,
+    features,
+    neighbour_features,
+    neighbours,
+    rule_kind,
+)
 from radar.analysis.names.kinds import (
     KINDS,
     MARGINS,
+    C,
     Decider,
     KindModel,
-    choose_method_margin,
     decide,
-    features,
     folds_by_name,
-    rule_kind,
+    tuned_model,
 )
 
 
@@ -34,7 +44,7 @@ class Scores:
     precision: dict[str, float | None]  # None: the kind was never predicted
     recall: dict[str, float | None]  # None: the kind has no label
     predicted: tuple[str, ...]
-    margins: tuple[float, ...] = ()  # the method margins chosen by inner CV (one per outer fold)
+    margins: tuple[tuple[float, float], ...] = ()  # method margins (rare, frequent names) by inner CV per fold
 
 
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -66,13 +76,86 @@ def group_of(corpus: Corpus, name: str) -> str:
     return ev.key if ev is not None else "missing:" + name.lower()
 
 
-# the model before issue 15's round 2 (every feature kept, tighter tolerance, no method margin): the benchmark
-# prints it beside the current one
-PREVIOUS = KindModel(min_feature_names=1, tol=1e-4, method_margin=0.0)
+@dataclass(frozen=True)
+class Variant:
+    """A decider to cross-validate: Radar's (the defaults) or Radar without some of its levers."""
+
+    expansions: bool = True  # the expansion-shape and cue features (``features.EXPANSION_FEATURES``)
+    frequent: bool = True  # a frequent name's evidence once more under "hi:"
+    neighbours: bool = True  # the kinds of the labeled names written next to it
+    balanced: bool = False  # balanced class weights
+    c: float = C  # the regression's inverse regularisation
+    margin: float | None = None  # the method margin; None: chosen by inner CV on each training part
+    context: bool = False  # the context model for unsure names (needs ``vectors``)
+
+
+RADAR = Variant()
+# the decider before the frequent names' labels (balanced class weights, none of the levers below)
+VARIANTS: dict[str, Variant] = {
+    "previous": Variant(expansions=False, frequent=False, neighbours=False, balanced=True),
+    "+expansions": Variant(frequent=False, neighbours=False, balanced=True),
+    "+frequent": Variant(neighbours=False, balanced=True),
+    "+neighbours": Variant(balanced=True),
+    "Radar": RADAR,
+}
+
+
+def _keep(variant: Variant) -> Callable[[str], bool]:
+    def keep(feature: str) -> bool:
+        if not variant.frequent and (feature == "hi" or feature.startswith("hi:")):
+            return False
+        base = feature[3:] if feature.startswith("hi:") else feature
+        return variant.expansions or not base.startswith(EXPANSION_FEATURES)
+
+    return keep
+
+
+def _row(
+    base: dict[str, float],
+    ev: Evidence | None,
+    near: Counter[str] | None,
+    lexicon: Mapping[str, str],
+    keep: Callable[[str], bool],
+) -> dict[str, float]:
+    row = {key: v for key, v in base.items() if keep(key)}
+    if ev is not None and near is not None:
+        row.update(neighbour_features(ev, near, lexicon))
+    return row
 
 
 def _rows_of(matrix: np.ndarray) -> Callable[[list[int]], np.ndarray]:
     return lambda indices: matrix[indices]
+
+
+@dataclass
+class CrossValidation:
+    """Out-of-fold kinds per variant (aligned with the labels) and the margins chosen by inner CV."""
+
+    names: list[str]
+    truth: list[str]
+    groups: list[str]
+    predicted: dict[str, list[str]] = field(default_factory=dict)
+    margins: dict[str, list[tuple[float, float]]] = field(default_factory=dict)  # (rare, frequent) per fold
+
+    def scores(self, subset: Sequence[int] | None = None) -> dict[str, Scores]:
+        """Scores per variant on all labels or on the ``subset`` (indices: a pool, the focus names)."""
+        idx = list(range(len(self.truth))) if subset is None else list(subset)
+        truth = [self.truth[i] for i in idx]
+        out = {}
+        for variant, predicted in self.predicted.items():
+            s = score(truth, [predicted[i] for i in idx])
+            out[variant] = Scores(**{**s.__dict__, "margins": tuple(self.margins.get(variant, ()))})
+        return out
+
+
+def check_disjoint(test: set[str], train: set[str], lexicon: Mapping[str, str], fold: int) -> None:
+    """The evaluated fold's names (groups: all their spellings) are neither among the classifier's training
+    names nor in the lexicon its rows read (a labeled name keeps its label; the neighbour kinds): else the
+    fold's figures would measure the labels, not the model."""
+    for what, seen in (("the classifier's training", train), ("the lexicon", set(lexicon))):
+        overlap = sorted(test & seen)
+        if overlap:
+            raise AssertionError(f"fold {fold}: {len(overlap)} evaluated names in {what}: {overlap[:5]}")
 
 
 def cross_validate(
@@ -80,63 +163,67 @@ def cross_validate(
     labels: Sequence[tuple[str, str]],
     k: int = 5,
     seed: int = 0,
-    model: KindModel | None = None,
+    variants: Mapping[str, Variant] | None = None,
     *,
-    previous: bool = False,
     curve: bool = False,
     vectors: np.ndarray | None = None,
-) -> dict[str, Scores]:
-    """Scores on the labels, k folds by name: "model" (the classifier as ``find.classify`` fits it: the
-    ``method`` margin chosen by inner cross-validation on each training part only, unless ``model`` fixes
-    one), "rules" (``rule_kind``), with ``previous`` "previous" (``PREVIOUS``), and with ``curve`` the "model"
-    fits decided at every fixed margin of ``MARGINS`` ("margin=0.10", ...); with ``vectors`` (the context
-    vectors of the labeled names, one row per label, computed without the labels) "context": the ``Decider``
-    with its context model, fitted and gated on each training part only."""
+) -> CrossValidation:
+    """Out-of-fold kinds of the labels, k folds by name, for "rules" (``rule_kind``) and each variant
+    (default: Radar's decider as ``find.classify`` fits it, ``RADAR``); with ``curve`` also Radar's fits decided at
+    every fixed margin of ``MARGINS`` ("margin=0.10", ...); with ``vectors`` (the context vectors of the labeled
+    names, one row per label, computed without the labels) "+context": Radar with its context model, fitted and
+    gated on each training part only. Accelerator names (``features.HARDWARE``) are ``hardware`` in every
+    variant but the rules, as in ``find.classify``."""
+    variants = dict(variants or {"Radar": RADAR})
+    if vectors is not None:
+        variants["+context"] = Variant(context=True)
     names = [n for n, _ in labels]
     truth = [kind for _, kind in labels]
     groups = [group_of(corpus, n) for n in names]
+    evidence = [corpus.find(n) for n in names]
+    near = [neighbours(ev, corpus.lookup) if ev is not None else None for ev in evidence]
+    base = [features(n, ev) for n, ev in zip(names, evidence, strict=True)]
+    hardware = [HARDWARE.match(ev.name if ev else n) is not None for n, ev in zip(names, evidence, strict=True)]
     folds = folds_by_name(groups, k, seed)
-    rows = [features(n, corpus.find(n)) for n in names]
-    variants = {"model": model}
-    if previous:
-        variants["previous"] = PREVIOUS
-    predicted = {v: [""] * len(names) for v in variants}
-    if vectors is not None:
-        predicted["context"] = [""] * len(names)
+    cv = CrossValidation(names, truth, groups)
+    cv.predicted = {v: [""] * len(names) for v in variants}
     if curve:
-        predicted.update({f"margin={m:.2f}": [""] * len(names) for m in MARGINS})
-    margins: list[float] = []
+        cv.predicted.update({f"margin={m:.2f}": [""] * len(names) for m in MARGINS})
     for f in range(k):
         train = [i for i in range(len(names)) if folds[i] != f]
         test = [i for i in range(len(names)) if folds[i] == f]
-        overlap = {groups[i] for i in train} & {groups[i] for i in test}
-        assert not overlap, f"names in both train and test of fold {f}: {sorted(overlap)[:5]}"
         if not test:
             continue
-        x_train, y_train = [rows[i] for i in train], [truth[i] for i in train]
-        for variant, fixed in variants.items():
-            if fixed is None:
-                margin = choose_method_margin(x_train, y_train, [groups[i] for i in train], seed=seed)
-                margins.append(margin)
-                fitted = KindModel(method_margin=margin)
-            else:
-                fitted = replace(fixed, _vec=None, _keep=None, _clf=None)
-            fitted.fit(x_train, y_train)
-            classes, proba = fitted.proba([rows[i] for i in test])
-            for i, (kind, _) in zip(test, decide(classes, proba, fitted.method_margin), strict=True):
-                predicted[variant][i] = kind
-            if fixed is None and vectors is not None:
+        lexicon = {groups[i]: truth[i] for i in train}  # the training part's labels only
+        check_disjoint({groups[i] for i in test}, {groups[i] for i in train}, lexicon, f)
+        y_train = [truth[i] for i in train]
+        for name, variant in variants.items():
+            keep = _keep(variant)
+            around = near if variant.neighbours else [None] * len(names)
+            x_train = [_row(base[i], evidence[i], around[i], lexicon, keep) for i in train]
+            x_test = [_row(base[i], evidence[i], around[i], lexicon, keep) for i in test]
+            if variant.context:
+                assert vectors is not None
                 decider = Decider.fit(x_train, y_train, [groups[i] for i in train], vectors[train], seed=seed)
-                got = decider.predict([rows[i] for i in test], _rows_of(vectors[test]))
-                for i, (kind, _) in zip(test, got, strict=True):
-                    predicted["context"][i] = kind
-            if fixed is None and curve:
-                for m in MARGINS:  # the same fit at every margin: the precision/recall trade-off
-                    for i, (kind, _) in zip(test, decide(classes, proba, m), strict=True):
-                        predicted[f"margin={m:.2f}"][i] = kind
-    rules = [rule_kind(n, corpus.find(n)) for n in names]
-    out = {v: score(truth, p) for v, p in predicted.items()}
-    out["rules"] = score(truth, rules)
-    if margins:
-        out["model"] = replace(out["model"], margins=tuple(margins))
-    return out
+                got = decider.predict(x_test, _rows_of(vectors[test]))
+                decided = [kind for kind, _ in got]
+            else:
+                if variant.margin is None:
+                    model = tuned_model(
+                        x_train, y_train, [groups[i] for i in train], seed=seed, c=variant.c, balanced=variant.balanced
+                    )
+                    often = model.method_margin if model.frequent_margin is None else model.frequent_margin
+                    cv.margins.setdefault(name, []).append((model.method_margin, often))
+                else:
+                    model = KindModel(c=variant.c, method_margin=variant.margin, balanced=variant.balanced)
+                    model.fit(x_train, y_train)
+                classes, proba = model.proba(x_test)
+                decided = [kind for kind, _ in decide(classes, proba, model.margins(x_test))]
+                if curve and variant == RADAR:
+                    for m in MARGINS:  # the same fit at every margin: the precision/recall trade-off
+                        for i, (kind, _) in zip(test, decide(classes, proba, m), strict=True):
+                            cv.predicted[f"margin={m:.2f}"][i] = "hardware" if hardware[i] else kind
+            for i, kind in zip(test, decided, strict=True):
+                cv.predicted[name][i] = "hardware" if hardware[i] else kind
+    cv.predicted["rules"] = [rule_kind(n, ev) for n, ev in zip(names, evidence, strict=True)]
+    return cv

@@ -37,10 +37,11 @@ class Evidence:
     spellings: Counter[str] = field(default_factory=Counter)  # family spellings -> documents
     variants: Counter[str] = field(default_factory=Counter)  # full surfaces with a variant suffix
     docs: list[int] = field(default_factory=list)  # sorted, unique document indices
-    intro_docs: list[int] = field(default_factory=list)
+    intro_docs: list[int] = field(default_factory=list)  # papers that introduce it ("X: ...", "we propose X")
+    claim_docs: list[int] = field(default_factory=list)  # those and looser claims ("we study X, a ..."): kind evidence
     compared_docs: list[int] = field(default_factory=list)
     features: Counter[str] = field(default_factory=Counter)  # documents whose mentions carry each feature
-    intro_features: frozenset[str] = frozenset()  # the features of its mention in the introducing paper
+    intro_features: frozenset[str] = frozenset()  # the features of its mention in the first claiming paper
 
     @property
     def name(self) -> str:
@@ -110,9 +111,11 @@ def collect(documents: Iterable[TextDocument], as_of: str = "", min_docs: int = 
             feats.update(m.features)
             if m.surface != m.family:
                 ev.variants[m.surface] += 1
-            if m.introduced and (not ev.intro_docs or ev.intro_docs[-1] != i):
-                if not ev.intro_docs:
+            if m.claimed and (not ev.claim_docs or ev.claim_docs[-1] != i):
+                if not ev.claim_docs:
                     ev.intro_features = frozenset(m.features)
+                ev.claim_docs.append(i)
+            if m.introduced and (not ev.intro_docs or ev.intro_docs[-1] != i):
                 ev.intro_docs.append(i)
                 if i not in code:
                     code[i] = code_links(abstract)
@@ -140,13 +143,14 @@ def collect(documents: Iterable[TextDocument], as_of: str = "", min_docs: int = 
 
 def _absorb(into: Evidence, other: Evidence) -> None:
     """Add an alias's evidence to its name's (documents that mention both count once)."""
-    if other.intro_docs and (not into.intro_docs or other.intro_docs[0] < into.intro_docs[0]):
+    if other.claim_docs and (not into.claim_docs or other.claim_docs[0] < into.claim_docs[0]):
         into.intro_features = other.intro_features
     into.spellings.update(other.spellings)
     into.variants.update(other.variants)
     shared = set(into.docs).intersection(other.docs)
     into.docs = sorted(set(into.docs).union(other.docs))
     into.intro_docs = sorted(set(into.intro_docs).union(other.intro_docs))
+    into.claim_docs = sorted(set(into.claim_docs).union(other.claim_docs))
     into.compared_docs = sorted(set(into.compared_docs).union(other.compared_docs))
     # features of shared documents may be counted twice: cap each at the number of documents
     into.features.update(other.features)

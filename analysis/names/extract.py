@@ -30,6 +30,64 @@ _INTRO_VERB = re.compile(
     r"(?:\w[\w\-]*\s+){0,4}?(?:called|named|dubbed|termed)?\s*$",
     re.IGNORECASE,
 )
+# the same verbs with only descriptive words between the verb and the name ("we propose a novel framework, X",
+# "we introduce X"): a capitalised word there ("we propose Stratified GRPO", "we introduce Dr. GRPO") makes the
+# name part of a longer one, which the paper introduces instead; an expansion before "(X)" is allowed
+_INTRO_DIRECT = re.compile(
+    r"\b(?i:we|this\s+paper|this\s+work|here\s+we)\s+(?:[a-z]+ly\s+)?(?i:propose|present|introduce|develop|"
+    r"design|release|build|construct|curate|create|contribute|open-source|call|name)[sd]?\s+"
+    r"(?:(?:a|an|the|our)\s+)?(?P<between>(?:[a-z][a-z\-]*,?\s+){0,4}?)"
+    r"(?P<expansion>(?:[A-Z][\w\-]*\s+(?:(?:of|for|and|with|in|on|to|via)\s+)?){1,8}\(\s*)?$"
+)
+_DESCRIPTORS = frozenset(
+    [
+        "novel",
+        "new",
+        "simple",
+        "general",
+        "unified",
+        "efficient",
+        "effective",
+        "scalable",
+        "lightweight",
+        "principled",
+        "practical",
+        "robust",
+        "first",
+        "open",
+        "open-source",
+        "comprehensive",
+        "large-scale",
+        "challenging",
+        "dataset",
+        "benchmark",
+        "method",
+        "framework",
+        "approach",
+        "algorithm",
+        "technique",
+        "model",
+        "models",
+        "system",
+        "library",
+        "toolkit",
+        "suite",
+        "family",
+        "series",
+        "strategy",
+        "paradigm",
+        "pipeline",
+        "agent",
+        "architecture",
+        "loss",
+        "objective",
+        "metric",
+        "called",
+        "named",
+        "dubbed",
+        "termed",
+    ]
+)
 # what follows an introduced name: "X, a ...", "X: ...", "X (...)", "X, which", "X that", "X - a ..."
 _INTRO_AFTER = re.compile(r"^\s*(?:[,:(]|[-–—]\s|(?:is|as|which|that)\b|$)", re.IGNORECASE)
 _CALLED = re.compile(r"\b(?:called|named|dubbed|termed|coined)\s*[\"'“]?$", re.IGNORECASE)
@@ -92,7 +150,8 @@ class Mention:
     family: str  # the surface without its variant suffix (Qwen2.5)
     in_title: bool
     title_prefix: bool  # the title starts with it: "X: ..." / "X - ..."
-    introduced: bool  # the title or abstract introduces it
+    introduced: bool  # the paper introduces it: its title starts with it, "we propose X", "... called X"
+    claimed: bool  # introduced, or looser cues ("we study X, a ...", "X-Pro: ..."): evidence for the kind only
     compared: bool  # it sits in a comparison (a baseline)
     sized: bool  # a size suffix or size right after it (-7B, 7B)
     features: tuple[str, ...]  # context evidence for the kind classifier
@@ -118,6 +177,43 @@ def _words(text: str, n: int, *, last: bool) -> list[str]:
     return words[-n:] if last else words[:n]
 
 
+_RAW_WORD = re.compile(r"[A-Za-z][A-Za-z0-9']*")
+_LINK_WORDS = frozenset(["of", "and", "for", "the", "to", "with", "in", "on", "from", "via", "by", "a", "an"])
+
+
+def _expansion_shape(before: str, surface: str) -> tuple[str, ...]:
+    """Whether the words before "(X)" spell out X's capitals ("Direct Preference Optimization (DPO)",
+    "large language models (LLMs)": ``expanded``) and whether they are capitalised as a name (``exp_cap``)."""
+    letters = [c.lower() for c in surface if c.isupper()]
+    if len(letters) < 2:
+        return ()
+    words = _RAW_WORD.findall(before[-120:].replace("-", " "))
+    i, used = len(words) - 1, []
+    for letter in reversed(letters):
+        while i >= 0 and words[i].lower() in _LINK_WORDS and not words[i].lower().startswith(letter):
+            i -= 1
+        if i < 0 or words[i][0].lower() != letter:
+            return ()
+        used.append(words[i])
+        i -= 1
+    return ("expanded", "exp_cap") if all(w[0].isupper() for w in used) else ("expanded",)
+
+
+def _introduces(left: str, right: str) -> bool:
+    """Whether the words around a name introduce it: "we propose (a novel method,) X, ..." or "we introduce
+    Group Relative Policy Optimization (X)"; not "we propose Stratified X" (a longer name) nor "we use X"."""
+    m = _INTRO_DIRECT.search(left[-160:])
+    if m is None:
+        return False
+    if m.group("expansion"):
+        if not right.lstrip().startswith(")"):
+            return False
+    elif _INTRO_AFTER.match(right) is None:
+        return False
+    between = m.group("between").replace(",", " ").split()
+    return not between or between[-1] in _DESCRIPTORS
+
+
 def _title_prefix(title: str) -> str:
     head = re.split(r"\s*(?::|\s[-–—]\s)\s*", title, maxsplit=1)
     return head[0].strip() if len(head) == 2 else ""
@@ -141,6 +237,7 @@ class _State:
     in_title: bool
     title_prefix: bool = False
     introduced: bool = False
+    claimed: bool = False
     compared: bool = False
     sized: bool = False
     features: set[str] = field(default_factory=set)
@@ -179,9 +276,10 @@ def mentions(
             if _SIZE.search(surface[len(family) :] + "-") or _SIZE_AFTER.match(right):
                 state.sized = True
                 feats.add("sized")
-            introduced = False
+            introduced = claimed = False
             if part == "t" and surface == prefix:
-                state.title_prefix = introduced = True
+                state.title_prefix = claimed = True
+                introduced = surface == family  # "LoRA-Pro: ..." introduces LoRA-Pro, not LoRA
                 feats.add("title_prefix")
                 feats.update("sub:" + w for w in _words(subtitle, 8, last=False))
             elif part == "t":
@@ -205,15 +303,20 @@ def mentions(
                 feats.update("exp:" + w for w in exp)
                 if exp:
                     feats.add("explast:" + exp[-1])
+                feats.update(_expansion_shape(left[:-1], surface))
             if part == "a":
                 app = _APPOSITION.match(right) or _IS_A.match(right)
                 if app:
                     feats.update("app:" + w for w in _words(app.group(1), 6, last=False))
-                if _CALLED.search(left[-20:]) or (_INTRO_VERB.search(left[-80:]) and _INTRO_AFTER.match(right)):
-                    introduced = True
+                after = _INTRO_AFTER.match(right) is not None
+                if _CALLED.search(left[-20:]) or (_INTRO_VERB.search(left[-80:]) and after):
+                    claimed = True
                     feats.add("intro_verb")
                 elif app and right.lstrip()[:1] in {",", ":", "("} and _WE.search(left[-100:]):
-                    introduced = True
+                    claimed = True
+                introduced = _CALLED.search(left[-20:]) is not None or _introduces(left, right)
+            if introduced or claimed:
+                state.claimed = True
             if introduced:
                 state.introduced = True
             if _COMPARE.search(left[-120:]):
@@ -221,7 +324,7 @@ def mentions(
                 feats.add("compared")
     out = []
     for surface, st in seen.items():
-        if st.introduced:
+        if st.claimed:
             st.features.add("introduced")
         out.append(
             Mention(
@@ -230,6 +333,7 @@ def mentions(
                 in_title=st.in_title,
                 title_prefix=st.title_prefix,
                 introduced=st.introduced,
+                claimed=st.claimed,
                 compared=st.compared,
                 sized=st.sized,
                 features=tuple(sorted(st.features)),

@@ -6,6 +6,7 @@ labels found in the corpus, else rules) -> ``Name`` values.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -20,11 +21,17 @@ from radar.analysis.names.aliases import surface_key
 from radar.analysis.names.context import Embed, context_vectors
 from radar.analysis.names.errors import NamesError
 from radar.analysis.names.evidence import Corpus, Evidence, TextDocument, collect
-from radar.analysis.names.kinds import HARDWARE, KINDS, Decider, features, rule_kind
+from radar.analysis.names.features import HARDWARE, features, neighbour_features, neighbours, rule_kind
+from radar.analysis.names.kinds import KINDS, Decider
 
 # the classifier is fitted when the corpus holds at least this many labeled names of at least 3 kinds
 MIN_LABELED = 40
 MAX_ALIASES = 20
+# the shipped labels (labels/SOURCES.md): random names, frequent names, names the trend detector listed as new
+LABEL_FILES = ("names_dev.jsonl", "names_dev2.jsonl", "names_dev3.jsonl")
+# a paper introduces a name only when at most this many earlier documents mention it (else the name was in
+# use before: "we propose PPO" in 2025 does not introduce PPO)
+PRIOR_MENTIONS = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,9 +71,11 @@ class Name:
 
 
 def load_labels(text: str | None = None) -> list[tuple[str, str]]:
-    """(name, kind) pairs of a label file's text (``{"name", "kind"}`` lines); the shipped file by default."""
+    """(name, kind) pairs of a label file's text (``{"name", "kind"}`` lines); the shipped files by default.
+    Kinds outside ``KINDS`` (``unknown``) are left out."""
     if text is None:
-        text = resources.files("radar.analysis.names").joinpath("labels/names_dev.jsonl").read_text("utf-8")
+        folder = resources.files("radar.analysis.names").joinpath("labels")
+        text = "\n".join(folder.joinpath(f).read_text("utf-8") for f in LABEL_FILES)
     out = []
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -100,9 +109,16 @@ def classify(
     """
     keys = list(corpus.names)
     train = training_set(corpus, load_labels() if labels is None else labels)
-    if len(train) < MIN_LABELED or len(set(train.values())) < 3:
-        return {k: (rule_kind(corpus.names[k].name, corpus.names[k]), 0.0) for k in keys}
-    rows = [features(k, corpus.names[k]) for k in train]
+    if len(train) < MIN_LABELED or len(set(train.values())) < 3:  # too few to fit: rules, and the lexicon
+        return {
+            k: (train[k], 1.0) if k in train else (rule_kind(corpus.names[k].name, corpus.names[k]), 0.0) for k in keys
+        }
+
+    def row(key: str) -> dict[str, float]:  # the labels are the lexicon of the neighbour features
+        ev = corpus.names[key]
+        return {**features(key, ev), **neighbour_features(ev, neighbours(ev, corpus.lookup), train)}
+
+    rows = [row(k) for k in train]
     vectors = context_vectors(corpus, list(train), embed) if embed is not None else None
     # method precision: the margin by inner cross-validation on the labels (never on the names it classifies)
     decider = Decider.fit(rows, list(train.values()), list(train), vectors)
@@ -112,12 +128,21 @@ def classify(
         assert embed is not None
         return context_vectors(corpus, [rest[i] for i in indices], embed)
 
-    got = decider.predict([features(k, corpus.names[k]) for k in rest], vectors_of if embed is not None else None)
+    got = decider.predict([row(k) for k in rest], vectors_of if embed is not None else None)
     predicted = dict(zip(rest, got, strict=True))
     predicted.update({k: ("hardware", 0.0) for k in rest if HARDWARE.match(corpus.names[k].name)})
     # a labeled name keeps its label: the labels are the ground truth the model only approximates
     predicted.update({k: (kind, 1.0) for k, kind in train.items()})
     return predicted
+
+
+def introducing(ev: Evidence) -> int | None:
+    """The paper that introduces the name: the earliest whose title starts with it or whose abstract says "we
+    propose X" (``extract``), if at most ``PRIOR_MENTIONS`` documents mention the name before it; else None."""
+    if not ev.intro_docs:
+        return None
+    first = ev.intro_docs[0]
+    return first if bisect_left(ev.docs, first) <= PRIOR_MENTIONS else None
 
 
 def _months(first: str, last: str) -> list[str]:
@@ -132,7 +157,7 @@ def _months(first: str, last: str) -> list[str]:
 def _name(corpus: Corpus, ev: Evidence, kind: str, score: float, recent_start: str, as_of: str) -> Name:
     first = ev.docs[0]
     # a generic term ("LLM-based", "Fine-Tuning") has no introducing paper, whatever a sentence says
-    intro = corpus.earliest(ev.intro_docs) if kind != "generic" else None
+    intro = introducing(ev) if kind != "generic" else None
     shown = ev.name
     aliases = [s for s, _ in ev.spellings.most_common() if s != shown]
     aliases += [s for s, _ in ev.variants.most_common(MAX_ALIASES) if s != shown and s not in aliases]

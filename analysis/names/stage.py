@@ -1,0 +1,74 @@
+"""The names stage on a store: the names of its documents, computed once per corpus state and kept in the
+names table, and the look-ups that trends, the report and the dashboard read (kind, adoption by any spelling).
+
+The composition root (app) passes the store; nothing here reads settings or builds paths.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from radar.analysis.names.aliases import surface_key
+from radar.analysis.names.context import Embed
+from radar.analysis.names.find import Name, find_names
+from radar.store import Store
+from radar.store.names import NameRow
+
+# bump when find_names changes what it computes (kinds, margin, lexicon), so stored names are recomputed
+NAMES_VERSION = "5"
+
+
+def names_state(store: Store, as_of: str = "", embed: Embed | None = None) -> str:
+    """What the stored names of ``store`` up to ``as_of`` are computed from: documents, cut-off, code version."""
+    return f"{store.fingerprint()}|{as_of}|{NAMES_VERSION}" + ("|context" if embed is not None else "")
+
+
+def _row(n: Name) -> NameRow:
+    return NameRow(
+        name=n.name,
+        kind=n.kind,
+        kind_score=n.kind_score,
+        aliases=n.aliases,
+        introduced_by=n.introduced_by,
+        first_seen=n.first_seen,
+        first_id=n.first_id,
+        count=n.count,
+        recent_count=n.recent_count,
+        baseline_mentions=n.baseline_mentions,
+        recent_baseline_mentions=n.recent_baseline_mentions,
+        code=n.code,
+        series=n.series,
+    )
+
+
+def stored_names(store: Store, as_of: str = "", embed: Embed | None = None) -> list[NameRow]:
+    """The names of the store's documents up to ``as_of`` (YYYY-MM-DD, '' for all): computed with
+    ``find_names`` and kept in the names table until the documents change (or ``NAMES_VERSION`` does).
+
+    ``embed`` (the composition root's sentence encoder): context vectors for the names the evidence leaves
+    unsure; kinds computed with and without it are stored under different states (a call of the other kind
+    recomputes)."""
+    state = names_state(store, as_of, embed)
+    if store.names_state() != state:
+        found = find_names(store.iter_documents(), as_of or None, embed=embed)
+        store.replace_names((_row(n) for n in found), state)
+    return store.names()
+
+
+def name_adoption(store: Store) -> Callable[[str], tuple[int, int, str] | None]:
+    """adoption(name): (recent baseline mentions, all baseline mentions, first seen) of a name in the corpus,
+    by any of its spellings; None when it is not a name of the corpus."""
+    index: dict[str, tuple[int, int, str]] = {}
+    for row in stored_names(store):
+        for s in (row.name, *row.aliases):
+            index.setdefault(surface_key(s), (row.recent_baseline_mentions, row.baseline_mentions, row.first_seen))
+    return lambda name: index.get(surface_key(name))
+
+
+def name_kinds(store: Store) -> Callable[[str], str | None]:
+    """kind_of(name): the kind of a name found in the corpus (aliases resolved), None when it is not one."""
+    index: dict[str, str] = {}
+    for row in stored_names(store):
+        for s in (row.name, *row.aliases):
+            index.setdefault(surface_key(s), row.kind)
+    return lambda name: index.get(surface_key(name))

@@ -1,0 +1,166 @@
+"""Names: what introduces a name, the expansion and neighbour evidence, the shipped lexicon, frequent names."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import pytest
+
+from radar.analysis.names import find_names, load_labels
+from radar.analysis.names.evaluate import Variant
+from radar.analysis.names.evidence import Evidence, collect
+from radar.analysis.names.extract import mentions
+from radar.analysis.names.features import FREQUENT, features, neighbour_features, neighbours
+from radar.analysis.names.find import LABEL_FILES, PRIOR_MENTIONS, introducing
+from radar.analysis.names.kinds import KindModel, is_frequent, tuned_model
+
+
+@dataclass(frozen=True)
+class Doc:
+    id: str
+    title: str
+    abstract: str
+    published: str
+
+
+def _flags(title: str, abstract: str) -> dict[str, tuple[bool, bool]]:
+    return {m.surface: (m.introduced, m.claimed) for m in mentions(title, abstract)}
+
+
+def test_a_longer_name_does_not_introduce_the_name_it_contains() -> None:
+    dr = "we identify a bias in GRPO. To address this, we introduce Dr. GRPO, an unbiased optimization method."
+    assert _flags("Understanding R1-Zero-Like Training", dr)["GRPO"] == (False, True)  # was: introduced
+    assert _flags("x", "we propose Stratified GRPO, whose central component is new")["GRPO"][0] is False
+    assert _flags("x", "we introduce multi-context GRPO, an end-to-end RL framework")["GRPO"][0] is False
+    assert _flags("x", "we study GRPO, a stable and scalable online RL algorithm")["GRPO"][0] is False
+    assert _flags("LoRA-Pro: Are Low-Rank Adapters Properly Optimized?", "LoRA is popular.")["LoRA"][0] is False
+
+
+def test_a_title_or_we_propose_introduces_a_name() -> None:
+    assert _flags("DAPO: An Open-Source LLM RL System", "We release the DAPO algorithm.")["DAPO"][0] is True
+    assert _flags("x", "In this paper, we propose ZetaPO, a reinforcement learning algorithm.")["ZetaPO"][0]
+    assert _flags("x", "We present a novel framework, FooNet, which does things.")["FooNet"][0]
+    assert _flags("x", "we propose a method called BarPO that works.")["BarPO"][0]
+    got = _flags("x", "we introduce Group Relative Policy Optimization (GRPO), a variant of PPO.")
+    assert got["GRPO"][0] is True and got["PPO"] == (False, False)
+
+
+def _doc(i: int, abstract: str, title: str = "A study", day: str = "2025-01-05") -> Doc:
+    return Doc(f"2501.{i:05d}", title, abstract, day)
+
+
+def test_a_name_in_use_before_its_claimed_introduction_has_no_introducing_paper() -> None:
+    earlier = [_doc(i, "We train with ZetaPO and compare.", day=f"2025-01-{i + 1:02d}") for i in range(3)]
+    claim = _doc(9, "We propose ZetaPO, a new policy optimization algorithm.", day="2025-02-01")
+    corpus = collect([*earlier, claim])
+    ev = corpus.names["zetapo"]
+    assert ev.intro_docs and introducing(ev) is None  # 3 earlier papers use it: the 4th does not introduce it
+    fresh = collect([*earlier[:PRIOR_MENTIONS], claim])
+    assert introducing(fresh.names["zetapo"]) is not None
+    names = {n.name: n for n in find_names([*earlier, claim])}
+    assert names["ZetaPO"].introduced_by is None and names["ZetaPO"].code == ()
+
+
+def test_expansion_shape_tells_a_named_technique_from_a_class() -> None:
+    named = mentions("x", "We use Direct Preference Optimization (DPO) here.")[0].features
+    lower = mentions("x", "Large scale large language models (LLMs) are used.")
+    assert {"expanded", "exp_cap"} <= set(named)
+    llms = next(m for m in lower if m.surface == "LLMs").features
+    assert "expanded" in llms and "exp_cap" not in llms
+    unrelated = mentions("x", "This is something else (GRPO).")[0].features
+    assert "expanded" not in unrelated  # the words before "(" do not spell G-R-P-O
+
+
+def test_neighbour_kinds_come_from_the_labels_of_names_listed_beside_it() -> None:
+    docs = [_doc(i, f"We compare PPO, DPO and ZetaPO on math {i}.") for i in range(4)]
+    corpus = collect(docs)
+    ev = corpus.names["zetapo"]
+    near = neighbours(ev, corpus.lookup)
+    assert set(near) == {"dpo"}  # "DPO and ZetaPO": the word before it
+    assert neighbour_features(ev, near, {"dpo": "method"}) == {"near=method": 3.0}
+    assert neighbour_features(ev, near, {}) == {}  # no labeled neighbour: nothing
+
+
+def test_a_frequent_names_evidence_is_read_twice() -> None:
+    docs = [_doc(i, f"We fine-tune with ZetaPO on task {i}.") for i in range(FREQUENT)]
+    corpus = collect(docs)
+    row = features("ZetaPO", corpus.names["zetapo"])
+    assert is_frequent(row) and row["hi:log_docs"] == row["log_docs"]
+    rare = features("ZetaPO", collect(docs[:5]).names["zetapo"])
+    assert not is_frequent(rare) and not any(k.startswith("hi:") for k in rare)
+
+
+def test_the_frequent_names_get_their_own_method_margin() -> None:
+    # rare names: the method feature is clear; frequent ones: an ambiguous group that a margin fixes
+    rare = [{"m": 1.0}] * 30 + [{"g": 1.0}] * 60
+    frequent = [{"hi": 1.0, "a": 1.0}] * 15 + [{"hi": 1.0, "m": 1.0}] * 15 + [{"hi": 1.0, "g": 1.0}] * 40
+    kinds = ["method"] * 30 + ["generic"] * 60 + ["method"] * 8 + ["generic"] * 7 + ["method"] * 15 + ["generic"] * 40
+    model = tuned_model(rare + frequent, kinds)
+    assert model.method_margin == 0.0 and model.frequent_margin is not None and model.frequent_margin > 0
+    said = [k for k, _ in model.predict([{"hi": 1.0, "a": 1.0}, {"a": 1.0}])]
+    assert said[0] == "generic"  # the frequent ambiguous name: method's probability is not far enough ahead
+    assert KindModel(frequent_margin=0.9).margins([{"hi": 1.0}, {}]) == [0.9, 0.0]
+
+
+def test_the_shipped_lexicon_holds_the_frequent_and_new_names() -> None:
+    labels = dict(load_labels())
+    assert len(LABEL_FILES) == 3 and labels["PPO"] == "method" and labels["GSPO"] == "method"
+    assert labels["H100"] == "hardware" and labels["LLMs"] == "generic"
+    assert "unknown" not in labels.values()
+    # a labeled name keeps its label: PPO is a method wherever it appears (the old lexicon did not have it)
+    docs = [_doc(i, f"We train with PPO and GRPO on task {i}.") for i in range(5)]
+    ppo = next(n for n in find_names(docs) if n.name == "PPO")
+    assert ppo.kind == "method" and ppo.kind_score == 1.0
+
+
+def test_cross_validation_keeps_test_names_out_of_the_neighbour_lexicon(monkeypatch: pytest.MonkeyPatch) -> None:
+    import radar.analysis.names.evaluate as evaluate
+
+    docs, labels = [], []
+    for i in range(30):
+        a, b = f"Qa{i}Vk", f"Qb{i}Vk"
+        docs += [_doc(i * 10 + j, f"Results of {a} and {b} in study {j}.") for j in range(3)]
+        labels += [(a, "method" if i % 2 else "benchmark"), (b, "method" if i % 2 else "benchmark")]
+    corpus = collect(docs)
+    seen: set[frozenset[str]] = set()
+    real = evaluate.neighbour_features
+
+    def recording(ev: Evidence, near: Counter[str], lexicon: Mapping[str, str]) -> dict[str, float]:
+        seen.add(frozenset(lexicon))
+        return real(ev, near, lexicon)
+
+    monkeypatch.setattr(evaluate, "neighbour_features", recording)
+    evaluate.cross_validate(corpus, labels, k=5, variants={"n": Variant(margin=0.0)})
+    groups = {corpus.find(n).key for n, _ in labels}  # type: ignore[union-attr]
+    left_out = [groups - lex for lex in seen]
+    assert len(left_out) == 5  # one lexicon per fold: its training part's labels
+    assert all(out for out in left_out) and set().union(*left_out) == groups  # every name left out once
+    assert sum(len(out) for out in left_out) == len(groups)
+
+
+def test_a_fold_whose_names_leak_into_the_training_or_the_lexicon_is_refused() -> None:
+    from radar.analysis.names.evaluate import check_disjoint
+
+    check_disjoint({"dpo"}, {"ppo"}, {"ppo": "method"}, 0)  # disjoint: measured
+    with pytest.raises(AssertionError, match="in the lexicon"):
+        check_disjoint({"dpo"}, {"ppo"}, {"ppo": "method", "dpo": "method"}, 1)
+    with pytest.raises(AssertionError, match="in the classifier's training"):
+        check_disjoint({"dpo"}, {"ppo", "dpo"}, {}, 2)
+
+
+def test_one_shipped_copy_of_the_name_labels_is_the_contributions_lexicon() -> None:
+    from importlib import resources
+
+    from radar.analysis.contributions.labels import load_lexicon
+    from radar.analysis.contributions.model import shipped_model
+
+    lexicon = load_lexicon()
+    first: dict[str, str] = {}
+    for name, kind in load_labels():
+        first.setdefault(name.lower(), kind)
+    assert lexicon == first and lexicon["ppo"] == "method" and lexicon["h100"] == "hardware"
+    assert dict(shipped_model().lexicon) == lexicon  # the fitted model read the same kinds
+    shipped = resources.files("radar.analysis.contributions").joinpath("labels")
+    assert not any(p.name.startswith(("lexicon", "names_dev")) for p in shipped.iterdir())  # no second copy
