@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from radar.repro.power import ALPHA, MIN_EFFECT
+from radar.repro.shapes import Calibration
 from radar.repro.spec import KIND
 from radar.repro.verdict import SIM_EVAL_PROMPTS, SIM_INIT_SD, SIM_TRAIN_SD, decide, holm
 from radar.store.runs import RunAdoption, RunRecord
@@ -57,7 +58,7 @@ def _finished(records: Iterable[RunRecord]) -> list[RunRecord]:
     return [r for r in records if r.kind == KIND and r.status == "done" and r.verdict is not None]
 
 
-def calibration_for(records: Iterable[RunRecord], params: dict[str, Any], exclude: str = "") -> dict[str, Any] | None:
+def calibration_for(records: Iterable[RunRecord], params: dict[str, Any], exclude: str = "") -> Calibration | None:
     """The newest finished A/A run on the same setting, with its seed noise and its own label, or None."""
     key = setting_key(params)
     for run in _finished(records):  # newest first

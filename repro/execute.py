@@ -22,6 +22,7 @@ from typing import Any
 from radar.repro.errors import ReproError, RunCancelled
 from radar.repro.methods import Method
 from radar.repro.power import DEFAULT_EFFECT, Setting
+from radar.repro.shapes import ArmRun, ArmSummary, Calibration, StepRecord
 from radar.repro.sizes import get_checkpoint_preset, get_size
 from radar.repro.spec import (
     KIND,
@@ -150,7 +151,7 @@ def _count_lines(path: Path) -> int:
 
 def arm_job(
     db: str, run_id: str, arm: str, pair: int, parent_pid: int, on_step: Any = None
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+) -> tuple[ArmSummary, list[StepRecord]]:
     """Train one (arm, seed pair): in the worker itself, or in a spawned child when arms run in parallel."""
     import torch
 
@@ -168,10 +169,10 @@ def arm_job(
     path = metrics_path(folder, arm, pair)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("", encoding="utf-8")
-    records: list[dict[str, Any]] = []
+    records: list[StepRecord] = []
     stop = folder / ".stop"
 
-    def on_record(rec: dict[str, Any]) -> None:
+    def on_record(rec: StepRecord) -> None:
         records.append(rec)
         with open(path, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(rec) + "\n")
@@ -264,8 +265,8 @@ def _execute(db: Path, run_id: str, params: dict[str, Any], log: Log) -> dict[st
 
     pairs, steps = spec.pairs, spec.total_steps
     total = len(arms) * len(pairs) * steps
-    summaries: dict[str, dict[int, dict[str, Any]]] = {arm: {} for arm in arms}
-    records: dict[str, dict[int, list[dict[str, Any]]]] = {arm: {} for arm in arms}
+    summaries: dict[str, dict[int, ArmSummary]] = {arm: {} for arm in arms}
+    records: dict[str, dict[int, list[StepRecord]]] = {arm: {} for arm in arms}
     # arms interleaved per pair (a partial run pairs), their order alternating between pairs so that
     # order effects on timing (the process's first arm pays one-off costs) fall on both arms alike
     jobs = [(arm, pair) for i, pair in enumerate(pairs) for arm in (list(arms) if i % 2 == 0 else list(arms)[::-1])]
@@ -281,7 +282,7 @@ def _execute(db: Path, run_id: str, params: dict[str, Any], log: Log) -> dict[st
             with _store(db) as store:
                 store.update_run(run_id, progress=round(min(done / total, 1.0), 4), heartbeat_at=utc_now())
 
-    def keep(arm: str, pair: int, summary: dict[str, Any], recs: list[dict[str, Any]]) -> None:
+    def keep(arm: str, pair: int, summary: ArmSummary, recs: list[StepRecord]) -> None:
         records[arm][pair] = recs
         summaries[arm][pair] = summary
         log(f"  {arm} seed pair {pair} (RL seed {rl_seed(arm, pair)}): {summary}")
@@ -357,10 +358,10 @@ def finish(
     arms: dict[str, Method],
     spec: RunSpec,
     params: dict[str, Any],
-    summaries: dict[str, dict[int, dict[str, Any]]],
-    records: dict[str, dict[int, list[dict[str, Any]]]],
+    summaries: dict[str, dict[int, ArmSummary]],
+    records: dict[str, dict[int, list[StepRecord]]],
     *,
-    calibration: dict[str, Any] | None,
+    calibration: Calibration | None,
     title: str,
     timing: dict[str, Any],
     started: float,
@@ -371,7 +372,7 @@ def finish(
     from radar.repro.profile import mean_profile
     from radar.repro.verdict import verdict
 
-    runs = {
+    runs: dict[str, dict[int, ArmRun]] = {
         arm: {p: {"records": records[arm][p], "final": s["final"]} for p, s in per.items()}
         for arm, per in summaries.items()
     }

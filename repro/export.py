@@ -46,6 +46,7 @@ import json
 import math
 import re
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,7 @@ import yaml
 
 from radar.repro.errors import ReproError
 from radar.repro.methods import Method
+from radar.repro.shapes import Example
 from radar.repro.sizes import get_size
 from radar.repro.spec import rl_seed, run_catalog
 from radar.repro.tasks import get_task, rl_stream
@@ -482,7 +484,7 @@ def verl_refusal(params: dict[str, Any], record: dict[str, Any]) -> None:
         )
 
 
-def _verl_data(params: dict[str, Any], n: int) -> list[tuple[str, list[dict[str, Any]], Any]]:
+def _verl_data(params: dict[str, Any], n: int) -> list[tuple[str, list[Example], Callable[[str], str]]]:
     """(split, examples, prompt text) for train.parquet (the first seed pair's RL stream) and val.parquet (the
     held-out part the run scores on); a math run's prompts get the same instruction as the local run's."""
     if params.get("dataset_path"):
@@ -504,7 +506,7 @@ def _verl_data(params: dict[str, Any], n: int) -> list[tuple[str, list[dict[str,
     ]
 
 
-def _math_stream(data: Any, n: int) -> list[dict[str, Any]]:
+def _math_stream(data: Any, n: int) -> list[Example]:
     from radar.repro.checkpoint import rl_stream as math_stream
 
     return [{"prompt": r["prompt"], "answer": r["answer"]} for r in math_stream(data, n, 0)]

@@ -18,8 +18,9 @@ import math
 from typing import Any
 
 from radar.repro.methods import Method
+from radar.repro.shapes import ArmRun, StepRecord
 
-Records = list[dict[str, Any]]
+Records = list[StepRecord]
 RATES: dict[str, str] = {  # ArmMechanisms field -> step-record metric (repro.trainer.METRIC_KEYS)
     "overlong_rate": "overlong_rate",
     "clip_low": "clip_low",
@@ -69,7 +70,7 @@ def seed_rates(records: Records) -> dict[str, float | None]:
     return out
 
 
-def mechanisms(runs: dict[str, dict[int, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+def mechanisms(runs: dict[str, dict[int, ArmRun]]) -> dict[str, dict[str, Any]]:
     """{arm: {rate: mean over pairs, ..., "per_seed": {pair: {rate: value}}}} for both arms."""
     out: dict[str, dict[str, Any]] = {}
     for arm, per in runs.items():

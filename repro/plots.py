@@ -22,6 +22,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from scipy import stats  # noqa: E402
 
+from radar.repro.shapes import ArmRun  # noqa: E402
 from radar.repro.verdict import series  # noqa: E402
 
 SMOOTH = 5  # rolling mean over this many logged steps for the training metrics
@@ -36,7 +37,7 @@ PANELS: tuple[tuple[str, str, bool], ...] = (  # (metric, title, smoothed)
     ("frac_reward_zero_std", "groups with zero reward std", True),
 )
 COLORS = {"method": "tab:red", "baseline": "tab:blue"}
-ArmRuns = dict[int, dict[str, Any]]  # pair -> {"records": [...], "final": {...}}
+ArmRuns = dict[int, ArmRun]  # seed pair -> its step records and final held-out scores
 
 
 def smooth(points: list[tuple[int, float]], width: int = SMOOTH) -> list[tuple[int, float]]:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 from scipy import stats
@@ -38,11 +38,11 @@ from scipy import stats
 from radar.repro import mechanisms as mech
 from radar.repro.methods import Claim, Method
 from radar.repro.power import ALPHA, MIN_EFFECT, Setting, classify
+from radar.repro.shapes import ArmRun, Calibration, PowerPlan, Profile, SeedNoise, StepRecord
 
 __all__ = ["ALPHA", "MIN_EFFECT", "Setting"]
 
-Records = list[dict[str, Any]]  # per-step metric records of one (arm, seed)
-ArmRun = dict[str, Any]  # {"records": Records, "final": {"heldout_greedy": float, "heldout_pass1": float, ...}}
+Records = list[StepRecord]  # per-step metric records of one (arm, seed)
 
 VERDICT_METRICS: tuple[tuple[str, str], ...] = (
     ("heldout_greedy", "held-out greedy accuracy"),
@@ -286,10 +286,10 @@ def verdict(
     method: Method,
     baseline: Method,
     runs: dict[str, dict[int, ArmRun]],
-    calibration: dict[str, Any] | None = None,
-    profiles: dict[str, dict[int, dict[str, Any]]] | None = None,
+    calibration: Calibration | None = None,
+    profiles: dict[str, dict[int, Profile]] | None = None,
     setting: Setting | None = None,
-    planned: dict[str, Any] | None = None,
+    planned: PowerPlan | None = None,
 ) -> dict[str, Any]:
     """The run's verdict from {"method": {seed: ArmRun}, "baseline": {seed: ArmRun}}.
 
@@ -336,8 +336,9 @@ def verdict(
         }
     noise = seed_noise(m, b, calibration)
     setting = setting or Setting(toy=True, quick=False, steps=0, seeds=len(seeds))
-    cal_sd = (calibration or {}).get("sd_difference")
+    cal_sd = calibration.get("sd_difference") if calibration else None
     own = noise["sd_difference"]
+    sd: float | None
     if calibration and cal_sd is not None and (own is None or cal_sd >= own):
         sd, source = float(cal_sd), f"A/A run {calibration['run']}"
     else:  # the run's own noise when it is the larger (or the only) one: power is never overstated
@@ -361,7 +362,7 @@ def verdict(
     return doc
 
 
-def efficiency(profiles: dict[str, dict[int, dict[str, Any]]]) -> dict[str, Any]:
+def efficiency(profiles: dict[str, dict[int, Profile]]) -> dict[str, Any]:
     """Method vs baseline cost over the seed pairs that have both profiles: the per-step wall-time
     ratio (geometric mean, a 95 % t interval on the log ratios from 2 pairs on, and the range), the
     peak-memory difference (mean and range) and the throughput ratio. Each pair's arms ran on the
@@ -385,23 +386,23 @@ def efficiency(profiles: dict[str, dict[int, dict[str, Any]]]) -> dict[str, Any]
     out["peak_mem_diff_gb"] = _r(sum(mems) / len(mems)) if mems else None
     out["peak_mem_diff_range"] = [_r(min(mems)), _r(max(mems))] if mems else None
     tps = [
-        math.log(m_p[p]["tokens_per_s"] / b_p[p]["tokens_per_s"])
+        math.log(mt / bt)
         for p in pairs
-        if _pos(m_p[p].get("tokens_per_s")) and _pos(b_p[p].get("tokens_per_s"))
+        if _pos(mt := m_p[p].get("tokens_per_s")) and _pos(bt := b_p[p].get("tokens_per_s"))
     ]
     out["tokens_per_s_ratio"] = _r(math.exp(sum(tps) / len(tps))) if tps else None
     out["peak_mem_kind"] = m_p[pairs[0]].get("peak_mem_kind", "")
     out["device"] = m_p[pairs[0]].get("device", "")
     for arm, per in (("method", m_p), ("baseline", b_p)):
         out[arm] = {
-            k: _r(sum(float(per[p].get(k) or 0.0) for p in pairs) / len(pairs))
+            k: _r(sum(float(per[p].get(k) or 0.0) for p in pairs) / len(pairs))  # type: ignore[misc,arg-type]
             for k in ("step_s", "generate_s", "reward_s", "ref_s", "train_s", "tokens_per_s", "peak_mem_gb")
         }
     out["text"] = efficiency_text(out)
     return out
 
 
-def _pos(x: Any) -> bool:
+def _pos(x: object) -> TypeGuard[float]:
     return isinstance(x, int | float) and not isinstance(x, bool) and x > 0
 
 
@@ -432,7 +433,7 @@ def efficiency_text(e: dict[str, Any]) -> str:
     return text
 
 
-def seed_noise(m: np.ndarray, b: np.ndarray, calibration: dict[str, Any] | None) -> dict[str, Any]:
+def seed_noise(m: np.ndarray, b: np.ndarray, calibration: Calibration | None) -> SeedNoise:
     """Seed-to-seed spread of the primary held-out score in this run, and the A/A calibration if any."""
 
     def sd(x: np.ndarray) -> float:

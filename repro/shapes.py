@@ -1,0 +1,123 @@
+"""The JSON shapes a reproduction run writes (metrics.jsonl lines, arm summaries, verdict.json and the runs
+table's result), typed for the code that builds them.
+
+They are TypedDicts, not dataclasses, because they are the stored JSON itself: the runs table, run.json and
+verdict.json hold exactly these objects, and readers outside repro read them back through store.runs'
+dataclasses (RunVerdict, Power, ArmMechanisms, ArmProfile). No torch, no I/O.
+"""
+
+from __future__ import annotations
+
+from typing import NotRequired, Required, TypedDict
+
+Scalar = str | int | float | bool | None  # a JSON scalar
+
+# One training step of one (arm, seed pair): "step", "time", the optional "heldout" curve point and the
+# normalised TRL metrics (repro/trainer.py METRIC_KEYS); one line of metrics.jsonl.
+StepRecord = dict[str, float]
+
+
+class Example(TypedDict, total=False):
+    """One problem: a toy task's (repro/tasks.py) or a row of a math data set (repro/checkpoint.py)."""
+
+    prompt: Required[str]
+    answer: Required[str]  # the reference answer (a math row: its final answer)
+    sft_answer: str  # addition-work: the SFT target, the bare sum or its working
+    numbers: list[int]  # countdown: the numbers to use
+    target: int  # countdown: the value to reach
+    line: int  # a data set row: its line in the JSONL file
+    part: str  # a data set row: "rl" or "eval"
+
+
+class ArmRun(TypedDict):
+    """One (arm, seed pair) as the verdict and the plots read it."""
+
+    records: list[StepRecord]
+    final: dict[str, float]  # held-out scores at the end: heldout_greedy, heldout_pass1 (, ood_greedy)
+
+
+class Profile(TypedDict, total=False):
+    """An arm's efficiency profile per optimiser step (repro/profile.py ``StepProfiler.summary``; the mean over
+    an arm's seeds in ``mean_profile``, which adds ``seeds``; a checkpoint arm adds ``lora`` and ``vllm``)."""
+
+    device: str
+    steps: int
+    warmup_excluded: int
+    measured_steps: int
+    first_step_s: float | None
+    step_s: float
+    step_s_median: float | None
+    generate_s: float
+    reward_s: float
+    ref_s: float
+    train_s: float
+    generated_tokens: int
+    trained_tokens: int
+    tokens_per_s: float | None
+    gen_tokens_per_s: float | None
+    train_tokens_per_s: float | None
+    peak_mem_gb: float
+    peak_mem_kind: str
+    ref_model: str
+    ref_mem_gb: float
+    timing: str
+    lora: bool
+    vllm: bool
+    seeds: int
+
+
+class ArmSummary(TypedDict):
+    """One trained (arm, seed pair) (repro/trainer.py ``_arm_result``)."""
+
+    steps: int
+    seconds: float
+    steps_per_s: float | None
+    eval_seconds: float
+    final: dict[str, float]
+    eval_accuracy: float
+    profile: Profile
+    parameters: int
+
+
+class PowerPlan(TypedDict):
+    """repro/power.py ``plan``: what a run can detect at its seed pairs (store.runs.Power reads it back)."""
+
+    seeds: int
+    sd_difference: float | None
+    noise_source: str
+    mde: float | None
+    effect: float
+    seeds_needed: int | None
+    power_at_effect: float | None
+    alpha: float
+    power: float
+    test: str
+
+
+# repro/power.py ``classify``: the class of evidence a run supports ("pipeline check", "evidence",
+# "underpowered"), why, and its power; the verdict adds the plan made when the run was submitted.
+Evidence = TypedDict(
+    "Evidence", {"class": str, "reason": str, "power": PowerPlan, "planned": NotRequired["PowerPlan | None"]}
+)
+
+
+class Calibration(TypedDict):
+    """The matching A/A run a verdict quotes (repro/adoption.py ``calibration_for``)."""
+
+    run: str
+    method: str
+    seeds: int
+    sd_difference: float
+    overall: str
+
+
+class SeedNoise(TypedDict):
+    """Seed-to-seed spread of the primary held-out score in a run (repro/verdict.py ``seed_noise``)."""
+
+    metric: str
+    sd_method: float | None
+    sd_baseline: float | None
+    sd_difference: float | None
+    sd_differences: dict[str, float | None]  # per verdict metric
+    n: int
+    calibration: Calibration | None
