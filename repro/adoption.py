@@ -30,11 +30,11 @@ from radar.repro.power import ALPHA, MIN_EFFECT
 from radar.repro.shapes import Calibration
 from radar.repro.spec import KIND
 from radar.repro.verdict import SIM_EVAL_PROMPTS, SIM_INIT_SD, SIM_TRAIN_SD, decide, holm
-from radar.store.runs import RunAdoption, RunRecord
+from radar.store.runs import RunAdoption, RunParams, RunRecord
 
 
 # -- settings and families ----------------------------------------------------------------------------
-def setting_key(params: dict[str, Any]) -> tuple[Any, ...]:
+def setting_key(params: RunParams) -> tuple[Any, ...]:
     """What an A/A calibration must share with a run: task or data, model, preset, steps, LoRA."""
     return (
         params.get("task"),
@@ -58,7 +58,7 @@ def _finished(records: Iterable[RunRecord]) -> list[RunRecord]:
     return [r for r in records if r.kind == KIND and r.status == "done" and r.verdict is not None]
 
 
-def calibration_for(records: Iterable[RunRecord], params: dict[str, Any], exclude: str = "") -> Calibration | None:
+def calibration_for(records: Iterable[RunRecord], params: RunParams, exclude: str = "") -> Calibration | None:
     """The newest finished A/A run on the same setting, with its seed noise and its own label, or None."""
     key = setting_key(params)
     for run in _finished(records):  # newest first
@@ -77,7 +77,7 @@ def calibration_for(records: Iterable[RunRecord], params: dict[str, Any], exclud
     return None
 
 
-def stored_noise(records: Iterable[RunRecord], params: dict[str, Any]) -> tuple[float, str] | None:
+def stored_noise(records: Iterable[RunRecord], params: RunParams) -> tuple[float, str] | None:
     """(sd of paired differences, where it came from): the matching A/A run's, else the newest finished run's
     on the same setting (its arms differ by the method's effect too, so it overstates the noise a little)."""
     runs = list(records)

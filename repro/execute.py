@@ -40,7 +40,7 @@ from radar.repro.supervise import pid_alive, require
 from radar.repro.tasks import get_task
 from radar.store import Store, utc_now
 from radar.store.files import write_text_atomic
-from radar.store.runs import RunRecord, setup_text
+from radar.store.runs import RunParams, RunRecord, setup_text
 
 Log = Callable[[str], None]
 
@@ -230,7 +230,7 @@ def arm_job(
     return summary, records
 
 
-def _execute(db: Path, run_id: str, params: dict[str, Any], log: Log) -> dict[str, Any]:
+def _execute(db: Path, run_id: str, params: RunParams, log: Log) -> dict[str, Any]:
     import torch
 
     from radar.repro.record import checkpoint_record, resolve_device, toy_record
@@ -357,7 +357,7 @@ def finish(
     folder: Path,
     arms: dict[str, Method],
     spec: RunSpec,
-    params: dict[str, Any],
+    params: RunParams,
     summaries: dict[str, dict[int, ArmSummary]],
     records: dict[str, dict[int, list[StepRecord]]],
     *,

@@ -59,7 +59,7 @@ from radar.repro.sizes import get_size
 from radar.repro.spec import rl_seed, run_catalog
 from radar.repro.tasks import get_task, rl_stream
 from radar.store.files import write_text_atomic
-from radar.store.runs import RunRecord
+from radar.store.runs import RunParams, RunRecord
 
 VERL_VERSION = "0.9.1"  # the version whose default config the test checks the keys against
 FORMAT_WEIGHT = 0.1  # repro.tasks.format_reward's weight; the local run's reward is correct + format
@@ -104,7 +104,7 @@ def verl_score(task_name: str, solution_str: str, ground_truth: str) -> dict[str
     return {"score": correct + well_formed, "acc": correct}
 
 
-def _shape(params: dict[str, Any]) -> dict[str, Any]:
+def _shape(params: RunParams) -> dict[str, Any]:
     """Batch shape, lengths and DAPO buffer of a run's size preset (a toy task's, or a checkpoint run's)."""
     if params.get("model_path") or params.get("task") == MATH_TASK:
         from radar.repro.sizes import get_checkpoint_preset
@@ -139,7 +139,7 @@ def _micro(per_gpu: int) -> int:
 
 def verl_overrides(
     method: Method,
-    params: dict[str, Any],
+    params: RunParams,
     model_path: str,
     trl_config: dict[str, Any] | None = None,
     n_gpus: int = 8,
@@ -469,7 +469,7 @@ def export_run(run: RunRecord, engine: str, out_dir: Path | None = None, num_pro
     return written
 
 
-def verl_refusal(params: dict[str, Any], record: dict[str, Any]) -> None:
+def verl_refusal(params: RunParams, record: dict[str, Any]) -> None:
     """One line when a run cannot go to verl: verl builds each prompt with the tokenizer's chat template."""
     if not params.get("model_path"):
         raise ReproError(
@@ -484,7 +484,7 @@ def verl_refusal(params: dict[str, Any], record: dict[str, Any]) -> None:
         )
 
 
-def _verl_data(params: dict[str, Any], n: int) -> list[tuple[str, list[Example], Callable[[str], str]]]:
+def _verl_data(params: RunParams, n: int) -> list[tuple[str, list[Example], Callable[[str], str]]]:
     """(split, examples, prompt text) for train.parquet (the first seed pair's RL stream) and val.parquet (the
     held-out part the run scores on); a math run's prompts get the same instruction as the local run's."""
     if params.get("dataset_path"):

@@ -16,6 +16,7 @@ from radar.repro.methods import Method
 from radar.repro.sizes import get_checkpoint_preset, get_size
 from radar.repro.spec import RunSpec, checkpoint_threads, rl_seed
 from radar.repro.tasks import get_task
+from radar.store.runs import RunParams
 
 ARMS = ("method", "baseline")
 
@@ -112,7 +113,7 @@ def _common(spec: RunSpec, device: str, steps: int, arms: dict[str, Method]) -> 
 def toy_record(
     run_id: str,
     spec: RunSpec,
-    params: dict[str, Any],
+    params: RunParams,
     device: str,
     arms: dict[str, Method],
     log: Callable[[str], None],
@@ -147,7 +148,7 @@ def toy_record(
 
 
 def checkpoint_record(
-    run_id: str, spec: RunSpec, params: dict[str, Any], device: str, arms: dict[str, Method]
+    run_id: str, spec: RunSpec, params: RunParams, device: str, arms: dict[str, Method]
 ) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]:
     """The run record of a checkpoint run: every seed pair starts from the checkpoint itself; the held-out
     overlap is measured against every arm's RL prompt stream and refill stream."""

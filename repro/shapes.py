@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import NotRequired, Required, TypedDict
 
+from radar.store.runs import PlannedPower
+
 Scalar = str | int | float | bool | None  # a JSON scalar
 
 # One training step of one (arm, seed pair): "step", "time", the optional "heldout" curve point and the
@@ -97,7 +99,7 @@ class PowerPlan(TypedDict):
 # repro/power.py ``classify``: the class of evidence a run supports ("pipeline check", "evidence",
 # "underpowered"), why, and its power; the verdict adds the plan made when the run was submitted.
 Evidence = TypedDict(
-    "Evidence", {"class": str, "reason": str, "power": PowerPlan, "planned": NotRequired["PowerPlan | None"]}
+    "Evidence", {"class": str, "reason": str, "power": PowerPlan, "planned": NotRequired["PlannedPower | None"]}
 )
 
 

@@ -38,7 +38,8 @@ from scipy import stats
 from radar.repro import mechanisms as mech
 from radar.repro.methods import Claim, Method
 from radar.repro.power import ALPHA, MIN_EFFECT, Setting, classify
-from radar.repro.shapes import ArmRun, Calibration, PowerPlan, Profile, SeedNoise, StepRecord
+from radar.repro.shapes import ArmRun, Calibration, Profile, SeedNoise, StepRecord
+from radar.store.runs import PlannedPower
 
 __all__ = ["ALPHA", "MIN_EFFECT", "Setting"]
 
@@ -289,7 +290,7 @@ def verdict(
     calibration: Calibration | None = None,
     profiles: dict[str, dict[int, Profile]] | None = None,
     setting: Setting | None = None,
-    planned: PowerPlan | None = None,
+    planned: PlannedPower | None = None,
 ) -> dict[str, Any]:
     """The run's verdict from {"method": {seed: ArmRun}, "baseline": {seed: ArmRun}}.
 

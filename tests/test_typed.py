@@ -23,12 +23,12 @@ LOOSE = {"Any", "object"}
 # The issue's target ("Typed to the edge"): at most 40 in all the stage packages, each at a JSON edge.
 # These ceilings are what the packages hold now; lower them as they shrink.
 CEILINGS = {
-    "store": 27,
+    "store": 24,
     "crawler": 4,
     "index": 8,
     "analysis": 34,
     "reports": 48,
-    "repro": 77,
+    "repro": 62,
 }
 
 
@@ -131,3 +131,11 @@ def test_the_total_stays_within_the_ceilings() -> None:
 )
 def test_the_count_sees_every_spelling(source: str, expected: int) -> None:
     assert count_loose(source) == expected
+
+
+def test_run_params_name_every_spec_field() -> None:
+    """store.runs.RunParams types a run's stored params; repro's RunSpec fields are among them."""
+    from radar.repro.spec import RunSpec
+    from radar.store.runs import RunParams
+
+    assert set(RunSpec.__dataclass_fields__) <= set(RunParams.__annotations__)
