@@ -171,7 +171,7 @@ def executive_summary(
     tag_line: Bullet | None,
     top: list[dict[str, Any]],
     topics: list[Any],
-    runs: list[dict[str, Any]],
+    runs: list[RunSummary],
     new: Mapping[str, Any] | None = None,
 ) -> list[Bullet]:
     """At most five bullets, what matters to the profile this period, each with its evidence link; every figure in
@@ -192,12 +192,12 @@ def executive_summary(
         out.append(
             {"text": f"Growing topic: {t['label']} ({t['recent_size']} recent of {t['size']})", "link": "", "label": ""}
         )
-    done = [r for r in runs if r.get("verdict")]
+    done = [r for r in runs if r.verdict]
     if done and len(out) < 5:
         run = done[0]
         out.append(
             {
-                "text": f"Reproduction {run['line']}",
+                "text": f"Reproduction {run.line}",
                 "link": "",
                 "label": "",
             }
@@ -390,7 +390,7 @@ def gather(
         posts_total=len(posts),
         recommendations=recs,
         new_this_week=new,
-        runs=[r.as_dict() for r in runs[:10]],
+        runs=runs[:10],
         notes={
             "profile": profile_note,
             "summaries": summary_note,
@@ -406,7 +406,7 @@ def gather(
             tag_bullet(tag_volume, used_profile, by_tag),
             top_overall,
             shown_topics,
-            [r.as_dict() for r in runs],
+            runs,
             new,
         ),
         elsewhere=elsewhere_items,

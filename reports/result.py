@@ -12,6 +12,7 @@ from typing import Any, NotRequired, TypedDict
 
 from radar.analysis.trends.result import NewMethod, TermTrend, Topic
 from radar.reports.recommend import Evidence, Recommendation
+from radar.reports.runs import RunSummary
 
 
 class PeriodInfo(TypedDict):
@@ -63,7 +64,7 @@ class ReportContent:
     posts: list[dict[str, Any]]
     posts_total: int
     recommendations: list[Recommendation]  # as_dict(): Recommendation.as_dict each
-    runs: list[dict[str, Any]]  # finished reproduction runs with their verdicts
+    runs: list[RunSummary]  # finished reproduction runs with their verdicts (as_dict(): RunSummary.as_dict each)
     notes: Notes
     summary: list[Bullet] = field(default_factory=list)  # the executive summary: at most five bullets
     # papers carrying a profile tag whose contribution lies elsewhere (an application: speech, medicine, ...):
@@ -76,6 +77,7 @@ class ReportContent:
     def as_dict(self) -> dict[str, Any]:
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
         out["recommendations"] = [r.as_dict() for r in self.recommendations]
+        out["runs"] = [r.as_dict() for r in self.runs]
         return {**out, **self.extra}
 
     @classmethod
@@ -87,6 +89,7 @@ class ReportContent:
             raise ValueError(f"report.json lacks {', '.join(missing)}")
         values = {k: data[k] for k in names if k in data}
         values["recommendations"] = [recommendation_from_dict(r) for r in data["recommendations"] or []]
+        values["runs"] = [RunSummary.from_dict(r) for r in data["runs"] or []]
         return cls(**values, extra={k: v for k, v in data.items() if k not in names})
 
 
