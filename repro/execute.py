@@ -22,7 +22,7 @@ from typing import Any
 from radar.repro.errors import ReproError, RunCancelled
 from radar.repro.methods import Method
 from radar.repro.power import DEFAULT_EFFECT, Setting
-from radar.repro.shapes import ArmRun, ArmSummary, Calibration, StepRecord
+from radar.repro.shapes import ArmRun, ArmSummary, Calibration, StepRecord, VerdictMetric
 from radar.repro.sizes import get_checkpoint_preset, get_size
 from radar.repro.spec import (
     KIND,
@@ -406,7 +406,7 @@ def finish(
         "steps_per_s": round(trained_steps / train_s, 3) if train_s else None,  # per arm process
         "steps_per_s_wall": round(trained_steps / timing["train_wall_s"], 3) if timing.get("train_wall_s") else None,
         "heldout": {arm: {str(p): s["final"] for p, s in per.items()} for arm, per in summaries.items()},
-        "final_heldout_greedy": {arm: doc["metrics"]["heldout_greedy"][f"{arm}_mean"] for arm in arms},
+        "final_heldout_greedy": {arm: _arm_mean(doc["metrics"]["heldout_greedy"], arm) for arm in arms},
         "eval_seconds": round(sum(s["eval_seconds"] for per in summaries.values() for s in per.values()), 2),
     }
     write_text_atomic(folder / "verdict.json", json.dumps(doc | {"timing": metrics}, indent=2))
@@ -421,3 +421,8 @@ def finish(
             for arm, per in profiles.items()
         },
     }
+
+
+def _arm_mean(test: VerdictMetric, arm: str) -> float | None:
+    """The arm's mean held-out score in a verdict metric ("method" or "baseline")."""
+    return test["method_mean"] if arm == "method" else test["baseline_mean"]

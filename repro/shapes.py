@@ -123,3 +123,109 @@ class SeedNoise(TypedDict):
     sd_differences: dict[str, float | None]  # per verdict metric
     n: int
     calibration: Calibration | None
+
+
+Rate = float | None
+# An arm's lever rates (repro/mechanisms.py): rate name -> mean over seed pairs, and "per_seed": {pair: {rate: v}}
+ArmRates = dict[str, Rate | dict[str, dict[str, Rate]]]
+
+
+class VerdictMetric(TypedDict):
+    """One verdict metric's paired test (verdict.json ``metrics``; store.runs.MetricTest reads it back)."""
+
+    title: str
+    test: str
+    n: int
+    effect: float | None
+    interval: list[float | None]
+    confidence: float
+    p: float | None
+    p_adjusted: float | None
+    label: str
+    method_mean: float | None
+    baseline_mean: float | None
+    method: list[float | None]
+    baseline: list[float | None]
+    seeds: list[int]
+
+
+class ClaimTest(TypedDict):
+    """The test of one condition of a method's claim (repro/verdict.py ``check_claim``)."""
+
+    name: str
+    metric: str
+    window: str
+    test: str
+    n: int
+    effect: float | None
+    effect_scale: str  # "ratio" or "difference"
+    interval: list[float | None]
+    p: float | None
+    method: list[float | None]
+    baseline: list[float | None]
+    seeds: list[int]
+    p_adjusted: NotRequired[float | None]  # Holm over the claim's conditions
+
+
+class ClaimCondition(TypedDict):
+    test: ClaimTest
+    status: str
+
+
+class Lever(TypedDict):
+    """Whether one of a method's levers engaged (repro/mechanisms.py ``gate``)."""
+
+    metric: str
+    arm: str
+    minimum: float
+    measured: float | None
+    engaged: bool
+    what: str
+
+
+class ClaimResult(TypedDict, total=False):
+    """The verdict's claim: its test's status, or why it was not checked or is not testable here."""
+
+    claim: Required[str]
+    status: Required[str]  # holds / refuted / inconclusive / not testable here / not checked
+    test: ClaimTest
+    conditions: list[ClaimCondition]
+    reason: str
+    levers: list[Lever]
+    tested_status: str  # what the test alone said, when a lever did not engage
+
+
+class Efficiency(TypedDict, total=False):
+    """Method vs baseline cost over the seed pairs with both profiles (repro/verdict.py ``efficiency``)."""
+
+    pairs: Required[int]
+    step_ratio: float | None
+    step_ratio_interval: list[float | None] | None
+    step_ratio_range: list[float | None]
+    step_ratio_per_pair: list[float | None]
+    peak_mem_diff_gb: float | None
+    peak_mem_diff_range: list[float | None] | None
+    tokens_per_s_ratio: float | None
+    peak_mem_kind: str
+    device: str
+    method: dict[str, float | None]
+    baseline: dict[str, float | None]
+    text: str
+
+
+class Verdict(TypedDict):
+    """verdict.json without its timing, and the runs table's result["verdict"] (store.runs.RunVerdict reads it)."""
+
+    overall: str
+    alpha: float
+    min_effect: float
+    primary: str
+    metrics: dict[str, VerdictMetric]
+    claim: ClaimResult
+    seed_noise: SeedNoise
+    aa: bool
+    setup: str
+    evidence: Evidence
+    mechanisms: dict[str, ArmRates]
+    efficiency: NotRequired[Efficiency]
+    summary: NotRequired[str]  # last: built from the rest

@@ -28,7 +28,7 @@ CEILINGS = {
     "index": 8,
     "analysis": 34,
     "reports": 47,
-    "repro": 62,
+    "repro": 46,
 }
 
 
