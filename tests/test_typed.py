@@ -27,7 +27,7 @@ CEILINGS = {
     "crawler": 4,
     "index": 8,
     "analysis": 34,
-    "reports": 47,
+    "reports": 25,
     "repro": 46,
 }
 
