@@ -20,11 +20,10 @@ import random
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from radar.repro.errors import ReproError
 from radar.repro.mathreward import reference_answer
-from radar.repro.shapes import Example
+from radar.repro.shapes import Example, ModelFingerprint, Overlap
 from radar.repro.tasks import part_of
 
 MAX_ROWS = 500_000
@@ -69,7 +68,7 @@ def _check_folder(folder: Path) -> Path:
     return folder
 
 
-def model_fingerprint(folder: Path) -> dict[str, Any]:
+def model_fingerprint(folder: Path) -> ModelFingerprint:
     """What identifies a checkpoint in a run record: its folder, config hash and weight file sizes."""
     config = (folder / "config.json").read_bytes()
     weights = sorted(p for p in folder.iterdir() if p.suffix in (".safetensors", ".bin"))
@@ -192,7 +191,7 @@ def eval_rows(data: MathDataset, n: int) -> list[Example]:
     return [row for _, row in ordered[:n]]
 
 
-def eval_overlap(data: MathDataset, streams: list[list[Example]], n_eval: int) -> dict[str, Any]:
+def eval_overlap(data: MathDataset, streams: list[list[Example]], n_eval: int) -> Overlap:
     """Measured share of held-out prompts that also occur in an RL prompt stream (by canonical prompt)."""
     rl_keys = {prompt_key(r["prompt"]) for stream in streams for r in stream}
     held = eval_rows(data, n_eval)

@@ -17,12 +17,22 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor
 from concurrent.futures import wait as wait_futures
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from radar.repro.errors import ReproError, RunCancelled
 from radar.repro.methods import Method
 from radar.repro.power import DEFAULT_EFFECT, Setting
-from radar.repro.shapes import ArmRun, ArmSummary, Calibration, StepRecord, VerdictMetric
+from radar.repro.shapes import (
+    ArmRun,
+    ArmSummary,
+    Calibration,
+    ModelFingerprint,
+    RunMetrics,
+    RunResult,
+    StepRecord,
+    Timing,
+    VerdictMetric,
+)
 from radar.repro.sizes import get_checkpoint_preset, get_size
 from radar.repro.spec import (
     KIND,
@@ -194,7 +204,7 @@ def arm_job(
         if data.sha256 != params["dataset_sha256"]:
             raise ReproError(f"{data.path} changed since the run was submitted; submit a new run")
         preset = get_checkpoint_preset(spec.preset)
-        if checkpoint_threads(device, record.get("model") or {}):
+        if checkpoint_threads(device, cast(ModelFingerprint, record.get("model") or {})):
             torch.set_num_threads(1)  # a tiny model on CPU: one thread (as the tiny toy preset; see sizes.py)
         summary = train_checkpoint_arm(
             model_path=Path(params["model_path"]),
@@ -230,7 +240,7 @@ def arm_job(
     return summary, records
 
 
-def _execute(db: Path, run_id: str, params: RunParams, log: Log) -> dict[str, Any]:
+def _execute(db: Path, run_id: str, params: RunParams, log: Log) -> RunResult:
     import torch
 
     from radar.repro.record import checkpoint_record, resolve_device, toy_record
@@ -324,7 +334,7 @@ def _execute(db: Path, run_id: str, params: RunParams, log: Log) -> dict[str, An
 
     with _store(db) as store:
         calibration = calibration_for(store.list_runs(kind=KIND), params, exclude=run_id)
-    timing = {
+    timing: Timing = {
         "train_wall_s": round(time.perf_counter() - train_started, 2),
         "warm_start_seconds": round(warm_s, 2),
         "warm_start_cached": all(warm_s < 0.5 * float(p.get("seconds") or 0) for p in policies),
@@ -346,11 +356,17 @@ def _execute(db: Path, run_id: str, params: RunParams, log: Log) -> dict[str, An
         started=started,
     )
     log(result["verdict"]["summary"])
-    prov = {k: record[k] for k in ("git_commit", "repro_dirty", "python", "packages")}
-    return result | {
-        "eval_overlap": overlap,
-        "record": {"device": device, "cuda_device": record["cuda_device"], "seeds": pairs, **prov},
+    result["eval_overlap"] = overlap
+    result["record"] = {  # with the run record's provenance
+        "device": device,
+        "cuda_device": record["cuda_device"],
+        "seeds": pairs,
+        "git_commit": record["git_commit"],
+        "repro_dirty": record["repro_dirty"],
+        "python": record["python"],
+        "packages": record["packages"],
     }
+    return result
 
 
 def finish(
@@ -363,9 +379,9 @@ def finish(
     *,
     calibration: Calibration | None,
     title: str,
-    timing: dict[str, Any],
+    timing: Timing,
     started: float,
-) -> dict[str, Any]:
+) -> RunResult:
     """The verdict of trained arms (summaries and step records per arm and pair), its plots, and
     RUN_DIR/verdict.json: the verdict document with its tests, and the run's timing beside them."""
     from radar.repro.plots import plot_run
@@ -400,7 +416,8 @@ def finish(
     plots = plot_run(runs, names, folder / "plots", title)
     train_s = sum(s["seconds"] for per in summaries.values() for s in per.values())
     trained_steps = sum(s["steps"] for per in summaries.values() for s in per.values())
-    metrics = timing | {
+    metrics: RunMetrics = {
+        **timing,
         "time_to_verdict_s": round(time.perf_counter() - started, 2),
         "train_seconds": round(train_s, 2),
         "steps_per_s": round(trained_steps / train_s, 3) if train_s else None,  # per arm process

@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import matplotlib
 
@@ -80,7 +80,18 @@ def paired_difference(runs: dict[str, ArmRuns], metric: str = "heldout") -> dict
     return out
 
 
-def end_difference(runs: dict[str, ArmRuns], metric: str = "heldout_greedy") -> dict[str, Any]:
+class EndDifference(TypedDict):
+    """What difference.png marks as tested: per pair, method minus baseline of ``metric``, their mean and interval."""
+
+    metric: str
+    pairs: list[int]
+    diffs: list[float]
+    mean: float
+    lo: float  # NaN below 2 pairs
+    hi: float
+
+
+def end_difference(runs: dict[str, ArmRuns], metric: str = "heldout_greedy") -> EndDifference:
     """The verdict's tested quantity: per pair, method minus baseline of the end-of-training held-out score
     (``final[metric]``), their mean and two-sided 95 % t interval."""
     pairs = sorted(set(runs["method"]) & set(runs["baseline"]))

@@ -3,14 +3,15 @@ table's result), typed for the code that builds them.
 
 They are TypedDicts, not dataclasses, because they are the stored JSON itself: the runs table, run.json and
 verdict.json hold exactly these objects, and readers outside repro read them back through store.runs'
-dataclasses (RunVerdict, Power, ArmMechanisms, ArmProfile). No torch, no I/O.
+dataclasses (RunVerdict, Power, ArmMechanisms, ArmProfile). The two shapes the store itself reads
+(``Calibration``, ``PlannedPower``) live in store/runs.py beside ``RunParams``. No torch, no I/O.
 """
 
 from __future__ import annotations
 
 from typing import NotRequired, Required, TypedDict
 
-from radar.store.runs import PlannedPower
+from radar.store.runs import Calibration, PlannedPower
 
 Scalar = str | int | float | bool | None  # a JSON scalar
 
@@ -66,6 +67,7 @@ class Profile(TypedDict, total=False):
     lora: bool
     vllm: bool
     seeds: int
+    per_seed: dict[str, Profile]  # an arm's mean profile in a run's result: each seed pair's own
 
 
 class ArmSummary(TypedDict):
@@ -101,16 +103,6 @@ class PowerPlan(TypedDict):
 Evidence = TypedDict(
     "Evidence", {"class": str, "reason": str, "power": PowerPlan, "planned": NotRequired["PlannedPower | None"]}
 )
-
-
-class Calibration(TypedDict):
-    """The matching A/A run a verdict quotes (repro/adoption.py ``calibration_for``)."""
-
-    run: str
-    method: str
-    seeds: int
-    sd_difference: float
-    overall: str
 
 
 class SeedNoise(TypedDict):
@@ -229,3 +221,96 @@ class Verdict(TypedDict):
     mechanisms: dict[str, ArmRates]
     efficiency: NotRequired[Efficiency]
     summary: NotRequired[str]  # last: built from the rest
+
+
+class Provenance(TypedDict):
+    """What code and packages a run ran on (run.json, and the result's ``record``)."""
+
+    git_commit: str
+    repro_dirty: bool
+    python: str
+    platform: str
+    packages: dict[str, str | None]
+
+
+class ModelFingerprint(TypedDict):
+    """What identifies a checkpoint in a run record (repro/checkpoint.py ``model_fingerprint``)."""
+
+    path: str
+    config_sha256: str
+    model_type: str | None
+    weights: dict[str, int]  # weight file -> bytes
+    chat_template: bool
+
+
+class Timing(TypedDict):
+    """How long a run's parts took (repro/execute.py), before the verdict."""
+
+    train_wall_s: float
+    warm_start_seconds: float
+    warm_start_cached: bool
+    warm_start_sampled_accuracy: list[float | None]
+    parallel_arms: int
+    device: str
+
+
+class RunMetrics(Timing):
+    """The result's ``metrics`` (and verdict.json's ``timing``)."""
+
+    time_to_verdict_s: float
+    train_seconds: float
+    steps_per_s: float | None  # per arm process
+    steps_per_s_wall: float | None
+    heldout: dict[str, dict[str, dict[str, float]]]  # arm -> seed pair -> final held-out scores
+    final_heldout_greedy: dict[str, float | None]
+    eval_seconds: float
+
+
+class ResultModel(TypedDict):
+    name: str
+    parameters: int | None
+    toy: bool
+
+
+class RunResult(TypedDict):
+    """A finished run's result as the runs table stores it (store.runs.RunRecord reads it back)."""
+
+    verdict: Verdict
+    metrics: RunMetrics
+    plots: list[str]
+    folder: str
+    model: ResultModel
+    profile: dict[str, Profile]  # per arm: the mean over its seed pairs, with ``per_seed``
+    eval_overlap: NotRequired[Overlap]
+    record: NotRequired[ResultRecord]
+
+
+class OverlapPart(TypedDict):
+    """One held-out set's measured overlap with the training data."""
+
+    prompts: int
+    distinct: NotRequired[int]
+    in_sft: int | None  # None: a warm start recorded before it was measured
+    in_rl: int
+    share: float | None
+
+
+class Overlap(TypedDict):
+    """Measured share of held-out problems that occur in the training data (run.json, the result)."""
+
+    by: str  # the canonical key problems are compared by
+    eval: OverlapPart
+    ood: NotRequired[OverlapPart]  # toy tasks: one difficulty up
+    share: float | None
+
+
+class ResultRecord(TypedDict):
+    """The result's ``record``: where a run ran and on what code."""
+
+    device: str
+    cuda_device: str | None
+    seeds: list[int]
+    git_commit: str
+    repro_dirty: bool
+    python: str
+    packages: dict[str, str | None]

@@ -18,6 +18,7 @@ from typing import Any, cast
 
 from radar.repro.errors import ReproError
 from radar.repro.methods import Catalog, baseline_of, catalog
+from radar.repro.shapes import ModelFingerprint
 from radar.repro.sizes import get_checkpoint_preset, get_size
 from radar.repro.tasks import get_task
 from radar.store.runs import RunParams, RunRecord
@@ -120,7 +121,7 @@ def record_params(spec: RunSpec, presets: Catalog, run_dir: Path, policy_cache: 
     return params
 
 
-def checkpoint_threads(device: str, model: dict[str, Any]) -> int:
+def checkpoint_threads(device: str, model: ModelFingerprint) -> int:
     """1 when a checkpoint's weights are tiny and it trains on CPU (one thread), else 0 (torch's default)."""
     return int(device == "cpu" and sum((model.get("weights") or {}).values()) < TINY_MODEL_BYTES)
 

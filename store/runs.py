@@ -62,6 +62,16 @@ class MetricTest:
         )
 
 
+class Calibration(TypedDict):
+    """The matching A/A run a verdict quotes (repro/adoption.py ``calibration_for``), as stored."""
+
+    run: str
+    method: str
+    seeds: int
+    sd_difference: float
+    overall: str
+
+
 @dataclass(frozen=True)
 class SeedNoise:
     """Seed-to-seed spread of the primary held-out score; ``calibration`` is the latest A/A run's."""
@@ -71,7 +81,7 @@ class SeedNoise:
     sd_baseline: float | None
     sd_difference: float | None
     n: int
-    calibration: dict[str, Any] | None = None
+    calibration: Calibration | None = None
 
 
 EVIDENCE_CLASSES = ("pipeline check", "evidence", "underpowered")
@@ -194,7 +204,9 @@ class RunVerdict:
                 sd_baseline=_num(noise.get("sd_baseline")),
                 sd_difference=_num(noise.get("sd_difference")),
                 n=int(noise.get("n") or 0),
-                calibration=noise.get("calibration") if isinstance(noise.get("calibration"), dict) else None,
+                calibration=cast(Calibration, noise["calibration"])
+                if isinstance(noise.get("calibration"), dict)
+                else None,
             )
             if isinstance(noise, dict)
             else None,

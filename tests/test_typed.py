@@ -21,14 +21,15 @@ DICT_NAMES = {"dict", "Dict", "Mapping", "MutableMapping"}
 LOOSE = {"Any", "object"}
 
 # The target ("Typed to the edge"): at most 40 in all the stage packages, each at a JSON edge.
-# These ceilings are what the packages hold now; lower them as they shrink.
+# These ceilings are what the packages hold now (295 before the typing work: store 27, crawler 4, index 8,
+# analysis 34, reports 48, repro 174); lower them as they shrink.
 CEILINGS = {
-    "store": 24,
-    "crawler": 4,
+    "store": 23,
+    "crawler": 3,
     "index": 8,
     "analysis": 34,
     "reports": 25,
-    "repro": 46,
+    "repro": 33,
 }
 
 
