@@ -43,6 +43,7 @@ from radar.repro.spec import (
     record_params,
     run_catalog,
     spec_of,
+    spec_params,
 )
 from radar.store import Store, Workspace, WorkspaceError
 from radar.store.errors import RadarError
@@ -143,7 +144,7 @@ class Reproductions:
                 return self.plan(spec, effect, opened)
         from radar.repro.adoption import stored_noise  # defers scipy
 
-        params = asdict(spec) | {"total_steps": spec.total_steps}
+        params = spec_params(spec)
         params |= check_inputs(spec)  # a bad model or data set: one line, before anything is printed or stored
         found = stored_noise(store.list_runs(kind=KIND), params)
         if found is None and spec.toy:

@@ -83,7 +83,7 @@ class ParsedFeed:
     documents: list[Document]
     skipped: int = 0
     warning: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, int] = field(default_factory=dict)  # "cut": entries past the limit, never parsed
 
 
 def canonical_url(url: str) -> str:

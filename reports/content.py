@@ -18,11 +18,11 @@ from radar.analysis.contributions.cards import MethodCard
 from radar.analysis.trends.result import PeriodTrends, TrendsResult
 from radar.reports.config import Profile, ReportConfig
 from radar.reports.evidence import gather_evidence
-from radar.reports.new_this_week import new_this_week, profile_areas
+from radar.reports.new_this_week import NewThisWeek, new_this_week, profile_areas
 from radar.reports.period import Period
-from radar.reports.ranking import Ranked, rank, term_pattern
+from radar.reports.ranking import PaperRow, Ranked, rank, term_pattern
 from radar.reports.recommend import ACTIONS, Presets, Recommendation, decide
-from radar.reports.result import Bullet, ReportContent
+from radar.reports.result import Bullet, ElsewhereRow, PostRow, ReportContent, TagRow, TagSection
 from radar.reports.runs import RunSummary, finished_runs  # noqa: F401  (finished_runs: re-exported)
 from radar.reports.sections import Area, place
 from radar.reports.summarize import Summarizer
@@ -120,7 +120,7 @@ def _topic_is_relevant(store: Store, profile: Profile, topic: Any) -> bool:
     return _relevant_to(store, replace(profile, tags={}))(topic["example_ids"], " ".join(topic["keywords"]))
 
 
-def tag_bullet(tag_volume: list[dict[str, Any]], profile: Profile, sections: list[dict[str, Any]]) -> Bullet | None:
+def tag_bullet(tag_volume: list[TagRow], profile: Profile, sections: list[TagSection]) -> Bullet | None:
     """The brief's line on the profile's tags, worded as the table words it (``share_change``): the tag whose
     share changed significantly with the largest |z|, linked to the first paper of its section; when none did,
     that no tag did and the largest move."""
@@ -128,7 +128,7 @@ def tag_bullet(tag_volume: list[dict[str, Any]], profile: Profile, sections: lis
     if not mine:
         return None
     moved = [t for t in mine if t["trend"] in ("rising", "falling")]
-    pick = max(moved or mine, key=lambda t: (abs(t["z"]), t["tag"]))
+    pick = max(moved or mine, key=lambda t: (abs(t["z"] or 0.0), t["tag"]))  # z is not None in ``mine``
     first = next((sec["papers"][0] for sec in sections if sec["tag"] == pick["tag"] and sec["papers"]), None)
     if moved:
         text = f"{pick['tag']}: {pick['count']} papers this period, {pick['change']}"
@@ -141,7 +141,7 @@ def tag_bullet(tag_volume: list[dict[str, Any]], profile: Profile, sections: lis
     }
 
 
-def _new_bullet(section: Mapping[str, Any]) -> Bullet | None:
+def _new_bullet(section: NewThisWeek) -> Bullet | None:
     cards = section.get("cards") or []
     if not cards:
         return None
@@ -169,10 +169,10 @@ def rec_bullet(rec: Recommendation) -> Bullet:
 def executive_summary(
     recs: list[Recommendation],
     tag_line: Bullet | None,
-    top: list[dict[str, Any]],
+    top: list[PaperRow],
     topics: list[Any],
-    runs: list[dict[str, Any]],
-    new: Mapping[str, Any] | None = None,
+    runs: list[RunSummary],
+    new: NewThisWeek | None = None,
 ) -> list[Bullet]:
     """At most five bullets, what matters to the profile this period, each with its evidence link; every figure in
     them is one the body shows (the new methods are the section's, the tag line is the table's ``change``, the
@@ -192,12 +192,12 @@ def executive_summary(
         out.append(
             {"text": f"Growing topic: {t['label']} ({t['recent_size']} recent of {t['size']})", "link": "", "label": ""}
         )
-    done = [r for r in runs if r.get("verdict")]
+    done = [r for r in runs if r.verdict]
     if done and len(out) < 5:
         run = done[0]
         out.append(
             {
-                "text": f"Reproduction {run['line']}",
+                "text": f"Reproduction {run.line}",
                 "link": "",
                 "label": "",
             }
@@ -266,7 +266,7 @@ def gather(
 
     summaries: dict[str, str] = {}
 
-    def shown(r: Ranked) -> dict[str, Any]:
+    def shown(r: Ranked) -> PaperRow:
         if r.doc.id not in summaries:
             summaries[r.doc.id] = plain(summarizer.summarize(plain(r.doc.title), plain(r.doc.abstract)))
         r.summary = summaries[r.doc.id]
@@ -278,7 +278,7 @@ def gather(
     in_lab = [r for r in ranked if not placed[r.doc.id].elsewhere]
     top_overall = [shown(r) for r in in_lab[: cfg.top_n]]
     listed = {p["id"] for p in top_overall}
-    by_tag = []
+    by_tag: list[TagSection] = []
     for tag in sorted(grouping.groups, key=lambda t: (grouping.group_names().index(grouping.group_of(t)), t)):
         here = [r for r in in_lab if placed[r.doc.id].section == tag]
         best = [r for r in here if r.doc.id not in listed][: cfg.top_n]
@@ -292,12 +292,12 @@ def gather(
                     "papers": [shown(r) for r in best],
                 }
             )
-    elsewhere_items = [
+    elsewhere_items: list[ElsewhereRow] = [
         {"id": r.doc.id, "title": plain(r.doc.title), "url": r.doc.url, "field": placed[r.doc.id].elsewhere}
         for r in elsewhere
         if r.relevance > 0
     ]
-    post_items = []
+    post_items: list[PostRow] = []
     for d in posts[: cfg.max_posts]:
         post_items.append(
             {
@@ -390,7 +390,7 @@ def gather(
         posts_total=len(posts),
         recommendations=recs,
         new_this_week=new,
-        runs=[r.as_dict() for r in runs[:10]],
+        runs=runs[:10],
         notes={
             "profile": profile_note,
             "summaries": summary_note,
@@ -406,7 +406,7 @@ def gather(
             tag_bullet(tag_volume, used_profile, by_tag),
             top_overall,
             shown_topics,
-            [r.as_dict() for r in runs],
+            runs,
             new,
         ),
         elsewhere=elsewhere_items,

@@ -18,7 +18,7 @@ escaped by the renderer like every other field.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from radar.analysis.contributions.cards import MethodCard
 from radar.analysis.contributions.labels import LAB_AREAS
@@ -27,6 +27,43 @@ from radar.reports.text import plain
 
 MAX_CARDS = 20
 LEAD_KINDS = ("method", "system", "hardware")
+
+
+class CardRef(TypedDict):
+    """A card by name (the compact line adds what it changes)."""
+
+    name: str
+    kind: str
+    area: str
+    introduced_by: str
+    url: str
+    changes: NotRequired[str]
+
+
+class CardRow(CardRef):
+    """A card in full."""
+
+    title: str
+    introduced_on: str
+    builds_on: list[str]
+    also: list[str]
+    code: list[str]
+    preset: str
+    preset_title: str
+    uses: int
+    compares: int
+
+
+class NewThisWeek(TypedDict, total=False):
+    """The section as report.json holds it (empty in a report written before it existed)."""
+
+    areas: list[str]
+    total: int
+    in_areas: int
+    cards: list[CardRow]
+    compact: list[CardRef]
+    more: list[CardRef]
+    others: list[CardRef]
 
 
 def profile_areas(profile: Profile, group_of: Mapping[str, str]) -> list[str]:
@@ -39,7 +76,7 @@ def profile_areas(profile: Profile, group_of: Mapping[str, str]) -> list[str]:
     return [a for a in LAB_AREAS if a in groups]
 
 
-def _ref(card: MethodCard, urls: Mapping[str, str]) -> dict[str, Any]:
+def _ref(card: MethodCard, urls: Mapping[str, str]) -> CardRef:
     return {
         "name": card.name,
         "kind": card.kind,
@@ -49,8 +86,9 @@ def _ref(card: MethodCard, urls: Mapping[str, str]) -> dict[str, Any]:
     }
 
 
-def _full(card: MethodCard, urls: Mapping[str, str]) -> dict[str, Any]:
-    return _ref(card, urls) | {
+def _full(card: MethodCard, urls: Mapping[str, str]) -> CardRow:
+    return {
+        **_ref(card, urls),
         "title": plain(card.title),
         "introduced_on": card.introduced_on,
         "changes": plain(card.changes),
@@ -69,7 +107,7 @@ def new_this_week(
     areas: Sequence[str],
     rank: Mapping[str, int],
     urls: Mapping[str, str],
-) -> dict[str, Any]:
+) -> NewThisWeek:
     """The section as report.json holds it. ``cards``: the period's cards (week_cards' order); ``areas``: the
     profile's areas; ``rank``: a paper's position in the report's ranking; ``urls``: a paper's link."""
     mine = [c for c in cards if c.area in areas]
@@ -87,6 +125,8 @@ def new_this_week(
     }
 
 
-def names(section: Mapping[str, Any]) -> list[str]:
+def names(section: NewThisWeek) -> list[str]:
     """Every name the section shows, in its order (cards, then the two lines)."""
-    return [c["name"] for key in ("cards", "compact", "more", "others") for c in section.get(key) or []]
+    shown: list[list[CardRow] | list[CardRef]] = [section.get("cards") or [], section.get("compact") or []]
+    shown += [section.get("more") or [], section.get("others") or []]
+    return [c["name"] for cards in shown for c in cards]

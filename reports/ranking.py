@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TypedDict
 
 import numpy as np
 
@@ -28,6 +29,24 @@ from radar.reports.config import Profile, ReportConfig
 from radar.reports.period import Period
 from radar.store.dates import entered
 from radar.store.models import Document
+
+
+class PaperRow(TypedDict):
+    """A ranked paper as report.json lists it (``Ranked.as_dict``)."""
+
+    id: str
+    title: str
+    url: str
+    published: str
+    kind: str
+    source: str
+    tags: list[str]
+    score: float
+    relevance: float
+    novelty: float
+    recency: float
+    why: list[str]
+    summary: str
 
 
 @dataclass
@@ -41,7 +60,7 @@ class Ranked:
     why: list[str] = field(default_factory=list)
     summary: str = ""
 
-    def as_dict(self) -> dict[str, object]:
+    def as_dict(self) -> PaperRow:
         d = self.doc
         return {
             "id": d.id,

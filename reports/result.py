@@ -11,7 +11,10 @@ from dataclasses import dataclass, field, fields
 from typing import Any, NotRequired, TypedDict
 
 from radar.analysis.trends.result import NewMethod, TermTrend, Topic
+from radar.reports.new_this_week import NewThisWeek
+from radar.reports.ranking import PaperRow
 from radar.reports.recommend import Evidence, Recommendation
+from radar.reports.runs import RunSummary
 
 
 class PeriodInfo(TypedDict):
@@ -25,6 +28,80 @@ class Bullet(TypedDict):
     text: str
     link: str  # the evidence (a paper's URL), "" when the bullet is its own evidence
     label: str  # the link's text
+
+
+class ShareFields(TypedDict):
+    """A tag's or group's change in share, from the trends' test (reports.volume.share_fields)."""
+
+    trend: str  # "rising" / "falling" / "steady" ..., "" when the trends have no row for it
+    share_now: float | None
+    share_before: float | None
+    z: float | None
+    change: str  # worded by analysis.trends.result.share_change
+
+
+class SeriesPoint(TypedDict):
+    period: str
+    count: int
+    share: NotRequired[float]  # a tag's share of the period's documents
+
+
+class GroupRow(ShareFields):
+    group: str
+    count: int
+    share_pct: float
+    tags: list[str]
+
+
+class TagRow(ShareFields):
+    """One tag's row of the report's table (reports.volume.volumes)."""
+
+    tag: str
+    group: str
+    count: int
+    series: list[SeriesPoint]
+
+
+class Headline(TypedDict):
+    """The period's counts against the trailing mean, per taxonomy group, and the documents' weekly series."""
+
+    documents: int
+    papers: int
+    posts: int
+    trailing_weeks: int
+    trailing_mean: float
+    change_pct: float | None
+    tagged: int
+    groups: list[GroupRow]
+    series: list[SeriesPoint]
+
+
+class TagSection(TypedDict):
+    """The lab's section of one tag: its best papers not listed above."""
+
+    tag: str
+    group: str
+    count: int  # papers tagged: the table's count
+    in_area: int  # of those, whose contribution is in the area
+    papers: list[PaperRow]
+
+
+class PostRow(TypedDict):
+    id: str
+    title: str
+    url: str
+    published: str
+    source: str
+    summary: str
+
+
+class ElsewhereRow(TypedDict):
+    """A paper carrying a profile tag whose contribution lies elsewhere (reports.sections), listed in one line."""
+
+    id: str
+    title: str
+    url: str
+    field: str
 
 
 class ReportTrends(TypedDict):
@@ -55,27 +132,28 @@ class ReportContent:
     title: str
     period: PeriodInfo
     generated_at: str
-    headline: dict[str, Any]  # documents, papers, posts, trailing mean and change, per-group counts, series
-    tag_volume: list[dict[str, Any]]  # per tag: count, trailing mean, change, weekly series
+    headline: Headline
+    tag_volume: list[TagRow]
     trends: ReportTrends
-    top_overall: list[dict[str, Any]]  # ranked papers (reports.ranking.Ranked.as_dict)
-    top_papers: list[dict[str, Any]]  # per tag: {tag, group, count, papers}
-    posts: list[dict[str, Any]]
+    top_overall: list[PaperRow]  # ranked papers (reports.ranking.Ranked.as_dict)
+    top_papers: list[TagSection]
+    posts: list[PostRow]
     posts_total: int
     recommendations: list[Recommendation]  # as_dict(): Recommendation.as_dict each
-    runs: list[dict[str, Any]]  # finished reproduction runs with their verdicts
+    runs: list[RunSummary]  # finished reproduction runs with their verdicts (as_dict(): RunSummary.as_dict each)
     notes: Notes
     summary: list[Bullet] = field(default_factory=list)  # the executive summary: at most five bullets
     # papers carrying a profile tag whose contribution lies elsewhere (an application: speech, medicine, ...):
     # {id, title, url, field}, listed in one line instead of the lab's sections (reports.sections)
-    elsewhere: list[dict[str, Any]] = field(default_factory=list)
+    elsewhere: list[ElsewhereRow] = field(default_factory=list)
     # "New this week" (reports.new_this_week): the period's method cards in the profile's areas and the rest by name
-    new_this_week: dict[str, Any] = field(default_factory=dict)
+    new_this_week: NewThisWeek = field(default_factory=lambda: NewThisWeek())
     extra: dict[str, Any] = field(default_factory=dict)  # sections added by later stages, kept as read
 
     def as_dict(self) -> dict[str, Any]:
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
         out["recommendations"] = [r.as_dict() for r in self.recommendations]
+        out["runs"] = [r.as_dict() for r in self.runs]
         return {**out, **self.extra}
 
     @classmethod
@@ -87,6 +165,7 @@ class ReportContent:
             raise ValueError(f"report.json lacks {', '.join(missing)}")
         values = {k: data[k] for k in names if k in data}
         values["recommendations"] = [recommendation_from_dict(r) for r in data["recommendations"] or []]
+        values["runs"] = [RunSummary.from_dict(r) for r in data["runs"] or []]
         return cls(**values, extra={k: v for k, v in data.items() if k not in names})
 
 

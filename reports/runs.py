@@ -44,6 +44,21 @@ class RunSummary:
     def as_dict(self) -> dict[str, Any]:
         return asdict(self) | {"line": self.line}
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RunSummary:
+        """``as_dict()`` read back (report.json); fields an older report lacks are empty, ``line`` is recomputed."""
+        if not isinstance(data, Mapping) or not data.get("id"):
+            raise ValueError("a run in report.json is not an object with an id")
+
+        def num(key: str) -> float | None:
+            x = data.get(key)
+            return float(x) if isinstance(x, int | float) and not isinstance(x, bool) else None
+
+        text = {
+            f: str(data.get(f) or "") for f in cls.__dataclass_fields__ if f not in ("adoptable", "seed_noise", "mde")
+        }
+        return cls(**text, adoptable=bool(data.get("adoptable")), seed_noise=num("seed_noise"), mde=num("mde"))
+
 
 def summarize_run(run: RunRecord, runs_dir: Path, adoption: RunAdoption | None = None) -> RunSummary:
     """The report's view of one finished run."""

@@ -17,9 +17,10 @@ from typing import Any
 from radar.analysis.trends.result import TagTrend, TrendsResult, share_change
 from radar.reports.config import ReportConfig
 from radar.reports.period import Period
+from radar.reports.result import GroupRow, Headline, SeriesPoint, ShareFields, TagRow
 from radar.store import Store
 
-Volumes = tuple[dict[str, Any], list[dict[str, Any]]]
+Volumes = tuple[Headline, list[TagRow]]
 
 
 def _pct(now: float, before: float) -> float | None:
@@ -34,7 +35,7 @@ def _bucket(day: str, periods: list[Period]) -> int:
     return -1
 
 
-def share_fields(found: TagTrend | None) -> dict[str, Any]:
+def share_fields(found: TagTrend | None) -> ShareFields:
     """A row's share-change fields from the trends' test (empty values when the trends have no row for it)."""
     if found is None:
         return {"trend": "", "share_now": None, "share_before": None, "z": None, "change": ""}
@@ -73,7 +74,7 @@ def volumes(store: Store, period: Period, grouping: Any, cfg: ReportConfig, tren
     mean_total = sum(totals[i] for i in trail) / k
     group_test = {t["tag"]: t for t in trends.group_trends}
     tag_test = {t["tag"]: t for t in trends.tag_trends}
-    groups = []
+    groups: list[GroupRow] = []
     for g in grouping.group_names():
         now = len(group_docs[-1].get(g, ()))
         groups.append(
@@ -85,7 +86,8 @@ def volumes(store: Store, period: Period, grouping: Any, cfg: ReportConfig, tren
                 **share_fields(group_test.get(g)),
             }
         )
-    headline = {
+    doc_series: list[SeriesPoint] = [{"period": p.label, "count": totals[i]} for i, p in enumerate(periods)]
+    headline: Headline = {
         "documents": now_total,
         "papers": kinds[-1]["paper"],
         "posts": kinds[-1]["post"],
@@ -94,18 +96,19 @@ def volumes(store: Store, period: Period, grouping: Any, cfg: ReportConfig, tren
         "change_pct": _pct(now_total, mean_total),
         "tagged": len(set().union(*group_docs[-1].values())) if group_docs[-1] else 0,
         "groups": groups,
-        "series": [{"period": p.label, "count": totals[i]} for i, p in enumerate(periods)][-cfg.chart_weeks :],
+        "series": doc_series[-cfg.chart_weeks :],
     }
-    tags = []
+    tags: list[TagRow] = []
     for tag in sorted(grouping.groups, key=lambda t: (grouping.group_names().index(grouping.group_of(t)), t)):
-        series = [
+        points: list[SeriesPoint] = [
             {
                 "period": p.label,
                 "count": tag_counts[i][tag],
                 "share": round(tag_counts[i][tag] / totals[i], 4) if totals[i] else 0.0,
             }
             for i, p in enumerate(periods)
-        ][-cfg.chart_weeks :]
+        ]
+        series = points[-cfg.chart_weeks :]
         tags.append(
             {
                 "tag": tag,

@@ -22,18 +22,20 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from radar.repro.power import ALPHA, MIN_EFFECT
+from radar.repro.shapes import Calibration
 from radar.repro.spec import KIND
 from radar.repro.verdict import SIM_EVAL_PROMPTS, SIM_INIT_SD, SIM_TRAIN_SD, decide, holm
-from radar.store.runs import RunAdoption, RunRecord
+from radar.store.runs import RunAdoption, RunParams, RunRecord
 
 
 # -- settings and families ----------------------------------------------------------------------------
-def setting_key(params: dict[str, Any]) -> tuple[Any, ...]:
+def setting_key(params: RunParams) -> tuple[Any, ...]:
     """What an A/A calibration must share with a run: task or data, model, preset, steps, LoRA."""
     return (
         params.get("task"),
@@ -57,7 +59,7 @@ def _finished(records: Iterable[RunRecord]) -> list[RunRecord]:
     return [r for r in records if r.kind == KIND and r.status == "done" and r.verdict is not None]
 
 
-def calibration_for(records: Iterable[RunRecord], params: dict[str, Any], exclude: str = "") -> dict[str, Any] | None:
+def calibration_for(records: Iterable[RunRecord], params: RunParams, exclude: str = "") -> Calibration | None:
     """The newest finished A/A run on the same setting, with its seed noise and its own label, or None."""
     key = setting_key(params)
     for run in _finished(records):  # newest first
@@ -76,7 +78,7 @@ def calibration_for(records: Iterable[RunRecord], params: dict[str, Any], exclud
     return None
 
 
-def stored_noise(records: Iterable[RunRecord], params: dict[str, Any]) -> tuple[float, str] | None:
+def stored_noise(records: Iterable[RunRecord], params: RunParams) -> tuple[float, str] | None:
     """(sd of paired differences, where it came from): the matching A/A run's, else the newest finished run's
     on the same setting (its arms differ by the method's effect too, so it overstates the noise a little)."""
     runs = list(records)
@@ -139,42 +141,37 @@ def _decide(
 ) -> RunAdoption:
     v = run.verdict
     assert v is not None
-    base: dict[str, Any] = {"run_id": run.id, "family": tuple(r.id for r in family)}
+    adoption = partial(RunAdoption, run_id=run.id, family=tuple(r.id for r in family))
     base_p = None if math.isnan(adjusted) else round(adjusted, 5)
     if not v.calibrated:
-        return RunAdoption(adoptable=False, reason="an uncalibrated, old record", **base)
+        return adoption(adoptable=False, reason="an uncalibrated, old record")
     if v.evidence_class != "evidence":  # first: what the run can support at all
         what = v.evidence_class or "recorded before verdicts carried a class of evidence"
-        return RunAdoption(
-            adoptable=False, reason=f"{what}" + (f": {v.evidence_reason}" if v.evidence_reason else ""), **base
-        )
+        return adoption(adoptable=False, reason=f"{what}" + (f": {v.evidence_reason}" if v.evidence_reason else ""))
     if v.overall != "better":
-        return RunAdoption(adoptable=False, reason=f"the verdict is {v.overall}", **base)
+        return adoption(adoptable=False, reason=f"the verdict is {v.overall}")
     cal = calibration_for(records, run.params)
     if cal is None:
-        return RunAdoption(
+        return adoption(
             adoptable=False,
             reason="no A/A calibration on the same model, data, preset and steps "
             f"(`radar repro run --method {run.baseline} --baseline {run.baseline}` with the same settings)",
             family_p=base_p,
-            **base,
         )
     if cal["overall"] not in ("no clear difference",):
-        return RunAdoption(
+        return adoption(
             adoptable=False,
             reason=f"the A/A run {cal['run']} found {cal['overall']}: the pipeline's null is not calibrated here",
             calibration=cal["run"],
             family_p=base_p,
-            **base,
         )
     if survives:
-        return RunAdoption(
+        return adoption(
             adoptable=True,
             reason=f"better with evidence, A/A {cal['run']} calibrated, and Holm across {len(family)} run(s) "
             f"against {run.baseline} (this week and every look at the experiment) keeps p = {adjusted:.3g}",
             calibration=cal["run"],
             family_p=base_p,
-            **base,
         )
     twin = next(
         (
@@ -191,22 +188,20 @@ def _decide(
         None,
     )
     if twin is not None:
-        return RunAdoption(
+        return adoption(
             adoptable=True,
             reason=f"better with evidence, A/A {cal['run']} calibrated, and replicated by {twin.id} "
             "(independent seed pairs)",
             calibration=cal["run"],
             replicated_by=twin.id,
             family_p=base_p,
-            **base,
         )
-    return RunAdoption(
+    return adoption(
         adoptable=False,
         reason=f"does not survive Holm across {len(family)} run(s) against {run.baseline} (adjusted p = "
         f"{adjusted:.3g}); a replication (`radar repro run` again: fresh seed pairs) can confirm it",
         calibration=cal["run"],
         family_p=base_p,
-        **base,
     )
 
 

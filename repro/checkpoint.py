@@ -20,10 +20,10 @@ import random
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from radar.repro.errors import ReproError
 from radar.repro.mathreward import reference_answer
+from radar.repro.shapes import Example, ModelFingerprint, Overlap
 from radar.repro.tasks import part_of
 
 MAX_ROWS = 500_000
@@ -68,7 +68,7 @@ def _check_folder(folder: Path) -> Path:
     return folder
 
 
-def model_fingerprint(folder: Path) -> dict[str, Any]:
+def model_fingerprint(folder: Path) -> ModelFingerprint:
     """What identifies a checkpoint in a run record: its folder, config hash and weight file sizes."""
     config = (folder / "config.json").read_bytes()
     weights = sorted(p for p in folder.iterdir() if p.suffix in (".safetensors", ".bin"))
@@ -110,11 +110,11 @@ def part(prompt: str) -> str:
 class MathDataset:
     path: str
     sha256: str
-    rows: tuple[dict[str, Any], ...]  # {"prompt", "answer" (the reference final answer), "line", "part"}
-    rl: tuple[dict[str, Any], ...] = field(default=())
-    eval: tuple[dict[str, Any], ...] = field(default=())
+    rows: tuple[Example, ...]  # prompt, answer (the reference final answer), line, part
+    rl: tuple[Example, ...] = field(default=())
+    eval: tuple[Example, ...] = field(default=())
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> dict[str, str | int]:
         return {
             "path": self.path,
             "sha256": self.sha256,
@@ -131,7 +131,7 @@ def load_dataset(path: str | Path, min_rl: int = 1) -> MathDataset:
     if not p.is_file():
         raise ReproError(f"--dataset {path}: no such file; pass a JSONL file of {{prompt, answer}} objects")
     raw = p.read_bytes()
-    rows: list[dict[str, Any]] = []
+    rows: list[Example] = []
     for number, line in enumerate(raw.splitlines(), start=1):
         text = line.strip()
         if not text:
@@ -171,10 +171,10 @@ def load_dataset(path: str | Path, min_rl: int = 1) -> MathDataset:
     return MathDataset(str(p.resolve()), hashlib.sha256(raw).hexdigest(), tuple(rows), rl, ev)
 
 
-def rl_stream(data: MathDataset, n: int, seed: int) -> list[dict[str, Any]]:
+def rl_stream(data: MathDataset, n: int, seed: int) -> list[Example]:
     """The RL prompts of one arm's RL seed: the training part, shuffled per epoch, ``n`` in all."""
     rng = random.Random(10_000 + seed)
-    out: list[dict[str, Any]] = []
+    out: list[Example] = []
     while len(out) < n:
         epoch = list(data.rl)
         rng.shuffle(epoch)
@@ -182,16 +182,16 @@ def rl_stream(data: MathDataset, n: int, seed: int) -> list[dict[str, Any]]:
     return out[:n]
 
 
-def eval_rows(data: MathDataset, n: int) -> list[dict[str, Any]]:
+def eval_rows(data: MathDataset, n: int) -> list[Example]:
     """Up to ``n`` distinct held-out problems, in a fixed order (hash of the prompt)."""
-    seen: dict[str, dict[str, Any]] = {}
+    seen: dict[str, Example] = {}
     for row in data.eval:
         seen.setdefault(prompt_key(row["prompt"]), row)
     ordered = sorted(seen.items(), key=lambda kv: hashlib.blake2b(kv[0].encode(), digest_size=8).digest())
     return [row for _, row in ordered[:n]]
 
 
-def eval_overlap(data: MathDataset, streams: list[list[dict[str, Any]]], n_eval: int) -> dict[str, Any]:
+def eval_overlap(data: MathDataset, streams: list[list[Example]], n_eval: int) -> Overlap:
     """Measured share of held-out prompts that also occur in an RL prompt stream (by canonical prompt)."""
     rl_keys = {prompt_key(r["prompt"]) for stream in streams for r in stream}
     held = eval_rows(data, n_eval)

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor
 from concurrent.futures import wait as wait_futures
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from radar.repro.adoption import calibration_for
 from radar.repro.checkpoint import eval_rows, load_dataset
@@ -25,6 +25,17 @@ from radar.repro.errors import ReproError, RunCancelled
 from radar.repro.methods import Method
 from radar.repro.power import DEFAULT_EFFECT, Setting
 from radar.repro.record import checkpoint_record, resolve_device, toy_record
+from radar.repro.shapes import (
+    ArmRun,
+    ArmSummary,
+    Calibration,
+    ModelFingerprint,
+    RunMetrics,
+    RunResult,
+    StepRecord,
+    Timing,
+    VerdictMetric,
+)
 from radar.repro.sizes import get_checkpoint_preset, get_size
 from radar.repro.spec import (
     KIND,
@@ -43,7 +54,7 @@ from radar.repro.tasks import get_task
 from radar.repro.verdict import verdict
 from radar.store import Store, utc_now
 from radar.store.files import write_text_atomic
-from radar.store.runs import RunRecord, setup_text
+from radar.store.runs import RunParams, RunRecord, setup_text
 
 Log = Callable[[str], None]
 
@@ -154,7 +165,7 @@ def _count_lines(path: Path) -> int:
 
 def arm_job(
     db: str, run_id: str, arm: str, pair: int, parent_pid: int, on_step: Any = None
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+) -> tuple[ArmSummary, list[StepRecord]]:
     """Train one (arm, seed pair): in the worker itself, or in a spawned child when arms run in parallel."""
     import torch
 
@@ -172,10 +183,10 @@ def arm_job(
     path = metrics_path(folder, arm, pair)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("", encoding="utf-8")
-    records: list[dict[str, Any]] = []
+    records: list[StepRecord] = []
     stop = folder / ".stop"
 
-    def on_record(rec: dict[str, Any]) -> None:
+    def on_record(rec: StepRecord) -> None:
         records.append(rec)
         with open(path, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(rec) + "\n")
@@ -196,7 +207,7 @@ def arm_job(
         if data.sha256 != params["dataset_sha256"]:
             raise ReproError(f"{data.path} changed since the run was submitted; submit a new run")
         preset = get_checkpoint_preset(spec.preset)
-        if checkpoint_threads(device, record.get("model") or {}):
+        if checkpoint_threads(device, cast(ModelFingerprint, record.get("model") or {})):
             torch.set_num_threads(1)  # a tiny model on CPU: one thread (as the tiny toy preset; see sizes.py)
         summary = train_checkpoint_arm(
             model_path=Path(params["model_path"]),
@@ -232,7 +243,7 @@ def arm_job(
     return summary, records
 
 
-def _execute(db: Path, run_id: str, params: dict[str, Any], log: Log) -> dict[str, Any]:
+def _execute(db: Path, run_id: str, params: RunParams, log: Log) -> RunResult:
     import torch
 
     presets = run_catalog(params)
@@ -265,8 +276,8 @@ def _execute(db: Path, run_id: str, params: dict[str, Any], log: Log) -> dict[st
 
     pairs, steps = spec.pairs, spec.total_steps
     total = len(arms) * len(pairs) * steps
-    summaries: dict[str, dict[int, dict[str, Any]]] = {arm: {} for arm in arms}
-    records: dict[str, dict[int, list[dict[str, Any]]]] = {arm: {} for arm in arms}
+    summaries: dict[str, dict[int, ArmSummary]] = {arm: {} for arm in arms}
+    records: dict[str, dict[int, list[StepRecord]]] = {arm: {} for arm in arms}
     # arms interleaved per pair (a partial run pairs), their order alternating between pairs so that
     # order effects on timing (the process's first arm pays one-off costs) fall on both arms alike
     jobs = [(arm, pair) for i, pair in enumerate(pairs) for arm in (list(arms) if i % 2 == 0 else list(arms)[::-1])]
@@ -282,7 +293,7 @@ def _execute(db: Path, run_id: str, params: dict[str, Any], log: Log) -> dict[st
             with _store(db) as store:
                 store.update_run(run_id, progress=round(min(done / total, 1.0), 4), heartbeat_at=utc_now())
 
-    def keep(arm: str, pair: int, summary: dict[str, Any], recs: list[dict[str, Any]]) -> None:
+    def keep(arm: str, pair: int, summary: ArmSummary, recs: list[StepRecord]) -> None:
         records[arm][pair] = recs
         summaries[arm][pair] = summary
         log(f"  {arm} seed pair {pair} (RL seed {rl_seed(arm, pair)}): {summary}")
@@ -322,7 +333,7 @@ def _execute(db: Path, run_id: str, params: dict[str, Any], log: Log) -> dict[st
 
     with _store(db) as store:
         calibration = calibration_for(store.list_runs(kind=KIND), params, exclude=run_id)
-    timing = {
+    timing: Timing = {
         "train_wall_s": round(time.perf_counter() - train_started, 2),
         "warm_start_seconds": round(warm_s, 2),
         "warm_start_cached": all(warm_s < 0.5 * float(p.get("seconds") or 0) for p in policies),
@@ -344,32 +355,38 @@ def _execute(db: Path, run_id: str, params: dict[str, Any], log: Log) -> dict[st
         started=started,
     )
     log(result["verdict"]["summary"])
-    prov = {k: record[k] for k in ("git_commit", "repro_dirty", "python", "packages")}
-    return result | {
-        "eval_overlap": overlap,
-        "record": {"device": device, "cuda_device": record["cuda_device"], "seeds": pairs, **prov},
+    result["eval_overlap"] = overlap
+    result["record"] = {  # with the run record's provenance
+        "device": device,
+        "cuda_device": record["cuda_device"],
+        "seeds": pairs,
+        "git_commit": record["git_commit"],
+        "repro_dirty": record["repro_dirty"],
+        "python": record["python"],
+        "packages": record["packages"],
     }
+    return result
 
 
 def finish(
     folder: Path,
     arms: dict[str, Method],
     spec: RunSpec,
-    params: dict[str, Any],
-    summaries: dict[str, dict[int, dict[str, Any]]],
-    records: dict[str, dict[int, list[dict[str, Any]]]],
+    params: RunParams,
+    summaries: dict[str, dict[int, ArmSummary]],
+    records: dict[str, dict[int, list[StepRecord]]],
     *,
-    calibration: dict[str, Any] | None,
+    calibration: Calibration | None,
     title: str,
-    timing: dict[str, Any],
+    timing: Timing,
     started: float,
-) -> dict[str, Any]:
+) -> RunResult:
     """The verdict of trained arms (summaries and step records per arm and pair), its plots, and
     RUN_DIR/verdict.json: the verdict document with its tests, and the run's timing beside them."""
     from radar.repro.plots import plot_run  # defers matplotlib
     from radar.repro.profile import mean_profile  # defers torch, transformers
 
-    runs = {
+    runs: dict[str, dict[int, ArmRun]] = {
         arm: {p: {"records": records[arm][p], "final": s["final"]} for p, s in per.items()}
         for arm, per in summaries.items()
     }
@@ -397,13 +414,14 @@ def finish(
     plots = plot_run(runs, names, folder / "plots", title)
     train_s = sum(s["seconds"] for per in summaries.values() for s in per.values())
     trained_steps = sum(s["steps"] for per in summaries.values() for s in per.values())
-    metrics = timing | {
+    metrics: RunMetrics = {
+        **timing,
         "time_to_verdict_s": round(time.perf_counter() - started, 2),
         "train_seconds": round(train_s, 2),
         "steps_per_s": round(trained_steps / train_s, 3) if train_s else None,  # per arm process
         "steps_per_s_wall": round(trained_steps / timing["train_wall_s"], 3) if timing.get("train_wall_s") else None,
         "heldout": {arm: {str(p): s["final"] for p, s in per.items()} for arm, per in summaries.items()},
-        "final_heldout_greedy": {arm: doc["metrics"]["heldout_greedy"][f"{arm}_mean"] for arm in arms},
+        "final_heldout_greedy": {arm: _arm_mean(doc["metrics"]["heldout_greedy"], arm) for arm in arms},
         "eval_seconds": round(sum(s["eval_seconds"] for per in summaries.values() for s in per.values()), 2),
     }
     write_text_atomic(folder / "verdict.json", json.dumps(doc | {"timing": metrics}, indent=2))
@@ -418,3 +436,8 @@ def finish(
             for arm, per in profiles.items()
         },
     }
+
+
+def _arm_mean(test: VerdictMetric, arm: str) -> float | None:
+    """The arm's mean held-out score in a verdict metric ("method" or "baseline")."""
+    return test["method_mean"] if arm == "method" else test["baseline_mean"]

@@ -46,6 +46,7 @@ import json
 import math
 import re
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -56,11 +57,12 @@ from radar.repro.checkpoint import rl_stream as math_stream
 from radar.repro.errors import ReproError
 from radar.repro.mathreward import equivalent, final_answer, has_final_marker
 from radar.repro.methods import Method
+from radar.repro.shapes import Example
 from radar.repro.sizes import get_checkpoint_preset, get_size
 from radar.repro.spec import rl_seed, run_catalog
 from radar.repro.tasks import get_task, rl_stream
 from radar.store.files import write_text_atomic
-from radar.store.runs import RunRecord
+from radar.store.runs import RunParams, RunRecord
 
 VERL_VERSION = "0.9.1"  # the version whose default config the test checks the keys against
 FORMAT_WEIGHT = 0.1  # repro.tasks.format_reward's weight; the local run's reward is correct + format
@@ -103,7 +105,7 @@ def verl_score(task_name: str, solution_str: str, ground_truth: str) -> dict[str
     return {"score": correct + well_formed, "acc": correct}
 
 
-def _shape(params: dict[str, Any]) -> dict[str, Any]:
+def _shape(params: RunParams) -> dict[str, Any]:
     """Batch shape, lengths and DAPO buffer of a run's size preset (a toy task's, or a checkpoint run's)."""
     if params.get("model_path") or params.get("task") == MATH_TASK:
         ck = get_checkpoint_preset(params["preset"])
@@ -136,7 +138,7 @@ def _micro(per_gpu: int) -> int:
 
 def verl_overrides(
     method: Method,
-    params: dict[str, Any],
+    params: RunParams,
     model_path: str,
     trl_config: dict[str, Any] | None = None,
     n_gpus: int = 8,
@@ -466,7 +468,7 @@ def export_run(run: RunRecord, engine: str, out_dir: Path | None = None, num_pro
     return written
 
 
-def verl_refusal(params: dict[str, Any], record: dict[str, Any]) -> None:
+def verl_refusal(params: RunParams, record: dict[str, Any]) -> None:
     """One line when a run cannot go to verl: verl builds each prompt with the tokenizer's chat template."""
     if not params.get("model_path"):
         raise ReproError(
@@ -481,7 +483,7 @@ def verl_refusal(params: dict[str, Any], record: dict[str, Any]) -> None:
         )
 
 
-def _verl_data(params: dict[str, Any], n: int) -> list[tuple[str, list[dict[str, Any]], Any]]:
+def _verl_data(params: RunParams, n: int) -> list[tuple[str, list[Example], Callable[[str], str]]]:
     """(split, examples, prompt text) for train.parquet (the first seed pair's RL stream) and val.parquet (the
     held-out part the run scores on); a math run's prompts get the same instruction as the local run's."""
     if params.get("dataset_path"):
@@ -500,7 +502,7 @@ def _verl_data(params: dict[str, Any], n: int) -> list[tuple[str, list[dict[str,
     ]
 
 
-def _math_stream(data: Any, n: int) -> list[dict[str, Any]]:
+def _math_stream(data: Any, n: int) -> list[Example]:
     return [{"prompt": r["prompt"], "answer": r["answer"]} for r in math_stream(data, n, 0)]
 
 

@@ -21,6 +21,7 @@ import torch
 
 from radar.repro.errors import ReproError
 from radar.repro.mathreward import equivalent, final_answer, has_final_marker
+from radar.repro.shapes import Example
 
 PROMPT_SUFFIX = "\nPut your final answer within \\boxed{}."
 FORMAT_WEIGHT = 0.1
@@ -101,7 +102,7 @@ def reward_functions(tokenizer: Any, eos: frozenset[int]) -> list[Callable[..., 
 def math_accuracy(
     model: Any,
     tokenizer: Any,
-    rows: list[dict[str, Any]],
+    rows: list[Example],
     *,
     max_new_tokens: int,
     batch: int,

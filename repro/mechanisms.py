@@ -18,8 +18,9 @@ import math
 from typing import Any
 
 from radar.repro.methods import Method
+from radar.repro.shapes import ArmRates, ArmRun, ClaimResult, Lever, StepRecord
 
-Records = list[dict[str, Any]]
+Records = list[StepRecord]
 RATES: dict[str, str] = {  # ArmMechanisms field -> step-record metric (repro.trainer.METRIC_KEYS)
     "overlong_rate": "overlong_rate",
     "clip_low": "clip_low",
@@ -69,13 +70,13 @@ def seed_rates(records: Records) -> dict[str, float | None]:
     return out
 
 
-def mechanisms(runs: dict[str, dict[int, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+def mechanisms(runs: dict[str, dict[int, ArmRun]]) -> dict[str, ArmRates]:
     """{arm: {rate: mean over pairs, ..., "per_seed": {pair: {rate: value}}}} for both arms."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, ArmRates] = {}
     for arm, per in runs.items():
         seeds = {pair: seed_rates(run.get("records") or []) for pair, run in sorted(per.items())}
         names = [*RATES, "length_range", "length_slope"]
-        summary: dict[str, Any] = {k: _round(_mean([s[k] for s in seeds.values() if s[k] is not None])) for k in names}
+        summary: ArmRates = {k: _round(_mean([s[k] for s in seeds.values() if s[k] is not None])) for k in names}
         summary["per_seed"] = {str(p): {k: _round(v) for k, v in s.items()} for p, s in seeds.items()}
         out[arm] = summary
     return out
@@ -85,13 +86,14 @@ def _round(x: float | None) -> float | None:
     return None if x is None else round(x, 5)
 
 
-def gate(claim: dict[str, Any], method: Method, mech: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def gate(claim: ClaimResult, method: Method, mech: dict[str, ArmRates]) -> ClaimResult:
     """The claim's result, or "not testable here" when one of the method's levers did not engage."""
     if claim.get("status") == "not checked":
         return claim
-    levers: list[dict[str, Any]] = []
+    levers: list[Lever] = []
     for lever in method.levers:
-        rate = (mech.get(lever.arm) or {}).get(lever.metric)
+        raw = (mech.get(lever.arm) or {}).get(lever.metric)
+        rate = raw if isinstance(raw, int | float) else None  # a rate (never "per_seed"), or None: not logged
         engaged = rate is not None and rate >= lever.minimum
         levers.append(
             {

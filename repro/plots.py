@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import matplotlib
 
@@ -22,6 +22,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from scipy import stats  # noqa: E402
 
+from radar.repro.shapes import ArmRun  # noqa: E402
 from radar.repro.verdict import series  # noqa: E402
 
 SMOOTH = 5  # rolling mean over this many logged steps for the training metrics
@@ -36,7 +37,7 @@ PANELS: tuple[tuple[str, str, bool], ...] = (  # (metric, title, smoothed)
     ("frac_reward_zero_std", "groups with zero reward std", True),
 )
 COLORS = {"method": "tab:red", "baseline": "tab:blue"}
-ArmRuns = dict[int, dict[str, Any]]  # pair -> {"records": [...], "final": {...}}
+ArmRuns = dict[int, ArmRun]  # seed pair -> its step records and final held-out scores
 
 
 def smooth(points: list[tuple[int, float]], width: int = SMOOTH) -> list[tuple[int, float]]:
@@ -79,7 +80,18 @@ def paired_difference(runs: dict[str, ArmRuns], metric: str = "heldout") -> dict
     return out
 
 
-def end_difference(runs: dict[str, ArmRuns], metric: str = "heldout_greedy") -> dict[str, Any]:
+class EndDifference(TypedDict):
+    """What difference.png marks as tested: per pair, method minus baseline of ``metric``, their mean and interval."""
+
+    metric: str
+    pairs: list[int]
+    diffs: list[float]
+    mean: float
+    lo: float  # NaN below 2 pairs
+    hi: float
+
+
+def end_difference(runs: dict[str, ArmRuns], metric: str = "heldout_greedy") -> EndDifference:
     """The verdict's tested quantity: per pair, method minus baseline of the end-of-training held-out score
     (``final[metric]``), their mean and two-sided 95 % t interval."""
     pairs = sorted(set(runs["method"]) & set(runs["baseline"]))

@@ -33,6 +33,7 @@ import torch  # noqa: E402
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers  # noqa: E402
 from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM  # noqa: E402
 
+from radar.repro.shapes import Example  # noqa: E402
 from radar.repro.sizes import SIZES, PolicySize, get_size  # noqa: E402,F401  (re-exported)
 from radar.repro.tasks import Task, answer_of  # noqa: E402
 
@@ -82,7 +83,7 @@ def build_model(size: PolicySize, tokenizer: PreTrainedTokenizerFast, seed: int 
     return model
 
 
-def _encode_batch(tok: PreTrainedTokenizerFast, examples: list[dict], device: torch.device) -> tuple:
+def _encode_batch(tok: PreTrainedTokenizerFast, examples: list[Example], device: torch.device) -> tuple:
     """Right-padded prompt+answer+eos; labels only on the answer and eos."""
     seqs, labels = [], []
     for ex in examples:
@@ -106,7 +107,7 @@ def special_ids(tok: Any) -> frozenset[int]:
 
 
 @functools.lru_cache(maxsize=8)  # seconds to draw for sorting/countdown; every arm of a run scores the same sets
-def eval_sets(task: Task, size: PolicySize) -> dict[str, list[dict]]:
+def eval_sets(task: Task, size: PolicySize) -> dict[str, list[Example]]:
     """The held-out problems of a task and size: in-distribution, one difficulty up (only problems the training
     difficulty cannot draw), and the curve subset. All distinct problems (by canonical key)."""
     held_out = task.eval_set(EVAL_PROMPTS, difficulty=size.difficulty)
@@ -119,7 +120,7 @@ def eval_sets(task: Task, size: PolicySize) -> dict[str, list[dict]]:
 
 @torch.no_grad()
 def accuracy(
-    model: Any, tok: Any, task: Task, examples: list[dict], device: Any, greedy: bool = False, samples: int = 1
+    model: Any, tok: Any, task: Task, examples: list[Example], device: Any, greedy: bool = False, samples: int = 1
 ) -> float:
     """Share of examples answered correctly, greedily or sampled at temperature 1 (averaged over
     ``samples`` draws per example: pass@1). Scored on the token ids as the rewards are: an answer
@@ -153,7 +154,7 @@ def accuracy(
 
 
 def sampled_accuracy(
-    model: Any, tok: Any, task: Task, examples: list[dict], device: Any, greedy: bool = False
+    model: Any, tok: Any, task: Task, examples: list[Example], device: Any, greedy: bool = False
 ) -> float:
     """Share answered correctly at temperature 1 (or greedily): ``accuracy`` with one sample."""
     return accuracy(model, tok, task, examples, device, greedy=greedy)

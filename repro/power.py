@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 from scipy import optimize, stats
+
+from radar.repro.shapes import Evidence, PowerPlan
 
 ALPHA = 0.05  # family-wise error rate of the overall label
 MIN_EFFECT = 0.01  # a difference under 1 point of held-out accuracy is never "better"/"worse"
@@ -93,7 +94,7 @@ def seeds_needed(
     return None
 
 
-def plan(seeds: int, sd: float | None, source: str, effect: float = DEFAULT_EFFECT) -> dict[str, Any]:
+def plan(seeds: int, sd: float | None, source: str, effect: float = DEFAULT_EFFECT) -> PowerPlan:
     """The power of a run at its seed pairs (store.runs.Power as JSON)."""
     detectable = mde(sd, seeds)
     return {
@@ -123,7 +124,7 @@ class Setting:
     setup: str = ""  # model, parameters, task, steps, seed pairs (store.runs.RunRecord.setup)
 
 
-def classify(setting: Setting, sd: float | None, source: str) -> dict[str, Any]:
+def classify(setting: Setting, sd: float | None, source: str) -> Evidence:
     """{"class", "reason", "power"}: what the finished run can support (see the module docstring)."""
     power = plan(setting.seeds, sd, source, setting.effect)
     if setting.toy or setting.quick:
@@ -138,17 +139,16 @@ def classify(setting: Setting, sd: float | None, source: str) -> dict[str, Any]:
         short.append(f"{setting.seeds} seed pairs (evidence needs >= {MIN_EVIDENCE_SEEDS})")
     if setting.steps < MIN_EVIDENCE_STEPS:
         short.append(f"{setting.steps} steps (evidence needs >= {MIN_EVIDENCE_STEPS})")
-    if power["mde"] is None:
+    mde = power["mde"]
+    if mde is None:
         short.append("no seed noise measured (run an A/A)")
-    elif power["mde"] > setting.effect:
-        short.append(
-            f"minimum detectable effect {100 * power['mde']:.1f} pts > the {100 * setting.effect:.1f} pts asked for"
-        )
-    if short:
+    elif mde > setting.effect:
+        short.append(f"minimum detectable effect {100 * mde:.1f} pts > the {100 * setting.effect:.1f} pts asked for")
+    if short or mde is None:  # (no mde: short says so)
         return {"class": "underpowered", "reason": "; ".join(short), "power": power}
     return {
         "class": "evidence",
         "reason": f"a real checkpoint, {setting.steps} steps, {setting.seeds} seed pairs, minimum detectable "
-        f"effect {100 * power['mde']:.1f} pts",
+        f"effect {100 * mde:.1f} pts",
         "power": power,
     }

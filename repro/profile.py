@@ -34,10 +34,12 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 from transformers import TrainerCallback
+
+from radar.repro.shapes import Profile, Scalar
 
 GB = 1024**3
 
@@ -143,7 +145,7 @@ class StepProfiler(TrainerCallback):
         self.per_step.append((took, *(a - b for a, b in zip(now, self._at_begin, strict=True))))
 
     # -- summary -----------------------------------------------------------------------------------
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> Profile:
         """Means per step over the steps after the warm-up (the first ``warmup_steps``: one generation
         cycle, which carries one-off costs such as lazy initialisation and allocator growth) when the
         arm ran at least twice that many steps, else over every step (``warmup_excluded`` says which)."""
@@ -184,16 +186,16 @@ def _r(x: float) -> float:
 PROFILE_FIELDS = ("step_s", "generate_s", "reward_s", "ref_s", "train_s", "tokens_per_s", "peak_mem_gb")
 
 
-def mean_profile(per_seed: list[dict[str, Any]]) -> dict[str, Any]:
+def mean_profile(per_seed: list[Profile]) -> Profile:
     """The mean of each numeric profile field over an arm's seeds (device and kinds from the first)."""
     if not per_seed:
         return {}
-    out: dict[str, Any] = {}
+    out: dict[str, Scalar] = {}
     for key, value in per_seed[0].items():
         vals = [p.get(key) for p in per_seed]
         if all(isinstance(v, int | float) and not isinstance(v, bool) for v in vals):
             out[key] = _r(sum(vals) / len(vals))  # type: ignore[arg-type]
         else:
-            out[key] = value
+            out[key] = value  # type: ignore[assignment]
     out["seeds"] = len(per_seed)
-    return out
+    return cast(Profile, out)  # the same keys, each a mean (or the first seed's value)

@@ -10,21 +10,23 @@ from collections.abc import Callable
 from dataclasses import asdict
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from radar.repro.checkpoint import eval_overlap as math_overlap
 from radar.repro.checkpoint import load_dataset, model_fingerprint
 from radar.repro.checkpoint import rl_stream as math_stream
 from radar.repro.errors import ReproError
 from radar.repro.methods import Method
+from radar.repro.shapes import Overlap, OverlapPart, Provenance
 from radar.repro.sizes import get_checkpoint_preset, get_size
 from radar.repro.spec import RunSpec, checkpoint_threads, rl_seed
 from radar.repro.tasks import get_task, refill_stream, rl_stream
+from radar.store.runs import RunParams
 
 ARMS = ("method", "baseline")
 
 
-def provenance() -> dict[str, Any]:
+def provenance() -> Provenance:
     versions: dict[str, str | None] = {}
     for pkg in ("research-radar", "torch", "transformers", "trl", "accelerate", "datasets", "numpy"):
         try:
@@ -78,7 +80,7 @@ def resolve_device(requested: str) -> str:
     return requested
 
 
-def eval_overlap(task: Any, size: Any, steps: int, pairs: list[int], warm: list[dict[str, Any]]) -> dict[str, Any]:
+def eval_overlap(task: Any, size: Any, steps: int, pairs: list[int], warm: list[dict[str, Any]]) -> Overlap:
     """Measured share of held-out problems that also occur in the SFT data, an RL prompt stream or a dynamic
     sampling refill stream (by canonical problem key, so a reordering of a training problem counts as seen)."""
     from radar.repro.policy import eval_sets  # defers torch, transformers
@@ -93,23 +95,22 @@ def eval_overlap(task: Any, size: Any, steps: int, pairs: list[int], warm: list[
                 refill_stream(task, refill_size(steps, size), seed, size.difficulty),
             )
             rl_keys |= {task.key(ex) for stream in streams for ex in stream}
-    out: dict[str, Any] = {"by": "canonical problem key (reorderings of a problem count as the same problem)"}
+    parts: dict[str, OverlapPart] = {}
     for name, exs in eval_sets(task, size).items():
         if name == "curve":
             continue
         in_rl = sum(task.key(e) in rl_keys for e in exs)
         in_sft = max(int(((w.get("eval_overlap") or {}).get(name) or {}).get("in_sft", 0)) for w in warm)
         measured = all(name in (w.get("eval_overlap") or {}) for w in warm)
-        out[name] = {
+        parts[name] = {
             "prompts": len(exs),
             "distinct": len({task.key(e) for e in exs}),
             "in_sft": in_sft if measured else None,
             "in_rl": in_rl,
             "share": round(max(in_sft, in_rl) / len(exs), 4) if exs and measured else None,
         }
-    out["share"] = max(
-        (v["share"] for k, v in out.items() if isinstance(v, dict) and v["share"] is not None), default=None
-    )
+    out = cast(Overlap, {"by": "canonical problem key (reorderings of a problem count as the same problem)", **parts})
+    out["share"] = max((v["share"] for v in parts.values() if v["share"] is not None), default=None)
     return out
 
 
@@ -131,11 +132,11 @@ def _common(spec: RunSpec, device: str, steps: int, arms: dict[str, Method]) -> 
 def toy_record(
     run_id: str,
     spec: RunSpec,
-    params: dict[str, Any],
+    params: RunParams,
     device: str,
     arms: dict[str, Method],
     log: Callable[[str], None],
-) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]:
+) -> tuple[dict[str, Any], Overlap, list[dict[str, Any]]]:
     """The run record of a toy-task run: its warm starts (trained and cached on first use) and overlap."""
     import torch
 
@@ -166,8 +167,8 @@ def toy_record(
 
 
 def checkpoint_record(
-    run_id: str, spec: RunSpec, params: dict[str, Any], device: str, arms: dict[str, Method]
-) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]:
+    run_id: str, spec: RunSpec, params: RunParams, device: str, arms: dict[str, Method]
+) -> tuple[dict[str, Any], Overlap, list[dict[str, Any]]]:
     """The run record of a checkpoint run: every seed pair starts from the checkpoint itself; the held-out
     overlap is measured against every arm's RL prompt stream and refill stream."""
     import torch

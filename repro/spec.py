@@ -14,14 +14,15 @@ import secrets
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from radar.repro.checkpoint import load_dataset, model_fingerprint, resolve_model
 from radar.repro.errors import ReproError
 from radar.repro.methods import Catalog, baseline_of, catalog
+from radar.repro.shapes import ModelFingerprint
 from radar.repro.sizes import get_checkpoint_preset, get_size
 from radar.repro.tasks import get_task
-from radar.store.runs import RunRecord
+from radar.store.runs import RunParams, RunRecord
 
 KIND = "repro"
 ACTIVE = ("queued", "running")
@@ -95,33 +96,38 @@ def make_spec(presets: Catalog, *, method: str, baseline: str = "", **fields: An
     return RunSpec(method=method, baseline=other, **fields)
 
 
-def spec_of(params: dict[str, Any], presets: Catalog | None = None) -> RunSpec:
+def spec_of(params: RunParams, presets: Catalog | None = None) -> RunSpec:
     """The RunSpec of a recorded run. User presets ([[repro.presets]]) travel in its params (``user_presets``),
     so the worker knows them without reading radar.toml."""
     known = presets if presets is not None else run_catalog(params)
-    fields = {k: params[k] for k in RunSpec.__dataclass_fields__ if k in params}
+    fields: dict[str, Any] = {k: v for k, v in params.items() if k in RunSpec.__dataclass_fields__}
     return make_spec(known, **fields)
 
 
-def run_catalog(params: dict[str, Any]) -> Catalog:
+def run_catalog(params: RunParams) -> Catalog:
     """The presets a recorded run can name: the built-ins plus the user presets it carries."""
     return catalog(params.get("user_presets") or [])
 
 
-def record_params(spec: RunSpec, presets: Catalog, run_dir: Path, policy_cache: Path) -> dict[str, Any]:
+def spec_params(spec: RunSpec) -> RunParams:
+    """The params of a run of ``spec``: its fields and its step count."""
+    return cast(RunParams, asdict(spec) | {"total_steps": spec.total_steps})  # RunParams names RunSpec's fields
+
+
+def record_params(spec: RunSpec, presets: Catalog, run_dir: Path, policy_cache: Path) -> RunParams:
     """What a queued run's record keeps: the spec, its step count, its folders and its user presets' tables."""
-    params = asdict(spec) | {"total_steps": spec.total_steps, "folder": str(run_dir), "policy_cache": str(policy_cache)}
+    params = spec_params(spec) | {"folder": str(run_dir), "policy_cache": str(policy_cache)}
     if defs := presets.definitions(spec.method, spec.baseline):
         params["user_presets"] = defs
     return params
 
 
-def checkpoint_threads(device: str, model: dict[str, Any]) -> int:
+def checkpoint_threads(device: str, model: ModelFingerprint) -> int:
     """1 when a checkpoint's weights are tiny and it trains on CPU (one thread), else 0 (torch's default)."""
     return int(device == "cpu" and sum((model.get("weights") or {}).values()) < TINY_MODEL_BYTES)
 
 
-def check_inputs(spec: RunSpec) -> dict[str, Any]:
+def check_inputs(spec: RunSpec) -> RunParams:
     """Resolve the model and read the data set of a checkpoint run before anything is stored
     (one-line errors); returns what the run's params record about them. No torch."""
     if not spec.model:

@@ -30,13 +30,13 @@ from typing import Any
 from radar.repro.errors import ReproError
 from radar.repro.spec import ACTIVE, KIND, check_inputs, log_path, run_folder, spec_of
 from radar.store import Store, utc_now
-from radar.store.runs import RunRecord
+from radar.store.runs import RunParams, RunRecord
 
 STALE_HEARTBEAT_S = 30 * 60  # a live worker beats every step / 50 SFT steps; this only catches pid reuse
 STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
 
 
-def submit(store: Store, run_id: str, params: dict[str, Any]) -> RunRecord:
+def submit(store: Store, run_id: str, params: RunParams) -> RunRecord:
     """Record a queued run (``params``: repro.spec.record_params plus what the app adds). A checkpoint run's
     model and data set are checked first: nothing is stored when they are bad."""
 

@@ -30,11 +30,10 @@ import random
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from radar.repro.errors import ReproError
-
-Example = dict[str, Any]
+from radar.repro.shapes import Example
 
 
 @dataclass(frozen=True)
@@ -330,7 +329,8 @@ def correctness_reward(
         prompts: list[str], completions: list[str], completion_ids: list[list[int]], **cols: Any
     ) -> list[float]:
         keys = [k for k in cols if k not in ("trainer_state", "log_extra", "log_metric")]
-        rows = [{k: cols[k][i] for k in keys} | {"prompt": p} for i, p in enumerate(prompts)]
+        # TRL hands back the data set's columns (the Examples' own fields) one list per column
+        rows = [cast(Example, {k: cols[k][i] for k in keys} | {"prompt": p}) for i, p in enumerate(prompts)]
         answers = [answer_of(list(ids), eos_token_id, special_ids, decode) for ids in completion_ids]
         scores = [1.0 if a is not None and task.check(row, a) else 0.0 for row, a in zip(rows, answers, strict=True)]
         log_metric = cols.get("log_metric")

@@ -40,6 +40,7 @@ from radar.repro.errors import ReproError, RunCancelled
 from radar.repro.methods import Method
 from radar.repro.policy import PolicySize, accuracy, special_ids
 from radar.repro.profile import StepProfiler
+from radar.repro.shapes import ArmSummary, Example, Profile, StepRecord
 from radar.repro.sizes import CheckpointPreset
 from radar.repro.tasks import Task, correctness_reward, format_reward, refill_stream, rl_stream
 
@@ -102,7 +103,7 @@ class RadarGRPOTrainer(GRPOTrainer):
         loss_plugin: str = "",
         profiler: StepProfiler | None = None,
         dynamic_sampling: bool = False,
-        refill: Iterator[dict[str, Any]] | None = None,
+        refill: Iterator[Example] | None = None,
         **kwargs: Any,
     ) -> None:
         if loss_plugin and loss_plugin not in LOSS_PLUGINS:
@@ -450,7 +451,7 @@ METRIC_KEYS: dict[str, tuple[str, ...]] = {
 }
 
 
-def normalize_log(logs: dict[str, Any]) -> dict[str, float]:
+def normalize_log(logs: dict[str, float]) -> StepRecord:
     out: dict[str, float] = {}
     for name, keys in METRIC_KEYS.items():
         for key in keys:
@@ -467,7 +468,7 @@ class RecordCallback(TrainerCallback):
 
     def __init__(
         self,
-        on_record: Callable[[dict[str, Any]], None],
+        on_record: Callable[[StepRecord], None],
         should_cancel: Callable[[], bool],
         heldout: Callable[[Any], float] | None = None,
         eval_every: int = 0,
@@ -481,9 +482,9 @@ class RecordCallback(TrainerCallback):
         self.started = time.perf_counter()
         self.cancelled = False
 
-    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any) -> None:
+    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, float] | None = None, **kw: Any) -> None:
         if logs and "train_runtime" not in logs:
-            rec: dict[str, Any] = {"step": state.global_step, "time": round(time.perf_counter() - self.started, 3)}
+            rec: StepRecord = {"step": state.global_step, "time": round(time.perf_counter() - self.started, 3)}
             step = state.global_step
             if self.heldout is not None and self.eval_every and (step % self.eval_every == 0 or step == self.last_step):
                 rec["heldout"] = self.heldout(kw["model"])
@@ -505,11 +506,11 @@ def train_arm(
     seed: int,
     device: str,
     output_dir: Path,
-    on_record: Callable[[dict[str, Any]], None],
+    on_record: Callable[[StepRecord], None],
     should_cancel: Callable[[], bool],
-    eval_sets: dict[str, list[dict[str, Any]]],
+    eval_sets: dict[str, list[Example]],
     pass_samples: int = 4,
-) -> dict[str, Any]:
+) -> ArmSummary:
     """Train one (method, seed) arm from a cached warm start on the RL part of the problem space;
     returns its summary with the held-out scores at the end (``final``).
 
@@ -577,10 +578,10 @@ def train_checkpoint_arm(
     device: str,
     lora: bool,
     output_dir: Path,
-    on_record: Callable[[dict[str, Any]], None],
+    on_record: Callable[[StepRecord], None],
     should_cancel: Callable[[], bool],
-    eval_rows: list[dict[str, Any]],
-) -> dict[str, Any]:
+    eval_rows: list[Example],
+) -> ArmSummary:
     """Train one (method, seed) arm of a real checkpoint on the training part of a math data set
     (repro/checkpoint.py); the same record, profile and ``final`` held-out scores as ``train_arm``."""
     from transformers import AutoConfig, AutoTokenizer
@@ -590,7 +591,7 @@ def train_checkpoint_arm(
         tokenizer.pad_token = tokenizer.eos_token
     stream = checkpoint.rl_stream(data, steps * preset.prompts_per_step, seed)
     rows = [{"prompt": mathpolicy.trl_prompt(r["prompt"], tokenizer), "answer": r["answer"]} for r in stream]
-    refill = [
+    refill: list[Example] = [
         {"prompt": mathpolicy.trl_prompt(r["prompt"], tokenizer), "answer": r["answer"]}
         for r in checkpoint.rl_stream(data, refill_size(steps, preset), REFILL_SEED + seed)
     ]
@@ -662,8 +663,8 @@ REFILL_SEED = 20_000  # a checkpoint run's refill prompts: the RL part shuffled 
 
 
 def _arm_result(
-    done: int, seconds: float, started: float, final: dict[str, float], profile: dict[str, Any], parameters: int
-) -> dict[str, Any]:
+    done: int, seconds: float, started: float, final: dict[str, float], profile: Profile, parameters: int
+) -> ArmSummary:
     """One arm's summary: steps and time of training (evaluation after it), final held-out scores, profile."""
     return {
         "steps": done,

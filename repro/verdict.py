@@ -30,7 +30,8 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypeGuard
 
 import numpy as np
 from scipy import stats
@@ -38,11 +39,24 @@ from scipy import stats
 from radar.repro import mechanisms as mech
 from radar.repro.methods import Claim, Method
 from radar.repro.power import ALPHA, MIN_EFFECT, Setting, classify
+from radar.repro.shapes import (
+    ArmRun,
+    Calibration,
+    ClaimCondition,
+    ClaimResult,
+    ClaimTest,
+    Efficiency,
+    Profile,
+    SeedNoise,
+    StepRecord,
+    Verdict,
+    VerdictMetric,
+)
+from radar.store.runs import PlannedPower
 
 __all__ = ["ALPHA", "MIN_EFFECT", "Setting"]
 
-Records = list[dict[str, Any]]  # per-step metric records of one (arm, seed)
-ArmRun = dict[str, Any]  # {"records": Records, "final": {"heldout_greedy": float, "heldout_pass1": float, ...}}
+Records = list[StepRecord]  # per-step metric records of one (arm, seed)
 
 VERDICT_METRICS: tuple[tuple[str, str], ...] = (
     ("heldout_greedy", "held-out greedy accuracy"),
@@ -197,21 +211,33 @@ def simulate(
 
 
 # -- claims -----------------------------------------------------------------------------------------
-def check_claim(claim: Claim, method_runs: dict[int, ArmRun], baseline_runs: dict[int, ArmRun]) -> dict[str, Any]:
+def check_claim(claim: Claim, method_runs: dict[int, ArmRun], baseline_runs: dict[int, ArmRun]) -> ClaimResult:
     """'holds', 'refuted' or 'inconclusive', with the test behind it (Holm over the claim's conditions)."""
     conditions = [claim] + ([claim.also] if claim.also else [])
-    results = [_claim_test(c, method_runs, baseline_runs) for c in conditions]
-    adjusted = holm(np.array([r["test"]["p"] if r["test"]["p"] is not None else np.nan for r in results]))
-    for r, p_adj in zip(results, adjusted, strict=True):
-        r["test"]["p_adjusted"] = _r(p_adj)
-        r["status"] = _claim_status(r)
+    tested = [_claim_test(c, method_runs, baseline_runs) for c in conditions]
+    adjusted = holm(np.array([t.test["p"] if t.test["p"] is not None else np.nan for t in tested]))
+    results: list[ClaimCondition] = []
+    for t, p_adj in zip(tested, adjusted, strict=True):
+        t.test["p_adjusted"] = _r(p_adj)
+        results.append({"test": t.test, "status": _claim_status(t)})
     statuses = {r["status"] for r in results}
     status = "refuted" if "refuted" in statuses else "holds" if statuses == {"holds"} else "inconclusive"
-    out = {"claim": claim.text, "status": status, "test": results[0]["test"], "conditions": results}
+    out: ClaimResult = {"claim": claim.text, "status": status, "test": results[0]["test"], "conditions": results}
     return out
 
 
-def _claim_test(claim: Claim, method_runs: dict[int, ArmRun], baseline_runs: dict[int, ArmRun]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class _Tested:
+    """One condition of a claim, tested: the test as the verdict shows it, and the bounds its status needs."""
+
+    claim: Claim
+    test: ClaimTest
+    upper: float  # effect + the one-sided (1 - ALPHA) half-width (NaN below 2 seed pairs)
+    lower: float
+    effect: float
+
+
+def _claim_test(claim: Claim, method_runs: dict[int, ArmRun], baseline_runs: dict[int, ArmRun]) -> _Tested:
     seeds = sorted(set(method_runs) & set(baseline_runs))
     m = np.array([arm_value(method_runs[s], claim.metric, claim.window) for s in seeds])
     b = np.array([arm_value(baseline_runs[s], claim.metric, claim.window) for s in seeds])
@@ -234,9 +260,9 @@ def _claim_test(claim: Claim, method_runs: dict[int, ArmRun], baseline_runs: dic
     t = paired_t(diffs[None, :] if diffs.size else np.full((1, 0), np.nan), null, alternative)
     one_sided = stats.t.ppf(1 - ALPHA, t["df"][0]) * t["se"][0] if t["n"][0] >= 2 else math.nan
     effect = float(t["effect"][0])
-    return {
-        "claim": claim,
-        "test": {
+    return _Tested(
+        claim=claim,
+        test={
             "name": claim.text,
             "metric": claim.metric,
             "window": claim.window,
@@ -254,16 +280,15 @@ def _claim_test(claim: Claim, method_runs: dict[int, ArmRun], baseline_runs: dic
             "baseline": _r(list(b)),
             "seeds": seeds,
         },
-        "_upper": effect + one_sided,
-        "_lower": effect - one_sided,
-        "_effect": effect,
-    }
+        upper=effect + one_sided,
+        lower=effect - one_sided,
+        effect=effect,
+    )
 
 
-def _claim_status(r: dict[str, Any]) -> str:
-    claim: Claim = r.pop("claim")
-    upper, lower, effect = r.pop("_upper"), r.pop("_lower"), r.pop("_effect")
-    p_adj = r["test"]["p_adjusted"]
+def _claim_status(r: _Tested) -> str:
+    claim, upper, lower, effect = r.claim, r.upper, r.lower, r.effect
+    p_adj = r.test.get("p_adjusted")
     if p_adj is None or math.isnan(upper):
         return "inconclusive"
     rejects = p_adj < ALPHA
@@ -286,11 +311,11 @@ def verdict(
     method: Method,
     baseline: Method,
     runs: dict[str, dict[int, ArmRun]],
-    calibration: dict[str, Any] | None = None,
-    profiles: dict[str, dict[int, dict[str, Any]]] | None = None,
+    calibration: Calibration | None = None,
+    profiles: dict[str, dict[int, Profile]] | None = None,
     setting: Setting | None = None,
-    planned: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+    planned: PlannedPower | None = None,
+) -> Verdict:
     """The run's verdict from {"method": {seed: ArmRun}, "baseline": {seed: ArmRun}}.
 
     ``calibration``: the seed noise of the matching A/A run (same model, data, preset, steps), shown beside it
@@ -306,7 +331,7 @@ def verdict(
     m = np.array([[arm_value(m_runs[s], k, "end") for s in seeds] for k in names]).reshape(len(names), len(seeds))
     b = np.array([[arm_value(b_runs[s], k, "end") for s in seeds] for k in names]).reshape(len(names), len(seeds))
     tests, labels, overall = decide(m - b)
-    metrics: dict[str, Any] = {}
+    metrics: dict[str, VerdictMetric] = {}
     for i, (name, title) in enumerate(VERDICT_METRICS):
         metrics[name] = {
             "title": title,
@@ -325,6 +350,7 @@ def verdict(
             "seeds": seeds,
         }
     rates = mech.mechanisms(runs)
+    claim: ClaimResult
     if method.baseline == baseline.name or (not method.baseline and method.name == baseline.name):
         claim = mech.gate(check_claim(method.claim, m_runs, b_runs), method, rates)
     else:
@@ -336,13 +362,14 @@ def verdict(
         }
     noise = seed_noise(m, b, calibration)
     setting = setting or Setting(toy=True, quick=False, steps=0, seeds=len(seeds))
-    cal_sd = (calibration or {}).get("sd_difference")
+    cal_sd = calibration.get("sd_difference") if calibration else None
     own = noise["sd_difference"]
+    sd: float | None
     if calibration and cal_sd is not None and (own is None or cal_sd >= own):
         sd, source = float(cal_sd), f"A/A run {calibration['run']}"
     else:  # the run's own noise when it is the larger (or the only) one: power is never overstated
         sd, source = own, "this run's own seed pairs"
-    doc = {
+    doc: Verdict = {
         "overall": str(overall),
         "alpha": ALPHA,
         "min_effect": MIN_EFFECT,
@@ -361,14 +388,14 @@ def verdict(
     return doc
 
 
-def efficiency(profiles: dict[str, dict[int, dict[str, Any]]]) -> dict[str, Any]:
+def efficiency(profiles: dict[str, dict[int, Profile]]) -> Efficiency:
     """Method vs baseline cost over the seed pairs that have both profiles: the per-step wall-time
     ratio (geometric mean, a 95 % t interval on the log ratios from 2 pairs on, and the range), the
     peak-memory difference (mean and range) and the throughput ratio. Each pair's arms ran on the
     same device under the same conditions as far as the runner controls them."""
     m_p, b_p = profiles.get("method") or {}, profiles.get("baseline") or {}
     pairs = sorted(p for p in set(m_p) & set(b_p) if _pos(m_p[p].get("step_s")) and _pos(b_p[p].get("step_s")))
-    out: dict[str, Any] = {"pairs": len(pairs)}
+    out: Efficiency = {"pairs": len(pairs)}
     if not pairs:
         return out
     logs = np.array([math.log(m_p[p]["step_s"] / b_p[p]["step_s"]) for p in pairs])
@@ -385,27 +412,30 @@ def efficiency(profiles: dict[str, dict[int, dict[str, Any]]]) -> dict[str, Any]
     out["peak_mem_diff_gb"] = _r(sum(mems) / len(mems)) if mems else None
     out["peak_mem_diff_range"] = [_r(min(mems)), _r(max(mems))] if mems else None
     tps = [
-        math.log(m_p[p]["tokens_per_s"] / b_p[p]["tokens_per_s"])
+        math.log(mt / bt)
         for p in pairs
-        if _pos(m_p[p].get("tokens_per_s")) and _pos(b_p[p].get("tokens_per_s"))
+        if _pos(mt := m_p[p].get("tokens_per_s")) and _pos(bt := b_p[p].get("tokens_per_s"))
     ]
     out["tokens_per_s_ratio"] = _r(math.exp(sum(tps) / len(tps))) if tps else None
     out["peak_mem_kind"] = m_p[pairs[0]].get("peak_mem_kind", "")
     out["device"] = m_p[pairs[0]].get("device", "")
-    for arm, per in (("method", m_p), ("baseline", b_p)):
-        out[arm] = {
-            k: _r(sum(float(per[p].get(k) or 0.0) for p in pairs) / len(pairs))
+
+    def means(per: dict[int, Profile]) -> dict[str, float | None]:
+        return {
+            k: _r(sum(float(per[p].get(k) or 0.0) for p in pairs) / len(pairs))  # type: ignore[misc,arg-type]
             for k in ("step_s", "generate_s", "reward_s", "ref_s", "train_s", "tokens_per_s", "peak_mem_gb")
         }
+
+    out["method"], out["baseline"] = means(m_p), means(b_p)
     out["text"] = efficiency_text(out)
     return out
 
 
-def _pos(x: Any) -> bool:
+def _pos(x: object) -> TypeGuard[float]:
     return isinstance(x, int | float) and not isinstance(x, bool) and x > 0
 
 
-def efficiency_text(e: dict[str, Any]) -> str:
+def efficiency_text(e: Efficiency) -> str:
     """'8% slower per step (x1.08; pairs x1.05-x1.10, 95% CI x1.02-x1.14 over 3 seed pairs), +0.40 GB peak (...)'."""
     ratio = e.get("step_ratio")
     if ratio is None:
@@ -416,8 +446,8 @@ def efficiency_text(e: dict[str, Any]) -> str:
         if round(abs(pct)) >= 1
         else ("the same time per step (within 1%)")
     )
-    if e.get("step_ratio_interval"):
-        lo, hi = e["step_ratio_interval"]
+    if interval := e.get("step_ratio_interval"):
+        lo, hi = interval
         first, last = e["step_ratio_range"]
         spread = (
             f"x{ratio:.2f}; pairs x{first:.2f}-x{last:.2f}, 95% CI x{lo:.2f}-x{hi:.2f} over {e['pairs']} seed pairs"
@@ -432,7 +462,7 @@ def efficiency_text(e: dict[str, Any]) -> str:
     return text
 
 
-def seed_noise(m: np.ndarray, b: np.ndarray, calibration: dict[str, Any] | None) -> dict[str, Any]:
+def seed_noise(m: np.ndarray, b: np.ndarray, calibration: Calibration | None) -> SeedNoise:
     """Seed-to-seed spread of the primary held-out score in this run, and the A/A calibration if any."""
 
     def sd(x: np.ndarray) -> float:
@@ -451,7 +481,7 @@ def seed_noise(m: np.ndarray, b: np.ndarray, calibration: dict[str, Any] | None)
     }
 
 
-def summary(method: str, baseline: str, doc: dict[str, Any]) -> str:
+def summary(method: str, baseline: str, doc: Verdict) -> str:
     """One sentence built only from the structured result (labels are quoted, never re-derived)."""
     parts = []
     n = 0

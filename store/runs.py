@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, cast
 
 import orjson
 
@@ -62,6 +62,16 @@ class MetricTest:
         )
 
 
+class Calibration(TypedDict):
+    """The matching A/A run a verdict quotes (repro/adoption.py ``calibration_for``), as stored."""
+
+    run: str
+    method: str
+    seeds: int
+    sd_difference: float
+    overall: str
+
+
 @dataclass(frozen=True)
 class SeedNoise:
     """Seed-to-seed spread of the primary held-out score; ``calibration`` is the latest A/A run's."""
@@ -71,7 +81,7 @@ class SeedNoise:
     sd_baseline: float | None
     sd_difference: float | None
     n: int
-    calibration: dict[str, Any] | None = None
+    calibration: Calibration | None = None
 
 
 EVIDENCE_CLASSES = ("pipeline check", "evidence", "underpowered")
@@ -194,7 +204,9 @@ class RunVerdict:
                 sd_baseline=_num(noise.get("sd_baseline")),
                 sd_difference=_num(noise.get("sd_difference")),
                 n=int(noise.get("n") or 0),
-                calibration=noise.get("calibration") if isinstance(noise.get("calibration"), dict) else None,
+                calibration=cast(Calibration, noise["calibration"])
+                if isinstance(noise.get("calibration"), dict)
+                else None,
             )
             if isinstance(noise, dict)
             else None,
@@ -239,6 +251,40 @@ class ArmProfile:
         )
 
 
+PlannedPower = dict[str, float | str | None]  # ``Power`` as a run was submitted with it (dataclasses.asdict)
+
+
+class RunParams(TypedDict, total=False):
+    """A run's params as the runs table stores them (JSON): its spec (repro/spec.py ``RunSpec``), its folders and
+    inputs (repro), and what the app records about the request. Older records may lack any of them."""
+
+    method: str
+    baseline: str
+    task: str
+    preset: str
+    seeds: int
+    steps: int  # 0: the preset's default (``total_steps`` is what ran)
+    device: str
+    model: str
+    dataset: str
+    lora: bool
+    first_pair: int
+    total_steps: int
+    folder: str
+    policy_cache: str
+    user_presets: list[dict[str, Any]]  # radar.toml [[repro.presets]] tables, as read: the worker's catalog
+    model_path: str
+    dataset_path: str
+    dataset_sha256: str
+    weights: int  # bytes of the checkpoint's weight files
+    experiment: str
+    dedupe_key: str
+    look: int
+    power: PlannedPower
+    queued_by: str
+    queued_for: str
+
+
 @dataclass(frozen=True)
 class RunRecord:
     """One run as readers see it: parameters, life cycle, and (when done) verdict, metrics, plots.
@@ -248,7 +294,7 @@ class RunRecord:
     id: str
     kind: str
     status: str
-    params: dict[str, Any]
+    params: RunParams
     progress: float
     error: str
     created_at: str
@@ -356,7 +402,7 @@ class RunRecord:
             id=d["id"],
             kind=d["kind"],
             status=d["status"],
-            params=d.get("params") or {},
+            params=cast(RunParams, d.get("params") or {}),
             progress=float(d.get("progress") or 0.0),
             error=d.get("error") or "",
             created_at=d.get("created_at") or "",
@@ -374,7 +420,7 @@ class RunRecord:
         )
 
 
-def model_text(params: dict[str, Any]) -> str:
+def model_text(params: RunParams) -> str:
     """A run's policy in words: "checkpoint NAME" or "tiny char-level Qwen2 (SFT warm start)"."""
     path = str(params.get("model_path") or params.get("model") or "")
     if path:
@@ -382,7 +428,7 @@ def model_text(params: dict[str, Any]) -> str:
     return f"{params.get('preset') or 'tiny'} char-level Qwen2 (SFT warm start)"
 
 
-def setup_text(params: dict[str, Any], parameters: int | None) -> str:
+def setup_text(params: RunParams, parameters: int | None) -> str:
     """ "tiny char-level Qwen2 (SFT warm start), 0.1M parameters, task addition, 200 steps, 5 seed pairs"."""
     size = "parameters not recorded" if parameters is None else f"{_count(parameters)} parameters"
     data = str(params.get("dataset_path") or params.get("dataset") or "")
@@ -418,7 +464,7 @@ class RunAdoption:
 class RunsTable(Table):
     """Runs: create, update (status, progress, result), read one, list by kind/status."""
 
-    def create_run(self, run_id: str, kind: str, params: dict[str, Any], status: str = "queued") -> None:
+    def create_run(self, run_id: str, kind: str, params: RunParams, status: str = "queued") -> None:
         self._check_status(status)
         with self.transaction() as conn:
             conn.execute(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import date, timedelta
 from pathlib import Path
@@ -470,6 +471,27 @@ def test_finished_reproduction_shows_its_verdict_and_drives_the_rule(tmp_path: P
     html, md = render(content, "html"), render(content, "md")
     assert "Reproduction runs" in html and "r-dapo-1" in html and "file://" in html
     assert "## Reproduction runs" in md and "**better**" in md
+    # report.json read back (a delivery retried from it) holds the runs as RunSummary, written back unchanged
+    from radar.reports.result import ReportContent
+    from radar.reports.runs import RunSummary
+
+    again = ReportContent.from_dict(json.loads(json.dumps(content)))
+    assert isinstance(again.runs[0], RunSummary) and again.runs[0].id == "r-dapo-1"
+    assert json.dumps(again.as_dict(), sort_keys=True) == json.dumps(content, sort_keys=True)
+
+
+def test_a_run_of_an_older_report_json_reads_back_and_a_malformed_one_is_refused() -> None:
+    from radar.reports.runs import RunSummary
+
+    full = _summary("better", "evidence", adoptable=True)
+    assert RunSummary.from_dict(full.as_dict()) == full
+    older = {"id": "r0", "method": "dapo", "baseline": "grpo", "verdict": "better", "line": "stale"}  # fewer fields
+    read = RunSummary.from_dict(older)
+    assert (read.verdict, read.adoption, read.adoptable, read.mde) == ("better", "", False, None)
+    assert read.line == "dapo vs grpo (): , better"  # recomputed from the fields, not the stale text
+    for bad in ({"method": "dapo"}, ["r0"]):
+        with pytest.raises(ValueError, match="not an object with an id"):
+            RunSummary.from_dict(bad)  # type: ignore[arg-type]
 
 
 def test_ranking_uses_profile_weights_tag_confidence_terms_and_likes() -> None:
