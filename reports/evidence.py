@@ -22,7 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import binomtest, false_discovery_control
 
-from radar.analysis.contributions.cards import MethodCard, preset_for
+from radar.analysis.contributions.cards import MethodCard, mentions_for, preset_for
+from radar.analysis.contributions.senses import sense_with, senses_of
 from radar.analysis.contributions.update import name_key
 from radar.analysis.trends.result import NewMethod
 from radar.reports.period import Period
@@ -133,15 +134,18 @@ def gather_evidence(
     for run in runs:  # newest first
         latest_run.setdefault(run.method, run)
     found = candidates(store, cards, areas, kinds, trend_names, presets, preset_papers)
-    mentions = store.mentions_of(found)
+    # as the cards count them: by spelling key, and a name of several words ("Dr. GRPO") also by its phrase
+    mentions = mentions_for(store, [(c.name, "") for c in found.values()])
     intros = store.documents([c.intro for c in found.values() if c.intro])
     out: list[Evidence] = []
     left_out: list[str] = []
     for key, cand in found.items():
-        rows = mentions.get(key, [])
         intro_doc = intros.get(cand.intro or "")
+        if intro_doc is not None and entered(intro_doc.id, intro_doc.published)[:10] > end:
+            intro_doc = None  # its paper had not appeared by the period's end: a report never cites the future
+        rows = own_sense(mentions.get(key, []), intro_doc)
         naming = {m.doc_id for m in rows if _entered_day(m) <= end}
-        if intro_doc is not None and entered(intro_doc.id, intro_doc.published)[:10] <= end:
+        if intro_doc is not None:
             naming.add(intro_doc.id)  # its own paper names it (even where no mention row was kept)
         recent_ids = sorted(i for i in naming if i in papers)
         if not recent_ids:
@@ -178,6 +182,17 @@ def gather_evidence(
         )
     rising(out, len(papers), len(trailing_ids))
     return out, left_out
+
+
+def own_sense(rows: Sequence[MentionRow], intro: Document | None) -> list[MentionRow]:
+    """The mentions that mean the candidate. With its introducing paper known: those of that paper's sense (the
+    long forms papers give, analysis.contributions.senses, as its card counts them) on or after the paper's day;
+    an earlier paper spelled alike names something else (SPaRK and SparK before SPARK)."""
+    if intro is None:
+        return list(rows)
+    sense = sense_with(senses_of(rows), intro.id)
+    mine = list(sense.mentions) if sense is not None else list(rows)
+    return [m for m in mine if m.published >= intro.published[:10]]
 
 
 def rising(found: Sequence[Evidence], period_papers: int, trailing_papers: int) -> None:

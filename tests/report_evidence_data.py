@@ -6,6 +6,8 @@
   and by eight papers of the weeks before (not rising);
 - GSPO (a preset) is named by one paper of the week and one before: nothing beside the preset;
 - a text-to-speech paper carries a lab tag (preference-optimization) but applies the method elsewhere;
+- two of the week's papers compare against Dr. GRPO (a preset whose name has two words; its paper is not stored);
+- a July paper introduces ZetaPO, a pose estimator spelled like ZETAPO (another meaning, before ZETAPO's paper);
 - a hostile paper introduces EVILPO with markup in its title and abstract;
 - filler papers every day from April (tagged), so the trends have a history and the week a volume.
 """
@@ -28,6 +30,7 @@ ZETAPO_ID, KAPPAPO_ID, DAPO_ID, GSPO_ID, TTS_ID, EVIL_ID = (
     "2509.10002",
     "2509.10003",
 )
+HOMONYM_ID = "2507.20001"
 EVIL_TITLE = "EVILPO: <script>alert(1)</script> *policy* optimization for LLM reinforcement learning"
 RL_TAG, TTS_TAG, SERVING_TAG = "rl-policy-optimization", "preference-optimization", "inference-serving"
 
@@ -137,7 +140,17 @@ def build(store: Store) -> None:
         *_users("5", week[4:5], "We train with DAPO for long reasoning."),
         *_users("6", before[:8], "We train with DAPO for long reasoning."),
         *_users("7", week[2:3] + before[8:], "We also try GSPO for long reasoning."),
+        *_users("8", week[1:3], "Our recipe outperforms Dr. GRPO on math benchmarks."),  # a preset's name of two words
     ]
+    # an earlier paper spelled like ZETAPO that means something else: not part of ZETAPO's evidence
+    homonym = paper(
+        HOMONYM_ID,
+        date(2025, 7, 10),
+        "ZetaPO: Zero-Shot Estimation of Object Pose from Single Images",
+        "We propose ZetaPO, a zero-shot object pose estimator for robotic grasping from a single RGB image.",
+        "cs.CV",
+    )
+    special.append(homonym)
     docs += special + users
     tags += [(d.id, RL_TAG) for d in special + users if d.id != TTS_ID] + [(TTS_ID, TTS_TAG)]
     store.upsert_documents(docs)
