@@ -14,6 +14,7 @@ from radar.reports.period import resolve_period
 
 def cmd_report(args: argparse.Namespace) -> int:
     from radar.app import steps  # defers scipy, faiss, bm25s
+    from radar.reports.deliver import summarize_outcomes  # defers requests, jinja2
 
     radar = open_radar(args)
     radar.settings.with_formats(args.format)  # a bad --format or radar.toml: one line, before anything is written
@@ -36,7 +37,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         for fmt, path in built.paths.items():
             console.print(f"  {fmt}: {path}", markup=False)
         if outcomes:
-            console.print(steps.summarize_outcomes(outcomes), markup=False)
+            console.print(summarize_outcomes(outcomes), markup=False)
     if doc["documents"] == 0:
         err_console.print(
             f"note: no documents were published in {period.label}; `--week latest` reports the "
@@ -53,17 +54,17 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_weekly(args: argparse.Namespace) -> int:
-    from radar.app import steps  # defers scipy, faiss, bm25s
+    from radar.app import weekly  # defers scipy, faiss, bm25s (through app.steps)
 
     radar = open_radar(args)
     skip = tuple(s.strip() for s in (args.skip or "").split(",") if s.strip())
-    bad = [s for s in skip if s not in steps.WEEKLY_STEPS]
+    bad = [s for s in skip if s not in weekly.WEEKLY_STEPS]
     if bad:
-        raise ReportError(f"--skip {','.join(bad)}: unknown step; steps are {','.join(steps.WEEKLY_STEPS)}")
+        raise ReportError(f"--skip {','.join(bad)}: unknown step; steps are {','.join(weekly.WEEKLY_STEPS)}")
     with radar.store() as store:
         period = resolve_period(store, week=args.week)
     log = None if args.json else (lambda msg: err_console.print(msg, markup=False))
-    result = steps.weekly(radar, period, skip=skip, log=log)
+    result = weekly.run(radar, period, skip=skip, log=log)
     if args.json:
         print_json(result.as_dict())
     else:

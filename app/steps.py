@@ -1,7 +1,8 @@
-"""The pipeline's steps, each once: what the CLI commands, the dashboard and `radar weekly` call.
+"""The pipeline's steps, each once: what the CLI commands, the dashboard and `radar weekly` (app.weekly) call.
 
-    crawl  -> index -> tag -> trends -> report -> deliver -> reproduce   (weekly runs them in this order)
-    evaluate_tags, fix_tags                                      (corrections; wiring.open_searcher: queries)
+    crawl  -> index -> tag -> trends -> report -> deliver        (app.weekly runs them in order, with alerts,
+    evaluate_tags, fix_tags                                       digests and the reproduce queue beside them;
+                                                                  wiring.open_searcher: queries)
 
 Each step takes a ``Radar`` (workspace + settings read once), opens what it needs, takes the
 workspace lock its stage must not share, and hands the stage only its config and collaborators
@@ -13,7 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from radar.analysis.tags.review import review_queue as review_papers
 from radar.analysis.tags.tagger import Tagger, TagReport, record_correction, tag_documents
 from radar.analysis.trends.compute import TrendDetector, compute_trends
 from radar.analysis.trends.result import PeriodTrends, TrendsResult
-from radar.app import period_trends, steps_contributions, steps_people, wiring
+from radar.app import period_trends, steps_contributions, wiring
 from radar.app.context import Radar
 from radar.crawler.run import ProgressFn as CrawlProgress
 from radar.crawler.run import SourceResult, crawl
@@ -37,7 +38,7 @@ from radar.index.prebuilt import PrebuiltVectors
 from radar.index.ray_engine import ray_batches
 from radar.reports.build import BuiltReport, load_report, write_report
 from radar.reports.content import gather, tag_groups
-from radar.reports.deliver import Notifier, Outcome, deliver, jobs, summarize_outcomes
+from radar.reports.deliver import Notifier, Outcome, deliver, jobs
 from radar.reports.errors import ReportError
 from radar.reports.period import Period
 from radar.reports.sections import Area
@@ -294,166 +295,3 @@ def deliver_report(
                 if earlier is not None:
                     outcomes += deliver(store, earlier, delivery, notifier)
     return outcomes
-
-
-# -- weekly ----------------------------------------------------------------------------------------------
-WEEKLY_STEPS = ("crawl", "index", "alerts", "tag", "trends", "report", "deliver", "digests", "reproduce")
-Log = Callable[[str], None]
-
-
-@dataclass
-class StepResult:
-    name: str
-    ok: bool
-    summary: str
-    seconds: float = 0.0
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"step": self.name, "ok": self.ok, "summary": self.summary, "seconds": round(self.seconds, 2)}
-
-
-@dataclass
-class WeeklyResult:
-    period: Period
-    steps: list[StepResult] = field(default_factory=list)
-    report: BuiltReport | None = None
-    outcomes: list[Outcome] = field(default_factory=list)
-
-    @property
-    def exit_code(self) -> int:
-        return 0 if all(s.ok for s in self.steps) else 2
-
-    def line(self) -> str:
-        parts = [f"{s.name}: {s.summary}" if s.ok else f"{s.name} FAILED: {s.summary}" for s in self.steps]
-        return f"weekly {self.period.label}: " + "; ".join(parts)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "period": self.period.label,
-            "ok": self.exit_code == 0,
-            "summary": self.line(),
-            "steps": [s.as_dict() for s in self.steps],
-            "paths": {k: str(v) for k, v in self.report.paths.items()} if self.report else {},
-            "deliveries": [o.as_dict() for o in self.outcomes],
-        }
-
-
-def weekly(radar: Radar, period: Period, *, skip: Sequence[str] = (), log: Log | None = None) -> WeeklyResult:
-    """`radar weekly`: every step in order under the "weekly" lock; each step also takes its own stage's lock
-    (a `radar crawl` or `radar tag` started by hand waits its turn: one line, not a second fetch).
-
-    Idempotent: each step does only what is new (crawl cursors, content hashes, undecided documents), the
-    report is rewritten with the same content, and the deliveries table keeps a recipient from getting a
-    period twice; failed deliveries of this and earlier periods are retried. A failed step is reported and
-    the run goes on where it can (no trends: the report still goes out). Exit code 0 all good, 2 something
-    failed. Raises WorkspaceError when another weekly run holds the lock, ConfigError for a bad radar.toml."""
-    say = log or (lambda _msg: None)
-    settings = radar.settings  # a bad radar.toml stops here, before any step
-    result = WeeklyResult(period)
-    found: tuple[PeriodTrends, str] = (PeriodTrends.empty(period.label), "trends skipped or failed")
-
-    def run_step(name: str, fn: Callable[[], tuple[bool, str]]) -> None:
-        if name in skip:
-            result.steps.append(StepResult(name, True, "skipped (--skip)"))
-            return
-        say(f"{name} ...")
-        started = time.perf_counter()
-        try:
-            ok, text = fn()
-        except RadarError as exc:
-            ok, text = False, str(exc)
-        except Exception as exc:  # noqa: BLE001 - one failed step must not stop the report
-            ok, text = False, f"unexpected {type(exc).__name__}: {exc}"
-        result.steps.append(StepResult(name, ok, text, time.perf_counter() - started))
-        say(f"{name}: {text}")
-
-    def crawl_step() -> tuple[bool, str]:
-        results = crawl_sources(radar)
-        added = sum(r.counts.added for r in results)
-        failed = [r for r in results if not r.ok]
-        text = f"{added} new from {len(results)} source(s)"
-        if failed:
-            text += "; failed: " + "; ".join(f"{r.source}: {r.message}" for r in failed)
-        return not failed, text
-
-    def index_step() -> tuple[bool, str]:
-        cap = settings.embedding.weekly_max_documents
-        run = index(radar, limit=cap)
-        text = f"{run.report.embedded} embedded, {run.report.vectors} vectors"
-        if run.left:
-            text += f"; {run.left:,} left for the next run ([embedding] weekly_max_documents = {cap:,})"
-        return True, text
-
-    def alerts_step() -> tuple[bool, str]:
-        runs = steps_people.alerts(radar)  # after the index step: saved searches find new papers by their vectors
-        if not runs:
-            return True, "no saved searches"
-        failed = [o for r in runs for o in r.outcomes if o.status == "failed"]
-        text = f"{sum(len(r.new) for r in runs)} new match(es) for {len(runs)} person(s)"
-        return not failed, text + (f"; {len(failed)} delivery(ies) failed" if failed else "")
-
-    def digests_step() -> tuple[bool, str]:
-        done = steps_people.digests(radar, period, send=settings.delivery.any_channel)
-        if not done:
-            return True, "no people (radar people add NAME)"
-        failed = [f"{d.digest.person} {o.channel}: {o.error}" for d in done for o in d.outcomes if o.status == "failed"]
-        sent = sum(o.status == "sent" for d in done for o in d.outcomes)
-        text = f"{len(done)} digest(s) written, {sent} sent"
-        return not failed, text + (f"; {len(failed)} delivery(ies) failed ({'; '.join(failed)})" if failed else "")
-
-    def tag_step() -> tuple[bool, str]:
-        rep = tag(radar)
-        parts = [f"{rep.decided} decided"]
-        if rep.trained:
-            parts.append("model trained")
-        if rep.unembedded:
-            parts.append(f"{rep.unembedded} not embedded yet")
-        return True, ", ".join(parts)
-
-    def trends_step() -> tuple[bool, str]:
-        nonlocal found
-        with radar.store() as store:
-            found = report_trends(radar, store, period)
-        trends_found, note = found
-        if note:
-            return True, note
-        return True, f"{len(trends_found.terms.emerging)} emerging, {len(trends_found.terms.new_methods)} new methods"
-
-    def report_step() -> tuple[bool, str]:
-        result.report = report(radar, period, trends_result=found)
-        r = result.report.as_dict()
-        return True, f"{r['documents']} documents, {r['recommendations']} recommendations -> {result.report.folder}"
-
-    def deliver_step() -> tuple[bool, str]:
-        if not settings.delivery.any_channel:
-            return True, "no [delivery] channel configured"
-        if result.report is None:
-            return False, "no report to deliver"
-        result.outcomes = deliver_report(radar, result.report, retry_earlier=True)
-        return all(o.status != "failed" for o in result.outcomes), summarize_outcomes(result.outcomes)
-
-    def reproduce_step() -> tuple[bool, str]:
-        # Last: it needs this week's recommendations, and the training it starts (detached) must neither slow
-        # nor block the report's delivery; its verdicts reach next week's report (rules repro-better/-worse).
-        if not settings.repro.weekly_runs:
-            return True, "off ([repro] weekly_runs = 0)"
-        if result.report is None:
-            return False, "no report, so no recommendations to reproduce"
-        recs = [r.as_dict() for r in result.report.content.recommendations]
-        return wiring.reproductions(radar).weekly_step(recs, period.label)
-
-    with radar.ws.lock("weekly"):
-        order = (
-            crawl_step,
-            index_step,
-            alerts_step,
-            tag_step,
-            trends_step,
-            report_step,
-            deliver_step,
-            digests_step,
-            reproduce_step,
-        )
-        for name, fn in zip(WEEKLY_STEPS, order, strict=True):
-            run_step(name, fn)
-    return result
