@@ -61,6 +61,11 @@ def _pdf(html: str, base: Path) -> bytes:
     return HTML(string=html, base_url=str(base)).write_pdf()  # type: ignore[no-any-return]
 
 
+def report_file(folder: Path, fmt: str) -> Path:
+    """The file of one format (md, html, json, pdf) in a report folder: the one place its name is spelled."""
+    return folder / f"report.{fmt}"
+
+
 def write_report(folder: Path, period: Period, content: ReportContent, cfg: ReportConfig) -> BuiltReport:
     """Render ``content`` in the configured formats into ``folder``, plus report.json: all rendered first,
     then written as one set (``write_set_atomic``: all the files of the week appear, or none changes)."""
@@ -69,27 +74,27 @@ def write_report(folder: Path, period: Period, content: ReportContent, cfg: Repo
     html = render(data, "html") if ("html" in cfg.formats or "pdf" in cfg.formats) else ""
     files: dict[Path, bytes] = {}
     for fmt in cfg.formats:
-        path = folder / f"report.{fmt}"
+        path = report_file(folder, fmt)
         if fmt == "pdf":
             files[path] = _pdf(html, folder)
         else:
             files[path] = (html if fmt == "html" else render(data, fmt)).encode("utf-8")
         built.paths[fmt] = path
-    files[folder / "report.json"] = json.dumps(data, indent=1, ensure_ascii=False).encode("utf-8")
-    built.paths["json"] = folder / "report.json"
+    built.paths["json"] = report_file(folder, "json")
+    files[built.paths["json"]] = json.dumps(data, indent=1, ensure_ascii=False).encode("utf-8")
     write_set_atomic(files)
     return built
 
 
 def load_report(folder: Path) -> BuiltReport | None:
     """A report written earlier into ``folder``; None if its files are gone or unreadable."""
-    data = folder / "report.json"
+    data = report_file(folder, "json")
     if not data.is_file():
         return None
     try:
         content = ReportContent.from_dict(loads_bounded(data.read_text(encoding="utf-8")))
     except (ValueError, TypeError, KeyError, AttributeError, OSError):  # a damaged or foreign report.json
         return None
-    paths = {p.suffix.lstrip("."): p for p in sorted(folder.glob("report.*")) if p.suffix != ".json"}
+    paths = {p.suffix.lstrip("."): p for p in sorted(folder.glob(report_file(folder, "*").name)) if p != data}
     paths["json"] = data
     return BuiltReport(period_from_label(folder.name), content, paths, trends_note=content.notes.get("trends", ""))

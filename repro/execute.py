@@ -44,10 +44,12 @@ from radar.repro.spec import (
     checkpoint_threads,
     log_path,
     metrics_path,
+    record_path,
     rl_seed,
     run_catalog,
     run_folder,
     spec_of,
+    verdict_path,
 )
 from radar.repro.supervise import pid_alive, require
 from radar.repro.tasks import get_task
@@ -177,7 +179,7 @@ def arm_job(
     presets = run_catalog(params)
     spec = spec_of(params, presets)
     folder = Path(params["folder"])
-    record = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+    record = json.loads(record_path(folder).read_text(encoding="utf-8"))
     device = record["device"]
     method = presets.get(spec.method if arm == "method" else spec.baseline)
     path = metrics_path(folder, arm, pair)
@@ -270,7 +272,7 @@ def _execute(db: Path, run_id: str, params: RunParams, log: Log) -> RunResult:
 
         record, overlap, policies = toy_record(run_id, spec, params, device, arms, log_and_beat)
     warm_s = time.perf_counter() - started  # ~0 when every warm start was cached
-    write_text_atomic(folder / "run.json", json.dumps(record, indent=2, default=str))
+    write_text_atomic(record_path(folder), json.dumps(record, indent=2, default=str))
     if overlap["share"]:
         raise ReproError(f"held-out problems overlap training data ({overlap}); this is a bug in repro/tasks.py")
 
@@ -424,7 +426,7 @@ def finish(
         "final_heldout_greedy": {arm: _arm_mean(doc["metrics"]["heldout_greedy"], arm) for arm in arms},
         "eval_seconds": round(sum(s["eval_seconds"] for per in summaries.values() for s in per.values()), 2),
     }
-    write_text_atomic(folder / "verdict.json", json.dumps(doc | {"timing": metrics}, indent=2))
+    write_text_atomic(verdict_path(folder), json.dumps(doc | {"timing": metrics}, indent=2))
     return {
         "verdict": doc,
         "metrics": metrics,

@@ -59,6 +59,7 @@ from radar.repro.mathreward import equivalent, final_answer, has_final_marker
 from radar.repro.methods import Method
 from radar.repro.shapes import Example
 from radar.repro.sizes import get_checkpoint_preset, get_size
+from radar.repro.spec import record_path as spec_record_path
 from radar.repro.spec import rl_seed, run_catalog
 from radar.repro.tasks import get_task, rl_stream
 from radar.store.files import write_text_atomic
@@ -370,7 +371,7 @@ def export_run(run: RunRecord, engine: str, out_dir: Path | None = None, num_pro
     if not params.get("folder"):
         raise ReproError(f"run {run.id} was recorded without its folder (an older radar); rerun it to export")
     run_dir = Path(params["folder"])
-    record_path = run_dir / "run.json"
+    record_path = spec_record_path(run_dir)
     if not record_path.exists():
         raise ReproError(f"run {run.id} has no run.json yet (status {run.status}); wait until it starts")
     record = json.loads(record_path.read_text(encoding="utf-8"))

@@ -177,3 +177,13 @@ def metrics_path(folder: Path, arm: str, seed: int) -> Path:
 
 def log_path(folder: Path) -> Path:
     return folder / "log.txt"
+
+
+def record_path(folder: Path) -> Path:
+    """RUN_DIR/run.json: what the run trained (arms, configs, data, provenance), written when it starts."""
+    return folder / "run.json"
+
+
+def verdict_path(folder: Path) -> Path:
+    """RUN_DIR/verdict.json: the verdict document with its tests and the run's timing."""
+    return folder / "verdict.json"

@@ -21,7 +21,7 @@ import streamlit as st
 
 from radar.analysis.trends.result import PeriodTrends, TrendsResult
 from radar.app.dashboard import data
-from radar.reports.build import BuiltReport, load_report
+from radar.reports.build import BuiltReport, load_report, report_file
 from radar.reports.period import Period, latest_data_week, parse_week, week_of
 from radar.reports.volume import volumes as report_volumes
 from radar.store import Workspace
@@ -171,7 +171,7 @@ def _report_file(root: str, label: str, mtime: float) -> BuiltReport | None:
 def report(root: str, label: str) -> BuiltReport | None:
     """The week's report through the report module's loader; None when there is none."""
     folder = Workspace(Path(root)).report_dir(label)
-    return _report_file(root, label, _mtime(folder / "report.json"))
+    return _report_file(root, label, _mtime(report_file(folder, "json")))
 
 
 @data.cache_data
