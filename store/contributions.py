@@ -21,6 +21,9 @@ _COLUMNS = (
 )
 
 
+PHRASES_PER_QUERY = 200  # 400 instr() terms per query, under SQLite's expression depth of 1,000
+
+
 @dataclass(frozen=True, slots=True)
 class ContributionRow:
     """One paper's stored contribution (``published`` comes from the documents table when read)."""
@@ -202,25 +205,27 @@ class ContributionsTable(Table):
     def papers_naming(self, phrases: Iterable[str], since: str = "") -> dict[str, list[PaperText]]:
         """The papers published on or after ``since`` whose title or abstract holds
         each phrase (case-sensitive, any position: the caller checks token bounds), oldest first. For names of
-        several words ("Dr. GRPO", "Expert Race"), which the mentions table keys by token only."""
+        several words ("Dr. GRPO", "Expert Race"), which the mentions table keys by token only. Asked in chunks
+        of ``PHRASES_PER_QUERY``: SQLite refuses an expression deeper than 1,000 terms (a month's cards name
+        more phrases than that)."""
         wanted = list(dict.fromkeys(p for p in phrases if p))
-        if not wanted:
-            return {}
-        match = " OR ".join(["instr(title, ?) > 0 OR instr(abstract, ?) > 0"] * len(wanted))
-        params: list[str] = [p for p in wanted for _ in (0, 1)]
-        clause = "kind = 'paper' AND (" + match + ")"
-        if since:
-            clause = "published >= ? AND " + clause
-            params.insert(0, since)
-        rows = self.conn.execute(
-            f"SELECT id, title, abstract, published FROM documents WHERE {clause} ORDER BY published, id", params
-        )
         out: dict[str, list[PaperText]] = {}
-        for doc_id, title, abstract, published in rows:
-            paper = PaperText(doc_id, title, abstract, str(published)[:10])
-            for p in wanted:
-                if p in title or p in abstract:
-                    out.setdefault(p, []).append(paper)
+        for start in range(0, len(wanted), PHRASES_PER_QUERY):
+            chunk = wanted[start : start + PHRASES_PER_QUERY]
+            match = " OR ".join(["instr(title, ?) > 0 OR instr(abstract, ?) > 0"] * len(chunk))
+            params: list[str] = [p for p in chunk for _ in (0, 1)]
+            clause = "kind = 'paper' AND (" + match + ")"
+            if since:
+                clause = "published >= ? AND " + clause
+                params.insert(0, since)
+            rows = self.conn.execute(
+                f"SELECT id, title, abstract, published FROM documents WHERE {clause} ORDER BY published, id", params
+            )
+            for doc_id, title, abstract, published in rows:
+                paper = PaperText(doc_id, title, abstract, str(published)[:10])
+                for p in chunk:
+                    if p in title or p in abstract:
+                        out.setdefault(p, []).append(paper)
         return out
 
     def first_paper_day(self) -> str:

@@ -170,3 +170,27 @@ def test_card_text_neutralises_control_characters(capsys: pytest.CaptureFixture[
         assert "ZetaPO" in out.out and not any(ch in out.out for ch in "\x1b\r\x07\u202e"), out.out
         shown[argv[0]] = out.out
     assert "\\x1b[31mred\\x1b[0m" in shown["--name"] and "\\u202eevil" in shown["--name"]  # visible, inert
+
+
+def test_many_phrases_are_looked_up_in_chunks(tmp_path: Path) -> None:
+    """A month's cards name more multi-word names than one SQLite expression holds (depth 1,000): the phrase
+    look-up asks in chunks, and finds each phrase's papers oldest first (the full-corpus backtest raised
+    "Expression tree is too large" on 2025-06's cards)."""
+    ws, _ = Workspace.init(tmp_path / "ws")
+    docs = [
+        Document(
+            id=f"2506.{10000 + i}",
+            kind="paper",
+            source="test",
+            title=f"Method Number{i} for reasoning",
+            abstract=f"We propose Method Number{i}, which improves GRPO.",
+            published=f"2025-06-{1 + i % 28:02d}T00:00:00Z",
+        )
+        for i in range(700)
+    ]
+    with ws.store() as store:
+        store.upsert_documents(docs)
+        phrases = [f"Method Number{i}" for i in range(700)] + ["Not Stored"]
+        found = store.papers_naming(phrases, "2025-06-01")
+    assert len(found) == 700 and "Not Stored" not in found
+    assert [p.doc_id for p in found["Method Number7"]] == ["2506.10007", *(f"2506.1007{k}" for k in range(10))][:11]
