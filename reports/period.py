@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
 from radar.reports.errors import ReportError
 from radar.store import Store
-
-_WEEK = re.compile(r"^(\d{4})-W(\d{2})$")
+from radar.store.dates import ISO_WEEK, week_monday
 
 
 @dataclass(frozen=True)
@@ -33,7 +31,7 @@ class Period:
 
     @property
     def is_week(self) -> bool:
-        return bool(_WEEK.match(self.label))
+        return bool(ISO_WEEK.match(self.label))
 
     def shifted(self, periods: int) -> Period:
         """The period of the same length ``periods`` lengths earlier (negative) or later."""
@@ -60,14 +58,14 @@ def week_of(day: date) -> Period:
 
 
 def parse_week(text: str) -> Period:
-    m = _WEEK.match(text.strip())
     hint = "use YYYY-Www, e.g. --week 2025-W20, or --week last / --week latest"
-    if not m:
-        raise ReportError(f"--week {text!r} is not an ISO week; {hint}")
     try:
-        start = date.fromisocalendar(int(m.group(1)), int(m.group(2)), 1)
+        start = week_monday(text)
     except ValueError:
-        raise ReportError(f"--week {text!r} does not exist (week {m.group(2)} of {m.group(1)}); {hint}") from None
+        year, week = text.strip().split("-W")
+        raise ReportError(f"--week {text!r} does not exist (week {week} of {year}); {hint}") from None
+    if start is None:
+        raise ReportError(f"--week {text!r} is not an ISO week; {hint}")
     return week_of(start)
 
 

@@ -15,7 +15,9 @@ same rule as an SQL expression (the store's date filters and per-day counts); a 
 from __future__ import annotations
 
 import re
+from datetime import date
 
+ISO_WEEK = re.compile(r"^(\d{4})-W(\d{2})$")
 _NEW_STYLE = re.compile(r"^(\d{2})(0[1-9]|1[0-2])\.\d{4,5}(v\d+)?$")
 
 
@@ -42,3 +44,13 @@ def entered_sql(alias: str = "d") -> str:
         f"AND substr({alias}.id, 3, 2) BETWEEN '01' AND '12'"
     )
     return f"(CASE WHEN {new_style} AND {month} > {alias}.published THEN {month} ELSE {alias}.published END)"
+
+
+def week_monday(text: str) -> date | None:
+    """Monday of the ISO week written YYYY-Www; None when ``text`` is not written so. Raises ValueError when it
+    is, but its year has no such week (2025-W60). The one parser of week labels: the report's periods and the
+    method cards' weeks both read them here, each with its own one-line error."""
+    m = ISO_WEEK.match(text.strip())
+    if not m:
+        return None
+    return date.fromisocalendar(int(m.group(1)), int(m.group(2)), 1)

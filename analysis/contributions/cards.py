@@ -37,12 +37,12 @@ from radar.analysis.contributions.senses import Sense, sense_with, senses_of
 from radar.analysis.contributions.update import name_key
 from radar.store import Store
 from radar.store.contributions import ContributionRow, MentionRow
+from radar.store.dates import week_monday
 from radar.store.names import NameRow
 
 Presets = Mapping[str, str]  # preset name -> title (app/wiring.repro_presets)
 TagGroups = Mapping[str, str]  # tag -> taxonomy group
 
-_WEEK = re.compile(r"^(\d{4})-W(\d{2})$")
 _FOLD = re.compile(r"[^a-z0-9]")
 KIND_ORDER = ("method", "system", "model", "hardware", "benchmark", "other")
 # spreading: a name no stored paper introduces, of a kind a lab adopts, named by at least this many papers
@@ -148,13 +148,12 @@ class MethodCard:
 # -- periods and presets -----------------------------------------------------------------------------------
 def parse_week(text: str) -> tuple[date, date]:
     """(Monday, Sunday) of an ISO week written YYYY-Www; one line naming the fix otherwise."""
-    m = _WEEK.match(text.strip())
     try:
-        if not m:
-            raise ValueError
-        start = date.fromisocalendar(int(m.group(1)), int(m.group(2)), 1)
+        start = week_monday(text)
     except ValueError:
-        raise ContributionsError(f"--week {text!r} is not an ISO week; write it as YYYY-Www, e.g. 2025-W39") from None
+        start = None
+    if start is None:
+        raise ContributionsError(f"--week {text!r} is not an ISO week; write it as YYYY-Www, e.g. 2025-W39")
     return start, start + timedelta(days=6)
 
 
