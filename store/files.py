@@ -34,7 +34,9 @@ def _write_temp(path: Path, data: bytes) -> Path:
 
 
 def write_set_atomic(files: Mapping[Path, bytes]) -> None:
-    """Write every file of ``files`` or none of them (see the module's docstring)."""
+    """Write every file of ``files``; a failure while writing (a full disk) leaves the previous set and no
+    temporary file. The renames into place are one per file, so a failure between two of them (an I/O error
+    after the first) can leave the set mixed; the module's docstring says why a full disk cannot."""
     written: list[tuple[Path, Path]] = []
     current = next(iter(files), Path("."))
     try:
