@@ -60,7 +60,10 @@ def cmd_import(args: argparse.Namespace) -> int:
         task = bar.add_task(path.name, total=None)
         result = import_snapshot(store, path, source=args.source, progress=lambda n: bar.advance(task, n))
         elapsed = time.perf_counter() - started
-        contributions = steps_contributions.refresh(Radar(ws), store)  # what each new paper introduces
+        shipped, unused = steps_contributions.prebuilt_beside(path)
+        if unused:
+            err_console.print(f"radar: note: {unused}", markup=False)
+        contributions = steps_contributions.refresh(Radar(ws), store, prebuilt=shipped)  # what each paper introduces
     vectors = adopt_prebuilt(ws, path)
     problems = describe_problems(path, result)
     summary = {
@@ -74,6 +77,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         "papers_per_s": round(result.counts.seen / elapsed) if elapsed > 0 else None,
         "prebuilt_vectors": len(vectors) if vectors else 0,
         "contributions": contributions.decided if contributions else 0,
+        "prebuilt_contributions": contributions.reused if contributions else 0,
     }
     if args.json:
         print_json(summary)
