@@ -225,6 +225,17 @@ def document_terms(title: str, abstract: str, surfaces: dict[str, str] | None = 
     return keys
 
 
+def phrase_key(name: str) -> str | None:
+    """The n-gram key ``document_terms`` gives a name of 2 to ``MAX_N`` plain words ("Preference Optimization" ->
+    "preference optimization"), so a term table tells which documents hold it in any case; None for a name of
+    one word, of more words, or holding punctuation that splits phrases ("Dr. GRPO")."""
+    text = name.replace("-", " ")
+    if _CHUNK_SPLIT.search(text):
+        return None
+    words = [fold(w.lower()) for w in _WORD.findall(text)]
+    return " ".join(words) if 2 <= len(words) <= MAX_N else None
+
+
 def display(key: str, surfaces: dict[str, str]) -> str:
     """What a person reads: names without their marker, n-grams in their first-seen spelling."""
     if key.startswith(NAME_PREFIX):
