@@ -35,6 +35,7 @@ from radar.analysis.contributions.features import (
     head_kinds,
     intro_features,
     kind_features,
+    lexicon_kind,
     name_features,
     survey_title,
 )
@@ -48,6 +49,16 @@ from radar.analysis.contributions.labels import (
 from radar.analysis.contributions.linear import Linear, fit
 
 MODEL_FILE = "model.json"
+# what a paper cannot build on or compare against: where its code lies, an organisation, a metric, a common
+# abbreviation (the names stage's labeled kinds; GitHub is labeled a system)
+CODE_HOSTS = frozenset({"github", "gitlab", "hugging face", "huggingface", "zenodo", "bitbucket", "codeberg"})
+NO_FOUNDATION_KINDS = frozenset({"org", "metric", "generic"})
+
+
+def _no_foundation(surface: str, lexicon: Mapping[str, str]) -> bool:
+    return surface.lower() in CODE_HOSTS or lexicon_kind(surface, lexicon) in NO_FOUNDATION_KINDS
+
+
 # a parameter count as a part of a name: "-20B", " 7B", "8x7B", "/72B" (not JESD204B, not a dataset's "-3M")
 PARAMETER_COUNT = re.compile(r"(?:^|[-_\s/(])(?:\d+x)?\d+(?:\.\d+)?[Bb](?=$|[-_\s/)])")
 CODE_VERSION = "3"  # bump when extraction, features or rules change what a model means
@@ -127,6 +138,7 @@ class ContributionModel:
             for c in ex.candidates
             if c.surface not in skip
             and self.builds.probability(builds_features(c, self.lexicon, name)) >= self.builds_threshold
+            and not _no_foundation(c.surface, self.lexicon)
         )
         return Decision(introduces, score, name, also, kind, kind_score, area, area_score, builds, best)
 
