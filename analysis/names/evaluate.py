@@ -17,8 +17,10 @@ import numpy as np
 
 from radar.analysis.names.evidence import Corpus, Evidence
 from radar.analysis.names.features import (
+    AREA_FEATURES,
     EXPANSION_FEATURES,
     HARDWARE,
+    USE_FEATURES,
     features,
     neighbour_features,
     neighbours,
@@ -87,6 +89,8 @@ class Variant:
     c: float = C  # the regression's inverse regularisation
     margin: float | None = None  # the method margin; None: chosen by inner CV on each training part
     context: bool = False  # the context model for unsure names (needs ``vectors``)
+    uses: bool = True  # the use cues: software, device, measured quantity (``features.USE_FEATURES``)
+    areas: bool = True  # the share of the name's papers in the lab's areas (``features.AREA_FEATURES``)
 
 
 RADAR = Variant()
@@ -105,6 +109,10 @@ def _keep(variant: Variant) -> Callable[[str], bool]:
         if not variant.frequent and (feature == "hi" or feature.startswith("hi:")):
             return False
         base = feature[3:] if feature.startswith("hi:") else feature
+        if not variant.uses and base.startswith(USE_FEATURES):
+            return False
+        if not variant.areas and base.startswith(AREA_FEATURES):
+            return False
         return variant.expansions or not base.startswith(EXPANSION_FEATURES)
 
     return keep
