@@ -14,10 +14,12 @@ speed of finding names on the full corpus beside a plain pass over the texts.
    pooled, folds by name group (a name and its aliases in one fold; asserted), repeated over --seeds fold
    splits. Scored per pool: random (names_dev), frequent (names_dev2), focus (the names of dev2 and dev3
    labeled ``focus``: the lab's areas) and new (names_dev3). Deciders, in the same run: the rules
-   (``features.rule_kind``), the model before this round (balanced class weights, no expansion / frequent /
-   neighbour features), each lever added in turn, and Radar (``evaluate.RADAR``: what ``find.classify``
-   fits, the method margins chosen by inner CV on each training part). With --context also Radar with the
-   context vectors (packaged sentence encoder; ``context.py``) for the names the evidence leaves unsure.
+   (``features.rule_kind``), the model before the frequent-name labels (balanced class weights, no expansion /
+   frequent / neighbour features), "round 2" (Radar without the use-cue and lab-area features), "+uses" (the
+   use cues added), and Radar (``evaluate.RADAR``: what ``find.classify`` fits, the method margins chosen by
+   inner CV on each training part); ``--evidence-cache DIR`` keeps the evidence pass between runs. With
+   --context also Radar with the context vectors (packaged sentence encoder; ``context.py``) for the names
+   the evidence leaves unsure.
    The lexicon (a labeled name keeps its label) is not in these figures: a test name is never among its
    fold's labels, and the neighbour features read the training part's labels only.
 """

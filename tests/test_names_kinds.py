@@ -12,7 +12,7 @@ from radar.analysis.names import find_names, load_labels
 from radar.analysis.names.evaluate import Variant
 from radar.analysis.names.evidence import Evidence, collect
 from radar.analysis.names.extract import mentions
-from radar.analysis.names.features import FREQUENT, features, neighbour_features, neighbours
+from radar.analysis.names.features import AREA_WEIGHT, FREQUENT, features, neighbour_features, neighbours
 from radar.analysis.names.find import LABEL_FILES, PRIOR_MENTIONS, introducing
 from radar.analysis.names.kinds import KindModel, is_frequent, tuned_model
 
@@ -191,7 +191,7 @@ def test_use_cues_area_shares_and_values_are_features() -> None:
         for i in range(4)
     ]
     row = features("ZetaX", collect(docs).names["zetax"])
-    assert row["use=software"] > 0 and row["use=device"] > 0 and row["area=hw"] == 1.0 and row["area=rl"] == 0.0
+    assert row["use=software"] > 0 and row["use=device"] > 0 and row["area=hw"] == AREA_WEIGHT and row["area=rl"] == 0.0
     measured = mentions("x", "It reduces TTFT by 2.1x and lowers the TTFT of 120 ms requests.")[0].features
     assert "R:num" in measured and "L:reduces" in measured
     mid = mentions("x", "We fit a Bradley-Terry model. Bradley-Terry models are old.")[0].features

@@ -94,12 +94,12 @@ class Variant:
 
 
 RADAR = Variant()
-# the decider before the frequent names' labels (balanced class weights, none of the levers below)
+# the decider before the frequent names' labels (balanced class weights, none of the levers below); the one
+# before this round's use-cue and lab-area features; the use cues added; Radar (the area shares too)
 VARIANTS: dict[str, Variant] = {
-    "previous": Variant(expansions=False, frequent=False, neighbours=False, balanced=True),
-    "+expansions": Variant(frequent=False, neighbours=False, balanced=True),
-    "+frequent": Variant(neighbours=False, balanced=True),
-    "+neighbours": Variant(balanced=True),
+    "previous": Variant(expansions=False, frequent=False, neighbours=False, balanced=True, uses=False, areas=False),
+    "round 2": Variant(uses=False, areas=False),
+    "+uses": Variant(areas=False),
     "Radar": RADAR,
 }
 

@@ -166,6 +166,20 @@ _USE_CUES: dict[str, frozenset[str]] = {
         + [f"explast:{w}" for w in _set("time latency rate ratio score error throughput distance accuracy index")]
     ),
 }
+# the class a list names before it: "inference engines such as X", "benchmarks like X", "methods including X"
+# (the two words before the name, stop words left out: ``L2:engines such``)
+_LIST_HEADS = {
+    "software": "engines frameworks libraries toolkits systems tools platforms compilers runtimes packages",
+    "device": "gpus accelerators processors chips devices hardware cpus architectures",
+    "measure": "metrics measures scores",
+    "algorithm": "methods algorithms approaches techniques objectives losses optimizers",
+    "checkpoint": "models llms vlms checkpoints",
+    "dataset": "benchmarks datasets suites corpora",
+}
+for _kind, _heads in _LIST_HEADS.items():
+    _USE_CUES[_kind] = _USE_CUES.get(_kind, frozenset()) | frozenset(
+        f"L2:{head} {joint}" for head in _heads.split() for joint in ("such", "like", "including")
+    )
 _USE_INDEX: dict[str, tuple[str, ...]] = {}
 for _kind, _cue in _USE_CUES.items():
     for _feat in _cue:
@@ -175,7 +189,7 @@ AREA_FEATURES = ("area=",)
 # the weights of the use-cue and area features beside the other shares (a larger weight is a weaker
 # regularisation of the few labeled systems, devices and metrics that carry them)
 USE_WEIGHT = 1.0
-AREA_WEIGHT = 1.0
+AREA_WEIGHT = 3.0
 # the use cues' features (what ``evaluate.Variant(uses=False)`` leaves out)
 USE_FEATURES = ("use=", "uses=")
 # the features of the expansions and the cues above (what ``evaluate.Variant(expansions=False)`` leaves out)
