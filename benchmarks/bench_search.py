@@ -8,10 +8,16 @@ the one paper each query means) and milliseconds per query, for each ranking in 
   unrelated, Qwen2.5 cut to qwen2), dense + BM25 fused by reciprocal rank (k 60), nothing else; the baseline;
 - names: names as whole tokens (index.keyword), titles weighted, and the votes for the query's names (the
   ranking before index/rerank.py);
-- Radar: index.search.Searcher as `radar search` runs it (index/rerank.py), then each lever changed alone.
+- Radar: index.search.Searcher as `radar search` runs it (index/rerank.py), then each lever changed alone;
+- the similarity votes (index/rerank.py's ``similar``, off in Radar), each over the fused top 50: the query against
+  every title's vector (the corpus's titles embedded once before any query, as index time would), against the
+  centroid of the fused top 5's stored vectors and the query (pseudo-relevance feedback, Rocchio), and with
+  ``--sentences`` against each abstract sentence (the best; embedded when first asked for and cached: minutes of
+  CPU, and its milliseconds are not a query's).
 
     nice -n 10 .venv/bin/python benchmarks/bench_search.py --workspace demo-workspace
     nice -n 10 .venv/bin/python benchmarks/bench_search.py --workspace demo-workspace --unjudged  # to judge
+    nice -n 10 .venv/bin/python benchmarks/bench_search.py --workspace demo-workspace --sentences  # + sentence vote
 
 A document of a top 5 that was never judged counts as not relevant (the figure is a lower bound); ``--unjudged``
 lists them pooled over all rankings (sorted by id, not by ranking) with their title and abstract for judging.
@@ -22,6 +28,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import re
 import statistics
 import sys
 import time
@@ -29,6 +36,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -106,15 +115,78 @@ class NamesRanking:
         return [d for d, _ in sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[:k]]
 
 
-def rankers(searcher: Any) -> dict[str, Ranker]:
-    """The baseline, the ranking before the rerank, Radar's, and Radar's with one lever changed each."""
+class TitleVotes:
+    """The query's similarity to each title (the packaged encoder's title vectors, all made before any query)."""
+
+    def __init__(self, searcher: Any) -> None:
+        from radar.index.keyword import unlatex
+
+        docs = [(d.id, unlatex(d.title)) for d in searcher.store.iter_documents()]
+        started = time.process_time()
+        self.vectors = searcher.embedder.embed([t for _, t in docs])
+        self.cpu_s = time.process_time() - started
+        self.at = {d: i for i, (d, _) in enumerate(docs)}
+
+    def __call__(self, query_vector: np.ndarray, ids: list[str]) -> dict[str, float]:
+        found = [d for d in ids if d in self.at]
+        sims = self.vectors[[self.at[d] for d in found]] @ query_vector
+        return dict(zip(found, map(float, sims), strict=True))
+
+
+class FeedbackVotes:
+    """Pseudo-relevance feedback (Rocchio): similarity to the query vector plus the mean stored vector of the fused
+    top ``top`` (``beta`` times)."""
+
+    def __init__(self, searcher: Any, top: int = 5, beta: float = 1.0) -> None:
+        self.s, self.top, self.beta = searcher, top, beta
+
+    def __call__(self, query_vector: np.ndarray, ids: list[str]) -> dict[str, float]:
+        blobs = self.s.store.current_vectors(ids, self.s.vectors.manifest.model_id)
+        vecs = {d: np.frombuffer(b, dtype=np.float32) for d, b in blobs.items()}
+        tops = [vecs[d] for d in ids[: self.top] if d in vecs]
+        centroid = query_vector + self.beta * np.mean(tops, axis=0) if tops else query_vector
+        return {d: float(v @ centroid) for d, v in vecs.items()}
+
+
+class SentenceVotes:
+    """The query's best similarity to a sentence of the abstract (or the title's vector), sentences embedded when
+    first asked for and cached."""
+
+    SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9])")
+
+    def __init__(self, searcher: Any, titles: TitleVotes) -> None:
+        self.s, self.titles, self.cache = searcher, titles, dict[str, np.ndarray]()
+
+    def __call__(self, query_vector: np.ndarray, ids: list[str]) -> dict[str, float]:
+        from radar.index.keyword import unlatex
+
+        todo = [d for d in ids if d not in self.cache]
+        docs = self.s.store.documents(todo)
+        for d in todo:
+            sentences = [x for x in self.SPLIT.split(unlatex(docs[d].abstract)) if len(x) > 20] if d in docs else []
+            self.cache[d] = self.s.embedder.embed(sentences) if sentences else np.zeros((0, len(query_vector)))
+        out = self.titles(query_vector, ids)
+        for d in ids:
+            if len(self.cache[d]):
+                out[d] = max(out.get(d, -1.0), float((self.cache[d] @ query_vector).max()))
+        return out
+
+
+def rankers(searcher: Any, sentences: bool = False) -> dict[str, Ranker]:
+    """The baseline, the ranking before the rerank, Radar's, Radar's with one lever changed each, and the similarity
+    votes (with ``sentences``, the abstract-sentence one too)."""
     from radar.index.keyword import TITLE_WEIGHT, KeywordIndex
     from radar.index.rerank import Votes
 
     def radar_with(
-        votes: Votes | None = None, rrf_k: int | None = None, title_weight: int | None = None, latex: bool = True
+        votes: Votes | None = None,
+        rrf_k: int | None = None,
+        title_weight: int | None = None,
+        latex: bool = True,
+        similar: Any = None,
     ) -> Ranker:
         s = copy.copy(searcher)
+        s.similarity = similar
         if votes is not None:
             s.votes = votes
         if rrf_k is not None:
@@ -125,7 +197,9 @@ def rankers(searcher: Any) -> dict[str, Ranker]:
         return lambda q, k: [h.id for h in s.search(q, k=k)]
 
     v = searcher.votes
-    return {
+    titles = TitleVotes(searcher)
+    console.print(f"  {len(titles.at)} titles embedded in {titles.cpu_s:.0f} CPU-s", style="dim")
+    out = {
         "plain (baseline)": PlainRanking(searcher).search,
         "names as tokens + name votes": NamesRanking(searcher).search,
         "Radar (rerank)": radar_with(),
@@ -140,7 +214,17 @@ def rankers(searcher: Any) -> dict[str, Ranker]:
         "rrf k 60": radar_with(rrf_k=60),
         "title weight 1": radar_with(title_weight=1),
         "title weight 3": radar_with(title_weight=3),
+        "+ title vote 0.5 (top 50)": radar_with(replace(v, similar=0.5), similar=titles),
+        "+ title vote 1.0": radar_with(replace(v, similar=1.0), similar=titles),
+        "+ title vote 1.0, top 30": radar_with(replace(v, similar=1.0, depth=30), similar=titles),
+        "+ feedback vote 1.0 (top 50)": radar_with(replace(v, similar=1.0), similar=FeedbackVotes(searcher)),
+        "+ feedback vote 2.0": radar_with(replace(v, similar=2.0), similar=FeedbackVotes(searcher)),
     }
+    if sentences:
+        sent = SentenceVotes(searcher, titles)
+        out["+ sentence vote 0.5 (top 50)"] = radar_with(replace(v, similar=0.5), similar=sent)
+        out["+ sentence vote 1.0"] = radar_with(replace(v, similar=1.0), similar=sent)
+    return out
 
 
 def score(search: Ranker, queries: list[dict[str, Any]]) -> dict[str, Any]:
@@ -156,7 +240,7 @@ def score(search: Ranker, queries: list[dict[str, Any]]) -> dict[str, Any]:
     return {"slots": slots, "per_query": per_query, "unjudged": unjudged, "seconds": seconds}
 
 
-def evaluate(workspace: Path, only: set[str] | None = None) -> dict[str, Any]:
+def evaluate(workspace: Path, only: set[str] | None = None, sentences: bool = False) -> dict[str, Any]:
     from radar.app import wiring
     from radar.app.context import Radar
     from radar.store import Workspace
@@ -164,7 +248,7 @@ def evaluate(workspace: Path, only: set[str] | None = None) -> dict[str, Any]:
     searcher = wiring.open_searcher(Radar(Workspace.open(workspace)))
     lead, held, dev = _jsonl(LEAD), _jsonl(HELDOUT), _jsonl(DEV)
     out: dict[str, Any] = {}
-    for name, search in rankers(searcher).items():
+    for name, search in rankers(searcher, sentences).items():
         if only and name not in only:
             continue
         search("warm-up query", 5)
@@ -207,6 +291,8 @@ def show(results: dict[str, Any], n: dict[str, int]) -> None:
             console.print(f"  {q}: " + " ".join(f"{rows[m][s]['per_query'][q]}" for m in names), style="dim")
     todo = {(q, d) for r in rows.values() for s in ("lead", "heldout") for q, d in r[s]["unjudged"]}
     console.print(f"  {len(todo)} unjudged (query, document) pairs in the top 5s, counted as not relevant")
+    for q, d in sorted(todo):
+        console.print(f"    {q}: {d}", style="dim")
 
 
 def show_unjudged(results: dict[str, Any]) -> None:
@@ -229,8 +315,9 @@ def main() -> None:
     ap.add_argument("--workspace", type=Path, default=ROOT / "demo-workspace", help="an indexed workspace")
     ap.add_argument("--unjudged", action="store_true", help="print the unjudged documents of the top 5s to judge")
     ap.add_argument("--only", action="append", help="only this ranking (repeatable)")
+    ap.add_argument("--sentences", action="store_true", help="add the abstract-sentence vote (minutes of CPU)")
     args = ap.parse_args()
-    results = evaluate(args.workspace, set(args.only) if args.only else None)
+    results = evaluate(args.workspace, set(args.only) if args.only else None, args.sentences)
     if args.unjudged:
         show_unjudged(results)
         return

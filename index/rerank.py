@@ -15,6 +15,10 @@ reciprocal rank fusion:
 - conflicts: a paper whose title names a sibling of a query's name and not the name (FP4, INT6 for FP8, INT4) or only
   the other phase (inference, serving for training) goes after every paper that does not.
 
+- similar (off by default): the fused top ``depth`` ordered by a similarity the caller computes from the query's
+  vector (``Searcher(similarity=...)``: query to stored title vectors, to abstract sentences, to the top's centroid);
+  measured in benchmarks/bench_search.py and left at weight 0, none lifted both query sets.
+
 The dense query also carries the long forms of the query's acronyms ("RL" -> "reinforcement learning").
 The weights (``Votes``) were set on the 25 development queries of tests/data/lead_search_queries.jsonl; the 25
 held-out queries beside it (lead_search_queries_heldout.jsonl) and the known-item queries check them, each vote
@@ -24,7 +28,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,6 +49,8 @@ class Votes:
     title_phrases: float = 1.5
     phrases: float = 0.5
     names: float = 1.0
+    similar: float = 0.0  # the caller's similarity vote over the fused top ``depth`` (rank's ``similar``)
+    depth: int = 50
     acronyms: bool = True
     conflicts_last: bool = True
 
@@ -215,10 +221,12 @@ def rank(
     index: KeywordIndex,
     k: int,
     votes: Votes = Votes(),
+    similar: Callable[[list[str]], Mapping[str, float]] | None = None,
 ) -> list[tuple[str, float]]:
     """Every candidate (the dense and keyword rankings' documents) with its fused score, best first; with
     ``votes.conflicts_last`` the papers with a conflict come last whatever their score. ``texts``: id -> (title,
-    abstract) of the candidates."""
+    abstract) of the candidates. ``similar``, given the fused top ``votes.depth`` best first, scores them; with
+    ``votes.similar`` they get one more vote, in the order of that score (a paper it does not score last)."""
     base = _order(rrf([(dense, votes.dense), (keyword, votes.keyword)], k))
     place = {d: i for i, d in enumerate(base)}
     ev = evidence(q, index, {d: texts[d] for d in base if d in texts})
@@ -231,5 +239,12 @@ def rank(
     lists += [(by("names_in_title"), votes.names)]
     scores = rrf([(ranking, w) for ranking, w in lists if w], k)
     ranked = _order(scores)
+    if votes.similar and similar is not None:
+        top = ranked[: votes.depth]
+        sims = similar(top)
+        by_sim = sorted(top, key=lambda d: (-sims.get(d, -math.inf), place.get(d, 0)))
+        for d, score in rrf([(by_sim, votes.similar)], k).items():
+            scores[d] += score
+        ranked = _order(scores)
     last = {d for d in ranked if d in ev and ev[d].conflict} if votes.conflicts_last else set()
     return [(d, scores[d]) for d in ranked if d not in last] + [(d, scores[d]) for d in ranked if d in last]

@@ -5,6 +5,7 @@ Measured on lead-style queries and known-item queries: benchmarks/bench_search.p
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -65,6 +66,10 @@ def rrf(rankings: list[list[str]], k: int) -> dict[str, float]:
     return weighted_rrf([(ranking, 1.0) for ranking in rankings], k)
 
 
+# similar(query vector, ids best first) -> a score per id: the similarity vote of index/rerank.py (off by default)
+Similar = Callable[[np.ndarray, list[str]], Mapping[str, float]]
+
+
 class VectorSearch(Protocol):
     """The vector index seam (``VectorIndex``: FAISS flat or IVF): nearest ids, optionally among ``allowed``."""
 
@@ -86,8 +91,10 @@ class Searcher:
         keyword: KeywordIndex,
         cfg: SearchConfig,
         votes: Votes | None = None,
+        similarity: Similar | None = None,
     ) -> None:
         self.store = store
+        self.similarity = similarity
         self.votes = votes or Votes()
         self.embedder = embedder
         self.vectors = vectors
@@ -155,12 +162,15 @@ class Searcher:
         allowed_mask, allowed_vec = self._allowed(filters)
         n = max(self.cfg.candidates, k)
         q = analyse(query, self.keyword, self.votes.acronyms)
-        dense = self.dense(self.embedder.embed([q.dense_text])[0], n, allowed_vec)
+        query_vector = self.embedder.embed([q.dense_text])[0]
+        dense = self.dense(query_vector, n, allowed_vec)
         keyword = [d for d, _ in self.keyword.search(query, n, allowed_mask)]
         candidates = list(dict.fromkeys(dense + keyword))
         docs = self.store.documents(candidates)
         texts = {d: (doc.title, doc.abstract) for d, doc in docs.items()}
-        ranked = rank(q, dense, keyword, texts, self.keyword, self.cfg.rrf_k, self.votes)
+        vote = self.similarity if self.votes.similar else None
+        similar = (lambda top: vote(query_vector, top)) if vote is not None else None
+        ranked = rank(q, dense, keyword, texts, self.keyword, self.cfg.rrf_k, self.votes, similar)
         hits = self._hits(ranked[:k], docs)
         dense_rank = {d: r for r, d in enumerate(dense, 1)}
         keyword_rank = {d: r for r, d in enumerate(keyword, 1)}

@@ -141,3 +141,26 @@ def test_fp8_query_ranks_the_recipe_papers_first(fp8_workspace: Path) -> None:
     finally:
         searcher.store.close()
     assert {"2509.22536", "2506.08027"} <= set(top), top
+
+
+def test_similarity_vote_reorders_only_the_fused_top() -> None:
+    """The caller's similarity vote (off by default) moves papers within the fused top ``depth``, best by its score
+    first, and leaves the order alone at weight 0 or without a scorer."""
+    docs = [(f"p{i}", f"Paper {i} on caches", "KV cache compression for long context.") for i in range(6)]
+    index = KeywordIndex.build(docs, "test")
+    q = analyse("KV cache compression", index)
+    dense = [f"p{i}" for i in range(6)]
+    keyword = [d for d, _ in index.search("KV cache compression", 10)]
+    texts = {d: (t, a) for d, t, a in docs}
+    plain = [d for d, _ in rank(q, dense, keyword, texts, index, 30, Votes())]
+    third, fifth = plain[2], plain[4]
+    asked: list[list[str]] = []
+
+    def similar(top: list[str]) -> dict[str, float]:
+        asked.append(top)
+        return {third: 1.0, fifth: 0.9}  # the fifth is below the top 3: not asked about, it cannot rise
+
+    assert [d for d, _ in rank(q, dense, keyword, texts, index, 30, Votes(), similar)] == plain and not asked
+    voted = [d for d, _ in rank(q, dense, keyword, texts, index, 30, Votes(similar=50.0, depth=3), similar)]
+    assert asked == [plain[:3]]
+    assert voted[0] == third and voted[3:] == plain[3:] and set(voted[:3]) == set(plain[:3])

@@ -412,3 +412,42 @@ def test_new_methods_are_what_papers_introduce_not_names_seen_in_several(workspa
     assert zorpo["kind"] == "method" and zorpo["area"] == "rl-post-training" and zorpo["changes"]
     assert zorpo["count"] == len(naming) and zorpo["recent_count"] == len(june)
     assert sum(p["count"] for p in zorpo["series"]) == len(naming)
+
+
+@pytest.mark.parametrize("in_use_before", [False, True])
+def test_a_phrase_in_use_before_its_paper_is_not_a_new_method(workspace: Workspace, in_use_before: bool) -> None:
+    """A June paper introduces "Ladder Search" and later June papers use it: new, unless papers of February
+    already wrote "ladder search" (the phrase, in any case; a card counts earlier mentions by token only)."""
+    import random
+    from dataclasses import replace
+
+    from tests.trends_data import make_doc
+
+    rng = random.Random(5)
+    with workspace.store() as store:
+        base_corpus(store)
+        intro = replace(
+            make_doc(rng, "2506.09991", date(2025, 6, 9), "arxiv", "cs.LG", []),
+            title="Ladder Search: Test-Time Search for Reasoning with Verifiable Rewards",
+            abstract="We propose Ladder Search, a test-time search method for reinforcement learning with verifiable "
+            "rewards of large language models that improves on GRPO.",
+        )
+        later = [
+            make_doc(
+                rng, f"2506.0{i + 200:04d}", date(2025, 6, 12 + i), "arxiv", "cs.LG", ["We decode with Ladder Search"]
+            )
+            for i in range(8)
+        ]
+        earlier = [
+            make_doc(
+                rng, f"2502.0{i + 200:04d}", date(2025, 2, 3 + i), "arxiv", "cs.LG", ["a ladder search over plans"]
+            )
+            for i in range(5)
+        ]
+        store.upsert_documents([intro, *later, *(earlier if in_use_before else [])])
+        tag(store, [("2506.09991", "rl-policy-optimization")])
+        result = trends_of(workspace, store, as_of=AS_OF, window="month")
+        card = [c for c in wiring.trends_env(Radar(workspace), store).introductions(store, "2025-06-01", "2025-06-30")]
+    assert any(c.name == "Ladder Search" for c in card)  # the paper introduces it (the premise)
+    names = {m["name"] for m in result["new_methods"]}
+    assert ("Ladder Search" in names) is not in_use_before

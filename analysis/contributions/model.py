@@ -17,6 +17,7 @@ Rebuild the shipped model after changing features or labels: ``python -m radar.a
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -47,7 +48,9 @@ from radar.analysis.contributions.labels import (
 from radar.analysis.contributions.linear import Linear, fit
 
 MODEL_FILE = "model.json"
-CODE_VERSION = "2"  # bump when extraction or features change what a model means
+# a parameter count as a part of a name: "-20B", " 7B", "8x7B", "/72B" (not JESD204B, not a dataset's "-3M")
+PARAMETER_COUNT = re.compile(r"(?:^|[-_\s/(])(?:\d+x)?\d+(?:\.\d+)?[Bb](?=$|[-_\s/)])")
+CODE_VERSION = "3"  # bump when extraction, features or rules change what a model means
 INNER_FOLDS = 5
 # P(introduces) at which a paper's best candidate is its introduction: 0.5 for every paper, lower in the lab's
 # areas, where a missed method costs a lead more than a wrong card (grouped CV: docs/methods.md)
@@ -134,6 +137,8 @@ class ContributionModel:
         heads = head_kinds(ex, c)
         if len(heads) == 1 and "method" not in heads:
             kind = next(iter(heads))
+        elif PARAMETER_COUNT.search(c.surface):
+            kind = "model"  # GPT-OSS-20B, QwQ-32B, Moxin 7B: a name with its parameter count is a checkpoint
         return kind, kind_score
 
     # -- storage ----------------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from radar.analysis.trends.config import TrendsConfig, Windows, period_label
 from radar.analysis.trends.counts import day_rows, period_stratum_counts, stratum_counts
 from radar.analysis.trends.result import NewMethod, PeriodCount
 from radar.analysis.trends.stats import stratified_test
+from radar.analysis.trends.terms import phrase_key
 from radar.store.db import Store
 
 # the kinds a trends list calls methods: a hardware design too (the report keeps it for a hardware profile)
@@ -55,6 +56,29 @@ def introduction_span(table: TermTable, win: Windows, cfg: TrendsConfig) -> tupl
     return (first, win.as_of) if first <= win.as_of else None
 
 
+def phrase_prior(table: TermTable, cards: Sequence[MethodCard], row_of: dict[str, int]) -> dict[str, int]:
+    """For each card named by a phrase of plain words ("Preference Optimization", "Expert Race"): the documents
+    before its introducing paper's row that hold the phrase in any case. A card counts its earlier mentions by
+    spelling key (one token) and reads phrases only from its paper's day on, so a phrase in use for years
+    ("preference optimization") would otherwise look new; the term table holds every document's n-grams."""
+    wanted: dict[str, tuple[int, int]] = {}  # name -> (column, introducing row)
+    for card in cards:
+        key = phrase_key(card.name)
+        intro = row_of.get(card.introduced_by or "")
+        col = table.column(key) if key is not None and intro is not None else None
+        if col is not None and intro is not None and 0 <= table.first_row[col] < intro:
+            wanted[card.name] = (col, intro)
+    if not wanted:
+        return {}
+    names = list(wanted)
+    columns = table.matrix[:, [wanted[n][0] for n in names]].tocsc()
+    out = {}
+    for j, name in enumerate(names):
+        rows = columns.indices[columns.indptr[j] : columns.indptr[j + 1]]
+        out[name] = int(np.count_nonzero(rows < wanted[name][1]))
+    return out
+
+
 def _strata(table: TermTable, lo: int, hi: int, block: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
     """(S x C) documents of rows [lo, hi) in each column of ``block`` (rows x C, 0/1), and (S,) documents."""
     n_strata = len(table.strata)
@@ -71,12 +95,14 @@ def introduced_names(
     as_of_day = day_number(win.as_of.isoformat())
     end = table.rows_until(as_of_day)  # rows in the record by as_of
     row_of = {doc_id: i for i, doc_id in enumerate(table.ids[:end])}
+    earlier = phrase_prior(table, cards, row_of)
     picked: list[tuple[MethodCard, np.ndarray]] = []
     seen: set[str] = set()
     for card in sorted(cards, key=lambda c: (c.introduced_on, c.introduced_by or "")):
         key = name_key(card.name)
         intro = row_of.get(card.introduced_by or "")
-        if card.kind not in KINDS or intro is None or key in seen or card.prior_mentions > MAX_PRIOR:
+        prior = max(card.prior_mentions, earlier.get(card.name, 0))
+        if card.kind not in KINDS or intro is None or key in seen or prior > MAX_PRIOR:
             continue  # another kind, its paper not in the record by as_of, a second paper of the name, or in use
         rows = np.array(sorted({intro, *(row_of[i] for i in card.used_by if i in row_of)}), dtype=np.int64)
         if len(rows) >= cfg.min_method_count:

@@ -197,20 +197,20 @@ def document_terms(title: str, abstract: str, surfaces: dict[str, str] | None = 
             continue
         words = [fold(w) for w in raw]
         n_words = len(words)
+        generic = [_generic(w) for w in words]  # once per word (each is asked up to four times below)
+        digit = [w[0].isdigit() for w in words]
         for i, first in enumerate(words):
-            if _generic(first) or len(first) < 2 or first[0].isdigit():
+            if generic[i] or len(first) < 2 or digit[i]:
                 continue
             for n in range(1, MAX_N + 1):
                 j = i + n
                 if j > n_words:
                     break
-                last = words[j - 1]
-                if (last[0].isdigit() and n > 1) or (
-                    n == 3
-                    and (words[i + 1][0].isdigit() or (words[i + 1] in STOP_WORDS and words[i + 1] not in INNER_WORDS))
+                if (digit[j - 1] and n > 1) or (
+                    n == 3 and (digit[i + 1] or (words[i + 1] in STOP_WORDS and words[i + 1] not in INNER_WORDS))
                 ):
                     break
-                if _generic(last) or (n == 1 and len(first) < 3):
+                if generic[j - 1] or (n == 1 and len(first) < 3):
                     continue
                 key = " ".join(words[i:j])
                 if key in GENERIC_PHRASES:
@@ -223,6 +223,17 @@ def document_terms(title: str, abstract: str, surfaces: dict[str, str] | None = 
                     elif key in surfaces:
                         surfaces[key] = key
     return keys
+
+
+def phrase_key(name: str) -> str | None:
+    """The n-gram key ``document_terms`` gives a name of 2 to ``MAX_N`` plain words ("Preference Optimization" ->
+    "preference optimization"), so a term table tells which documents hold it in any case; None for a name of
+    one word, of more words, or holding punctuation that splits phrases ("Dr. GRPO")."""
+    text = name.replace("-", " ")
+    if _CHUNK_SPLIT.search(text):
+        return None
+    words = [fold(w.lower()) for w in _WORD.findall(text)]
+    return " ".join(words) if 2 <= len(words) <= MAX_N else None
 
 
 def display(key: str, surfaces: dict[str, str]) -> str:
