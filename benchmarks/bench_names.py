@@ -14,10 +14,12 @@ speed of finding names on the full corpus beside a plain pass over the texts.
    pooled, folds by name group (a name and its aliases in one fold; asserted), repeated over --seeds fold
    splits. Scored per pool: random (names_dev), frequent (names_dev2), focus (the names of dev2 and dev3
    labeled ``focus``: the lab's areas) and new (names_dev3). Deciders, in the same run: the rules
-   (``features.rule_kind``), the model before this round (balanced class weights, no expansion / frequent /
-   neighbour features), each lever added in turn, and Radar (``evaluate.RADAR``: what ``find.classify``
-   fits, the method margins chosen by inner CV on each training part). With --context also Radar with the
-   context vectors (packaged sentence encoder; ``context.py``) for the names the evidence leaves unsure.
+   (``features.rule_kind``), the model before the frequent-name labels (balanced class weights, no expansion /
+   frequent / neighbour features), "round 2" (Radar without the use-cue and lab-area features), "+uses" (the
+   use cues added), and Radar (``evaluate.RADAR``: what ``find.classify`` fits, the method margins chosen by
+   inner CV on each training part); ``--evidence-cache DIR`` keeps the evidence pass between runs. With
+   --context also Radar with the context vectors (packaged sentence encoder; ``context.py``) for the names
+   the evidence leaves unsure.
    The lexicon (a labeled name keeps its label) is not in these figures: a test name is never among its
    fold's labels, and the neighbour features read the training part's labels only.
 """
@@ -26,6 +28,8 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
+import pickle
 import resource
 import statistics
 import time
@@ -84,13 +88,43 @@ class _Counted:
         return out
 
 
-def speed(docs: list[SimpleNamespace], labels: list[tuple[str, str]], embed: Embed | None):  # noqa: ANN201
-    cpu = time.process_time()
-    tokens = sum(len(_TOKEN.findall(d.title)) + len(_TOKEN.findall(d.abstract)) for d in docs)
-    cpu_plain = time.process_time() - cpu
+# the modules whose code decides the evidence: a cached evidence pass is reused only when none of them changed
+_EVIDENCE_CODE = ("extract.py", "aliases.py", "evidence.py")
+
+
+def _cache_file(folder: Path, corpus: Path, limit: int) -> Path:
+    """Where the evidence of this corpus file (size and mtime), ``--limit`` and evidence code is cached."""
+    h = hashlib.sha256(f"{corpus.resolve()}|{corpus.stat().st_size}|{corpus.stat().st_mtime_ns}|{limit}".encode())
+    for name in _EVIDENCE_CODE:
+        h.update((ROOT / "analysis/names" / name).read_bytes())
+    return folder / f"evidence-{h.hexdigest()[:16]}.pickle"
+
+
+def _collect(docs: list[SimpleNamespace], cache: Path | None) -> tuple[Corpus, float, bool]:
+    """The evidence, its CPU seconds (of the pass that computed it) and whether it came from the cache."""
+    if cache is not None and cache.exists():
+        with cache.open("rb") as fh:
+            corpus, cpu_collect = pickle.load(fh)  # noqa: S301 (our own scratch file)
+        return corpus, cpu_collect, True
     cpu = time.process_time()
     corpus = collect(docs)
     cpu_collect = time.process_time() - cpu
+    if cache is not None:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache.with_suffix(".tmp")
+        with tmp.open("wb") as fh:
+            pickle.dump((corpus, cpu_collect), fh, protocol=pickle.HIGHEST_PROTOCOL)
+        tmp.replace(cache)
+    return corpus, cpu_collect, False
+
+
+def speed(  # noqa: ANN201
+    docs: list[SimpleNamespace], labels: list[tuple[str, str]], embed: Embed | None, cache: Path | None = None
+):
+    cpu = time.process_time()
+    tokens = sum(len(_TOKEN.findall(d.title)) + len(_TOKEN.findall(d.abstract)) for d in docs)
+    cpu_plain = time.process_time() - cpu
+    corpus, cpu_collect, cached = _collect(docs, cache)
     cpu = time.process_time()
     kinds = classify(corpus, labels)
     cpu_classify = time.process_time() - cpu
@@ -100,7 +134,10 @@ def speed(docs: list[SimpleNamespace], labels: list[tuple[str, str]], embed: Emb
         table.add_column(col, justify="left" if col == "step" else "right")
     table.add_row("plain pass (tokenise every text)", f"{cpu_plain:.1f}", f"{len(docs) / cpu_plain:,.0f}", "1.0x")
     table.add_row(
-        "evidence (collect)", f"{cpu_collect:.1f}", f"{len(docs) / cpu_collect:,.0f}", f"{cpu_collect / cpu_plain:.1f}x"
+        "evidence (collect)" + (" (cached: the pass that made the cache)" if cached else ""),
+        f"{cpu_collect:.1f}",
+        f"{len(docs) / cpu_collect:,.0f}",
+        f"{cpu_collect / cpu_plain:.1f}x",
     )
     table.add_row("kinds (classify)", f"{cpu_classify:.1f}", "", f"{cpu_classify / cpu_plain:.1f}x")
     if embed is not None:
@@ -236,6 +273,13 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=0, help="read only the first N papers (0: all)")
     ap.add_argument("--context", action="store_true", help="also the context vectors (the packaged encoder)")
     ap.add_argument("--model-cache", type=Path, default=Path("/tmp/radar-bench-names/models"))
+    ap.add_argument(
+        "--evidence-cache",
+        type=Path,
+        default=None,
+        help="folder to keep the evidence pass in (reused while the corpus and extract/aliases/evidence code are "
+        "unchanged; its CPU seconds are those of the run that made it)",
+    )
     args = ap.parse_args()
     embed: Embed | None = None
     if args.context:
@@ -248,11 +292,20 @@ def main() -> None:
     with gzip.open(args.corpus, "rb") as fh:
         for line in fh:
             d = orjson.loads(line)
-            docs.append(SimpleNamespace(id=d["id"], title=d["title"], abstract=d["abstract"], published=d["published"]))
+            docs.append(
+                SimpleNamespace(
+                    id=d["id"],
+                    title=d["title"],
+                    abstract=d["abstract"],
+                    published=d["published"],
+                    categories=tuple(d.get("categories", ())),
+                )
+            )
             if args.limit and len(docs) >= args.limit:
                 break
     labels, pools = read_labels(args.labels)
-    corpus = speed(docs, labels, embed)
+    cache = _cache_file(args.evidence_cache, args.corpus, args.limit) if args.evidence_cache else None
+    corpus = speed(docs, labels, embed, cache)
     missing = [n for n, _ in labels if corpus.find(n) is None]
     console.print(f"labels: {len(labels)} names, {len(missing)} not found as a name of the corpus {missing[:8]}")
     vectors = None

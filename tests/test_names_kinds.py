@@ -12,7 +12,7 @@ from radar.analysis.names import find_names, load_labels
 from radar.analysis.names.evaluate import Variant
 from radar.analysis.names.evidence import Evidence, collect
 from radar.analysis.names.extract import mentions
-from radar.analysis.names.features import FREQUENT, features, neighbour_features, neighbours
+from radar.analysis.names.features import AREA_WEIGHT, FREQUENT, features, neighbour_features, neighbours
 from radar.analysis.names.find import LABEL_FILES, PRIOR_MENTIONS, introducing
 from radar.analysis.names.kinds import KindModel, is_frequent, tuned_model
 
@@ -164,3 +164,37 @@ def test_one_shipped_copy_of_the_name_labels_is_the_contributions_lexicon() -> N
     assert dict(shipped_model().lexicon) == lexicon  # the fitted model read the same kinds
     shipped = resources.files("radar.analysis.contributions").joinpath("labels")
     assert not any(p.name.startswith(("lexicon", "names_dev")) for p in shipped.iterdir())  # no second copy
+
+
+def test_case_forms_with_different_contexts_stay_apart() -> None:
+    serving = [_doc(i, f"We serve the model with vLLM on task {i}, as vLLM serving is fast.") for i in range(12)]
+    vision = [
+        _doc(100 + i, f"Vision large language models (VLLMs) describe images {i}; such VLLMs have limits.")
+        for i in range(12)
+    ]
+    corpus = collect([*serving, *vision])
+    vllm, vision_llms = corpus.find("vLLM"), corpus.find("VLLMs")
+    assert vllm is not None and vision_llms is not None and vllm is not vision_llms
+    assert vllm.n_docs == 12 and vision_llms.n_docs == 12 and corpus.find("VLLM") is vision_llms
+    # one thing written in two cases (a title's capitals; all-caps in a title) stays one name
+    titles = [_doc(200 + i, "We find that AI-driven tools help.", title="AI-Driven Tools") for i in range(12)]
+    both = collect([*titles, *serving])
+    assert both.find("AI-Driven") is both.find("AI-driven") and not both.cased
+    same = [_doc(300 + i, f"We serve the model with VLLM on task {i}, as VLLM serving is fast.") for i in range(12)]
+    merged = collect([*serving, *same])
+    assert merged.find("vLLM") is merged.find("VLLM") and merged.find("vLLM").n_docs == 24  # type: ignore[union-attr]
+
+
+def test_use_cues_area_shares_and_values_are_features() -> None:
+    docs = [
+        _doc(i, f"Our kernels are implemented in ZetaX and run on ZetaX GPUs with low latency for task {i}.")
+        for i in range(4)
+    ]
+    row = features("ZetaX", collect(docs).names["zetax"])
+    assert row["use=software"] > 0 and row["use=device"] > 0 and row["area=hw"] == AREA_WEIGHT and row["area=rl"] == 0.0
+    measured = mentions("x", "It reduces TTFT by 2.1x and lowers the TTFT of 120 ms requests.")[0].features
+    assert "R:num" in measured and "L:reduces" in measured
+    mid = mentions("x", "We fit a Bradley-Terry model. Bradley-Terry models are old.")[0].features
+    assert "abs_mid" in mid  # capitalised inside a sentence (not only at its start)
+    assert "abs_mid" not in mentions("x", "Memory-Efficient training is hard.")[0].features
+    assert Variant(uses=False, areas=False) != Variant()

@@ -6,6 +6,7 @@ Pure functions over spelling and document sets; ``extract.family_of`` strips the
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 
@@ -15,6 +16,15 @@ _FOLD = re.compile(r"[-\s_]+")
 # a short name is merged into the longer one that ends with it when at least this share of its documents
 # also mention the longer one
 SHORT_NAME_SHARE = 0.5
+# two case forms of a key (vLLM, VLLM) stay apart when the cosine of their context profiles is below this, the
+# smaller form has at least ``CASE_MIN_DOCS`` documents and ``CASE_MIN_SHARE`` of the pair's, and it is not
+# mostly a title's capitalisation (AI-Driven in titles, AI-driven in abstracts: one name)
+CASE_SIMILARITY = 0.2
+CASE_MIN_DOCS = 10
+CASE_MIN_SHARE = 0.15
+CASE_MAX_TITLE_SHARE = 0.5
+# the context features a profile reads: the words right before and after the mentions
+_PROFILE = ("L:", "R:")
 
 
 def key_of(family: str) -> str:
@@ -25,6 +35,33 @@ def key_of(family: str) -> str:
 def surface_key(surface: str) -> str:
     """The spelling key of any surface form, variant suffixes dropped (Qwen2.5-7B-Instruct -> qwen2.5)."""
     return key_of(family_of(surface))
+
+
+def case_form(family: str, *, plural: bool) -> str:
+    """A family's spelling with its case kept, hyphens and (``plural``) a final plural "s" dropped: the unit
+    whose contexts ``distinct_contexts`` compares (vLLM -> vLLM; VLLMs -> VLLM; Qwen-3.5 -> Qwen3.5)."""
+    form = _FOLD.sub("", family)
+    return form[:-1] if plural and form.endswith(("s", "S")) else form
+
+
+def distinct_contexts(a: Mapping[str, int], n_a: int, b: Mapping[str, int], n_b: int) -> bool:
+    """Whether two case forms of one key (``a``: the main one; features -> documents) read as different
+    things: the smaller has enough documents, is not mostly written in titles, and the cosine of their
+    context profiles (share of documents per word around the mention, ``_PROFILE``) is below
+    ``CASE_SIMILARITY`` ("served with vLLM" vs "vision large language models (VLLMs)")."""
+    small, n_small = (a, n_a) if n_a < n_b else (b, n_b)
+    if n_small < CASE_MIN_DOCS or n_small < CASE_MIN_SHARE * (n_a + n_b):
+        return False
+    if small.get("in_title", 0) + small.get("title_prefix", 0) >= CASE_MAX_TITLE_SHARE * n_small:
+        return False
+
+    def profile(feats: Mapping[str, int], n: int) -> dict[str, float]:
+        return {f: c / n for f, c in feats.items() if f.startswith(_PROFILE)}
+
+    pa, pb = profile(a, n_a), profile(b, n_b)
+    dot = sum(v * pb.get(f, 0.0) for f, v in pa.items())
+    norm = math.sqrt(sum(v * v for v in pa.values()) * sum(v * v for v in pb.values()))
+    return norm > 0 and dot / norm < CASE_SIMILARITY
 
 
 def merge_keys(

@@ -17,8 +17,10 @@ import numpy as np
 
 from radar.analysis.names.evidence import Corpus, Evidence
 from radar.analysis.names.features import (
+    AREA_FEATURES,
     EXPANSION_FEATURES,
     HARDWARE,
+    USE_FEATURES,
     features,
     neighbour_features,
     neighbours,
@@ -87,15 +89,17 @@ class Variant:
     c: float = C  # the regression's inverse regularisation
     margin: float | None = None  # the method margin; None: chosen by inner CV on each training part
     context: bool = False  # the context model for unsure names (needs ``vectors``)
+    uses: bool = True  # the use cues: software, device, measured quantity (``features.USE_FEATURES``)
+    areas: bool = True  # the share of the name's papers in the lab's areas (``features.AREA_FEATURES``)
 
 
 RADAR = Variant()
-# the decider before the frequent names' labels (balanced class weights, none of the levers below)
+# the decider before the frequent names' labels (balanced class weights, none of the levers below); the one
+# before this round's use-cue and lab-area features; the use cues added; Radar (the area shares too)
 VARIANTS: dict[str, Variant] = {
-    "previous": Variant(expansions=False, frequent=False, neighbours=False, balanced=True),
-    "+expansions": Variant(frequent=False, neighbours=False, balanced=True),
-    "+frequent": Variant(neighbours=False, balanced=True),
-    "+neighbours": Variant(balanced=True),
+    "previous": Variant(expansions=False, frequent=False, neighbours=False, balanced=True, uses=False, areas=False),
+    "round 2": Variant(uses=False, areas=False),
+    "+uses": Variant(areas=False),
     "Radar": RADAR,
 }
 
@@ -105,6 +109,10 @@ def _keep(variant: Variant) -> Callable[[str], bool]:
         if not variant.frequent and (feature == "hi" or feature.startswith("hi:")):
             return False
         base = feature[3:] if feature.startswith("hi:") else feature
+        if not variant.uses and base.startswith(USE_FEATURES):
+            return False
+        if not variant.areas and base.startswith(AREA_FEATURES):
+            return False
         return variant.expansions or not base.startswith(EXPANSION_FEATURES)
 
     return keep

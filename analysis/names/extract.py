@@ -103,6 +103,8 @@ _COMPARE = re.compile(
     r"(?:\(?[A-Za-z][\w\-.]*\)?(?:\s+\([^)]{0,30}\))?\s*(?:,|\band\b|\bor\b|/)\s*(?:and\s+|or\s+)?){0,6}$",
     re.IGNORECASE,
 )
+_NUMBER_AFTER = re.compile(r"^\s*(?:\(\s*)?(?:(?:of|by|=|:|at|is|was|to|from|up to|below|under|within)\s*)?[-+~]?\d")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s*)\W*$")
 _WE = re.compile(r"\b(?:we|this paper|this work)\b", re.IGNORECASE)
 _URL = re.compile(r"https?://(?:www\.)?(?:github\.com|gitlab\.com|huggingface\.co)/[^\s)\]}>\"',;]+", re.IGNORECASE)
 _STOP = frozenset(
@@ -297,6 +299,8 @@ def mentions(
                 feats.add("R1:" + nxt_raw[:1])
             if nxt:
                 feats.add("R:" + nxt[0])
+            if _NUMBER_AFTER.match(right):
+                feats.add("R:num")  # a value follows: "TTFT of 120 ms", "BLEU 32.1", "TTFT by 2.1x"
             # an acronym's expansion: "Group Relative Policy Optimization (GRPO)"
             if left.endswith("(") and right.startswith(")"):
                 exp = _words(left[:-1], 4, last=True)
@@ -305,6 +309,10 @@ def mentions(
                     feats.add("explast:" + exp[-1])
                 feats.update(_expansion_shape(left[:-1], surface))
             if part == "a":
+                if not _SENTENCE_START.search(left):
+                    # capitalised inside a sentence of the abstract: a name ("the Bradley-Terry model"), where a
+                    # capitalised phrase is written in lower case ("memory-efficient") outside titles
+                    feats.add("abs_mid")
                 app = _APPOSITION.match(right) or _IS_A.match(right)
                 if app:
                     feats.update("app:" + w for w in _words(app.group(1), 6, last=False))

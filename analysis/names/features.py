@@ -120,6 +120,78 @@ _MORE_CUES = {
         "vehicles vehicle devices"
     ),
 }
+# cues of how a name is used, as whole context features (the word before: "L:", after: "R:", an expansion's
+# head: "explast:"): software one runs or writes code in ("implemented in X", "served with X", "X kernels", "X
+# framework"), a device one runs on ("on X GPUs", "X processors", "X cores", "X ISA", "NVIDIA X") and a quantity
+# one measures ("reduces X", "lower X", "X reduction", "X speedup", "time to first token (X)"). Each is read
+# as its largest single share and as the sum of its shares (capped at 1): ``use=`` and ``uses=`` features.
+_USE_CUES: dict[str, frozenset[str]] = {
+    "software": frozenset(
+        [f"L:{w}" for w in _set("implemented written built served deployed compiled integrated ported coded")]
+        + [
+            f"R:{w}"
+            for w in _set(
+                "framework frameworks library libraries engine engines kernels kernel backend backends runtime api "
+                "apis package packages toolkit implementation implementations code programs programming graphs "
+                "compiler ecosystem operators plugin server primitives codebase interface module"
+            )
+        ]
+    ),
+    "device": frozenset(
+        [f"L:{w}" for w in _set("nvidia amd intel qualcomm apple arm")]
+        + [
+            f"R:{w}"
+            for w in _set(
+                "gpus gpu processors processor cores core cpus cpu chips chip architecture architectures isa soc "
+                "socs boards board devices device microcontrollers microcontroller hardware accelerators accelerator "
+                "nodes servers clusters instances cortex"
+            )
+        ]
+    ),
+    "measure": frozenset(
+        [
+            f"L:{w}"
+            for w in _set(
+                "reduces reduce reducing reduced lower lowers lowering minimize minimizes minimizing improves improve "
+                "improving higher average mean"
+            )
+        ]
+        + [
+            f"R:{w}"
+            for w in _set(
+                "reduction reductions improvement improvements speedup speedups slo slos values value gains gain "
+                "drop degradation increase decrease scores"
+            )
+        ]
+        + [f"explast:{w}" for w in _set("time latency rate ratio score error throughput distance accuracy index")]
+    ),
+}
+# the class a list names before it: "inference engines such as X", "benchmarks like X", "methods including X"
+# (the two words before the name, stop words left out: ``L2:engines such``)
+_LIST_HEADS = {
+    "software": "engines frameworks libraries toolkits systems tools platforms compilers runtimes packages",
+    "device": "gpus accelerators processors chips devices hardware cpus architectures",
+    "measure": "metrics measures scores",
+    "algorithm": "methods algorithms approaches techniques objectives losses optimizers",
+    "checkpoint": "models llms vlms checkpoints",
+    "dataset": "benchmarks datasets suites corpora",
+}
+for _kind, _heads in _LIST_HEADS.items():
+    _USE_CUES[_kind] = _USE_CUES.get(_kind, frozenset()) | frozenset(
+        f"L2:{head} {joint}" for head in _heads.split() for joint in ("such", "like", "including")
+    )
+_USE_INDEX: dict[str, tuple[str, ...]] = {}
+for _kind, _cue in _USE_CUES.items():
+    for _feat in _cue:
+        _USE_INDEX[_feat] = (*_USE_INDEX.get(_feat, ()), _kind)
+# the lab-area share features (what ``evaluate.Variant(areas=False)`` leaves out)
+AREA_FEATURES = ("area=",)
+# the weights of the use-cue and area features beside the other shares (a larger weight is a weaker
+# regularisation of the few labeled systems, devices and metrics that carry them)
+USE_WEIGHT = 1.0
+AREA_WEIGHT = 3.0
+# the use cues' features (what ``evaluate.Variant(uses=False)`` leaves out)
+USE_FEATURES = ("use=", "uses=")
 # the features of the expansions and the cues above (what ``evaluate.Variant(expansions=False)`` leaves out)
 EXPANSION_FEATURES = (
     "expanded",
@@ -201,6 +273,17 @@ def evidence_features(ev: Evidence | None) -> dict[str, float]:
     if heads:  # one expansion (DPO) or an acronym that several unrelated things share (CAT, EMA, ACC)
         feats["exp_top"] = max(heads) / sum(heads)
         feats["exp_heads"] = min(sum(c >= max(2, 0.05 * sum(heads)) for c in heads), 6) / 6
+    top: Counter[str] = Counter()
+    total_use: Counter[str] = Counter()
+    for feat, c in ev.features.items():
+        for kind in _USE_INDEX.get(feat, ()):
+            top[kind] = max(top[kind], c)
+            total_use[kind] += c
+    for kind, c in top.items():
+        feats["use=" + kind] = USE_WEIGHT * math.sqrt(c / n)
+        feats["uses=" + kind] = USE_WEIGHT * math.sqrt(min(total_use[kind] / n, 1.0))
+    for area, c in ev.area_docs.items():
+        feats["area=" + area] = AREA_WEIGHT * c / n
     total = sum(ev.spellings.values())
     plural = sum(c for s, c in ev.spellings.items() if len(s) > 2 and s.endswith("s") and not s[-2].islower())
     feats["plural_share"] = plural / max(total, 1)
