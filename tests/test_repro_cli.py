@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import runpy
 import shutil
 import signal
 import subprocess
@@ -214,14 +215,17 @@ def test_tiny_run_end_to_end(capsys: pytest.CaptureFixture[str], ws: Workspace) 
     verl = run_cli(capsys, "--workspace", str(ws.root), "repro", "export", doc["id"], "--engine", "verl")
     assert verl.code == 1 and "cannot go to verl" in verl.err and len(verl.err.strip().splitlines()) == 1
     trl_script = folder / "export" / "trl" / "train_grpo.py"
-    # the toy export trains: pair 1's own warm start, the baseline's own RL seed (it raised AttributeError before)
-    env = os.environ | {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
-    args = ["--arm", "baseline", "--pair", "1", "--max-steps", "1", "--cpu"]
-    done = subprocess.run(
-        [sys.executable, str(trl_script), *args], capture_output=True, text=True, timeout=300, env=env, cwd=ROOT
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert f"RL seed 1001, {record['policies'][1]['path']}): 1 steps" in done.stdout
+    # the toy export trains: pair 1's own warm start, the baseline's own RL seed (it raised AttributeError before).
+    # In this process, as tests/test_repro_hf.py runs the checkpoint export (torch and TRL are imported here
+    # already; tests/test_repro_export.py runs an exported script in its own process, as a cluster would)
+    argv, threads = sys.argv, torch.get_num_threads()
+    try:
+        sys.argv = [str(trl_script), "--arm", "baseline", "--pair", "1", "--max-steps", "1", "--cpu"]
+        runpy.run_path(str(trl_script), run_name="__main__")
+    finally:
+        sys.argv = argv
+        torch.set_num_threads(threads)
+    assert f"RL seed 1001, {record['policies'][1]['path']}): 1 steps" in capsys.readouterr().out
 
 
 @pytest.mark.slow
