@@ -96,7 +96,7 @@ def index(
     if prebuilt is None:
         prebuilt = wiring.prebuilt_vectors(radar)
     with radar.ws.lock("index"), radar.store() as store:
-        emb = embedder or wiring.embedder(radar, device=device)
+        emb = embedder or wiring.embedder(radar, device=device, lazy=True)  # loaded only if something is new
         batches: BatchEmbedder
         if engine == "ray":
             batches = ray_batches(settings.embedding, device=emb.device, cache_dir=radar.ws.model_cache_dir)

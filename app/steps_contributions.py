@@ -14,8 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from pathlib import Path
 
+from radar.analysis.contributions import prebuilt
 from radar.analysis.contributions.cards import MethodCard, TagGroups, card_for, introduced_methods, week_cards
+from radar.analysis.contributions.model import shipped_model
+from radar.analysis.contributions.prebuilt import PrebuiltContributions
 from radar.analysis.contributions.update import Progress, UpdateReport, update_contributions
 from radar.app.context import Radar
 from radar.repro.methods import catalog
@@ -24,19 +28,34 @@ from radar.store import Store, WorkspaceError
 Rewrite = Callable[[str, str, str], str]  # (title, abstract, name) -> one line, '' when it could not
 
 
-def update(radar: Radar, store: Store, *, progress: Progress | None = None) -> UpdateReport:
-    """Decide the stored papers that have no contribution by the current model (under the stage's lock)."""
+def update(
+    radar: Radar, store: Store, *, progress: Progress | None = None, prebuilt: PrebuiltContributions | None = None
+) -> UpdateReport:
+    """Decide the stored papers that have no contribution by the current model (under the stage's lock);
+    ``prebuilt`` rows of the same model for the same texts are stored as they are."""
     with radar.ws.lock("contributions"):
-        return update_contributions(store, progress=progress)
+        return update_contributions(store, progress=progress, prebuilt=prebuilt)
 
 
-def refresh(radar: Radar, store: Store) -> UpdateReport | None:
+def refresh(radar: Radar, store: Store, *, prebuilt: PrebuiltContributions | None = None) -> UpdateReport | None:
     """Bring contributions up to date, unless another process is doing so right now (then None: what is stored
     is read as it is, and that process completes it)."""
     try:
-        return update(radar, store)
+        return update(radar, store, prebuilt=prebuilt)
     except WorkspaceError:
         return None
+
+
+def prebuilt_beside(corpus: Path) -> tuple[PrebuiltContributions | None, str]:
+    """The contributions shipped beside an imported corpus file for the current model, or None and why not
+    ('' when there is no such file: nothing to say)."""
+    path = prebuilt.beside(corpus)
+    if not path.is_file():
+        return None, ""
+    try:
+        return prebuilt.read(path, shipped_model().version), ""
+    except prebuilt.PrebuiltError as exc:
+        return None, f"prebuilt contributions not used, every paper is decided instead: {exc}"
 
 
 def tag_groups(radar: Radar) -> TagGroups | None:

@@ -24,7 +24,7 @@ from radar.app import steps_contributions
 from radar.app.context import Radar
 from radar.app.reproductions import Reproductions
 from radar.index.config import EmbeddingConfig
-from radar.index.embedder import Embedder, make_embedder, model_id_for, resolve_model_dir
+from radar.index.embedder import Embedder, lazy_embedder, make_embedder, model_id_for, resolve_model_dir
 from radar.index.errors import NothingIndexed
 from radar.index.pipeline import IndexPaths, load_keyword, load_vectors, stored_model
 from radar.index.prebuilt import PrebuiltVectors
@@ -45,11 +45,11 @@ def prebuilt_vectors(radar: Radar) -> list[PrebuiltVectors]:
 
 
 # -- embedder and search -------------------------------------------------------------------------------
-def embedder(radar: Radar, *, device: str = "auto", precision: str | None = None) -> Embedder:
-    """The configured embedding model (ONNX on a CPU, torch on a GPU), exported once into the model cache."""
-    return make_embedder(
-        radar.settings.embedding, device=device, cache_dir=radar.ws.model_cache_dir, precision=precision
-    )
+def embedder(radar: Radar, *, device: str = "auto", precision: str | None = None, lazy: bool = False) -> Embedder:
+    """The configured embedding model (ONNX on a CPU, torch on a GPU), exported once into the model cache;
+    ``lazy``: loaded (and exported) on its first ``embed`` (`radar index` with nothing new to embed)."""
+    make = lazy_embedder if lazy else make_embedder
+    return make(radar.settings.embedding, device=device, cache_dir=radar.ws.model_cache_dir, precision=precision)
 
 
 def searcher(radar: Radar, store: Store, *, query_embedder: Embedder | None = None) -> Searcher:

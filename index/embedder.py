@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -260,14 +261,23 @@ def pick_device(device: str) -> str:
     return "cpu"
 
 
-def make_embedder(
-    cfg: EmbeddingConfig, *, device: str = "auto", cache_dir: Path, precision: str | None = None
-) -> Embedder:
-    """The resolver from config to an Embedder (ONNX on CPU where possible, torch otherwise).
+@dataclass(frozen=True, slots=True)
+class EmbedderPlan:
+    """What ``make_embedder`` will build for a config, decided without loading the model."""
 
-    ``precision`` ("int8" or "fp") forces the vectors' precision, e.g. to embed queries for an index
-    that was built elsewhere (a GPU machine builds "fp", a CPU "int8" by default)."""
+    cfg: EmbeddingConfig
+    model_dir: Path
+    device: str
+    int8: bool
+    backend: str  # onnx | torch
 
+    @property
+    def model_id(self) -> str:
+        return model_id_for(self.cfg, self.model_dir, int8=self.int8 and self.backend == "onnx")
+
+
+def plan_embedder(cfg: EmbeddingConfig, *, device: str = "auto", precision: str | None = None) -> EmbedderPlan:
+    """Which model, device, precision and backend the config gives (errors as ``make_embedder``'s)."""
     model_dir = resolve_model_dir(cfg.model)
     chosen = pick_device(device)
     int8 = cfg.int8_on(chosen) if precision is None else precision == "int8"
@@ -281,7 +291,64 @@ def make_embedder(
             raise IndexError_('the onnx backend runs on the CPU here; use backend = "torch" (or auto) for CUDA')
         if not supports_onnx(model_dir):
             raise IndexError_(f'{model_dir} is not a mean-pooling sentence-transformers model; use backend = "torch"')
-        return OnnxEmbedder(cfg, model_dir, cache_dir, int8=int8)
-    if int8:
+    elif int8:
         raise IndexError_('int8 vectors need the onnx backend; set [embedding] backend = "auto" or quantize = false')
-    return TorchEmbedder(cfg, model_dir, chosen)
+    return EmbedderPlan(cfg, model_dir, chosen, int8, backend)
+
+
+def build_embedder(plan: EmbedderPlan, cache_dir: Path) -> Embedder:
+    if plan.backend == "onnx":
+        return OnnxEmbedder(plan.cfg, plan.model_dir, cache_dir, int8=plan.int8)
+    return TorchEmbedder(plan.cfg, plan.model_dir, plan.device)
+
+
+def make_embedder(
+    cfg: EmbeddingConfig, *, device: str = "auto", cache_dir: Path, precision: str | None = None
+) -> Embedder:
+    """The resolver from config to an Embedder (ONNX on CPU where possible, torch otherwise).
+
+    ``precision`` ("int8" or "fp") forces the vectors' precision, e.g. to embed queries for an index
+    that was built elsewhere (a GPU machine builds "fp", a CPU "int8" by default)."""
+    return build_embedder(plan_embedder(cfg, device=device, precision=precision), cache_dir)
+
+
+def pooled_dim(model_dir: Path) -> int | None:
+    """A mean-pooling sentence-transformers model's vector width, read from its pooling config (None when the
+    folder does not say, or a layer after pooling may change it)."""
+    try:
+        modules = json.loads((model_dir / "modules.json").read_text(encoding="utf-8"))
+        pooling = next(m["path"] for m in modules if m.get("type", "").endswith("Pooling"))
+        if any(not m.get("type", "").endswith(("Transformer", "Pooling", "Normalize")) for m in modules):
+            return None
+        dim = json.loads((model_dir / pooling / "config.json").read_text(encoding="utf-8"))["word_embedding_dimension"]
+    except (OSError, ValueError, KeyError, StopIteration, TypeError):
+        return None
+    return dim if isinstance(dim, int) and dim > 0 else None
+
+
+class LazyEmbedder:
+    """An Embedder that loads (and on first use exports) its model only when asked to embed: `radar index`
+    with nothing new to embed needs the model's id and width, not the model (an ONNX export is ~15 s of CPU)."""
+
+    def __init__(self, plan: EmbedderPlan, cache_dir: Path, dim: int) -> None:
+        self.plan, self.cache_dir = plan, cache_dir
+        self.model_id, self.dim, self.device = plan.model_id, dim, plan.device
+        self._made: Embedder | None = None
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if self._made is None:
+            self._made = build_embedder(self.plan, self.cache_dir)
+            if self._made.dim != self.dim or self._made.model_id != self.model_id:
+                raise IndexError_(
+                    f"{self.plan.model_dir}: the model gives {self._made.dim}-wide vectors, its config said {self.dim}"
+                )
+        return self._made.embed(texts)
+
+
+def lazy_embedder(
+    cfg: EmbeddingConfig, *, device: str = "auto", cache_dir: Path, precision: str | None = None
+) -> Embedder:
+    """``make_embedder``'s embedder, loaded on first use where the model's folder gives its width (else now)."""
+    plan = plan_embedder(cfg, device=device, precision=precision)
+    dim = pooled_dim(plan.model_dir)
+    return LazyEmbedder(plan, cache_dir, dim) if dim is not None else build_embedder(plan, cache_dir)

@@ -187,6 +187,18 @@ class ContributionsTable(Table):
         )
         return [_row(r) for r in rows]
 
+    def mentions_by_paper(self, ids: Iterable[str]) -> dict[str, list[Mention]]:
+        """The names each of ``ids`` mentions (papers that mention none are absent), by key."""
+        out: dict[str, list[Mention]] = {}
+        rows = self._rows_for(
+            "SELECT doc_id, key, compared, expansion FROM document_mentions WHERE doc_id IN ({marks}) "
+            "ORDER BY doc_id, key",
+            ids,
+        )
+        for doc_id, key, compared, expansion in rows:
+            out.setdefault(doc_id, []).append(Mention(doc_id, key, bool(compared), expansion))
+        return out
+
     def mentions_of(self, keys: Iterable[str]) -> dict[str, list[MentionRow]]:
         """Papers naming each spelling key, oldest first (keys nobody names are absent), with the long form
         each gives and the area of its own contribution."""

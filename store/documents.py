@@ -284,6 +284,10 @@ class DocumentsTable(Table):
         while rows := cur.fetchmany(batch):
             yield from map(DocumentText._make, rows)
 
+    def content_hashes(self, ids: Iterable[str]) -> dict[str, str]:
+        """The content hash of each of ``ids`` that is stored."""
+        return {r[0]: r[1] for r in self._rows_for("SELECT id, content_hash FROM documents WHERE id IN ({marks})", ids)}
+
     def content_hashes_since(self, changed_since: str) -> list[DocumentHash]:
         """Content hashes of documents changed at or after ``changed_since``, sorted by id."""
         rows = self.conn.execute(

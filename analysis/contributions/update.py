@@ -18,6 +18,7 @@ from typing import Any
 from radar.analysis.contributions.extract import spelled_by
 from radar.analysis.contributions.find import Contribution, decide
 from radar.analysis.contributions.model import ContributionModel, shipped_model
+from radar.analysis.contributions.prebuilt import PrebuiltContributions
 from radar.analysis.names.aliases import surface_key
 from radar.analysis.names.extract import family_of
 from radar.store import Store
@@ -35,6 +36,7 @@ class UpdateReport:
     introducing: int  # ... of which introduce a name
     model: str
     seconds: float
+    reused: int = 0  # ... of which were taken from a prebuilt file (the same rows deciding gives)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -42,6 +44,7 @@ class UpdateReport:
             "introducing": self.introducing,
             "model": self.model,
             "seconds": round(self.seconds, 2),
+            "reused": self.reused,
         }
 
 
@@ -93,14 +96,19 @@ def update_contributions(
     progress: Progress | None = None,
     batch: int = 2000,
     workers: int = 0,
+    prebuilt: PrebuiltContributions | None = None,
 ) -> UpdateReport:
     """Decide the papers without a contribution by ``model`` (the shipped one by default) and store them.
 
     ``workers``: processes deciding batches while this one stores them (0: one per CPU core, up to
-    ``MAX_WORKERS``, when at least ``PARALLEL_MIN`` papers wait, else none; 1: none)."""
+    ``MAX_WORKERS``, when at least ``PARALLEL_MIN`` papers wait, else none; 1: none). ``prebuilt``: rows
+    the same model decided for the same texts (``prebuilt.py``), stored as they are instead of deciding."""
     m = model or shipped_model()
     started = time.perf_counter()
     ids = store.papers_without_contribution(m.version)
+    reused = reused_introducing = 0
+    if prebuilt is not None and prebuilt.model == m.version and ids:
+        ids, reused, reused_introducing = _store_prebuilt(store, ids, prebuilt, batch)
     if workers == 0:
         workers = min(os.cpu_count() or 1, MAX_WORKERS) if len(ids) >= PARALLEL_MIN else 1
     chunks = [ids[i : i + batch] for i in range(0, len(ids), batch)]
@@ -130,7 +138,34 @@ def update_contributions(
                     stored(*pending.pop(0).result())
             for future in pending:
                 stored(*future.result())
-    return UpdateReport(done, introducing, m.version, time.perf_counter() - started)
+    seconds = time.perf_counter() - started
+    return UpdateReport(done + reused, introducing + reused_introducing, m.version, seconds, reused)
+
+
+def _store_prebuilt(
+    store: Store, ids: list[str], prebuilt: PrebuiltContributions, batch: int
+) -> tuple[list[str], int, int]:
+    """Store the prebuilt rows of ``ids`` whose content hash is the stored one; returns the ids left to decide,
+    how many were stored and how many of those introduce a name."""
+    left: list[str] = []
+    reused = introducing = 0
+    for start in range(0, len(ids), batch):
+        chunk = ids[start : start + batch]
+        hashes = store.content_hashes(chunk)
+        rows: list[ContributionRow] = []
+        found: list[Mention] = []
+        for doc_id in chunk:
+            hit = prebuilt.get(doc_id, hashes.get(doc_id, ""))
+            if hit is None:
+                left.append(doc_id)
+                continue
+            rows.append(hit[0])
+            found.extend(hit[1])
+        if rows:
+            store.write_contributions(rows, found)
+            reused += len(rows)
+            introducing += sum(r.introduces for r in rows)
+    return left, reused, introducing
 
 
 @dataclass(frozen=True, slots=True)

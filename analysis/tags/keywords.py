@@ -51,24 +51,34 @@ class KeywordMatcher:
         out = np.zeros(self.n_tags, dtype=np.float32)
         tokens = _TOKEN.findall(text)
         lower = [t.lower() for t in tokens]
-        n = len(tokens)
-        for i in range(n):
-            for table, seq in ((self._cased, tokens), (self._lower, lower)):
-                for rest, wildcard, j in table.get(seq[i], ()):
-                    if not rest:
+        cased, lowered, prefixes = self._cased, self._lower, self._prefix
+        for i, low in enumerate(lower):  # most tokens start no keyword: three dict look-ups and on
+            token = tokens[i]
+            if token in cased:
+                self._sequences(out, cased[token], tokens, i)
+            if low in lowered:
+                self._sequences(out, lowered[low], lower, i)
+            candidates = prefixes.get(low[:3])
+            if candidates:
+                for prefix, is_cased, j in candidates:
+                    if (token if is_cased else low).startswith(prefix):
                         out[j] += 1
-                        continue
-                    words = seq[i + 1 : i + 1 + len(rest)]
-                    if (
-                        len(words) == len(rest)
-                        and tuple(words[:-1]) == rest[:-1]
-                        and (words[-1].startswith(rest[-1]) if wildcard else words[-1] == rest[-1])
-                    ):
-                        out[j] += 1
-            for prefix, cased, j in self._prefix.get(lower[i][:3], ()):
-                if (tokens[i] if cased else lower[i]).startswith(prefix):
-                    out[j] += 1
         return out
+
+    @staticmethod
+    def _sequences(out: np.ndarray, keywords: list[tuple[tuple[str, ...], bool, int]], seq: list[str], i: int) -> None:
+        """Count the keywords starting at ``seq[i]`` (their first token matched) whose following tokens match."""
+        for rest, wildcard, j in keywords:
+            if not rest:
+                out[j] += 1
+                continue
+            words = seq[i + 1 : i + 1 + len(rest)]
+            if (
+                len(words) == len(rest)
+                and tuple(words[:-1]) == rest[:-1]
+                and (words[-1].startswith(rest[-1]) if wildcard else words[-1] == rest[-1])
+            ):
+                out[j] += 1
 
     def matrix(self, titles: Sequence[str], abstracts: Sequence[str]) -> np.ndarray:
         """Per document and tag: [title hits | abstract hits], shape (n, 2 * n_tags)."""

@@ -197,20 +197,20 @@ def document_terms(title: str, abstract: str, surfaces: dict[str, str] | None = 
             continue
         words = [fold(w) for w in raw]
         n_words = len(words)
+        generic = [_generic(w) for w in words]  # once per word (each is asked up to four times below)
+        digit = [w[0].isdigit() for w in words]
         for i, first in enumerate(words):
-            if _generic(first) or len(first) < 2 or first[0].isdigit():
+            if generic[i] or len(first) < 2 or digit[i]:
                 continue
             for n in range(1, MAX_N + 1):
                 j = i + n
                 if j > n_words:
                     break
-                last = words[j - 1]
-                if (last[0].isdigit() and n > 1) or (
-                    n == 3
-                    and (words[i + 1][0].isdigit() or (words[i + 1] in STOP_WORDS and words[i + 1] not in INNER_WORDS))
+                if (digit[j - 1] and n > 1) or (
+                    n == 3 and (digit[i + 1] or (words[i + 1] in STOP_WORDS and words[i + 1] not in INNER_WORDS))
                 ):
                     break
-                if _generic(last) or (n == 1 and len(first) < 3):
+                if generic[j - 1] or (n == 1 and len(first) < 3):
                     continue
                 key = " ".join(words[i:j])
                 if key in GENERIC_PHRASES:
