@@ -4,10 +4,14 @@ every (arm, seed pair), then write the verdict, its plots and RUN_DIR/verdict.js
 Arms train one after another in the worker, or in spawned child processes when single-threaded CPU arms
 have idle cores (``parallel_arms``). Each arm writes metrics/{arm}-seed{pair}.jsonl as it goes and stops at
 its next step when the run's cancel flag is set, RUN_DIR/.stop appears, or the worker is gone.
+
+A toy-task run's device, record and arms come from its engine (``toy_engine``: repro/toy_engine.py, TRL;
+``RADAR_REPRO_TOY_ENGINE`` names another module with the same functions, a seam for the test suite).
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import multiprocessing
 import os
@@ -17,6 +21,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor
 from concurrent.futures import wait as wait_futures
 from pathlib import Path
+from types import ModuleType
 from typing import Any, cast
 
 from radar.repro.adoption import calibration_for
@@ -24,7 +29,7 @@ from radar.repro.checkpoint import eval_rows, load_dataset
 from radar.repro.errors import ReproError, RunCancelled
 from radar.repro.methods import Method
 from radar.repro.power import DEFAULT_EFFECT, Setting
-from radar.repro.record import checkpoint_record, resolve_device, toy_record
+from radar.repro.record import checkpoint_record, resolve_device
 from radar.repro.shapes import (
     ArmRun,
     ArmSummary,
@@ -59,6 +64,18 @@ from radar.store.files import write_text_atomic
 from radar.store.runs import RunParams, RunRecord, setup_text
 
 Log = Callable[[str], None]
+TOY_ENGINE_ENV = "RADAR_REPRO_TOY_ENGINE"
+
+
+def toy_engine() -> ModuleType:
+    """repro/toy_engine.py (TRL), or the module ``RADAR_REPRO_TOY_ENGINE`` names, with the same three functions
+    (``resolve_device``, ``toy_record``, ``train_toy_arm``): a test seam, inherited by the worker and its arm
+    processes (the suite's life-cycle tests train with tests/fast_toy_engine.py there)."""
+    name = os.environ.get(TOY_ENGINE_ENV) or "radar.repro.toy_engine"
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        raise ReproError(f"{TOY_ENGINE_ENV}={name!r} cannot be imported ({exc}); unset it to train with TRL") from exc
 
 
 class _Terminated(Exception):  # noqa: N818
@@ -169,11 +186,6 @@ def arm_job(
     db: str, run_id: str, arm: str, pair: int, parent_pid: int, on_step: Any = None
 ) -> tuple[ArmSummary, list[StepRecord]]:
     """Train one (arm, seed pair): in the worker itself, or in a spawned child when arms run in parallel."""
-    import torch
-
-    from radar.repro.policy import eval_sets  # defers torch, transformers
-    from radar.repro.trainer import train_arm  # defers torch, transformers, trl
-
     with _store(db) as store:
         params = require(store, run_id).params
     presets = run_catalog(params)
@@ -203,6 +215,8 @@ def arm_job(
 
     policy = next(p for p in record["policies"] if p.get("pair", pair) == pair)
     if spec.model:
+        import torch  # defers torch
+
         from radar.repro.trainer import train_checkpoint_arm  # defers torch, transformers, trl
 
         data = load_dataset(params["dataset_path"])
@@ -226,51 +240,44 @@ def arm_job(
             eval_rows=eval_rows(data, preset.eval_prompts),
         )
         return summary, records
-    task, size = get_task(spec.task), get_size(spec.preset)
-    if device == "cpu" and size.cpu_threads:
-        torch.set_num_threads(size.cpu_threads)
-    summary = train_arm(
+    summary = toy_engine().train_toy_arm(
         policy_path=Path(policy["path"]),
         method=method,
-        task=task,
-        size=size,
+        task=get_task(spec.task),
+        size=get_size(spec.preset),
         steps=record["steps"],
         seed=rl_seed(arm, pair),
         device=device,
         output_dir=folder / "trl" / f"{arm}-seed{pair}",
         on_record=on_record,
         should_cancel=should_cancel,
-        eval_sets=eval_sets(task, size),
     )
     return summary, records
 
 
 def _execute(db: Path, run_id: str, params: RunParams, log: Log) -> RunResult:
-    import torch
-
     presets = run_catalog(params)
     spec = spec_of(params, presets)
     arms = {"method": presets.get(spec.method), "baseline": presets.get(spec.baseline)}
-    device = resolve_device(spec.device)
+    engine = None if spec.model else toy_engine()
+    device = resolve_device(spec.device) if engine is None else engine.resolve_device(spec.device)
     folder = Path(params["folder"])
     started = time.perf_counter()
     size: Any
-    if spec.model:
+    if engine is None:
         size = get_checkpoint_preset(spec.preset)
         record, overlap, policies = checkpoint_record(run_id, spec, params, device, arms)
         title_what = f"{Path(params['model_path']).name} on {Path(params['dataset_path']).name}"
     else:
         task, size = get_task(spec.task), get_size(spec.preset)
         title_what = task.name
-        if device == "cpu" and size.cpu_threads:
-            torch.set_num_threads(size.cpu_threads)  # 2 threads on a tiny model are ~15x slower under load
 
         def log_and_beat(msg: str) -> None:  # the warm start logs every 50 SFT steps: keep the heartbeat fresh
             log(msg)
             with _store(db) as store:
                 store.update_run(run_id, heartbeat_at=utc_now())
 
-        record, overlap, policies = toy_record(run_id, spec, params, device, arms, log_and_beat)
+        record, overlap, policies = engine.toy_record(run_id, spec, params, device, arms, log_and_beat)
     warm_s = time.perf_counter() - started  # ~0 when every warm start was cached
     write_text_atomic(record_path(folder), json.dumps(record, indent=2, default=str))
     if overlap["share"]:

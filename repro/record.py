@@ -137,13 +137,16 @@ def toy_record(
     arms: dict[str, Method],
     log: Callable[[str], None],
 ) -> tuple[dict[str, Any], Overlap, list[dict[str, Any]]]:
-    """The run record of a toy-task run: its warm starts (trained and cached on first use) and overlap."""
+    """The run record of a toy-task run: its warm starts (trained and cached on first use) and overlap. Sets
+    torch's threads for the preset first (the warm start's SFT and the arms trained in this process)."""
     import torch
 
     from radar.repro.policy import cached_policy  # defers torch, transformers
     from radar.repro.trainer import build_config  # defers torch, transformers, trl
 
     task, size = get_task(spec.task), get_size(spec.preset)
+    if device == "cpu" and size.cpu_threads:
+        torch.set_num_threads(size.cpu_threads)  # 2 threads on a tiny model are ~15x slower under load
     folder, steps = Path(params["folder"]), spec.total_steps
     policies = []
     for pair in spec.pairs:

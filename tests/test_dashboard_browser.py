@@ -18,7 +18,7 @@ import pytest
 from radar.app.cli import main
 from radar.store import Document, Workspace
 from radar.store.models import utc_now
-from tests.browser import ARTIFACTS, open_page, require_chromium
+from tests.browser import ARTIFACTS, open_page, require_chromium, shared_browser
 
 EVIL_TITLE = "<script>alert(1)</script> <img src=x onerror=alert(1)> hostile title"
 
@@ -107,6 +107,13 @@ def served(tmp_path_factory: pytest.TempPathFactory, small_snapshot: Path) -> It
         log.close()
 
 
+@pytest.fixture(scope="module")
+def browser(served: tuple[str, Workspace]) -> Iterator[object]:
+    """One Chromium for the module's pages, each opened in a fresh context (its own profile and session)."""
+    with shared_browser() as shared:
+        yield shared
+
+
 # (navigation link to click, text that shows the page rendered); pages are reached as a user does,
 # from the start page through the navigation bar
 PAGES = [
@@ -120,15 +127,17 @@ PAGES = [
 
 
 @pytest.mark.parametrize(("link", "text"), PAGES, ids=[p[0].lower() or "overview" for p in PAGES])
-def test_page_renders_without_errors(served: tuple[str, Workspace], link: str, text: str) -> None:
+def test_page_renders_without_errors(served: tuple[str, Workspace], browser: object, link: str, text: str) -> None:
     url, _ = served
     shot = ARTIFACTS / f"dashboard-{link.lower() or 'overview'}.png"
-    problems = open_page(url, shot, wait_for_text=text, click_text=link or None, timeout_s=90, settle_s=2.0)
+    problems = open_page(
+        url, shot, wait_for_text=text, click_text=link or None, timeout_s=90, settle_s=2.0, browser=browser
+    )
     assert problems == [], problems
     assert shot.stat().st_size > 10_000
 
 
-def test_hostile_document_opens_as_text(served: tuple[str, Workspace]) -> None:
+def test_hostile_document_opens_as_text(served: tuple[str, Workspace], browser: object) -> None:
     """The newest document is the hostile post: open it; its markup shows as text and nothing runs."""
     url, _ = served
     shot = ARTIFACTS / "dashboard-explore-detail.png"
@@ -139,6 +148,7 @@ def test_hostile_document_opens_as_text(served: tuple[str, Workspace]) -> None:
         clicks=[("link", "Explore"), ("button", "Open", 1)],  # 0: the week picker's arrow, 1: the first result
         timeout_s=90,
         settle_s=2.0,
+        browser=browser,
     )
     assert problems == [], problems
 

@@ -13,7 +13,7 @@ import pytest
 from radar.crawler.snapshot import import_snapshot
 from radar.reports.deliver import webhook_recipient
 from radar.store import Workspace
-from tests.browser import ARTIFACTS, open_page, require_chromium
+from tests.browser import ARTIFACTS, open_page, require_chromium, shared_browser
 from tests.cli_helpers import run_cli
 from tests.report_servers import SmtpSink, WebhookSink, delivery_toml, free_port
 from tests.test_report_content import EVIL, WEEK, evil_post, tag_rows
@@ -219,10 +219,19 @@ def test_html_renders_in_chromium_without_errors(
     ws = make_ws(tmp_path / "ws", small_snapshot)
     res = run_cli(capsys, "--workspace", str(ws.root), "report", "--week", WEEK, "--json")
     html = Path(res.json()["paths"]["html"])
-    problems = open_page(html.as_uri(), ARTIFACTS / "report-desktop.png", wait_for_text="Recommendations")
-    assert problems == []
-    problems = open_page(html.as_uri(), ARTIFACTS / "report-phone.png", wait_for_text="Top papers", viewport=(390, 844))
-    assert problems == []
+    with shared_browser() as browser:  # one Chromium, a fresh context per page
+        problems = open_page(
+            html.as_uri(), ARTIFACTS / "report-desktop.png", wait_for_text="Recommendations", browser=browser
+        )
+        assert problems == []
+        problems = open_page(
+            html.as_uri(),
+            ARTIFACTS / "report-phone.png",
+            wait_for_text="Top papers",
+            viewport=(390, 844),
+            browser=browser,
+        )
+        assert problems == []
     assert (ARTIFACTS / "report-phone.png").stat().st_size > 10_000
     assert re.search(r"<svg[^>]+role=\"img\"", html.read_text())
     assert EVIL not in html.read_text()

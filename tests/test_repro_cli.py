@@ -2,12 +2,18 @@
 the run's life cycle: a killed worker is marked failed with its log, cancel stops a running run, a
 foreground run killed by SIGINT/SIGTERM/SIGHUP stops its worker, --device cuda without a GPU fails
 before any worker starts, and listing/showing runs never imports torch. Runs are made through the repro
-API (app/reproductions.py), as the CLI, the dashboard and weekly make them."""
+API (app/reproductions.py), as the CLI, the dashboard and weekly make them.
+
+The life-cycle tests that kill, cancel or signal a run (``fast_engine``) train with tests/fast_toy_engine.py
+in their real worker and arm processes: what they test is those processes, and TRL's import (6-9 CPU-s in each
+process) and training made them the suite's slowest tests. The tiny run, the A/A run and the worker told to
+stop by SIGTERM (in the middle of a TRL step, whose exception transformers wraps) train with TRL."""
 
 from __future__ import annotations
 
 import json
 import os
+import runpy
 import shutil
 import signal
 import subprocess
@@ -22,10 +28,13 @@ from radar.app import wiring
 from radar.app.context import Radar
 from radar.app.reproductions import Reproductions
 from radar.repro import supervise
+from radar.repro.execute import TOY_ENGINE_ENV
 from radar.repro.policy import cached_policy, get_size
+from radar.repro.spec import record_path
 from radar.repro.tasks import get_task
 from radar.store import Workspace
 from radar.store.runs import RunRecord
+from tests import fast_toy_engine
 from tests.cli_helpers import run_cli
 from tests.conftest import shared_dir
 
@@ -53,6 +62,18 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     workspace, _ = Workspace.init(tmp_path_factory.mktemp("repro") / "ws")
     shutil.copytree(folder / "cache", workspace.policy_cache_dir, dirs_exist_ok=True)
     return workspace
+
+
+@pytest.fixture
+def fast_engine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run's worker and arm processes (real ones) train with tests/fast_toy_engine.py, not TRL."""
+    monkeypatch.setenv(TOY_ENGINE_ENV, fast_toy_engine.ENGINE)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+
+
+def _trained_by_the_fast_engine(run: RunRecord) -> bool:
+    record = json.loads(record_path(Path(run.params["folder"])).read_text())
+    return bool(record.get("engine") == fast_toy_engine.ENGINE)
 
 
 def _api(ws: Workspace) -> Reproductions:
@@ -194,19 +215,22 @@ def test_tiny_run_end_to_end(capsys: pytest.CaptureFixture[str], ws: Workspace) 
     verl = run_cli(capsys, "--workspace", str(ws.root), "repro", "export", doc["id"], "--engine", "verl")
     assert verl.code == 1 and "cannot go to verl" in verl.err and len(verl.err.strip().splitlines()) == 1
     trl_script = folder / "export" / "trl" / "train_grpo.py"
-    # the toy export trains: pair 1's own warm start, the baseline's own RL seed (it raised AttributeError before)
-    env = os.environ | {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
-    args = ["--arm", "baseline", "--pair", "1", "--max-steps", "1", "--cpu"]
-    done = subprocess.run(
-        [sys.executable, str(trl_script), *args], capture_output=True, text=True, timeout=300, env=env, cwd=ROOT
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert f"RL seed 1001, {record['policies'][1]['path']}): 1 steps" in done.stdout
+    # the toy export trains: pair 1's own warm start, the baseline's own RL seed (it raised AttributeError before).
+    # In this process, as tests/test_repro_hf.py runs the checkpoint export (torch and TRL are imported here
+    # already; tests/test_repro_export.py runs an exported script in its own process, as a cluster would)
+    argv, threads = sys.argv, torch.get_num_threads()
+    try:
+        sys.argv = [str(trl_script), "--arm", "baseline", "--pair", "1", "--max-steps", "1", "--cpu"]
+        runpy.run_path(str(trl_script), run_name="__main__")
+    finally:
+        sys.argv = argv
+        torch.set_num_threads(threads)
+    assert f"RL seed 1001, {record['policies'][1]['path']}): 1 steps" in capsys.readouterr().out
 
 
 @pytest.mark.slow
 def test_killed_run_is_marked_failed_with_its_log(
-    capsys: pytest.CaptureFixture[str], ws: Workspace, monkeypatch: pytest.MonkeyPatch
+    capsys: pytest.CaptureFixture[str], ws: Workspace, monkeypatch: pytest.MonkeyPatch, fast_engine: None
 ) -> None:
     monkeypatch.setenv("RADAR_REPRO_ARMS_AT_ONCE", "2")  # both arms in child processes, whatever the load
     result = run_cli(
@@ -228,7 +252,8 @@ def test_killed_run_is_marked_failed_with_its_log(
     )
     run_id = result.json()["id"]
     run = _wait(ws, run_id, lambda r: r.status == "running" and r.progress > 0)
-    assert run.pid
+    assert run.pid and _trained_by_the_fast_engine(run)
+    assert len(_children_of(run.pid)) == 2  # the arm processes
     os.kill(run.pid, signal.SIGKILL)
     run = _wait(ws, run_id, lambda r: r.status != "running", timeout=30)
     assert run.status == "failed" and "log.txt" in run.error
@@ -263,7 +288,7 @@ def _children_of(pid: int) -> list[int]:
 
 @pytest.mark.slow
 def test_cancel_running_and_queued(
-    capsys: pytest.CaptureFixture[str], ws: Workspace, monkeypatch: pytest.MonkeyPatch
+    capsys: pytest.CaptureFixture[str], ws: Workspace, monkeypatch: pytest.MonkeyPatch, fast_engine: None
 ) -> None:
     monkeypatch.setenv("RADAR_REPRO_ARMS_AT_ONCE", "2")
     result = run_cli(
@@ -284,7 +309,8 @@ def test_cancel_running_and_queued(
         "--json",
     )
     run_id = result.json()["id"]
-    _wait(ws, run_id, lambda r: r.status == "running" and r.progress > 0)
+    running = _wait(ws, run_id, lambda r: r.status == "running" and r.progress > 0)
+    assert _trained_by_the_fast_engine(running) and len(_children_of(running.pid)) == 2
     assert run_cli(capsys, "--workspace", str(ws.root), "repro", "cancel", run_id).code == 0
     run = _wait(ws, run_id, lambda r: r.status != "running", timeout=60)
     assert run.status == "cancelled" and run.progress < 1.0
@@ -342,8 +368,9 @@ def test_ctrl_c_hangup_and_term_share_one_stop_path() -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])
-def test_foreground_run_killed_by_a_signal_stops_its_worker(ws: Workspace, signame: str) -> None:
-    env = os.environ | ({"RADAR_REPRO_ARMS_AT_ONCE": "2"} if signame == "SIGHUP" else {})  # arm children too
+def test_foreground_run_killed_by_a_signal_stops_its_worker(ws: Workspace, signame: str, fast_engine: None) -> None:
+    # SIGHUP with arm processes (their whole process group stops), SIGTERM with the arms in the worker
+    env = os.environ | {"RADAR_REPRO_ARMS_AT_ONCE": "2" if signame == "SIGHUP" else "1"}
     before = {r.id for r in _list(ws)}
     argv = ["repro", "run", "--method", "dr_grpo", "--task", "sorting", "--seeds", "1", "--steps", "5000"]
     proc = _cli(ws, *argv, env=env)
@@ -357,8 +384,9 @@ def test_foreground_run_killed_by_a_signal_stops_its_worker(ws: Workspace, signa
         proc.kill()
         raise AssertionError(f"the run never started training: {proc.communicate()}")
     worker = run.pid
-    assert worker and _alive(worker)
+    assert worker and _alive(worker) and _trained_by_the_fast_engine(run)
     children = _children_of(worker)
+    assert len(children) == (2 if signame == "SIGHUP" else 0)
     proc.send_signal(getattr(signal, signame))
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 1 and f"stopped by {signame}" in err and "Traceback" not in err

@@ -470,6 +470,47 @@ def test_toy_tasks_get_the_same_profile(tmp_path: Path) -> None:
     assert prof["generate_s"] + prof["reward_s"] + prof["ref_s"] <= prof["step_s"]
 
 
+def test_a_cancelled_toy_arm_stops_at_its_next_trl_step(tmp_path: Path) -> None:
+    """The toy engine the worker resolves (repro/toy_engine.py, TRL) stops at the step its cancel check says so
+    and raises RunCancelled: the in-process half of the cancel and kill tests in test_repro_cli.py, whose
+    worker and arm processes train with tests/fast_toy_engine.py."""
+    import torch
+
+    from radar.repro import toy_engine
+    from radar.repro.errors import RunCancelled
+    from radar.repro.execute import toy_engine as resolve_engine
+    from radar.repro.methods import BUILTIN
+    from radar.repro.policy import build_model, build_tokenizer
+    from radar.repro.sizes import get_size
+    from radar.repro.tasks import get_task
+
+    assert resolve_engine() is toy_engine  # the default: no RADAR_REPRO_TOY_ENGINE in the suite's environment
+    task, size = get_task("sorting"), get_size("tiny")
+    tok = build_tokenizer(task)
+    build_model(size, tok).save_pretrained(tmp_path / "policy")
+    tok.save_pretrained(tmp_path / "policy")
+    records: list[dict[str, float]] = []
+    threads = torch.get_num_threads()
+    try:
+        with pytest.raises(RunCancelled):
+            toy_engine.train_toy_arm(
+                policy_path=tmp_path / "policy",
+                method=BUILTIN.get("dr_grpo"),
+                task=task,
+                size=size,
+                steps=5000,
+                seed=0,
+                device="cpu",
+                output_dir=tmp_path / "trl",
+                on_record=records.append,
+                should_cancel=lambda: len(records) >= 2,
+            )
+    finally:
+        torch.set_num_threads(threads)
+    steps = [r["step"] for r in records]  # the check after step 3 stops it; step 3, already trained, is logged
+    assert steps == list(range(1, len(steps) + 1)) and 2 <= len(steps) <= 3, steps
+
+
 def test_scoring_without_an_end_of_sequence_token_is_one_clear_error(tiny: dict[str, Path]) -> None:
     """No EOS anywhere (tokenizer, generation config): no completion could count, so scoring says how to fix it."""
     from transformers import AutoModelForCausalLM, AutoTokenizer

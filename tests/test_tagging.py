@@ -298,8 +298,17 @@ def test_search_filters_by_tag_after_tagging(tagged: Workspace, capsys: pytest.C
     assert hits and all("inference-serving" in h["tags"] for h in hits)
 
 
+@pytest.fixture
+def two_folds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`tag eval` refits the model once per fold (about 4 s each); what these tests check (every trained-on
+    document scored by a model without it, the table, nothing stored changes) needs two folds, not five."""
+    from radar.analysis.tags import evaluate
+
+    monkeypatch.setattr(evaluate, "FOLDS", 2)
+
+
 def test_eval_prints_per_tag_scores_out_of_fold(
-    tagged: Workspace, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    tagged: Workspace, capsys: pytest.CaptureFixture[str], tmp_path: Path, two_folds: None
 ) -> None:
     labels = tmp_path / "labels.jsonl"
     dev = [json.loads(line) for line in DEV_LABELS.read_text().splitlines()][:120]
@@ -482,7 +491,9 @@ def test_tag_commands_have_help(capsys: pytest.CaptureFixture[str]) -> None:
         assert res.code == 0 and "usage: radar tag" in res.out
 
 
-def test_eval_works_before_indexing(workspace: Workspace, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_eval_works_before_indexing(
+    workspace: Workspace, capsys: pytest.CaptureFixture[str], tmp_path: Path, two_folds: None
+) -> None:
     """A held-out label file can be scored on a workspace that was only imported: what is needed is embedded."""
     labels = tmp_path / "labels.jsonl"
     labels.write_text("".join(line + "\n" for line in DEV_LABELS.read_text().splitlines()[200:230]))
