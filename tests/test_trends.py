@@ -414,10 +414,13 @@ def test_new_methods_are_what_papers_introduce_not_names_seen_in_several(workspa
     assert sum(p["count"] for p in zorpo["series"]) == len(naming)
 
 
-@pytest.mark.parametrize("in_use_before", [False, True])
-def test_a_phrase_in_use_before_its_paper_is_not_a_new_method(workspace: Workspace, in_use_before: bool) -> None:
+@pytest.mark.parametrize(("in_use_before", "second_paper"), [(False, False), (True, False), (False, True)])
+def test_a_phrase_in_use_before_its_paper_is_not_a_new_method(
+    workspace: Workspace, in_use_before: bool, second_paper: bool
+) -> None:
     """A June paper introduces "Ladder Search" and later June papers use it: new, unless papers of February
-    already wrote "ladder search" (the phrase, in any case; a card counts earlier mentions by token only)."""
+    already wrote "ladder search" (the phrase, in any case; a card counts earlier mentions by token only). A
+    second paper introducing the name after those uses does not make the first paper's uses "earlier"."""
     import random
     from dataclasses import replace
 
@@ -444,10 +447,15 @@ def test_a_phrase_in_use_before_its_paper_is_not_a_new_method(workspace: Workspa
             )
             for i in range(5)
         ]
-        store.upsert_documents([intro, *later, *(earlier if in_use_before else [])])
-        tag(store, [("2506.09991", "rl-policy-optimization")])
+        again = replace(
+            make_doc(rng, "2506.09995", date(2025, 6, 26), "arxiv", "cs.LG", []),
+            title="Ladder Search: Tree Search over Verifier Ladders",
+            abstract="We propose Ladder Search, a tree search method for large language models with verifiers.",
+        )
+        store.upsert_documents([intro, *later, *(earlier if in_use_before else []), *([again] if second_paper else [])])
+        tag(store, [(i, "rl-policy-optimization") for i in ("2506.09991", *(["2506.09995"] if second_paper else []))])
         result = trends_of(workspace, store, as_of=AS_OF, window="month")
         card = [c for c in wiring.trends_env(Radar(workspace), store).introductions(store, "2025-06-01", "2025-06-30")]
-    assert any(c.name == "Ladder Search" for c in card)  # the paper introduces it (the premise)
+    assert sum(c.name == "Ladder Search" for c in card) == 1 + second_paper  # the papers introduce it (the premise)
     names = {m["name"] for m in result["new_methods"]}
     assert ("Ladder Search" in names) is not in_use_before

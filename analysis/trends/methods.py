@@ -56,26 +56,27 @@ def introduction_span(table: TermTable, win: Windows, cfg: TrendsConfig) -> tupl
     return (first, win.as_of) if first <= win.as_of else None
 
 
-def phrase_prior(table: TermTable, cards: Sequence[MethodCard], row_of: dict[str, int]) -> dict[str, int]:
-    """For each card named by a phrase of plain words ("Preference Optimization", "Expert Race"): the documents
-    before its introducing paper's row that hold the phrase in any case. A card counts its earlier mentions by
-    spelling key (one token) and reads phrases only from its paper's day on, so a phrase in use for years
-    ("preference optimization") would otherwise look new; the term table holds every document's n-grams."""
-    wanted: dict[str, tuple[int, int]] = {}  # name -> (column, introducing row)
+def phrase_prior(table: TermTable, cards: Sequence[MethodCard], row_of: dict[str, int]) -> dict[tuple[str, str], int]:
+    """For each card named by a phrase of plain words ("Preference Optimization", "Expert Race"), by (name,
+    introducing paper): the documents before its introducing paper's row that hold the phrase in any case. A card
+    counts its earlier mentions by spelling key (one token) and reads phrases only from its paper's day on, so a
+    phrase in use for years ("preference optimization") would otherwise look new; the term table holds every
+    document's n-grams. Two papers introducing one name each count what came before their own."""
+    wanted: dict[tuple[str, str], tuple[int, int]] = {}  # (name, paper) -> (column, introducing row)
     for card in cards:
         key = phrase_key(card.name)
         intro = row_of.get(card.introduced_by or "")
         col = table.column(key) if key is not None and intro is not None else None
         if col is not None and intro is not None and 0 <= table.first_row[col] < intro:
-            wanted[card.name] = (col, intro)
+            wanted[(card.name, card.introduced_by or "")] = (col, intro)
     if not wanted:
         return {}
-    names = list(wanted)
-    columns = table.matrix[:, [wanted[n][0] for n in names]].tocsc()
+    cards_of = list(wanted)
+    columns = table.matrix[:, [wanted[c][0] for c in cards_of]].tocsc()
     out = {}
-    for j, name in enumerate(names):
+    for j, card_key in enumerate(cards_of):
         rows = columns.indices[columns.indptr[j] : columns.indptr[j + 1]]
-        out[name] = int(np.count_nonzero(rows < wanted[name][1]))
+        out[card_key] = int(np.count_nonzero(rows < wanted[card_key][1]))
     return out
 
 
@@ -101,7 +102,7 @@ def introduced_names(
     for card in sorted(cards, key=lambda c: (c.introduced_on, c.introduced_by or "")):
         key = name_key(card.name)
         intro = row_of.get(card.introduced_by or "")
-        prior = max(card.prior_mentions, earlier.get(card.name, 0))
+        prior = max(card.prior_mentions, earlier.get((card.name, card.introduced_by or ""), 0))
         if card.kind not in KINDS or intro is None or key in seen or prior > MAX_PRIOR:
             continue  # another kind, its paper not in the record by as_of, a second paper of the name, or in use
         rows = np.array(sorted({intro, *(row_of[i] for i in card.used_by if i in row_of)}), dtype=np.int64)
