@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import signal
 import time
 from datetime import timedelta
 from multiprocessing import get_context
@@ -348,24 +349,26 @@ def _prepare_query_model(radar: Radar) -> BaseProcess | None:
     """A process that exports the embedding model into the model cache for the demo's searches (None when it is
     there already): `radar index` reuses the shipped vectors and loads no model, so nothing else would until the
     first query."""
-    from radar.index.embedder import plan_embedder  # defers the embedding stack
+    from radar.index.embedder import model_fingerprint, plan_embedder  # defers the embedding stack
+    from radar.index.onnx_export import onnx_file
 
     plan = plan_embedder(radar.settings.embedding, device="cpu")
-    if plan.backend != "onnx":
+    out_dir = radar.ws.model_cache_dir / model_fingerprint(plan.model_dir)
+    if plan.backend != "onnx" or onnx_file(out_dir, quantize=plan.int8).is_file():
         return None
-    process = get_context("spawn").Process(
-        target=_export_model, args=(plan.model_dir, radar.ws.model_cache_dir, plan.int8), daemon=True
-    )
+    process = get_context("spawn").Process(target=_export_model, args=(plan.model_dir, out_dir, plan.int8), daemon=True)
     process.start()
     return process
 
 
-def _export_model(model_dir: Path, cache_dir: Path, int8: bool) -> None:
-    from radar.index.embedder import model_fingerprint  # defers numpy and the embedding stack (a child process)
+def _export_model(model_dir: Path, out_dir: Path, int8: bool) -> None:
+    # Ctrl-C at the demo reaches this process too: the demo stops, and its exit ends this one (a daemon), with no
+    # traceback from here; a killed export's temp folder is swept by the next export
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     from radar.index.onnx_export import export  # defers torch and onnxruntime
 
     with contextlib.suppress(Exception):  # the search step exports it (and reports a failure) if this could not
-        export(model_dir, cache_dir / model_fingerprint(model_dir), quantize=int8)
+        export(model_dir, out_dir, quantize=int8)
 
 
 def wiring_prebuilt_count(radar: Radar) -> int:

@@ -340,7 +340,9 @@ class LazyEmbedder:
             self._made = build_embedder(self.plan, self.cache_dir)
             if self._made.dim != self.dim or self._made.model_id != self.model_id:
                 raise IndexError_(
-                    f"{self.plan.model_dir}: the model gives {self._made.dim}-wide vectors, its config said {self.dim}"
+                    f"{self.plan.model_dir}: the model loaded as {self._made.model_id} ({self._made.dim}-wide vectors),"
+                    f" not the {self.model_id} ({self.dim}-wide) its folder said; check its modules.json and pooling"
+                    " config"
                 )
         return self._made.embed(texts)
 

@@ -68,10 +68,15 @@ def _tmp_dir(parent: Path) -> tempfile.TemporaryDirectory[str]:
     return tempfile.TemporaryDirectory(dir=parent, prefix=f"{_TMP_PREFIX}{os.getpid()}-")
 
 
+def onnx_file(out_dir: Path, *, quantize: bool) -> Path:
+    """Where ``export`` writes the model's ONNX file (int8 or fp32) in ``out_dir``."""
+    return out_dir / ("model_int8.onnx" if quantize else "model.onnx")
+
+
 def export(model_dir: Path, out_dir: Path, *, quantize: bool) -> Path:
     """Return the path of the ONNX file for this model, exporting it first if needed."""
-    name = "model_int8.onnx" if quantize else "model.onnx"
-    target = out_dir / name
+    target = onnx_file(out_dir, quantize=quantize)
+    name = target.name
     _sweep_stale(out_dir)
     if target.is_file():
         return target

@@ -85,3 +85,14 @@ def test_index_with_only_prebuilt_vectors_builds_no_model(
     report = orjson.loads(capsys.readouterr().out)
     assert report["embedded"] == 1
     assert len(built) == 1
+
+
+def test_the_demo_starts_no_export_when_the_model_cache_holds_it(tmp_path: Path, shared_model_cache: Path) -> None:
+    from radar.app.cmd_core import _prepare_query_model
+    from radar.app.context import Radar
+    from radar.store import Workspace
+
+    make_embedder(EmbeddingConfig(), device="cpu", cache_dir=shared_model_cache)  # exported (once per test run)
+    ws, _ = Workspace.init(tmp_path / "ws")
+    assert ws.model_cache_dir == shared_model_cache
+    assert _prepare_query_model(Radar(ws)) is None  # no second process to spawn at every demo
