@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import itertools
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import orjson
@@ -112,7 +113,9 @@ def test_import_stores_the_matching_rows_and_decides_the_rest(tmp_path: Path, cu
     assert table(ws) == table(again)
 
 
-def test_import_json_counts_the_reused_rows(tmp_path: Path, cut: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def shipped_beside(tmp_path: Path, cut: Path, *, marked: bool = False) -> tuple[Path, Workspace, list[str]]:
+    """The cut decided from scratch, and a copy of it in a folder of its own with those decisions written beside it
+    as its prebuilt file (each row's ``changes`` marked when ``marked``: a row stored from the file then shows)."""
     fresh = imported(tmp_path / "fresh", cut)
     with fresh.store() as store:
         ids = store.papers_without_contribution("")
@@ -121,7 +124,13 @@ def test_import_json_counts_the_reused_rows(tmp_path: Path, cut: Path, capsys: p
     folder.mkdir()
     corpus = folder / cut.name
     corpus.write_bytes(cut.read_bytes())
-    prebuilt.write(prebuilt.beside(corpus), shipped_model().version, [(rows[i], found.get(i, [])) for i in ids])
+    papers = [(replace(rows[i], changes="(from the file)") if marked else rows[i], found.get(i, [])) for i in ids]
+    prebuilt.write(prebuilt.beside(corpus), shipped_model().version, papers)
+    return corpus, fresh, ids
+
+
+def test_import_json_counts_the_reused_rows(tmp_path: Path, cut: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    corpus, fresh, ids = shipped_beside(tmp_path, cut)
     assert main(["--workspace", str(tmp_path / "ws"), "init"]) == 0
     capsys.readouterr()
     assert main(["--workspace", str(tmp_path / "ws"), "import", str(corpus), "--json"]) == 0
@@ -131,20 +140,18 @@ def test_import_json_counts_the_reused_rows(tmp_path: Path, cut: Path, capsys: p
     assert table(ws) == table(fresh)
 
 
+def test_a_marked_file_shows_where_its_rows_are_stored(tmp_path: Path, cut: Path) -> None:
+    """The premise of the next test: a row stored from a marked file differs from the decided one."""
+    corpus, fresh, _ = shipped_beside(tmp_path, cut, marked=True)
+    assert table(imported(tmp_path / "ws", corpus)) != table(fresh)
+
+
 @pytest.mark.parametrize("damage", ["garbage", "stale model", "bad line", "count"])
 def test_a_stale_or_broken_file_is_one_line_and_every_paper_is_decided(
     tmp_path: Path, cut: Path, capsys: pytest.CaptureFixture[str], damage: str
 ) -> None:
-    fresh = imported(tmp_path / "fresh", cut)
-    with fresh.store() as store:
-        ids = store.papers_without_contribution("")
-        rows, found = store.contributions(ids), store.mentions_by_paper(ids)
-    folder = tmp_path / "shipped"
-    folder.mkdir()
-    corpus = folder / cut.name
-    corpus.write_bytes(cut.read_bytes())
+    corpus, fresh, _ = shipped_beside(tmp_path, cut, marked=True)  # no row of the file, the sound ones neither
     target = prebuilt.beside(corpus)
-    prebuilt.write(target, shipped_model().version, [(rows[i], found.get(i, [])) for i in ids])
     lines = gzip.decompress(target.read_bytes()).splitlines()
     if damage == "garbage":
         target.write_bytes(b"not gzip at all")
