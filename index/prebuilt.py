@@ -88,7 +88,7 @@ class PrebuiltVectors:
 
     path: Path
     meta: dict[str, Any]
-    _rows: dict[str, int] | None = field(default=None, repr=False)
+    _rows: dict[tuple[str, str], int] | None = field(default=None, repr=False)  # (doc id, content hash) -> row
     _arrays: dict[str, np.ndarray] | None = field(default=None, repr=False)
 
     @classmethod
@@ -116,17 +116,20 @@ class PrebuiltVectors:
     def __len__(self) -> int:
         return int(self.meta.get("count", 0))
 
-    def _load(self) -> tuple[dict[str, int], dict[str, np.ndarray]]:
+    def _load(self) -> tuple[dict[tuple[str, str], int], dict[str, np.ndarray]]:
         if self._rows is None or self._arrays is None:
             try:
                 with np.load(self.path, allow_pickle=False) as data:
                     self._arrays = {k: data[k] for k in ("ids", "hashes", "q", "scale")}
+                # by id and content: an id may come twice (2508.13429: as the snapshot and the bundled arXiv feed
+                # have it); by id alone the later row hid the other and its paper was embedded again
+                pairs = zip(self._arrays["ids"], self._arrays["hashes"], strict=True)
+                self._rows = {(str(d), str(h)): i for i, (d, h) in enumerate(pairs)}
             except DAMAGED_NPZ as exc:
                 raise IndexError_(
                     f"{self.path} is damaged ({type(exc).__name__}); rebuild it with data/build_embeddings.py "
                     "or delete it"
                 ) from None
-            self._rows = {str(doc_id): i for i, doc_id in enumerate(self._arrays["ids"])}
         return self._rows, self._arrays
 
     def take(self, model_id: str, wanted: Sequence[tuple[str, str]]) -> tuple[list[str], np.ndarray]:
@@ -135,12 +138,11 @@ class PrebuiltVectors:
         if model_id != self.model_id or not wanted:
             return [], np.zeros((0, int(self.meta.get("dim", 0))), np.float32)
         rows, arrays = self._load()
-        hashes = arrays["hashes"]
         hits: list[str] = []
         at: list[int] = []
         for doc_id, content_hash in wanted:
-            i = rows.get(doc_id)
-            if i is not None and hashes[i] == content_hash:
+            i = rows.get((doc_id, content_hash))
+            if i is not None:
                 hits.append(doc_id)
                 at.append(i)
         index = np.asarray(at, dtype=np.int64)

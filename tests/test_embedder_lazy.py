@@ -96,3 +96,18 @@ def test_the_demo_starts_no_export_when_the_model_cache_holds_it(tmp_path: Path,
     ws, _ = Workspace.init(tmp_path / "ws")
     assert ws.model_cache_dir == shared_model_cache
     assert _prepare_query_model(Radar(ws)) is None  # no second process to spawn at every demo
+
+
+def test_the_shipped_vectors_cover_every_snapshot_paper() -> None:
+    """So that `radar import data/snapshot.jsonl.gz` then `radar index` embeds nothing and loads no model: an id the
+    file holds twice (the snapshot's text and the bundled feed's) is found by its content, whichever comes last."""
+    import gzip
+
+    from radar.crawler.snapshot import record_to_document
+    from radar.index.prebuilt import PrebuiltVectors
+
+    with gzip.open(SHIPPED_VECTORS.with_name("snapshot.jsonl.gz"), "rb") as fh:
+        docs = [record_to_document(orjson.loads(line)) for line in fh]
+    vectors = PrebuiltVectors.open(SHIPPED_VECTORS)
+    hits, found = vectors.take(vectors.model_id, [(d.id, d.content_hash) for d in docs])
+    assert len(hits) == len(docs) == 20_000 and found.shape == (20_000, 384)
