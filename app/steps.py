@@ -99,7 +99,14 @@ def index(
         emb = embedder or wiring.embedder(radar, device=device, lazy=True)  # loaded only if something is new
         batches: BatchEmbedder
         if engine == "ray":
-            batches = ray_batches(settings.embedding, device=emb.device, cache_dir=radar.ws.model_cache_dir)
+            on_ray = ray_batches(settings.embedding, device=emb.device, cache_dir=radar.ws.model_cache_dir)
+
+            def warmed(items: list[tuple[str, str]]) -> Iterator[tuple[list[str], Any]]:
+                if items:  # loaded (and exported into the cache) here once, not by every Ray worker at the same time
+                    emb.embed([])
+                return on_ray(items)
+
+            batches = warmed
         else:
             batches = local_batches(emb)
         left = 0
