@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import signal
 import time
 from datetime import timedelta
@@ -307,7 +306,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print_period(found, 8)
 
     if warming is not None:
-        warming.join()  # the searches below use the model it exported (a failed export: search exports it)
+        warming.join(timeout=600)  # the searches below use the model it exported
+        if warming.exitcode != 0:  # still running, or failed: the first search exports it (and says why it cannot)
+            err_console.print("radar: note: the query model was not exported ahead; the first search exports it")
     for title, argv in (
         (
             'search: "group relative policy optimization variance"',
@@ -367,8 +368,10 @@ def _export_model(model_dir: Path, out_dir: Path, int8: bool) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     from radar.index.onnx_export import export  # defers torch and onnxruntime
 
-    with contextlib.suppress(Exception):  # the search step exports it (and reports a failure) if this could not
+    try:
         export(model_dir, out_dir, quantize=int8)
+    except Exception:  # noqa: BLE001 - the demo says so in one line; the first search exports it, or says why not
+        raise SystemExit(1) from None
 
 
 def wiring_prebuilt_count(radar: Radar) -> int:

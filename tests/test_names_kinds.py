@@ -197,4 +197,3 @@ def test_use_cues_area_shares_and_values_are_features() -> None:
     mid = mentions("x", "We fit a Bradley-Terry model. Bradley-Terry models are old.")[0].features
     assert "abs_mid" in mid  # capitalised inside a sentence (not only at its start)
     assert "abs_mid" not in mentions("x", "Memory-Efficient training is hard.")[0].features
-    assert Variant(uses=False, areas=False) != Variant()

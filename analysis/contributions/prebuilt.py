@@ -29,7 +29,7 @@ ROW_FIELDS: tuple[str, ...] = (
     *("introduces", "name", "name_key", "also", "kind", "area", "builds_on", "changes", "code", "score"),
     "kind_score",
 )
-MAX_BYTES = 512 * 1024 * 1024  # decompressed: a file larger than this is not a contributions file (gzip bomb)
+MAX_BYTES = 64 * 1024 * 1024  # decompressed (the snapshot's is 7.4 MB): a larger file is not one (a gzip bomb)
 MAX_TEXT = 2000  # characters of one string field
 
 

@@ -9,6 +9,7 @@ paper, comparisons, context features.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -120,13 +121,15 @@ AREAS: dict[str, tuple[str, ...]] = {
     ),
 }
 _SYSTEMS_CATEGORIES = frozenset(["cs.AR", "cs.DC", "cs.PF"])
+# each word starts a word of the text ("serving", not "preserving"; "asic", not "basic"); it may go on ("rewards")
+_AREA_WORDS = {area: re.compile(r"\b(?:" + "|".join(map(re.escape, words)) + ")") for area, words in AREAS.items()}
 
 
 def _areas(title: str, abstract: str, categories: Sequence[str]) -> int:
     """The lab's areas of one document as bits (1: RL post-training, 2: hardware & systems)."""
     text = f"{title} {abstract}".lower()
-    bits = 1 if any(w in text for w in AREAS["rl"]) else 0
-    if any(c in _SYSTEMS_CATEGORIES for c in categories) or any(w in text for w in AREAS["hw"]):
+    bits = 1 if _AREA_WORDS["rl"].search(text) else 0
+    if any(c in _SYSTEMS_CATEGORIES for c in categories) or _AREA_WORDS["hw"].search(text):
         bits |= 2
     return bits
 

@@ -15,7 +15,7 @@ from radar.store import Store
 from radar.store.names import NameRow
 
 # bump when find_names changes what it computes (kinds, margin, lexicon), so stored names are recomputed
-NAMES_VERSION = "6"
+NAMES_VERSION = "7"
 
 
 def names_state(store: Store, as_of: str = "", embed: Embed | None = None) -> str:
