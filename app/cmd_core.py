@@ -351,7 +351,7 @@ def _prepare_query_model(radar: Radar) -> BaseProcess | None:
     there already): `radar index` reuses the shipped vectors and loads no model, so nothing else would until the
     first query."""
     from radar.index.embedder import model_fingerprint, plan_embedder  # defers the embedding stack
-    from radar.index.onnx_export import onnx_file  # defers onnx_export's torch and onnxruntime look-ups
+    from radar.index.onnx_export import onnx_file  # defers the index stage to the demo
 
     plan = plan_embedder(radar.settings.embedding, device="cpu")
     out_dir = radar.ws.model_cache_dir / model_fingerprint(plan.model_dir)
