@@ -45,14 +45,18 @@ def make_workspace(root: Path, sources_toml: str) -> Workspace:
     return ws
 
 
+def snapshot_cut(path: Path, papers: int) -> Path:
+    """The first ``papers`` lines of the bundled snapshot (real papers), written to ``path``."""
+    with gzip.open(SNAPSHOT, "rb") as src, gzip.open(path, "wb") as dst:
+        for line in itertools.islice(src, papers):
+            dst.write(line)
+    return path
+
+
 @pytest.fixture(scope="session")
 def small_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The first 500 lines of the bundled snapshot (real papers)."""
-    path = tmp_path_factory.mktemp("snap") / "small.jsonl.gz"
-    with gzip.open(SNAPSHOT, "rb") as src, gzip.open(path, "wb") as dst:
-        for line in itertools.islice(src, 500):
-            dst.write(line)
-    return path
+    return snapshot_cut(tmp_path_factory.mktemp("snap") / "small.jsonl.gz", 500)
 
 
 def shared_dir(tmp_path_factory: pytest.TempPathFactory, name: str) -> tuple[Path, filelock.FileLock]:

@@ -5,7 +5,6 @@ nothing (every paper is then decided as usual)."""
 from __future__ import annotations
 
 import gzip
-import itertools
 import random
 from dataclasses import replace
 from pathlib import Path
@@ -19,6 +18,7 @@ from radar.analysis.contributions.update import _decided
 from radar.app.cli import main
 from radar.crawler.snapshot import record_to_document
 from radar.store import Workspace
+from tests.conftest import snapshot_cut
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAPSHOT = ROOT / "data" / "snapshot.jsonl.gz"
@@ -49,11 +49,7 @@ def imported(root: Path, corpus: Path, *extra: str) -> Workspace:
 @pytest.fixture(scope="module")
 def cut(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """80 snapshot papers in a folder of their own (no prebuilt file beside them yet)."""
-    path = tmp_path_factory.mktemp("cut") / "cut.jsonl.gz"
-    with gzip.open(SNAPSHOT, "rb") as src, gzip.open(path, "wb") as dst:
-        for line in itertools.islice(src, 80):
-            dst.write(line)
-    return path
+    return snapshot_cut(tmp_path_factory.mktemp("cut") / "cut.jsonl.gz", 80)
 
 
 def test_the_shipped_file_is_the_shipped_models_for_every_snapshot_paper() -> None:
