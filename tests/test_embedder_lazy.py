@@ -111,3 +111,20 @@ def test_the_shipped_vectors_cover_every_snapshot_paper() -> None:
     vectors = PrebuiltVectors.open(SHIPPED_VECTORS)
     hits, found = vectors.take(vectors.model_id, [(d.id, d.content_hash) for d in docs])
     assert len(hits) == len(docs) == 20_000 and found.shape == (20_000, 384)
+
+
+def test_the_demos_ahead_export_fails_with_an_exit_code_not_a_traceback(tmp_path: Path) -> None:
+    """The demo's background export (its own process) ends with exit code 1 when it cannot export, so the demo
+    says so in one line and the first search exports the model (or says why it cannot)."""
+    import signal
+
+    from radar.app.cmd_core import _export_model
+
+    handler = signal.getsignal(signal.SIGINT)
+    try:
+        with pytest.raises(SystemExit) as stopped:
+            _export_model(tmp_path / "no-model", tmp_path / "out", True)
+    finally:
+        signal.signal(signal.SIGINT, handler)  # the export ignores Ctrl-C (the demo's process handles it)
+    assert stopped.value.code == 1
+    assert not (tmp_path / "out" / "model_int8.onnx").exists()
