@@ -13,6 +13,7 @@ import pytest
 from radar.analysis.contributions import evaluate
 from radar.analysis.contributions.errors import ContributionsError
 from radar.analysis.contributions.extract import extract, long_form, title_prefix
+from radar.analysis.contributions.features import head_kinds, np_head
 from radar.analysis.contributions.find import changes_line, contribution_of
 from radar.analysis.contributions.labels import Label, load_labeled, parse_labels
 from radar.analysis.contributions.model import ContributionModel, shipped_model, train
@@ -99,6 +100,24 @@ def test_changes_line_is_the_abstracts_own_clause() -> None:
     assert changes_line("QAE: Quantile Advantage Estimation", "No sentence names it.", "QAE") == (
         "Quantile Advantage Estimation"
     )
+
+
+def test_noun_phrase_heads_read_past_hyphenated_words_and_long_forms() -> None:
+    """ "On-Device" is not the preposition "on" (the head stays "accelerator"); a spelled-out long form names
+    the kind ("... Language Agent (DOLA)": system), except a "... Model", which is an architecture as often as
+    a checkpoint."""
+    assert np_head("A 4.66 TFLOPS/W Continual On-Device Learning Accelerator with Kronecker Encoders") == "accelerator"
+    assert np_head("on-device learning (ODL) accelerator designed for continual learning") == "accelerator"
+    assert np_head("a framework based on policy optimization") == "framework"
+
+    def kinds(title: str, abstract: str, name: str) -> set[str]:
+        ex = extract(title, abstract)
+        return head_kinds(ex, next(c for c in ex.candidates if c.surface == name))
+
+    agent = "To address this, we introduce Dose Optimization Language Agent (DOLA), which plans dose treatments."
+    assert kinds("Autonomous Radiotherapy Planning", agent, "DOLA") == {"system"}
+    ssm = "We propose the Core-Periphery State Space Model (CP-SSM), which classifies functional connectomes."
+    assert kinds("Core-Periphery Guided Classification", ssm, "CP-SSM") == set()
 
 
 # -- the model ----------------------------------------------------------------------------------------------

@@ -82,8 +82,8 @@ _NP_END = re.compile(
     r"\s(?:for|to|via|with|that|which|who|of|on|in|at|by|from|using|through|towards?|under|across|where|leveraging|"
     r"into|over|beyond|against|without|within|as|"
     r"enabling|based|designed|tailored|built|capable|trained|achieving|able|is|are|can|allows?|enables?|"
-    r"integrat\w+|combin\w+|consist\w*|compris\w+)\b|[;:]|\.(?!\d)|,\s*(?:which|that|where|and\s+(?:we|it|show\w*))\b|"
-    r"\s\w+ed\s+(?:from|by|with|for|on|to|in|via|using|as)\b",
+    r"integrat\w+|combin\w+|consist\w*|compris\w+)(?![\w-])|[;:]|\.(?!\d)|,\s*(?:which|that|where|and\s+(?:we|it|show\w*))\b|"
+    r"\s\w+ed\s+(?:from|by|with|for|on|to|in|via|using|as)(?![\w-])",
     re.I,
 )
 _PARENS = re.compile(r"\s*\([^()]{0,80}\)")
@@ -163,6 +163,8 @@ def head_features(ex: Extracted, c: Candidate) -> set[str]:
             phrases.append(("N", m.group(1)))
             break
         at = ex.text.find(c.surface, at + len(c.surface))
+    if c.expansion:  # the long form's own head: "Dose Optimization Language Agent (DOLA)" -> agent
+        phrases.append(("L", c.expansion))
     for where, phrase in phrases:
         head = np_head(phrase) if where != "N" else phrase.lower()
         if not head:
@@ -189,11 +191,13 @@ def survey_title(ex: Extracted) -> bool:
 
 
 def head_kinds(ex: Extracted, c: Candidate) -> set[str]:
-    """The kinds the head nouns name (``HEAD_KINDS``)."""
+    """The kinds the head nouns name (``HEAD_KINDS``). A spelled-out long form names a kind only when it is not
+    ``model``: "Dose Optimization Language Agent (DOLA)" is a system, but "Core-Periphery State Space Model
+    (CP-SSM)" names an architecture as often as a checkpoint."""
     return {
         f[len("headkind:") : -2]
         for f in head_features(ex, c)
-        if f.startswith("headkind:") and f[-2:] in ("@T", "@A", "@N")
+        if f.startswith("headkind:") and (f[-2:] in ("@T", "@A", "@N") or (f[-2:] == "@L" and f != "headkind:model@L"))
     }
 
 
