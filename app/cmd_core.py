@@ -23,6 +23,7 @@ from radar.index.prebuilt import PrebuiltVectors
 from radar.reports.period import week_of
 from radar.store import Workspace, WorkspaceError, resolve_root
 from radar.store.config import DEFAULT_CONFIG_TEXT
+from radar.store.documents import DocumentStats
 
 if TYPE_CHECKING:
     from multiprocessing.process import BaseProcess
@@ -137,15 +138,15 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
-def print_stats(stats: dict) -> None:
+def print_stats(stats: DocumentStats) -> None:
     from rich.table import Table
 
     console.print(f"[bold]{stats['documents']:,} documents[/bold]")
-    for title, key in (("source", "by_source"), ("kind", "by_kind")):
+    for title, counts in (("source", stats["by_source"]), ("kind", stats["by_kind"])):
         table = Table(title=f"by {title}", title_justify="left")
         table.add_column(title)
         table.add_column("documents", justify="right")
-        for name, count in stats[key].items():
+        for name, count in counts.items():
             table.add_row(name, f"{count:,}")
         console.print(table)
     months = stats["by_month"]
@@ -401,7 +402,7 @@ def report_story(built: BuiltReport | None) -> list[str]:
 
 def print_summary(
     *,
-    stats: dict,
+    stats: DocumentStats,
     vectors: int,
     prebuilt: int,
     story: list[str],

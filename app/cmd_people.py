@@ -14,6 +14,7 @@ from radar.app.output import console, print_json
 from radar.reports.people.library import describe
 from radar.reports.period import resolve_period
 from radar.store.errors import StoreError
+from radar.store.people import SearchFilters
 
 
 def _weights(values: list[str] | None, what: str) -> dict[str, float]:
@@ -134,7 +135,7 @@ def _cmd_feedback(args: argparse.Namespace, value: int) -> int:
 def cmd_people_search(args: argparse.Namespace) -> int:
     from radar.reports.people.alerts import DEFAULT_MIN_SCORE  # defers scipy, faiss, bm25s
 
-    filters: dict[str, Any] = {}
+    filters: SearchFilters = {}
     if args.tag:
         filters["tags"] = args.tag
     if args.kind:

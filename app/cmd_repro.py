@@ -9,6 +9,7 @@ checkpoint run unless told otherwise. `list` and `show` read run records without
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -151,7 +152,7 @@ def _print_run(run: RunRecord) -> None:
             )
         if run.eval_overlap is not None:
             console.print(f"  evaluation prompts seen in training (measured): {run.eval_overlap.get('share')}")
-        m = run.metrics
+        m: Mapping[str, object] = run.metrics or {}  # a record without metrics prints None, as before
         console.print(
             f"time to verdict {m.get('time_to_verdict_s')} s, {m.get('steps_per_s')} steps/s on {m.get('device')}"
         )
@@ -215,9 +216,8 @@ def _print_profile(run: RunRecord) -> None:
         )
     first = next(iter(profile.values()))
     console.print(f"    device {first.get('device')}; memory: {escape(str(first.get('peak_mem_kind') or ''))}")
-    eff = (run.result.get("verdict") or {}).get("efficiency") or {}
-    if eff.get("text"):
-        console.print(f"  {escape(run.method)} vs {escape(run.baseline)}: {escape(eff['text'])}")
+    if run.efficiency_text:
+        console.print(f"  {escape(run.method)} vs {escape(run.baseline)}: {escape(run.efficiency_text)}")
 
 
 def _num(x: Any, digits: int) -> str:

@@ -35,6 +35,7 @@ from radar.repro.shapes import (
     ArmSummary,
     Calibration,
     ModelFingerprint,
+    RunJson,
     RunMetrics,
     RunResult,
     StepRecord,
@@ -191,7 +192,7 @@ def arm_job(
     presets = run_catalog(params)
     spec = spec_of(params, presets)
     folder = Path(params["folder"])
-    record = json.loads(record_path(folder).read_text(encoding="utf-8"))
+    record: RunJson = json.loads(record_path(folder).read_text(encoding="utf-8"))
     device = record["device"]
     method = presets.get(spec.method if arm == "method" else spec.baseline)
     path = metrics_path(folder, arm, pair)

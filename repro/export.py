@@ -47,6 +47,7 @@ import math
 import re
 import shlex
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +58,7 @@ from radar.repro.checkpoint import rl_stream as math_stream
 from radar.repro.errors import ReproError
 from radar.repro.mathreward import equivalent, final_answer, has_final_marker
 from radar.repro.methods import Method
-from radar.repro.shapes import Example
+from radar.repro.shapes import Example, GrpoConfigJson, RunJson
 from radar.repro.sizes import get_checkpoint_preset, get_size
 from radar.repro.spec import record_path as spec_record_path
 from radar.repro.spec import rl_seed, run_catalog
@@ -106,31 +107,46 @@ def verl_score(task_name: str, solution_str: str, ground_truth: str) -> dict[str
     return {"score": correct + well_formed, "acc": correct}
 
 
-def _shape(params: RunParams) -> dict[str, Any]:
+@dataclass(frozen=True)
+class _Shape:
+    """Batch shape, lengths and DAPO buffer of a run's size preset; LoRA's rank and alpha for a checkpoint run."""
+
+    generations: int
+    prompts: int
+    mu: int
+    lr: float
+    max_response: int
+    max_prompt: int
+    overlong_buffer: int
+    lora_r: int = 0
+    lora_alpha: int = 0
+
+
+def _shape(params: RunParams) -> _Shape:
     """Batch shape, lengths and DAPO buffer of a run's size preset (a toy task's, or a checkpoint run's)."""
     if params.get("model_path") or params.get("task") == MATH_TASK:
         ck = get_checkpoint_preset(params["preset"])
-        return {
-            "generations": ck.num_generations,
-            "prompts": ck.prompts_per_step,
-            "mu": ck.num_iterations,
-            "lr": ck.lora_lr if params.get("lora") else ck.rl_lr,
-            "max_response": ck.max_completion_tokens,
-            "max_prompt": MATH_PROMPT_TOKENS,
-            "overlong_buffer": ck.overlong_buffer,
-            "lora_r": ck.lora_r,
-            "lora_alpha": ck.lora_alpha,
-        }
+        return _Shape(
+            generations=ck.num_generations,
+            prompts=ck.prompts_per_step,
+            mu=ck.num_iterations,
+            lr=ck.lora_lr if params.get("lora") else ck.rl_lr,
+            max_response=ck.max_completion_tokens,
+            max_prompt=MATH_PROMPT_TOKENS,
+            overlong_buffer=ck.overlong_buffer,
+            lora_r=ck.lora_r,
+            lora_alpha=ck.lora_alpha,
+        )
     size, task = get_size(params["preset"]), get_task(params["task"])
-    return {
-        "generations": size.num_generations,
-        "prompts": size.prompts_per_step,
-        "mu": size.num_iterations,
-        "lr": size.rl_lr,
-        "max_response": task.max_completion_tokens,
-        "max_prompt": task.max_prompt_chars + 2,
-        "overlong_buffer": task.buffer,  # repro.trainer.overlong_buffer
-    }
+    return _Shape(
+        generations=size.num_generations,
+        prompts=size.prompts_per_step,
+        mu=size.num_iterations,
+        lr=size.rl_lr,
+        max_response=task.max_completion_tokens,
+        max_prompt=task.max_prompt_chars + 2,
+        overlong_buffer=task.buffer,  # repro.trainer.overlong_buffer
+    )
 
 
 def _micro(per_gpu: int) -> int:
@@ -141,9 +157,9 @@ def verl_overrides(
     method: Method,
     params: RunParams,
     model_path: str,
-    trl_config: dict[str, Any] | None = None,
+    trl_config: GrpoConfigJson | None = None,
     n_gpus: int = 8,
-) -> dict[str, Any]:
+) -> dict[str, Any]:  # the file edge: verl_ARM_NAME.yaml and launch.sh's Hydra overrides
     """Hydra overrides for ``python3 -m verl.trainer.main_ppo`` that reproduce ``method``.
 
     ``trl_config``: the arm's recorded GRPOConfig (run.json); batch shape, mu and lr come from it,
@@ -153,11 +169,11 @@ def verl_overrides(
     loss_type = cfg.get("loss_type", "dapo")
     shape = _shape(params)
     rec = trl_config or {}
-    generations = int(rec.get("num_generations", shape["generations"]))
-    prompts = int(rec.get("per_device_train_batch_size", shape["prompts"] * generations)) // generations
-    mu = int(rec.get("num_iterations", shape["mu"]))
-    lr = float(rec.get("learning_rate", shape["lr"]))
-    max_response = int(rec.get("max_completion_length", shape["max_response"]))
+    generations = int(rec.get("num_generations", shape.generations))
+    prompts = int(rec.get("per_device_train_batch_size", shape.prompts * generations)) // generations
+    mu = int(rec.get("num_iterations", shape.mu))
+    lr = float(rec.get("learning_rate", shape.lr))
+    max_response = int(rec.get("max_completion_length", shape.max_response))
     if loss_type in ("luspo", "vespo"):
         raise ReproError(f"{method.name} has no verl policy loss; export it with --engine trl")
     if n_gpus < 1 or (prompts * generations) % n_gpus:
@@ -177,7 +193,7 @@ def verl_overrides(
         eps_low, eps_high = 1.0, round(float(eps_high) - 1.0, 6)  # MiniMax-M1: no lower bound
     beta = float(cfg.get("beta", 0.0))
     actor = "actor_rollout_ref.actor."
-    out: dict[str, Any] = {
+    out = {
         "algorithm.adv_estimator": "grpo",
         "algorithm.norm_adv_by_std_in_grpo": cfg.get("scale_rewards", "group") != "none",
         "algorithm.use_kl_in_reward": False,
@@ -201,7 +217,7 @@ def verl_overrides(
         "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu": micro,
         "actor_rollout_ref.model.path": model_path,
         "data.train_batch_size": prompts,
-        "data.max_prompt_length": shape["max_prompt"],
+        "data.max_prompt_length": shape.max_prompt,
         "data.max_response_length": max_response,
         "data.train_files": "train.parquet",
         "data.val_files": "val.parquet",
@@ -215,13 +231,13 @@ def verl_overrides(
         "trainer.experiment_name": f"{method.name}-{params['task']}-{params['preset']}",
     }
     if params.get("lora"):  # the local run's peft adapters (repro/sizes.py CheckpointPreset)
-        out["actor_rollout_ref.model.lora_rank"] = shape["lora_r"]
-        out["actor_rollout_ref.model.lora_alpha"] = shape["lora_alpha"]
+        out["actor_rollout_ref.model.lora_rank"] = shape.lora_r
+        out["actor_rollout_ref.model.lora_alpha"] = shape.lora_alpha
     if loss_type == "sapo":  # TRL's sapo temperatures are verl's tau_pos / tau_neg
         out[actor + "tau_pos"] = float(cfg.get("sapo_temperature_pos", 1.0))
         out[actor + "tau_neg"] = float(cfg.get("sapo_temperature_neg", 1.05))
     if method.overlong_shaping:  # DAPO: soft overlong punishment over the same last tokens as the local run
-        buffer = shape["overlong_buffer"]
+        buffer = shape.overlong_buffer
         out |= {
             "reward.reward_manager.name": "dapo",
             "+reward.reward_kwargs.max_resp_len": max_response,
@@ -374,7 +390,7 @@ def export_run(run: RunRecord, engine: str, out_dir: Path | None = None, num_pro
     record_path = spec_record_path(run_dir)
     if not record_path.exists():
         raise ReproError(f"run {run.id} has no run.json yet (status {run.status}); wait until it starts")
-    record = json.loads(record_path.read_text(encoding="utf-8"))
+    record: RunJson = json.loads(record_path.read_text(encoding="utf-8"))
     if engine == "verl":
         verl_refusal(params, record)
     folder = out_dir or run_dir / "export" / engine
@@ -388,7 +404,7 @@ def export_run(run: RunRecord, engine: str, out_dir: Path | None = None, num_pro
         written.append(folder / name)
 
     if engine == "trl":
-        configs = {arm: {k: v for k, v in record["configs"][arm].items() if k in _GRPO_FIELDS} for arm in arms}
+        kept = {arm: {k: v for k, v in record["configs"][arm].items() if k in _GRPO_FIELDS} for arm in arms}
         pairs = [int(p.get("pair", i)) for i, p in enumerate(record["policies"])]
         if num_processes > 1 and any(presets.get(name).dynamic_sampling for name in arms.values()):
             raise ReproError(
@@ -408,7 +424,7 @@ def export_run(run: RunRecord, engine: str, out_dir: Path | None = None, num_pro
             "dataset_sha256": params.get("dataset_sha256", ""),
             "lora": bool(params.get("lora")),
             "num_processes": num_processes,
-            "grpo_config": configs,
+            "grpo_config": kept,
         }
         write("export.json", json.dumps(spec, indent=2, default=str))
         write("accelerate.yaml", _accelerate_yaml(num_processes))
@@ -447,7 +463,7 @@ def export_run(run: RunRecord, engine: str, out_dir: Path | None = None, num_pro
             Dataset.from_list(rows).to_parquet(str(folder / f"{split}.parquet"))
             written.append(folder / f"{split}.parquet")
         write("radar_reward.py", _VERL_REWARD.format(task=params["task"]))
-        mu = int(configs["method"].get("num_iterations", _shape(params)["mu"]))
+        mu = int(configs["method"].get("num_iterations", _shape(params).mu))
         lines = [
             "#!/usr/bin/env bash",
             f"# verl launch exported by Research Radar (run {run.id}; keys checked against verl {VERL_VERSION}).",
@@ -469,7 +485,7 @@ def export_run(run: RunRecord, engine: str, out_dir: Path | None = None, num_pro
     return written
 
 
-def verl_refusal(params: RunParams, record: dict[str, Any]) -> None:
+def verl_refusal(params: RunParams, record: RunJson) -> None:
     """One line when a run cannot go to verl: verl builds each prompt with the tokenizer's chat template."""
     if not params.get("model_path"):
         raise ReproError(
@@ -477,7 +493,8 @@ def verl_refusal(params: RunParams, record: dict[str, Any]) -> None:
             "template and the toy tasks' character-level tokenizer has none; export it with --engine trl, or "
             "export a --model/--dataset run to verl"
         )
-    if (record.get("model") or {}).get("chat_template") is False:
+    model = record.get("model")
+    if model and model.get("chat_template") is False:
         raise ReproError(
             f"checkpoint {params['model_path']} has no chat template, which verl needs to build its prompts; "
             "add one to its tokenizer_config.json or export with --engine trl"

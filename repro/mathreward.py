@@ -26,6 +26,7 @@ Pure functions, no torch; sympy (a dependency of torch) is imported only for the
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from fractions import Fraction
 from functools import lru_cache
 
@@ -342,7 +343,7 @@ def _symbolic_equal(a: str, b: str) -> bool:
             standard_transformations,
         )
 
-        names: dict[str, object] = {"sqrt": sympy.sqrt, "pi": sympy.pi}
+        names: dict[str, sympy.Basic | Callable[..., sympy.Basic]] = {"sqrt": sympy.sqrt, "pi": sympy.pi}
         for letter in set(re.findall(r"(?<![a-zA-Z])[a-zA-Z](?![a-zA-Z])", pa + " " + pb)):
             names[letter] = sympy.Symbol(letter)  # never sympy's own E, I, N, S, O, Q
         transformations = (*standard_transformations, implicit_multiplication_application)

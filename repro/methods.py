@@ -28,9 +28,11 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from radar.repro.errors import ReproError
+from radar.store.config import TomlValue
+from radar.store.runs import UserPreset
 
 
 @dataclass(frozen=True)
@@ -90,12 +92,60 @@ _LENGTHS = Lever(
 )
 
 
+class TrlSettings(TypedDict, total=False):
+    """The GRPOConfig fields a preset sets (``Method.config``): the ``[[repro.presets]]`` settings but the three
+    that are not TRL's (overlong_shaping, dynamic_sampling, loss_plugin; a test keeps them equal)."""
+
+    loss_type: str
+    beta: float
+    scale_rewards: str
+    epsilon: float
+    epsilon_high: float
+    importance_sampling_level: str
+    delta: float
+    top_entropy_quantile: float
+    sapo_temperature_pos: float
+    sapo_temperature_neg: float
+    vespo_k_pos: float
+    vespo_k_neg: float
+    vespo_lambda_pos: float
+    vespo_lambda_neg: float
+    mask_truncated_completions: bool
+
+
+class PresetSettings(TrlSettings, total=False):
+    """Everything a preset sets (``settings``): its GRPOConfig fields plus reward shaping, sampling, loss plug-in."""
+
+    overlong_shaping: bool
+    dynamic_sampling: bool
+    loss_plugin: str
+
+
+class MethodSummary(TypedDict):
+    """A preset as `radar repro methods` lists it (``describe``; its --json)."""
+
+    name: str
+    source: str  # "built-in" or "radar.toml"
+    title: str
+    arxiv: str
+    baseline: str
+    changes: list[str]
+    config: TrlSettings
+    claim: str
+    levers: list[str]
+    overlong_shaping: bool
+    dynamic_sampling: bool
+    loss_plugin: str
+    notes: str
+    deviations: str
+
+
 @dataclass(frozen=True)
 class Method:
     name: str
     title: str
     arxiv: str
-    config: dict[str, Any]  # GRPOConfig fields
+    config: TrlSettings  # GRPOConfig fields
     claim: Claim
     baseline: str = "grpo"  # the preset the claim is about ("" for the baseline itself)
     changes: tuple[str, ...] = ()  # settings changed vs the baseline: GRPOConfig fields, overlong_shaping, loss_plugin
@@ -105,7 +155,7 @@ class Method:
     levers: tuple[Lever, ...] = ()  # what the claim needs to have engaged (else "not testable here")
     notes: str = ""
     deviations: str = ""  # how this preset departs from its paper
-    hparams_from_paper: dict[str, Any] = field(default_factory=dict)
+    hparams_from_paper: dict[str, float | str | list[float]] = field(default_factory=dict)  # as the paper states them
 
 
 HELDOUT_MARGIN = 0.02  # "not worse" means within 2 points of held-out accuracy (a non-inferiority margin)
@@ -116,7 +166,7 @@ _HELD_OUT_NOT_WORSE = Claim(
     "end",
     HELDOUT_MARGIN,
 )
-_GRPO: dict[str, Any] = {"loss_type": "grpo", "beta": 0.0, "scale_rewards": "group", "epsilon": 0.2}
+_GRPO: TrlSettings = {"loss_type": "grpo", "beta": 0.0, "scale_rewards": "group", "epsilon": 0.2}
 
 METHODS: dict[str, Method] = {
     m.name: m
@@ -125,7 +175,7 @@ METHODS: dict[str, Method] = {
             "grpo",
             "GRPO (DeepSeekMath), KL-free",
             "2402.03300",
-            dict(_GRPO),
+            _GRPO.copy(),
             _HELD_OUT_NOT_WORSE,
             baseline="",
             notes="The default baseline: std-scaled group advantages, per-sequence mean of token losses, "
@@ -320,9 +370,10 @@ METHODS: dict[str, Method] = {
 }
 
 
-def settings(method: Method) -> dict[str, Any]:
+def settings(method: Method) -> PresetSettings:
     """Everything a preset sets: its GRPOConfig fields plus the reward shaping, sampling and loss plug-in."""
-    return dict(method.config) | {
+    return {
+        **method.config,
         "overlong_shaping": method.overlong_shaping,
         "dynamic_sampling": method.dynamic_sampling,
         "loss_plugin": method.loss_plugin,
@@ -334,7 +385,7 @@ def baseline_of(method: Method) -> str:
     return method.baseline or method.name
 
 
-def describe(method: Method, source: str = "built-in") -> dict[str, Any]:
+def describe(method: Method, source: str = "built-in") -> MethodSummary:
     """A JSON-ready summary for `radar repro methods`."""
     return {
         "name": method.name,
@@ -361,7 +412,7 @@ class Catalog:
     A value: built once from the settings (``catalog(tables)``) and passed to what needs it."""
 
     methods: Mapping[str, Method]
-    tables: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: MappingProxyType({}))
+    tables: Mapping[str, Mapping[str, TomlValue]] = field(default_factory=lambda: MappingProxyType({}))  # read-only
 
     def get(self, name: str) -> Method:
         method = self.methods.get(name)
@@ -378,18 +429,19 @@ class Catalog:
     def source(self, name: str) -> str:
         return "built-in" if name in METHODS else "radar.toml"
 
-    def describe(self) -> list[dict[str, Any]]:
+    def describe(self) -> list[MethodSummary]:
         return [describe(m, self.source(m.name)) for m in self.methods.values()]
 
     def titles(self) -> dict[str, str]:
         """Every preset by name -> title: the report recognises their names in papers."""
         return {name: m.title for name, m in self.methods.items()}
 
-    def definitions(self, *names: str) -> list[dict[str, Any]]:
+    def definitions(self, *names: str) -> list[UserPreset]:
         """The radar.toml tables of the user presets among ``names`` (a run carries them to its worker)."""
-        return [dict(self.tables[n]) for n in dict.fromkeys(names) if n in self.tables]
+        # each table passed user_preset's checks when the catalog was built: a UserPreset
+        return [cast(UserPreset, dict(self.tables[n])) for n in dict.fromkeys(names) if n in self.tables]
 
-    def settings(self, name: str) -> dict[str, Any]:
+    def settings(self, name: str) -> PresetSettings:
         return settings(self.get(name))
 
 
@@ -442,7 +494,7 @@ CLAIM_METRICS = (
 _NAME = r"^[a-z0-9][a-z0-9_.-]{0,39}$"
 
 
-def _setting(preset: str, key: str, value: Any) -> Any:
+def _setting(preset: str, key: str, value: Any) -> str | float | bool:
     where = f"[[repro.presets]] {preset!r}: setting {key}"
     if key in CHOICES:
         if value not in CHOICES[key]:
@@ -503,7 +555,8 @@ def user_preset(table: Any) -> Method:
     shaping = bool(values.pop("overlong_shaping", base.overlong_shaping))
     dynamic = bool(values.pop("dynamic_sampling", base.dynamic_sampling))
     plugin = str(values.pop("loss_plugin", base.loss_plugin))
-    config = dict(base.config) | values
+    # the settings but the three popped above are TrlSettings' keys, each value of its kind (_setting)
+    config = cast(TrlSettings, {**base.config, **values})
     for key in ("arxiv", "claim", "title", "baseline"):
         if not isinstance(table.get(key, ""), str):
             raise ReproError(f"[[repro.presets]] {name!r}: {key} must be a string; fix it in radar.toml")
@@ -544,7 +597,7 @@ def user_preset(table: Any) -> Method:
         except TypeError as exc:
             raise ReproError(f"[[repro.presets]] {name!r}: check: {exc}") from None
     ref = METHODS[baseline]
-    mine = dict(config) | {"overlong_shaping": shaping, "dynamic_sampling": dynamic, "loss_plugin": plugin}
+    mine: PresetSettings = {**config, "overlong_shaping": shaping, "dynamic_sampling": dynamic, "loss_plugin": plugin}
     theirs = settings(ref)
     changes = tuple(sorted(k for k in mine.keys() | theirs.keys() if mine.get(k) != theirs.get(k)))
     return Method(

@@ -33,7 +33,7 @@ import torch  # noqa: E402
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers  # noqa: E402
 from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM  # noqa: E402
 
-from radar.repro.shapes import Example  # noqa: E402
+from radar.repro.shapes import Example, WarmStart  # noqa: E402
 from radar.repro.sizes import SIZES, PolicySize, get_size  # noqa: E402,F401  (re-exported)
 from radar.repro.tasks import Task, answer_of  # noqa: E402
 
@@ -196,7 +196,7 @@ def _warm_start(task: Task, size: PolicySize, device: torch.device, seed: int, l
             log(f"sft step {step}: loss {loss.item():.3f}, sampled accuracy {acc:.2f}")
             if acc >= size.target_accuracy:
                 break
-    info = {
+    info: WarmStart = {
         "task": task.name,
         "size": asdict(size),
         "sft_steps": step,
@@ -237,7 +237,7 @@ def warm_start_key(task: Task, size: PolicySize, seed: int = 0) -> str:
 
 def cached_policy(
     cache_root: Path, task: Task, size: PolicySize, device: torch.device, log=print, pair: int = 0
-) -> tuple[Path, dict]:
+) -> tuple[Path, WarmStart]:
     """Path of warm start number ``pair`` for (task, size) (SFT seed 1234 + pair), trained and saved
     on first use. Each seed pair of a run starts from its own warm start."""
     folder = cache_root / f"{task.name}-{size.name}-{warm_start_key(task, size, pair)}"

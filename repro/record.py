@@ -10,18 +10,21 @@ from collections.abc import Callable
 from dataclasses import asdict
 from importlib import metadata
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from radar.repro.checkpoint import eval_overlap as math_overlap
 from radar.repro.checkpoint import load_dataset, model_fingerprint
 from radar.repro.checkpoint import rl_stream as math_stream
 from radar.repro.errors import ReproError
 from radar.repro.methods import Method
-from radar.repro.shapes import Overlap, OverlapPart, Provenance
+from radar.repro.shapes import GrpoConfigJson, Overlap, OverlapPart, Provenance, RunCommon, RunJson, RunPolicy
 from radar.repro.sizes import get_checkpoint_preset, get_size
 from radar.repro.spec import RunSpec, checkpoint_threads, rl_seed
 from radar.repro.tasks import get_task, refill_stream, rl_stream
 from radar.store.runs import RunParams
+
+if TYPE_CHECKING:  # the worker imports TRL; reading this module does not
+    from trl import GRPOConfig
 
 ARMS = ("method", "baseline")
 
@@ -80,7 +83,7 @@ def resolve_device(requested: str) -> str:
     return requested
 
 
-def eval_overlap(task: Any, size: Any, steps: int, pairs: list[int], warm: list[dict[str, Any]]) -> Overlap:
+def eval_overlap(task: Any, size: Any, steps: int, pairs: list[int], warm: list[RunPolicy]) -> Overlap:
     """Measured share of held-out problems that also occur in the SFT data, an RL prompt stream or a dynamic
     sampling refill stream (by canonical problem key, so a reordering of a training problem counts as seen)."""
     from radar.repro.policy import eval_sets  # defers torch, transformers
@@ -100,7 +103,7 @@ def eval_overlap(task: Any, size: Any, steps: int, pairs: list[int], warm: list[
         if name == "curve":
             continue
         in_rl = sum(task.key(e) in rl_keys for e in exs)
-        in_sft = max(int(((w.get("eval_overlap") or {}).get(name) or {}).get("in_sft", 0)) for w in warm)
+        in_sft = max(_in_sft(w, name) for w in warm)
         measured = all(name in (w.get("eval_overlap") or {}) for w in warm)
         parts[name] = {
             "prompts": len(exs),
@@ -114,7 +117,13 @@ def eval_overlap(task: Any, size: Any, steps: int, pairs: list[int], warm: list[
     return out
 
 
-def _common(spec: RunSpec, device: str, steps: int, arms: dict[str, Method]) -> dict[str, Any]:
+def _in_sft(warm: RunPolicy, name: str) -> int:
+    """Problems of held-out set ``name`` in a warm start's SFT data (0 where its cache did not measure it)."""
+    part = (warm.get("eval_overlap") or {}).get(name)
+    return int(part.get("in_sft", 0)) if part else 0
+
+
+def _common(spec: RunSpec, device: str, steps: int, arms: dict[str, Method]) -> RunCommon:
     import torch
 
     return {
@@ -136,7 +145,7 @@ def toy_record(
     device: str,
     arms: dict[str, Method],
     log: Callable[[str], None],
-) -> tuple[dict[str, Any], Overlap, list[dict[str, Any]]]:
+) -> tuple[RunJson, Overlap, list[RunPolicy]]:
     """The run record of a toy-task run: its warm starts (trained and cached on first use) and overlap. Sets
     torch's threads for the preset first (the warm start's SFT and the arms trained in this process)."""
     import torch
@@ -148,19 +157,19 @@ def toy_record(
     if device == "cpu" and size.cpu_threads:
         torch.set_num_threads(size.cpu_threads)  # 2 threads on a tiny model are ~15x slower under load
     folder, steps = Path(params["folder"]), spec.total_steps
-    policies = []
+    policies: list[RunPolicy] = []
     for pair in spec.pairs:
         path, warm = cached_policy(Path(params["policy_cache"]), task, size, torch.device(device), log=log, pair=pair)
         policies.append({"pair": pair, "path": str(path), **warm})
     overlap = eval_overlap(task, size, steps, spec.pairs, policies)
-    record = {
+    record: RunJson = {
         "id": run_id,
         **_common(spec, device, steps, arms),
         "policies": policies,
         "policy": policies[0],  # the first warm start
         "eval_overlap": overlap,
         "configs": {
-            arm: build_config(m, size, task, steps=steps, seed=0, output_dir=folder / "trl", device=device).to_dict()
+            arm: _json(build_config(m, size, task, steps=steps, seed=0, output_dir=folder / "trl", device=device))
             for arm, m in arms.items()
         },
         "overlong_buffer": task.buffer,
@@ -171,7 +180,7 @@ def toy_record(
 
 def checkpoint_record(
     run_id: str, spec: RunSpec, params: RunParams, device: str, arms: dict[str, Method]
-) -> tuple[dict[str, Any], Overlap, list[dict[str, Any]]]:
+) -> tuple[RunJson, Overlap, list[RunPolicy]]:
     """The run record of a checkpoint run: every seed pair starts from the checkpoint itself; the held-out
     overlap is measured against every arm's RL prompt stream and refill stream."""
     import torch
@@ -193,8 +202,8 @@ def checkpoint_record(
     model = model_fingerprint(Path(params["model_path"]))
     if checkpoint_threads(device, model):
         torch.set_num_threads(1)  # recorded below as the arms will run
-    policies = [{"pair": p, "path": params["model_path"], "checkpoint": True} for p in spec.pairs]
-    record = {
+    policies: list[RunPolicy] = [{"pair": p, "path": params["model_path"], "checkpoint": True} for p in spec.pairs]
+    record: RunJson = {
         "id": run_id,
         **_common(spec, device, steps, arms),
         "model": model,
@@ -204,12 +213,19 @@ def checkpoint_record(
         "policy": policies[0],  # the checkpoint itself
         "eval_overlap": overlap,
         "configs": {
-            arm: build_checkpoint_config(
-                m, preset, steps=steps, seed=0, output_dir=folder / "trl", device=device, lora=spec.lora
-            ).to_dict()
+            arm: _json(
+                build_checkpoint_config(
+                    m, preset, steps=steps, seed=0, output_dir=folder / "trl", device=device, lora=spec.lora
+                )
+            )
             for arm, m in arms.items()
         },
         "overlong_buffer": preset.overlong_buffer,
         "torch_threads": torch.get_num_threads(),
     }
     return record, overlap, policies
+
+
+def _json(config: GRPOConfig) -> GrpoConfigJson:
+    """An arm's GRPOConfig as run.json records it: every field (``to_dict``), typed by the fields read back."""
+    return cast(GrpoConfigJson, config.to_dict())

@@ -1,17 +1,79 @@
-"""The JSON shapes a reproduction run writes (metrics.jsonl lines, arm summaries, verdict.json and the runs
-table's result), typed for the code that builds them.
+"""The JSON shapes a reproduction run writes (metrics.jsonl lines, arm summaries, run.json, verdict.json and the
+runs table's result), typed for the code that builds them.
 
 They are TypedDicts, not dataclasses, because they are the stored JSON itself: the runs table, run.json and
-verdict.json hold exactly these objects, and readers outside repro read them back through store.runs'
-dataclasses (RunVerdict, Power, ArmMechanisms, ArmProfile). The two shapes the store itself reads
-(``Calibration``, ``PlannedPower``) live in store/runs.py beside ``RunParams``. No torch, no I/O.
+verdict.json hold exactly these objects. The shapes of a run's result (the verdict document, metrics,
+profiles, overlap) are defined in store/run_shapes.py, because the store reads them back into its dataclasses
+(store.runs ``RunVerdict``, ``Power``, ``ArmMechanisms``, ``ArmProfile``) without importing repro; they are
+re-exported here beside the shapes only repro reads. No torch, no I/O.
 """
 
 from __future__ import annotations
 
-from typing import NotRequired, Required, TypedDict
+from typing import Any, Required, TypedDict
 
-from radar.store.runs import Calibration, PlannedPower
+from radar.store.run_shapes import (
+    ArmRates,
+    Calibration,
+    ClaimCondition,
+    ClaimResult,
+    ClaimTest,
+    Efficiency,
+    Evidence,
+    Lever,
+    Overlap,
+    OverlapPart,
+    PlannedPower,
+    PowerPlan,
+    Profile,
+    Rate,
+    ResultModel,
+    ResultRecord,
+    RunMetrics,
+    RunResult,
+    SeedNoise,
+    Timing,
+    Verdict,
+    VerdictMetric,
+)
+
+__all__ = [  # this module's shapes and the result's (store/run_shapes.py)
+    "ArmRates",
+    "ArmRun",
+    "ArmSummary",
+    "Calibration",
+    "ClaimCondition",
+    "ClaimResult",
+    "ClaimTest",
+    "Efficiency",
+    "Evidence",
+    "Example",
+    "GrpoConfigJson",
+    "Lever",
+    "ModelFingerprint",
+    "Overlap",
+    "OverlapPart",
+    "PlannedPower",
+    "PowerPlan",
+    "Profile",
+    "Provenance",
+    "Rate",
+    "ResultModel",
+    "ResultRecord",
+    "RunCommon",
+    "RunJson",
+    "RunMetrics",
+    "RunPolicy",
+    "RunResult",
+    "Scalar",
+    "SeedNoise",
+    "SftOverlap",
+    "StepRecord",
+    "Timing",
+    "Verdict",
+    "VerdictMetric",
+    "WarmStart",
+]
 
 Scalar = str | int | float | bool | None  # a JSON scalar
 
@@ -39,37 +101,6 @@ class ArmRun(TypedDict):
     final: dict[str, float]  # held-out scores at the end: heldout_greedy, heldout_pass1 (, ood_greedy)
 
 
-class Profile(TypedDict, total=False):
-    """An arm's efficiency profile per optimiser step (repro/profile.py ``StepProfiler.summary``; the mean over
-    an arm's seeds in ``mean_profile``, which adds ``seeds``; a checkpoint arm adds ``lora`` and ``vllm``)."""
-
-    device: str
-    steps: int
-    warmup_excluded: int
-    measured_steps: int
-    first_step_s: float | None
-    step_s: float
-    step_s_median: float | None
-    generate_s: float
-    reward_s: float
-    ref_s: float
-    train_s: float
-    generated_tokens: int
-    trained_tokens: int
-    tokens_per_s: float | None
-    gen_tokens_per_s: float | None
-    train_tokens_per_s: float | None
-    peak_mem_gb: float
-    peak_mem_kind: str
-    ref_model: str
-    ref_mem_gb: float
-    timing: str
-    lora: bool
-    vllm: bool
-    seeds: int
-    per_seed: dict[str, Profile]  # an arm's mean profile in a run's result: each seed pair's own
-
-
 class ArmSummary(TypedDict):
     """One trained (arm, seed pair) (repro/trainer.py ``_arm_result``)."""
 
@@ -81,146 +112,6 @@ class ArmSummary(TypedDict):
     eval_accuracy: float
     profile: Profile
     parameters: int
-
-
-class PowerPlan(TypedDict):
-    """repro/power.py ``plan``: what a run can detect at its seed pairs (store.runs.Power reads it back)."""
-
-    seeds: int
-    sd_difference: float | None
-    noise_source: str
-    mde: float | None
-    effect: float
-    seeds_needed: int | None
-    power_at_effect: float | None
-    alpha: float
-    power: float
-    test: str
-
-
-# repro/power.py ``classify``: the class of evidence a run supports ("pipeline check", "evidence",
-# "underpowered"), why, and its power; the verdict adds the plan made when the run was submitted.
-Evidence = TypedDict(
-    "Evidence", {"class": str, "reason": str, "power": PowerPlan, "planned": NotRequired["PlannedPower | None"]}
-)
-
-
-class SeedNoise(TypedDict):
-    """Seed-to-seed spread of the primary held-out score in a run (repro/verdict.py ``seed_noise``)."""
-
-    metric: str
-    sd_method: float | None
-    sd_baseline: float | None
-    sd_difference: float | None
-    sd_differences: dict[str, float | None]  # per verdict metric
-    n: int
-    calibration: Calibration | None
-
-
-Rate = float | None
-# An arm's lever rates (repro/mechanisms.py): rate name -> mean over seed pairs, and "per_seed": {pair: {rate: v}}
-ArmRates = dict[str, Rate | dict[str, dict[str, Rate]]]
-
-
-class VerdictMetric(TypedDict):
-    """One verdict metric's paired test (verdict.json ``metrics``; store.runs.MetricTest reads it back)."""
-
-    title: str
-    test: str
-    n: int
-    effect: float | None
-    interval: list[float | None]
-    confidence: float
-    p: float | None
-    p_adjusted: float | None
-    label: str
-    method_mean: float | None
-    baseline_mean: float | None
-    method: list[float | None]
-    baseline: list[float | None]
-    seeds: list[int]
-
-
-class ClaimTest(TypedDict):
-    """The test of one condition of a method's claim (repro/verdict.py ``check_claim``)."""
-
-    name: str
-    metric: str
-    window: str
-    test: str
-    n: int
-    effect: float | None
-    effect_scale: str  # "ratio" or "difference"
-    interval: list[float | None]
-    p: float | None
-    method: list[float | None]
-    baseline: list[float | None]
-    seeds: list[int]
-    p_adjusted: NotRequired[float | None]  # Holm over the claim's conditions
-
-
-class ClaimCondition(TypedDict):
-    test: ClaimTest
-    status: str
-
-
-class Lever(TypedDict):
-    """Whether one of a method's levers engaged (repro/mechanisms.py ``gate``)."""
-
-    metric: str
-    arm: str
-    minimum: float
-    measured: float | None
-    engaged: bool
-    what: str
-
-
-class ClaimResult(TypedDict, total=False):
-    """The verdict's claim: its test's status, or why it was not checked or is not testable here."""
-
-    claim: Required[str]
-    status: Required[str]  # holds / refuted / inconclusive / not testable here / not checked
-    test: ClaimTest
-    conditions: list[ClaimCondition]
-    reason: str
-    levers: list[Lever]
-    tested_status: str  # what the test alone said, when a lever did not engage
-
-
-class Efficiency(TypedDict, total=False):
-    """Method vs baseline cost over the seed pairs with both profiles (repro/verdict.py ``efficiency``)."""
-
-    pairs: Required[int]
-    step_ratio: float | None
-    step_ratio_interval: list[float | None] | None
-    step_ratio_range: list[float | None]
-    step_ratio_per_pair: list[float | None]
-    peak_mem_diff_gb: float | None
-    peak_mem_diff_range: list[float | None] | None
-    tokens_per_s_ratio: float | None
-    peak_mem_kind: str
-    device: str
-    method: dict[str, float | None]
-    baseline: dict[str, float | None]
-    text: str
-
-
-class Verdict(TypedDict):
-    """verdict.json without its timing, and the runs table's result["verdict"] (store.runs.RunVerdict reads it)."""
-
-    overall: str
-    alpha: float
-    min_effect: float
-    primary: str
-    metrics: dict[str, VerdictMetric]
-    claim: ClaimResult
-    seed_noise: SeedNoise
-    aa: bool
-    setup: str
-    evidence: Evidence
-    mechanisms: dict[str, ArmRates]
-    efficiency: NotRequired[Efficiency]
-    summary: NotRequired[str]  # last: built from the rest
 
 
 class Provenance(TypedDict):
@@ -243,74 +134,94 @@ class ModelFingerprint(TypedDict):
     chat_template: bool
 
 
-class Timing(TypedDict):
-    """How long a run's parts took (repro/execute.py), before the verdict."""
-
-    train_wall_s: float
-    warm_start_seconds: float
-    warm_start_cached: bool
-    warm_start_sampled_accuracy: list[float | None]
-    parallel_arms: int
-    device: str
-
-
-class RunMetrics(Timing):
-    """The result's ``metrics`` (and verdict.json's ``timing``)."""
-
-    time_to_verdict_s: float
-    train_seconds: float
-    steps_per_s: float | None  # per arm process
-    steps_per_s_wall: float | None
-    heldout: dict[str, dict[str, dict[str, float]]]  # arm -> seed pair -> final held-out scores
-    final_heldout_greedy: dict[str, float | None]
-    eval_seconds: float
-
-
-class ResultModel(TypedDict):
-    name: str
-    parameters: int | None
-    toy: bool
-
-
-class RunResult(TypedDict):
-    """A finished run's result as the runs table stores it (store.runs.RunRecord reads it back)."""
-
-    verdict: Verdict
-    metrics: RunMetrics
-    plots: list[str]
-    folder: str
-    model: ResultModel
-    profile: dict[str, Profile]  # per arm: the mean over its seed pairs, with ``per_seed``
-    eval_overlap: NotRequired[Overlap]
-    record: NotRequired[ResultRecord]
-
-
-class OverlapPart(TypedDict):
-    """One held-out set's measured overlap with the training data."""
+class SftOverlap(TypedDict):
+    """How many problems of one held-out set a warm start's SFT data held (by canonical key)."""
 
     prompts: int
-    distinct: NotRequired[int]
-    in_sft: int | None  # None: a warm start recorded before it was measured
-    in_rl: int
-    share: float | None
+    in_sft: int
 
 
-class Overlap(TypedDict):
-    """Measured share of held-out problems that occur in the training data (run.json, the result)."""
+class WarmStart(TypedDict, total=False):
+    """A toy task's SFT warm start as its cache folder records it (warm_start.json, repro/policy.py
+    ``warm_start``); a cache written before overlaps were measured lacks ``eval_overlap``."""
 
-    by: str  # the canonical key problems are compared by
-    eval: OverlapPart
-    ood: NotRequired[OverlapPart]  # toy tasks: one difficulty up
-    share: float | None
+    task: str
+    size: dict[str, str | int | float]  # the PolicySize it was trained at (dataclasses.asdict)
+    sft_steps: int
+    sampled_accuracy: float
+    parameters: int
+    seconds: float
+    cache_version: int
+    seed: int
+    eval_overlap: dict[str, SftOverlap]  # held-out set -> overlap with the SFT data
 
 
-class ResultRecord(TypedDict):
-    """The result's ``record``: where a run ran and on what code."""
+class RunPolicy(WarmStart, total=False):
+    """Where one seed pair's arms start (run.json ``policies``): a toy run's warm start (its folder and
+    warm_start.json), or a checkpoint run's checkpoint itself."""
 
+    pair: Required[int]
+    path: Required[str]
+    checkpoint: bool
+
+
+class GrpoConfigJson(TypedDict, total=False):
+    """An arm's GRPOConfig in run.json (``GRPOConfig.to_dict()``, which holds every TRL field): the fields the
+    exports read or carry over (repro/export.py ``_GRPO_FIELDS``; a test keeps the two equal)."""
+
+    max_steps: int
+    learning_rate: float
+    lr_scheduler_type: str
+    warmup_steps: float
+    per_device_train_batch_size: int
+    gradient_accumulation_steps: int
+    num_generations: int
+    num_iterations: int
+    max_completion_length: int
+    temperature: float
+    top_p: float
+    max_grad_norm: float
+    logging_steps: float
+    save_strategy: str
+    report_to: str | list[str]
+    gradient_checkpointing: bool
+    bf16: bool
+    beta: float
+    epsilon: float
+    epsilon_high: float | None
+    loss_type: str
+    scale_rewards: str
+    importance_sampling_level: str
+    mask_truncated_completions: bool
+    sapo_temperature_pos: float
+    sapo_temperature_neg: float
+    model_init_kwargs: dict[str, str] | None
+
+
+class RunCommon(Provenance):
+    """What every run record holds (repro/record.py ``_common``): spec, schedule, seeds, arms, device, code."""
+
+    spec: dict[str, str | int | bool]  # the RunSpec (dataclasses.asdict)
     device: str
+    steps: int
+    seeds: list[int]  # the seed pairs
+    rl_seeds: dict[str, list[int]]  # arm -> RL seed per pair
+    methods: dict[str, dict[str, Any]]  # arm -> its Method as dataclasses.asdict writes it: run.json only, read by none
     cuda_device: str | None
-    seeds: list[int]
-    git_commit: str
-    repro_dirty: bool
-    python: str
-    packages: dict[str, str | None]
+
+
+class RunJson(RunCommon, total=False):
+    """RUN_DIR/run.json, written before training (repro/record.py; a toy engine's seam writes fewer keys): the
+    record the worker's arms, the exports and the result's provenance read."""
+
+    id: Required[str]
+    policies: Required[list[RunPolicy]]  # one per seed pair
+    policy: Required[RunPolicy]  # the first pair's
+    eval_overlap: Required[Overlap]
+    configs: dict[str, GrpoConfigJson]  # arm -> GRPOConfig
+    overlong_buffer: int
+    torch_threads: int
+    engine: str  # a toy run: the engine module that trained it
+    model: ModelFingerprint  # a checkpoint run
+    dataset: dict[str, str | int]  # a checkpoint run: repro/checkpoint.py MathDataset.summary
+    lora: bool  # a checkpoint run

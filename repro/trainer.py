@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import torch
 from datasets import Dataset
@@ -62,6 +62,9 @@ class LossBatch:
 
 
 LossPlugin = Callable[[LossBatch], tuple[torch.Tensor, dict[str, float]]]
+# A scored micro-batch of a text-only run (TRL's ``_generate_and_score_completions``): tensors by name (prompt and
+# completion ids and masks, advantages, log-probs, num_items_in_batch); dynamic sampling refuses any other key.
+Batch = dict[str, torch.Tensor]
 LOSS_PLUGINS: dict[str, LossPlugin] = {}
 
 
@@ -197,7 +200,7 @@ class RadarGRPOTrainer(GRPOTrainer):
         right = (self._correct > 0.5).float().view(-1, self._group).mean(dim=1)
         return (right == 0) | (right == 1)
 
-    def _refill_groups(self, out: dict[str, Any], zero: torch.Tensor) -> dict[str, Any]:
+    def _refill_groups(self, out: Batch, zero: torch.Tensor) -> Batch:
         """Dynamic sampling: replace the zero-variance groups of ``out`` by freshly generated groups that have
         both right and wrong answers (at most DYNAMIC_ROUNDS generations), keeping the batch size."""
         g = self._group
@@ -246,7 +249,7 @@ class RadarGRPOTrainer(GRPOTrainer):
             )
         return super().compute_loss(model, inputs, return_outputs=return_outputs, num_items_in_batch=num_items_in_batch)
 
-    def _compute_loss(self, model: Any, inputs: dict[str, Any]) -> torch.Tensor:
+    def _compute_loss(self, model: Any, inputs: Batch) -> torch.Tensor:
         if self.loss_plugin is None:
             return super()._compute_loss(model, inputs)
         completion_ids, mask = inputs["completion_ids"], inputs["completion_mask"]
@@ -278,7 +281,7 @@ _RIGHT = ("completion_ids", "completion_mask", "old_per_token_logps", "ref_per_t
 _ROWS = ("advantages",)
 
 
-def _rows(batch: dict[str, Any], groups: torch.Tensor, g: int) -> dict[str, Any]:
+def _rows(batch: Batch, groups: torch.Tensor, g: int) -> Batch:
     """The rows of a scored batch that belong to the selected groups (``groups``: one bool per group)."""
     rows = groups.repeat_interleave(g).to(batch["advantages"].device)
     unknown = set(batch) - {*_LEFT, *_RIGHT, *_ROWS, "num_items_in_batch"}
@@ -287,9 +290,9 @@ def _rows(batch: dict[str, Any], groups: torch.Tensor, g: int) -> dict[str, Any]
     return {k: v[rows] for k, v in batch.items() if k != "num_items_in_batch"}
 
 
-def _concat(pieces: list[dict[str, Any]], pad_id: int) -> dict[str, Any]:
+def _concat(pieces: list[Batch], pad_id: int) -> Batch:
     """Concatenate batches row-wise, padding prompts on the left and completions on the right to one width."""
-    out: dict[str, Any] = {}
+    out: Batch = {}
     for key in pieces[0]:
         parts = [p[key] for p in pieces if key in p]
         if key in _ROWS:
@@ -354,6 +357,39 @@ def vllm_available() -> bool:
     return importlib.util.find_spec("vllm") is not None
 
 
+class SharedFields(TypedDict):
+    """The GRPOConfig fields both arms of a run share (``_shared_fields``): batch shape, schedule, lengths,
+    sampling, logging, device and seed; a preset may set none of them (``_with_method`` refuses)."""
+
+    output_dir: str
+    max_steps: int
+    learning_rate: float
+    lr_scheduler_type: str
+    warmup_steps: int
+    per_device_train_batch_size: int
+    gradient_accumulation_steps: int
+    num_generations: int
+    num_iterations: int
+    max_completion_length: int
+    temperature: float
+    top_p: float
+    max_grad_norm: float
+    logging_steps: int
+    save_strategy: str
+    report_to: str
+    disable_tqdm: bool
+    gradient_checkpointing: bool
+    use_cpu: bool
+    bf16: bool
+    seed: int
+    data_seed: int
+    dataloader_num_workers: int
+    model_init_kwargs: dict[str, str]
+    log_completions: bool
+    use_vllm: NotRequired[bool]  # a checkpoint run on CUDA where vLLM is importable
+    vllm_mode: NotRequired[str]
+
+
 def _shared_fields(
     *,
     lr: float,
@@ -366,7 +402,7 @@ def _shared_fields(
     output_dir: Path,
     device: str,
     dtype: str,
-) -> dict[str, Any]:
+) -> SharedFields:
     return {
         "output_dir": str(output_dir),
         "max_steps": steps,
@@ -396,7 +432,7 @@ def _shared_fields(
     }
 
 
-def _with_method(method: Method, shared: dict[str, Any]) -> GRPOConfig:
+def _with_method(method: Method, shared: SharedFields) -> GRPOConfig:
     overlap = set(shared) & set(method.config)
     if overlap:
         raise ReproError(f"method {method.name} may not set shared run fields: {', '.join(sorted(overlap))}")

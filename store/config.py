@@ -13,6 +13,7 @@ import types
 import typing
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass
+from datetime import date, datetime, time
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -37,9 +38,13 @@ ARXIV_MAX_PAGE_SIZE = 2000
 ARXIV_MAX_PER_QUERY = 30000
 ARXIV_MIN_INTERVAL_S = 3.0
 DEFAULT_CONFIG_TEXT = (Path(__file__).with_name("default_config.toml")).read_text(encoding="utf-8")
+# A value of a parsed TOML table (what tomllib returns), and a table: the stage sections, before each stage's
+# dataclass validates its own.
+TomlValue = str | int | float | bool | datetime | date | time | list["TomlValue"] | dict[str, "TomlValue"]
+TomlTable = dict[str, TomlValue]
 
 
-def check_keys(table: Mapping[str, Any], allowed: set[str], where: str) -> None:
+def check_keys(table: Mapping[str, TomlValue], allowed: set[str], where: str) -> None:
     """Unknown keys in a config table: one error naming them and the valid ones."""
     unknown = sorted(set(table) - allowed)
     if unknown:
@@ -129,7 +134,7 @@ class SourceConfig:
 class Config:
     crawl: CrawlConfig = field(default_factory=CrawlConfig)
     sources: tuple[SourceConfig, ...] = ()
-    sections: dict[str, dict[str, Any]] = field(default_factory=dict)
+    sections: dict[str, TomlTable] = field(default_factory=dict)
 
     def source(self, name: str) -> SourceConfig:
         for src in self.sources:
@@ -138,7 +143,7 @@ class Config:
         valid = ", ".join(s.name for s in self.sources) or "(none configured)"
         raise ConfigError(f"unknown source {name!r}; configured sources: {valid}")
 
-    def section(self, name: str) -> dict[str, Any]:
+    def section(self, name: str) -> TomlTable:
         """A later stage's raw table, for that stage's own config dataclass to validate."""
         return dict(self.sections.get(name, {}))
 
@@ -179,7 +184,7 @@ def _fits(value: Any, hint: Any) -> bool:
     return True  # a type this checker does not know: the dataclass's own __post_init__ decides
 
 
-def check_types(cls: type, table: Mapping[str, Any], where: str) -> None:
+def check_types(cls: type, table: Mapping[str, TomlValue], where: str) -> None:
     """One error line for the first value whose type does not match ``cls``'s field (NaN is no number)."""
     hints = typing.get_type_hints(cls)
     for key, value in table.items():
@@ -189,7 +194,7 @@ def check_types(cls: type, table: Mapping[str, Any], where: str) -> None:
             raise ConfigError(f"{where}: {key} must be {_describe(hint)}, not {shown}; fix it in radar.toml")
 
 
-def dataclass_from(cls: type, table: Mapping[str, Any], where: str) -> Any:
+def dataclass_from(cls: type, table: Mapping[str, TomlValue], where: str) -> Any:
     """A stage's config dataclass from its radar.toml table (lists become tuples); errors name ``where``.
     Keys and value types are checked here; ranges are checked by the dataclass's own ``__post_init__``."""
     if not isinstance(table, Mapping):

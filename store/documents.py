@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypedDict
 
 import orjson
 
@@ -61,6 +61,15 @@ class DayCount(NamedTuple):
     day: str  # YYYY-MM-DD
     kind: str
     documents: int
+
+
+class DocumentStats(TypedDict):
+    """What `radar stats` shows (and prints with --json): documents, by source, kind and month published."""
+
+    documents: int
+    by_source: dict[str, int]
+    by_kind: dict[str, int]
+    by_month: dict[str, int]  # YYYY-MM -> documents
 
 
 _DOC_COLUMNS = (
@@ -295,7 +304,7 @@ class DocumentsTable(Table):
         )
         return [DocumentHash(r[0], r[1]) for r in rows]
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> DocumentStats:
         q = self.conn.execute
         return {
             "documents": self.count_documents(),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import orjson
 
@@ -22,6 +22,29 @@ from radar.store.urls import UrlRefused, check_configured_url, check_email
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 FEEDBACK_SOURCES = ("import", "cli", "dashboard", "report")
+
+
+class ProfileJson(TypedDict, total=False):
+    """A person's profile as the people table stores it (JSON; ``PersonProfile.as_dict``/``from_dict``): what
+    `radar people show --json` prints. A profile stored before a key existed lacks it."""
+
+    tags: dict[str, float]
+    terms: dict[str, float]
+    negative_terms: list[str]
+    authors: list[str]
+    institutions: list[str]
+    min_score: float
+
+
+class SearchFilters(TypedDict, total=False):
+    """A saved search's filters as stored (JSON): what index.search.Filters takes (reports/people/alerts.py)."""
+
+    since: str
+    until: str
+    tags: list[str]
+    sources: list[str]
+    categories: list[str]
+    kinds: list[str]
 
 
 @dataclass(frozen=True)
@@ -48,7 +71,7 @@ class PersonProfile:
             min_score=self.min_score,
         )
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> ProfileJson:
         return {
             "tags": dict(self.tags),
             "terms": dict(self.terms),
@@ -59,7 +82,7 @@ class PersonProfile:
         }
 
     @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> PersonProfile:
+    def from_dict(cls, raw: ProfileJson) -> PersonProfile:
         return cls(
             tags={str(k): float(v) for k, v in dict(raw.get("tags", {})).items()},
             terms={str(k): float(v) for k, v in dict(raw.get("terms", {})).items()},
@@ -94,7 +117,7 @@ class Feedback:
 class SavedSearch:
     name: str
     query: str
-    filters: dict[str, Any]  # since, tags, sources, kinds (as index.search.Filters takes them)
+    filters: SearchFilters  # since, tags, sources, kinds (as index.search.Filters takes them)
     min_score: float  # matches below this fused score are not alerts
     created_at: str
 
@@ -198,7 +221,7 @@ class PeopleTable(Table):
 
     # -- saved searches ----------------------------------------------------------------------------
     def save_search(
-        self, name: str, label: str, query: str, *, filters: dict[str, Any] | None = None, min_score: float = 0.0
+        self, name: str, label: str, query: str, *, filters: SearchFilters | None = None, min_score: float = 0.0
     ) -> SavedSearch:
         person = self.person(name)
         label, query = strip_invisible(label), strip_invisible(query)

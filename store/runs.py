@@ -12,19 +12,31 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
-from typing import Any, TypedDict, cast
+from typing import Any, Required, TypedDict
 
 import orjson
 
 from radar.store.errors import StoreError
 from radar.store.models import utc_now
+from radar.store.run_shapes import (
+    ArmRates,
+    Calibration,
+    Overlap,
+    PlannedPower,
+    PowerPlan,
+    Profile,
+    RunMetrics,
+    StoredResult,
+    Verdict,
+    VerdictMetric,
+)
 from radar.store.table import Table
 
 RUN_STATUSES = ("queued", "running", "done", "failed", "cancelled")
 VERDICT_LABELS = ("better", "worse", "mixed", "no clear difference", "too few seeds")
 
 
-def _num(x: Any) -> float | None:
+def _num(x: object) -> float | None:
     return float(x) if isinstance(x, int | float) and not isinstance(x, bool) else None
 
 
@@ -45,7 +57,7 @@ class MetricTest:
     baseline_mean: float | None
 
     @classmethod
-    def from_dict(cls, name: str, d: dict[str, Any]) -> MetricTest:
+    def from_dict(cls, name: str, d: VerdictMetric) -> MetricTest:
         lo, hi = (list(d.get("interval") or []) + [None, None])[:2]
         return cls(
             name=name,
@@ -60,16 +72,6 @@ class MetricTest:
             method_mean=_num(d.get("method_mean")),
             baseline_mean=_num(d.get("baseline_mean")),
         )
-
-
-class Calibration(TypedDict):
-    """The matching A/A run a verdict quotes (repro/adoption.py ``calibration_for``), as stored."""
-
-    run: str
-    method: str
-    seeds: int
-    sd_difference: float
-    overall: str
 
 
 @dataclass(frozen=True)
@@ -122,7 +124,7 @@ class Power:
         )
 
     @classmethod
-    def from_dict(cls, d: Any) -> Power | None:
+    def from_dict(cls, d: PowerPlan | None) -> Power | None:
         if not isinstance(d, dict) or "seeds" not in d:
             return None
         needed = d.get("seeds_needed")
@@ -157,7 +159,7 @@ class ArmMechanisms:
     length_range: float | None  # mean of (longest - shortest completion) per batch
 
     @classmethod
-    def from_dict(cls, d: Any) -> ArmMechanisms:
+    def from_dict(cls, d: ArmRates) -> ArmMechanisms:
         d = d if isinstance(d, dict) else {}
         return cls(**{f: _num(d.get(f)) for f in cls.__dataclass_fields__})
 
@@ -180,41 +182,41 @@ class RunVerdict:
     decision_p: float | None = None  # the smallest Holm-adjusted p of the label's metrics (the run's global test)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> RunVerdict | None:
+    def from_dict(cls, d: Verdict | None) -> RunVerdict | None:
+        """The stored verdict document read back; an older record's missing or malformed parts read as empty."""
         if not isinstance(d, dict) or "overall" not in d:
             return None
         raw_metrics, raw_claim = d.get("metrics"), d.get("claim")
-        metrics: dict[str, Any] = raw_metrics if isinstance(raw_metrics, dict) else {}
+        raw_evidence, raw_mech = d.get("evidence"), d.get("mechanisms")
+        metrics = raw_metrics if isinstance(raw_metrics, dict) else {}
         tests = tuple(MetricTest.from_dict(k, v) for k, v in metrics.items() if isinstance(v, dict))
         noise = d.get("seed_noise")
-        claim: dict[str, Any] = raw_claim if isinstance(raw_claim, dict) else {}
-        evidence = d.get("evidence") if isinstance(d.get("evidence"), dict) else {}
-        mech = d.get("mechanisms") if isinstance(d.get("mechanisms"), dict) else {}
+        claim = raw_claim if isinstance(raw_claim, dict) else None
+        evidence = raw_evidence if isinstance(raw_evidence, dict) else None
+        mech = raw_mech if isinstance(raw_mech, dict) else {}
         ps = [t.p_adjusted for t in tests if t.p_adjusted is not None]
         return cls(
             overall=str(d["overall"]),
             summary=str(d.get("summary", "")),
             metrics=tests,
-            claim=str(claim.get("claim", "")),
-            claim_status=str(claim.get("status", "")),
-            claim_reason=str(claim.get("reason", "")),
+            claim=str(claim.get("claim", "")) if claim else "",
+            claim_status=str(claim.get("status", "")) if claim else "",
+            claim_reason=str(claim.get("reason", "")) if claim else "",
             seed_noise=SeedNoise(
                 metric=str(noise.get("metric", "")),
                 sd_method=_num(noise.get("sd_method")),
                 sd_baseline=_num(noise.get("sd_baseline")),
                 sd_difference=_num(noise.get("sd_difference")),
                 n=int(noise.get("n") or 0),
-                calibration=cast(Calibration, noise["calibration"])
-                if isinstance(noise.get("calibration"), dict)
-                else None,
+                calibration=noise["calibration"] if isinstance(noise.get("calibration"), dict) else None,
             )
             if isinstance(noise, dict)
             else None,
             calibrated=bool(tests) and all(t.p_adjusted is not None or t.n < 2 for t in tests),
-            evidence_class=str(evidence.get("class", "")),  # type: ignore[union-attr]
-            evidence_reason=str(evidence.get("reason", "")),  # type: ignore[union-attr]
-            power=Power.from_dict(evidence.get("power")),  # type: ignore[union-attr]
-            mechanisms={arm: ArmMechanisms.from_dict(v) for arm, v in mech.items()},  # type: ignore[union-attr]
+            evidence_class=str(evidence.get("class", "")) if evidence else "",
+            evidence_reason=str(evidence.get("reason", "")) if evidence else "",
+            power=Power.from_dict(evidence.get("power")) if evidence else None,
+            mechanisms={arm: ArmMechanisms.from_dict(v) for arm, v in mech.items()},
             aa=bool(d.get("aa")),
             decision_p=min(ps) if ps else None,
         )
@@ -236,7 +238,7 @@ class ArmProfile:
     seeds: int
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> ArmProfile:
+    def from_dict(cls, d: Profile) -> ArmProfile:
         return cls(
             device=str(d.get("device", "")),
             step_s=_num(d.get("step_s")),
@@ -251,7 +253,28 @@ class ArmProfile:
         )
 
 
-PlannedPower = dict[str, float | str | None]  # ``Power`` as a run was submitted with it (dataclasses.asdict)
+class PresetCheck(TypedDict, total=False):
+    """A user preset's claim check (``check = {metric = ..., direction = ...}``, repro/methods.py ``Claim``)."""
+
+    metric: str
+    direction: str
+    window: str
+    margin: float
+    min_effect: float
+
+
+class UserPreset(TypedDict, total=False):
+    """One radar.toml ``[[repro.presets]]`` table as validated (repro/methods.py ``user_preset``, which refuses
+    any other key or type): a run's params carry its presets' tables so that its worker rebuilds the catalog."""
+
+    name: Required[str]
+    base: Required[str]  # the built-in preset it changes
+    settings: Required[dict[str, str | float | bool]]  # the TRL settings that differ from the base's
+    arxiv: str
+    claim: str
+    title: str
+    baseline: str
+    check: PresetCheck
 
 
 class RunParams(TypedDict, total=False):
@@ -272,7 +295,7 @@ class RunParams(TypedDict, total=False):
     total_steps: int
     folder: str
     policy_cache: str
-    user_presets: list[dict[str, Any]]  # radar.toml [[repro.presets]] tables, as read: the worker's catalog
+    user_presets: list[UserPreset]  # radar.toml [[repro.presets]] tables, as read: the worker's catalog
     model_path: str
     dataset_path: str
     dataset_sha256: str
@@ -285,11 +308,30 @@ class RunParams(TypedDict, total=False):
     queued_for: str
 
 
+class RunRow(TypedDict, total=False):
+    """A row of the runs table, its JSON columns parsed (store/schema.py; ``RunRecord.from_row`` reads it)."""
+
+    id: Required[str]
+    kind: Required[str]
+    status: Required[str]
+    params: RunParams
+    result: StoredResult
+    progress: float
+    pid: int | None
+    error: str
+    created_at: str
+    started_at: str
+    finished_at: str
+    heartbeat_at: str
+    cancel_requested: int
+
+
 @dataclass(frozen=True)
 class RunRecord:
     """One run as readers see it: parameters, life cycle, and (when done) verdict, metrics, plots.
 
-    The store returns runs only as RunRecords; ``params`` and ``result`` stay the JSON they were stored as."""
+    The store returns runs only as RunRecords; ``params`` and ``result`` stay the JSON they were stored as (typed:
+    ``RunParams``, ``StoredResult``); ``metrics`` is None for a run without them (not finished, or an older record)."""
 
     id: str
     kind: str
@@ -304,11 +346,11 @@ class RunRecord:
     pid: int | None
     heartbeat_at: str = ""
     verdict: RunVerdict | None = None
-    metrics: dict[str, Any] = field(default_factory=dict)
+    metrics: RunMetrics | None = None
     plots: tuple[str, ...] = ()
     folder: str = ""
-    eval_overlap: dict[str, Any] | None = None
-    result: dict[str, Any] = field(default_factory=dict)  # the raw stored result (JSON)
+    eval_overlap: Overlap | None = None
+    result: StoredResult = field(default_factory=StoredResult)  # the stored result as read
 
     @property
     def method(self) -> str:
@@ -342,7 +384,8 @@ class RunRecord:
     @property
     def parameters(self) -> int | None:
         """The policy's parameter count (recorded when the run trained), else None."""
-        raw = (self.result.get("model") or {}).get("parameters") if isinstance(self.result.get("model"), dict) else None
+        model = self.result.get("model")
+        raw = model.get("parameters") if isinstance(model, dict) else None
         return int(raw) if isinstance(raw, int) and not isinstance(raw, bool) else None
 
     @property
@@ -370,7 +413,7 @@ class RunRecord:
         eff = verdict.get("efficiency") if isinstance(verdict, dict) else None
         return str(eff.get("text", "")) if isinstance(eff, dict) else ""
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> dict[str, Any]:  # the JSON edge: `radar repro list/show --json`
         """The run as one JSON object (`radar repro list/show --json`)."""
         result = self.result
         verdict = result.get("verdict")
@@ -395,14 +438,14 @@ class RunRecord:
         }
 
     @classmethod
-    def from_row(cls, d: dict[str, Any]) -> RunRecord:
+    def from_row(cls, d: RunRow) -> RunRecord:
         raw = d.get("result")
-        result: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        result: StoredResult = raw if isinstance(raw, dict) else {}
         return cls(
             id=d["id"],
             kind=d["kind"],
             status=d["status"],
-            params=cast(RunParams, d.get("params") or {}),
+            params=d.get("params") or {},
             progress=float(d.get("progress") or 0.0),
             error=d.get("error") or "",
             created_at=d.get("created_at") or "",
@@ -412,7 +455,7 @@ class RunRecord:
             pid=d.get("pid"),
             heartbeat_at=d.get("heartbeat_at") or "",
             verdict=RunVerdict.from_dict(result.get("verdict")),
-            metrics=result.get("metrics") or {},
+            metrics=result.get("metrics") or None,
             plots=tuple(result.get("plots") or ()),
             folder=str(result.get("folder") or ""),
             eval_overlap=result.get("eval_overlap"),
@@ -516,11 +559,22 @@ class RunsTable(Table):
         return [RunRecord.from_row(self._run_dict(r)) for r in rows]
 
     @staticmethod
-    def _run_dict(row: sqlite3.Row) -> dict[str, Any]:
-        d = dict(row)
-        d["params"] = orjson.loads(d["params"])
-        d["result"] = orjson.loads(d["result"])
-        return d
+    def _run_dict(row: sqlite3.Row) -> RunRow:
+        return RunRow(
+            id=row["id"],
+            kind=row["kind"],
+            status=row["status"],
+            params=orjson.loads(row["params"]),
+            result=orjson.loads(row["result"]),
+            progress=row["progress"],
+            pid=row["pid"],
+            error=row["error"],
+            created_at=row["created_at"],
+            started_at=row["started_at"],
+            finished_at=row["finished_at"],
+            heartbeat_at=row["heartbeat_at"],
+            cancel_requested=row["cancel_requested"],
+        )
 
     @staticmethod
     def _check_status(status: str) -> None:

@@ -1,0 +1,287 @@
+"""The JSON of a run's result as the runs table stores it: the verdict document (repro/verdict.py), its
+metrics, efficiency profiles and measured overlap (repro/execute.py). repro builds these TypedDicts; the
+store reads them back (store/runs.py ``RunRecord``, ``RunVerdict``, ``Power``, ``ArmMechanisms``,
+``ArmProfile``). They live in the store, which both repro and the readers of runs import, so that typing a
+stored result never imports repro (repro/shapes.py re-exports them beside the shapes only repro writes).
+
+``StoredResult`` is the result column as read: a finished run's ``RunResult``, a failed run's log, or
+``{}``. Records written by an older radar may lack keys these shapes declare: the store's readers check
+before they use one. No I/O.
+"""
+
+from __future__ import annotations
+
+from typing import NotRequired, Required, TypedDict
+
+
+class Calibration(TypedDict):
+    """The matching A/A run a verdict quotes (repro/adoption.py ``calibration_for``), as stored."""
+
+    run: str
+    method: str
+    seeds: int
+    sd_difference: float
+    overall: str
+
+
+PlannedPower = dict[str, float | str | None]  # ``Power`` as a run was submitted with it (dataclasses.asdict)
+
+
+class Profile(TypedDict, total=False):
+    """An arm's efficiency profile per optimiser step (repro/profile.py ``StepProfiler.summary``; the mean over
+    an arm's seeds in ``mean_profile``, which adds ``seeds``; a checkpoint arm adds ``lora`` and ``vllm``)."""
+
+    device: str
+    steps: int
+    warmup_excluded: int
+    measured_steps: int
+    first_step_s: float | None
+    step_s: float
+    step_s_median: float | None
+    generate_s: float
+    reward_s: float
+    ref_s: float
+    train_s: float
+    generated_tokens: int
+    trained_tokens: int
+    tokens_per_s: float | None
+    gen_tokens_per_s: float | None
+    train_tokens_per_s: float | None
+    peak_mem_gb: float
+    peak_mem_kind: str
+    ref_model: str
+    ref_mem_gb: float
+    timing: str
+    lora: bool
+    vllm: bool
+    seeds: int
+    per_seed: dict[str, Profile]  # an arm's mean profile in a run's result: each seed pair's own
+
+
+class PowerPlan(TypedDict):
+    """repro/power.py ``plan``: what a run can detect at its seed pairs (store.runs.Power reads it back)."""
+
+    seeds: int
+    sd_difference: float | None
+    noise_source: str
+    mde: float | None
+    effect: float
+    seeds_needed: int | None
+    power_at_effect: float | None
+    alpha: float
+    power: float
+    test: str
+
+
+# repro/power.py ``classify``: the class of evidence a run supports ("pipeline check", "evidence",
+# "underpowered"), why, and its power; the verdict adds the plan made when the run was submitted.
+Evidence = TypedDict(
+    "Evidence", {"class": str, "reason": str, "power": PowerPlan, "planned": NotRequired["PlannedPower | None"]}
+)
+
+
+class SeedNoise(TypedDict):
+    """Seed-to-seed spread of the primary held-out score in a run (repro/verdict.py ``seed_noise``)."""
+
+    metric: str
+    sd_method: float | None
+    sd_baseline: float | None
+    sd_difference: float | None
+    sd_differences: dict[str, float | None]  # per verdict metric
+    n: int
+    calibration: Calibration | None
+
+
+Rate = float | None
+# An arm's lever rates (repro/mechanisms.py): rate name -> mean over seed pairs, and "per_seed": {pair: {rate: v}}
+ArmRates = dict[str, Rate | dict[str, dict[str, Rate]]]
+
+
+class VerdictMetric(TypedDict):
+    """One verdict metric's paired test (verdict.json ``metrics``; store.runs.MetricTest reads it back)."""
+
+    title: str
+    test: str
+    n: int
+    effect: float | None
+    interval: list[float | None]
+    confidence: float
+    p: float | None
+    p_adjusted: float | None
+    label: str
+    method_mean: float | None
+    baseline_mean: float | None
+    method: list[float | None]
+    baseline: list[float | None]
+    seeds: list[int]
+
+
+class ClaimTest(TypedDict):
+    """The test of one condition of a method's claim (repro/verdict.py ``check_claim``)."""
+
+    name: str
+    metric: str
+    window: str
+    test: str
+    n: int
+    effect: float | None
+    effect_scale: str  # "ratio" or "difference"
+    interval: list[float | None]
+    p: float | None
+    method: list[float | None]
+    baseline: list[float | None]
+    seeds: list[int]
+    p_adjusted: NotRequired[float | None]  # Holm over the claim's conditions
+
+
+class ClaimCondition(TypedDict):
+    test: ClaimTest
+    status: str
+
+
+class Lever(TypedDict):
+    """Whether one of a method's levers engaged (repro/mechanisms.py ``gate``)."""
+
+    metric: str
+    arm: str
+    minimum: float
+    measured: float | None
+    engaged: bool
+    what: str
+
+
+class ClaimResult(TypedDict, total=False):
+    """The verdict's claim: its test's status, or why it was not checked or is not testable here."""
+
+    claim: Required[str]
+    status: Required[str]  # holds / refuted / inconclusive / not testable here / not checked
+    test: ClaimTest
+    conditions: list[ClaimCondition]
+    reason: str
+    levers: list[Lever]
+    tested_status: str  # what the test alone said, when a lever did not engage
+
+
+class Efficiency(TypedDict, total=False):
+    """Method vs baseline cost over the seed pairs with both profiles (repro/verdict.py ``efficiency``)."""
+
+    pairs: Required[int]
+    step_ratio: float | None
+    step_ratio_interval: list[float | None] | None
+    step_ratio_range: list[float | None]
+    step_ratio_per_pair: list[float | None]
+    peak_mem_diff_gb: float | None
+    peak_mem_diff_range: list[float | None] | None
+    tokens_per_s_ratio: float | None
+    peak_mem_kind: str
+    device: str
+    method: dict[str, float | None]
+    baseline: dict[str, float | None]
+    text: str
+
+
+class Verdict(TypedDict):
+    """verdict.json without its timing, and the runs table's result["verdict"] (store.runs.RunVerdict reads it)."""
+
+    overall: str
+    alpha: float
+    min_effect: float
+    primary: str
+    metrics: dict[str, VerdictMetric]
+    claim: ClaimResult
+    seed_noise: SeedNoise
+    aa: bool
+    setup: str
+    evidence: Evidence
+    mechanisms: dict[str, ArmRates]
+    efficiency: NotRequired[Efficiency]
+    summary: NotRequired[str]  # last: built from the rest
+
+
+class Timing(TypedDict):
+    """How long a run's parts took (repro/execute.py), before the verdict."""
+
+    train_wall_s: float
+    warm_start_seconds: float
+    warm_start_cached: bool
+    warm_start_sampled_accuracy: list[float | None]
+    parallel_arms: int
+    device: str
+
+
+class RunMetrics(Timing):
+    """The result's ``metrics`` (and verdict.json's ``timing``)."""
+
+    time_to_verdict_s: float
+    train_seconds: float
+    steps_per_s: float | None  # per arm process
+    steps_per_s_wall: float | None
+    heldout: dict[str, dict[str, dict[str, float]]]  # arm -> seed pair -> final held-out scores
+    final_heldout_greedy: dict[str, float | None]
+    eval_seconds: float
+
+
+class ResultModel(TypedDict):
+    name: str
+    parameters: int | None
+    toy: bool
+
+
+class RunResult(TypedDict):
+    """A finished run's result as the runs table stores it (store.runs.RunRecord reads it back)."""
+
+    verdict: Verdict
+    metrics: RunMetrics
+    plots: list[str]
+    folder: str
+    model: ResultModel
+    profile: dict[str, Profile]  # per arm: the mean over its seed pairs, with ``per_seed``
+    eval_overlap: NotRequired[Overlap]
+    record: NotRequired[ResultRecord]
+
+
+class OverlapPart(TypedDict):
+    """One held-out set's measured overlap with the training data."""
+
+    prompts: int
+    distinct: NotRequired[int]
+    in_sft: int | None  # None: a warm start recorded before it was measured
+    in_rl: int
+    share: float | None
+
+
+class Overlap(TypedDict):
+    """Measured share of held-out problems that occur in the training data (run.json, the result)."""
+
+    by: str  # the canonical key problems are compared by
+    eval: OverlapPart
+    ood: NotRequired[OverlapPart]  # toy tasks: one difficulty up
+    share: float | None
+
+
+class ResultRecord(TypedDict):
+    """The result's ``record``: where a run ran and on what code."""
+
+    device: str
+    cuda_device: str | None
+    seeds: list[int]
+    git_commit: str
+    repro_dirty: bool
+    python: str
+    packages: dict[str, str | None]
+
+
+class StoredResult(TypedDict, total=False):
+    """The runs table's result column as read: a finished run's ``RunResult``, else what a failed or reaped
+    run recorded (its log and the log's tail), else nothing."""
+
+    verdict: Verdict
+    metrics: RunMetrics
+    plots: list[str]
+    folder: str
+    model: ResultModel
+    profile: dict[str, Profile]
+    eval_overlap: Overlap
+    record: ResultRecord
+    log: str  # a failed run: its log file
+    log_tail: str  # a reaped run: the last lines of its log
