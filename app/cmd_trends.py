@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from typing import Any
 
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -111,7 +112,7 @@ def _why(e: dict[str, Any]) -> str:
     return {"continuing rise": "continuing", "family launch": "launch"}.get(e.get("rule") or "", e.get("rule") or "")
 
 
-def _print(r: dict[str, Any], limit: int, *, tags_too: bool = True) -> None:
+def _print(r: Mapping[str, Any], limit: int, *, tags_too: bool = True) -> None:
     rec = r["recent"]
     console.print(
         Text(
@@ -165,7 +166,7 @@ def _print(r: dict[str, Any], limit: int, *, tags_too: bool = True) -> None:
         _print_tags(r)
 
 
-def _print_tags(r: dict[str, Any]) -> None:
+def _print_tags(r: Mapping[str, Any]) -> None:
     """Tags and groups: count and change in share, in the words of the report and the dashboard."""
     for key, title in (("tag_trends", "Tags"), ("group_trends", "Tag groups")):
         rows = [[t["tag"], t["recent_count"], share_change(t)] for t in r.get(key) or []]

@@ -22,7 +22,7 @@ from typing import Any
 from radar.analysis.contributions.cards import MethodCard, introduced_methods
 from radar.analysis.contributions.labels import KINDS
 from radar.analysis.names import stage as names_stage
-from radar.analysis.tags.evaluate import evaluate_file
+from radar.analysis.tags.evaluate import TagEvaluation, evaluate_file
 from radar.analysis.tags.review import ReviewItem
 from radar.analysis.tags.review import review_queue as review_papers
 from radar.analysis.tags.tagger import Tagger, TagReport, record_correction, tag_documents
@@ -141,7 +141,7 @@ def tag(
         return tagger(store, wiring.tag_env(radar, store), retrain=retrain, progress=progress)
 
 
-def evaluate_tags(radar: Radar, labels: Path) -> dict[str, Any]:
+def evaluate_tags(radar: Radar, labels: Path) -> TagEvaluation:
     """`radar tag eval`: per-tag precision/recall/F1 against a label file (works before indexing)."""
     with radar.store() as store:
         return evaluate_file(store, wiring.tag_env(radar, store, allow_empty=True), labels)

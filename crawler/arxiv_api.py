@@ -101,6 +101,14 @@ def _api_error(resp: Response) -> str | None:
     return None
 
 
+@dataclass
+class _Checked:
+    """What ``fetch_page``'s validate callback found in the response it accepted."""
+
+    parsed: arxiv_feed.ParsedFeed | None = None
+    error: str | None = None  # arXiv's error feed: the request itself was rejected
+
+
 class ArxivClient:
     """How to fetch: the API's largest page, one request per ``min_interval_s``, bounded retries."""
 
@@ -125,20 +133,20 @@ class ArxivClient:
         return args
 
     def fetch_page(self, query: ArxivQuery, start: int) -> Page:
-        holder: dict[str, object] = {}
+        holder = _Checked()
 
         def validate(resp: Response) -> None:
             parsed = arxiv_feed.parse(resp.body)
             if parsed.malformed:
                 raise RetryableEmpty(f"unparseable page ({parsed.error})")
             if error := _api_error(resp):
-                holder["error"] = error
+                holder.error = error
                 return
             total = parsed.header.total_results
             if not parsed.results and start < total:
                 # arXiv sometimes serves an empty page in the middle of a result set: retry it
                 raise RetryableEmpty(f"spurious empty page at start={start} of {total}")
-            holder["parsed"] = parsed
+            holder.parsed = parsed
 
         resp = self.http.get(
             self.base_url,
@@ -147,8 +155,8 @@ class ArxivClient:
             validate=validate,
             source=self.source,
         )
-        if resp.status >= 400 or "error" in holder:
-            detail = holder.get("error") or _api_error(resp) or f"HTTP {resp.status}"
+        if resp.status >= 400 or holder.error is not None:
+            detail = holder.error or _api_error(resp) or f"HTTP {resp.status}"
             raise FetchError(
                 f"arXiv API rejected the request for source '{self.source}': {detail}; "
                 "fix its categories/queries in radar.toml",
@@ -156,9 +164,10 @@ class ArxivClient:
                 status=resp.status,
                 source=self.source,
             )
-        parsed = holder["parsed"]
-        docs = [result_to_document(r, self.source) for r in parsed.results]  # type: ignore[attr-defined]
-        return Page(start=start, total_results=parsed.header.total_results, documents=docs)  # type: ignore[attr-defined]
+        parsed = holder.parsed
+        assert parsed is not None  # validate ran (status < 400) and found no error: it kept the parsed page
+        docs = [result_to_document(r, self.source) for r in parsed.results]
+        return Page(start=start, total_results=parsed.header.total_results, documents=docs)
 
     def pages(self, query: ArxivQuery, *, start: int = 0, max_results: int = 30000) -> Iterator[Page]:
         """Yield pages lazily until the result set (or ``max_results``) is exhausted."""

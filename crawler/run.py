@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import TypedDict
 
 from radar.crawler.arxiv_api import ArxivClient, ArxivQuery
 from radar.crawler.errors import CrawlError, FetchError
@@ -20,6 +21,20 @@ from radar.store.scrub import scrub_line, url_secrets
 
 # progress(source_name, documents_in_this_step, total_expected_or_None)
 ProgressFn = Callable[[str, int, int | None], None]
+
+
+class SourceResultJson(TypedDict):
+    """``SourceResult.as_dict()``: one source of `radar crawl --json`."""
+
+    source: str
+    ok: bool
+    added: int
+    updated: int
+    unchanged: int
+    requests: int
+    seconds: float
+    not_modified: bool
+    message: str
 
 
 @dataclass
@@ -44,7 +59,7 @@ class SourceResult:
         )
         return text + (f"; {self.message}" if self.message else "")
 
-    def as_dict(self) -> dict[str, object]:
+    def as_dict(self) -> SourceResultJson:
         return {
             "source": self.source,
             "ok": self.ok,

@@ -77,7 +77,7 @@ class ImportResult:
         return not self.bad_lines and not self.truncated
 
 
-def source_name(record: dict[str, Any], default: str) -> str:
+def source_name(record: dict[str, Any], default: str) -> str:  # a snapshot line's JSON object, as parsed
     """'snapshot/<repo>' from source_repo, so trends can normalise per source."""
     repo = record.get("source_repo")
     if isinstance(repo, str) and repo:

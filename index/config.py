@@ -1,4 +1,5 @@
-"""[embedding] and [search] sections of radar.toml."""
+"""[embedding] and [search] sections of radar.toml; each ``from_section`` takes its table as radar.toml parsed
+it (``dict[str, Any]``: the parse edge) and ``store.config.dataclass_from`` checks its keys and values."""
 
 from __future__ import annotations
 
@@ -9,10 +10,6 @@ from radar.store.config import dataclass_from
 from radar.store.errors import ConfigError
 
 BACKENDS = ("auto", "onnx", "torch")
-
-
-def _from_table(cls: type, table: dict[str, Any], where: str) -> Any:
-    return dataclass_from(cls, table, f"[{where}]")
 
 
 @dataclass(frozen=True)
@@ -55,7 +52,7 @@ class EmbeddingConfig:
 
     @classmethod
     def from_section(cls, table: dict[str, Any]) -> EmbeddingConfig:
-        return _from_table(cls, table, "embedding")
+        return dataclass_from(cls, table, "[embedding]")
 
 
 @dataclass(frozen=True)
@@ -75,4 +72,4 @@ class SearchConfig:
 
     @classmethod
     def from_section(cls, table: dict[str, Any]) -> SearchConfig:
-        return _from_table(cls, table, "search")
+        return dataclass_from(cls, table, "[search]")

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict
 
 import numpy as np
 
@@ -33,6 +34,20 @@ Progress = Callable[[int, int], None]
 BatchEmbedder = Callable[[list[tuple[str, str]]], Iterator[tuple[list[str], np.ndarray]]]
 
 
+class IndexReportJson(TypedDict):
+    """``IndexReport.as_dict()``: `radar index --json` (which adds the device and engine)."""
+
+    model_id: str
+    embedded: int
+    vectors: int
+    kind: str
+    seconds: float
+    docs_per_s: float
+    keyword_rebuilt: bool
+    vector_rebuilt: bool
+    reused: int
+
+
 @dataclass
 class IndexReport:
     model_id: str
@@ -48,7 +63,7 @@ class IndexReport:
     def docs_per_s(self) -> float:
         return self.embedded / self.seconds if self.seconds > 0 else 0.0
 
-    def as_dict(self) -> dict[str, object]:
+    def as_dict(self) -> IndexReportJson:
         return {
             "model_id": self.model_id,
             "embedded": self.embedded,

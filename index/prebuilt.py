@@ -19,12 +19,14 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from radar.index.errors import IndexError_
 
+# The JSON stamp: format, storage, model_id, dim, count and what the builder adds (data/build_embeddings.py:
+# quantization, max_seq_length, max_tokens, snapshot, embed_seconds, ...), all numbers and strings.
+StampValue = str | int | float
 FORMAT = "radar-prebuilt-vectors/1"
 # what np.load raises on a truncated or corrupt .npz (a zip of .npy files)
 DAMAGED_NPZ = (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error)
@@ -54,13 +56,13 @@ def write_prebuilt(
     ids: Sequence[str],
     hashes: Sequence[str],
     vectors: np.ndarray,
-    stamp: dict[str, Any] | None = None,
+    stamp: dict[str, StampValue] | None = None,
 ) -> Path:
     """Write a prebuilt-vectors file (compressed npz); ``stamp`` adds fields to the JSON stamp."""
     if not (len(ids) == len(hashes) == len(vectors)):
         raise ValueError("ids, hashes and vectors must have the same length")
     q, scale = quantize(vectors)
-    meta = {
+    meta: dict[str, StampValue] = {
         "format": FORMAT,
         "storage": STORAGE,
         "model_id": model_id,
@@ -87,7 +89,7 @@ class PrebuiltVectors:
     """One prebuilt-vectors file; the arrays are read on first use (the stamp alone is cheap)."""
 
     path: Path
-    meta: dict[str, Any]
+    meta: dict[str, StampValue]
     _rows: dict[tuple[str, str], int] | None = field(default=None, repr=False)  # (doc id, content hash) -> row
     _arrays: dict[str, np.ndarray] | None = field(default=None, repr=False)
 
@@ -151,7 +153,7 @@ class PrebuiltVectors:
 
 def merge_prebuilt(path: Path, parts: Sequence[Path]) -> Path:
     """Join prebuilt-vectors files of one model (e.g. shards built in parallel) into one, as stored."""
-    metas: list[dict[str, Any]] = []
+    metas: list[dict[str, StampValue]] = []
     arrays: dict[str, list[np.ndarray]] = {k: [] for k in ("ids", "hashes", "q", "scale")}
     for part in parts:
         with np.load(part, allow_pickle=False) as data:

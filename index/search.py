@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypedDict
 
 import numpy as np
 
@@ -38,6 +38,17 @@ class Filters:
         return (self.since + "T00:00:00Z" if self.since else "", self.until + "T23:59:59Z" if self.until else "")
 
 
+class HitJson(TypedDict):
+    """``Hit.as_dict()``: one result of `radar search --json`."""
+
+    id: str
+    title: str
+    score: float
+    published: str  # YYYY-MM-DD
+    tags: list[str]
+    url: str
+
+
 @dataclass
 class Hit:
     id: str
@@ -50,7 +61,7 @@ class Hit:
     dense_rank: int | None = None
     keyword_rank: int | None = None
 
-    def as_dict(self) -> dict[str, object]:
+    def as_dict(self) -> HitJson:
         return {
             "id": self.id,
             "title": self.title,

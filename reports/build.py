@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from radar.reports.config import ReportConfig
 from radar.reports.errors import ReportError
@@ -23,6 +23,21 @@ from radar.reports.render import render
 from radar.reports.result import ReportContent
 from radar.store.files import write_set_atomic
 from radar.store.jsonio import loads_bounded
+
+
+class BuiltReportJson(TypedDict):
+    """``BuiltReport.as_dict()``: `radar report --json`."""
+
+    period: str
+    start: str
+    end: str
+    paths: dict[str, str]
+    documents: int
+    papers: int
+    posts: int
+    recommendations: int
+    seconds: float
+    trends: str
 
 
 @dataclass
@@ -37,7 +52,7 @@ class BuiltReport:
     def folder(self) -> Path:
         return next(iter(self.paths.values())).parent
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> BuiltReportJson:
         h = self.content.headline
         return {
             "period": self.period.label,

@@ -4,6 +4,9 @@ Credentials never live here in clear: the SMTP password is read from the environ
 named by ``password_env``; host, port, user, sender, recipients and the webhook url may come from
 the environment too (RADAR_SMTP_HOST, RADAR_SMTP_PORT, RADAR_SMTP_USER, RADAR_SMTP_FROM,
 RADAR_SMTP_TO (comma-separated), RADAR_WEBHOOK_URL), which wins over radar.toml.
+
+Each ``from_section`` is the parse edge: it takes its table as radar.toml parsed it (``dict[str, Any]``) and
+checks every key and value before the dataclass is built.
 """
 
 from __future__ import annotations
@@ -30,9 +33,9 @@ def _checked(check: Any, value: str, what: str) -> None:
         raise ConfigError(f"{exc}; fix it in radar.toml") from None
 
 
-def _check_keys(table: Mapping[str, Any], cls: type, where: str) -> None:
-    allowed = {f.name for f in fields(cls)} | ({"from"} if cls is EmailConfig else set())
-    check_keys(table, allowed, f"[{where}]")
+def _allowed(cls: type) -> set[str]:
+    """The keys of ``cls``'s radar.toml table (its fields; `from` for the email sender)."""
+    return {f.name for f in fields(cls)} | ({"from"} if cls is EmailConfig else set())
 
 
 def _weights(value: Any, where: str) -> dict[str, float]:
@@ -59,7 +62,7 @@ class Profile:
 
     @classmethod
     def from_section(cls, table: dict[str, Any]) -> Profile:
-        _check_keys(table, cls, "profile")
+        check_keys(table, _allowed(cls), "[profile]")
         return cls(**{k: _weights(v, f"profile.{k}") for k, v in table.items()})
 
     @property
@@ -109,7 +112,7 @@ class ReportConfig:
 
     @classmethod
     def from_section(cls, table: dict[str, Any], formats: str | None = None) -> ReportConfig:
-        _check_keys(table, cls, "report")
+        check_keys(table, _allowed(cls), "[report]")
         values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in table.items()}
         if formats is not None:
             values["formats"] = tuple(f.strip() for f in formats.split(",") if f.strip())
@@ -186,14 +189,14 @@ class DeliveryConfig:
     @classmethod
     def from_section(cls, table: dict[str, Any], environ: Mapping[str, str] | None = None) -> DeliveryConfig:
         env = os.environ if environ is None else environ
-        _check_keys(table, cls, "delivery")
+        check_keys(table, _allowed(cls), "[delivery]")
         for sub in ("email", "webhook"):
             if not isinstance(table.get(sub, {}), Mapping):
                 raise ConfigError(f"[delivery] {sub} must be a [delivery.{sub}] table")
         email_t = dict(table.get("email", {}))
         hook_t = dict(table.get("webhook", {}))
-        _check_keys(email_t, EmailConfig, "delivery.email")
-        _check_keys(hook_t, WebhookConfig, "delivery.webhook")
+        check_keys(email_t, _allowed(EmailConfig), "[delivery.email]")
+        check_keys(hook_t, _allowed(WebhookConfig), "[delivery.webhook]")
         if "from" in email_t:
             email_t["sender"] = email_t.pop("from")
         overrides = {

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NotRequired, Protocol, TypedDict
 from urllib.parse import urlparse
 
 import requests
@@ -35,6 +35,35 @@ from radar.store.text import strip_invisible
 from radar.store.urls import UrlRefused, check_configured_url
 
 
+class OutcomeJson(TypedDict):
+    """``Outcome.as_dict()``: one delivery in `radar report --send --json` and `radar weekly --json`."""
+
+    channel: str
+    recipient: str
+    status: str
+    error: str
+    attempts: int
+
+
+class SlackText(TypedDict):
+    type: str  # plain_text | mrkdwn
+    text: str
+
+
+class SlackBlock(TypedDict):
+    type: str  # header | section | context
+    text: NotRequired[SlackText]
+    elements: NotRequired[list[SlackText]]
+
+
+class WebhookPayload(TypedDict):
+    """What a webhook is sent (Slack incoming-webhook JSON; other chat tools read ``text``)."""
+
+    text: str
+    blocks: NotRequired[list[SlackBlock]]
+    period: NotRequired[str]
+
+
 @dataclass
 class Outcome:
     channel: str
@@ -43,7 +72,7 @@ class Outcome:
     error: str = ""
     attempts: int = 0
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> OutcomeJson:
         return {
             "channel": self.channel,
             "recipient": self.recipient,
@@ -138,26 +167,23 @@ def _slack_link_ok(url: str) -> bool:
     return url.startswith(("http://", "https://")) and not any(c in url for c in "<>| \n")
 
 
-def webhook_payload(report: BuiltReport) -> dict[str, Any]:
+def webhook_payload(report: BuiltReport) -> WebhookPayload:
     """Slack incoming-webhook JSON (text fallback + blocks); other chat tools accept `text`."""
-    c = report.content.as_dict()
-    h = c["headline"]
+    c = report.content
+    h = c.headline
     change = "" if h["change_pct"] is None else f" ({h['change_pct']:+.0f}% vs the trailing mean)"
     groups = ", ".join(f"{slack_text(g['group'])} {g['count']}" for g in h["groups"])
     lines = [
         f"*{slack_text(subject(report))}*",
         f"{h['documents']} documents{change}" + (f"; {groups}" if groups else ""),
     ]
-    recs = [
-        f"• *{slack_text(r['action'])}* {slack_text(r['method'])}: {slack_text(r['reason'])}"
-        for r in c["recommendations"][:8]
-    ]
+    recs = [f"• *{slack_text(r.action)}* {slack_text(r.method)}: {slack_text(r.reason)}" for r in c.recommendations[:8]]
     top = [
         f"• <{r['url']}|{slack_text(r['title'])}>" if _slack_link_ok(r["url"]) else f"• {slack_text(r['title'])}"
-        for r in c["top_overall"][:5]
+        for r in c.top_overall[:5]
     ]
     where = ", ".join(str(p) for k, p in report.paths.items() if k != "json")
-    blocks: list[dict[str, Any]] = [
+    blocks: list[SlackBlock] = [
         {"type": "header", "text": {"type": "plain_text", "text": subject(report)[:150]}},
         {"type": "section", "text": {"type": "mrkdwn", "text": lines[1]}},
     ]
@@ -169,7 +195,7 @@ def webhook_payload(report: BuiltReport) -> dict[str, Any]:
     return {"text": "\n".join(lines + recs), "blocks": blocks, "period": report.period.label}
 
 
-def post_webhook(payload: dict[str, Any], cfg: WebhookConfig) -> None:
+def post_webhook(payload: WebhookPayload, cfg: WebhookConfig) -> None:
     """POST the JSON; redirects only as ``request_checked`` allows (never the body to another host)."""
     check_configured_url(cfg.url, "the webhook url")  # a person's row stored before the check existed
     with requests.Session() as session:

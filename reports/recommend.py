@@ -81,7 +81,7 @@ class Recommendation:
     reason: str
     evidence: Evidence
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, Any]:  # a row of report.json: the evidence as ``asdict`` writes it
         return {
             "method": self.method,
             "action": self.action,

@@ -19,6 +19,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, pass_context
 from jinja2.runtime import Context
 from markupsafe import Markup, escape
 
+from radar.reports.result import ReportDocument
 from radar.reports.text import html_code, md_code
 from radar.store.text import strip_invisible
 
@@ -202,13 +203,13 @@ def _env(markdown: bool) -> Environment:
 _ENVS: dict[bool, Environment] = {}
 
 
-def render(content: dict[str, Any], fmt: str) -> str:
+def render(content: ReportDocument, fmt: str) -> str:
     markdown = fmt == "md"
     env = _ENVS.setdefault(markdown, _env(markdown))
     return env.get_template("report.md.j2" if markdown else "report.html.j2").render(r=content)
 
 
-def render_email_html(content: dict[str, Any]) -> tuple[str, list[Chart]]:
+def render_email_html(content: ReportDocument) -> tuple[str, list[Chart]]:
     """The HTML page for email: the same template, its charts as ``<img src="cid:...">`` with the PNGs
     to attach (no inline SVG, which Gmail and others do not display)."""
     sink = ChartSink()
@@ -216,6 +217,6 @@ def render_email_html(content: dict[str, Any]) -> tuple[str, list[Chart]]:
     return html, list(sink.charts.values())
 
 
-def render_text(content: dict[str, Any]) -> str:
+def render_text(content: ReportDocument) -> str:
     """The plain-text part of the email: the Markdown, which reads fine as text."""
     return render(content, "md")

@@ -7,14 +7,19 @@ deliveries). Rows inside the sections stay JSON objects: they are what report.js
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired, TypeAlias, TypedDict
 
 from radar.analysis.trends.result import NewMethod, TermTrend, Topic
 from radar.reports.new_this_week import NewThisWeek
 from radar.reports.ranking import PaperRow
 from radar.reports.recommend import Evidence, Recommendation
 from radar.reports.runs import RunSummary
+
+# A JSON value as json.loads gives it: what report.json holds and the templates read.
+JsonValue: TypeAlias = str | int | float | bool | None | list["JsonValue"] | dict[str, "JsonValue"]
+ReportDocument: TypeAlias = Mapping[str, JsonValue]  # report.json's document (``ReportContent.as_dict()``)
 
 
 class PeriodInfo(TypedDict):
@@ -148,16 +153,16 @@ class ReportContent:
     elsewhere: list[ElsewhereRow] = field(default_factory=list)
     # "New this week" (reports.new_this_week): the period's method cards in the profile's areas and the rest by name
     new_this_week: NewThisWeek = field(default_factory=lambda: NewThisWeek())
-    extra: dict[str, Any] = field(default_factory=dict)  # sections added by later stages, kept as read
+    extra: dict[str, JsonValue] = field(default_factory=dict)  # sections added by later stages, kept as read
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, Any]:  # report.json (the JSON edge: its sections' rows are the TypedDicts above)
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
         out["recommendations"] = [r.as_dict() for r in self.recommendations]
         out["runs"] = [r.as_dict() for r in self.runs]
         return {**out, **self.extra}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ReportContent:
+    def from_dict(cls, data: dict[str, Any]) -> ReportContent:  # report.json as parsed; its keys checked here
         """A report.json read back; ValueError when it is not one (a key missing, a recommendation malformed)."""
         names = {f.name for f in fields(cls)} - {"extra"}
         missing = sorted(names - set(data) - {"summary", "elsewhere", "new_this_week"})  # written before these existed

@@ -9,12 +9,34 @@ only an adoptable "better" may drive the ``repro-better`` rule's "adopt".
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from radar.store import Store
 from radar.store.runs import RunAdoption, RunRecord
+
+
+class RunSummaryJson(TypedDict):
+    """``RunSummary.as_dict()``: a run in report.json (its fields, then ``line``)."""
+
+    id: str
+    method: str
+    baseline: str
+    task: str
+    setup: str
+    evidence_class: str
+    verdict: str
+    overall: str
+    adoptable: bool
+    adoption: str
+    summary: str
+    claim_status: str
+    seed_noise: float | None
+    mde: float | None
+    finished_at: str
+    folder: str
+    line: str
 
 
 @dataclass(frozen=True)
@@ -41,11 +63,29 @@ class RunSummary:
         """One line about the run: what was compared on what, its class and its verdict."""
         return f"{self.method} vs {self.baseline} ({self.setup}): {self.evidence_class}, {self.verdict}"
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self) | {"line": self.line}
+    def as_dict(self) -> RunSummaryJson:
+        return {
+            "id": self.id,
+            "method": self.method,
+            "baseline": self.baseline,
+            "task": self.task,
+            "setup": self.setup,
+            "evidence_class": self.evidence_class,
+            "verdict": self.verdict,
+            "overall": self.overall,
+            "adoptable": self.adoptable,
+            "adoption": self.adoption,
+            "summary": self.summary,
+            "claim_status": self.claim_status,
+            "seed_noise": self.seed_noise,
+            "mde": self.mde,
+            "finished_at": self.finished_at,
+            "folder": self.folder,
+            "line": self.line,
+        }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> RunSummary:
+    def from_dict(cls, data: object) -> RunSummary:  # parsed report.json: any value, checked here
         """``as_dict()`` read back (report.json); fields an older report lacks are empty, ``line`` is recomputed."""
         if not isinstance(data, Mapping) or not data.get("id"):
             raise ValueError("a run in report.json is not an object with an id")

@@ -21,14 +21,14 @@ DICT_NAMES = {"dict", "Dict", "Mapping", "MutableMapping"}
 LOOSE = {"Any", "object"}
 
 # The issue's target ("Typed to the edge"): at most 40 in all the stage packages, each at a JSON edge.
-# These ceilings are what the packages hold now (295 before the typing work: store 27, crawler 4, index 8,
+# These ceilings are what the packages hold now (18; 295 before the typing work: store 27, crawler 4, index 8,
 # analysis 34, reports 48, repro 174); lower them as they shrink.
 CEILINGS = {
     "store": 1,
-    "crawler": 3,
-    "index": 8,
-    "analysis": 34,
-    "reports": 25,
+    "crawler": 1,
+    "index": 2,
+    "analysis": 5,
+    "reports": 7,
     "repro": 2,
 }
 
@@ -110,8 +110,8 @@ def test_untyped_dicts_do_not_grow_back(package: str) -> None:
     )
 
 
-def test_the_total_stays_within_the_ceilings() -> None:
-    assert sum(package_count(p) for p in STAGE_PACKAGES) <= sum(CEILINGS.values())
+def test_the_total_stays_within_the_ceilings_and_the_issues_target() -> None:
+    assert sum(package_count(p) for p in STAGE_PACKAGES) <= sum(CEILINGS.values()) <= 40
 
 
 @pytest.mark.parametrize(
@@ -132,6 +132,26 @@ def test_the_total_stays_within_the_ceilings() -> None:
 )
 def test_the_count_sees_every_spelling(source: str, expected: int) -> None:
     assert count_loose(source) == expected
+
+
+def test_json_shapes_name_every_field_of_their_dataclass() -> None:
+    """A TypedDict that an ``as_dict`` spells out field by field names every field of its dataclass (a field
+    added to the dataclass but not to the JSON would otherwise be left out silently)."""
+    from dataclasses import asdict, fields
+
+    from radar.analysis.trends.result import PeriodTrends, PeriodTrendsJson, TrendsJson, TrendsResult
+    from radar.reports.runs import RunSummary, RunSummaryJson
+
+    assert set(TrendsJson.__required_keys__) == {f.name for f in fields(TrendsResult)}
+    assert set(PeriodTrendsJson.__required_keys__) == {f.name for f in fields(PeriodTrends)}
+    assert set(RunSummaryJson.__required_keys__) == {f.name for f in fields(RunSummary)} | {"line"}
+    run = RunSummary.from_dict({"id": "r1", "method": "dapo", "seed_noise": 0.01, "adoptable": True})
+    assert list(run.as_dict().items()) == list((asdict(run) | {"line": run.line}).items())  # in the same order
+    empty = TrendsResult.empty()
+    assert set(empty.as_dict()) == set(TrendsJson.__required_keys__)
+    assert set(PeriodTrends(label="", start="", end="", tags=empty, terms=empty).as_dict()) == set(
+        PeriodTrendsJson.__required_keys__
+    )
 
 
 def test_run_params_name_every_spec_field() -> None:

@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 from radar.analysis.contributions.errors import ContributionsError
 from radar.analysis.contributions.extract import extract, phrase_mention, title_prefix
@@ -56,6 +56,42 @@ KNOWN_BEFORE = 20
 BEFORE_CORPUS_DAYS = 28
 
 
+class OtherSenseJson(TypedDict):
+    expansion: str
+    papers: int
+    introduced_by: str | None
+    introduced_on: str
+
+
+class MethodCardJson(TypedDict):
+    """``MethodCard.as_dict()``: `radar methods --json` and the dashboard's cards."""
+
+    name: str
+    kind: str
+    area: str
+    status: str
+    introduced_by: str | None
+    title: str
+    introduced_on: str
+    week: str
+    changes: str
+    builds_on: list[str]
+    also: list[str]
+    code: list[str]
+    uses: int  # len(used_by)
+    compares: int  # len(compared_by)
+    used_by: list[str]
+    compared_by: list[str]
+    first_seen: str
+    first_id: str
+    preset: str | None
+    preset_title: str | None
+    score: float
+    prior_mentions: int
+    expansion: str
+    other_senses: list[OtherSenseJson]
+
+
 @dataclass(frozen=True, slots=True)
 class OtherSense:
     """Another meaning of a card's name ("GRPO" = Group Robust Preference Optimization), with its papers."""
@@ -65,7 +101,7 @@ class OtherSense:
     introduced_by: str | None  # the stored paper introducing it, if any
     introduced_on: str
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> OtherSenseJson:
         return {
             "expansion": self.expansion,
             "papers": self.papers,
@@ -116,7 +152,7 @@ class MethodCard:
     def in_lab_areas(self) -> bool:
         return self.area in LAB_AREAS
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> MethodCardJson:
         return {
             "name": self.name,
             "kind": self.kind,

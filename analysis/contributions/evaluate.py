@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from radar.analysis.contributions.errors import ContributionsError
 from radar.analysis.contributions.find import changes_line, contribution_of
@@ -93,6 +93,42 @@ def lead_target(lab: Label) -> bool:
     return lab.introduces and lab.lead_should_see and lab.kind in LEAD_KINDS
 
 
+class Scores(TypedDict):
+    """Per-field and list-level figures of one set of predictions (``scores``); None: nothing to divide by."""
+
+    papers: int
+    introduces_precision: float | None
+    introduces_recall: float | None
+    name_exact: float | None
+    name_exact_when_both_introduce: float | None
+    kind_agreement: float | None
+    area_agreement: float | None
+    builds_on_precision: float | None
+    builds_on_recall: float | None
+    also_precision: float | None
+    also_recall: float | None
+    changes_token_f1: float | None
+    lead_targets: int
+    lead_recall: float | None
+    lead_recall_any_name: float | None
+    cards: int
+    card_precision: float | None
+    card_kind_agreement: float | None
+
+
+class Compared(TypedDict):
+    """The model's figures beside the rule baseline's."""
+
+    model: Scores
+    rules: Scores
+
+
+class Report(Compared):
+    """``report``: overall and per held-out week."""
+
+    weeks: dict[str, Compared]
+
+
 def _ratio(n: int, d: int) -> float | None:
     return round(n / d, 3) if d else None
 
@@ -101,7 +137,7 @@ def _tokens(text: str) -> set[str]:
     return {w for w in text.lower().replace(",", " ").split() if len(w) > 2}
 
 
-def scores(labels: Sequence[Label], preds: Sequence[Predicted]) -> dict[str, Any]:
+def scores(labels: Sequence[Label], preds: Sequence[Predicted]) -> Scores:
     """Per-field and list-level figures of ``preds`` against ``labels`` (same order)."""
     pairs = list(zip(labels, preds, strict=True))
     tp = sum(lab.introduces and p.introduces for lab, p in pairs)
@@ -147,12 +183,12 @@ def scores(labels: Sequence[Label], preds: Sequence[Predicted]) -> dict[str, Any
     }
 
 
-def report(papers: Sequence[LabeledPaper]) -> dict[str, Any]:
+def report(papers: Sequence[LabeledPaper]) -> Report:
     """Grouped-CV figures of the model beside the rule baseline, overall and per held-out week."""
     labels = [p.label for p in papers]
     model_preds = grouped_cv(papers)
     rule_preds = rule_predictions(papers)
-    out: dict[str, Any] = {"model": scores(labels, model_preds), "rules": scores(labels, rule_preds), "weeks": {}}
+    out: Report = {"model": scores(labels, model_preds), "rules": scores(labels, rule_preds), "weeks": {}}
     for week in sorted({lab.week for lab in labels}):
         idx = [i for i, lab in enumerate(labels) if lab.week == week]
         out["weeks"][week] = {

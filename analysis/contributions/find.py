@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol, TypedDict
 
 from radar.analysis.contributions.extract import INTRO, SENTENCE, Extracted, plain_text, title_prefix
 from radar.analysis.contributions.extract import extract as extract_candidates
@@ -41,6 +41,23 @@ class PaperText(Protocol):
     def categories(self) -> tuple[str, ...]: ...
 
 
+class ContributionJson(TypedDict):
+    """``Contribution.as_dict()``."""
+
+    doc_id: str
+    introduces: bool
+    name: str
+    also: list[str]
+    kind: str
+    area: str
+    builds_on: list[str]
+    changes: str
+    code: list[str]
+    score: float
+    kind_score: float
+    model: str
+
+
 @dataclass(frozen=True, slots=True)
 class Contribution:
     """What one paper contributes, as the model decided it (``model`` names the version)."""
@@ -58,7 +75,7 @@ class Contribution:
     kind_score: float
     model: str  # the model version that decided it
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> ContributionJson:
         return {
             "doc_id": self.doc_id,
             "introduces": self.introduces,

@@ -10,7 +10,15 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
+
+
+class LinearJson(TypedDict):
+    """``Linear.as_dict()``: one model of the stored ``model.json``."""
+
+    classes: list[str]
+    bias: list[float]
+    weights: dict[str, list[float]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +62,7 @@ class Linear:
         best = max(dist, key=lambda c: (dist[c], c))
         return best, dist[best]
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> LinearJson:
         return {
             "classes": list(self.classes),
             "bias": [round(b, 6) for b in self.bias],
@@ -62,7 +70,7 @@ class Linear:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Linear:
+    def from_dict(cls, data: LinearJson) -> Linear:  # read from model.json: each value converted
         return cls(
             classes=tuple(str(c) for c in data["classes"]),
             weights={str(f): tuple(float(v) for v in row) for f, row in data["weights"].items()},

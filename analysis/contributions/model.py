@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TypedDict
 
 import orjson
 
@@ -46,7 +46,7 @@ from radar.analysis.contributions.labels import (
     load_kind_examples,
     load_lexicon,
 )
-from radar.analysis.contributions.linear import Linear, fit
+from radar.analysis.contributions.linear import Linear, LinearJson, fit
 
 MODEL_FILE = "model.json"
 # what a paper cannot build on or compare against: where its code lies, an organisation, a metric, a common
@@ -85,6 +85,23 @@ class Decision:
     area_score: float
     builds_on: tuple[str, ...]
     candidate: Candidate | None  # the chosen candidate (its evidence), None when there is none
+
+
+class ModelJson(TypedDict):
+    """``ContributionModel.as_dict()``: ``model.json``."""
+
+    code_version: str
+    threshold: float
+    lab_threshold: float
+    also_threshold: float
+    builds_threshold: float
+    name: LinearJson
+    introduces: LinearJson
+    kind: LinearJson
+    area: LinearJson
+    builds: LinearJson
+    also: LinearJson
+    lexicon: dict[str, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +171,7 @@ class ContributionModel:
         return kind, kind_score
 
     # -- storage ----------------------------------------------------------------------------------------
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> ModelJson:
         return {
             "code_version": CODE_VERSION,
             "threshold": round(self.threshold, 6),

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 from importlib import resources
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 import orjson
@@ -23,6 +23,7 @@ from radar.analysis.names.errors import NamesError
 from radar.analysis.names.evidence import Corpus, Evidence, TextDocument, collect
 from radar.analysis.names.features import HARDWARE, features, neighbour_features, neighbours, rule_kind
 from radar.analysis.names.kinds import KINDS, Decider
+from radar.analysis.trends.result import PeriodCount
 
 # the classifier is fitted when the corpus holds at least this many labeled names of at least 3 kinds
 MIN_LABELED = 40
@@ -32,6 +33,24 @@ LABEL_FILES = ("names_dev.jsonl", "names_dev2.jsonl", "names_dev3.jsonl")
 # a paper introduces a name only when at most this many earlier documents mention it (else the name was in
 # use before: "we propose PPO" in 2025 does not introduce PPO)
 PRIOR_MENTIONS = 2
+
+
+class NameJson(TypedDict):
+    """``Name.to_json()``."""
+
+    name: str
+    kind: str
+    kind_score: float
+    aliases: list[str]
+    introduced_by: str | None
+    first_seen: str
+    first_id: str
+    count: int
+    recent_count: int
+    baseline_mentions: int
+    recent_baseline_mentions: int
+    code: list[str]
+    series: list[PeriodCount]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +71,7 @@ class Name:
     code: tuple[str, ...]  # GitHub/GitLab/Hugging Face links in the introducing paper's abstract
     series: tuple[tuple[str, int], ...]  # (YYYY-MM, documents) per month since its first mention
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> NameJson:
         return {
             "name": self.name,
             "kind": self.kind,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 
@@ -34,9 +34,35 @@ from radar.store import Store
 FOLDS = 5
 
 
-def scores_table(names: Sequence[str], truth: np.ndarray, pred: np.ndarray) -> dict[str, Any]:
+class TagScore(TypedDict):
+    precision: float
+    recall: float
+    f1: float
+    support: int
+    predicted: int
+
+
+class Scores(TypedDict):
+    """Per-tag scores and their macro-F1 (``scores_table``)."""
+
+    tags: dict[str, TagScore]
+    macro_f1: float
+
+
+class TagEvaluation(Scores):
+    """``evaluate_file``: `radar tag eval --json`."""
+
+    documents: int
+    unknown_ids: list[str]  # labeled ids not in the workspace (skipped)
+    out_of_fold: int  # documents the model trained on, scored out of fold
+    model_version: str
+    notes: list[str]
+    keyword_baseline: Scores
+
+
+def scores_table(names: Sequence[str], truth: np.ndarray, pred: np.ndarray) -> Scores:
     """Per-tag precision, recall, F1 and support, and their macro-F1 (tags with support only)."""
-    tags: dict[str, dict[str, float]] = {}
+    tags: dict[str, TagScore] = {}
     for j, name in enumerate(names):
         tp = int(np.sum(truth[:, j] & pred[:, j]))
         n_pred, support = int(pred[:, j].sum()), int(truth[:, j].sum())
@@ -61,7 +87,7 @@ def keyword_baseline(taxonomy: Taxonomy, titles: Sequence[str], abstracts: Seque
     return (hits[:, :n] + hits[:, n:]) > 0
 
 
-def evaluate_file(store: Store, env: TagEnv, path: Path) -> dict[str, Any]:
+def evaluate_file(store: Store, env: TagEnv, path: Path) -> TagEvaluation:
     """Scores against a label file. ``env.vectors`` may be the model `radar index` would use when nothing
     is embedded yet: eval works on an imported, unindexed workspace (it embeds the few documents it needs)."""
     taxonomy, cfg, vectors = env.taxonomy, env.config, env.vectors
@@ -98,19 +124,16 @@ def evaluate_file(store: Store, env: TagEnv, path: Path) -> dict[str, Any]:
                 decide(fold_model, [titles[r] for r in rows], [abstracts[r] for r in rows], vecs[rows])
                 >= fold_model.thresholds()
             )
-    result = scores_table(names, truth, pred)
     baseline = keyword_baseline(taxonomy, titles, abstracts)
-    result.update(
-        {
-            "documents": len(ids),
-            "unknown_ids": unknown,
-            "out_of_fold": len(seen),
-            "model_version": model.version,
-            "notes": [note] if note else [],
-            "keyword_baseline": scores_table(names, truth, baseline),
-        }
-    )
-    return result
+    return {
+        **scores_table(names, truth, pred),
+        "documents": len(ids),
+        "unknown_ids": unknown,
+        "out_of_fold": len(seen),
+        "model_version": model.version,
+        "notes": [note] if note else [],
+        "keyword_baseline": scores_table(names, truth, baseline),
+    }
 
 
 def cross_validate(
@@ -121,7 +144,7 @@ def cross_validate(
     cfg: TaggingConfig | None = None,
     folds: int = FOLDS,
     seed: int = 0,
-) -> dict[str, Any]:
+) -> Scores:
     """K-fold cross-validated scores of the full training procedure (thresholds chosen inside each fold)."""
     cfg = cfg or TaggingConfig()
     pred = np.zeros(examples.y.shape, dtype=bool)

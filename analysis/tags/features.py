@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 import scipy.sparse as sp
@@ -30,9 +30,27 @@ FEATURES = (
     "embedding|tfidf|keywords|boundaries/1"  # names the columns transform() makes: a saved model of others is retrained
 )
 EMBEDDING_WEIGHT = 1.0  # the embedding block as stored (unit vectors); it has its own regression
+
+
+class TransformParams(TypedDict):
+    """``TfidfVectorizer`` keywords that decide how a text becomes TF-IDF columns."""
+
+    ngram_range: tuple[int, int]
+    sublinear_tf: bool
+    stop_words: str
+
+
+class FitParams(TypedDict):
+    """``TfidfVectorizer`` keywords that decide which terms fitting keeps."""
+
+    min_df: int
+    max_df: float
+    max_features: int
+
+
 # How texts become TF-IDF columns (what a saved model records and is rebuilt with); fitting also uses FIT_PARAMS.
-TRANSFORM_PARAMS: dict[str, Any] = {"ngram_range": (1, 2), "sublinear_tf": True, "stop_words": "english"}
-FIT_PARAMS: dict[str, Any] = {"min_df": 2, "max_df": 0.3, "max_features": 60000}
+TRANSFORM_PARAMS: TransformParams = {"ngram_range": (1, 2), "sublinear_tf": True, "stop_words": "english"}
+FIT_PARAMS: FitParams = {"min_df": 2, "max_df": 0.3, "max_features": 60000}
 
 
 def tfidf_text(title: str, abstract: str) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import numpy as np
 
@@ -24,6 +24,37 @@ from radar.index.prebuilt import DAMAGED_NPZ
 STRATEGIES = ("model", "weak", "zero-shot")
 
 
+class ModelHeader(TypedDict):
+    """What a saved model must have been trained for to be used (``tagger._header``)."""
+
+    format: int  # tagger.MODEL_FORMAT
+    taxonomy: str  # the taxonomy's digest
+    model_id: str  # the embedding model
+    config: str  # repr of the [tagging] settings
+
+
+class RuleSpec(TypedDict):
+    """One tag's rule in the spec; its weights (``classifier``) or description vector (``description``) are
+    rows of the archive's arrays."""
+
+    strategy: str
+    threshold: float
+    positives: int
+    classifier: NotRequired[int]
+    description: NotRequired[int]
+
+
+class ModelSpec(ModelHeader):
+    """The JSON spec saved beside the arrays."""
+
+    features: str
+    tfidf: bool
+    dim: int
+    names: list[str]
+    version: str
+    rules: dict[str, RuleSpec]
+
+
 class ModelFileError(Exception):
     """The file is not a tag model this version wrote; the message says why (for one line to the user)."""
 
@@ -32,19 +63,19 @@ class StaleModelError(ModelFileError):
     """A model radar wrote, for another taxonomy, settings, embedding model or model format: retrain quietly."""
 
 
-def model_bytes(model: TagModel, header: dict[str, Any]) -> bytes:
+def model_bytes(model: TagModel, header: ModelHeader) -> bytes:
     """The .npz bytes of ``model``; ``header`` (format, taxonomy digest, embedding model, settings) goes into
     the spec, and ``read_model`` gives the model back only when the same header is asked for."""
     arrays: dict[str, np.ndarray] = {}
     terms = model.space.terms()
     if terms is not None:
         arrays["terms"], arrays["idf"] = terms[0], np.asarray(terms[1], dtype=np.float64)
-    rules: dict[str, dict[str, Any]] = {}
+    rules: dict[str, RuleSpec] = {}
     pairs: list[PairClassifier] = []
     descriptions: list[np.ndarray] = []
     for name in model.names:
         rule = model.rules[name]
-        spec: dict[str, Any] = {"strategy": rule.strategy, "threshold": rule.threshold, "positives": rule.positives}
+        spec: RuleSpec = {"strategy": rule.strategy, "threshold": rule.threshold, "positives": rule.positives}
         if rule.classifier is not None:
             spec["classifier"] = len(pairs)
             pairs.append(rule.classifier)
@@ -60,7 +91,7 @@ def model_bytes(model: TagModel, header: dict[str, Any]) -> bytes:
         arrays["text_intercept"] = np.array([p.text.intercept for p in pairs], dtype=np.float64)
     if descriptions:
         arrays["descriptions"] = np.stack(descriptions)
-    spec_json = {
+    spec_json: ModelSpec = {
         **header,
         "features": FEATURES,
         "tfidf": terms is not None,
@@ -75,7 +106,7 @@ def model_bytes(model: TagModel, header: dict[str, Any]) -> bytes:
     return buf.getvalue()
 
 
-def read_model(path: Path, header: dict[str, Any], taxonomy: Taxonomy) -> TagModel:
+def read_model(path: Path, header: ModelHeader, taxonomy: Taxonomy) -> TagModel:
     """The model saved at ``path`` for this ``header``; ModelFileError (saying why) when it is not one."""
     try:
         data = np.load(path, allow_pickle=False)
@@ -106,6 +137,7 @@ def _array(arrays: dict[str, np.ndarray], key: str, kind: str, ndim: int) -> np.
     return value
 
 
+# JSON edge: the spec as parsed from the file (a ModelSpec when radar wrote it); every value is checked as it is read
 def _build(spec: dict[str, Any], arrays: dict[str, np.ndarray], taxonomy: Taxonomy) -> TagModel:
     names = spec["names"]
     if names != taxonomy.names:

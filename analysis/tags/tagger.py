@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol, TypedDict
 
 import numpy as np
 import scipy.sparse as sp
@@ -26,7 +26,7 @@ from radar.analysis.tags.config import TaggingConfig
 from radar.analysis.tags.errors import TaggingError
 from radar.analysis.tags.features import FeatureSpace
 from radar.analysis.tags.model import WEAK_WEIGHT, TagModel, TagRule, fit_tag
-from radar.analysis.tags.persist import ModelFileError, StaleModelError, model_bytes, read_model
+from radar.analysis.tags.persist import ModelFileError, ModelHeader, StaleModelError, model_bytes, read_model
 from radar.analysis.tags.taxonomy import DEFAULT_TAXONOMY, Taxonomy, load_taxonomy_file
 from radar.analysis.tags.training import (
     SHIPPED_LABELS,
@@ -286,7 +286,7 @@ def _version(taxonomy: Taxonomy, model_id: str, examples: Examples, cfg: Tagging
     return h.hexdigest()[:12]
 
 
-def _header(env: TagEnv) -> dict[str, Any]:
+def _header(env: TagEnv) -> ModelHeader:
     """What a saved model must have been trained for to be used."""
     return {
         "format": MODEL_FORMAT,
@@ -341,6 +341,21 @@ def saved_model(env: TagEnv) -> TagModel | None:
 # -- tagging -----------------------------------------------------------------------------------------
 
 
+class TagReportJson(TypedDict):
+    """``TagReport.as_dict()``: `radar tag --json`."""
+
+    model_version: str
+    trained: bool
+    decided: int
+    unembedded: int
+    train_seconds: float
+    seconds: float
+    docs_per_s: float
+    per_tag: dict[str, int]
+    strategies: dict[str, str]
+    notes: list[str]
+
+
 @dataclass
 class TagReport:
     version: str
@@ -357,7 +372,7 @@ class TagReport:
     def docs_per_s(self) -> float:
         return self.decided / self.seconds if self.seconds > 0 else 0.0
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> TagReportJson:
         return {
             "model_version": self.version,
             "trained": self.trained,

@@ -51,13 +51,21 @@ class Scored:
 
 def take(parts: list[tuple[Scored, np.ndarray]]) -> Scored:
     """The rows ``idx`` of each scored set, as one (each column keeps the test that chose it)."""
-    fields_ = ("observed", "expected", "z", "llr", "ratio", "ratio_low", "ratio_high", "expected_base")
 
     def cat(get: Callable[[Scored], np.ndarray]) -> np.ndarray:
         return np.concatenate([get(s)[i] for s, i in parts]) if parts else np.zeros(0)
 
-    arrays: dict[str, Any] = {f: cat(lambda s, f=f: getattr(s.test, f)) for f in fields_}  # type: ignore[misc]
-    test = TestResult(**arrays, recent_docs=0.0)
+    test = TestResult(
+        observed=cat(lambda s: s.test.observed),
+        expected=cat(lambda s: s.test.expected),
+        z=cat(lambda s: s.test.z),
+        llr=cat(lambda s: s.test.llr),
+        ratio=cat(lambda s: s.test.ratio),
+        ratio_low=cat(lambda s: s.test.ratio_low),
+        ratio_high=cat(lambda s: s.test.ratio_high),
+        recent_docs=0.0,
+        expected_base=cat(lambda s: s.test.expected_base),
+    )
     return Scored(
         cat(lambda s: s.columns).astype(np.int64),
         test,

@@ -106,6 +106,25 @@ class Span(TypedDict):
     documents: NotRequired[int]
 
 
+class TrendsJson(TypedDict):
+    """``TrendsResult.as_dict()``: the `radar trends --json` document."""
+
+    as_of: str
+    window: str
+    recent: Span | None
+    baseline: Span | None
+    periods: list[str]
+    emerging: list[TermTrend]
+    declining: list[TermTrend]
+    tags: dict[str, list[SharePoint]]
+    groups: dict[str, list[SharePoint]]
+    tag_trends: list[TagTrend]
+    group_trends: list[TagTrend]
+    topics: list[Topic]
+    topics_note: str
+    new_methods: list[NewMethod]
+
+
 @dataclass(frozen=True)
 class TrendsResult:
     as_of: str
@@ -129,7 +148,7 @@ class TrendsResult:
         return cls(as_of="", window="month")
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> TrendsResult:
+    def from_dict(cls, data: dict[str, Any]) -> TrendsResult:  # JSON edge: parsed JSON, its keys checked here
         """A result read back from its JSON (the workspace's cached period trends); unknown keys are refused."""
         names = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - names)
@@ -137,7 +156,7 @@ class TrendsResult:
             raise ValueError(f"trends JSON has unknown keys: {', '.join(unknown)}")
         return cls(**data)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> TrendsJson:
         """The `radar trends --json` document."""
         return {
             "as_of": self.as_of,
@@ -155,6 +174,18 @@ class TrendsResult:
             "topics_note": self.topics_note,
             "new_methods": self.new_methods,
         }
+
+
+class PeriodTrendsJson(TypedDict):
+    """``PeriodTrends.as_dict()``: the workspace's cached period trends, `radar trends --week --json`."""
+
+    label: str
+    start: str
+    end: str
+    fingerprint: str
+    computed_at: str
+    tags: TrendsJson
+    terms: TrendsJson
 
 
 @dataclass(frozen=True)
@@ -175,7 +206,7 @@ class PeriodTrends:
     fingerprint: str = ""  # the store's state the trends were computed on ("" unknown)
     computed_at: str = ""
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> PeriodTrendsJson:
         return {
             "label": self.label,
             "start": self.start,
@@ -187,7 +218,7 @@ class PeriodTrends:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> PeriodTrends:
+    def from_dict(cls, data: dict[str, Any]) -> PeriodTrends:  # JSON edge: the cached file as parsed
         return cls(
             label=str(data["label"]),
             start=str(data["start"]),

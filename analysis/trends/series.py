@@ -9,16 +9,27 @@ so that a new source bringing many documents of one category moves ``raw_share``
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
 
 import numpy as np
 from scipy.stats import norm
 
 from radar.analysis.trends.cache import TermTable, day_number
 from radar.analysis.trends.config import TrendsConfig, Windows, period_label
+from radar.analysis.trends.result import SharePoint, TagTrend
 from radar.analysis.trends.stats import fixed_effect_shares, stratified_test
 from radar.store.db import Store
+
+
+@dataclass(frozen=True)
+class TagSeries:
+    """The tags' (and the taxonomy groups') series per period and their trends (``TrendsResult``'s fields)."""
+
+    tags: dict[str, list[SharePoint]]
+    tag_trends: list[TagTrend]
+    groups: dict[str, list[SharePoint]] = field(default_factory=dict)  # empty unless groups are given
+    group_trends: list[TagTrend] = field(default_factory=list)
 
 
 def _tag_matrix(
@@ -48,9 +59,9 @@ def tag_series(
     window: str,
     starts: list[date],
     groups: dict[str, list[str]] | None = None,
-) -> dict[str, Any]:
-    """{"tags": {tag: [{period, count, docs, share, raw_share}]}, "groups": {...}, "tag_trends": [...],
-    "group_trends": [...]} (the groups' entries only when ``groups`` are given)."""
+) -> TagSeries:
+    """Per tag, one ``SharePoint`` per period, and the tags' trends; the same for the taxonomy's groups (only
+    when ``groups`` are given)."""
     first = min(starts[0], win.baseline_start)
     lo, hi, tags, rows = _tag_matrix(store, table, first, win.as_of)
     n_strata = len(table.strata)
@@ -64,7 +75,7 @@ def tag_series(
     docs = _counts(keys, np.arange(hi - lo), n_keys)[:-1].reshape(len(starts), n_strata)
     labels = [period_label(s, window) for s in starts]
 
-    def series(members: np.ndarray) -> list[dict[str, Any]]:
+    def series(members: np.ndarray) -> list[SharePoint]:
         counts = _counts(keys, members, n_keys)[:-1].reshape(len(starts), n_strata)
         shares = fixed_effect_shares(counts, docs)
         per, total = counts.sum(axis=1), docs.sum(axis=1)
@@ -79,18 +90,18 @@ def tag_series(
             for lab, c, d, s in zip(labels, per, total, shares, strict=True)
         ]
 
-    out: dict[str, Any] = {"tags": {t: series(rows[t]) for t in tags}}
+    tag_points = {t: series(rows[t]) for t in tags}
+    group_points: dict[str, list[SharePoint]] = {}
+    group_trends: list[TagTrend] = []
     if groups:
-        out["groups"] = {}
         group_rows = {}
         for group, names in groups.items():
             members = [rows[t] for t in names if t in rows]
             group_rows[group] = np.unique(np.concatenate(members)) if members else np.zeros(0, np.int64)
-            out["groups"][group] = series(group_rows[group])
+            group_points[group] = series(group_rows[group])
         # a group is judged as a tag is (its documents: those with any of its tags), Bonferroni over the groups
-        out["group_trends"] = _tag_trends(table, lo, day, stratum, win, cfg, list(group_rows), group_rows)
-    out["tag_trends"] = _tag_trends(table, lo, day, stratum, win, cfg, tags, rows)
-    return out
+        group_trends = _tag_trends(table, lo, day, stratum, win, cfg, list(group_rows), group_rows)
+    return TagSeries(tag_points, _tag_trends(table, lo, day, stratum, win, cfg, tags, rows), group_points, group_trends)
 
 
 def tag_z(alpha: float, n_tags: int) -> float:
@@ -116,7 +127,7 @@ def _tag_trends(
     cfg: TrendsConfig,
     tags: list[str],
     rows: dict[str, np.ndarray],
-) -> list[dict[str, Any]]:
+) -> list[TagTrend]:
     if not tags:
         return []
     n_strata = len(table.strata)
@@ -134,7 +145,7 @@ def _tag_trends(
         b[:, j] = np.bincount(stratum[r[base[r]]], minlength=n_strata)
     test = stratified_test(a, n, b, m, cfg.min_stratum_docs)
     docs = max(test.recent_docs, 1.0)
-    out = []
+    out: list[TagTrend] = []
     z_needed = tag_z(cfg.tag_alpha, len(tags))
     for j, tag in enumerate(tags):
         direction = tag_direction(float(test.z[j]), float(test.ratio[j]), z_needed)

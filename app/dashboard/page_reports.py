@@ -11,12 +11,12 @@ import html
 import re
 from datetime import date, timedelta
 from pathlib import Path
-from typing import Any
 
 import streamlit as st
 
 from radar.app.context import Radar
 from radar.app.dashboard import data, period, reproduce
+from radar.reports.build import BuiltReportJson
 from radar.reports.period import Period, parse_week, week_of
 from radar.store import Workspace
 from radar.store.errors import RadarError
@@ -113,7 +113,7 @@ def _recommendations(root: str, week: str) -> None:
             reproduce.recommendations(root, [r.as_dict() for r in recs], "reports")
 
 
-def generate(ws: Workspace, week: str) -> dict[str, Any]:
+def generate(ws: Workspace, week: str) -> BuiltReportJson:
     """Write the report for ISO week ``week`` (what `radar report --week` does, without sending)."""
     from radar.app import steps  # defers scipy, faiss, bm25s
 

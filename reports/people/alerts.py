@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 
 from radar.index.search import Filters, Searcher
 from radar.reports.config import DeliveryConfig
 from radar.reports.deliver import Outcome, send_jobs
-from radar.reports.people.digest import person_jobs
+from radar.reports.people.digest import AlertHit, person_jobs
 from radar.store import Store
 from radar.store.models import utc_now
 from radar.store.people import Person, PersonAlert, SavedSearch
@@ -72,13 +72,21 @@ def _first_seen(store: Store, doc_id: str) -> str:
     return meta.first_seen if meta else ""
 
 
+class AlertMessageJson(TypedDict):
+    """``AlertMessage.as_dict()``: `radar alerts test --json`."""
+
+    subject: str
+    text: str
+    alerts: list[AlertHit]
+
+
 @dataclass
 class AlertMessage:
     subject: str
     text: str
     alerts: list[PersonAlert]
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> AlertMessageJson:
         return {
             "subject": self.subject,
             "text": self.text,

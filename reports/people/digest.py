@@ -11,11 +11,20 @@ from dataclasses import dataclass, field, replace
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 from html import escape
-from typing import Any
+from typing import NotRequired, TypedDict
 from urllib.parse import quote, urlencode
 
 from radar.reports.config import DeliveryConfig, Profile, ReportConfig, WebhookConfig
-from radar.reports.deliver import Job, Outcome, post_webhook, send_email, send_jobs, slack_text, webhook_recipient
+from radar.reports.deliver import (
+    Job,
+    Outcome,
+    WebhookPayload,
+    post_webhook,
+    send_email,
+    send_jobs,
+    slack_text,
+    webhook_recipient,
+)
 from radar.reports.people.ranking import (
     N_SKIPPED,
     Example,
@@ -37,18 +46,47 @@ from radar.store.urls import check_configured_url, check_email
 TOP_N = 10
 
 
+class AlertHit(TypedDict):
+    """A saved-search match as the digest and the alert message show it."""
+
+    id: str
+    search: str
+    score: float  # rounded to 4 places
+    found_at: NotRequired[str]  # the digest's rows (``alert_rows``) carry it
+
+
+class DigestPaper(TypedDict):
+    id: str
+    title: str
+    score: float
+    why: list[str]
+    url: str
+
+
+class DigestJson(TypedDict):
+    """``Digest.as_dict()``: `radar people digest --json`."""
+
+    person: str
+    week: str
+    method: str
+    candidates: int
+    dropped_by_negative_terms: int
+    papers: list[DigestPaper]
+    alerts: list[AlertHit]
+
+
 @dataclass
 class Digest:
     person: str
     period: Period
     papers: list[PersonScore]
-    alerts: list[dict[str, Any]]
+    alerts: list[AlertHit]
     method: str  # "learned" or "rules"
     dropped: int = 0  # left out by a negative term
     candidates: int = 0
     links: dict[str, dict[str, str]] = field(default_factory=dict)  # doc id -> {like, dislike} dashboard urls
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> DigestJson:
         return {
             "person": self.person,
             "week": self.period.label,
@@ -113,10 +151,7 @@ def build_digest(
         scores, method = rule_scores(docs, store.tag_scores(ids), profile, liked, period, cfg), "rules"
     kept, dropped = adjust(scores, profile)
     top = [s for s in kept if s.score >= profile.min_score][:top_n]
-    alerts = [
-        {"id": a.doc_id, "search": a.search, "score": round(a.score, 4), "found_at": a.found_at}
-        for a in store.alerts(person.name, since=period.since)
-    ]
+    alerts = alert_rows(store.alerts(person.name, since=period.since))
     digest = Digest(person.name, period, top, alerts, method, dropped, len(docs))
     if dashboard_url:
         digest.links = {p.doc.id: feedback_links(dashboard_url, person.name, p.doc.id) for p in top}
@@ -200,7 +235,7 @@ def person_jobs(person: Person, cfg: DeliveryConfig, subject: str, text: str, ht
 
         jobs.append(("email", person.email, send, [cfg.email.password()]))
     if person.webhook:
-        payload = {"text": f"*{slack_text(subject)}*\n{slack_text(text)}"}
+        payload: WebhookPayload = {"text": f"*{slack_text(subject)}*\n{slack_text(text)}"}
 
         def post() -> None:  # the URL is checked when sent: a bad row fails this person's webhook only
             check_configured_url(person.webhook, f"person {person.name}'s webhook")
@@ -220,5 +255,5 @@ def send_digest(store: Store, d: Digest, person: Person, cfg: DeliveryConfig) ->
     )
 
 
-def alert_rows(alerts: list[PersonAlert]) -> list[dict[str, Any]]:
+def alert_rows(alerts: list[PersonAlert]) -> list[AlertHit]:
     return [{"id": a.doc_id, "search": a.search, "score": round(a.score, 4), "found_at": a.found_at} for a in alerts]

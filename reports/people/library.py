@@ -13,7 +13,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from radar.reports.errors import ReportError
 from radar.store import Store
@@ -169,5 +169,11 @@ def match_entries(store: Store, entries: list[Entry]) -> LibraryMatch:
     return out
 
 
-def describe(entry: Entry) -> dict[str, Any]:
+class EntryRow(TypedDict):
+    key: str
+    title: str
+    arxiv_id: str
+
+
+def describe(entry: Entry) -> EntryRow:
     return {"key": entry.key, "title": entry.title, "arxiv_id": entry.arxiv_id}
