@@ -90,7 +90,16 @@ def canonical_url(url: str) -> str:
     """Lower-case scheme/host, drop fragments and tracking parameters, trim a trailing slash."""
     parts = urlparse(url.strip())
     query = urlencode([(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not _TRACKING.match(k)])
-    path = parts.path.rstrip().rstrip("/") or "/"  # "post ?utm=..": the space went with what was dropped
+    path = parts.path
+    while True:  # until stable: trimming can expose more to trim
+        # "post ?utm=..": the space went with what was dropped; "x;id=1/": urlparse splits ";params" off the last
+        # segment only, so trimming the "/" exposes params that the next parse would drop
+        head, sep, last = path.rstrip().rstrip("/").rpartition("/")
+        trimmed = head + sep + last.split(";", 1)[0].rstrip()
+        if trimmed == path:
+            break
+        path = trimmed
+    path = path or "/"
     return urlunparse((parts.scheme.lower(), parts.netloc.lower(), path, "", query, ""))
 
 

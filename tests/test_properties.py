@@ -83,7 +83,15 @@ def test_canonical_url_is_idempotent_on_any_text(text: str) -> None:
     assert canonical_url(canon) == canon
 
 
-@pytest.mark.parametrize("url", ["https://example.org/post ?utm_source=rss", "https://example.org/post #comments"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://example.org/post ?utm_source=rss",
+        "https://example.org/post #comments",
+        ";/",  # found by the property above: ";" stood as ";params" once the "/" was trimmed
+        "https://example.org/post;jsessionid=1/",
+    ],
+)
 def test_canonical_url_is_idempotent_with_a_space_before_what_it_drops(url: str) -> None:
     canon = canonical_url(url)  # "https://example.org/post " (found by the property above on "0 ?")
     assert canonical_url(canon) == canon
