@@ -24,16 +24,17 @@ _COLUMNS = (
 _OPENING = "([{\"'“‘"  # what may stand before a phrase's first word ("(Dr. GRPO)")
 
 
-def _phrases_in(text: str, by_first: dict[str, list[tuple[str, int]]]) -> Iterator[str]:
-    """The phrases (``by_first``: first word -> (phrase, its number of words)) that start at a word of ``text``."""
+def _phrases_in(text: str, by_first: dict[str, list[tuple[str, tuple[str, ...]]]]) -> Iterator[str]:
+    """The phrases (``by_first``: first word, also after an opening bracket or quote -> (phrase, its other words))
+    that start at a word of ``text``: the first word equal, the middle ones equal, the last one a prefix of the
+    text's word ("GRPO" of "GRPO's")."""
     words = text.split()
+    if by_first.keys().isdisjoint(words):  # most texts: one pass in C
+        return
     for i, w in enumerate(words):
-        found = by_first.get(w)
-        if found is None and w[0] in _OPENING:
-            w = w.lstrip(_OPENING)
-            found = by_first.get(w)
-        for phrase, n in found or ():
-            if n == 1 or " ".join([w, *words[i + 1 : i + n]]).startswith(phrase):
+        for phrase, rest in by_first.get(w, ()):
+            tail = words[i + 1 : i + 1 + len(rest)]
+            if len(tail) == len(rest) and tail[:-1] == list(rest[:-1]) and (not rest or tail[-1].startswith(rest[-1])):
                 yield phrase
 
 
@@ -234,10 +235,11 @@ class ContributionsTable(Table):
         token only. One pass over those papers' words, each looked up among the phrases' first words (an
         ``instr()`` per phrase and paper in SQL took 15 minutes for the 2,972 phrases of the full corpus's cards)."""
         wanted = list(dict.fromkeys(p for p in phrases if p.split()))
-        by_first: dict[str, list[tuple[str, int]]] = {}
-        for p in wanted:
-            words = p.split()
-            by_first.setdefault(words[0], []).append((" ".join(words), len(words)))
+        by_first: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+        for p in dict.fromkeys(" ".join(p.split()) for p in wanted):
+            first, *rest = p.split()
+            for opening in ("", *_OPENING):  # "(Dr. GRPO)": the first word as the text splits it
+                by_first.setdefault(opening + first, []).append((p, tuple(rest)))
         out: dict[str, list[PaperText]] = {}
         if not by_first:
             return out
@@ -246,12 +248,15 @@ class ContributionsTable(Table):
             f"SELECT id, title, abstract, published FROM documents WHERE {clause}kind = 'paper' ORDER BY published, id",
             params,
         )
+        asked: dict[str, list[str]] = {}  # a phrase as matched ("Dr. GRPO") -> as asked ("Dr.  GRPO")
+        for p in wanted:
+            asked.setdefault(" ".join(p.split()), []).append(p)
         for doc_id, title, abstract, published in rows:
             held = {spelled for text in (title, abstract or "") for spelled in _phrases_in(text, by_first)}
             if held:
                 paper = PaperText(doc_id, title, abstract, str(published)[:10])
-                for p in wanted:
-                    if " ".join(p.split()) in held:
+                for spelled in held:
+                    for p in asked[spelled]:
                         out.setdefault(p, []).append(paper)
         return out
 

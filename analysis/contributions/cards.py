@@ -295,8 +295,11 @@ def _card(
     presets: Presets,
     intros: Sequence[ContributionRow] = (),
     start: str = "",
+    senses: Sequence[Sense] | None = None,
 ) -> MethodCard:
-    senses = senses_of(mentions)
+    """The card of one introducing row; ``senses``: ``senses_of(mentions)`` when the caller has it (the cards
+    of one name share it)."""
+    senses = senses_of(mentions) if senses is None else senses
     mine = sense_with(senses, row.doc_id)
     own = list(mine.mentions) if mine is not None else list(mentions)
     used, compared = _adoption(own, row.doc_id, row.published)
@@ -353,6 +356,10 @@ def cards_of(
     for r in store.introductions_of(several) if several else []:
         intros.setdefault(r.name_key, []).append(r)
     start = store.first_paper_day()
+    senses: dict[str, list[Sense]] = {}  # per name: the rows of one name share its mentions' senses
+    for r in rows:
+        if r.name_key not in senses:
+            senses[r.name_key] = senses_of(mentions.get(r.name_key, []))
     return [
         _card(
             r,
@@ -363,6 +370,7 @@ def cards_of(
             presets,
             intros.get(r.name_key, []),
             start,
+            senses[r.name_key],
         )
         for r in rows
     ]
@@ -525,7 +533,8 @@ def card_for(
             tags = store.tags_of([r.doc_id for r in mine])
             start = store.first_paper_day()
             cards = [
-                _card(r, found.get(key, []), titles, tags.get(r.doc_id, []), groups, presets, rows, start) for r in mine
+                _card(r, found.get(key, []), titles, tags.get(r.doc_id, []), groups, presets, rows, start, senses)
+                for r in mine
             ]
             new = next((c for c in cards if c.new), None)
             if new is not None or not senses:
