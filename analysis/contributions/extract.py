@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 
 from radar.analysis.names.extract import _TOKEN, family_of, is_candidate
 
@@ -287,12 +288,28 @@ def _sentence_bounds(text: str) -> list[int]:
     return [0, *(m.end() for m in SENTENCE.finditer(text))]
 
 
+@cache
+def _cased(rx: re.Pattern[str]) -> re.Pattern[str]:
+    return re.compile(rx.pattern, rx.flags & ~re.IGNORECASE)
+
+
+def _finditer(rx: re.Pattern[str], text: str, lowered: str) -> Iterator[re.Match[str]]:
+    """The matches of ``rx`` (case-insensitive, its literals lower-case) in ``text``, found case-sensitively in
+    ``lowered`` (``text.lower()``) when that keeps every position: the same matches, 2-2.5x faster than
+    ``re.IGNORECASE`` on abstracts."""
+    if len(lowered) == len(text):
+        return _cased(rx).finditer(lowered)
+    return rx.finditer(text)
+
+
 def extract(title: str, abstract: str) -> Extracted:
     """The candidates of one paper (title first, then abstract) with their features."""
     title = plain_text(title)
     abstract = plain_text(abstract)
     text = f"{title}\n{abstract}"
     t_end = len(title)
+    lowered = text.lower()
+    low_abstract = lowered[t_end + 1 :] if len(lowered) == len(text) else abstract.lower()
     cands: dict[str, Candidate] = {}
 
     def add(surface: str, pos: int, *feats: str) -> Candidate:
@@ -308,7 +325,7 @@ def extract(title: str, abstract: str) -> Extracted:
         add(prefix, 0, "src:prefix", f"prefix_words:{min(len(prefix.split()), 3)}")
     # intro windows: (start, end, verb) after each introducing verb, to the end of its clause
     windows: list[tuple[int, int, str]] = []
-    for m in INTRO.finditer(abstract):
+    for m in _finditer(INTRO, abstract, low_abstract):
         end = m.end()
         stop = abstract.find(". ", end)
         stop = min(stop if stop >= 0 else len(abstract), end + 220)
@@ -316,7 +333,7 @@ def extract(title: str, abstract: str) -> Extracted:
         after = _AFTER_VERB.match(abstract, end)
         if after:
             add(after.group(1), t_end + 1 + after.start(1), "src:after_verb")
-    for m in CALLED.finditer(abstract):
+    for m in _finditer(CALLED, abstract, low_abstract):
         run = _CAPS_RUN.match(abstract, m.end())
         if run:
             add(_CONNECTOR_TAIL.sub("", run.group()), t_end + 1 + run.start(), "src:called")
@@ -343,8 +360,8 @@ def extract(title: str, abstract: str) -> Extracted:
         if s in cands or is_candidate(s):
             c = add(s, m.start(), "src:token")
     bounds = _sentence_bounds(text)
-    compares = [(m.end(), m.group().lower()[:7]) for m in COMPARE.finditer(text)]
-    lineages = [(m.end(), m.group().lower()[:6]) for m in LINEAGE.finditer(text)]
+    compares = [(m.end(), m.group().lower()[:7]) for m in _finditer(COMPARE, text, lowered)]
+    lineages = [(m.end(), m.group().lower()[:6]) for m in _finditer(LINEAGE, text, lowered)]
     compare_ends = [e for e, _ in compares]
     lineage_ends = [e for e, _ in lineages]
     title_lower = title.lower()
@@ -414,20 +431,22 @@ def extract(title: str, abstract: str) -> Extracted:
         if prefix and c.surface != prefix and c.surface in prefix:
             c.features.add("inside_prefix")
     ordered = sorted(cands.values(), key=lambda c: c.start)
-    return Extracted(tuple(ordered), paper_features(title, abstract, prefix), text, t_end)
+    return Extracted(tuple(ordered), paper_features(title, abstract, prefix, low_abstract), text, t_end)
 
 
-def paper_features(title: str, abstract: str, prefix: str) -> frozenset[str]:
-    """Cues of the whole paper: a survey or study, what "we" do, whether the title has a name prefix."""
+def paper_features(title: str, abstract: str, prefix: str, lowered: str = "") -> frozenset[str]:
+    """Cues of the whole paper: a survey or study, what "we" do, whether the title has a name prefix
+    (``lowered``: ``abstract.lower()`` when the caller has it)."""
+    lowered = lowered or abstract.lower()
     f = {"p:bias"}
     if prefix:
         f.add("p:prefix")
     rest = title[len(prefix) :] if prefix else title
     f.update("p:t:" + m.group().lower() for m in _SURVEY.finditer(rest))
-    f.update("p:we:" + m.group(1).lower()[:6] for m in _WE_VERB.finditer(abstract))
-    if INTRO.search(abstract):
+    f.update("p:we:" + m.group(1).lower()[:6] for m in _finditer(_WE_VERB, abstract, lowered))
+    if next(_finditer(INTRO, abstract, lowered), None) is not None:
         f.add("p:intro_verb")
-    if CALLED.search(abstract):
+    if next(_finditer(CALLED, abstract, lowered), None) is not None:
         f.add("p:called")
     return frozenset(f)
 
@@ -441,6 +460,6 @@ def phrase_mention(title: str, abstract: str, phrase: str) -> tuple[bool, bool]:
     if not found:
         return False, False
     bounds = _sentence_bounds(text)
-    ends = [m.end() for m in COMPARE.finditer(text)]
+    ends = [m.end() for m in _finditer(COMPARE, text, text.lower())]
     compared = any(_ends_near(ends, p, max(bounds[bisect_right(bounds, p) - 1], p - 89)) for p in found)
     return True, compared

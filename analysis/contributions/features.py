@@ -76,6 +76,7 @@ _CUE_KINDS: dict[str, str] = {}
 for _kind, _cues in KIND_CUES.items():
     for _cue in _cues:
         _CUE_KINDS.setdefault(_cue, _kind)
+_PAIR_FIRST = frozenset(cue.split()[0] for cue in _CUE_KINDS if " " in cue)  # first words of the word-pair cues
 
 
 _NP_END = re.compile(
@@ -207,9 +208,9 @@ def cue_features(text: str, where: str) -> set[str]:
     tokens = _CUE_TOKEN.findall(text.lower())
     for i, tok in enumerate(tokens):
         kind = _CUE_KINDS.get(tok)
-        if kind is None and i + 1 < len(tokens):
+        if kind is None and tok in _PAIR_FIRST and i + 1 < len(tokens):
             kind = _CUE_KINDS.get(tok + " " + tokens[i + 1])
-        if kind is None and _SIZE_TOKEN.fullmatch(tok):
+        if kind is None and tok[0].isdigit() and _SIZE_TOKEN.fullmatch(tok):
             kind = "model"
         if kind is not None:
             counts[kind] = counts.get(kind, 0) + 1
