@@ -223,13 +223,9 @@ def cue_features(text: str, where: str) -> set[str]:
 
 
 def words(text: str, limit: int = 10_000) -> list[str]:
-    out = []
-    for w in _WORD.findall(text.lower()):
-        if w not in _STOP:
-            out.append(w)
-            if len(out) >= limit:
-                break
-    return out
+    """The first ``limit`` words of ``text``, lower-cased, stop words left out."""
+    found = [w for w in _WORD.findall(text.lower()) if w not in _STOP]
+    return found if len(found) <= limit else found[:limit]
 
 
 def lexicon_kind(surface: str, lexicon: Mapping[str, str]) -> str:
