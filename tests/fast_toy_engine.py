@@ -6,13 +6,14 @@ tests of the life cycle (a killed worker, cancel, stop signals, arm processes th
 about the worker's processes, not about training: with this engine those processes are the real ones
 (``python -m radar.repro.worker``, spawned arm processes, the real cancel checks and step records), and each
 step just waits STEP_S. The real engine is tested in-process (tests/test_repro_hf.py) and end to end
-(tests/test_repro_cli.py's tiny and A/A runs, tests/test_repro_methods.py's queued preset).
+(tests/test_repro_cli.py's tiny and A/A runs, tests/test_repro_hf.py's checkpoint runs).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,7 @@ def toy_record(
         "steps": spec.total_steps,
         "seeds": spec.pairs,
         "rl_seeds": {arm: [rl_seed(arm, p) for p in spec.pairs] for arm in arms},
+        "methods": {arm: asdict(m) for arm, m in arms.items()},  # as the real record names each arm's method
         "cuda_device": None,
         **provenance(),
         "policies": policies,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,8 @@ from radar.repro.methods import BUILTIN, METHODS, describe, settings
 from radar.repro.policy import SIZES, get_size
 from radar.repro.tasks import TASKS, get_task
 from radar.repro.trainer import LOSS_PLUGINS, build_config, overlong_buffer, reward_functions
+
+ROOT = Path(__file__).resolve().parents[1]
 
 PARAMS = {"task": "addition", "preset": "tiny", "total_steps": 10, "seeds": 1}
 get_method = BUILTIN.get
@@ -265,16 +268,23 @@ def test_two_catalogs_never_see_each_others_definitions() -> None:
     assert old.settings("dapo-eps03") != now.settings("dapo-eps03")
 
 
-@pytest.mark.slow  # a real run: the warm start (SFT) plus 2 RL steps per arm, ~2 min on two busy cores
-def test_user_preset_from_radar_toml_runs_through_the_queue(tmp_path: Path) -> None:
+@pytest.mark.slow  # a detached worker and its arm processes
+def test_user_preset_from_radar_toml_runs_through_the_queue(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The dashboard button's path: queue a radar.toml preset; the detached `radar repro work` runs it (nobody types
-    a command); the worker learns the preset from the run's params; asking again finds it done."""
+    a command); the worker learns the preset from the run's params; asking again finds it done. The worker's
+    processes are real; they train with tests/fast_toy_engine.py (what reaches TRL's GRPOConfig from a user preset
+    is tested above, in process)."""
     import json
     import time
 
     from radar.app import wiring
     from radar.app.context import Radar
+    from radar.repro.execute import TOY_ENGINE_ENV
     from radar.store import Workspace
+    from tests import fast_toy_engine
+
+    monkeypatch.setenv(TOY_ENGINE_ENV, fast_toy_engine.ENGINE)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
 
     ws, _ = Workspace.init(tmp_path / "ws")
     ws.config_path.write_text(
@@ -298,7 +308,9 @@ def test_user_preset_from_radar_toml_runs_through_the_queue(tmp_path: Path) -> N
     assert run and run.status == "done", (run, log)
     assert run.params["user_presets"][0]["name"] == "dapo-eps03" and f"{queued.run_id}: done" in log
     record = json.loads((ws.run_dir(queued.run_id) / "run.json").read_text())
-    assert record["configs"]["method"]["epsilon_high"] == 0.3 and record["configs"]["baseline"]["loss_type"] == "grpo"
+    assert record["engine"] == fast_toy_engine.ENGINE
+    methods = record["methods"]
+    assert methods["method"]["config"]["epsilon_high"] == 0.3 and methods["baseline"]["config"]["loss_type"] == "grpo"
     assert run.verdict is not None and run.verdict.overall == "too few seeds"
     assert run.verdict.evidence_class == "pipeline check"
     again = wiring.reproductions(Radar.at(ws.root)).reproduce("dapo-eps03", queued_by="test")
