@@ -15,7 +15,7 @@ Trained on dev, scored on dev2, and the reverse (no test paper in training, asse
   with the tagger or with the tagger's text regression;
 - without --no-oof: F1 of those averages with thresholds from out-of-fold head probabilities of 3
   fine-tunes on thirds of the training set (3 more fine-tunes per direction; not run in the figures of
-  docs/tagging.md).
+  docs/benchmarks.md).
 """
 
 from __future__ import annotations

@@ -315,3 +315,64 @@ def test_every_link_between_the_docs_resolves(page: Path) -> None:
         elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
             broken.append(f"{target} (no heading #{anchor} in {dest.name})")
     assert not broken, f"{page.relative_to(ROOT)}: " + "; ".join(broken)
+
+
+# -- measured figures live in docs/benchmarks.md ---------------------------------------------------------------
+# A measured figure is recognised by two marks a design statement does not carry: a line that dates a run and
+# says how loaded or how long it was (a date beside UTC, load, CPU-s, ms or wall), or a table whose header names
+# a measured quantity. docs/names.md is left to its own move (its figures are being re-measured).
+FIGURE_PAGES = [doc for doc in DOCS if doc.name not in ("benchmarks.md", "names.md")]
+RUN_DATE = re.compile(r"\b20\d\d-[01]\d-[0-3]\d\b")
+RUN_CONDITION = re.compile(r"\bUTC\b|\bload\b|\bCPU-s\b|\bms\b|\bwall\b")
+MEASURED_COLUMN = re.compile(r"precision|recall|\bF1\b|P@\d|\bMRR\b|\bmAP\b|\bARI\b|CPU s|wall s|seconds|\bms\b|/s\b")
+ISSUE_NUMBER = re.compile(r"\bissues?[\s-]*#?\d+", re.I)
+
+
+def dated_run_lines(text: str) -> list[str]:
+    """Lines holding both a date and a run condition: '2026-12-02 06:08 UTC, load 8-13'."""
+    return [line for line in text.splitlines() if RUN_DATE.search(line) and RUN_CONDITION.search(line)]
+
+
+def measured_tables(text: str) -> list[str]:
+    """Header rows (the row above a |---| separator) that name a measured quantity."""
+    lines = text.splitlines()
+    return [
+        head
+        for head, rule in zip(lines, lines[1:], strict=False)
+        if head.lstrip().startswith("|") and re.fullmatch(r"\s*\|[\s:|-]+\|?\s*", rule) and MEASURED_COLUMN.search(head)
+    ]
+
+
+def test_the_figure_rules_catch_a_planted_figure() -> None:
+    """The rules below flag a dated run and a table of measured columns, and leave design statements alone."""
+    planted = (
+        "A paper introduces its best candidate when that probability is at least 0.5.\n"
+        "2510.05109 was submitted on 2025-09-25; a reader on Monday 2025-09-29 could not have seen it.\n"
+        "| key | default | meaning |\n| --- | --- | --- |\n| `timeout_s` | `30.0` | seconds to wait |\n"
+        "Search (`bench_search.py`, 2026-12-02 06:08 UTC, load 8-13): P@5 0.89.\n"
+        "| tag | precision | recall |\n| --- | ---: | ---: |\n| rl | 0.70 | 0.66 |\n"
+        "See issue 27 and issue-15's cases.\n"
+    )
+    assert dated_run_lines(planted) == ["Search (`bench_search.py`, 2026-12-02 06:08 UTC, load 8-13): P@5 0.89."]
+    assert measured_tables(planted) == ["| tag | precision | recall |"]
+    assert ISSUE_NUMBER.findall(planted) == ["issue 27", "issue-15"]
+    # the table of the configuration reference ("seconds to wait" is in a row, not the header) passes
+    assert measured_tables((ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")) == []
+    # and benchmarks.md, where the figures belong, is caught by both rules (else they could pass vacuously)
+    bench = (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    assert dated_run_lines(bench) and measured_tables(bench)
+
+
+@pytest.mark.parametrize("doc", FIGURE_PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_measured_figures_are_only_in_benchmarks(doc: Path) -> None:
+    """A stage page says what the stage does and links to its section of docs/benchmarks.md for the figures."""
+    text = doc.read_text(encoding="utf-8")
+    found = [f"dated run: {line.strip()}" for line in dated_run_lines(text)]
+    found += [f"table of measurements: {head.strip()}" for head in measured_tables(text)]
+    assert not found, f"{doc.name}: move to docs/benchmarks.md: " + "; ".join(found)
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_user_docs_name_no_issue_numbers(doc: Path) -> None:
+    found = ISSUE_NUMBER.findall(doc.read_text(encoding="utf-8"))
+    assert not found, f"{doc.name} names tracker issues: {found}"

@@ -64,10 +64,10 @@ PARAMETER_COUNT = re.compile(r"(?:^|[-_\s/(])(?:\d+x)?\d+(?:\.\d+)?[Bb](?=$|[-_\
 CODE_VERSION = "5"  # bump when extraction, features or rules change what a model means
 INNER_FOLDS = 5
 # P(introduces) at which a paper's best candidate is its introduction: 0.5 for every paper, lower in the lab's
-# areas, where a missed method costs a lead more than a wrong card (grouped CV: docs/methods.md)
+# areas, where a missed method costs a lead more than a wrong card (grouped CV: docs/benchmarks.md, method cards)
 THRESHOLD = 0.5
 LAB_THRESHOLD = 0.3
-# P(also introduced) of another candidate: 0.6 keeps nine in ten right (grouped CV: docs/methods.md)
+# P(also introduced) of another candidate: 0.6 keeps nine in ten right (grouped CV: docs/benchmarks.md, method cards)
 ALSO_THRESHOLD = 0.6
 
 

@@ -9,7 +9,7 @@ or beside a deployment/measurement phrase. They are counts, log(1 + n), given to
 that name the boundary in the taxonomy (``boundaries = [...]``); their weights are learned from the labels like
 every other column's, so a feature decides nothing by itself (no override).
 
-What each adds is measured per boundary in benchmarks/bench_tagging.py (docs/tagging.md).
+What each adds is measured per boundary in benchmarks/bench_tagging.py (docs/benchmarks.md, tags).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 TF-IDF, keyword and boundary features) whose probabilities are averaged. Measured on the dev labels (nested
 5-fold CV, two fold seeds): macro-F1 0.722 for the average vs 0.708 for one regression on all
 features side by side; kernels-compilers gains most (0.57 -> 0.68). The alternatives tried since did not
-beat it beyond noise: docs/tagging.md has the figures (benchmarks/bench_tagging.py). The fitted
+beat it beyond noise: docs/benchmarks.md has the figures (benchmarks/bench_tagging.py). The fitted
 regressions are kept as plain arrays (``Linear``), which persist.py saves without a pickle.
 
 How each tag is decided, by the examples it has:
