@@ -53,8 +53,9 @@ def embedder(radar: Radar, *, device: str = "auto", precision: str | None = None
     return make(radar.settings.embedding, device=device, cache_dir=radar.ws.model_cache_dir, precision=precision)
 
 
-def searcher(radar: Radar, store: Store, *, query_embedder: Embedder | None = None) -> Searcher:  # Searcher.store
-    """Hybrid search over the stored vectors (FAISS) and the keyword index (BM25).
+def searcher(radar: Radar, store: Store, *, query_embedder: Embedder | None = None) -> Searcher:
+    """Hybrid search over the stored vectors (FAISS) and the keyword index (BM25), on ``store`` (the whole Store:
+    the searcher keeps it, and callers take ``searcher.store`` back as their connection).
 
     Queries are embedded like the stored vectors: same model and windowing, and the precision the index
     was built with (int8 on a CPU, float on a GPU machine)."""
