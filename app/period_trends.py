@@ -26,7 +26,7 @@ from radar.store.models import utc_now
 Progress = Callable[[int, int], None]
 
 
-def state(radar: Radar, store: Store) -> str:
+def state(radar: Radar, store: Store) -> str:  # the whole Store: a fingerprint of four of its tables
     """What the trends depend on: documents, tags, embeddings, the contributions (their model versions: the new
     methods are the method cards) and the [trends] settings."""
     settings = hashlib.blake2b(repr(asdict(radar.settings.trends)).encode(), digest_size=6).hexdigest()
@@ -41,7 +41,7 @@ def tags_window(period: Period) -> str:
 
 def compute(
     radar: Radar,
-    store: Store,
+    store: Store,  # the whole Store: trends, and through trends_env the names and the contributions stage
     period: Period,
     *,
     progress: Progress | None = None,

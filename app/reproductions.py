@@ -45,9 +45,9 @@ from radar.repro.spec import (
     spec_of,
     spec_params,
 )
-from radar.store import Store, Workspace, WorkspaceError
+from radar.store import Workspace, WorkspaceError
 from radar.store.errors import RadarError
-from radar.store.runs import Power, RunAdoption, RunRecord
+from radar.store.runs import Power, RunAdoption, RunRecord, RunsTable
 
 Log = Callable[[str], None]
 REPRO_LOCK = "repro work"  # one queue worker per workspace
@@ -135,7 +135,7 @@ class Reproductions:
             method, task=cfg.task, preset=cfg.preset, seeds=cfg.seeds, steps=cfg.steps, device=cfg.device, **extra
         )
 
-    def plan(self, spec: RunSpec, effect: float = DEFAULT_EFFECT, store: Store | None = None) -> Power:
+    def plan(self, spec: RunSpec, effect: float = DEFAULT_EFFECT, store: RunsTable | None = None) -> Power:
         """The run's power at its seed pairs, from the matching A/A run or stored seed noise of that setting."""
         from radar.repro.power import TOY_ASSUMED_SD, plan  # defers scipy
 
@@ -160,7 +160,7 @@ class Reproductions:
         spec: RunSpec,
         *,
         power: Power | None = None,
-        store: Store | None = None,
+        store: RunsTable | None = None,
         queued_by: str = "",
         week: str = "",
         first_pair: int | None = None,
@@ -226,17 +226,17 @@ class Reproductions:
     def export(self, run_id: str, engine: str, out_dir: Path | None = None, gpus: int = 8) -> list[Path]:
         return export_run(self.get(run_id), engine=engine, out_dir=out_dir, num_processes=gpus)
 
-    def adoptions(self, store: Store) -> dict[str, RunAdoption]:
+    def adoptions(self, store: RunsTable) -> dict[str, RunAdoption]:
         from radar.repro.adoption import adoptions  # defers scipy
 
         return adoptions(store.list_runs(kind=KIND))
 
-    def finished(self, store: Store) -> list[RunSummary]:
+    def finished(self, store: RunsTable) -> list[RunSummary]:
         """Finished runs for the report, each with whether it may drive an "adopt"."""
         return finished_runs(store, self.ws.runs_dir, self.adoptions(store))
 
     # -- the queue ----------------------------------------------------------------------------------------
-    def queue(self, method: str, *, queued_by: str, week: str = "", store: Store | None = None) -> Queued:
+    def queue(self, method: str, *, queued_by: str, week: str = "", store: RunsTable | None = None) -> Queued:
         """Queue ``method`` with [repro]'s settings unless the same experiment with the same seeds is queued,
         running or done (also one started by hand). Nothing is started here."""
         if store is None:
@@ -285,7 +285,7 @@ class Reproductions:
                 left -= queued.new
         return out, max(left, 0)
 
-    def queued(self, store: Store) -> list[RunRecord]:
+    def queued(self, store: RunsTable) -> list[RunRecord]:
         """Runs the queue holds (queued by weekly or the dashboard, no worker yet), oldest first."""
         runs = store.list_runs(kind=KIND, status="queued")
         return [r for r in reversed(runs) if r.params.get("queued_by") and not r.pid]

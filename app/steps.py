@@ -46,6 +46,7 @@ from radar.reports.summarize import Summarizer
 from radar.store import ConfigError, Store, WorkspaceError
 from radar.store.errors import RadarError
 from radar.store.names import NameRow
+from radar.store.tables import MethodsStore, NamesStore, ReportStore
 
 Progress = Callable[[int, int], None]
 
@@ -162,7 +163,7 @@ def fix_tags(radar: Radar, doc_id: str, add: Sequence[str], remove: Sequence[str
 
 
 # -- names ---------------------------------------------------------------------------------------------
-def stored_names(store: Store, as_of: str = "") -> list[NameRow]:
+def stored_names(store: NamesStore, as_of: str = "") -> list[NameRow]:
     """The names table of ``store`` up to ``as_of`` (the names stage, ``analysis.names.stage``), computed on
     first use after the documents change."""
     return names_stage.stored_names(store, as_of)
@@ -171,7 +172,7 @@ def stored_names(store: Store, as_of: str = "") -> list[NameRow]:
 # -- trends --------------------------------------------------------------------------------------------
 def trends(
     radar: Radar,
-    store: Store | None = None,
+    store: Store | None = None,  # the whole Store: trends, and through trends_env the names and the contributions
     *,
     as_of: date | None = None,
     window: str = "week",
@@ -241,7 +242,7 @@ def report(
     return built
 
 
-def period_cards(radar: Radar, store: Store, period: Period) -> list[MethodCard]:
+def period_cards(radar: Radar, store: MethodsStore, period: Period) -> list[MethodCard]:
     """The method cards of the period's papers: for a week what `radar methods --week` lists (the same call), for
     a date range those of every kind and area its papers introduce, in the same order."""
     if period.is_week:
@@ -259,7 +260,7 @@ def period_cards(radar: Radar, store: Store, period: Period) -> list[MethodCard]
     return steps_contributions.rewrite_changes(store, cards, steps_contributions.changes_writer(radar))
 
 
-def contribution_areas(store: Store, period: Period) -> Area:
+def contribution_areas(store: ReportStore, period: Period) -> Area:
     """area_of(doc_id): the area of the paper's stored contribution (rl-post-training, hardware-systems,
     other-llm, other; reports.sections places it), None for a document the contributions stage has not decided."""
     ids = [d.id for d in store.iter_documents(since=period.since, until=period.until, kind="paper")]

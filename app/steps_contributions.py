@@ -23,13 +23,18 @@ from radar.analysis.contributions.prebuilt import PrebuiltContributions
 from radar.analysis.contributions.update import Progress, UpdateReport, update_contributions
 from radar.app.context import Radar
 from radar.repro.methods import catalog
-from radar.store import Store, WorkspaceError
+from radar.store import WorkspaceError
+from radar.store.tables import ContributionsStore, MethodsStore
 
 Rewrite = Callable[[str, str, str], str]  # (title, abstract, name) -> one line, '' when it could not
 
 
 def update(
-    radar: Radar, store: Store, *, progress: Progress | None = None, prebuilt: PrebuiltContributions | None = None
+    radar: Radar,
+    store: ContributionsStore,
+    *,
+    progress: Progress | None = None,
+    prebuilt: PrebuiltContributions | None = None,
 ) -> UpdateReport:
     """Decide the stored papers that have no contribution by the current model (under the stage's lock);
     ``prebuilt`` rows of the same model for the same texts are stored as they are."""
@@ -37,7 +42,9 @@ def update(
         return update_contributions(store, progress=progress, prebuilt=prebuilt)
 
 
-def refresh(radar: Radar, store: Store, *, prebuilt: PrebuiltContributions | None = None) -> UpdateReport | None:
+def refresh(
+    radar: Radar, store: ContributionsStore, *, prebuilt: PrebuiltContributions | None = None
+) -> UpdateReport | None:
     """Bring contributions up to date, unless another process is doing so right now (then None: what is stored
     is read as it is, and that process completes it)."""
     try:
@@ -94,7 +101,7 @@ def changes_writer(radar: Radar) -> Rewrite | None:
     return rewrite
 
 
-def rewrite_changes(store: Store, cards: Sequence[MethodCard], rewrite: Rewrite | None) -> list[MethodCard]:
+def rewrite_changes(store: MethodsStore, cards: Sequence[MethodCard], rewrite: Rewrite | None) -> list[MethodCard]:
     """Cards whose ``changes`` the endpoint rewrote (cached in the store, so each paper is asked once)."""
     if rewrite is None:
         return list(cards)
@@ -111,14 +118,14 @@ def rewrite_changes(store: Store, cards: Sequence[MethodCard], rewrite: Rewrite 
     return [replace(c, changes=lines[c.introduced_by]) if c.introduced_by in lines else c for c in cards]
 
 
-def week(radar: Radar, store: Store, week_label: str) -> list[MethodCard]:
+def week(radar: Radar, store: MethodsStore, week_label: str) -> list[MethodCard]:
     """``radar methods --week``: the week's cards (contributions brought up to date first)."""
     refresh(radar, store)
     cards = week_cards(store, week_label, presets(radar), tag_groups(radar))
     return rewrite_changes(store, cards, changes_writer(radar))
 
 
-def name_card(radar: Radar, store: Store, name: str) -> MethodCard:
+def name_card(radar: Radar, store: MethodsStore, name: str) -> MethodCard:
     """``radar methods --name``: one name's card, introduced, before the corpus or spreading (the names table,
     as last computed, gives a name no stored paper introduces its kind)."""
     refresh(radar, store)
@@ -126,7 +133,7 @@ def name_card(radar: Radar, store: Store, name: str) -> MethodCard:
     return rewrite_changes(store, [card], changes_writer(radar))[0]
 
 
-def new_methods(radar: Radar, store: Store, since: str, until: str) -> list[MethodCard]:
+def new_methods(radar: Radar, store: MethodsStore, since: str, until: str) -> list[MethodCard]:
     """The methods and systems papers of [since, until] introduce in the lab's areas: what trends and the report
     call *new* (introduced by a paper of the period, not first seen in several)."""
     refresh(radar, store)

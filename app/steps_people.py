@@ -22,12 +22,12 @@ from radar.reports.people.alerts import AlertMessage, matches, message, pending,
 from radar.reports.people.digest import Digest, build_digest, person_jobs, render_html, render_text, send_digest
 from radar.reports.people.library import LibraryMatch, match_entries, read_library
 from radar.reports.period import Period
-from radar.store import Store
 from radar.store.files import write_text_atomic
 from radar.store.people import PersonAlert
+from radar.store.tables import StoredVectors
 
 
-def model_id(radar: Radar, store: Store) -> str:
+def model_id(radar: Radar, store: StoredVectors) -> str:
     """The stored embeddings' model id, '' when nothing is embedded (the rules rank then)."""
     try:
         return stored_model(store, radar.settings.embedding)[0]

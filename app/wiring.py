@@ -32,6 +32,7 @@ from radar.index.search import Searcher
 from radar.reports.summarize import Summarizer, make_summarizer
 from radar.repro.methods import BUILTIN, Catalog, catalog
 from radar.store import Store
+from radar.store.tables import MethodsStore, NamesStore, StoredVectors
 
 
 def index_paths(radar: Radar) -> IndexPaths:
@@ -53,7 +54,8 @@ def embedder(radar: Radar, *, device: str = "auto", precision: str | None = None
 
 
 def searcher(radar: Radar, store: Store, *, query_embedder: Embedder | None = None) -> Searcher:
-    """Hybrid search over the stored vectors (FAISS) and the keyword index (BM25).
+    """Hybrid search over the stored vectors (FAISS) and the keyword index (BM25), on ``store`` (the whole Store:
+    the searcher keeps it, and callers take ``searcher.store`` back as their connection).
 
     Queries are embedded like the stored vectors: same model and windowing, and the precision the index
     was built with (int8 on a CPU, float on a GPU machine)."""
@@ -82,7 +84,7 @@ def name_encoder(radar: Radar) -> Embed:
 
 
 # -- tagging ---------------------------------------------------------------------------------------------
-def tag_vectors(radar: Radar, store: Store, *, allow_empty: bool = False) -> Vectors:
+def tag_vectors(radar: Radar, store: StoredVectors, *, allow_empty: bool = False) -> Vectors:
     """The embedding model whose vectors the workspace holds (as search picks it). With ``allow_empty`` a
     workspace with nothing embedded gets the model `radar index` would use on this CPU."""
     cfg = radar.settings.embedding
@@ -110,7 +112,7 @@ def open_searcher(radar: Radar) -> Searcher:
         raise
 
 
-def tag_env(radar: Radar, store: Store, *, allow_empty: bool = False) -> TagEnv:
+def tag_env(radar: Radar, store: StoredVectors, *, allow_empty: bool = False) -> TagEnv:
     settings = radar.settings
     return TagEnv(
         config=settings.tagging,
@@ -123,7 +125,7 @@ def tag_env(radar: Radar, store: Store, *, allow_empty: bool = False) -> TagEnv:
 
 
 # -- trends -------------------------------------------------------------------------------------------------
-def trends_env(radar: Radar, store: Store) -> TrendsEnv:
+def trends_env(radar: Radar, store: Store) -> TrendsEnv:  # the Store: kind_of and introductions are bound to it
     """Everything the trends stage needs, complete: its config and caches, the taxonomy's groups, the method
     cards its new methods come from (``introductions``) and the kinds of names on ``store`` (``kind_of``: the
     names stage, computed on first look-up only, for the plain first-seen list without cards)."""
@@ -134,12 +136,12 @@ def trends_env(radar: Radar, store: Store) -> TrendsEnv:
         term_cache=radar.ws.term_cache_path,
         topics_dir=radar.ws.topics_dir,
         tag_groups=radar.tag_groups(),
-        introductions=introductions(radar),
+        introductions=introductions(radar, store),
         kind_of=_lazy_kinds(store),
     )
 
 
-def _lazy_kinds(store: Store) -> Callable[[str], str | None]:
+def _lazy_kinds(store: NamesStore) -> Callable[[str], str | None]:
     """kind_of(name) of the names stage on ``store``, its index built at the first look-up (trends with method
     cards never looks one up, so the names are not computed for them)."""
     found: list[Callable[[str], str | None]] = []
@@ -152,12 +154,12 @@ def _lazy_kinds(store: Store) -> Callable[[str], str | None]:
     return kind_of
 
 
-def introductions(radar: Radar) -> Introductions:
-    """(store, first day, last day) -> the method cards of what that span's papers introduce in the lab's areas, of
-    the kinds trends lists (contributions brought up to date first; the reproduction presets and tag groups of
-    this workspace)."""
+def introductions(radar: Radar, store: MethodsStore) -> Introductions:
+    """(first day, last day) -> the method cards of what that span's papers on ``store`` introduce in the lab's
+    areas, of the kinds trends lists (contributions brought up to date first; the reproduction presets and tag
+    groups of this workspace)."""
 
-    def found(store: Store, since: str, until: str) -> list[MethodCard]:
+    def found(since: str, until: str) -> list[MethodCard]:
         steps_contributions.refresh(radar, store)
         return introduced_methods(
             store,

@@ -86,7 +86,7 @@ def main() -> None:
             t1 = time.perf_counter()
             span = introduction_span(table, win, cfg)
             assert env.introductions is not None
-            cards = env.introductions(store, span[0].isoformat(), span[1].isoformat()) if span else []
+            cards = env.introductions(span[0].isoformat(), span[1].isoformat()) if span else []
             after = introduced_names(table, win, cfg, "month", starts, cards)
             t2 = time.perf_counter()
             month = as_of.isoformat()[:7]

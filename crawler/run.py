@@ -16,8 +16,9 @@ from radar.crawler.arxiv_api import ArxivClient, ArxivQuery
 from radar.crawler.errors import CrawlError, FetchError
 from radar.crawler.feeds import ParsedFeed, parse_arxiv_rss, parse_feed
 from radar.crawler.http import HttpClient, Response
-from radar.store import Config, CrawlState, SourceConfig, Store, UpsertCounts, utc_now
+from radar.store import Config, CrawlState, SourceConfig, UpsertCounts, utc_now
 from radar.store.scrub import scrub_line, url_secrets
+from radar.store.tables import CrawlStore
 
 # progress(source_name, documents_in_this_step, total_expected_or_None)
 ProgressFn = Callable[[str, int, int | None], None]
@@ -78,7 +79,7 @@ def _parse_stamp(value: str) -> datetime:
 
 
 def crawl_arxiv(
-    store: Store,
+    store: CrawlStore,
     src: SourceConfig,
     http: HttpClient,
     state: CrawlState,
@@ -126,7 +127,7 @@ def _conditional_get(http: HttpClient, url: str, src: SourceConfig, state: Crawl
 
 
 def crawl_feed(
-    store: Store,
+    store: CrawlStore,
     src: SourceConfig,
     http: HttpClient,
     state: CrawlState,
@@ -194,7 +195,7 @@ def _record_failure(result: SourceResult, state: CrawlState, message: str, src: 
 
 
 def crawl_source(
-    store: Store,
+    store: CrawlStore,
     src: SourceConfig,
     http: HttpClient,
     *,
@@ -224,7 +225,7 @@ def crawl_source(
 
 
 def crawl(
-    store: Store,
+    store: CrawlStore,
     config: Config,
     *,
     only: str | None = None,

@@ -27,7 +27,8 @@ import orjson
 
 from radar.crawler.errors import SnapshotError
 from radar.crawler.text import clean_text as _clean
-from radar.store import Document, Store, UpsertCounts
+from radar.store import Document, UpsertCounts
+from radar.store.documents import DocumentsTable
 
 BATCH = 5000
 _ID_RE = re.compile(r"^(?:\d{4}\.\d{4,5}|[a-z\-]{1,40}(?:\.[A-Z]{2})?/\d{7})$")
@@ -135,7 +136,7 @@ def _lines(path: Path) -> Iterator[bytes]:
 
 
 def import_snapshot(
-    store: Store,
+    store: DocumentsTable,
     path: Path,
     *,
     source: str = "snapshot",

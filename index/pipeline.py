@@ -23,7 +23,7 @@ from radar.index.errors import IndexError_, NothingIndexed
 from radar.index.keyword import KeywordIndex
 from radar.index.prebuilt import PrebuiltVectors
 from radar.index.vectors import VectorIndex, vectors_from_blobs
-from radar.store import Store
+from radar.store.tables import IndexStore, StoredVectors
 
 CHUNK = 256
 SAVE_EVERY_S = 30.0
@@ -86,7 +86,7 @@ class IndexPaths:
 
 
 def load_vectors(
-    paths: IndexPaths, store: Store, model_id: str, dim: int, cfg: SearchConfig
+    paths: IndexPaths, store: IndexStore, model_id: str, dim: int, cfg: SearchConfig
 ) -> tuple[VectorIndex, bool]:
     """The saved index if it matches the store; otherwise one rebuilt from the stored vectors."""
     saved = VectorIndex.load(paths.vectors, cfg.nprobe)
@@ -99,7 +99,7 @@ def load_vectors(
     ), True
 
 
-def load_keyword(paths: IndexPaths, store: Store, *, rebuild_if_stale: bool = True) -> tuple[KeywordIndex, bool]:
+def load_keyword(paths: IndexPaths, store: IndexStore, *, rebuild_if_stale: bool = True) -> tuple[KeywordIndex, bool]:
     fingerprint = store.fingerprint()
     saved = KeywordIndex.load(paths.keyword)
     if saved is not None and (saved.fingerprint == fingerprint or not rebuild_if_stale):
@@ -119,7 +119,7 @@ def local_batches(embedder: Embedder) -> BatchEmbedder:
 
 def run_index(
     paths: IndexPaths,
-    store: Store,
+    store: IndexStore,
     *,
     model_id: str,
     dim: int,
@@ -173,7 +173,7 @@ def run_index(
 
 
 def _reuse(
-    store: Store,
+    store: IndexStore,
     vi: VectorIndex,
     model_id: str,
     prebuilt: Sequence[PrebuiltVectors],
@@ -195,14 +195,14 @@ def _reuse(
     return taken
 
 
-def _all_vectors(store: Store, model_id: str, dim: int) -> tuple[np.ndarray, np.ndarray]:
+def _all_vectors(store: IndexStore, model_id: str, dim: int) -> tuple[np.ndarray, np.ndarray]:
     parts = [vectors_from_blobs(rows, dim) for rows in store.iter_vectors(model_id)]
     if not parts:
         return np.zeros(0, np.int64), np.zeros((0, dim), np.float32)
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
-def stored_model(store: Store, cfg: EmbeddingConfig) -> tuple[str, str]:
+def stored_model(store: StoredVectors, cfg: EmbeddingConfig) -> tuple[str, str]:
     """(model id, "int8" or "fp") of the stored vectors that radar.toml's model produced; when both
     precisions are stored, the one with more vectors. Search, tagging and topics all read these.
 

@@ -96,7 +96,7 @@ class Searcher:
 
     def __init__(
         self,
-        store: Store,
+        store: Store,  # the whole Store: callers take ``searcher.store`` back as their connection (and close it)
         embedder: Embedder,
         vectors: VectorSearch,
         keyword: KeywordIndex,

@@ -28,8 +28,8 @@ from radar.reports.sections import Area, place
 from radar.reports.summarize import Summarizer
 from radar.reports.text import plain
 from radar.reports.volume import volumes
-from radar.store import Store
 from radar.store.models import utc_now
+from radar.store.tables import ReportStore
 
 GROUP_ORDER = ("rl-post-training", "hardware-systems", "other")
 MAX_RECOMMENDATIONS = 12
@@ -50,7 +50,7 @@ class TagGroups:
         return sorted(names, key=lambda g: (GROUP_ORDER.index(g) if g in GROUP_ORDER else len(GROUP_ORDER), g))
 
 
-def tag_groups(taxonomy_groups: dict[str, str], store: Store) -> TagGroups:
+def tag_groups(taxonomy_groups: dict[str, str], store: ReportStore) -> TagGroups:
     """The taxonomy's tag -> group (in its order), plus any other stored tag in "other"."""
     groups = dict(taxonomy_groups)
     for t in store.known_tags():
@@ -87,7 +87,7 @@ def method_kinds(profile: Profile, grouping: TagGroups) -> frozenset[str | None]
     return frozenset(kinds)
 
 
-def _relevant_to(store: Store, profile: Profile) -> Callable[[list[str], str], bool]:
+def _relevant_to(store: ReportStore, profile: Profile) -> Callable[[list[str], str], bool]:
     """relevant(example ids, text): whether a trend item concerns the profile: one of its example documents
     carries a profile tag, or the profile's terms occur in its documents or its own words."""
     patterns = [term_pattern(t) for t, w in profile.terms.items() if w > 0]
@@ -105,7 +105,7 @@ def _relevant_to(store: Store, profile: Profile) -> Callable[[list[str], str], b
     return relevant
 
 
-def _topic_is_relevant(store: Store, profile: Profile, topic: Any) -> bool:
+def _topic_is_relevant(store: ReportStore, profile: Profile, topic: Any) -> bool:
     """A topic concerns the profile when at least half of its members nearest the centroid carry a profile tag (one
     tagged example was enough before: a clinical topic with one RL paper among its examples passed), or when
     the profile's terms occur in its words or examples."""
@@ -222,7 +222,7 @@ def order_recommendations(recs: list[Recommendation], rank: Mapping[str, int]) -
 
 
 def gather(
-    store: Store,
+    store: ReportStore,
     period: Period,
     cfg: ReportConfig,
     profile: Profile,

@@ -28,9 +28,9 @@ from radar.crawler.http import request_checked
 from radar.reports.build import BuiltReport
 from radar.reports.config import DeliveryConfig, EmailConfig, WebhookConfig
 from radar.reports.render import Chart, render_email_html, render_text
-from radar.store import Store
 from radar.store.errors import RadarError
 from radar.store.scrub import scrub_line, url_secrets
+from radar.store.tables import DeliveryLog
 from radar.store.text import strip_invisible
 from radar.store.urls import UrlRefused, check_configured_url
 
@@ -265,13 +265,13 @@ def jobs(report: BuiltReport, cfg: DeliveryConfig) -> Iterator[Job]:
         )
 
 
-def deliver(store: Store, report: BuiltReport, cfg: DeliveryConfig, notifier: Notifier = jobs) -> list[Outcome]:
+def deliver(store: DeliveryLog, report: BuiltReport, cfg: DeliveryConfig, notifier: Notifier = jobs) -> list[Outcome]:
     """Send to every configured recipient that has not had this period yet; record each attempt. Callers hold
     the "deliver" workspace lock (app.steps.delivery_lock): two processes never both find a row unsent."""
     return send_jobs(store, report.period.label, notifier(report, cfg), cfg)
 
 
-def send_jobs(store: Store, label: str, due: Iterable[Job], cfg: DeliveryConfig) -> list[Outcome]:
+def send_jobs(store: DeliveryLog, label: str, due: Iterable[Job], cfg: DeliveryConfig) -> list[Outcome]:
     """Run each job whose (label, channel, recipient) is not recorded as sent, and record the attempt: what
     ``deliver`` does for a report, also used for per-person digests and alerts (their own labels)."""
     outcomes = []

@@ -30,10 +30,10 @@ from radar.reports.period import Period
 from radar.reports.ranking import Ranked
 from radar.reports.recommend import Evidence, Presets, paper_ref, preset_name
 from radar.reports.runs import RunSummary
-from radar.store import Store
 from radar.store.contributions import MentionRow
 from radar.store.dates import entered
 from radar.store.models import Document
+from radar.store.tables import ReportStore
 
 MIN_RISING = 3  # papers of the period naming a name before its rise is tested
 FDR = 0.1
@@ -62,7 +62,7 @@ def is_baseline(preset: str) -> bool:
 
 
 def candidates(
-    store: Store,
+    store: ReportStore,
     cards: Sequence[MethodCard],
     areas: Sequence[str],
     kinds: frozenset[str | None],
@@ -110,7 +110,7 @@ def candidates(
 
 
 def gather_evidence(
-    store: Store,
+    store: ReportStore,
     period: Period,
     *,
     cards: Sequence[MethodCard],

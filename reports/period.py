@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
 from radar.reports.errors import ReportError
-from radar.store import Store
 from radar.store.dates import ISO_WEEK, week_monday
+from radar.store.documents import DocumentsTable
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ def last_full_week(today: date | None = None) -> Period:
     return week_of(today - timedelta(days=7))
 
 
-def latest_data_week(store: Store) -> Period:
+def latest_data_week(store: DocumentsTable) -> Period:
     """The latest ISO week the store's papers cover completely (its Sunday is on or before the newest
     paper's date), so a snapshot that ends on a Wednesday reports the week before."""
     newest = store.published_range("paper").last or store.published_range().last
@@ -100,7 +100,7 @@ def latest_data_week(store: Store) -> Period:
 
 
 def resolve_period(
-    store: Store,
+    store: DocumentsTable,
     *,
     week: str | None = None,
     since: str | None = None,

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
 
-from radar.store import Store
-from radar.store.runs import RunAdoption, RunRecord
+from radar.store.runs import RunAdoption, RunRecord, RunsTable
 
 
 class RunSummaryJson(TypedDict):
@@ -133,7 +132,9 @@ def summarize_run(run: RunRecord, runs_dir: Path, adoption: RunAdoption | None =
     )
 
 
-def finished_runs(store: Store, runs_dir: Path, adoptions: Mapping[str, RunAdoption] | None = None) -> list[RunSummary]:
+def finished_runs(
+    store: RunsTable, runs_dir: Path, adoptions: Mapping[str, RunAdoption] | None = None
+) -> list[RunSummary]:
     """Finished reproduction runs, newest first, from the store's run records. ``adoptions``: the app's
     decision per run (repro/adoption.py); without it no run is adoptable."""
     found = adoptions or {}

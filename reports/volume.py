@@ -18,7 +18,7 @@ from radar.analysis.trends.result import TagTrend, TrendsResult, share_change
 from radar.reports.config import ReportConfig
 from radar.reports.period import Period
 from radar.reports.result import GroupRow, Headline, SeriesPoint, ShareFields, TagRow
-from radar.store import Store
+from radar.store.tables import ReportStore
 
 Volumes = tuple[Headline, list[TagRow]]
 
@@ -48,7 +48,7 @@ def share_fields(found: TagTrend | None) -> ShareFields:
     }
 
 
-def volumes(store: Store, period: Period, grouping: Any, cfg: ReportConfig, trends: TrendsResult) -> Volumes:
+def volumes(store: ReportStore, period: Period, grouping: Any, cfg: ReportConfig, trends: TrendsResult) -> Volumes:
     """Headline (documents against the trailing mean; per group: count and change in share) and per-tag rows
     (count, change in share, per-period counts for the charts). ``grouping``: reports.content.TagGroups;
     ``trends``: the period's tag trends (PeriodTrends.tags)."""

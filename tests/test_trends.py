@@ -455,7 +455,7 @@ def test_a_phrase_in_use_before_its_paper_is_not_a_new_method(
         store.upsert_documents([intro, *later, *(earlier if in_use_before else []), *([again] if second_paper else [])])
         tag(store, [(i, "rl-policy-optimization") for i in ("2506.09991", *(["2506.09995"] if second_paper else []))])
         result = trends_of(workspace, store, as_of=AS_OF, window="month")
-        card = [c for c in wiring.trends_env(Radar(workspace), store).introductions(store, "2025-06-01", "2025-06-30")]
+        card = [c for c in wiring.trends_env(Radar(workspace), store).introductions("2025-06-01", "2025-06-30")]
     assert sum(c.name == "Ladder Search" for c in card) == 1 + second_paper  # the papers introduce it (the premise)
     names = {m["name"] for m in result["new_methods"]}
     assert ("Ladder Search" in names) is not in_use_before

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+from typing import Protocol
 
 import pytest
 
@@ -189,3 +190,97 @@ def test_run_rows_name_every_column(tmp_path: Path) -> None:
     with Store(tmp_path / "radar.db") as store:
         columns = {r[1] for r in store.conn.execute("PRAGMA table_info(runs)")}
     assert set(RunRow.__required_keys__ | RunRow.__optional_keys__) == columns
+
+
+# -- the store's narrow types ------------------------------------------------------------------------------
+# Issue 27's "tables as narrow protocols": a function takes the table mixin it reads (``store: RunsTable``) or a
+# Protocol of store/tables.py (``store: TrendsStore``); the whole ``Store`` only where it needs the database
+# itself (its path, a connection handed back) or hands it to several stages (the composition root). These count
+# the signatures that take the whole Store, per package: parameters, class fields and type aliases, string
+# annotations too: 113 before (crawler 5, index 7, analysis 40, reports 21, repro 9, app 31), 13 now. Lower a ceiling
+# when you narrow one; never raise it (take the mixin, or a Protocol of store/tables.py, instead).
+STORE_CEILINGS = {"crawler": 0, "index": 1, "analysis": 0, "reports": 0, "repro": 1, "app": 11}
+
+
+def _mentions_store(node: ast.expr) -> bool:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            node = ast.parse(node.value, mode="eval").body
+        except SyntaxError:
+            return False
+    return any(_name(n) == "Store" for n in ast.walk(node) if isinstance(n, ast.Name | ast.Attribute))
+
+
+def count_whole_store(source: str) -> int:
+    """Signatures in one module that take the whole ``Store`` (see above)."""
+    tree = ast.parse(source)
+    n = 0
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            a = node.args
+            params = [*a.posonlyargs, *a.args, *a.kwonlyargs, *(x for x in (a.vararg, a.kwarg) if x is not None)]
+            n += sum(p.annotation is not None and _mentions_store(p.annotation) for p in params)
+        elif isinstance(node, ast.ClassDef):  # fields: a dataclass's are its constructor's parameters
+            n += sum(isinstance(s, ast.AnnAssign) and _mentions_store(s.annotation) for s in node.body)
+    for node in tree.body:  # aliases: Callable[[Store, str], ...]
+        if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Subscript):
+            n += _mentions_store(node.value)
+    return n
+
+
+def store_count(package: str) -> int:
+    return sum(count_whole_store(p.read_text(encoding="utf-8")) for p in sorted((ROOT / package).rglob("*.py")))
+
+
+@pytest.mark.parametrize("package", sorted(STORE_CEILINGS))
+def test_signatures_taking_the_whole_store_do_not_grow_back(package: str) -> None:
+    count = store_count(package)
+    assert count <= STORE_CEILINGS[package], (
+        f"{package}/ has {count} signatures that take the whole Store, above its ceiling of "
+        f"{STORE_CEILINGS[package]}: take the table mixin the function reads (store: RunsTable) or a Protocol of "
+        "store/tables.py (store: TrendsStore); see docs/ARCHITECTURE.md"
+    )
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("def f(store: Store, x: int) -> None: ...", 1),
+        ("def f(store: Store | None = None) -> Store: ...", 1),  # the return does not take one
+        ("def f(store: 'Store') -> None: ...", 1),
+        ("import radar.store\ndef f(s: radar.store.Store) -> None: ...", 1),
+        ("def f(fn: Callable[[Store], int]) -> None: ...", 1),
+        ("class C:\n    def m(self, *, store: Store) -> None: ...", 1),
+        ("@dataclass\nclass E:\n    store: Store\n    n: int = 0", 1),
+        ("Reads = Callable[[Store, str], list[str]]", 1),
+        ("def f(store: RunsTable, s: TrendsStore, t: 'CardsStore') -> None: ...", 0),
+        ("def f() -> None:\n    store = Store(path)\n    x: Store = store", 0),  # opening one takes none
+    ],
+)
+def test_the_store_count_sees_every_spelling(source: str, expected: int) -> None:
+    assert count_whole_store(source) == expected
+
+
+def test_store_satisfies_every_protocol_of_store_tables(tmp_path: Path) -> None:
+    """Each Protocol of store/tables.py copies some table methods' signatures: the copies match the Store's
+    (names, kinds, defaults, annotations), and a real Store is an instance of each (mypy checks the same at
+    every call site)."""
+    import inspect
+    from typing import runtime_checkable
+
+    from radar.store import Store, tables
+
+    protocols = [
+        p for p in vars(tables).values() if isinstance(p, type) and p.__module__ == tables.__name__ and p._is_protocol
+    ]
+    assert {"StoredVectors", "TrendsStore", "ReportStore", "MethodsStore"} <= {p.__name__ for p in protocols}
+    with Store(tmp_path / "radar.db") as store:
+        for protocol in protocols:
+            own = {n: f for n, f in vars(protocol).items() if inspect.isfunction(f) and not n.startswith("__")}
+            assert own, f"{protocol.__name__} declares no method"
+            for name, method in own.items():
+                assert inspect.signature(method) == inspect.signature(getattr(Store, name)), (
+                    f"{protocol.__name__}.{name} differs from Store.{name}: copy its signature"
+                )
+            checkable = runtime_checkable(type(protocol.__name__, (protocol, Protocol), {}))
+            assert isinstance(store, checkable), protocol.__name__

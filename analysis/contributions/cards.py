@@ -35,10 +35,10 @@ from radar.analysis.contributions.labels import LAB_AREAS, LEAD_KINDS
 from radar.analysis.contributions.model import shipped_model
 from radar.analysis.contributions.senses import Sense, sense_with, senses_of
 from radar.analysis.contributions.update import name_key
-from radar.store import Store
 from radar.store.contributions import ContributionRow, MentionRow
 from radar.store.dates import week_monday
 from radar.store.names import NameRow
+from radar.store.tables import CardsStore, Mentions
 
 Presets = Mapping[str, str]  # preset name -> title (app/wiring.repro_presets)
 TagGroups = Mapping[str, str]  # tag -> taxonomy group
@@ -251,7 +251,7 @@ def _merge(*groups: Iterable[MentionRow]) -> list[MentionRow]:
     return sorted(merged.values(), key=lambda m: (m.published, m.doc_id))
 
 
-def mentions_for(store: Store, names: Iterable[tuple[str, str]]) -> dict[str, list[MentionRow]]:
+def mentions_for(store: Mentions, names: Iterable[tuple[str, str]]) -> dict[str, list[MentionRow]]:
     """The stored papers naming each (name, since) by its spelling key, oldest first; for a name of several
     words ("Dr. GRPO") also the papers on or after ``since`` whose text holds the phrase (by key -> list)."""
     wanted = list(dict.fromkeys(names))
@@ -341,7 +341,7 @@ def _at_start(day: str, start: str) -> bool:
 
 
 def cards_of(
-    store: Store, rows: Sequence[ContributionRow], presets: Presets, groups: TagGroups | None = None
+    store: CardsStore, rows: Sequence[ContributionRow], presets: Presets, groups: TagGroups | None = None
 ) -> list[MethodCard]:
     """One card per introducing row (adoption counted from the store's mentions, in the row's sense)."""
     if not rows:
@@ -381,7 +381,7 @@ def _order(card: MethodCard) -> tuple[Any, ...]:
     return (not card.in_lab_areas, kind, -card.score, card.name.lower())
 
 
-def week_cards(store: Store, week: str, presets: Presets, groups: TagGroups | None = None) -> list[MethodCard]:
+def week_cards(store: CardsStore, week: str, presets: Presets, groups: TagGroups | None = None) -> list[MethodCard]:
     """The cards of the papers published in ISO week ``week`` (YYYY-Www), the lab's areas first, then methods
     and systems, then the surest."""
     start, end = parse_week(week)
@@ -390,7 +390,7 @@ def week_cards(store: Store, week: str, presets: Presets, groups: TagGroups | No
 
 
 def introduced_methods(
-    store: Store,
+    store: CardsStore,
     since: str,
     until: str,
     presets: Presets,
@@ -406,7 +406,7 @@ def introduced_methods(
     return sorted(cards, key=_order)
 
 
-def _as_main(store: Store, row: ContributionRow, also: str) -> ContributionRow:
+def _as_main(store: CardsStore, row: ContributionRow, also: str) -> ContributionRow:
     """A name a paper introduces beside its main one (CISPO in the MiniMax-M1 paper) as that paper's row: its
     own key, the clause that introduces it."""
     doc = store.get_document(row.doc_id)
@@ -429,7 +429,7 @@ def _as_main(store: Store, row: ContributionRow, also: str) -> ContributionRow:
     )
 
 
-def introducing_rows(store: Store, name: str) -> list[ContributionRow]:
+def introducing_rows(store: CardsStore, name: str) -> list[ContributionRow]:
     """The stored papers introducing ``name`` (any spelling) as their main name or beside it, oldest first."""
     key = name_key(name.strip())
     if not key:
@@ -456,7 +456,7 @@ def _preset(names: Iterable[str], presets: Presets) -> tuple[str, str]:
 
 
 def _unintroduced(
-    store: Store,
+    store: CardsStore,
     name: str,
     kind: str,
     sense: Sense,
@@ -495,7 +495,9 @@ def _unintroduced(
     )
 
 
-def _spreading(row: NameRow, found: Mapping[str, Sequence[MentionRow]], store: Store, presets: Presets) -> MethodCard:
+def _spreading(
+    row: NameRow, found: Mapping[str, Sequence[MentionRow]], store: CardsStore, presets: Presets
+) -> MethodCard:
     senses = senses_of(_merge(*(found.get(k, []) for k in _keys(row))))
     if not senses:
         return _unintroduced(
@@ -513,7 +515,7 @@ def _spreading(row: NameRow, found: Mapping[str, Sequence[MentionRow]], store: S
 
 
 def card_for(
-    store: Store, name: str, presets: Presets, names: Sequence[NameRow] = (), groups: TagGroups | None = None
+    store: CardsStore, name: str, presets: Presets, names: Sequence[NameRow] = (), groups: TagGroups | None = None
 ) -> MethodCard:
     """The card of ``name`` (any spelling), in the sense the lab's areas use most (then most papers; the other
     senses are named on it): from the earliest stored paper introducing that sense, else, when no stored paper
@@ -555,7 +557,7 @@ def card_for(
 
 
 def all_cards(
-    store: Store, presets: Presets, names: Sequence[NameRow] = (), groups: TagGroups | None = None
+    store: CardsStore, presets: Presets, names: Sequence[NameRow] = (), groups: TagGroups | None = None
 ) -> list[MethodCard]:
     """Every introduced name (its earliest introducing paper) and every spreading name (a names-table name of
     a kind labs adopt, named by at least ``MIN_SPREADING`` papers, that no stored paper introduces)."""

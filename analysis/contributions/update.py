@@ -21,9 +21,9 @@ from radar.analysis.contributions.model import ContributionModel, shipped_model
 from radar.analysis.contributions.prebuilt import PrebuiltContributions
 from radar.analysis.names.aliases import surface_key
 from radar.analysis.names.extract import family_of
-from radar.store import Store
 from radar.store.contributions import ContributionRow, Mention
 from radar.store.models import Document
+from radar.store.tables import ContributionsStore
 
 Progress = Callable[[int, int], None]
 PARALLEL_MIN = 6000  # papers waiting before worker processes pay off (each starts in about a second)
@@ -100,7 +100,7 @@ def mentions(doc_id: str, contribution: Contribution, candidates: Any) -> list[M
 
 
 def update_contributions(
-    store: Store,
+    store: ContributionsStore,
     model: ContributionModel | None = None,
     *,
     progress: Progress | None = None,
@@ -153,7 +153,7 @@ def update_contributions(
 
 
 def _store_prebuilt(
-    store: Store, ids: list[str], prebuilt: PrebuiltContributions, batch: int
+    store: ContributionsStore, ids: list[str], prebuilt: PrebuiltContributions, batch: int
 ) -> tuple[list[str], int, int]:
     """Store the prebuilt rows of ``ids`` whose content hash is the stored one; returns the ids left to decide,
     how many were stored and how many of those introduce a name."""
@@ -211,7 +211,7 @@ def _decided(docs: Sequence[_Text | Document], model: ContributionModel) -> tupl
     return rows, found
 
 
-def decide_documents(store: Store, docs: Sequence[Document], model: ContributionModel) -> int:
+def decide_documents(store: ContributionsStore, docs: Sequence[Document], model: ContributionModel) -> int:
     """Decide ``docs`` with ``model`` and store the rows and mentions (one transaction); returns how many
     introduce a name."""
     rows, found = _decided(docs, model)

@@ -11,14 +11,14 @@ from collections.abc import Callable
 from radar.analysis.names.aliases import surface_key
 from radar.analysis.names.context import Embed
 from radar.analysis.names.find import Name, find_names
-from radar.store import Store
 from radar.store.names import NameRow
+from radar.store.tables import NamesStore
 
 # bump when find_names changes what it computes (kinds, margin, lexicon), so stored names are recomputed
 NAMES_VERSION = "7"
 
 
-def names_state(store: Store, as_of: str = "", embed: Embed | None = None) -> str:
+def names_state(store: NamesStore, as_of: str = "", embed: Embed | None = None) -> str:
     """What the stored names of ``store`` up to ``as_of`` are computed from: documents, cut-off, code version."""
     return f"{store.fingerprint()}|{as_of}|{NAMES_VERSION}" + ("|context" if embed is not None else "")
 
@@ -41,7 +41,7 @@ def _row(n: Name) -> NameRow:
     )
 
 
-def stored_names(store: Store, as_of: str = "", embed: Embed | None = None) -> list[NameRow]:
+def stored_names(store: NamesStore, as_of: str = "", embed: Embed | None = None) -> list[NameRow]:
     """The names of the store's documents up to ``as_of`` (YYYY-MM-DD, '' for all): computed with
     ``find_names`` and kept in the names table until the documents change (or ``NAMES_VERSION`` does).
 
@@ -55,7 +55,7 @@ def stored_names(store: Store, as_of: str = "", embed: Embed | None = None) -> l
     return store.names()
 
 
-def name_adoption(store: Store) -> Callable[[str], tuple[int, int, str] | None]:
+def name_adoption(store: NamesStore) -> Callable[[str], tuple[int, int, str] | None]:
     """adoption(name): (recent baseline mentions, all baseline mentions, first seen) of a name in the corpus,
     by any of its spellings; None when it is not a name of the corpus."""
     index: dict[str, tuple[int, int, str]] = {}
@@ -65,7 +65,7 @@ def name_adoption(store: Store) -> Callable[[str], tuple[int, int, str] | None]:
     return lambda name: index.get(surface_key(name))
 
 
-def name_kinds(store: Store) -> Callable[[str], str | None]:
+def name_kinds(store: NamesStore) -> Callable[[str], str | None]:
     """kind_of(name): the kind of a name found in the corpus (aliases resolved), None when it is not one."""
     index: dict[str, str] = {}
     for row in stored_names(store):

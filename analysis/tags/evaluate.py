@@ -29,7 +29,7 @@ from radar.analysis.tags.tagger import (
 )
 from radar.analysis.tags.taxonomy import Taxonomy
 from radar.analysis.tags.training import Examples, read_label_file, shipped_papers
-from radar.store import Store
+from radar.store.tables import TaggingStore
 
 FOLDS = 5
 
@@ -87,7 +87,7 @@ def keyword_baseline(taxonomy: Taxonomy, titles: Sequence[str], abstracts: Seque
     return (hits[:, :n] + hits[:, n:]) > 0
 
 
-def evaluate_file(store: Store, env: TagEnv, path: Path) -> TagEvaluation:
+def evaluate_file(store: TaggingStore, env: TagEnv, path: Path) -> TagEvaluation:
     """Scores against a label file. ``env.vectors`` may be the model `radar index` would use when nothing
     is embedded yet: eval works on an imported, unindexed workspace (it embeds the few documents it needs)."""
     taxonomy, cfg, vectors = env.taxonomy, env.config, env.vectors

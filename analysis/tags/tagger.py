@@ -38,8 +38,8 @@ from radar.analysis.tags.training import (
 from radar.index.embedder import Embedder, document_text
 from radar.index.errors import IndexError_
 from radar.index.prebuilt import DAMAGED_NPZ, PrebuiltVectors
-from radar.store import Store
 from radar.store.files import write_bytes_atomic
+from radar.store.tables import StoredVectors, TaggingStore
 
 MODEL_FORMAT = 4  # 4: numpy + JSON (persist.py), trained on dev + dev2 + dev3; 3 was a pickle, never read now
 VOCAB_SAMPLE = 5000  # workspace documents that join the examples to fit the TF-IDF vocabulary
@@ -86,7 +86,7 @@ class Vectors:
         digest = hashlib.sha1(self.model_id.encode()).hexdigest()[:12]
         return self.cache_dir / f"tag-examples-{digest}.npz"
 
-    def for_texts(self, store: Store, ids: Sequence[str], texts: dict[str, tuple[str, str]]) -> np.ndarray:
+    def for_texts(self, store: StoredVectors, ids: Sequence[str], texts: dict[str, tuple[str, str]]) -> np.ndarray:
         """Vectors of ``ids``: stored ones for their current content, else cached by text, else shipped (the
         labeled papers, default model), else embedded now; what was not cached is cached (once per model,
         not per workspace)."""
@@ -130,7 +130,7 @@ class TagEnv:
 # -- examples ----------------------------------------------------------------------------------------
 
 
-def gather_examples(store: Store, env: TagEnv) -> Examples:
+def gather_examples(store: TaggingStore, env: TagEnv) -> Examples:
     """Every labeled document (later label sources win), then corrections on top."""
     cfg, taxonomy, vectors = env.config, env.taxonomy, env.vectors
     labels, scope = _label_files(env)
@@ -183,7 +183,7 @@ def _label_files(env: TagEnv) -> tuple[dict[str, set[str]], dict[str, frozenset[
     return labels, scope
 
 
-def labeled_pairs(store: Store, env: TagEnv) -> set[tuple[str, str]]:
+def labeled_pairs(store: TaggingStore, env: TagEnv) -> set[tuple[str, str]]:
     """(doc id, tag) pairs a human has decided: the tags of labeled papers their labeler decided, and
     each correction."""
     scope = _label_files(env)[1]
@@ -207,7 +207,7 @@ class Corpus:
     vectors: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
 
     @classmethod
-    def sample(cls, store: Store, model_id: str, n: int = WEAK_SAMPLE) -> Corpus:
+    def sample(cls, store: TaggingStore, model_id: str, n: int = WEAK_SAMPLE) -> Corpus:
         rows = store.sample_embedded(model_id, n)
         if not rows:
             return cls()
@@ -296,7 +296,7 @@ def _header(env: TagEnv) -> ModelHeader:
     }
 
 
-def train(store: Store, env: TagEnv) -> TagModel:
+def train(store: TaggingStore, env: TagEnv) -> TagModel:
     cfg, taxonomy, vectors = env.config, env.taxonomy, env.vectors
     examples = gather_examples(store, env)
     model = fit_model(examples, taxonomy, cfg, Corpus.sample(store, vectors.model_id), vectors.embed)
@@ -392,7 +392,9 @@ def decide(model: TagModel, titles: Sequence[str], abstracts: Sequence[str], vec
     return model.scores(model.space.transform(titles, abstracts, vectors), vectors)
 
 
-def tag_documents(store: Store, env: TagEnv, *, retrain: bool = False, progress: Progress | None = None) -> TagReport:
+def tag_documents(
+    store: TaggingStore, env: TagEnv, *, retrain: bool = False, progress: Progress | None = None
+) -> TagReport:
     """Tag embedded documents that the current model has not decided yet (all of them when retraining)."""
     start = time.perf_counter()
     vectors = env.vectors
@@ -431,7 +433,7 @@ def tag_documents(store: Store, env: TagEnv, *, retrain: bool = False, progress:
 
 
 def record_correction(
-    store: Store, taxonomy: Taxonomy, doc_id: str, add: Sequence[str] = (), remove: Sequence[str] = ()
+    store: TaggingStore, taxonomy: Taxonomy, doc_id: str, add: Sequence[str] = (), remove: Sequence[str] = ()
 ) -> None:
     """Store +tag/-tag corrections for one document: they apply at once and enter the next retrain."""
     if not add and not remove:
@@ -449,5 +451,5 @@ class Tagger(Protocol):
     """The tagging seam (``tag_documents`` is the real one): decide the tags of what is undecided."""
 
     def __call__(
-        self, store: Store, env: TagEnv, *, retrain: bool = False, progress: Progress | None = None
+        self, store: TaggingStore, env: TagEnv, *, retrain: bool = False, progress: Progress | None = None
     ) -> TagReport: ...

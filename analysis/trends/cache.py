@@ -25,9 +25,9 @@ import scipy.sparse as sp
 from radar.analysis.trends import terms
 from radar.analysis.trends.terms import NAME_PREFIX, document_terms
 from radar.store.dates import entered
-from radar.store.db import Store
 from radar.store.documents import DocumentText
 from radar.store.files import write_cache_atomic
+from radar.store.tables import TrendsStore
 
 CACHE_VERSION = 4  # 4: a row's day is the day it entered the record (store.dates), not its v1 date
 # the cache is only valid for the term rules that built it
@@ -270,7 +270,7 @@ def _tokenise(
     return keys, surfaces
 
 
-def _fingerprint(store: Store) -> str:
+def _fingerprint(store: TrendsStore) -> str:
     """The store's fingerprint (count, max rowid, max changed_at) plus a hash of the documents changed
     in that last second: an edit within the same second as the previous change still shows."""
     base = store.fingerprint()
@@ -281,7 +281,7 @@ def _fingerprint(store: Store) -> str:
     return f"{base}:{h.hexdigest()}"
 
 
-def term_table(cache: Path, store: Store, progress: Progress | None = None) -> TermTable:
+def term_table(cache: Path, store: TrendsStore, progress: Progress | None = None) -> TermTable:
     """The table cached at ``cache``, brought up to date with the store (incrementally when it can be)."""
     fingerprint = _fingerprint(store)
     cached = _load(cache)

@@ -20,7 +20,7 @@ from radar.analysis.trends.result import NewMethod, TrendsResult
 from radar.analysis.trends.series import tag_series
 from radar.analysis.trends.topics import discover_topics
 from radar.index.config import EmbeddingConfig
-from radar.store.db import Store
+from radar.store.tables import TrendsStore
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class TrendDetector(Protocol):
 
     def __call__(
         self,
-        store: Store,
+        store: TrendsStore,
         env: TrendsEnv,
         *,
         as_of: date | None = None,
@@ -65,7 +65,7 @@ def default_as_of(days: np.ndarray) -> date:
 
 
 def compute_trends(
-    store: Store,
+    store: TrendsStore,
     env: TrendsEnv,
     *,
     as_of: date | None = None,
@@ -128,12 +128,12 @@ def compute_trends(
         group_trends=tags.group_trends,
         topics=topic_list,
         topics_note=topic_note,
-        new_methods=_new_methods(store, env, table, win, cfg, window, starts),
+        new_methods=_new_methods(env, table, win, cfg, window, starts),
     )
 
 
 def _new_methods(
-    store: Store, env: TrendsEnv, table: TermTable, win: Windows, cfg: TrendsConfig, window: str, starts: list[date]
+    env: TrendsEnv, table: TermTable, win: Windows, cfg: TrendsConfig, window: str, starts: list[date]
 ) -> list[NewMethod]:
     if env.introductions is None:
         return [
@@ -143,5 +143,5 @@ def _new_methods(
     span = introduction_span(table, win, cfg)
     if span is None:
         return []
-    cards = env.introductions(store, span[0].isoformat(), span[1].isoformat())
+    cards = env.introductions(span[0].isoformat(), span[1].isoformat())
     return introduced_names(table, win, cfg, window, starts, cards)

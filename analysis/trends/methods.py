@@ -31,7 +31,6 @@ from radar.analysis.trends.counts import day_rows, period_stratum_counts, stratu
 from radar.analysis.trends.result import NewMethod, PeriodCount
 from radar.analysis.trends.stats import stratified_test
 from radar.analysis.trends.terms import phrase_key
-from radar.store.db import Store
 
 # the kinds a trends list calls methods: a hardware design too (the report keeps it for a hardware profile)
 KINDS = ("method", "system", "hardware")
@@ -39,8 +38,9 @@ EXAMPLES = 3
 # a name more stored papers named before its introduction is an acronym already in use (CIFAR-10, MDP, DRAM, a
 # second RPO): the later papers naming it are not adopting what this paper introduced, so it is not listed
 MAX_PRIOR = 2
-# (store, first day, last day) -> the cards of the names papers published in those days introduce
-Introductions = Callable[[Store, str, str], Sequence[MethodCard]]
+# (first day, last day) -> the cards of the names papers published in those days introduce (the composition root
+# binds the store, as it does for ``kind_of``: bringing the contributions up to date writes tables trends never reads)
+Introductions = Callable[[str, str], Sequence[MethodCard]]
 
 
 def spelling_key(term: str) -> str:

@@ -19,7 +19,7 @@ from radar.analysis.trends.cache import TermTable, day_number
 from radar.analysis.trends.config import TrendsConfig, Windows, period_label
 from radar.analysis.trends.result import SharePoint, TagTrend
 from radar.analysis.trends.stats import fixed_effect_shares, stratified_test
-from radar.store.db import Store
+from radar.store.tables import TrendsStore
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class TagSeries:
 
 
 def _tag_matrix(
-    store: Store, table: TermTable, first: date, as_of: date
+    store: TrendsStore, table: TermTable, first: date, as_of: date
 ) -> tuple[int, int, list[str], dict[str, np.ndarray]]:
     """Row range [lo, hi) and, per tag, the row offsets (within the range) of documents with it."""
     lo = table.row_range(day_number(first.isoformat()), 0)[0]
@@ -52,7 +52,7 @@ def _counts(keys: np.ndarray, rows: np.ndarray, n_keys: int) -> np.ndarray:
 
 
 def tag_series(
-    store: Store,
+    store: TrendsStore,
     table: TermTable,
     win: Windows,
     cfg: TrendsConfig,

@@ -38,12 +38,12 @@ from radar.analysis.trends.topic_ids import ANCHOR_DEPTH, Registry, anchor_befor
 from radar.index.config import EmbeddingConfig
 from radar.index.errors import IndexError_, ModelNotFound
 from radar.index.pipeline import stored_model
-from radar.store.db import Store
+from radar.store.tables import StoredVectors
 
 SAMPLE = 20  # a topic's members nearest its centroid, for readers that judge what the topic is about
 
 
-def current_model(store: Store, embedding: EmbeddingConfig) -> str | None:
+def current_model(store: StoredVectors, embedding: EmbeddingConfig) -> str | None:
     """The embedding model id radar.toml asks for (int8 or float), if the store has its vectors."""
     try:
         return stored_model(store, embedding)[0]
@@ -54,7 +54,7 @@ def current_model(store: Store, embedding: EmbeddingConfig) -> str | None:
         return None
 
 
-def _vectors(store: Store, model: str, ids: list[str]) -> tuple[list[int], np.ndarray]:
+def _vectors(store: StoredVectors, model: str, ids: list[str]) -> tuple[list[int], np.ndarray]:
     found = store.current_vectors(ids, model)
     keep = [i for i, doc_id in enumerate(ids) if doc_id in found]
     if not keep:
@@ -135,7 +135,7 @@ def _k(n: int) -> int:
 
 
 def _horizon(
-    store: Store, table: TermTable, model: str, cfg: TrendsConfig, window: str, as_of: date
+    store: StoredVectors, table: TermTable, model: str, cfg: TrendsConfig, window: str, as_of: date
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(all rows of the topic horizon ending on ``as_of``, the rows with a current vector, their unit vectors)."""
     win = windows(as_of, window, cfg)
@@ -146,7 +146,14 @@ def _horizon(
 
 
 def _seed(
-    store: Store, table: TermTable, cfg: TrendsConfig, window: str, model: str, day: date, depth: int, folder: Path
+    store: StoredVectors,
+    table: TermTable,
+    cfg: TrendsConfig,
+    window: str,
+    model: str,
+    day: date,
+    depth: int,
+    folder: Path,
 ) -> np.ndarray | None:
     """The anchored seed for runs after ``day`` (an anchor): the clustering of the horizon ending on ``day``, seeded
     by the anchor before it (``depth`` anchors deep), its centroids largest cluster first; cached (topic_ids.py)."""
@@ -172,7 +179,7 @@ def _seed(
 
 
 def discover_topics(
-    store: Store,
+    store: StoredVectors,
     table: TermTable,
     win: Windows,
     cfg: TrendsConfig,

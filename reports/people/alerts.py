@@ -22,9 +22,10 @@ from radar.index.search import Filters, Searcher
 from radar.reports.config import DeliveryConfig
 from radar.reports.deliver import Outcome, send_jobs
 from radar.reports.people.digest import AlertHit, person_jobs
-from radar.store import Store
+from radar.store.documents import DocumentsTable
 from radar.store.models import utc_now
 from radar.store.people import Person, PersonAlert, SavedSearch
+from radar.store.tables import PeopleStore
 
 CANDIDATES = 100
 DEFAULT_MIN_SCORE = 0.35
@@ -67,7 +68,7 @@ def matches(searcher: Searcher, person: Person) -> list[PersonAlert]:
     return sorted((a for a in best.values() if a.doc_id not in already), key=lambda a: -a.score)
 
 
-def _first_seen(store: Store, doc_id: str) -> str:
+def _first_seen(store: DocumentsTable, doc_id: str) -> str:
     meta = store.document_meta(doc_id)
     return meta.first_seen if meta else ""
 
@@ -94,7 +95,7 @@ class AlertMessage:
         }
 
 
-def message(store: Store, person: Person, alerts: list[PersonAlert]) -> AlertMessage:
+def message(store: PeopleStore, person: Person, alerts: list[PersonAlert]) -> AlertMessage:
     docs = store.documents([a.doc_id for a in alerts])
     lines = [f"{len(alerts)} new paper(s) match your saved searches:"]
     for a in alerts:
@@ -110,7 +111,7 @@ def _label(person: Person, doc_id: str) -> str:
     return f"alert:{person.name}:{doc_id}"
 
 
-def pending(store: Store, person: Person, channel: str, recipient: str) -> list[PersonAlert]:
+def pending(store: PeopleStore, person: Person, channel: str, recipient: str) -> list[PersonAlert]:
     """Recorded alerts not yet sent on this channel to this recipient."""
     out = []
     for a in store.alerts(person.name):
@@ -120,7 +121,7 @@ def pending(store: Store, person: Person, channel: str, recipient: str) -> list[
     return out
 
 
-def send_alerts(store: Store, person: Person, cfg: DeliveryConfig) -> list[Outcome]:
+def send_alerts(store: PeopleStore, person: Person, cfg: DeliveryConfig) -> list[Outcome]:
     """One message per channel holding the alerts that channel has not had; each alerted document is then
     recorded as sent there (never sent again)."""
     outcomes: list[Outcome] = []

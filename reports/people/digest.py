@@ -37,10 +37,10 @@ from radar.reports.people.ranking import (
 )
 from radar.reports.period import Period
 from radar.reports.render import md_escape, md_url
-from radar.store import Store
 from radar.store.models import Document
 from radar.store.people import Person, PersonAlert
 from radar.store.scrub import url_secrets
+from radar.store.tables import DeliveryLog, PeopleStore, StoredVectors
 from radar.store.urls import check_configured_url, check_email
 
 TOP_N = 10
@@ -101,12 +101,12 @@ class Digest:
         }
 
 
-def _examples(store: Store, docs: list[Document], model_id: str) -> list[Example]:
+def _examples(store: StoredVectors, docs: list[Document], model_id: str) -> list[Example]:
     vectors = store.current_vectors([d.id for d in docs], model_id) if model_id else {}
     return [Example(d, unit(vectors.get(d.id))) for d in docs]
 
 
-def training_of(store: Store, person: Person, model_id: str, *, exclude: set[str]) -> Training:
+def training_of(store: PeopleStore, person: Person, model_id: str, *, exclude: set[str]) -> Training:
     """The person's liked and not-for-me papers, and a fixed sample of other stored papers as skipped."""
     verdicts = {f.doc_id: f.value for f in store.feedback(person.name)}
     docs = store.documents(verdicts)
@@ -124,7 +124,7 @@ def training_of(store: Store, person: Person, model_id: str, *, exclude: set[str
 
 
 def build_digest(
-    store: Store,
+    store: PeopleStore,
     person: Person,
     period: Period,
     cfg: ReportConfig,
@@ -245,7 +245,7 @@ def person_jobs(person: Person, cfg: DeliveryConfig, subject: str, text: str, ht
     return jobs
 
 
-def send_digest(store: Store, d: Digest, person: Person, cfg: DeliveryConfig) -> list[Outcome]:
+def send_digest(store: DeliveryLog, d: Digest, person: Person, cfg: DeliveryConfig) -> list[Outcome]:
     subject = f"Research Radar digest {d.period.label} for {d.person}: {len(d.papers)} papers"
     return send_jobs(
         store,

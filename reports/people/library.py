@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TypedDict
 
 from radar.reports.errors import ReportError
-from radar.store import Store
 from radar.store.jsonio import loads_bounded
+from radar.store.tables import PeopleStore
 
 _NEW_ID = r"\d{4}\.\d{4,5}"
 _OLD_ID = r"[a-z\-]+(?:\.[A-Z]{2})?/\d{7}"
@@ -142,7 +142,7 @@ def read_library(path: Path) -> list[Entry]:
     raise LibraryError(f"{path.name}: unknown library format; give a BibTeX .bib or a Zotero CSL JSON .json file")
 
 
-def match_entries(store: Store, entries: list[Entry]) -> LibraryMatch:
+def match_entries(store: PeopleStore, entries: list[Entry]) -> LibraryMatch:
     """Match entries to documents of the workspace: explicit ids first, then normalised titles."""
     out = LibraryMatch()
     with_id = [e for e in entries if e.arxiv_id]

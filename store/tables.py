@@ -1,0 +1,261 @@
+"""The store as each stage sees it: narrow Protocols over ``Store``, so a stage's signature says which tables it
+touches (issue 27, "Typed to the edge").
+
+A function that reads one table takes that table's mixin (``store: RunsTable``, ``store: DocumentsTable``, ...);
+one that reads several takes a Protocol here, named for the stage that reads it; only a function that needs the
+whole database (the connection, a transaction across tables, its path, or one that hands the store to several
+stages, as the composition root does) takes ``Store``. ``Store`` subclasses every mixin and satisfies every
+Protocol, so callers pass the Store they hold. The methods are copies of the mixins' signatures: mypy checks
+that ``Store`` satisfies each Protocol wherever one is passed (and below), tests/test_typed.py that the
+copies match.
+
+Protocols are combined by inheritance, so a function typed with a smaller one (``StoredVectors``, ``Mentions``,
+``DeliveryLog``) can be called with any larger one that includes it; a table mixin cannot (it is a class, not a
+Protocol), so a helper called from a Protocol-typed function takes a Protocol too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Protocol
+
+from radar.store.contributions import ContributionRow, Mention, MentionRow, PaperText
+from radar.store.deliveries import Delivery
+from radar.store.documents import DayCount, DocumentHash, DocumentText
+from radar.store.embeddings import PendingEmbedding, StoredVector
+from radar.store.models import CrawlState, Document, UpsertCounts
+from radar.store.names import NameRow
+from radar.store.people import Feedback, PersonAlert
+from radar.store.tags import Correction, EmbeddedDocument, TaggedDocument
+
+if TYPE_CHECKING:
+    from radar.store.db import Store
+
+
+# -- pieces several stages share ---------------------------------------------------------------------------
+class StoredVectors(Protocol):
+    """embeddings: which models' vectors the store holds, and the current vectors of documents (search, tagging,
+    topics and the digests pick the model and read vectors this way)."""
+
+    def embedding_models(self) -> dict[str, int]: ...
+
+    def current_vectors(self, ids: Iterable[str], model_id: str) -> dict[str, bytes]: ...
+
+
+class Mentions(Protocol):
+    """contributions: the stored papers that name a method (the cards' spread, the report's evidence)."""
+
+    def mentions_of(self, keys: Iterable[str]) -> dict[str, list[MentionRow]]: ...
+
+    def papers_naming(self, phrases: Iterable[str], since: str = "") -> dict[str, list[PaperText]]: ...
+
+
+class DeliveryLog(Protocol):
+    """deliveries: what was sent to whom, so each recipient gets a report, digest or alert once."""
+
+    def delivery(self, period: str, channel: str, recipient: str) -> Delivery | None: ...
+
+    def record_delivery(self, period: str, channel: str, recipient: str, *, ok: bool, error: str = "") -> None: ...
+
+
+# -- crawler and index -------------------------------------------------------------------------------------
+class CrawlStore(Protocol):
+    """crawler.run: documents (upserted) and crawl_state (each source's cursor)."""
+
+    def upsert_documents(self, docs: Iterable[Document]) -> UpsertCounts: ...
+
+    def crawl_state(self, source: str) -> CrawlState: ...
+
+    def save_crawl_state(self, state: CrawlState) -> None: ...
+
+
+class IndexStore(Protocol):
+    """index.pipeline: documents (their text, for BM25) and embeddings (pending, saved, read back)."""
+
+    def fingerprint(self) -> str: ...
+
+    def iter_documents(
+        self, *, since: str = "", until: str = "", kind: str = "", batch: int = 5000
+    ) -> Iterator[Document]: ...
+
+    def embeddings_generation(self) -> int: ...
+
+    def pending_embeddings(self, model_id: str) -> list[PendingEmbedding]: ...
+
+    def save_embeddings(self, rows: Iterable[tuple[str, str, str, bytes]]) -> None: ...
+
+    def vec_ids_of(self, doc_ids: Iterable[str]) -> dict[str, int]: ...
+
+    def iter_vectors(self, model_id: str, batch: int = 20000) -> Iterator[list[StoredVector]]: ...
+
+
+# -- analysis ----------------------------------------------------------------------------------------------
+class TaggingStore(StoredVectors, Protocol):
+    """analysis.tags: documents, embeddings (vectors and embedded samples) and tags (decisions, corrections)."""
+
+    def documents(self, ids: Iterable[str]) -> dict[str, Document]: ...
+
+    def get_document(self, doc_id: str) -> Document | None: ...
+
+    def count_documents(self) -> int: ...
+
+    def count_unembedded(self, model_id: str) -> int: ...
+
+    def sample_embedded(self, model_id: str, n: int) -> list[EmbeddedDocument]: ...
+
+    def tagging_candidates(
+        self, model_id: str, tagger: str, *, everything: bool = False, batch: int = 4096
+    ) -> Iterator[list[EmbeddedDocument]]: ...
+
+    def save_tag_decisions(
+        self, tagger: str, doc_ids: list[str], decisions: Iterable[tuple[str, str, float, str]]
+    ) -> None: ...
+
+    def tag_counts(self) -> dict[str, dict[str, int]]: ...
+
+    def corrections(self) -> list[Correction]: ...
+
+    def save_correction(self, doc_id: str, add: Iterable[str], remove: Iterable[str]) -> None: ...
+
+
+class TrendsStore(StoredVectors, Protocol):
+    """analysis.trends: documents (texts for the term table), tags (the tag series), embeddings (topics)."""
+
+    def fingerprint(self) -> str: ...
+
+    def count_documents(self) -> int: ...
+
+    def text_rows(self, changed_since: str = "", batch: int = 5000) -> Iterator[DocumentText]: ...
+
+    def content_hashes_since(self, changed_since: str) -> list[DocumentHash]: ...
+
+    def tagged_in(self, since: str, until: str) -> list[TaggedDocument]: ...
+
+
+class NamesStore(Protocol):
+    """analysis.names.stage: documents (the names' source) and names (the computed table, cached by state)."""
+
+    def fingerprint(self) -> str: ...
+
+    def iter_documents(
+        self, *, since: str = "", until: str = "", kind: str = "", batch: int = 5000
+    ) -> Iterator[Document]: ...
+
+    def names(self, kind: str = "", since: str = "") -> list[NameRow]: ...
+
+    def names_state(self) -> str: ...
+
+    def replace_names(self, rows: Iterable[NameRow], state: str) -> int: ...
+
+
+class ContributionsStore(Protocol):
+    """analysis.contributions.update: documents (texts and hashes) and contributions (what is decided, written)."""
+
+    def documents(self, ids: Iterable[str]) -> dict[str, Document]: ...
+
+    def content_hashes(self, ids: Iterable[str]) -> dict[str, str]: ...
+
+    def papers_without_contribution(self, model: str) -> list[str]: ...
+
+    def write_contributions(self, rows: Sequence[ContributionRow], mentions: Iterable[Mention]) -> int: ...
+
+
+class CardsStore(Mentions, Protocol):
+    """analysis.contributions.cards: contributions (introductions, mentions), documents and their tags."""
+
+    def documents(self, ids: Iterable[str]) -> dict[str, Document]: ...
+
+    def get_document(self, doc_id: str) -> Document | None: ...
+
+    def tags_of(self, ids: Iterable[str]) -> dict[str, list[str]]: ...
+
+    def first_paper_day(self) -> str: ...
+
+    def introductions(self, since: str = "", until: str = "") -> list[ContributionRow]: ...
+
+    def introductions_of(self, keys: Iterable[str]) -> list[ContributionRow]: ...
+
+    def introductions_also_naming(self, text: str) -> list[ContributionRow]: ...
+
+
+class MethodsStore(CardsStore, ContributionsStore, Protocol):
+    """app's method-card steps: contributions brought up to date, then the cards, their ``changes`` rewritten (and
+    the names table as last computed, for `radar methods --name`)."""
+
+    def contributions(self, ids: Iterable[str]) -> dict[str, ContributionRow]: ...
+
+    def set_rewritten_changes(self, lines: dict[str, str]) -> None: ...
+
+    def names(self, kind: str = "", since: str = "") -> list[NameRow]: ...
+
+
+# -- reports -----------------------------------------------------------------------------------------------
+class ReportStore(Mentions, Protocol):
+    """reports (content, evidence, volume): documents, tags (scores, series) and contributions (evidence)."""
+
+    def documents(self, ids: Iterable[str]) -> dict[str, Document]: ...
+
+    def iter_documents(
+        self, *, since: str = "", until: str = "", kind: str = "", batch: int = 5000
+    ) -> Iterator[Document]: ...
+
+    def counts_by_day(self, since: str = "", until: str = "") -> list[DayCount]: ...
+
+    def known_tags(self) -> list[str]: ...
+
+    def tags_of(self, ids: Iterable[str]) -> dict[str, list[str]]: ...
+
+    def tag_scores(self, ids: Iterable[str]) -> dict[str, dict[str, float]]: ...
+
+    def tagged_in(self, since: str, until: str) -> list[TaggedDocument]: ...
+
+    def contributions(self, ids: Iterable[str]) -> dict[str, ContributionRow]: ...
+
+
+class PeopleStore(StoredVectors, DeliveryLog, Protocol):
+    """reports.people (digests, alerts, libraries): people (feedback, alerts), documents, tags, embeddings and
+    deliveries."""
+
+    def documents(self, ids: Iterable[str]) -> dict[str, Document]: ...
+
+    def filter_documents(
+        self,
+        *,
+        since: str = "",
+        until: str = "",
+        tags: Iterable[str] = (),
+        sources: Iterable[str] = (),
+        categories: Iterable[str] = (),
+        kinds: Iterable[str] = (),
+    ) -> list[str]: ...
+
+    def document_titles(self) -> Iterator[tuple[str, str]]: ...
+
+    def tag_scores(self, ids: Iterable[str]) -> dict[str, dict[str, float]]: ...
+
+    def sample_embedded(self, model_id: str, n: int) -> list[EmbeddedDocument]: ...
+
+    def feedback(self, name: str) -> list[Feedback]: ...
+
+    def alerts(self, name: str, since: str = "") -> list[PersonAlert]: ...
+
+
+if TYPE_CHECKING:  # mypy: the Store satisfies every Protocol above (tests/test_typed.py checks it at run time)
+
+    def _store_satisfies_every_protocol(store: Store) -> None:
+        views: tuple[
+            StoredVectors,
+            Mentions,
+            DeliveryLog,
+            CrawlStore,
+            IndexStore,
+            TaggingStore,
+            TrendsStore,
+            NamesStore,
+            ContributionsStore,
+            CardsStore,
+            MethodsStore,
+            ReportStore,
+            PeopleStore,
+        ] = (store, store, store, store, store, store, store, store, store, store, store, store, store)
+        del views
