@@ -376,3 +376,32 @@ def test_measured_figures_are_only_in_benchmarks(doc: Path) -> None:
 def test_user_docs_name_no_issue_numbers(doc: Path) -> None:
     found = ISSUE_NUMBER.findall(doc.read_text(encoding="utf-8"))
     assert not found, f"{doc.name} names tracker issues: {found}"
+
+
+_CONFLICT = re.compile(r"^(?:<{7}|>{7}) |^={7}$", re.MULTILINE)
+_TEXT_SUFFIXES = {".py", ".md", ".toml", ".j2", ".jsonl", ".txt", ".cfg", ".yaml", ".yml"}
+
+
+def conflict_markers(text: str) -> int:
+    """Lines git leaves where a merge conflicted ("<<<<<<< HEAD", "=======", ">>>>>>> branch")."""
+    return len(_CONFLICT.findall(text))
+
+
+def test_no_merge_conflict_markers_are_committed() -> None:
+    """A conflicted merge once left its markers in docs/ARCHITECTURE.md; no check read it."""
+    skip = {".venv", ".git", "node_modules"}
+    found = [
+        str(path.relative_to(ROOT))
+        for path in ROOT.rglob("*")
+        if path.suffix in _TEXT_SUFFIXES
+        and path.is_file()
+        and not skip & set(path.relative_to(ROOT).parts)
+        and not any(part.startswith(".") for part in path.relative_to(ROOT).parts)
+        and conflict_markers(path.read_text(encoding="utf-8", errors="replace"))
+    ]
+    assert not found, f"merge conflict markers in {found}"
+
+
+def test_the_conflict_check_finds_markers() -> None:
+    planted = "text\n<<<<<<< HEAD\nmine\n=======\ntheirs\n>>>>>>> branch\n"
+    assert conflict_markers(planted) == 3 and conflict_markers("a ======= b\n====\n") == 0
