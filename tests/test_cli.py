@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -72,41 +71,6 @@ def test_broken_config_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture
     (tmp_path / "radar.toml").write_text("[crawl]\ntimeout_s = -1\n")
     res = run_cli(capsys, "--workspace", str(tmp_path), "crawl")
     assert res.code == 1 and "timeout_s must be > 0" in res.err
-
-
-@pytest.mark.slow
-def test_demo_runs_offline(tmp_path: Path, tag_examples: Path) -> None:
-    """The installed console script, as `make demo` runs it, on a 400-paper cut of the bundled data (the shipped
-    labeled papers come from the run's tag-example cache, as a second demo on this machine finds them)."""
-    import gzip
-    import itertools
-
-    data = tmp_path / "data"
-    data.mkdir()
-    snapshot = ROOT / "data" / "snapshot.jsonl.gz"
-    with gzip.open(snapshot, "rb") as src, gzip.open(data / "snapshot.jsonl.gz", "wb") as dst:
-        dst.writelines(itertools.islice(src, 0, 20000, 50))
-    (data / "feeds").symlink_to(ROOT / "data" / "feeds")
-    (data / "snapshot_vectors.npz").symlink_to(ROOT / "data" / "snapshot_vectors.npz")  # as shipped
-    radar = Path(sys.executable).with_name("radar")
-    proc = subprocess.run(
-        [str(radar), "--workspace", str(tmp_path / "demo"), "demo", "--data", str(data), "--no-app"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert "400 added" in proc.stdout and "lilianweng: 53 new" in proc.stdout
-    # the 400 papers and the 622 posts come with prebuilt vectors: nothing is embedded
-    assert "indexed: 0 embedded" in proc.stdout and "reused from prebuilt vectors" in proc.stdout
-    assert "What was imported" in proc.stdout and "What the report says" in proc.stdout  # the summary: the report's
-    assert "trends as of" in proc.stdout and "Emerging terms" in proc.stdout and "Topics" in proc.stdout
-    assert "Tags (change in share" in proc.stdout  # the week's tags, as `radar trends --week` prints them
-    assert "Traceback" not in proc.stderr
-    report = re.search(r"html: (\S+/reports/(\d{4}-W\d{2})/report\.html)", proc.stdout)  # the weekly report step
-    assert report and Path(report.group(1)).is_file(), proc.stdout[-2000:]
-    assert "the dashboard: `radar --workspace" in proc.stdout and " app`" in proc.stdout
 
 
 def test_ids_dates_and_tags_stay_whole_at_80_columns() -> None:
