@@ -9,9 +9,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from sklearn.linear_model import LogisticRegression
+from sklearn.multiclass import OneVsRestClassifier
 
 from radar.analysis.names import find_names, load_labels
-from radar.analysis.names.evaluate import Variant
+from radar.analysis.names.evaluate import LEVERS, Variant, cross_validate
 from radar.analysis.names.evidence import Evidence, collect
 from radar.analysis.names.extract import mentions
 from radar.analysis.names.features import (
@@ -250,9 +252,6 @@ def test_tuning_a_two_stage_model_fits_two_stages_in_the_inner_cross_validation(
 
 
 def test_soft_class_weights_lift_a_rare_kind() -> None:
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.multiclass import OneVsRestClassifier
-
     rows, kinds = _rare_kind_rows()
     systems = [{"s": 1.0, "t": 1.0}]
 
@@ -284,8 +283,6 @@ def test_a_hyphenated_expansion_counts_under_its_head_word() -> None:
 
 
 def test_cross_validating_the_levers_keeps_each_folds_names_out() -> None:
-    from radar.analysis.names.evaluate import LEVERS, cross_validate
-
     docs, labels = [], []
     for i in range(30):
         a = f"Qa{i}Vk"
