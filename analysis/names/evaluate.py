@@ -91,7 +91,7 @@ class Variant:
     context: bool = False  # the context model for unsure names (needs ``vectors``)
     uses: bool = True  # the use cues: software, device, measured quantity (``features.USE_FEATURES``)
     areas: bool = True  # the share of the name's papers in the lab's areas (``features.AREA_FEATURES``)
-    # the levers of issue 23, measured and left off (``LEVERS``): two stages, name or generic term then the kind
+    # levers measured and left off (``LEVERS``): two stages, name or generic term then the kind
     # among the names (``KindModel.two_stage``), decided by the product or a threshold on P(name) (``gate``);
     # soft class weights (``KindModel.balance``); a hyphenated expansion's head word (``features.with_heads``)
     two_stage: bool = False
