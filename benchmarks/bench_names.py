@@ -3,7 +3,7 @@ cross-validated with folds by name, beside the rule baseline and the decider wit
 speed of finding names on the full corpus beside a plain pass over the texts.
 
     .venv/bin/python benchmarks/bench_names.py [--corpus ../shared/data/arxiv_corpus_full.jsonl.gz]
-        [--labels ../shared/labels] [--seeds 3] [--limit N] [--context]
+        [--labels ../shared/labels] [--seeds 3] [--limit N] [--context] [--levers]
 
 1. Speed: a plain pass (every title and abstract tokenised once with the names' token pattern: the floor any
    reading of the texts costs), ``evidence.collect`` (both passes, the context of every mention), the kinds
@@ -19,7 +19,8 @@ speed of finding names on the full corpus beside a plain pass over the texts.
    use cues added), and Radar (``evaluate.RADAR``: what ``find.classify`` fits, the method margins chosen by
    inner CV on each training part); ``--evidence-cache DIR`` keeps the evidence pass between runs. With
    --context also Radar with the context vectors (packaged sentence encoder; ``context.py``) for the names
-   the evidence leaves unsure.
+   the evidence leaves unsure. With --levers also the levers measured and left off (``evaluate.LEVERS``: two
+   stages, name or generic term then the kind among the names; soft class weights; expansion head words).
    The lexicon (a labeled name keeps its label) is not in these figures: a test name is never among its
    fold's labels, and the neighbour features read the training part's labels only.
 """
@@ -43,7 +44,7 @@ from rich.console import Console
 from rich.table import Table
 
 from radar.analysis.names.context import Embed, context_vectors
-from radar.analysis.names.evaluate import VARIANTS, CrossValidation, cross_validate, group_of
+from radar.analysis.names.evaluate import LEVERS, VARIANTS, CrossValidation, cross_validate, group_of
 from radar.analysis.names.evidence import Corpus, collect
 from radar.analysis.names.extract import _TOKEN
 from radar.analysis.names.find import classify, introducing
@@ -206,6 +207,19 @@ def kinds_table(runs: list[CrossValidation], pools: list[set[str]], pool: str, v
     )
 
 
+def focus_errors(runs: list[CrossValidation], pools: list[set[str]], variants: Sequence[str]) -> None:
+    """Per decider, the lab-focus names it gets wrong in some fold split and what it said in each."""
+    idx = [i for i, ps in enumerate(pools) if "focus" in ps]
+    console.print("Lab-focus names said wrong (the kind said in each split that got it wrong):")
+    for v in variants:
+        wrong: dict[str, list[str]] = {}
+        for r in runs:
+            for i in idx:
+                if r.predicted[v][i] != r.truth[i]:
+                    wrong.setdefault(f"{r.names[i]} ({r.truth[i]})", []).append(r.predicted[v][i])
+        console.print(f"  {v}: " + "; ".join(f"{n}: {'/'.join(said)}" for n, said in wrong.items()))
+
+
 def margin_table(runs: list[CrossValidation], pools: list[set[str]]) -> None:
     table = Table(title="Radar's fits at fixed method margins (frequent names: accuracy, method P / R; all: accuracy)")
     for col in ("margin", "frequent acc", "frequent method P", "frequent method R", "all acc"):
@@ -272,6 +286,7 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--limit", type=int, default=0, help="read only the first N papers (0: all)")
     ap.add_argument("--context", action="store_true", help="also the context vectors (the packaged encoder)")
+    ap.add_argument("--levers", action="store_true", help="also the levers measured and left off (evaluate.LEVERS)")
     ap.add_argument("--model-cache", type=Path, default=Path("/tmp/radar-bench-names/models"))
     ap.add_argument(
         "--evidence-cache",
@@ -316,13 +331,15 @@ def main() -> None:
         dim = next(iter(by_key.values())).shape[0] if by_key else 0
         vectors = np.stack([by_key.get(g, np.zeros(dim, dtype=np.float32)) for g in found])
     cpu = time.process_time()
+    deciders = {**VARIANTS, **(LEVERS if args.levers else {})}
     runs = [
-        cross_validate(corpus, labels, k=5, seed=s, variants=VARIANTS, curve=True, vectors=vectors)
+        cross_validate(corpus, labels, k=5, seed=s, variants=deciders, curve=True, vectors=vectors)
         for s in range(args.seeds)
     ]
     console.print(f"cross-validation: {args.seeds} fold splits, {time.process_time() - cpu:.0f} s CPU")
-    variants = ["rules", *VARIANTS, *(["+context"] if vectors is not None else [])]
+    variants = ["rules", *deciders, *(["+context"] if vectors is not None else [])]
     accuracy_table(runs, pools, variants)
+    focus_errors(runs, pools, variants[1:])
     for pool in ("frequent", "focus"):
         kinds_table(runs, pools, pool, "Radar")
     margin_table(runs, pools)

@@ -2,19 +2,31 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numpy as np
 import pytest
+from sklearn.linear_model import LogisticRegression
+from sklearn.multiclass import OneVsRestClassifier
 
 from radar.analysis.names import find_names, load_labels
-from radar.analysis.names.evaluate import Variant
+from radar.analysis.names.evaluate import LEVERS, Variant, cross_validate
 from radar.analysis.names.evidence import Evidence, collect
 from radar.analysis.names.extract import mentions
-from radar.analysis.names.features import AREA_WEIGHT, FREQUENT, features, neighbour_features, neighbours
+from radar.analysis.names.features import (
+    AREA_WEIGHT,
+    FREQUENT,
+    expansion_head,
+    features,
+    neighbour_features,
+    neighbours,
+    with_heads,
+)
 from radar.analysis.names.find import LABEL_FILES, PRIOR_MENTIONS, introducing
-from radar.analysis.names.kinds import KindModel, is_frequent, tuned_model
+from radar.analysis.names.kinds import C, KindModel, WeightedOneVsRest, is_frequent, tuned_model
 
 
 @dataclass(frozen=True)
@@ -197,3 +209,86 @@ def test_use_cues_area_shares_and_values_are_features() -> None:
     mid = mentions("x", "We fit a Bradley-Terry model. Bradley-Terry models are old.")[0].features
     assert "abs_mid" in mid  # capitalised inside a sentence (not only at its start)
     assert "abs_mid" not in mentions("x", "Memory-Efficient training is hard.")[0].features
+
+
+def _rare_kind_rows() -> tuple[list[dict[str, float]], list[str]]:
+    """Many generic terms (g), methods (m), and a rare kind (3 systems) whose feature s also sits on 12 generic
+    terms: alone against the generic labels the systems are outvoted."""
+    rows = [{"g": 1.0}] * 60 + [{"m": 1.0}] * 30 + [{"s": 1.0, "t": 1.0}] * 3 + [{"s": 1.0}] * 12
+    return rows, ["generic"] * 60 + ["method"] * 30 + ["system"] * 3 + ["generic"] * 12
+
+
+def test_the_two_stage_model_says_name_or_generic_first_then_the_kind_among_the_names() -> None:
+    rows, kinds = _rare_kind_rows()
+    model = KindModel(two_stage=True).fit(rows, kinds)
+    assert model._gate is not None and model._clf is not None
+    assert list(model._gate.classes_) == ["generic", "name"] and "generic" not in list(model._clf.classes_)
+    classes, proba = model.proba([{"g": 1.0}, {"m": 1.0}, {"s": 1.0, "t": 1.0}])
+    assert classes[-1] == "generic" and set(classes) == {"generic", "method", "system"}
+    assert np.allclose(proba.sum(axis=1), 1.0)  # P(kind) = P(name) P(kind | name), P(generic) = 1 - P(name)
+    named = model._gate.predict_proba(model._vec.transform([{"m": 1.0}])[:, model._keep])[0, 1]  # type: ignore[union-attr]
+    assert proba[1, classes.index("generic")] == pytest.approx(1 - named)
+    said = [k for k, _ in model.predict([{"g": 1.0}, {"m": 1.0}])]
+    assert said == ["generic", "method"]
+    # among the names the system's feature t decides, not the 12 generic terms that share s
+    among = model._clf.predict_proba(model._vec.transform([{"s": 1.0, "t": 1.0}])[:, model._keep])[0]  # type: ignore[union-attr]
+    assert list(model._clf.classes_)[int(np.argmax(among))] == "system"
+    # a threshold on P(name) instead of the product: 0 makes every row a name, above 1 every row generic
+    everything = dataclasses.replace(model, gate=0.0)
+    assert "generic" not in [k for k, _ in everything.predict(rows)]
+    nothing = dataclasses.replace(model, gate=1.01)
+    assert {k for k, _ in nothing.predict(rows)} == {"generic"}
+    # too few kinds among the names for a second stage: one regression, as without the lever
+    one = KindModel(two_stage=True).fit(rows[:90], kinds[:90])
+    assert one._gate is None and set(one.proba([{"g": 1.0}])[0]) == {"generic", "method"}
+
+
+def test_tuning_a_two_stage_model_fits_two_stages_in_the_inner_cross_validation() -> None:
+    rows, kinds = _rare_kind_rows()
+    tuned = tuned_model(rows, kinds, template=KindModel(two_stage=True, gate=0.5))
+    assert tuned.two_stage and tuned.gate == 0.5 and tuned._gate is not None and tuned.method_margin >= 0.0
+    plain = tuned_model(rows, kinds)
+    assert not plain.two_stage and plain._gate is None
+
+
+def test_soft_class_weights_lift_a_rare_kind() -> None:
+    rows, kinds = _rare_kind_rows()
+    systems = [{"s": 1.0, "t": 1.0}]
+
+    def p_system(model: KindModel) -> float:
+        classes, proba = model.fit(rows, kinds).proba(systems)
+        return float(proba[0, classes.index("system")])
+
+    plain, soft, strong = p_system(KindModel()), p_system(KindModel(balance=0.5)), p_system(KindModel(balance=1.0))
+    assert plain < soft < strong and strong > 0.5
+    # the weighted regressions without weights are scikit-learn's one-vs-rest
+    x = np.array([[r.get(f, 0.0) for f in ("g", "m", "s", "t")] for r in rows])
+    ours = WeightedOneVsRest(C, 1e-6, 0.0).fit(x, kinds).predict_proba(x)
+    binary = LogisticRegression(C=C, solver="liblinear", tol=1e-6)
+    theirs = OneVsRestClassifier(binary).fit(x, kinds).predict_proba(x)
+    assert np.allclose(ours, theirs, atol=1e-3)
+
+
+def test_a_hyphenated_expansion_counts_under_its_head_word() -> None:
+    assert expansion_head("time-to-first-token") == "time" and expansion_head("mixture-of-experts") == "mixture"
+    assert expansion_head("register-transfer-level") == "level" and expansion_head("optimization") == "optimization"
+    counted = with_heads(Counter({"explast:time-to-first-token": 3, "explast:time": 2, "R:num": 1}), 4)
+    assert counted["explast:time"] == 4 and counted["explast:time-to-first-token"] == 3  # capped at the documents
+    plain = Counter({"explast:optimization": 2})
+    assert with_heads(plain, 5) is plain  # nothing hyphenated: the same features
+    docs = [_doc(i, f"The time-to-first-token (ZTFT) drops, and ZTFT is low in run {i}.") for i in range(4)]
+    ev = collect(docs).names["ztft"]
+    assert features("ZTFT", ev, heads=True)["use=measure"] > features("ZTFT", ev).get("use=measure", 0.0)
+    assert "ctx=explast:time" in features("ZTFT", ev, heads=True) and "ctx=explast:time" not in features("ZTFT", ev)
+
+
+def test_cross_validating_the_levers_keeps_each_folds_names_out() -> None:
+    docs, labels = [], []
+    for i in range(30):
+        a = f"Qa{i}Vk"
+        docs += [_doc(i * 10 + j, f"Results of {a} in study {j}.") for j in range(3)]
+        labels.append((a, ("method", "benchmark", "generic")[i % 3]))
+    corpus = collect(docs)
+    variants = {"two-stage": Variant(two_stage=True, margin=0.0), "heads": LEVERS["expansion heads"]}
+    cv = cross_validate(corpus, labels, k=5, variants=variants)
+    assert all(len(p) == len(labels) and set(p) <= {"method", "benchmark", "generic"} for p in cv.predicted.values())

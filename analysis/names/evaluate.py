@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -91,6 +91,13 @@ class Variant:
     context: bool = False  # the context model for unsure names (needs ``vectors``)
     uses: bool = True  # the use cues: software, device, measured quantity (``features.USE_FEATURES``)
     areas: bool = True  # the share of the name's papers in the lab's areas (``features.AREA_FEATURES``)
+    # levers measured and left off (``LEVERS``): two stages, name or generic term then the kind
+    # among the names (``KindModel.two_stage``), decided by the product or a threshold on P(name) (``gate``);
+    # soft class weights (``KindModel.balance``); a hyphenated expansion's head word (``features.with_heads``)
+    two_stage: bool = False
+    gate: float | None = None
+    balance: float = 0.0
+    heads: bool = False
 
 
 RADAR = Variant()
@@ -101,6 +108,14 @@ VARIANTS: dict[str, Variant] = {
     "round 2": Variant(uses=False, areas=False),
     "+uses": Variant(areas=False),
     "Radar": RADAR,
+}
+# levers measured beside Radar and left off (``benchmarks/bench_names.py --levers``; docs/names.md)
+LEVERS: dict[str, Variant] = {
+    "two-stage": Variant(two_stage=True),
+    **{f"two-stage, P(name) >= {g}": Variant(two_stage=True, gate=g) for g in (0.3, 0.4, 0.5, 0.6)},
+    "two-stage, balanced kinds": Variant(two_stage=True, balanced=True),
+    **{f"class weights ^{w}": Variant(balance=w) for w in (0.25, 0.5, 0.75, 1.0)},
+    "expansion heads": Variant(heads=True),
 }
 
 
@@ -190,7 +205,10 @@ def cross_validate(
     groups = [group_of(corpus, n) for n in names]
     evidence = [corpus.find(n) for n in names]
     near = [neighbours(ev, corpus.lookup) if ev is not None else None for ev in evidence]
-    base = [features(n, ev) for n, ev in zip(names, evidence, strict=True)]
+    bases = {
+        heads: [features(n, ev, heads=heads) for n, ev in zip(names, evidence, strict=True)]
+        for heads in {v.heads for v in variants.values()}
+    }
     hardware = [HARDWARE.match(ev.name if ev else n) is not None for n, ev in zip(names, evidence, strict=True)]
     folds = folds_by_name(groups, k, seed)
     cv = CrossValidation(names, truth, groups)
@@ -207,6 +225,7 @@ def cross_validate(
         y_train = [truth[i] for i in train]
         for name, variant in variants.items():
             keep = _keep(variant)
+            base = bases[variant.heads]
             around = near if variant.neighbours else [None] * len(names)
             x_train = [_row(base[i], evidence[i], around[i], lexicon, keep) for i in train]
             x_test = [_row(base[i], evidence[i], around[i], lexicon, keep) for i in test]
@@ -216,15 +235,19 @@ def cross_validate(
                 got = decider.predict(x_test, _rows_of(vectors[test]))
                 decided = [kind for kind, _ in got]
             else:
+                levers = KindModel(
+                    c=variant.c,
+                    balanced=variant.balanced,
+                    two_stage=variant.two_stage,
+                    gate=variant.gate,
+                    balance=variant.balance,
+                )
                 if variant.margin is None:
-                    model = tuned_model(
-                        x_train, y_train, [groups[i] for i in train], seed=seed, c=variant.c, balanced=variant.balanced
-                    )
+                    model = tuned_model(x_train, y_train, [groups[i] for i in train], seed=seed, template=levers)
                     often = model.method_margin if model.frequent_margin is None else model.frequent_margin
                     cv.margins.setdefault(name, []).append((model.method_margin, often))
                 else:
-                    model = KindModel(c=variant.c, method_margin=variant.margin, balanced=variant.balanced)
-                    model.fit(x_train, y_train)
+                    model = replace(levers, method_margin=variant.margin).fit(x_train, y_train)
                 classes, proba = model.proba(x_test)
                 decided = [kind for kind, _ in decide(classes, proba, model.margins(x_test))]
                 if curve and variant == RADAR:

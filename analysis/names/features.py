@@ -243,23 +243,62 @@ def name_features(name: str) -> dict[str, float]:
     return feats
 
 
-def evidence_features(ev: Evidence | None) -> dict[str, float]:
+# the prepositions that end a hyphenated expansion's head: "time-to-first-token" is a time, "mixture-of-experts" a
+# mixture
+_HEAD_LINKS = _set("of to for per in on over with from by at via")
+
+
+def expansion_head(word: str) -> str:
+    """The head noun of an acronym's expansion written as one hyphenated word: the part before its first
+    preposition ("time-to-first-token" -> time, "mixture-of-experts" -> mixture), else its last part
+    ("register-transfer-level" -> level); a plain word is its own head."""
+    parts = [p for p in word.split("-") if p]
+    if len(parts) < 2:
+        return word
+    for i in range(1, len(parts)):
+        if parts[i] in _HEAD_LINKS:
+            return parts[i - 1]
+    return parts[-1]
+
+
+def with_heads(feats: Mapping[str, int], n: int) -> Mapping[str, int]:
+    """The context features with each hyphenated expansion's head counted as an expansion head word too
+    ("explast:time-to-first-token" also as "explast:time"; documents capped at ``n``), so that the cue words of
+    the heads (a "time", a "rate", an "optimization") read the hyphenated spellings."""
+    extra: Counter[str] = Counter()
+    for feat, c in feats.items():
+        if feat.startswith("explast:") and "-" in feat:
+            head = expansion_head(feat[8:])
+            if head != feat[8:]:
+                extra["explast:" + head] += c
+    if not extra:
+        return feats
+    out = Counter(feats)
+    for feat, c in extra.items():
+        out[feat] = min(out[feat] + c, n)
+    return out
+
+
+def evidence_features(ev: Evidence | None, *, heads: bool = False) -> dict[str, float]:
+    """The evidence as features; ``heads``: hyphenated expansions also count under their head word
+    (``with_heads``: a lever measured and left off, docs/names.md)."""
     if ev is None:
         return {"no_evidence": 1.0}
     n = max(ev.n_docs, 1)
+    context = with_heads(ev.features, n) if heads else ev.features
     feats: dict[str, float] = {
         "log_docs": math.log1p(n) / 5,
         "intro_share": math.sqrt(len(ev.claim_docs) / n),
         "compared_share": math.sqrt(len(ev.compared_docs) / n),
         "n_spellings": min(len(ev.spellings), 4) / 4,
     }
-    for feat, c in ev.features.items():
+    for feat, c in context.items():
         if (c >= 2 or feat.startswith(_STRONG)) and c >= MIN_SHARE * n:
             feats["ctx=" + feat] = math.sqrt(c / n)
     for feat in ev.intro_features:
         if feat.startswith(_STRONG) or feat.startswith("R:"):
             feats["intro=" + feat] = 1.0
-    shares = cue_shares(ev)
+    shares = cue_shares(ev, context)
     for kind, share in shares.items():
         feats["cue=" + kind] = math.sqrt(share)
     for kind in _CUES:
@@ -269,13 +308,13 @@ def evidence_features(ev: Evidence | None) -> dict[str, float]:
     if expanded:
         feats["exp_cap"] = ev.features.get("exp_cap", 0) / expanded
         feats["exp_lower"] = 1 - feats["exp_cap"]
-    heads = [c for f, c in ev.features.items() if f.startswith("explast:")]
-    if heads:  # one expansion (DPO) or an acronym that several unrelated things share (CAT, EMA, ACC)
-        feats["exp_top"] = max(heads) / sum(heads)
-        feats["exp_heads"] = min(sum(c >= max(2, 0.05 * sum(heads)) for c in heads), 6) / 6
+    head_docs = [c for f, c in ev.features.items() if f.startswith("explast:")]
+    if head_docs:  # one expansion (DPO) or an acronym that several unrelated things share (CAT, EMA, ACC)
+        feats["exp_top"] = max(head_docs) / sum(head_docs)
+        feats["exp_heads"] = min(sum(c >= max(2, 0.05 * sum(head_docs)) for c in head_docs), 6) / 6
     top: Counter[str] = Counter()
     total_use: Counter[str] = Counter()
-    for feat, c in ev.features.items():
+    for feat, c in context.items():
         for kind in _USE_INDEX.get(feat, ()):
             top[kind] = max(top[kind], c)
             total_use[kind] += c
@@ -291,11 +330,11 @@ def evidence_features(ev: Evidence | None) -> dict[str, float]:
     return feats
 
 
-def features(name: str, ev: Evidence | None) -> dict[str, float]:
+def features(name: str, ev: Evidence | None, *, heads: bool = False) -> dict[str, float]:
     """The name's shape and its evidence; for a frequent name (``FREQUENT`` documents or more) the evidence
     features once more under "hi:", so that the model weighs evidence differently where there is a lot of it
     (feature augmentation: 94 PPO-like papers say more than a rare acronym's 3)."""
-    feats = {**name_features(ev.name if ev is not None else name), **evidence_features(ev)}
+    feats = {**name_features(ev.name if ev is not None else name), **evidence_features(ev, heads=heads)}
     if ev is not None and ev.n_docs >= FREQUENT:
         feats.update({"hi:" + k: v for k, v in list(feats.items()) if not k.startswith("cg=")})
         feats["hi"] = 1.0
@@ -341,11 +380,11 @@ def _cue_index() -> dict[str, tuple[str, ...]]:
 _CUE_INDEX = _cue_index()  # context feature ("explast:benchmark") -> the cue kinds it counts for
 
 
-def cue_shares(ev: Evidence) -> dict[str, float]:
+def cue_shares(ev: Evidence, context: Mapping[str, int] | None = None) -> dict[str, float]:
     """Per cue kind, the largest share of the name's documents carrying one of its cue words (one pass over
-    the name's features)."""
+    the name's features, or over ``context``: ``with_heads`` of them)."""
     best = dict.fromkeys((*_CUES, *_MORE_CUES), 0)
-    for feat, c in ev.features.items():
+    for feat, c in (ev.features if context is None else context).items():
         for kind in _CUE_INDEX.get(feat, ()):
             if c > best[kind]:
                 best[kind] = c

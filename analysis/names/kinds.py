@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -40,6 +40,10 @@ class KindModel:
 
     ``method_margin``: ``method`` is said only when its probability beats the runner-up's by this much, else
     the runner-up is (``choose_method_margin`` picks it by inner cross-validation for a target precision).
+
+    Levers measured and left off (docs/names.md; ``evaluate.LEVERS``): ``two_stage`` (a name or a generic
+    term first, then the kind among the names), ``gate`` (the two-stage decision by a threshold on P(name)),
+    ``balance`` (soft class weights).
     """
 
     c: float = C
@@ -48,25 +52,49 @@ class KindModel:
     min_feature_names: int = MIN_FEATURE_NAMES
     tol: float = 1e-3
     balanced: bool = False  # class weights inverse to the kinds' frequencies (the model before the frequent labels)
+    # two regressions: "name" (a specific thing) or "generic", then the kind among the labeled names only (the
+    # rare kinds compete with each other, not with the generic terms' labels); P(kind) = P(name) P(kind | name)
+    two_stage: bool = False
+    # the two-stage decision as a threshold instead: a name when P(name) >= gate, then its most probable kind
+    # (``proba`` then gives 1.0 for generic or the kind's probability among the names: decision scores)
+    gate: float | None = None
+    # soft class weights: each kind's one-vs-rest regression weighs its own labels by (others / own) ** balance
+    balance: float = 0.0
     _vec: DictVectorizer | None = None
     _keep: np.ndarray | None = None
-    _clf: OneVsRestClassifier | None = None
+    _clf: OneVsRestClassifier | WeightedOneVsRest | None = None
+    _gate: OneVsRestClassifier | None = None  # the two-stage model's first regression: "name" or "generic"
 
     def fit(self, rows: Sequence[dict[str, float]], kinds: Sequence[str]) -> KindModel:
         from sklearn.feature_extraction import DictVectorizer
-        from sklearn.linear_model import LogisticRegression
-        from sklearn.multiclass import OneVsRestClassifier
 
         self._vec = DictVectorizer()
         x = self._vec.fit_transform(rows)
         self._keep = np.flatnonzero(np.asarray((x != 0).sum(axis=0)).ravel() >= self.min_feature_names)
-        weights = "balanced" if self.balanced else None
+        x = x[:, self._keep]
+        y = list(kinds)
+        named = [i for i, kind in enumerate(y) if kind != "generic"]
+        self._gate = None
+        if self.two_stage and len(named) < len(y) and len({y[i] for i in named}) >= 2:
+            self._gate = self._regression(balanced=False).fit(x, ["generic" if k == "generic" else "name" for k in y])
+            self._clf = self._kinds().fit(x[named], [y[i] for i in named])
+        else:
+            self._clf = self._kinds().fit(x, y)
+        return self
+
+    def _regression(self, *, balanced: bool) -> OneVsRestClassifier:
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.multiclass import OneVsRestClassifier
+
         # one binary regression per kind (liblinear): 30x faster than the multinomial fit on these rows
         # (0.1 s instead of 3.5 s of CPU for 726 labeled names of the bundled snapshot), the same accuracy
-        binary = LogisticRegression(C=self.c, solver="liblinear", tol=self.tol, class_weight=weights)
-        self._clf = OneVsRestClassifier(binary)
-        self._clf.fit(x[:, self._keep], list(kinds))
-        return self
+        weights = "balanced" if balanced else None
+        return OneVsRestClassifier(LogisticRegression(C=self.c, solver="liblinear", tol=self.tol, class_weight=weights))
+
+    def _kinds(self) -> OneVsRestClassifier | WeightedOneVsRest:
+        if self.balance and not self.balanced:
+            return WeightedOneVsRest(self.c, self.tol, self.balance)
+        return self._regression(balanced=self.balanced)
 
     @property
     def fitted(self) -> bool:
@@ -77,9 +105,18 @@ class KindModel:
         if self._vec is None or self._clf is None or self._keep is None:
             raise RuntimeError("KindModel.predict before fit")
         classes = [str(k) for k in self._clf.classes_]
+        if self._gate is not None:
+            classes.append("generic")
         if not rows:
             return classes, np.zeros((0, len(classes)))
-        return classes, self._clf.predict_proba(self._vec.transform(rows)[:, self._keep])
+        x = self._vec.transform(rows)[:, self._keep]
+        proba = self._clf.predict_proba(x)
+        if self._gate is None:
+            return classes, proba
+        named = self._gate.predict_proba(x)[:, list(self._gate.classes_).index("name")]
+        if self.gate is not None:
+            named = (named >= self.gate).astype(float)
+        return classes, np.column_stack([proba * named[:, None], 1.0 - named])
 
     def margins(self, rows: Sequence[dict[str, float]]) -> list[float]:
         frequent = self.method_margin if self.frequent_margin is None else self.frequent_margin
@@ -88,6 +125,34 @@ class KindModel:
     def predict(self, rows: Sequence[dict[str, float]]) -> list[tuple[str, float]]:
         classes, proba = self.proba(rows)
         return decide(classes, proba, self.margins(rows))
+
+
+class WeightedOneVsRest:
+    """One binary regression per kind (liblinear) whose own labels weigh (other labels / own) ** ``power``
+    (at least 1): a rare kind's few labels count more against the rest; probabilities normalised per row as
+    scikit-learn's ``OneVsRestClassifier`` does."""
+
+    def __init__(self, c: float, tol: float, power: float) -> None:
+        self.c, self.tol, self.power = c, tol, power
+        self.classes_ = np.array([], dtype=object)
+        self.estimators_: list[Any] = []
+
+    def fit(self, x: Any, y: Sequence[str]) -> WeightedOneVsRest:
+        from sklearn.linear_model import LogisticRegression
+
+        labels = np.asarray(y, dtype=object)
+        self.classes_ = np.array(sorted(set(labels.tolist())), dtype=object)
+        self.estimators_ = []
+        for kind in self.classes_:
+            own = labels == kind
+            weight = max(((len(labels) - own.sum()) / max(own.sum(), 1)) ** self.power, 1.0)
+            binary = LogisticRegression(C=self.c, solver="liblinear", tol=self.tol, class_weight={0: 1.0, 1: weight})
+            self.estimators_.append(binary.fit(x, own.astype(int)))
+        return self
+
+    def predict_proba(self, x: Any) -> np.ndarray:
+        p = np.column_stack([e.predict_proba(x)[:, 1] for e in self.estimators_])
+        return p / p.sum(axis=1, keepdims=True)
 
 
 def decide(
@@ -129,13 +194,15 @@ def choose_method_margin(
     seed: int = 0,
     c: float = C,
     among: Sequence[bool] | None = None,
+    template: KindModel | None = None,
 ) -> float:
     """The margin for ``method`` from out-of-fold predictions (``k`` folds by name group over these labeled
     rows only): among the ``MARGINS`` that cost at most ``MAX_ACCURACY_LOSS`` of accuracy against no margin,
     the smallest whose ``method`` precision reaches ``target``, else the most precise one; 0 when there are
     too few labeled methods to tell (fewer than 2 per fold). ``among``: measure precision and accuracy on
-    these rows only (the frequent names, say), all rows fitting the folds' models."""
-    return choose_margins(rows, kinds, groups, [among], target=target, k=k, seed=seed, c=c)[0]
+    these rows only (the frequent names, say), all rows fitting the folds' models. ``template``: the model
+    the folds fit (its margins unused; default ``KindModel(c=c)``)."""
+    return choose_margins(rows, kinds, groups, [among], target=target, k=k, seed=seed, c=c, template=template)[0]
 
 
 def choose_margins(
@@ -148,8 +215,10 @@ def choose_margins(
     k: int = 3,
     seed: int = 0,
     c: float = C,
+    template: KindModel | None = None,
 ) -> list[float]:
     """``choose_method_margin`` for each of ``subsets`` (None: all rows) from one set of out-of-fold fits."""
+    template = template or KindModel(c=c)
     truth = list(kinds)
     folds = folds_by_name(list(groups) if groups is not None else [str(i) for i in range(len(rows))], k, seed)
     oof: list[tuple[list[str], np.ndarray]] = []
@@ -160,7 +229,8 @@ def choose_margins(
             test = [i for i in range(len(rows)) if folds[i] == f]
             if not test or len({truth[i] for i in train}) < 2:
                 continue
-            model = KindModel(c=c).fit([rows[i] for i in train], [truth[i] for i in train])
+            model = replace(template, method_margin=0.0, frequent_margin=None)
+            model.fit([rows[i] for i in train], [truth[i] for i in train])
             oof.append(model.proba([rows[i] for i in test]))
             index.append(test)
     out = []
@@ -194,12 +264,19 @@ def tuned_model(
     seed: int = 0,
     c: float = C,
     balanced: bool = False,
+    template: KindModel | None = None,
 ) -> KindModel:
     """A ``KindModel`` fitted on the rows with two method margins chosen by inner CV on them: one for the rare
-    names' rows, one for the frequent names' (``is_frequent``), each for ``METHOD_PRECISION`` on its own rows."""
+    names' rows, one for the frequent names' (``is_frequent``), each for ``METHOD_PRECISION`` on its own rows.
+    ``template``: the model to tune (its levers; default ``KindModel(c=c, balanced=balanced)``); the inner CV
+    fits it, except that a one-stage ``balanced`` model's margins come from unweighted fits (the previous model,
+    as it was measured)."""
+    model = template or KindModel(c=c, balanced=balanced)
+    inner = model if model.two_stage else replace(model, balanced=False)
     frequent = [is_frequent(r) for r in rows]
-    rare, often = choose_margins(rows, kinds, groups, [[not f for f in frequent], frequent], seed=seed, c=c)
-    return KindModel(c=c, method_margin=rare, frequent_margin=often, balanced=balanced).fit(rows, kinds)
+    subsets = [[not f for f in frequent], frequent]
+    rare, often = choose_margins(rows, kinds, groups, subsets, seed=seed, c=model.c, template=inner)
+    return replace(model, method_margin=rare, frequent_margin=often).fit(rows, kinds)
 
 
 # context vectors (``context.context_vectors``): the names whose most probable kind from the evidence alone is
