@@ -320,8 +320,8 @@ def test_every_link_between_the_docs_resolves(page: Path) -> None:
 # -- measured figures live in docs/benchmarks.md ---------------------------------------------------------------
 # A measured figure is recognised by two marks a design statement does not carry: a line that dates a run and
 # says how loaded or how long it was (a date beside UTC, load, CPU-s, ms or wall), or a table whose header names
-# a measured quantity. docs/names.md is left to its own move (its figures are being re-measured).
-FIGURE_PAGES = [doc for doc in DOCS if doc.name not in ("benchmarks.md", "names.md")]
+# a measured quantity.
+FIGURE_PAGES = [doc for doc in DOCS if doc.name != "benchmarks.md"]
 RUN_DATE = re.compile(r"\b20\d\d-[01]\d-[0-3]\d\b")
 RUN_CONDITION = re.compile(r"\bUTC\b|\bload\b|\bCPU-s\b|\bms\b|\bwall\b")
 MEASURED_COLUMN = re.compile(r"precision|recall|\bF1\b|P@\d|\bMRR\b|\bmAP\b|\bARI\b|CPU s|wall s|seconds|\bms\b|/s\b")
