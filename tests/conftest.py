@@ -4,6 +4,7 @@ import gzip
 import itertools
 import os
 import shutil
+import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +26,18 @@ max_retries = 3
 backoff_base_s = 0.05
 max_backoff_s = 2.0
 """
+
+
+@pytest.fixture(autouse=True)
+def main_module_restored() -> Iterator[None]:
+    """Streamlit's AppTest runs a page as ``__main__`` and leaves it in ``sys.modules``; a later test of the same
+    xdist worker that starts spawn processes (contributions' workers) would make each child re-run that page
+    (multiprocessing's spawn re-imports the parent's ``__main__`` file) and fail. Each test gets back the
+    ``__main__`` it started with."""
+    main = sys.modules.get("__main__")
+    yield
+    if main is not None and sys.modules.get("__main__") is not main:
+        sys.modules["__main__"] = main
 
 
 @pytest.fixture
