@@ -5,6 +5,7 @@ the model changed; read by the method cards (``radar methods --week/--name``), l
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -21,20 +22,24 @@ _COLUMNS = (
 )
 
 
-_OPENING = "([{\"'“‘"  # what may stand before a phrase's first word ("(Dr. GRPO)")
+_RUN = re.compile(r"[^\W_]+")  # a run of letters and digits (str.isalnum), as a name's token bound sees it
 
 
-def _phrases_in(text: str, by_first: dict[str, list[tuple[str, tuple[str, ...]]]]) -> Iterator[str]:
-    """The phrases (``by_first``: first word, also after an opening bracket or quote -> (phrase, its other words))
-    that start at a word of ``text``: the first word equal, the middle ones equal, the last one a prefix of the
-    text's word ("GRPO" of "GRPO's")."""
-    words = text.split()
-    if by_first.keys().isdisjoint(words):  # most texts: one pass in C
+def _phrases_in(text: str, by_run: dict[str, list[str]]) -> Iterator[str]:
+    """The phrases (``by_run``: a phrase's first run of letters and digits -> the phrases) that ``text`` holds,
+    its white space collapsed ("Dr.\nGRPO"), not right after a letter or digit: "(Dr. GRPO)", "PPO/Dr. GRPO",
+    "\\textsc{Dr. GRPO}", "GRPO,Dr. GRPO", not "XDr. GRPO" (the caller checks the token bounds). Looked for only
+    where the text holds that first run (most texts hold none of them)."""
+    runs = set(_RUN.findall(text))
+    if by_run.keys().isdisjoint(runs):
         return
-    for i, w in enumerate(words):
-        for phrase, rest in by_first.get(w, ()):
-            tail = words[i + 1 : i + 1 + len(rest)]
-            if len(tail) == len(rest) and tail[:-1] == list(rest[:-1]) and (not rest or tail[-1].startswith(rest[-1])):
+    collapsed = " ".join(text.split())
+    for run in by_run.keys() & runs:
+        for phrase in by_run[run]:
+            at = collapsed.find(phrase)
+            while at > 0 and collapsed[at - 1].isalnum():
+                at = collapsed.find(phrase, at + 1)
+            if at >= 0:
                 yield phrase
 
 
@@ -229,19 +234,20 @@ class ContributionsTable(Table):
         return out
 
     def papers_naming(self, phrases: Iterable[str], since: str = "") -> dict[str, list[PaperText]]:
-        """The papers published on or after ``since`` whose title or abstract holds each phrase at a word's start
-        (case-sensitive; "Method Number7" is also found in "Method Number70": the caller checks token bounds),
-        oldest first. For names of several words ("Dr. GRPO", "Expert Race"), which the mentions table keys by
-        token only. One pass over those papers' words, each looked up among the phrases' first words (an
-        ``instr()`` per phrase and paper in SQL took 15 minutes for the 2,972 phrases of the full corpus's cards)."""
-        wanted = list(dict.fromkeys(p for p in phrases if p.split()))
-        by_first: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+        """The papers published on or after ``since`` whose title or abstract holds each phrase (case-sensitive,
+        white space collapsed, not right after a letter or digit; "Method Number7" is also found in "Method
+        Number70": the caller checks token bounds), oldest first. For names of several words ("Dr. GRPO",
+        "Expert Race"), which the mentions table keys by token only. One pass over the papers, a text's runs of
+        letters and digits looked up among the phrases' first runs (an ``instr()`` per phrase and paper in SQL
+        took 15 minutes for the 2,972 phrases of the full corpus's cards)."""
+        wanted = list(dict.fromkeys(p for p in phrases if _RUN.search(p)))
+        by_run: dict[str, list[str]] = {}
         for p in dict.fromkeys(" ".join(p.split()) for p in wanted):
-            first, *rest = p.split()
-            for opening in ("", *_OPENING):  # "(Dr. GRPO)": the first word as the text splits it
-                by_first.setdefault(opening + first, []).append((p, tuple(rest)))
+            first = _RUN.search(p)
+            if first is not None:
+                by_run.setdefault(first.group(), []).append(p)
         out: dict[str, list[PaperText]] = {}
-        if not by_first:
+        if not by_run:
             return out
         clause, params = ("published >= ? AND ", [since]) if since else ("", [])
         rows = self.conn.execute(
@@ -252,7 +258,7 @@ class ContributionsTable(Table):
         for p in wanted:
             asked.setdefault(" ".join(p.split()), []).append(p)
         for doc_id, title, abstract, published in rows:
-            held = {spelled for text in (title, abstract or "") for spelled in _phrases_in(text, by_first)}
+            held = {spelled for text in (title, abstract or "") for spelled in _phrases_in(text, by_run)}
             if held:
                 paper = PaperText(doc_id, title, abstract, str(published)[:10])
                 for spelled in held:

@@ -176,8 +176,8 @@ def test_many_phrases_are_looked_up_in_one_pass(tmp_path: Path) -> None:
     """A month's cards name hundreds of multi-word names (the full corpus's cards 2,972): the phrase look-up
     finds each phrase's papers oldest first in one pass (an SQL expression per phrase raised "Expression tree is
     too large" on 2025-06's cards, and chunks of them took 15 minutes on the full corpus), wherever the phrase
-    starts a word: after "(", across a line break, followed by punctuation; not inside a word, not in papers
-    before ``since``."""
+    starts a token: after "(", "/", "," or a LaTeX brace, across a line break, followed by punctuation; not
+    inside a word, not in papers before ``since``."""
     ws, _ = Workspace.init(tmp_path / "ws")
     docs = [
         Document(
@@ -202,6 +202,9 @@ def test_many_phrases_are_looked_up_in_one_pass(tmp_path: Path) -> None:
         "2507.00003": ("Another study", "We follow Dr. GRPO's loss."),
         "2507.00004": ("Not it", "Our XDr. GRPO variant and Dr. GRP are different."),
         "2506.00005": ("Too early", "We use Dr. GRPO."),
+        "2507.00006": ("Slashed", "Unlike PPO/Dr. GRPO, we ..."),
+        "2507.00007": ("Listed", "Baselines: GRPO,Dr. GRPO and DAPO."),
+        "2507.00008": ("Marked up", "We improve on \\textsc{Dr. GRPO} and ((Dr. GRPO))."),
     }
     with ws.store() as store:
         store.upsert_documents(
@@ -216,4 +219,11 @@ def test_many_phrases_are_looked_up_in_one_pass(tmp_path: Path) -> None:
             for i, (t, a) in shapes.items()
         )
         found = store.papers_naming(["Dr. GRPO"], "2025-07-01")
-    assert [p.doc_id for p in found["Dr. GRPO"]] == ["2507.00001", "2507.00002", "2507.00003"]
+    assert [p.doc_id for p in found["Dr. GRPO"]] == [
+        "2507.00001",
+        "2507.00002",
+        "2507.00003",
+        "2507.00006",
+        "2507.00007",
+        "2507.00008",
+    ]

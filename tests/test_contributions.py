@@ -12,7 +12,16 @@ import pytest
 
 from radar.analysis.contributions import evaluate
 from radar.analysis.contributions.errors import ContributionsError
-from radar.analysis.contributions.extract import extract, long_form, title_prefix
+from radar.analysis.contributions.extract import (
+    CALLED,
+    COMPARE,
+    INTRO,
+    LINEAGE,
+    _finditer,
+    extract,
+    long_form,
+    title_prefix,
+)
 from radar.analysis.contributions.features import head_kinds, np_head
 from radar.analysis.contributions.find import changes_line, contribution_of
 from radar.analysis.contributions.labels import Label, load_labeled, parse_labels
@@ -118,6 +127,22 @@ def test_noun_phrase_heads_read_past_hyphenated_words_and_long_forms() -> None:
     assert kinds("Autonomous Radiotherapy Planning", agent, "DOLA") == {"system"}
     ssm = "We propose the Core-Periphery State Space Model (CP-SSM), which classifies functional connectomes."
     assert kinds("Core-Periphery Guided Classification", ssm, "CP-SSM") == set()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Here we Propose FooNet, called “Bar”, which OUTPERFORMS PPO (based on GRPO).",
+        "We İntroduce FooNet, compared with GRPO.",  # lower() lengthens İ: the positions would shift
+        "We ıntroduce FooNet and propoſe BarNet, compared with GRPO.",  # ı ſ: IGNORECASE's i and s, not lower()'s
+        "The 3 \u212a-means baselines such as GRPO; we dubbed it Zed.",  # Kelvin sign: lower() gives k
+    ],
+)
+def test_cue_patterns_find_the_same_matches_on_the_lowered_text(text: str) -> None:
+    """The cue patterns matched case-sensitively on the lower-cased text find what ``re.IGNORECASE`` finds."""
+    for rx in (INTRO, CALLED, COMPARE, LINEAGE):
+        expected = [(m.span(), m.group().lower()) for m in rx.finditer(text)]
+        assert [(m.span(), m.group().lower()) for m in _finditer(rx, text, text.lower())] == expected, rx.pattern
 
 
 # -- the model ----------------------------------------------------------------------------------------------

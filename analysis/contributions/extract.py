@@ -295,9 +295,10 @@ def _cased(rx: re.Pattern[str]) -> re.Pattern[str]:
 
 def _finditer(rx: re.Pattern[str], text: str, lowered: str) -> Iterator[re.Match[str]]:
     """The matches of ``rx`` (case-insensitive, its literals lower-case) in ``text``, found case-sensitively in
-    ``lowered`` (``text.lower()``) when that keeps every position: the same matches, 2-2.5x faster than
+    ``lowered`` (``text.lower()``) when that keeps every position and holds no letter that ``re.IGNORECASE``
+    matches to an ASCII one but ``lower()`` keeps ("ı" for i, "ſ" for s): the same matches, 2-2.5x faster than
     ``re.IGNORECASE`` on abstracts."""
-    if len(lowered) == len(text):
+    if len(lowered) == len(text) and "ı" not in lowered and "ſ" not in lowered:
         return _cased(rx).finditer(lowered)
     return rx.finditer(text)
 
