@@ -5,7 +5,6 @@ the model changed; read by the method cards (``radar methods --week/--name``), l
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -20,27 +19,6 @@ _COLUMNS = (
     "doc_id, content_hash, model, introduces, name, name_key, also, kind, area, builds_on, changes, "
     "changes_rewritten, code, score, kind_score"
 )
-
-
-_RUN = re.compile(r"[^\W_]+")  # a run of letters and digits (str.isalnum), as a name's token bound sees it
-
-
-def _phrases_in(text: str, by_run: dict[str, list[str]]) -> Iterator[str]:
-    """The phrases (``by_run``: a phrase's first run of letters and digits -> the phrases) that ``text`` holds,
-    its white space collapsed ("Dr.\nGRPO"), not right after a letter or digit: "(Dr. GRPO)", "PPO/Dr. GRPO",
-    "\\textsc{Dr. GRPO}", "GRPO,Dr. GRPO", not "XDr. GRPO" (the caller checks the token bounds). Looked for only
-    where the text holds that first run (most texts hold none of them)."""
-    runs = set(_RUN.findall(text))
-    if by_run.keys().isdisjoint(runs):
-        return
-    collapsed = " ".join(text.split())
-    for run in by_run.keys() & runs:
-        for phrase in by_run[run]:
-            at = collapsed.find(phrase)
-            while at > 0 and collapsed[at - 1].isalnum():
-                at = collapsed.find(phrase, at + 1)
-            if at >= 0:
-                yield phrase
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +65,7 @@ class MentionRow:
 
 @dataclass(frozen=True, slots=True)
 class PaperText:
-    """A paper's id, text and day (what a phrase look-up returns)."""
+    """A paper's id, text and day (what a look-up of multi-word names reads)."""
 
     doc_id: str
     title: str
@@ -233,38 +211,16 @@ class ContributionsTable(Table):
             out.setdefault(key, []).append(MentionRow(doc_id, str(published)[:10], bool(compared), expansion, area))
         return out
 
-    def papers_naming(self, phrases: Iterable[str], since: str = "") -> dict[str, list[PaperText]]:
-        """The papers published on or after ``since`` whose title or abstract holds each phrase (case-sensitive,
-        white space collapsed, not right after a letter or digit; "Method Number7" is also found in "Method
-        Number70": the caller checks token bounds), oldest first. For names of several words ("Dr. GRPO",
-        "Expert Race"), which the mentions table keys by token only. One pass over the papers, a text's runs of
-        letters and digits looked up among the phrases' first runs (an ``instr()`` per phrase and paper in SQL
-        took 15 minutes for the 2,972 phrases of the full corpus's cards)."""
-        wanted = list(dict.fromkeys(p for p in phrases if _RUN.search(p)))
-        by_run: dict[str, list[str]] = {}
-        for p in dict.fromkeys(" ".join(p.split()) for p in wanted):
-            first = _RUN.search(p)
-            if first is not None:
-                by_run.setdefault(first.group(), []).append(p)
-        out: dict[str, list[PaperText]] = {}
-        if not by_run:
-            return out
+    def papers_since(self, since: str = "") -> Iterator[PaperText]:
+        """The stored papers published on or after ``since`` (every paper when ''), oldest first: what a look-up of
+        multi-word names reads (``analysis.contributions.extract.papers_naming``)."""
         clause, params = ("published >= ? AND ", [since]) if since else ("", [])
         rows = self.conn.execute(
             f"SELECT id, title, abstract, published FROM documents WHERE {clause}kind = 'paper' ORDER BY published, id",
             params,
         )
-        asked: dict[str, list[str]] = {}  # a phrase as matched ("Dr. GRPO") -> as asked ("Dr.  GRPO")
-        for p in wanted:
-            asked.setdefault(" ".join(p.split()), []).append(p)
         for doc_id, title, abstract, published in rows:
-            held = {spelled for text in (title, abstract or "") for spelled in _phrases_in(text, by_run)}
-            if held:
-                paper = PaperText(doc_id, title, abstract, str(published)[:10])
-                for spelled in held:
-                    for p in asked[spelled]:
-                        out.setdefault(p, []).append(paper)
-        return out
+            yield PaperText(doc_id, title, abstract or "", str(published)[:10])
 
     def first_paper_day(self) -> str:
         """YYYY-MM-DD of the earliest stored paper ('' when none is stored): where the store's papers begin."""

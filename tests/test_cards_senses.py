@@ -11,6 +11,7 @@ import orjson
 import pytest
 
 from radar.analysis.contributions.cards import card_for, iso_week, week_cards
+from radar.analysis.contributions.extract import papers_naming
 from radar.analysis.contributions.senses import same_sense, sense_key, senses_of
 from radar.analysis.contributions.update import update_contributions
 from radar.app.wiring import repro_presets
@@ -193,7 +194,7 @@ def test_many_phrases_are_looked_up_in_one_pass(tmp_path: Path) -> None:
     with ws.store() as store:
         store.upsert_documents(docs)
         phrases = [f"Method Number{i}" for i in range(700)] + ["Not Stored"]
-        found = store.papers_naming(phrases, "2025-06-01")
+        found = papers_naming(store.papers_since("2025-06-01"), phrases)
     assert len(found) == 700 and "Not Stored" not in found
     assert [p.doc_id for p in found["Method Number7"]] == ["2506.10007", *(f"2506.1007{k}" for k in range(10))][:11]
     shapes = {
@@ -218,7 +219,7 @@ def test_many_phrases_are_looked_up_in_one_pass(tmp_path: Path) -> None:
             )
             for i, (t, a) in shapes.items()
         )
-        found = store.papers_naming(["Dr. GRPO"], "2025-07-01")
+        found = papers_naming(store.papers_since("2025-07-01"), ["Dr. GRPO"])
     assert [p.doc_id for p in found["Dr. GRPO"]] == [
         "2507.00001",
         "2507.00002",

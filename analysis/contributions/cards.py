@@ -29,7 +29,7 @@ from datetime import date, timedelta
 from typing import Any, TypedDict
 
 from radar.analysis.contributions.errors import ContributionsError
-from radar.analysis.contributions.extract import extract, phrase_mention, title_prefix
+from radar.analysis.contributions.extract import extract, papers_naming, phrase_mention, title_prefix
 from radar.analysis.contributions.find import changes_line
 from radar.analysis.contributions.labels import LAB_AREAS, LEAD_KINDS
 from radar.analysis.contributions.model import shipped_model
@@ -258,7 +258,7 @@ def mentions_for(store: Mentions, names: Iterable[tuple[str, str]]) -> dict[str,
     found = store.mentions_of(name_key(n) for n, _ in wanted)
     phrases = [(n, since) for n, since in wanted if " " in n.strip()]
     if phrases:
-        hits = store.papers_naming([n for n, _ in phrases], min(since for _, since in phrases))
+        hits = papers_naming(store.papers_since(min(since for _, since in phrases)), [n for n, _ in phrases])
         for n, since in phrases:
             extra = []
             for paper in hits.get(n, []):
