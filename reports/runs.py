@@ -9,9 +9,9 @@ only an adoptable "better" may drive the ``repro-better`` rule's "adopt".
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TypedDict
+from typing import TypedDict, cast
 
 from radar.store.runs import RunAdoption, RunRecord, RunsTable
 
@@ -63,25 +63,8 @@ class RunSummary:
         return f"{self.method} vs {self.baseline} ({self.setup}): {self.evidence_class}, {self.verdict}"
 
     def as_dict(self) -> RunSummaryJson:
-        return {
-            "id": self.id,
-            "method": self.method,
-            "baseline": self.baseline,
-            "task": self.task,
-            "setup": self.setup,
-            "evidence_class": self.evidence_class,
-            "verdict": self.verdict,
-            "overall": self.overall,
-            "adoptable": self.adoptable,
-            "adoption": self.adoption,
-            "summary": self.summary,
-            "claim_status": self.claim_status,
-            "seed_noise": self.seed_noise,
-            "mde": self.mde,
-            "finished_at": self.finished_at,
-            "folder": self.folder,
-            "line": self.line,
-        }
+        # every field, then the line (tests/test_typed.py keeps RunSummaryJson's keys equal to them)
+        return cast(RunSummaryJson, {**asdict(self), "line": self.line})
 
     @classmethod
     def from_dict(cls, data: object) -> RunSummary:  # parsed report.json: any value, checked here

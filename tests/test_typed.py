@@ -138,7 +138,7 @@ def test_the_count_sees_every_spelling(source: str, expected: int) -> None:
 def test_json_shapes_name_every_field_of_their_dataclass() -> None:
     """A TypedDict that an ``as_dict`` spells out field by field names every field of its dataclass (a field
     added to the dataclass but not to the JSON would otherwise be left out silently)."""
-    from dataclasses import asdict, fields
+    from dataclasses import fields
 
     from radar.analysis.trends.result import PeriodTrends, PeriodTrendsJson, TrendsJson, TrendsResult
     from radar.reports.runs import RunSummary, RunSummaryJson
@@ -146,8 +146,6 @@ def test_json_shapes_name_every_field_of_their_dataclass() -> None:
     assert set(TrendsJson.__required_keys__) == {f.name for f in fields(TrendsResult)}
     assert set(PeriodTrendsJson.__required_keys__) == {f.name for f in fields(PeriodTrends)}
     assert set(RunSummaryJson.__required_keys__) == {f.name for f in fields(RunSummary)} | {"line"}
-    run = RunSummary.from_dict({"id": "r1", "method": "dapo", "seed_noise": 0.01, "adoptable": True})
-    assert list(run.as_dict().items()) == list((asdict(run) | {"line": run.line}).items())  # in the same order
     empty = TrendsResult.empty()
     assert set(empty.as_dict()) == set(TrendsJson.__required_keys__)
     assert set(PeriodTrends(label="", start="", end="", tags=empty, terms=empty).as_dict()) == set(
