@@ -7,6 +7,7 @@ import shutil
 import sys
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import filelock
@@ -28,16 +29,25 @@ max_backoff_s = 2.0
 """
 
 
+@contextmanager
+def main_module_kept() -> Iterator[None]:
+    """Puts back the ``__main__`` module on exit when the body replaced it in ``sys.modules``."""
+    main = sys.modules.get("__main__")
+    try:
+        yield
+    finally:
+        if main is not None and sys.modules.get("__main__") is not main:
+            sys.modules["__main__"] = main
+
+
 @pytest.fixture(autouse=True)
 def main_module_restored() -> Iterator[None]:
     """Streamlit's AppTest runs a page as ``__main__`` and leaves it in ``sys.modules``; a later test of the same
     xdist worker that starts spawn processes (contributions' workers) would make each child re-run that page
     (multiprocessing's spawn re-imports the parent's ``__main__`` file) and fail. Each test gets back the
-    ``__main__`` it started with."""
-    main = sys.modules.get("__main__")
-    yield
-    if main is not None and sys.modules.get("__main__") is not main:
-        sys.modules["__main__"] = main
+    ``__main__`` it started with (tests/test_contributions.py shows both halves)."""
+    with main_module_kept():
+        yield
 
 
 @pytest.fixture

@@ -281,3 +281,39 @@ def test_worker_processes_store_what_one_process_does(tmp_path: Path) -> None:
                 )
             )
     assert got[0] == got[1]
+
+
+def test_a_page_left_as_main_breaks_spawned_workers_until_main_is_put_back(tmp_path: Path) -> None:
+    """What tests/conftest.py's ``main_module_restored`` guards against: with a script left as ``__main__`` (as
+    Streamlit's AppTest leaves its page), spawned workers re-run it and deciding fails; with ``__main__`` put
+    back (``main_module_kept``), the same workers decide."""
+    import sys
+    import types
+    from concurrent.futures.process import BrokenProcessPool
+
+    from tests.conftest import main_module_kept
+
+    page = tmp_path / "page.py"
+    page.write_text("raise SystemExit('the page ran in a worker')\n")
+    docs = [
+        Document(
+            id=f"2501.{i:05d}",
+            kind="paper",
+            source="t",
+            title=f"Method{i}: a method",
+            abstract=f"We propose Method{i}, a method.",
+            published="2025-01-06T00:00:00Z",
+        )
+        for i in range(4)
+    ]
+    ws, _ = Workspace.init(tmp_path / "ws")
+    with ws.store() as store:
+        store.upsert_documents(docs)
+        with main_module_kept():
+            left = types.ModuleType("__main__")
+            left.__file__ = str(page)
+            sys.modules["__main__"] = left
+            with pytest.raises(BrokenProcessPool):  # the children exit while re-running the page
+                update_contributions(store, workers=2, batch=2)
+        assert sys.modules["__main__"] is not left
+        assert update_contributions(store, workers=2, batch=2).decided == len(docs)
