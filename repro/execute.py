@@ -395,7 +395,7 @@ def finish(
     """The verdict of trained arms (summaries and step records per arm and pair), its plots, and
     RUN_DIR/verdict.json: the verdict document with its tests, and the run's timing beside them."""
     from radar.repro.plots import plot_run  # defers matplotlib
-    from radar.repro.profile import mean_profile  # defers torch, transformers
+    from radar.repro.profile_stats import mean_profile
 
     runs: dict[str, dict[int, ArmRun]] = {
         arm: {p: {"records": records[arm][p], "final": s["final"]} for p, s in per.items()}

@@ -34,12 +34,13 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import torch
 from transformers import TrainerCallback
 
-from radar.repro.shapes import Profile, Scalar
+from radar.repro.profile_stats import round4
+from radar.repro.shapes import Profile
 
 GB = 1024**3
 
@@ -159,43 +160,21 @@ class StepProfiler(TrainerCallback):
             "steps": self.steps,
             "warmup_excluded": skip,
             "measured_steps": len(kept),  # the means and rates below are over these
-            "first_step_s": _r(self.step_times[0]) if self.step_times else None,
-            "step_s": _r(wall / n),
-            "step_s_median": _r(statistics.median(self.step_times[skip:])) if kept else None,
-            "generate_s": _r(gen / n),
-            "reward_s": _r(rew / n),
-            "ref_s": _r(ref / n),
-            "train_s": _r(train / n),
+            "first_step_s": round4(self.step_times[0]) if self.step_times else None,
+            "step_s": round4(wall / n),
+            "step_s_median": round4(statistics.median(self.step_times[skip:])) if kept else None,
+            "generate_s": round4(gen / n),
+            "reward_s": round4(rew / n),
+            "ref_s": round4(ref / n),
+            "train_s": round4(train / n),
             "generated_tokens": int(self.generated_tokens),  # over all steps, like "steps"
             "trained_tokens": int(self.trained_tokens),
-            "tokens_per_s": _r(generated / wall) if wall else None,
-            "gen_tokens_per_s": _r(generated / gen) if gen else None,
-            "train_tokens_per_s": _r(trained / train) if train else None,
-            "peak_mem_gb": _r(self.peak_bytes() / GB),
+            "tokens_per_s": round4(generated / wall) if wall else None,
+            "gen_tokens_per_s": round4(generated / gen) if gen else None,
+            "train_tokens_per_s": round4(trained / train) if train else None,
+            "peak_mem_gb": round4(self.peak_bytes() / GB),
             "peak_mem_kind": self.mem_kind,
             "ref_model": self.ref_model,
-            "ref_mem_gb": _r(self.ref_bytes / GB),
+            "ref_mem_gb": round4(self.ref_bytes / GB),
             "timing": "device synchronised at section boundaries" if self.cuda else "wall clock",
         }
-
-
-def _r(x: float) -> float:
-    return round(float(x), 4)
-
-
-PROFILE_FIELDS = ("step_s", "generate_s", "reward_s", "ref_s", "train_s", "tokens_per_s", "peak_mem_gb")
-
-
-def mean_profile(per_seed: list[Profile]) -> Profile:
-    """The mean of each numeric profile field over an arm's seeds (device and kinds from the first)."""
-    if not per_seed:
-        return {}
-    out: dict[str, Scalar] = {}
-    for key, value in per_seed[0].items():
-        vals = [p.get(key) for p in per_seed]
-        if all(isinstance(v, int | float) and not isinstance(v, bool) for v in vals):
-            out[key] = _r(sum(vals) / len(vals))  # type: ignore[arg-type]
-        else:
-            out[key] = value  # type: ignore[assignment]
-    out["seeds"] = len(per_seed)
-    return cast(Profile, out)  # the same keys, each a mean (or the first seed's value)

@@ -131,7 +131,7 @@ def test_page_renders_without_errors(served: tuple[str, Workspace], browser: obj
     url, _ = served
     shot = ARTIFACTS / f"dashboard-{link.lower() or 'overview'}.png"
     problems = open_page(
-        url, shot, wait_for_text=text, click_text=link or None, timeout_s=90, settle_s=2.0, browser=browser
+        url, shot, wait_for_text=text, click_text=link or None, timeout_s=90, settle_s=1.0, browser=browser
     )
     assert problems == [], problems
     assert shot.stat().st_size > 10_000
@@ -147,7 +147,7 @@ def test_hostile_document_opens_as_text(served: tuple[str, Workspace], browser: 
         wait_for_text="<iframe src=javascript:alert(2)></iframe>",
         clicks=[("link", "Explore"), ("button", "Open", 1)],  # 0: the week picker's arrow, 1: the first result
         timeout_s=90,
-        settle_s=2.0,
+        settle_s=1.0,
         browser=browser,
     )
     assert problems == [], problems

@@ -332,17 +332,41 @@ def test_sigterm_marks_failed(ws: Workspace, monkeypatch: pytest.MonkeyPatch) ->
     assert run.status == "failed" and "SIGTERM" in run.error
 
 
-@pytest.mark.slow
-def test_aa_run_has_independent_arms(capsys: pytest.CaptureFixture[str], ws: Workspace) -> None:
-    """grpo vs grpo: allowed, and its arms train with independent seeds, so they differ (seed noise)."""
+def test_aa_run_has_independent_arms(capsys: pytest.CaptureFixture[str], ws: Workspace, fast_engine: None) -> None:
+    """grpo vs grpo: allowed, and its arms train with independent seeds, so they differ (seed noise). The arms
+    are trained by the fast test engine, which scores by the seed it is handed: what this tests is that the
+    runner hands the two arms different RL seeds and reads the pair as an A/A run. That the real engine trains
+    by that seed (its config, its prompt stream) is the next test; the tiny run above trains with TRL."""
     args = ["--method", "grpo", "--baseline", "grpo", "--task", "sorting", "--seeds", "2", "--steps", "4"]
     result = run_cli(capsys, "--workspace", str(ws.root), "repro", "run", *args, "--json")
     assert result.code == 0, result.err
-    v = result.json()["verdict"]
+    doc = result.json()
+    assert _trained_by_the_fast_engine(_api(ws).get(doc["id"], reap_first=False))
+    v = doc["verdict"]
     assert v["aa"] and "A/A run" in v["summary"]
     greedy = v["metrics"]["heldout_greedy"]
     pass1 = v["metrics"]["heldout_pass1"]
     assert greedy["method"] != greedy["baseline"] or pass1["method"] != pass1["baseline"]
+
+
+def test_the_real_engine_trains_each_arm_by_its_own_rl_seed(tmp_path: Path) -> None:
+    """An A/A run's two arms differ because each trains by its own RL seed: GRPOConfig's seeds and the RL
+    prompt stream follow the seed the runner hands the arm (repro/trainer.py ``train_arm``)."""
+    from radar.repro.methods import METHODS
+    from radar.repro.spec import rl_seed
+    from radar.repro.tasks import rl_stream
+    from radar.repro.trainer import build_config
+
+    task, size = get_task("sorting"), get_size("tiny")
+    method, baseline = rl_seed("method", 0), rl_seed("baseline", 0)
+    assert method != baseline
+    configs = [
+        build_config(METHODS["grpo"], size, task, steps=4, seed=s, output_dir=tmp_path, device="cpu")
+        for s in (method, baseline)
+    ]
+    assert [(c.seed, c.data_seed) for c in configs] == [(method, method), (baseline, baseline)]
+    streams = [rl_stream(task, 16, s, size.difficulty) for s in (method, baseline)]
+    assert streams[0] != streams[1]
 
 
 def _cli(ws: Workspace, *argv: str, **kw) -> subprocess.Popen[str]:  # type: ignore[no-untyped-def]
