@@ -123,10 +123,15 @@ def test_changed_abstract_is_re_embedded_alone(copy_of: Workspace, capsys: pytes
     assert target in [h["id"] for h in hits[:3]]
 
 
-def test_switching_model_settings_re_embeds_everything(copy_of: Workspace, capsys: pytest.CaptureFixture[str]) -> None:
+def test_switching_model_settings_re_embeds_everything(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    subset = tmp_path / "subset.jsonl.gz"
+    write_subset(subset, 20)  # a small workspace: re-embedding all of it is what is tested, not its size
+    ws = str(tmp_path / "ws")
+    for argv in (["init"], ["import", str(subset)], ["index"]):
+        assert main(["--workspace", ws, *argv]) == 0
+    copy_of = Workspace.open(Path(ws))
     cfg = copy_of.config_path
     cfg.write_text(cfg.read_text().replace("max_seq_length = 128", "max_seq_length = 64"))
-    ws = str(copy_of.root)
     stale = run_cli(capsys, "--workspace", ws, "search", "GRPO")
     assert stale.code == 1 and "run `radar index` to re-embed" in stale.err
     report = run_cli(capsys, "--workspace", ws, "index", "--json").json()
@@ -227,12 +232,18 @@ def test_rrf_prefers_agreement() -> None:
 @pytest.mark.slow
 def test_index_killed_midway_resumes_consistently(tmp_path: Path) -> None:
     subset = tmp_path / "subset.jsonl.gz"
-    write_subset(subset, 400, step=23)  # one committed chunk of 256 before the kill, about 160 after
+    write_subset(subset, 80, step=23)
     ws = tmp_path / "ws"
     assert main(["--workspace", str(ws), "init"]) == 0
     assert main(["--workspace", str(ws), "import", str(subset)]) == 0
+    # `radar index` in its own process, committing chunks of 32 papers instead of 256 (index/pipeline.py CHUNK),
+    # so that a kill lands between commits after a few seconds of embedding, not a minute
+    run_index = (
+        "import sys; import radar.index.pipeline as pipeline; pipeline.CHUNK = 32; "
+        "from radar.app.cli import main; sys.exit(main(sys.argv[1:]))"
+    )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "radar.app.cli", "--workspace", str(ws), "index"],
+        [sys.executable, "-c", run_index, "--workspace", str(ws), "index"],
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -240,9 +251,9 @@ def test_index_killed_midway_resumes_consistently(tmp_path: Path) -> None:
     workspace = Workspace.open(ws)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and proc.poll() is None:
-        if workspace.db_path.exists() and _count(workspace, "SELECT COUNT(*) FROM embeddings") >= 256:
+        if workspace.db_path.exists() and _count(workspace, "SELECT COUNT(*) FROM embeddings") >= 32:
             break
-        time.sleep(0.2)
+        time.sleep(0.05)
     proc.kill()
     proc.wait()
     partial = _count(workspace, "SELECT COUNT(*) FROM embeddings")
