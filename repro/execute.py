@@ -29,6 +29,7 @@ from radar.repro.checkpoint import eval_rows, load_dataset
 from radar.repro.errors import ReproError, RunCancelled
 from radar.repro.methods import Method
 from radar.repro.power import DEFAULT_EFFECT, Setting
+from radar.repro.profile_stats import mean_profile
 from radar.repro.record import checkpoint_record, resolve_device
 from radar.repro.shapes import (
     ArmRun,
@@ -395,7 +396,6 @@ def finish(
     """The verdict of trained arms (summaries and step records per arm and pair), its plots, and
     RUN_DIR/verdict.json: the verdict document with its tests, and the run's timing beside them."""
     from radar.repro.plots import plot_run  # defers matplotlib
-    from radar.repro.profile_stats import mean_profile
 
     runs: dict[str, dict[int, ArmRun]] = {
         arm: {p: {"records": records[arm][p], "final": s["final"]} for p, s in per.items()}
