@@ -1,8 +1,8 @@
 """Draw the names to hand-label as extra TRAINING labels (``analysis/names/labels/names_extra.jsonl``).
 
     .venv/bin/python benchmarks/draw_extra_names.py [--corpus ../shared/data/arxiv_corpus_full.jsonl.gz]
-        [--labels ../shared/labels] [--evidence-cache DIR] [--seed 20261202] [--random 200] [--per-kind 40] [--uses 30] [--more 30]
-        [--out /tmp/names-extra-candidates.jsonl]
+        [--labels ../shared/labels] [--evidence-cache DIR] [--seed 20261202] [--random 200] [--per-kind 40]
+        [--uses 30] [--more 30] [--out /tmp/names-extra-candidates.jsonl]
 
 The candidates are the names of the full corpus (``evidence.collect``, 3 or more papers, as the names stage
 finds them) with FEWER than 30 papers (the frequent pool, whose held-out half checks the product, has 30 or

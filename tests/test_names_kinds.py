@@ -129,7 +129,7 @@ def test_the_frequent_names_get_their_own_method_margin() -> None:
 
 def test_the_shipped_lexicon_holds_the_frequent_and_new_names() -> None:
     labels = dict(load_labels())
-    assert LABEL_FILES == (*SHARED_LABEL_FILES, *EXTRA_LABEL_FILES) and len(SHARED_LABEL_FILES) == 3
+    assert (*SHARED_LABEL_FILES, *EXTRA_LABEL_FILES) == LABEL_FILES and len(SHARED_LABEL_FILES) == 3
     assert labels["PPO"] == "method" and labels["GSPO"] == "method" and labels["H200"] == "hardware"  # H200: extra
     assert labels["H100"] == "hardware" and labels["LLMs"] == "generic"
     assert "unknown" not in labels.values()

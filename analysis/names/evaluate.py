@@ -197,9 +197,9 @@ def cross_validate(
     """Out-of-fold kinds of the labels, k folds by name, for "rules" (``rule_kind``) and each variant
     (default: Radar's decider as ``find.classify`` fits it, ``RADAR``); with ``curve`` also Radar's fits decided at
     every fixed margin of ``MARGINS`` ("margin=0.10", ...); with ``vectors`` (the context vectors of the labeled
-    names, one row per label and then per extra label found, computed without the labels) "+context": Radar with its context model, fitted and
-    gated on each training part only. Accelerator names (``features.HARDWARE``) are ``hardware`` in every
-    variant but the rules, as in ``find.classify``.
+    names, one row per label and then per extra label found, computed without the labels) "+context": Radar with
+    its context model, fitted and gated on each training part only. Accelerator names (``features.HARDWARE``)
+    are ``hardware`` in every variant but the rules, as in ``find.classify``.
 
     ``extra``: (name, kind) labels added to every fold's training part and lexicon and never evaluated (the
     extra training names, ``find.EXTRA_LABEL_FILES``); those not found in the corpus are left out, and one whose
