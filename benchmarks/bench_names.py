@@ -20,7 +20,8 @@ speed of finding names on the full corpus beside a plain pass over the texts.
    inner CV on each training part); ``--evidence-cache DIR`` keeps the evidence pass between runs. With
    --context also Radar with the context vectors (packaged sentence encoder; ``context.py``) for the names
    the evidence leaves unsure. With --levers also the levers measured and left off (``evaluate.LEVERS``: two
-   stages, name or generic term then the kind among the names; soft class weights; expansion head words).
+   stages, name or generic term then the kind among the names; soft class weights; expansion head words; no
+   frequent-name features, or those from 10, 15 or 20 papers).
    The lexicon (a labeled name keeps its label) is not in these figures: a test name is never among its
    fold's labels, and the neighbour features read the training part's labels only. The extra training labels
    (``--extra``, default the shipped ``names_extra.jsonl``; ``--no-extra`` leaves them out) join every fold's

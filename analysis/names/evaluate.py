@@ -20,6 +20,7 @@ from radar.analysis.names.evidence import Corpus, Evidence
 from radar.analysis.names.features import (
     AREA_FEATURES,
     EXPANSION_FEATURES,
+    FREQUENT,
     HARDWARE,
     USE_FEATURES,
     features,
@@ -99,6 +100,7 @@ class Variant:
     gate: float | None = None
     balance: float = 0.0
     heads: bool = False
+    frequent_from: int = FREQUENT  # papers from which a name gets the frequent-name ("hi:") features
 
 
 RADAR = Variant()
@@ -118,6 +120,7 @@ LEVERS: dict[str, Variant] = {
     **{f"class weights ^{w}": Variant(balance=w) for w in (0.25, 0.5, 0.75, 1.0)},
     "expansion heads": Variant(heads=True),
     "no frequent-name features": Variant(frequent=False),
+    **{f"frequent-name features from {n} papers": Variant(frequent_from=n) for n in (10, 15, 20)},
 }
 
 
@@ -217,8 +220,8 @@ def cross_validate(
     evidence = [corpus.find(n) for n in names]
     near = [neighbours(ev, corpus.lookup) if ev is not None else None for ev in evidence]
     bases = {
-        heads: [features(n, ev, heads=heads) for n, ev in zip(names, evidence, strict=True)]
-        for heads in {v.heads for v in variants.values()}
+        (heads, often): [features(n, ev, heads=heads, frequent=often) for n, ev in zip(names, evidence, strict=True)]
+        for heads, often in {(v.heads, v.frequent_from) for v in variants.values()}
     }
     hardware = [HARDWARE.match(ev.name if ev else n) is not None for n, ev in zip(names, evidence, strict=True)]
     folds = folds_by_name(groups[:n_eval], k, seed) + [-1] * len(extra)  # the extra names: in no fold
@@ -237,7 +240,7 @@ def cross_validate(
         y_train = [truth[i] for i in train]
         for name, variant in variants.items():
             keep = _keep(variant)
-            base = bases[variant.heads]
+            base = bases[variant.heads, variant.frequent_from]
             around = near if variant.neighbours else [None] * len(names)
             x_train = [_row(base[i], evidence[i], around[i], lexicon, keep) for i in train]
             x_test = [_row(base[i], evidence[i], around[i], lexicon, keep) for i in test]
