@@ -3,7 +3,7 @@ cross-validated with folds by name, beside the rule baseline and the decider wit
 speed of finding names on the full corpus beside a plain pass over the texts.
 
     .venv/bin/python benchmarks/bench_names.py [--corpus ../shared/data/arxiv_corpus_full.jsonl.gz]
-        [--labels ../shared/labels] [--seeds 3] [--limit N] [--context] [--levers]
+        [--labels ../shared/labels] [--extra FILE | --no-extra] [--seeds 3] [--limit N] [--context] [--levers]
 
 1. Speed: a plain pass (every title and abstract tokenised once with the names' token pattern: the floor any
    reading of the texts costs), ``evidence.collect`` (both passes, the context of every mention), the kinds
@@ -20,9 +20,13 @@ speed of finding names on the full corpus beside a plain pass over the texts.
    inner CV on each training part); ``--evidence-cache DIR`` keeps the evidence pass between runs. With
    --context also Radar with the context vectors (packaged sentence encoder; ``context.py``) for the names
    the evidence leaves unsure. With --levers also the levers measured and left off (``evaluate.LEVERS``: two
-   stages, name or generic term then the kind among the names; soft class weights; expansion head words).
+   stages, name or generic term then the kind among the names; soft class weights; expansion head words; no
+   frequent-name features, or those from 10, 15 or 20 papers).
    The lexicon (a labeled name keeps its label) is not in these figures: a test name is never among its
-   fold's labels, and the neighbour features read the training part's labels only.
+   fold's labels, and the neighbour features read the training part's labels only. The extra training labels
+   (``--extra``, default the shipped ``names_extra.jsonl``; ``--no-extra`` leaves them out) join every fold's
+   training part and lexicon and are never scored; asserted: each has fewer than 30 papers in the corpus (the
+   frequent pool and its held-out half start at 30) and none is an evaluated name (group or spelling key).
 """
 
 from __future__ import annotations
@@ -44,9 +48,10 @@ from rich.console import Console
 from rich.table import Table
 
 from radar.analysis.names.context import Embed, context_vectors
-from radar.analysis.names.evaluate import LEVERS, VARIANTS, CrossValidation, cross_validate, group_of
+from radar.analysis.names.evaluate import LEVERS, VARIANTS, CrossValidation, check_extra, cross_validate, group_of
 from radar.analysis.names.evidence import Corpus, collect
 from radar.analysis.names.extract import _TOKEN
+from radar.analysis.names.features import FREQUENT
 from radar.analysis.names.find import classify, introducing
 from radar.analysis.names.kinds import KINDS, MARGINS
 
@@ -58,6 +63,23 @@ POOLS = ("random", "frequent", "focus", "new", "all")
 
 def _fmt(x: float | None) -> str:
     return "-" if x is None else f"{x:.2f}"
+
+
+def read_extra(path: Path | None) -> list[tuple[str, str]]:
+    """(name, kind) per extra training label (``names_extra.jsonl``; ``unknown`` left out); none without a path."""
+    if path is None:
+        return []
+    rows = [orjson.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+    return [(str(r["name"]), str(r["kind"])) for r in rows if r["kind"] in KINDS]
+
+
+def check_rare(corpus: Corpus, extra: Sequence[tuple[str, str]]) -> int:
+    """Assert that every extra training name has fewer than ``FREQUENT`` papers in the corpus (the frequent pool,
+    whose held-out half checks the product, starts there); the most papers of one."""
+    counts = {n: ev.n_docs if (ev := corpus.find(n)) is not None else 0 for n, _ in extra}
+    frequent = sorted(n for n, c in counts.items() if c >= FREQUENT)
+    assert not frequent, f"{len(frequent)} extra training names have {FREQUENT} or more papers: {frequent[:5]}"
+    return max(counts.values(), default=0)
 
 
 def read_labels(folder: Path) -> tuple[list[tuple[str, str]], list[set[str]]]:
@@ -283,6 +305,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", type=Path, default=ROOT.parent / "shared/data/arxiv_corpus_full.jsonl.gz")
     ap.add_argument("--labels", type=Path, default=ROOT.parent / "shared/labels", help="folder of names_dev*.jsonl")
+    ap.add_argument(
+        "--extra",
+        type=Path,
+        default=ROOT / "analysis/names/labels/names_extra.jsonl",
+        help="extra training labels (names of fewer than 30 papers, none of the evaluated ones): added to every "
+        "fold's training and lexicon, never evaluated",
+    )
+    ap.add_argument("--no-extra", action="store_true", help="without the extra training labels")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--limit", type=int, default=0, help="read only the first N papers (0: all)")
     ap.add_argument("--context", action="store_true", help="also the context vectors (the packaged encoder)")
@@ -319,13 +349,21 @@ def main() -> None:
             if args.limit and len(docs) >= args.limit:
                 break
     labels, pools = read_labels(args.labels)
+    extra = read_extra(None if args.no_extra else args.extra)
     cache = _cache_file(args.evidence_cache, args.corpus, args.limit) if args.evidence_cache else None
-    corpus = speed(docs, labels, embed, cache)
+    corpus = speed(docs, labels + extra, embed, cache)
     missing = [n for n, _ in labels if corpus.find(n) is None]
     console.print(f"labels: {len(labels)} names, {len(missing)} not found as a name of the corpus {missing[:8]}")
+    if extra:
+        most = check_rare(corpus, extra) if not args.limit else None  # a --limit corpus counts fewer papers
+        found_extra = check_extra(corpus, labels, extra)  # none of them is an evaluated name (asserted)
+        console.print(
+            f"extra training labels ({args.extra.name}): {len(extra)}, {len(found_extra)} found in the corpus, "
+            f"most papers of one {most} (< {FREQUENT} asserted), none an evaluated name (asserted)"
+        )
     vectors = None
     if embed is not None:  # the labeled names' context vectors: from the corpus only, no label read
-        found = [group_of(corpus, n) for n, _ in labels]
+        found = [group_of(corpus, n) for n, _ in labels + check_extra(corpus, labels, extra)]
         keys = sorted({g for g in found if g in corpus.names})
         by_key = dict(zip(keys, context_vectors(corpus, keys, embed), strict=True))
         dim = next(iter(by_key.values())).shape[0] if by_key else 0
@@ -333,7 +371,7 @@ def main() -> None:
     cpu = time.process_time()
     deciders = {**VARIANTS, **(LEVERS if args.levers else {})}
     runs = [
-        cross_validate(corpus, labels, k=5, seed=s, variants=deciders, curve=True, vectors=vectors)
+        cross_validate(corpus, labels, k=5, seed=s, variants=deciders, curve=True, vectors=vectors, extra=extra)
         for s in range(args.seeds)
     ]
     console.print(f"cross-validation: {args.seeds} fold splits, {time.process_time() - cpu:.0f} s CPU")
@@ -344,7 +382,7 @@ def main() -> None:
         kinds_table(runs, pools, pool, "Radar")
     margin_table(runs, pools)
     oof = {n: k for n, k in zip(runs[0].names, runs[0].predicted["Radar"], strict=True) if n in CALLED_OUT}
-    called_out_table(corpus, classify(corpus, labels), oof)
+    called_out_table(corpus, classify(corpus, labels + extra), oof)
 
 
 if __name__ == "__main__":

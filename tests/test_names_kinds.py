@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import dataclasses
+import gzip
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
+import orjson
 import pytest
 from sklearn.linear_model import LogisticRegression
 from sklearn.multiclass import OneVsRestClassifier
 
-from radar.analysis.names import find_names, load_labels
-from radar.analysis.names.evaluate import LEVERS, Variant, cross_validate
+from radar.analysis.names import KINDS, find_names, load_labels, surface_key
+from radar.analysis.names.evaluate import LEVERS, Variant, check_extra, cross_validate
 from radar.analysis.names.evidence import Evidence, collect
 from radar.analysis.names.extract import mentions
 from radar.analysis.names.features import (
@@ -25,7 +30,13 @@ from radar.analysis.names.features import (
     neighbours,
     with_heads,
 )
-from radar.analysis.names.find import LABEL_FILES, PRIOR_MENTIONS, introducing
+from radar.analysis.names.find import (
+    EXTRA_LABEL_FILES,
+    LABEL_FILES,
+    PRIOR_MENTIONS,
+    SHARED_LABEL_FILES,
+    introducing,
+)
 from radar.analysis.names.kinds import C, KindModel, WeightedOneVsRest, is_frequent, tuned_model
 
 
@@ -118,7 +129,8 @@ def test_the_frequent_names_get_their_own_method_margin() -> None:
 
 def test_the_shipped_lexicon_holds_the_frequent_and_new_names() -> None:
     labels = dict(load_labels())
-    assert len(LABEL_FILES) == 3 and labels["PPO"] == "method" and labels["GSPO"] == "method"
+    assert (*SHARED_LABEL_FILES, *EXTRA_LABEL_FILES) == LABEL_FILES and len(SHARED_LABEL_FILES) == 3
+    assert labels["PPO"] == "method" and labels["GSPO"] == "method" and labels["H200"] == "hardware"  # H200: extra
     assert labels["H100"] == "hardware" and labels["LLMs"] == "generic"
     assert "unknown" not in labels.values()
     # a labeled name keeps its label: PPO is a method wherever it appears (the old lexicon did not have it)
@@ -170,7 +182,7 @@ def test_one_shipped_copy_of_the_name_labels_is_the_contributions_lexicon() -> N
 
     lexicon = load_lexicon()
     first: dict[str, str] = {}
-    for name, kind in load_labels():
+    for name, kind in load_labels(files=SHARED_LABEL_FILES):  # the extra training names are the names stage's
         first.setdefault(name.lower(), kind)
     assert lexicon == first and lexicon["ppo"] == "method" and lexicon["h100"] == "hardware"
     assert dict(shipped_model().lexicon) == lexicon  # the fitted model read the same kinds
@@ -292,3 +304,66 @@ def test_cross_validating_the_levers_keeps_each_folds_names_out() -> None:
     variants = {"two-stage": Variant(two_stage=True, margin=0.0), "heads": LEVERS["expansion heads"]}
     cv = cross_validate(corpus, labels, k=5, variants=variants)
     assert all(len(p) == len(labels) and set(p) <= {"method", "benchmark", "generic"} for p in cv.predicted.values())
+
+
+def _shipped(file: str) -> list[dict[str, object]]:
+    text = resources.files("radar.analysis.names").joinpath("labels", file).read_text("utf-8")
+    return [orjson.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def test_the_extra_training_names_are_rare_and_none_is_a_shared_label() -> None:
+    extra = [r for f in EXTRA_LABEL_FILES for r in _shipped(f)]
+    shared = {surface_key(str(r["name"])) for f in SHARED_LABEL_FILES for r in _shipped(f)}
+    assert len(extra) >= 300 and {r["kind"] for r in extra} <= set(KINDS)
+    assert not [r["name"] for r in extra if surface_key(str(r["name"])) in shared]  # no spelling of a shared name
+    assert all(isinstance(r["count"], int) and 3 <= r["count"] < FREQUENT for r in extra)  # full-corpus papers
+    assert len({surface_key(str(r["name"])) for r in extra}) == len(extra)
+    assert len(load_labels()) == len(load_labels(files=SHARED_LABEL_FILES)) + len(extra)
+
+
+@pytest.mark.slow
+def test_no_extra_training_name_is_frequent_or_a_shared_name_in_the_bundled_snapshot() -> None:
+    # the bundled snapshot's papers of the full corpus (18,518; the other 1,482 come from the systems-extra list,
+    # data/SOURCES.md): a name's papers there are at most its papers in the full corpus, whose count
+    # bench_names.py asserts; groups are compared, so no spelling of a shared name is an extra one
+    snapshot = Path(__file__).resolve().parents[1] / "data" / "snapshot.jsonl.gz"
+    docs = []
+    with gzip.open(snapshot, "rb") as fh:
+        for line in fh:
+            d = orjson.loads(line)
+            if d.get("source_repo") == "zhixin612/awesome-papers-LMsys":
+                continue
+            docs.append(SimpleNamespace(id=d["id"], title=d["title"], abstract=d["abstract"], published=d["published"]))
+    corpus = collect(docs)
+    extra = [str(r["name"]) for f in EXTRA_LABEL_FILES for r in _shipped(f)]
+    found = {n: ev for n in extra if (ev := corpus.find(n)) is not None}
+    assert len(found) > 100 and all(ev.n_docs < FREQUENT for ev in found.values())  # 3+ papers: 162 of them
+    shared = {ev.key for n, _ in load_labels(files=SHARED_LABEL_FILES) if (ev := corpus.find(n)) is not None}
+    assert not [n for n, ev in found.items() if ev.key in shared]
+
+
+def test_extra_training_labels_join_every_fold_and_are_never_evaluated(monkeypatch: pytest.MonkeyPatch) -> None:
+    import radar.analysis.names.evaluate as evaluate
+
+    docs, labels, extra = [], [], []
+    for i in range(30):
+        a, b, c = f"Qa{i}Vk", f"Qb{i}Vk", f"Qc{i}Vk"
+        docs += [_doc(i * 10 + j, f"Results of {a}, {b} and {c} in study {j}.") for j in range(3)]
+        labels += [(a, "method" if i % 2 else "benchmark"), (b, "method" if i % 2 else "benchmark")]
+        extra.append((c, "method" if i % 2 else "benchmark"))
+    corpus = collect(docs)
+    seen: set[frozenset[str]] = set()
+    real = evaluate.neighbour_features
+
+    def recording(ev: Evidence, near: Counter[str], lexicon: Mapping[str, str]) -> dict[str, float]:
+        seen.add(frozenset(lexicon))
+        return real(ev, near, lexicon)
+
+    monkeypatch.setattr(evaluate, "neighbour_features", recording)
+    cv = cross_validate(corpus, labels, k=5, variants={"n": Variant(margin=0.0)}, extra=[*extra, ("Absent", "org")])
+    groups = {corpus.find(n).key for n, _ in extra}  # type: ignore[union-attr]
+    assert len(seen) == 5 and all(groups <= lex for lex in seen)  # in every fold's lexicon (and training)
+    assert cv.names == [n for n, _ in labels] and len(cv.predicted["n"]) == len(labels)  # scored: the labels only
+    assert check_extra(corpus, labels, extra) == extra  # "Absent" (not in the corpus) is left out
+    with pytest.raises(AssertionError, match="extra training names are evaluated names"):
+        check_extra(corpus, labels, [("QA0VK", "method")])  # a shared label's name in another case

@@ -10,6 +10,7 @@ from importlib import resources
 import orjson
 
 from radar.analysis.contributions.errors import ContributionsError
+from radar.analysis.names.find import SHARED_LABEL_FILES
 from radar.analysis.names.find import load_labels as load_name_labels
 
 KINDS = ("method", "model", "system", "benchmark", "hardware", "other")
@@ -123,8 +124,9 @@ def load_kind_examples() -> list[KindExample]:
 def load_lexicon() -> dict[str, str]:
     """Labeled kinds of names (lower-cased name -> kind: GRPO method, LLMs generic, GPT-4 model): the names
     stage's shipped label files (``analysis/names/labels``, the one copy both stages read), the first label of
-    a name kept."""
+    a name kept. The shared labels only (``SHARED_LABEL_FILES``): the names stage's extra training names are
+    not in the lexicon the contribution model was fitted and backtested with."""
     out: dict[str, str] = {}
-    for name, kind in load_name_labels():
+    for name, kind in load_name_labels(files=SHARED_LABEL_FILES):
         out.setdefault(name.lower(), kind)
     return out

@@ -15,10 +15,12 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from radar.analysis.names.aliases import surface_key
 from radar.analysis.names.evidence import Corpus, Evidence
 from radar.analysis.names.features import (
     AREA_FEATURES,
     EXPANSION_FEATURES,
+    FREQUENT,
     HARDWARE,
     USE_FEATURES,
     features,
@@ -98,6 +100,7 @@ class Variant:
     gate: float | None = None
     balance: float = 0.0
     heads: bool = False
+    frequent_from: int = FREQUENT  # papers from which a name gets the frequent-name ("hi:") features
 
 
 RADAR = Variant()
@@ -116,6 +119,8 @@ LEVERS: dict[str, Variant] = {
     "two-stage, balanced kinds": Variant(two_stage=True, balanced=True),
     **{f"class weights ^{w}": Variant(balance=w) for w in (0.25, 0.5, 0.75, 1.0)},
     "expansion heads": Variant(heads=True),
+    "no frequent-name features": Variant(frequent=False),
+    **{f"frequent-name features from {n} papers": Variant(frequent_from=n) for n in (10, 15, 20)},
 }
 
 
@@ -190,42 +195,52 @@ def cross_validate(
     *,
     curve: bool = False,
     vectors: np.ndarray | None = None,
+    extra: Sequence[tuple[str, str]] = (),
 ) -> CrossValidation:
     """Out-of-fold kinds of the labels, k folds by name, for "rules" (``rule_kind``) and each variant
     (default: Radar's decider as ``find.classify`` fits it, ``RADAR``); with ``curve`` also Radar's fits decided at
     every fixed margin of ``MARGINS`` ("margin=0.10", ...); with ``vectors`` (the context vectors of the labeled
-    names, one row per label, computed without the labels) "+context": Radar with its context model, fitted and
-    gated on each training part only. Accelerator names (``features.HARDWARE``) are ``hardware`` in every
-    variant but the rules, as in ``find.classify``."""
+    names, one row per label and then per extra label found, computed without the labels) "+context": Radar with
+    its context model, fitted and gated on each training part only. Accelerator names (``features.HARDWARE``)
+    are ``hardware`` in every variant but the rules, as in ``find.classify``.
+
+    ``extra``: (name, kind) labels added to every fold's training part and lexicon and never evaluated (the
+    extra training names, ``find.EXTRA_LABEL_FILES``); those not found in the corpus are left out, and one whose
+    group is a group of ``labels`` is refused (``check_extra``)."""
     variants = dict(variants or {"Radar": RADAR})
     if vectors is not None:
         variants["+context"] = Variant(context=True)
-    names = [n for n, _ in labels]
-    truth = [kind for _, kind in labels]
+    extra = check_extra(corpus, labels, extra)
+    n_eval = len(labels)
+    if vectors is not None and len(vectors) != n_eval + len(extra):
+        raise ValueError("vectors: one row per label, then one per extra label found in the corpus")
+    names = [n for n, _ in labels] + [n for n, _ in extra]
+    truth = [kind for _, kind in labels] + [kind for _, kind in extra]
     groups = [group_of(corpus, n) for n in names]
     evidence = [corpus.find(n) for n in names]
     near = [neighbours(ev, corpus.lookup) if ev is not None else None for ev in evidence]
     bases = {
-        heads: [features(n, ev, heads=heads) for n, ev in zip(names, evidence, strict=True)]
-        for heads in {v.heads for v in variants.values()}
+        (heads, often): [features(n, ev, heads=heads, frequent=often) for n, ev in zip(names, evidence, strict=True)]
+        for heads, often in {(v.heads, v.frequent_from) for v in variants.values()}
     }
     hardware = [HARDWARE.match(ev.name if ev else n) is not None for n, ev in zip(names, evidence, strict=True)]
-    folds = folds_by_name(groups, k, seed)
-    cv = CrossValidation(names, truth, groups)
-    cv.predicted = {v: [""] * len(names) for v in variants}
+    folds = folds_by_name(groups[:n_eval], k, seed) + [-1] * len(extra)  # the extra names: in no fold
+    cv = CrossValidation(names[:n_eval], truth[:n_eval], groups[:n_eval])
+    cv.predicted = {v: [""] * n_eval for v in variants}
     if curve:
-        cv.predicted.update({f"margin={m:.2f}": [""] * len(names) for m in MARGINS})
+        cv.predicted.update({f"margin={m:.2f}": [""] * n_eval for m in MARGINS})
     for f in range(k):
         train = [i for i in range(len(names)) if folds[i] != f]
-        test = [i for i in range(len(names)) if folds[i] == f]
+        test = [i for i in range(n_eval) if folds[i] == f]
         if not test:
             continue
-        lexicon = {groups[i]: truth[i] for i in train}  # the training part's labels only
+        lexicon = {groups[i]: truth[i] for i in train}  # the training part's labels only (and the extra ones)
         check_disjoint({groups[i] for i in test}, {groups[i] for i in train}, lexicon, f)
+        assert all(i < n_eval for i in test), "an extra training name was evaluated"
         y_train = [truth[i] for i in train]
         for name, variant in variants.items():
             keep = _keep(variant)
-            base = bases[variant.heads]
+            base = bases[variant.heads, variant.frequent_from]
             around = near if variant.neighbours else [None] * len(names)
             x_train = [_row(base[i], evidence[i], around[i], lexicon, keep) for i in train]
             x_test = [_row(base[i], evidence[i], around[i], lexicon, keep) for i in test]
@@ -256,5 +271,19 @@ def cross_validate(
                             cv.predicted[f"margin={m:.2f}"][i] = "hardware" if hardware[i] else kind
             for i, kind in zip(test, decided, strict=True):
                 cv.predicted[name][i] = "hardware" if hardware[i] else kind
-    cv.predicted["rules"] = [rule_kind(n, ev) for n, ev in zip(names, evidence, strict=True)]
+    cv.predicted["rules"] = [rule_kind(n, ev) for n, ev in zip(names[:n_eval], evidence[:n_eval], strict=True)]
     return cv
+
+
+def check_extra(
+    corpus: Corpus, labels: Sequence[tuple[str, str]], extra: Sequence[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """The extra training labels found in the corpus, after checking that none of them is one of the evaluated
+    names: neither its group (all its spellings) nor its spelling key (``aliases.surface_key``) is a labeled
+    one's. An extra label that is an evaluated name would put that name in every fold's training."""
+    groups = {group_of(corpus, n) for n, _ in labels}
+    spellings = {surface_key(n) for n, _ in labels}
+    clash = sorted(n for n, _ in extra if group_of(corpus, n) in groups or surface_key(n) in spellings)
+    if clash:
+        raise AssertionError(f"{len(clash)} extra training names are evaluated names: {clash[:5]}")
+    return [(n, kind) for n, kind in extra if corpus.find(n) is not None]

@@ -330,12 +330,13 @@ def evidence_features(ev: Evidence | None, *, heads: bool = False) -> dict[str, 
     return feats
 
 
-def features(name: str, ev: Evidence | None, *, heads: bool = False) -> dict[str, float]:
+def features(name: str, ev: Evidence | None, *, heads: bool = False, frequent: int = FREQUENT) -> dict[str, float]:
     """The name's shape and its evidence; for a frequent name (``FREQUENT`` documents or more) the evidence
     features once more under "hi:", so that the model weighs evidence differently where there is a lot of it
-    (feature augmentation: 94 PPO-like papers say more than a rare acronym's 3)."""
+    (feature augmentation: 94 PPO-like papers say more than a rare acronym's 3). ``frequent``: the documents
+    from which a name counts as frequent here (a lever measured and left off: ``evaluate.Variant.frequent_from``)."""
     feats = {**name_features(ev.name if ev is not None else name), **evidence_features(ev, heads=heads)}
-    if ev is not None and ev.n_docs >= FREQUENT:
+    if ev is not None and ev.n_docs >= frequent:
         feats.update({"hi:" + k: v for k, v in list(feats.items()) if not k.startswith("cg=")})
         feats["hi"] = 1.0
     return feats

@@ -28,8 +28,12 @@ from radar.analysis.trends.result import PeriodCount
 # the classifier is fitted when the corpus holds at least this many labeled names of at least 3 kinds
 MIN_LABELED = 40
 MAX_ALIASES = 20
-# the shipped labels (labels/SOURCES.md): random names, frequent names, names the trend detector listed as new
-LABEL_FILES = ("names_dev.jsonl", "names_dev2.jsonl", "names_dev3.jsonl")
+# the shipped labels (labels/SOURCES.md): random names, frequent names, names the trend detector listed as new (the
+# project's shared labels, which the benchmark evaluates on), and the extra training names (fewer than 30 papers,
+# none of the shared ones: training and lexicon only, never evaluated)
+SHARED_LABEL_FILES = ("names_dev.jsonl", "names_dev2.jsonl", "names_dev3.jsonl")
+EXTRA_LABEL_FILES = ("names_extra.jsonl",)
+LABEL_FILES = SHARED_LABEL_FILES + EXTRA_LABEL_FILES
 # a paper introduces a name only when at most this many earlier documents mention it (else the name was in
 # use before: "we propose PPO" in 2025 does not introduce PPO)
 PRIOR_MENTIONS = 2
@@ -89,12 +93,13 @@ class Name:
         }
 
 
-def load_labels(text: str | None = None) -> list[tuple[str, str]]:
-    """(name, kind) pairs of a label file's text (``{"name", "kind"}`` lines); the shipped files by default.
-    Kinds outside ``KINDS`` (``unknown``) are left out."""
+def load_labels(text: str | None = None, files: Sequence[str] = LABEL_FILES) -> list[tuple[str, str]]:
+    """(name, kind) pairs of a label file's text (``{"name", "kind"}`` lines); by default the shipped ``files``
+    (all of them: the shared labels, then the extra training names). Kinds outside ``KINDS`` (``unknown``) are
+    left out."""
     if text is None:
         folder = resources.files("radar.analysis.names").joinpath("labels")
-        text = "\n".join(folder.joinpath(f).read_text("utf-8") for f in LABEL_FILES)
+        text = "\n".join(folder.joinpath(f).read_text("utf-8") for f in files)
     out = []
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():

@@ -15,7 +15,7 @@ from radar.store.names import NameRow
 from radar.store.tables import NamesStore
 
 # bump when find_names changes what it computes (kinds, margin, lexicon), so stored names are recomputed
-NAMES_VERSION = "7"
+NAMES_VERSION = "8"
 
 
 def names_state(store: NamesStore, as_of: str = "", embed: Embed | None = None) -> str:
