@@ -38,7 +38,7 @@ class SmtpSink:
             ok = isinstance(auth_data, LoginPassword) and auth_data.password.decode() == password
             if ok:
                 sink.logins.append(auth_data.login.decode())
-            return AuthResult(success=ok)
+            return AuthResult(success=ok, handled=False)  # a refused login answers 535 at once, as servers do
 
         class Handler:
             async def handle_DATA(self, server, session, envelope):  # type: ignore[no-untyped-def]  # noqa: N802
