@@ -14,10 +14,15 @@ the one paper each query means) and milliseconds per query, for each ranking in 
   centroid of the fused top 5's stored vectors and the query (pseudo-relevance feedback, Rocchio), and with
   ``--sentences`` against each abstract sentence (the best; embedded when first asked for and cached: minutes of
   CPU, and its milliseconds are not a query's).
+- the self-supervised re-rankers, trained on phrases of the corpus's titles and never on the judged queries: with
+  ``--cross DIR/delta.pt`` a cross-encoder vote (benchmarks/cross_rerank.py: the packaged MiniLM reading query and
+  abstract together, its top layers fine-tuned) over Radar's fused top 30 or 20, and with ``--ltr DIR/ltr.json`` a
+  logistic regression over the rerank's evidence (benchmarks/ltr_rerank.py) ordering the top 30, alone or as a vote.
 
     nice -n 10 .venv/bin/python benchmarks/bench_search.py --workspace demo-workspace
     nice -n 10 .venv/bin/python benchmarks/bench_search.py --workspace demo-workspace --unjudged  # to judge
     nice -n 10 .venv/bin/python benchmarks/bench_search.py --workspace demo-workspace --sentences  # + sentence vote
+    nice -n 10 .venv/bin/python benchmarks/bench_search.py --cross D/delta.pt --ltr D/ltr.json  # D: their --out
 
 A document of a top 5 that was never judged counts as not relevant (the figure is a lower bound); ``--unjudged``
 lists them pooled over all rankings (sorted by id, not by ranking) with their title and abstract for judging.
