@@ -14,10 +14,15 @@ the one paper each query means) and milliseconds per query, for each ranking in 
   centroid of the fused top 5's stored vectors and the query (pseudo-relevance feedback, Rocchio), and with
   ``--sentences`` against each abstract sentence (the best; embedded when first asked for and cached: minutes of
   CPU, and its milliseconds are not a query's).
+- the self-supervised re-rankers, trained on phrases of the corpus's titles and never on the judged queries: with
+  ``--cross DIR/delta.pt`` a cross-encoder vote (benchmarks/cross_rerank.py: the packaged MiniLM reading query and
+  abstract together, its top layers fine-tuned) over Radar's fused top 30 or 20, and with ``--ltr DIR/ltr.json`` a
+  logistic regression over the rerank's evidence (benchmarks/ltr_rerank.py) ordering the top 30, alone or as a vote.
 
     nice -n 10 .venv/bin/python benchmarks/bench_search.py --workspace demo-workspace
     nice -n 10 .venv/bin/python benchmarks/bench_search.py --workspace demo-workspace --unjudged  # to judge
     nice -n 10 .venv/bin/python benchmarks/bench_search.py --workspace demo-workspace --sentences  # + sentence vote
+    nice -n 10 .venv/bin/python benchmarks/bench_search.py --cross D/delta.pt --ltr D/ltr.json  # D: their --out
 
 A document of a top 5 that was never judged counts as not relevant (the figure is a lower bound); ``--unjudged``
 lists them pooled over all rankings (sorted by id, not by ranking) with their title and abstract for judging.
@@ -41,6 +46,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from rich.console import Console
 from rich.table import Table
@@ -172,7 +179,32 @@ class SentenceVotes:
         return out
 
 
-def rankers(searcher: Any, sentences: bool = False) -> dict[str, Ranker]:
+class CrossVotes:
+    """The self-supervised cross-encoder's score of each paper's abstract against the query (benchmarks/
+    cross_rerank.py), cached per (query, paper): the rows after the first reuse the scores of the first, whose
+    milliseconds are the real ones. Radar's ``similar`` is given the query vector only; ``query`` is set before
+    each search."""
+
+    def __init__(self, delta: Path) -> None:
+        from cross_rerank import CrossScorer, abstracts_of
+
+        self.scorer, self.abstracts_of = CrossScorer(delta), abstracts_of
+        self.query, self.cache = "", dict[tuple[str, str], float]()
+        self.s: Any = None
+
+    def __call__(self, query_vector: np.ndarray, ids: list[str]) -> dict[str, float]:
+        todo = [d for d in ids if (self.query, d) not in self.cache]
+        if todo:
+            texts = self.abstracts_of(self.s.store, todo)
+            found = [d for d in todo if d in texts]
+            for d, x in zip(found, self.scorer.score(self.query, [texts[d] for d in found]), strict=True):
+                self.cache[(self.query, d)] = x
+        return {d: self.cache[(self.query, d)] for d in ids if (self.query, d) in self.cache}
+
+
+def rankers(
+    searcher: Any, sentences: bool = False, cross: Path | None = None, ltr: Path | None = None
+) -> dict[str, Ranker]:
     """The baseline, the ranking before the rerank, Radar's, Radar's with one lever changed each, and the similarity
     votes (with ``sentences``, the abstract-sentence one too)."""
     from radar.index.keyword import TITLE_WEIGHT, KeywordIndex
@@ -220,6 +252,25 @@ def rankers(searcher: Any, sentences: bool = False) -> dict[str, Ranker]:
         "+ feedback vote 1.0 (top 50)": radar_with(replace(v, similar=1.0), similar=FeedbackVotes(searcher)),
         "+ feedback vote 2.0": radar_with(replace(v, similar=2.0), similar=FeedbackVotes(searcher)),
     }
+    if ltr is not None:
+        from ltr_rerank import LtrRanking
+
+        out["learned order (LTR, top 30)"] = LtrRanking(searcher, ltr).search
+        out["+ learned-order vote 1.0 (top 30)"] = LtrRanking(searcher, ltr, vote=1.0).search
+    if cross is not None:
+        ce = CrossVotes(cross)
+        ce.s = searcher
+
+        def with_query(ranker: Ranker) -> Ranker:
+            def run(q: str, k: int) -> list[str]:
+                ce.query = q
+                return ranker(q, k)
+
+            return run
+
+        for w, depth in ((1.0, 30), (2.0, 30), (1.0, 20), (4.0, 20)):
+            ranker = radar_with(replace(v, similar=w, depth=depth), similar=ce)
+            out[f"+ cross-encoder vote {w} (top {depth})"] = with_query(ranker)
     if sentences:
         sent = SentenceVotes(searcher, titles)
         out["+ sentence vote 0.5 (top 50)"] = radar_with(replace(v, similar=0.5), similar=sent)
@@ -240,7 +291,13 @@ def score(search: Ranker, queries: list[dict[str, Any]]) -> dict[str, Any]:
     return {"slots": slots, "per_query": per_query, "unjudged": unjudged, "seconds": seconds}
 
 
-def evaluate(workspace: Path, only: set[str] | None = None, sentences: bool = False) -> dict[str, Any]:
+def evaluate(
+    workspace: Path,
+    only: set[str] | None = None,
+    sentences: bool = False,
+    cross: Path | None = None,
+    ltr: Path | None = None,
+) -> dict[str, Any]:
     from radar.app import wiring
     from radar.app.context import Radar
     from radar.store import Workspace
@@ -248,7 +305,7 @@ def evaluate(workspace: Path, only: set[str] | None = None, sentences: bool = Fa
     searcher = wiring.open_searcher(Radar(Workspace.open(workspace)))
     lead, held, dev = _jsonl(LEAD), _jsonl(HELDOUT), _jsonl(DEV)
     out: dict[str, Any] = {}
-    for name, search in rankers(searcher, sentences).items():
+    for name, search in rankers(searcher, sentences, cross, ltr).items():
         if only and name not in only:
             continue
         search("warm-up query", 5)
@@ -274,6 +331,7 @@ def show(results: dict[str, Any], n: dict[str, int]) -> None:
     base = next(iter(rows.values()))
     table = Table(title=f"Lead-style search, top 5 ({n['lead']} dev + {n['heldout']} held-out queries), known items")
     cols = ("ranking", "dev set", "P@5", "vs plain", "held-out", "P@5", "vs plain", "known top 10", "MRR", "ms", "x")
+    cols += ("unjudged",)
     for col in cols:
         table.add_column(col, justify="left" if col == "ranking" else "right")
     for name, r in rows.items():
@@ -283,6 +341,7 @@ def show(results: dict[str, Any], n: dict[str, int]) -> None:
             cells += [f"{slots}/{5 * n[s]}", f"{slots / (5 * n[s]):.2f}", f"{slots / max(base[s]['slots'], 1):.2f}"]
         cells += [f"{r['dev_recall10']}/{n['dev']}", f"{r['dev_mrr']:.3f}"]
         cells += [f"{r['ms']:.0f}", f"{r['ms'] / base['ms']:.1f}"]
+        cells += [f"{len(r['lead']['unjudged'])} + {len(r['heldout']['unjudged'])}"]
         table.add_row(*cells)
     console.print(table)
     names = list(rows)
@@ -316,8 +375,11 @@ def main() -> None:
     ap.add_argument("--unjudged", action="store_true", help="print the unjudged documents of the top 5s to judge")
     ap.add_argument("--only", action="append", help="only this ranking (repeatable)")
     ap.add_argument("--sentences", action="store_true", help="add the abstract-sentence vote (minutes of CPU)")
+    ap.add_argument("--cross", type=Path, help="add the cross-encoder votes of this delta.pt (cross_rerank.py)")
+    ap.add_argument("--ltr", type=Path, help="add the learned order of this ltr.json (ltr_rerank.py)")
     args = ap.parse_args()
-    results = evaluate(args.workspace, set(args.only) if args.only else None, args.sentences)
+    only = set(args.only) if args.only else None
+    results = evaluate(args.workspace, only, args.sentences, args.cross, args.ltr)
     if args.unjudged:
         show_unjudged(results)
         return

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from radar.index.acronyms import expand, mine
-from radar.index.keyword import KeywordIndex, terms, unlatex
+from radar.index.keyword import STOP, KeywordIndex, terms, unlatex
 from radar.index.rerank import Votes, analyse, rank
 from tests.conftest import ROOT, SNAPSHOT
 
@@ -106,6 +106,30 @@ def test_the_query_sets_are_judged_and_disjoint() -> None:
     for q in sets[0] + sets[1]:
         assert q["relevant_if"] and not set(q["relevant"]) & set(q["not_relevant"])
         assert q["relevant"] or q["not_relevant"]
+
+
+def test_the_rerankers_pseudo_queries_are_title_phrases_and_never_a_judged_query() -> None:
+    """The self-supervised re-rankers of benchmarks/bench_search.py (``--cross``, ``--ltr``) train on phrases of the
+    corpus's titles; ``disjoint`` counts a pseudo-query that is a judged query or holds all its words (the training
+    refuses both), and the judged documents are never a source."""
+    import random
+    import sys
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import cross_rerank
+
+    title = "DAPO: An Open-Source LLM Reinforcement Learning System at Scale"
+    rng = random.Random(0)
+    for _ in range(20):
+        q = cross_rerank.pseudo_query(title, rng)
+        words = q.lower().split()
+        assert 2 <= len([w for w in words if w not in STOP]) <= 6 and set(words) <= set(title.lower().split())
+        assert "dapo" not in q.lower()  # the name before the colon is not a description
+    pseudo = ["fp8  Training stability", "stable FP8 training stability recipes", "FP8 stability"]
+    check = cross_rerank.disjoint(pseudo, ["FP8 training stability"])
+    assert check == {"exact": 1, "holds_all_words": 2}
+    queries, docs = cross_rerank.judged()
+    assert len(queries) >= 50 and {"2506.08027", "2509.22536"} <= docs
 
 
 @pytest.fixture(scope="module")
