@@ -22,6 +22,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -366,12 +367,11 @@ def test_the_real_engine_trains_each_arm_by_its_own_rl_seed(tmp_path: Path, monk
 
     built: dict[int, dict[str, object]] = {}
 
-    def record(**kw: object) -> None:
-        args = kw["args"]
-        built[args.seed] = {  # type: ignore[attr-defined]
-            "seeds": (args.seed, args.data_seed),  # type: ignore[attr-defined]
-            "prompts": kw["train_dataset"].to_list(),  # type: ignore[attr-defined]
-            "refill": next(kw["refill"]),  # type: ignore[call-overload]
+    def record(*, args: Any, train_dataset: Any, refill: Any, **_: Any) -> None:
+        built[args.seed] = {
+            "seeds": (args.seed, args.data_seed),
+            "prompts": train_dataset.to_list(),
+            "refill": next(refill),
         }
         raise Built
 
