@@ -48,10 +48,17 @@ from rich.console import Console
 from rich.table import Table
 
 from radar.analysis.names.context import Embed, context_vectors
-from radar.analysis.names.evaluate import LEVERS, VARIANTS, CrossValidation, check_extra, cross_validate, group_of
+from radar.analysis.names.evaluate import (
+    FREQUENT_POOL,
+    LEVERS,
+    VARIANTS,
+    CrossValidation,
+    check_extra,
+    cross_validate,
+    group_of,
+)
 from radar.analysis.names.evidence import Corpus, collect
 from radar.analysis.names.extract import _TOKEN
-from radar.analysis.names.features import FREQUENT
 from radar.analysis.names.find import classify, introducing
 from radar.analysis.names.kinds import KINDS, MARGINS
 
@@ -74,11 +81,11 @@ def read_extra(path: Path | None) -> list[tuple[str, str]]:
 
 
 def check_rare(corpus: Corpus, extra: Sequence[tuple[str, str]]) -> int:
-    """Assert that every extra training name has fewer than ``FREQUENT`` papers in the corpus (the frequent pool,
+    """Assert that every extra training name has fewer than ``FREQUENT_POOL`` papers in the corpus (the frequent pool,
     whose held-out half checks the product, starts there); the most papers of one."""
     counts = {n: ev.n_docs if (ev := corpus.find(n)) is not None else 0 for n, _ in extra}
-    frequent = sorted(n for n, c in counts.items() if c >= FREQUENT)
-    assert not frequent, f"{len(frequent)} extra training names have {FREQUENT} or more papers: {frequent[:5]}"
+    frequent = sorted(n for n, c in counts.items() if c >= FREQUENT_POOL)
+    assert not frequent, f"{len(frequent)} extra training names have {FREQUENT_POOL} or more papers: {frequent[:5]}"
     return max(counts.values(), default=0)
 
 
@@ -359,7 +366,7 @@ def main() -> None:
         found_extra = check_extra(corpus, labels, extra)  # none of them is an evaluated name (asserted)
         console.print(
             f"extra training labels ({args.extra.name}): {len(extra)}, {len(found_extra)} found in the corpus, "
-            f"most papers of one {most} (< {FREQUENT} asserted), none an evaluated name (asserted)"
+            f"most papers of one {most} (< {FREQUENT_POOL} asserted), none an evaluated name (asserted)"
         )
     vectors = None
     if embed is not None:  # the labeled names' context vectors: from the corpus only, no label read

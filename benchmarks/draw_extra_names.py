@@ -35,13 +35,13 @@ import orjson
 from bench_names import _cache_file, _collect, read_labels
 
 from radar.analysis.names.aliases import surface_key
+from radar.analysis.names.evaluate import FREQUENT_POOL
 from radar.analysis.names.evidence import Corpus
 from radar.analysis.names.features import features, neighbour_features, neighbours
 from radar.analysis.names.find import training_set
 from radar.analysis.names.kinds import tuned_model
 
 ROOT = Path(__file__).resolve().parents[1]
-FREQUENT = 30  # papers: the frequent pool (names_dev2 and its held-out half) starts here
 RARE_KINDS = ("system", "hardware", "metric", "org")
 USES = ("software", "device", "measure")  # the use cues (``features.USE_FEATURES``)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
@@ -54,11 +54,11 @@ def excluded_keys(corpus: Corpus, names: list[str]) -> tuple[set[str], set[str]]
 
 
 def candidates(corpus: Corpus, shared: list[str]) -> list[str]:
-    """Group keys of the names with fewer than ``FREQUENT`` papers, disjoint from the shared labels."""
+    """Group keys of the names with fewer than ``FREQUENT_POOL`` papers, disjoint from the shared labels."""
     groups, spellings = excluded_keys(corpus, shared)
     out = []
     for key, ev in corpus.names.items():
-        if ev.n_docs >= FREQUENT or key in groups:
+        if ev.n_docs >= FREQUENT_POOL or key in groups:
             continue
         if any(surface_key(s) in spellings for s in (ev.name, *ev.spellings)):
             continue
@@ -156,8 +156,8 @@ def main() -> None:
                 )
                 + b"\n"
             )
-    print(f"{len(pool):,} candidates (< {FREQUENT} papers, disjoint from {len(shared)} shared labels); ", end="")
-    print(f"{len(band):,} of 5-{FREQUENT - 1} papers; drew {len(drawn)} -> {args.out}")
+    print(f"{len(pool):,} candidates (< {FREQUENT_POOL} papers, disjoint from {len(shared)} shared labels); ", end="")
+    print(f"{len(band):,} of 5-{FREQUENT_POOL - 1} papers; drew {len(drawn)} -> {args.out}")
 
 
 if __name__ == "__main__":

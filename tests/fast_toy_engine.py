@@ -6,7 +6,7 @@ tests of the life cycle (a killed worker, cancel, stop signals, arm processes th
 about the worker's processes, not about training: with this engine those processes are the real ones
 (``python -m radar.repro.worker``, spawned arm processes, the real cancel checks and step records), and each
 step just waits STEP_S. The real engine is tested in-process (tests/test_repro_hf.py) and end to end
-(tests/test_repro_cli.py's tiny and A/A runs, tests/test_repro_hf.py's checkpoint runs).
+(tests/test_repro_cli.py's tiny run, tests/test_repro_hf.py's checkpoint runs).
 """
 
 from __future__ import annotations

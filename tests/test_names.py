@@ -16,7 +16,7 @@ from radar.analysis.names.evaluate import cross_validate, score, wilson
 from radar.analysis.names.evidence import Evidence, collect
 from radar.analysis.names.extract import Mention, code_links, mentions
 from radar.analysis.names.features import rule_kind
-from radar.analysis.names.find import classify, training_set
+from radar.analysis.names.find import EXTRA_LABEL_FILES, SHARED_LABEL_FILES, classify, training_set
 from radar.analysis.names.kinds import KindModel, choose_method_margin, folds_by_name
 from radar.store import Workspace
 from radar.store.names import NameRow
@@ -217,9 +217,10 @@ def test_cross_validation_on_real_papers_beats_chance(small_snapshot: Path) -> N
     with gzip.open(small_snapshot, "rb") as fh:
         docs = [Doc(d["id"], d["title"], d["abstract"], d["published"]) for d in map(orjson.loads, fh)]
     corpus = collect(docs, min_docs=2)
-    labels = [(n, k) for n, k in load_labels() if corpus.find(n) is not None]
+    labels = [(n, k) for n, k in load_labels(files=SHARED_LABEL_FILES) if corpus.find(n) is not None]
     assert len(labels) >= 20
-    result = cross_validate(corpus, labels, k=3).scores()
+    extra = load_labels(files=EXTRA_LABEL_FILES)  # training only, as bench_names.py does
+    result = cross_validate(corpus, labels, k=3, extra=extra).scores()
     majority = max(sum(k == kind for _, k in labels) for kind in KINDS) / len(labels)
     assert result["rules"].accuracy > majority - 0.1 and 0.0 < result["Radar"].accuracy <= 1.0
     assert len(result["Radar"].predicted) == len(labels)

@@ -18,7 +18,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.multiclass import OneVsRestClassifier
 
 from radar.analysis.names import KINDS, find_names, load_labels, surface_key
-from radar.analysis.names.evaluate import LEVERS, Variant, check_extra, cross_validate
+from radar.analysis.names.evaluate import FREQUENT_POOL, LEVERS, Variant, check_extra, cross_validate
 from radar.analysis.names.evidence import Evidence, collect
 from radar.analysis.names.extract import mentions
 from radar.analysis.names.features import (
@@ -316,7 +316,7 @@ def test_the_extra_training_names_are_rare_and_none_is_a_shared_label() -> None:
     shared = {surface_key(str(r["name"])) for f in SHARED_LABEL_FILES for r in _shipped(f)}
     assert len(extra) >= 300 and {r["kind"] for r in extra} <= set(KINDS)
     assert not [r["name"] for r in extra if surface_key(str(r["name"])) in shared]  # no spelling of a shared name
-    assert all(isinstance(r["count"], int) and 3 <= r["count"] < FREQUENT for r in extra)  # full-corpus papers
+    assert all(isinstance(r["count"], int) and 3 <= r["count"] < FREQUENT_POOL for r in extra)  # full-corpus papers
     assert len({surface_key(str(r["name"])) for r in extra}) == len(extra)
     assert len(load_labels()) == len(load_labels(files=SHARED_LABEL_FILES)) + len(extra)
 
@@ -337,7 +337,7 @@ def test_no_extra_training_name_is_frequent_or_a_shared_name_in_the_bundled_snap
     corpus = collect(docs)
     extra = [str(r["name"]) for f in EXTRA_LABEL_FILES for r in _shipped(f)]
     found = {n: ev for n in extra if (ev := corpus.find(n)) is not None}
-    assert len(found) > 100 and all(ev.n_docs < FREQUENT for ev in found.values())  # 3+ papers: 162 of them
+    assert len(found) > 100 and all(ev.n_docs < FREQUENT_POOL for ev in found.values())  # 3+ papers: 162 of them
     shared = {ev.key for n, _ in load_labels(files=SHARED_LABEL_FILES) if (ev := corpus.find(n)) is not None}
     assert not [n for n, ev in found.items() if ev.key in shared]
 

@@ -4,10 +4,12 @@ foreground run killed by SIGINT/SIGTERM/SIGHUP stops its worker, --device cuda w
 before any worker starts, and listing/showing runs never imports torch. Runs are made through the repro
 API (app/reproductions.py), as the CLI, the dashboard and weekly make them.
 
-The life-cycle tests that kill, cancel or signal a run (``fast_engine``) train with tests/fast_toy_engine.py
-in their real worker and arm processes: what they test is those processes, and TRL's import (6-9 CPU-s in each
-process) and training made them the suite's slowest tests. The tiny run, the A/A run and the worker told to
-stop by SIGTERM (in the middle of a TRL step, whose exception transformers wraps) train with TRL."""
+The life-cycle tests that kill, cancel or signal a run (``fast_engine``) and the A/A run train with
+tests/fast_toy_engine.py in their real worker and arm processes: what they test is those processes (and, for the
+A/A run, the RL seeds the runner hands its arms), and TRL's import (6-9 CPU-s in each process) and training made
+them the suite's slowest tests. The tiny run and the worker told to stop by SIGTERM (in the middle of a TRL step,
+whose exception transformers wraps) train with TRL; that the real engine trains an arm by its RL seed is checked
+in-process (``train_arm`` up to the trainer)."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -349,24 +352,54 @@ def test_aa_run_has_independent_arms(capsys: pytest.CaptureFixture[str], ws: Wor
     assert greedy["method"] != greedy["baseline"] or pass1["method"] != pass1["baseline"]
 
 
-def test_the_real_engine_trains_each_arm_by_its_own_rl_seed(tmp_path: Path) -> None:
-    """An A/A run's two arms differ because each trains by its own RL seed: GRPOConfig's seeds and the RL
-    prompt stream follow the seed the runner hands the arm (repro/trainer.py ``train_arm``)."""
+def test_the_real_engine_trains_each_arm_by_its_own_rl_seed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An A/A run's two arms differ because each trains by its own RL seed: repro/trainer.py ``train_arm`` hands
+    GRPO's trainer a config seeded by it and the RL prompt stream (and dynamic sampling's refill) drawn by it.
+    ``train_arm`` runs for real up to the trainer's construction, which is recorded instead of training."""
+    from radar.repro import trainer
     from radar.repro.methods import METHODS
+    from radar.repro.policy import build_tokenizer
     from radar.repro.spec import rl_seed
-    from radar.repro.tasks import rl_stream
-    from radar.repro.trainer import build_config
+    from radar.repro.tasks import refill_stream, rl_stream
 
+    class Built(Exception):
+        pass
+
+    built: dict[int, dict[str, object]] = {}
+
+    def record(*, args: Any, train_dataset: Any, refill: Any, **_: Any) -> None:
+        built[args.seed] = {
+            "seeds": (args.seed, args.data_seed),
+            "prompts": train_dataset.to_list(),
+            "refill": next(refill),
+        }
+        raise Built
+
+    monkeypatch.setattr(trainer, "RadarGRPOTrainer", record)
     task, size = get_task("sorting"), get_size("tiny")
-    method, baseline = rl_seed("method", 0), rl_seed("baseline", 0)
-    assert method != baseline
-    configs = [
-        build_config(METHODS["grpo"], size, task, steps=4, seed=s, output_dir=tmp_path, device="cpu")
-        for s in (method, baseline)
-    ]
-    assert [(c.seed, c.data_seed) for c in configs] == [(method, method), (baseline, baseline)]
-    streams = [rl_stream(task, 16, s, size.difficulty) for s in (method, baseline)]
-    assert streams[0] != streams[1]
+    build_tokenizer(task).save_pretrained(tmp_path / "policy")
+    seeds = rl_seed("method", 0), rl_seed("baseline", 0)
+    assert seeds[0] != seeds[1]
+    for seed in seeds:
+        with pytest.raises(Built):
+            trainer.train_arm(
+                policy_path=tmp_path / "policy",
+                method=METHODS["grpo"],
+                task=task,
+                size=size,
+                steps=4,
+                seed=seed,
+                device="cpu",
+                output_dir=tmp_path / f"out{seed}",
+                on_record=lambda r: None,
+                should_cancel=lambda: False,
+                eval_sets={},
+            )
+    for seed in seeds:
+        assert built[seed]["seeds"] == (seed, seed)
+        assert built[seed]["prompts"] == rl_stream(task, 4 * size.prompts_per_step, seed, size.difficulty)
+        assert built[seed]["refill"] == refill_stream(task, trainer.refill_size(4, size), seed, size.difficulty)[0]
+    assert built[seeds[0]]["prompts"] != built[seeds[1]]["prompts"]
 
 
 def _cli(ws: Workspace, *argv: str, **kw) -> subprocess.Popen[str]:  # type: ignore[no-untyped-def]
