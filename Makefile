@@ -41,15 +41,16 @@ demo: setup
 	$(VENV)/bin/radar --workspace $(DEMO_WS) demo $(DEMO_ARGS)
 
 # Both cores: pytest-xdist workers share the exported model, the indexed workspace, the embedded labeled
-# papers and the repro warm starts (tests/conftest.py); `--dist loadgroup` hands each test to the next free
-# worker, longest modules first (conftest's ordering). TEST_WORKERS=0 runs in one process; the slowest tests
+# papers and the repro warm starts (tests/conftest.py); `--dist loadfile` hands each test module whole to the
+# next free worker (its module-scoped fixtures are built once, not once per worker), longest modules first
+# (conftest's ordering, kept by --no-loadscope-reorder). TEST_WORKERS=0 runs in one process; the slowest tests
 # are listed at the end.
 TEST_WORKERS ?= 2
 test: setup
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --durations=25
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25
 
 test-fast: setup
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup -m "not slow"
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not slow"
 
 lint: setup
 	$(PY) -m ruff check .
