@@ -308,6 +308,26 @@ def called_out_table(corpus: Corpus, kinds: dict[str, tuple[str, float]], oof: d
     console.print(f"called-out names of the expected kind: {right} of {len(CALLED_OUT)}")
 
 
+def read_corpus(path: Path, limit: int = 0) -> list[SimpleNamespace]:
+    """The corpus file's papers as the names stage reads them (the first ``limit``; all with 0)."""
+    docs = []
+    with gzip.open(path, "rb") as fh:
+        for line in fh:
+            d = orjson.loads(line)
+            docs.append(
+                SimpleNamespace(
+                    id=d["id"],
+                    title=d["title"],
+                    abstract=d["abstract"],
+                    published=d["published"],
+                    categories=tuple(d.get("categories", ())),
+                )
+            )
+            if limit and len(docs) >= limit:
+                break
+    return docs
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", type=Path, default=ROOT.parent / "shared/data/arxiv_corpus_full.jsonl.gz")
@@ -340,21 +360,7 @@ def main() -> None:
 
         # one thread: the CPU seconds printed are what one core spends
         embed = make_embedder(EmbeddingConfig(threads=1), device="cpu", cache_dir=args.model_cache).embed
-    docs = []
-    with gzip.open(args.corpus, "rb") as fh:
-        for line in fh:
-            d = orjson.loads(line)
-            docs.append(
-                SimpleNamespace(
-                    id=d["id"],
-                    title=d["title"],
-                    abstract=d["abstract"],
-                    published=d["published"],
-                    categories=tuple(d.get("categories", ())),
-                )
-            )
-            if args.limit and len(docs) >= args.limit:
-                break
+    docs = read_corpus(args.corpus, args.limit)
     labels, pools = read_labels(args.labels)
     extra = read_extra(None if args.no_extra else args.extra)
     cache = _cache_file(args.evidence_cache, args.corpus, args.limit) if args.evidence_cache else None

@@ -25,14 +25,12 @@ labels' names is written; ``names_extra`` is checked again by ``bench_names.py``
 from __future__ import annotations
 
 import argparse
-import gzip
 import random
 import re
 from pathlib import Path
-from types import SimpleNamespace
 
 import orjson
-from bench_names import _cache_file, _collect, read_labels
+from bench_names import _cache_file, _collect, read_corpus, read_labels
 
 from radar.analysis.names.aliases import surface_key
 from radar.analysis.names.evaluate import FREQUENT_POOL
@@ -91,19 +89,7 @@ def main() -> None:
     ap.add_argument("--more", type=int, default=30)
     ap.add_argument("--out", type=Path, default=Path("/tmp/names-extra-candidates.jsonl"))
     args = ap.parse_args()
-    docs = []
-    with gzip.open(args.corpus, "rb") as fh:
-        for line in fh:
-            d = orjson.loads(line)
-            docs.append(
-                SimpleNamespace(
-                    id=d["id"],
-                    title=d["title"],
-                    abstract=d["abstract"],
-                    published=d["published"],
-                    categories=tuple(d.get("categories", ())),
-                )
-            )
+    docs = read_corpus(args.corpus)
     cache = _cache_file(args.evidence_cache, args.corpus, 0) if args.evidence_cache else None
     corpus, _, _ = _collect(docs, cache)
     labels, _ = read_labels(args.labels)

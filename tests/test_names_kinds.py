@@ -139,6 +139,21 @@ def test_the_shipped_lexicon_holds_the_frequent_and_new_names() -> None:
     assert ppo.kind == "method" and ppo.kind_score == 1.0
 
 
+def _lexicons_seen(monkeypatch: pytest.MonkeyPatch) -> set[frozenset[str]]:
+    """The lexicons the cross-validation's folds hand the neighbour features (one per fold), recorded as it runs."""
+    import radar.analysis.names.evaluate as evaluate
+
+    seen: set[frozenset[str]] = set()
+    real = evaluate.neighbour_features
+
+    def recording(ev: Evidence, near: Counter[str], lexicon: Mapping[str, str]) -> dict[str, float]:
+        seen.add(frozenset(lexicon))
+        return real(ev, near, lexicon)
+
+    monkeypatch.setattr(evaluate, "neighbour_features", recording)
+    return seen
+
+
 def test_cross_validation_keeps_test_names_out_of_the_neighbour_lexicon(monkeypatch: pytest.MonkeyPatch) -> None:
     import radar.analysis.names.evaluate as evaluate
 
@@ -148,14 +163,7 @@ def test_cross_validation_keeps_test_names_out_of_the_neighbour_lexicon(monkeypa
         docs += [_doc(i * 10 + j, f"Results of {a} and {b} in study {j}.") for j in range(3)]
         labels += [(a, "method" if i % 2 else "benchmark"), (b, "method" if i % 2 else "benchmark")]
     corpus = collect(docs)
-    seen: set[frozenset[str]] = set()
-    real = evaluate.neighbour_features
-
-    def recording(ev: Evidence, near: Counter[str], lexicon: Mapping[str, str]) -> dict[str, float]:
-        seen.add(frozenset(lexicon))
-        return real(ev, near, lexicon)
-
-    monkeypatch.setattr(evaluate, "neighbour_features", recording)
+    seen = _lexicons_seen(monkeypatch)
     evaluate.cross_validate(corpus, labels, k=5, variants={"n": Variant(margin=0.0)})
     groups = {corpus.find(n).key for n, _ in labels}  # type: ignore[union-attr]
     left_out = [groups - lex for lex in seen]
@@ -343,7 +351,6 @@ def test_no_extra_training_name_is_frequent_or_a_shared_name_in_the_bundled_snap
 
 
 def test_extra_training_labels_join_every_fold_and_are_never_evaluated(monkeypatch: pytest.MonkeyPatch) -> None:
-    import radar.analysis.names.evaluate as evaluate
 
     docs, labels, extra = [], [], []
     for i in range(30):
@@ -352,14 +359,7 @@ def test_extra_training_labels_join_every_fold_and_are_never_evaluated(monkeypat
         labels += [(a, "method" if i % 2 else "benchmark"), (b, "method" if i % 2 else "benchmark")]
         extra.append((c, "method" if i % 2 else "benchmark"))
     corpus = collect(docs)
-    seen: set[frozenset[str]] = set()
-    real = evaluate.neighbour_features
-
-    def recording(ev: Evidence, near: Counter[str], lexicon: Mapping[str, str]) -> dict[str, float]:
-        seen.add(frozenset(lexicon))
-        return real(ev, near, lexicon)
-
-    monkeypatch.setattr(evaluate, "neighbour_features", recording)
+    seen = _lexicons_seen(monkeypatch)
     cv = cross_validate(corpus, labels, k=5, variants={"n": Variant(margin=0.0)}, extra=[*extra, ("Absent", "org")])
     groups = {corpus.find(n).key for n, _ in extra}  # type: ignore[union-attr]
     assert len(seen) == 5 and all(groups <= lex for lex in seen)  # in every fold's lexicon (and training)
