@@ -173,7 +173,8 @@ LONG_UNMARKED = {"test_tagging.py": 3, "test_repro_hf.py": 2, "test_dashboard_br
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Longest first: modules with the most `slow` tests (and those in LONG_UNMARKED) run first, whole modules
     in their own order, so `make test`'s scheduling (`--dist loadfile --no-loadscope-reorder`: each module
-    handed whole to the next free worker, in this order) does not start a minute-long module last. Deterministic, as xdist requires of every worker's collection."""
+    handed whole to the next free worker, in this order) does not start a minute-long module last.
+    Deterministic, as xdist requires of every worker's collection."""
     weight = Counter(item.path for item in items if item.get_closest_marker("slow"))
     for path in {item.path for item in items}:
         weight[path] += LONG_UNMARKED.get(path.name, 0)
