@@ -468,6 +468,24 @@ def test_device_cuda_without_a_gpu_fails_before_a_worker(capsys: pytest.CaptureF
     assert len(_list(ws)) == before  # no run recorded, no worker started
 
 
+def test_a_worker_whose_arms_trained_elsewhere_never_imports_torch(ws: Workspace, fast_engine: None) -> None:
+    """The worker's own part of a run (the record, each arm's summary, the verdict, the profiles' means, the
+    plots) needs no torch or transformers: repro/profile_stats.py averages the profiles (repro/profile.py, the
+    TRL callback, imported both into every worker: 10 CPU-s of a worker whose arms train in other processes)."""
+    run_id = _submit(ws, "grpo", baseline="grpo", task="sorting", seeds=1, steps=2)
+    code = f"""
+import os, sys
+os.environ["RADAR_REPRO_ARMS_AT_ONCE"] = "1"  # the arms in this process, with the fast test engine
+from radar.repro.worker import main
+assert main(["--db", {str(ws.db_path)!r}, {run_id!r}]) == 0
+print(sorted(m for m in ("torch", "transformers", "trl") if m in sys.modules))
+"""
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip().endswith("[]"), done.stdout[-500:] + done.stderr[-2000:]
+    run = _api(ws).get(run_id, reap_first=False)
+    assert run.status == "done" and _trained_by_the_fast_engine(run)
+
+
 def test_listing_and_showing_runs_never_imports_torch(ws: Workspace) -> None:
     run_id = _submit(ws, "dapo", task="sorting", seeds=1, steps=5)
     with ws.store() as store:
