@@ -59,7 +59,7 @@ from radar.analysis.names.evaluate import (
 )
 from radar.analysis.names.evidence import Corpus, collect
 from radar.analysis.names.extract import _TOKEN
-from radar.analysis.names.find import classify, introducing
+from radar.analysis.names.find import classify, introducing, load_labels
 from radar.analysis.names.kinds import KINDS, MARGINS
 
 console = Console(width=150)
@@ -73,11 +73,9 @@ def _fmt(x: float | None) -> str:
 
 
 def read_extra(path: Path | None) -> list[tuple[str, str]]:
-    """(name, kind) per extra training label (``names_extra.jsonl``; ``unknown`` left out); none without a path."""
-    if path is None:
-        return []
-    rows = [orjson.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
-    return [(str(r["name"]), str(r["kind"])) for r in rows if r["kind"] in KINDS]
+    """(name, kind) per extra training label (``names_extra.jsonl``, read as the stage reads it; ``unknown`` left
+    out); none without a path."""
+    return [] if path is None else load_labels(path.read_text("utf-8"))
 
 
 def check_rare(corpus: Corpus, extra: Sequence[tuple[str, str]]) -> int:
