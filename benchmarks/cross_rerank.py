@@ -32,17 +32,13 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
-JUDGED = [
-    ROOT / "tests" / "data" / "lead_search_queries.jsonl",
-    ROOT / "tests" / "data" / "lead_search_queries_heldout.jsonl",
-]
-KNOWN = ROOT / "tests" / "fixtures" / "dev_search_queries.jsonl"
+from bench_search import DEV, HELDOUT, LEAD, _jsonl  # noqa: E402  (the query sets and their reader, once)
+
+JUDGED = [LEAD, HELDOUT]  # bench_search.py's query sets: the judged ones, then the known items
+KNOWN = DEV
 _EDGE = re.compile(r"^[^\w]+|[^\w.+\-]+$")
-
-
-def _jsonl(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def judged() -> tuple[list[str], set[str]]:
@@ -223,15 +219,13 @@ def abstracts_of(store: Any, ids: list[str]) -> dict[str, str]:
 
 
 def abstracts(workspace: Path, ids: set[str]) -> dict[str, str]:
-    from radar.index.keyword import unlatex
     from radar.store import Workspace
 
     store = Workspace.open(workspace).store()
     try:
-        docs = store.documents(sorted(ids))
+        return abstracts_of(store, sorted(ids))
     finally:
         store.close()
-    return {d: unlatex(doc.abstract) for d, doc in docs.items()}
 
 
 def first(scorer: CrossScorer, data: list[dict[str, Any]], text: dict[str, str]) -> tuple[float, float]:
