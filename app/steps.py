@@ -19,8 +19,9 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from radar.analysis.contributions.cards import MethodCard, introduced_methods
+from radar.analysis.contributions.cards import MethodCard
 from radar.analysis.contributions.labels import KINDS
+from radar.analysis.contributions.week import introduced_methods
 from radar.analysis.names import stage as names_stage
 from radar.analysis.tags.evaluate import TagEvaluation, evaluate_file
 from radar.analysis.tags.review import ReviewItem

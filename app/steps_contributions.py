@@ -17,10 +17,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from radar.analysis.contributions import prebuilt
-from radar.analysis.contributions.cards import MethodCard, TagGroups, card_for, introduced_methods, week_cards
+from radar.analysis.contributions.cards import MethodCard, TagGroups, card_for
 from radar.analysis.contributions.model import shipped_model
 from radar.analysis.contributions.prebuilt import PrebuiltContributions
 from radar.analysis.contributions.update import Progress, UpdateReport, update_contributions
+from radar.analysis.contributions.week import introduced_methods, week_cards
 from radar.app.context import Radar
 from radar.repro.methods import catalog
 from radar.store import WorkspaceError

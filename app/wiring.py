@@ -12,7 +12,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from radar.analysis.contributions.cards import MethodCard, introduced_methods
+from radar.analysis.contributions.cards import MethodCard
+from radar.analysis.contributions.week import introduced_methods
 from radar.analysis.names.context import Embed
 from radar.analysis.names.stage import name_kinds
 from radar.analysis.tags.errors import TaggingError

@@ -170,6 +170,14 @@ class ContributionsTable(Table):
         rows = self.conn.execute(_SELECT + " WHERE " + " AND ".join(clauses) + " ORDER BY d.published, d.id", params)
         return [_row(r) for r in rows]
 
+    def contributions_between(self, since: str, until: str, *, introducing: bool = True) -> list[ContributionRow]:
+        """The decided papers that entered the record in [since, until] (as ``introductions`` reads the days) that
+        introduce a name (``introducing``) or that introduce none, oldest first."""
+        clauses = [f"c.introduces = {1 if introducing else 0}", f"{entered_sql('d')} >= ?", f"{entered_sql('d')} <= ?"]
+        params = [since, until if len(until) > 10 else until + "\uffff"]
+        rows = self.conn.execute(_SELECT + " WHERE " + " AND ".join(clauses) + " ORDER BY d.published, d.id", params)
+        return [_row(r) for r in rows]
+
     def introductions_of(self, keys: Iterable[str]) -> list[ContributionRow]:
         """Papers that introduce a name with one of these spelling keys, oldest first."""
         rows = self._rows_for(_SELECT + " WHERE c.introduces = 1 AND c.name_key IN ({marks})", dict.fromkeys(keys))

@@ -177,6 +177,8 @@ class CardsStore(Mentions, Protocol):
 
     def introductions_also_naming(self, text: str) -> list[ContributionRow]: ...
 
+    def contributions_between(self, since: str, until: str, *, introducing: bool = True) -> list[ContributionRow]: ...
+
 
 class MethodsStore(CardsStore, ContributionsStore, Protocol):
     """app's method-card steps: contributions brought up to date, then the cards, their ``changes`` rewritten (and

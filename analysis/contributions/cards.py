@@ -26,12 +26,13 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
-from typing import Any, TypedDict
+from typing import TypedDict
 
+from radar.analysis.contributions.consequence import NO_SCORE, Score, ScoreJson, early_uses
 from radar.analysis.contributions.errors import ContributionsError
 from radar.analysis.contributions.extract import extract, papers_naming, phrase_mention, title_prefix
 from radar.analysis.contributions.find import changes_line
-from radar.analysis.contributions.labels import LAB_AREAS, LEAD_KINDS
+from radar.analysis.contributions.labels import LAB_AREAS
 from radar.analysis.contributions.model import shipped_model
 from radar.analysis.contributions.senses import Sense, sense_with, senses_of
 from radar.analysis.contributions.update import name_key
@@ -90,6 +91,8 @@ class MethodCardJson(TypedDict):
     prior_mentions: int
     expansion: str
     other_senses: list[OtherSenseJson]
+    named: bool
+    consequence: ScoreJson
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +142,9 @@ class MethodCard:
     expansion: str = ""  # its long form, as the papers of its sense spell it out
     other_senses: tuple[OtherSense, ...] = ()  # other meanings of the same name
     in_use_at_start: bool = False  # other papers named it (its sense) in the store's first weeks, before this one
+    named: bool = True  # False: a finding or recipe its paper gives no name (``name`` is a handle from the title)
+    early_uses: int = 0  # later papers of its sense naming it in its first four weeks (as far as stored)
+    consequence: Score = NO_SCORE  # how much a lead should care (``consequence.py``), set when a list is ranked
 
     @property
     def new(self) -> bool:
@@ -178,6 +184,8 @@ class MethodCard:
             "prior_mentions": self.prior_mentions,
             "expansion": self.expansion,
             "other_senses": [o.as_dict() for o in self.other_senses],
+            "named": self.named,
+            "consequence": self.consequence.as_dict(),
         }
 
 
@@ -303,6 +311,7 @@ def _card(
     mine = sense_with(senses, row.doc_id)
     own = list(mine.mentions) if mine is not None else list(mentions)
     used, compared = _adoption(own, row.doc_id, row.published)
+    early = early_uses((m.published for m in own if m.doc_id != row.doc_id), row.published)
     prior = sum(m.published < row.published for m in own)
     first = own[0] if own else MentionRow(row.doc_id, row.published, False)
     preset, preset_title = preset_for(row.name, presets)
@@ -330,6 +339,7 @@ def _card(
         expansion=mine.expansion if mine is not None else "",
         other_senses=_other_senses(senses, mine, intros),
         in_use_at_start=prior > 0 and first.doc_id != row.doc_id and _at_start(first.published, start),
+        early_uses=early,
     )
 
 
@@ -376,37 +386,7 @@ def cards_of(
     ]
 
 
-def _order(card: MethodCard) -> tuple[Any, ...]:
-    kind = KIND_ORDER.index(card.kind) if card.kind in KIND_ORDER else len(KIND_ORDER)
-    return (not card.in_lab_areas, kind, -card.score, card.name.lower())
-
-
-def week_cards(store: CardsStore, week: str, presets: Presets, groups: TagGroups | None = None) -> list[MethodCard]:
-    """The cards of the papers published in ISO week ``week`` (YYYY-Www), the lab's areas first, then methods
-    and systems, then the surest."""
-    start, end = parse_week(week)
-    rows = store.introductions(start.isoformat(), end.isoformat())
-    return sorted((c for c in cards_of(store, rows, presets, groups) if c.new), key=_order)
-
-
-def introduced_methods(
-    store: CardsStore,
-    since: str,
-    until: str,
-    presets: Presets,
-    *,
-    kinds: Sequence[str] = LEAD_KINDS,
-    areas: Sequence[str] = LAB_AREAS,
-    groups: TagGroups | None = None,
-) -> list[MethodCard]:
-    """The methods/systems (``kinds``) that papers published in [since, until] introduce, in ``areas`` (empty:
-    any), surest first: a period's *new* methods."""
-    rows = [r for r in store.introductions(since, until) if r.kind in kinds]
-    cards = [c for c in cards_of(store, rows, presets, groups) if c.new and (not areas or c.area in areas)]
-    return sorted(cards, key=_order)
-
-
-def _as_main(store: CardsStore, row: ContributionRow, also: str) -> ContributionRow:
+def as_main(store: CardsStore, row: ContributionRow, also: str) -> ContributionRow:
     """A name a paper introduces beside its main one (CISPO in the MiniMax-M1 paper) as that paper's row: its
     own key, the clause that introduces it."""
     doc = store.get_document(row.doc_id)
@@ -439,7 +419,7 @@ def introducing_rows(store: CardsStore, name: str) -> list[ContributionRow]:
     for intro in store.introductions_also_naming(name.strip()):
         also = next((a for a in intro.also if name_key(a) == key), "")
         if also and intro.doc_id not in seen:
-            rows.append(_as_main(store, intro, also))
+            rows.append(as_main(store, intro, also))
     return sorted(rows, key=lambda r: (r.published, r.doc_id))
 
 

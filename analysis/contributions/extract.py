@@ -152,6 +152,26 @@ def title_prefix(title: str) -> str:
     return head
 
 
+_HANDLE_SPLIT = re.compile(r"\s*(?::|\?|\s[-\u2013\u2014]\s)\s*")
+_HANDLE_CUT = re.compile(r"\s+(?:for|via|with|in|on|of|from|through|using|by|to|towards?)\s+", re.IGNORECASE)
+MAX_HANDLE_WORDS = 6
+
+
+def title_handle(title: str) -> str:
+    """A short handle for a paper that names nothing (a finding or recipe): its title's head before ":" or "?"
+    ("Tricks or Traps"), else the title up to its first linking word ("Binary Classifier Optimization" of
+    "Binary Classifier Optimization for Large Language Model Alignment"), at most six words."""
+    text = " ".join(plain_text(title).split())
+    parts = [p for p in _HANDLE_SPLIT.split(text, maxsplit=1) if p.strip()]
+    head = parts[0] if parts else text
+    words = head.split()
+    for cut in _HANDLE_CUT.finditer(head) if len(words) > 2 else ():
+        if sum(w.lower() not in ("the", "a", "an") for w in head[: cut.start()].split()) >= 2:
+            head = head[: cut.start()]
+            break
+    return " ".join(head.split()[:MAX_HANDLE_WORDS]).strip(" ,.;\"'“”")
+
+
 _LINKING = frozenset(_split("of for and with the in to via on a an by from over under at as or"))
 
 

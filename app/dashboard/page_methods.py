@@ -14,8 +14,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from radar.analysis.contributions.cards import week_cards as cards_of_week
 from radar.analysis.contributions.labels import LAB_AREAS
+from radar.analysis.contributions.week import week_cards as cards_of_week
 from radar.app import steps_contributions
 from radar.app.dashboard import data, period
 

@@ -1,0 +1,234 @@
+"""The consequence score of a method card: how much a lab lead should care, known on the day the paper appears,
+and sharpened by its early uptake once the card is weeks old.
+
+Two logistic regressions over the day-0 signals of ``signals.py`` (stored as JSON, ``consequence.json``, never
+pickled; ``version`` is a hash of the file and travels with every score):
+
+- ``lead``: would a lead of this lab want it flagged? Fitted on the labeled introductions (``lead_should_see``,
+  graded ``priority`` where labeled) and the introductions the field later adopted (``adopted_dev``);
+- ``adopt``: is it the kind of introduction frameworks take in? Fitted on the adopted introductions against the
+  other introductions of their weeks in the corpus.
+
+The day-0 score is ``logit(lead) + adopt_weight * logit(adopt)``; a card a few weeks old adds
+``early_weight * log(1 + uses)``, its uses being the later papers of its sense that name it in its first
+``EARLY_DAYS`` days. The score shown is the logistic of that sum. Every weight is fitted on introductions before
+``fitted_before`` and measured on what came after (``benchmarks/backtest_consequence.py``).
+
+Each score carries its evidence: the one or two signals that raised it most, in words.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import date
+from functools import cache
+from importlib import resources
+from typing import TypedDict
+
+import orjson
+
+from radar.analysis.contributions.errors import ContributionsError
+from radar.analysis.contributions.linear import Linear, LinearJson
+
+CONSEQUENCE_FILE = "consequence.json"
+CODE_VERSION = "1"  # bump when signals change what a model means
+EARLY_DAYS = 28  # a card's early uptake: the papers naming it in its first four weeks
+
+
+class ConsequenceJson(TypedDict):
+    """``ConsequenceModel.as_dict()``: ``consequence.json``."""
+
+    code_version: str
+    fitted_before: str
+    adopt_weight: float
+    early_weight: float
+    lead: LinearJson
+    adopt: LinearJson
+
+
+class ScoreJson(TypedDict):
+    """A card's ``consequence`` in its JSON."""
+
+    score: float
+    day0: float
+    early_uses: int
+    evidence: list[str]
+    version: str
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    """One card's consequence: the score its list is ordered by, the day-0 part, and why."""
+
+    score: float  # in (0, 1): the logistic of day-0 logit + early term
+    day0: float  # the same before early uptake
+    early_uses: int  # later papers of its sense naming it in its first EARLY_DAYS days (as far as stored)
+    evidence: tuple[str, ...]  # the one or two signals behind the rank, in words
+    version: str
+
+    def as_dict(self) -> ScoreJson:
+        return {
+            "score": round(self.score, 4),
+            "day0": round(self.day0, 4),
+            "early_uses": self.early_uses,
+            "evidence": list(self.evidence),
+            "version": self.version,
+        }
+
+    @property
+    def line(self) -> str:
+        """The score and its evidence in one line: '0.91: builds on GRPO; code released'."""
+        why = "; ".join(self.evidence)
+        return f"{self.score:.2f}" + (f": {why}" if why else "")
+
+
+NO_SCORE = Score(0.0, 0.0, 0, (), "")
+
+
+def _logit(p: float) -> float:
+    p = min(max(p, 1e-6), 1 - 1e-6)
+    return math.log(p / (1 - p))
+
+
+def _sigmoid(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-z)) if z > -500 else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class ConsequenceModel:
+    lead: Linear
+    adopt: Linear
+    adopt_weight: float
+    early_weight: float
+    fitted_before: str  # YYYY-MM-DD: every example it was fitted on was introduced before this day
+    version: str = ""  # set from the JSON's hash
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "version", "q" + hashlib.sha256(self.to_json()).hexdigest()[:12])
+
+    def day0_logit(self, features: Iterable[str]) -> float:
+        fs = list(features)
+        return _logit(self.lead.probability(fs)) + self.adopt_weight * _logit(self.adopt.probability(fs))
+
+    def score(self, features: Iterable[str], early_uses: int = 0) -> Score:
+        fs = set(features)
+        z0 = self.day0_logit(fs)
+        z = z0 + self.early_weight * math.log1p(max(early_uses, 0))
+        evidence = self.evidence(fs)
+        if early_uses and self.early_weight > 0:
+            evidence = (f"{early_uses} paper{'s' if early_uses > 1 else ''} named it in its first 4 weeks", *evidence)
+        return Score(_sigmoid(z), _sigmoid(z0), early_uses, evidence[:2], self.version)
+
+    def evidence(self, features: Iterable[str], n: int = 2) -> tuple[str, ...]:
+        """The ``n`` signals that raise the day-0 logit most, in words (features with no words are skipped)."""
+        gains: dict[str, float] = {}
+        for f in features:
+            w = self.lead.weights.get(f, (0.0,))[0] + self.adopt_weight * self.adopt.weights.get(f, (0.0,))[0]
+            words = in_words(f)
+            if w > 0 and words:
+                gains[words] = max(gains.get(words, 0.0), w)
+        return tuple(sorted(gains, key=lambda k: (-gains[k], k))[:n])
+
+    # -- storage ----------------------------------------------------------------------------------------
+    def as_dict(self) -> ConsequenceJson:
+        return {
+            "code_version": CODE_VERSION,
+            "fitted_before": self.fitted_before,
+            "adopt_weight": round(self.adopt_weight, 6),
+            "early_weight": round(self.early_weight, 6),
+            "lead": self.lead.as_dict(),
+            "adopt": self.adopt.as_dict(),
+        }
+
+    def to_json(self) -> bytes:
+        return orjson.dumps(self.as_dict(), option=orjson.OPT_SORT_KEYS)
+
+    @classmethod
+    def from_json(cls, data: bytes) -> ConsequenceModel:
+        try:
+            d = orjson.loads(data)
+            if d.get("code_version") != CODE_VERSION:
+                raise ContributionsError(
+                    f"the consequence model was built for code version {d.get('code_version')!r}, not "
+                    f"{CODE_VERSION!r}; rebuild it with `python -m radar.analysis.contributions.retrain --consequence`"
+                )
+            return cls(
+                lead=Linear.from_dict(d["lead"]),
+                adopt=Linear.from_dict(d["adopt"]),
+                adopt_weight=float(d["adopt_weight"]),
+                early_weight=float(d["early_weight"]),
+                fitted_before=str(d["fitted_before"]),
+            )
+        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError):
+            raise ContributionsError(
+                "the consequence model file is damaged; rebuild it with "
+                "`python -m radar.analysis.contributions.retrain --consequence`"
+            ) from None
+
+
+@cache
+def shipped_consequence() -> ConsequenceModel:
+    """The shipped consequence model (``consequence.json`` beside this module), read once."""
+    data = resources.files("radar.analysis.contributions").joinpath(CONSEQUENCE_FILE).read_bytes()
+    return ConsequenceModel.from_json(data)
+
+
+def early_uses(used_on: Iterable[str], introduced_on: str) -> int:
+    """How many of a card's later papers (their days, YYYY-MM-DD) named it in its first ``EARLY_DAYS`` days."""
+    try:
+        start = date.fromisoformat(introduced_on[:10])
+    except ValueError:
+        return 0
+    n = 0
+    for day in used_on:
+        try:
+            if 0 <= (date.fromisoformat(day[:10]) - start).days <= EARLY_DAYS:
+                n += 1
+        except ValueError:
+            continue
+    return n
+
+
+# -- the signals in words ----------------------------------------------------------------------------------
+_AREAS = {"rl-post-training": "RL post-training", "hardware-systems": "hardware & systems"}
+_SIZES = {"1": "evaluated on 3-14B models", "2": "evaluated on 14-70B models", "3": "evaluated on 70B+ models"}
+_GAINS = {"2": "claims a 3-10x gain", "3": "claims a 10x+ gain", "1": "claims a 1.5-3x gain"}
+_WORDS: Mapping[str, str] = {
+    "code": "code released",
+    "release": "releases code, data or weights",
+    "scale": "run at scale",
+    "general": "a general, drop-in change",
+    "org_author": "a major lab among its authors",
+    "title_name": "named in its title",
+    "name_po": "a policy-optimization variant",
+    "bench:2": "standard benchmarks",
+    "bench:3": "standard benchmarks",
+    "domain:0": "no single application domain",
+    "llm": "about language models",
+}
+
+
+def in_words(feature: str) -> str:
+    """A signal as a lead reads it ('' for one that reads as nothing on its own, e.g. a plain word)."""
+    head, _, rest = feature.partition(":")
+    if feature in _WORDS:
+        return _WORDS[feature]
+    if head in ("stack", "builds"):
+        return f"builds on {rest.upper() if len(rest) <= 5 else rest}"
+    if head == "ak":
+        area, _, kind = rest.partition(":")
+        return f"{_AREAS[area]} {kind}" if area in _AREAS and kind else ""
+    if head == "area":
+        return _AREAS.get(rest, "")
+    if head == "tag":
+        return f"tagged {rest}"
+    if head == "size":
+        return _SIZES.get(rest, "")
+    if head == "gain":
+        return _GAINS.get(rest, "")
+    if head == "w":
+        return f"about {rest!r}" if len(rest) > 4 else ""
+    return ""

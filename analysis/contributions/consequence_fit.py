@@ -1,0 +1,245 @@
+"""Fitting the consequence model (``consequence.py``) on a workspace of the corpus, with a time split.
+
+Examples come from the workspace's own cards, as a week listing builds them (``week.period_cards`` without the
+ranking): each card's day-0 signals, its week and day, and its labels where one exists:
+
+- ``lead``: the labeled introductions (``lead_should_see``; a graded ``priority`` of 3 weighs double) and the
+  introductions the field later adopted (``adopted_dev``, positives);
+- ``adopt``: the adopted introductions against every other card of the adopted list's year.
+
+``fit(examples, before)`` reads only examples introduced before ``before``: the backtest fits on the past and
+measures on what came after, and the shipped model is fitted on everything (``before`` the day after the last).
+Scikit-learn is imported only here (``linear.fit``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+
+import orjson
+
+from radar.analysis.contributions.cards import MethodCard, TagGroups, cards_of, iso_week
+from radar.analysis.contributions.consequence import ConsequenceModel
+from radar.analysis.contributions.errors import ContributionsError
+from radar.analysis.contributions.extract import title_handle
+from radar.analysis.contributions.linear import Linear, fit
+from radar.analysis.contributions.signals import signals
+from radar.analysis.contributions.week import _beside, _handle_card, _lab_area, paper_of
+from radar.store.tables import MethodsStore
+
+LEAD_C = 0.1  # inverse regularisation of the lead model (the backtest's levers: docs/benchmarks.md)
+ADOPT_C = 0.1
+ADOPT_WEIGHT = 0.5
+EARLY_WEIGHT = 0.7
+
+
+@dataclass(frozen=True, slots=True)
+class Lead:
+    """One labeled introduction (INTRODUCTIONS.md): whether a lead should see it, and its priority (0-3) where
+    the labels grade it; ``source`` the label file ("dev", "dev2": the shared labels, whole weeks; "extra": the
+    project's training-only labels, a few papers of many other weeks)."""
+
+    doc_id: str
+    week: str
+    lead: bool
+    priority: int | None
+    source: str = "dev"
+
+
+LEAD_FILES = {
+    "dev": "introductions_dev.jsonl",
+    "dev2": "introductions_dev2.jsonl",
+    "extra": "introductions_extra.jsonl",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Adopted:
+    """One introduction the field later adopted (ADOPTED.md): its paper and the week it entered the corpus."""
+
+    doc_id: str
+    name: str
+    week: str
+
+
+@dataclass(slots=True)
+class Example:
+    doc_id: str
+    name: str
+    week: str
+    day: str
+    features: frozenset[str]
+    card: MethodCard
+    lead: bool | None = None  # None: not labeled
+    weight: float = 1.0
+    adopted: bool = False
+    tags: tuple[str, ...] = field(default=())
+
+
+def _label_file(name: str) -> bytes:
+    return resources.files("radar.analysis.contributions").joinpath("labels", name).read_bytes()
+
+
+def load_leads(sources: tuple[str, ...] = ("dev", "dev2", "extra")) -> list[Lead]:
+    """The shipped lead labels (``LEAD_FILES``); an "extra" label never falls in a week of the shared labels
+    (checked: the shared weeks are what the backtest measures)."""
+    out = []
+    for source in sources:
+        name = LEAD_FILES[source]
+        for n, line in enumerate(_label_file(name).splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                r = orjson.loads(line)
+                p = r.get("priority")
+                lead = Lead(
+                    str(r["id"]), str(r["week"]), bool(r["lead_should_see"]), None if p is None else int(p), source
+                )
+            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+                raise ContributionsError(f"{name} line {n} is not a labeled introduction; fix that line") from None
+            out.append(lead)
+    shared = {x.week for x in out if x.source != "extra"}
+    mixed = sorted({x.week for x in out if x.source == "extra"} & shared)
+    if mixed:
+        raise ContributionsError(f"training-only labels fall in the shared labels' weeks {', '.join(mixed)}")
+    return out
+
+
+def load_adopted() -> list[Adopted]:
+    """The shipped ``adopted_dev.jsonl``: introductions of 2024 that frameworks later took in."""
+    out = []
+    for n, line in enumerate(_label_file("adopted_dev.jsonl").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            r = orjson.loads(line)
+            out.append(Adopted(str(r["arxiv_id"]), str(r["name"]), str(r["corpus_week"])))
+        except (orjson.JSONDecodeError, KeyError, TypeError):
+            raise ContributionsError(
+                f"adopted_dev.jsonl line {n} is not an adopted introduction; fix that line"
+            ) from None
+    return out
+
+
+def examples(
+    store: MethodsStore,
+    since: str,
+    until: str,
+    *,
+    groups: TagGroups | None = None,
+    leads: Sequence[Lead] = (),
+    adopted: Sequence[Adopted] = (),
+    words: bool = True,
+) -> list[Example]:
+    """Every card of the papers entered in [since, until] (the listing's cards, beside-model methods included),
+    plus each labeled paper that introduces no name as its title's handle card, with their labels."""
+    rows = store.introductions(since, until)
+    rows = rows + _beside(store, rows)
+    cards = [c for c in cards_of(store, rows, {}, groups) if c.new]
+    with_card = {c.introduced_by for c in cards}
+    lead_of = {x.doc_id: x for x in leads}
+    adopted_ids = {a.doc_id for a in adopted}
+    # a labeled paper that names nothing is a training example as its title's handle card (the listing shows such
+    # a card only for the few papers the lead model rates highest: ``week.MAX_UNNAMED``)
+    wanted = (set(lead_of) | adopted_ids) - with_card
+    if wanted:
+        unnamed = [r for r in store.contributions(wanted).values() if since <= r.published <= until]
+        docs = store.documents([r.doc_id for r in unnamed])
+        utags = store.tags_of([r.doc_id for r in unnamed])
+        for r in unnamed:
+            doc = docs.get(r.doc_id)
+            if doc is not None and title_handle(doc.title):
+                area = _lab_area(r.area, utags.get(r.doc_id, []), groups)
+                cards.append(_handle_card(r, title_handle(doc.title), area, doc))
+    ids = [c.introduced_by for c in cards if c.introduced_by]
+    docs = store.documents(ids)
+    tags = store.tags_of(ids)
+    out = []
+    for c in cards:
+        doc_id = c.introduced_by or ""
+        t = tuple(tags.get(doc_id, []))
+        ex = Example(
+            doc_id,
+            c.name,
+            c.week or iso_week(c.introduced_on),
+            c.introduced_on,
+            frozenset(signals(paper_of(c, docs.get(doc_id), t), words=words)),
+            c,
+            tags=t,
+        )
+        if doc_id in lead_of:
+            lab = lead_of[doc_id]
+            ex.lead = lab.lead
+            ex.weight = 2.0 if lab.priority == 3 else 1.0
+        if doc_id in adopted_ids:
+            ex.adopted = True
+            ex.lead = True
+            ex.weight = 2.0
+        out.append(ex)
+    return out
+
+
+def _weighted(rows: Iterable[tuple[frozenset[str], str, float]]) -> tuple[list[frozenset[str]], list[str]]:
+    """Rows repeated by their (integer) weight: ``linear.fit`` takes no sample weights."""
+    xs: list[frozenset[str]] = []
+    ys: list[str] = []
+    for x, y, w in rows:
+        for _ in range(max(1, round(w))):
+            xs.append(x)
+            ys.append(y)
+    return xs, ys
+
+
+def fit_lead(train: Sequence[Example], c: float = LEAD_C) -> Linear:
+    xs, ys = _weighted((e.features, "yes" if e.lead else "no", e.weight) for e in train if e.lead is not None)
+    return fit(xs, ys, c=c, class_weight="balanced")
+
+
+def fit_adopt(train: Sequence[Example], adopted_weeks: Iterable[str], c: float = ADOPT_C) -> Linear:
+    """Adopted introductions against every other card of the weeks from the first adopted one's year on."""
+    first = min(adopted_weeks, default="")
+    rows = [(e.features, "yes" if e.adopted else "no", 1.0) for e in train if first and e.week[:4] == first[:4]]
+    xs, ys = _weighted(rows)
+    return fit(xs, ys, c=c, class_weight="balanced")
+
+
+def fit_model(
+    examples: Sequence[Example],
+    before: str,
+    *,
+    lead_c: float = LEAD_C,
+    adopt_c: float = ADOPT_C,
+    adopt_weight: float = ADOPT_WEIGHT,
+    early_weight: float = EARLY_WEIGHT,
+) -> ConsequenceModel:
+    """The model fitted on the examples introduced before ``before`` (YYYY-MM-DD) only."""
+    train = [e for e in examples if e.day and e.day < before]
+    adopted_weeks = [e.week for e in train if e.adopted]
+    lead = fit_lead(train, lead_c)
+    adopt = fit_adopt(train, adopted_weeks, adopt_c) if adopted_weeks else Linear(("no", "yes"), {}, (0.0,))
+    return ConsequenceModel(lead, adopt, adopt_weight, early_weight, before)
+
+
+def logit_scores(model: ConsequenceModel, exs: Sequence[Example]) -> Mapping[int, float]:
+    """The day-0 logit of each example (by position)."""
+    return {i: model.day0_logit(e.features) for i, e in enumerate(exs)}
+
+
+def positions(order: Sequence[Example], wanted: Iterable[str]) -> list[int]:
+    """0-based positions in ``order`` of the first card of each wanted paper (absent ones left out)."""
+    first: dict[str, int] = {}
+    for i, e in enumerate(order):
+        first.setdefault(e.doc_id, i)
+    return [first[d] for d in wanted if d in first]
+
+
+def ndcg(gains: Sequence[float], k: int | None = None) -> float:
+    """nDCG of a list's gains in list order (k: cut-off)."""
+    top = list(gains[:k] if k else gains)
+    ideal = sorted(gains, reverse=True)[: len(top)]
+    dcg = sum(g / math.log2(i + 2) for i, g in enumerate(top))
+    best = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
+    return dcg / best if best else 0.0
