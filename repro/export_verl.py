@@ -252,7 +252,9 @@ def verl_overrides(
     beta = float(cfg.get("beta", 0.0))
     actor = "actor_rollout_ref.actor."
     out = {
-        "algorithm.adv_estimator": registered.get("adv_estimator", {}).get("registered", "grpo"),
+        "algorithm.adv_estimator": registered["adv_estimator"]["registered"]
+        if "adv_estimator" in registered
+        else "grpo",
         "algorithm.norm_adv_by_std_in_grpo": cfg.get("scale_rewards", "group") != "none",
         "algorithm.use_kl_in_reward": False,
         actor + "policy_loss.loss_mode": loss_mode,

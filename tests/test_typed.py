@@ -167,9 +167,8 @@ def test_typed_shapes_name_the_fields_their_code_reads() -> None:
     from radar.repro.methods import PRESET_KEYS, PRESET_SETTINGS, PresetSettings, TrlSettings
     from radar.repro.shapes import GrpoConfigJson
     from radar.repro.spec import RunSpec, SpecFields
-    from radar.store.runs import UserPreset
-
     from radar.repro.user_presets import PLUGIN_ARGS, PLUGIN_SETTINGS
+    from radar.store.runs import UserPreset
 
     own = {"overlong_shaping", "dynamic_sampling", *PLUGIN_SETTINGS}
     assert set(TrlSettings.__optional_keys__) == set(PRESET_SETTINGS) - own - set(PLUGIN_ARGS)
