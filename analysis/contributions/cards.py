@@ -33,6 +33,7 @@ from radar.analysis.contributions.extract import extract, papers_naming, phrase_
 from radar.analysis.contributions.find import changes_line
 from radar.analysis.contributions.labels import LAB_AREAS, LEAD_KINDS
 from radar.analysis.contributions.model import shipped_model
+from radar.analysis.contributions.plugin_point import plugin_point
 from radar.analysis.contributions.senses import Sense, sense_with, senses_of
 from radar.analysis.contributions.update import name_key
 from radar.store.contributions import ContributionRow, MentionRow
@@ -86,6 +87,7 @@ class MethodCardJson(TypedDict):
     first_id: str
     preset: str | None
     preset_title: str | None
+    plugin_point: str  # with no preset: the plug-in point the method would need (plugin_point.py), else ''
     score: float
     prior_mentions: int
     expansion: str
@@ -139,6 +141,7 @@ class MethodCard:
     expansion: str = ""  # its long form, as the papers of its sense spell it out
     other_senses: tuple[OtherSense, ...] = ()  # other meanings of the same name
     in_use_at_start: bool = False  # other papers named it (its sense) in the store's first weeks, before this one
+    plugin_point: str = ""  # no preset expresses it: the plug-in point it would need (plugin_point.py)
 
     @property
     def new(self) -> bool:
@@ -174,6 +177,7 @@ class MethodCard:
             "first_id": self.first_id,
             "preset": self.preset or None,
             "preset_title": self.preset_title or None,
+            "plugin_point": self.plugin_point,
             "score": round(self.score, 3),
             "prior_mentions": self.prior_mentions,
             "expansion": self.expansion,
@@ -306,17 +310,20 @@ def _card(
     prior = sum(m.published < row.published for m in own)
     first = own[0] if own else MentionRow(row.doc_id, row.published, False)
     preset, preset_title = preset_for(row.name, presets)
+    area = _area(row, tags, groups)
+    title = titles.get(row.doc_id, "")
+    changes = row.changes_rewritten or row.changes
     return MethodCard(
         name=row.name,
         kind=row.kind,
-        area=_area(row, tags, groups),
+        area=area,
         status="introduced",
         introduced_by=row.doc_id,
-        title=titles.get(row.doc_id, ""),
+        title=title,
         introduced_on=row.published,
         week=iso_week(row.published),
         code=row.code,
-        changes=row.changes_rewritten or row.changes,
+        changes=changes,
         builds_on=row.builds_on,
         also=row.also,
         used_by=tuple(used),
@@ -330,6 +337,7 @@ def _card(
         expansion=mine.expansion if mine is not None else "",
         other_senses=_other_senses(senses, mine, intros),
         in_use_at_start=prior > 0 and first.doc_id != row.doc_id and _at_start(first.published, start),
+        plugin_point="" if preset else plugin_point(title, "", changes, area),
     )
 
 
