@@ -193,7 +193,7 @@ LATE: tuple[Method, ...] = (
         HELD_OUT_NOT_WORSE,
         changes=("advantage", "scale_rewards"),
         advantage="reinforce_pp",
-        levers=(_rate("cross_group_share", 0.01, "global normalisation differs from the group's where signs flip"),),
+        levers=(_rate("zero_var_signal", 0.01, "without a group baseline, groups with equal rewards still train"),),
         card="REINFORCE++",
         equation="A = (r - mean_batch) / std_batch over all tokens of the batch (no group baseline)",
         notes="Rewards whitened over the whole batch instead of each prompt's group (beta 0: no KL in the reward).",
@@ -221,7 +221,7 @@ LATE: tuple[Method, ...] = (
         ENTROPY_HIGHER,
         changes=("advantage",),
         advantage="passk",
-        levers=(_rate("passk_positive_wrong", 0.01, "pass@k credits some wrong answers of groups that pass@k"),),
+        levers=(_rate("passk_saturated", 0.01, "groups that pass@k for sure stop training (exploration, not pass@1)"),),
         card="Pass@k Training",
         equation="Eqs. 14-15: R = 1 - C(N_neg, k) / C(N, k), A_pos = (1 - R) / sigma, "
         "A_neg = (1 - R - C(N_neg - 1, k - 1) / C(N - 1, k - 1)) / sigma",
@@ -289,7 +289,8 @@ LATE: tuple[Method, ...] = (
         equation="Eq. 9: M_i = 0 when A_i < 0 and mean_t log(pi_old / pi_theta) > delta",
         notes="TRL's off_policy_mask_threshold (delta). delta 0.05 puts the mask where mu = 2 updates move a "
         "sequence's mean log-ratio here; the paper masks training-inference mismatch too, absent without vLLM.",
-        deviations=_SHORT + " delta chosen for this regime (the report gives none); no rollout engine mismatch.",
+        deviations=_SHORT + " delta 0.05 chosen for this regime (the report gives none; TRL's example is 0.5); no "
+        "rollout-engine mismatch without vLLM.",
     ),
     Method(
         "forking-tokens",

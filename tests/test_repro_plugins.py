@@ -111,6 +111,11 @@ def test_reinforce_pp_whitens_over_the_batch_tokens() -> None:
     """Rewards [1, 0] on 1 and 3 tokens: token mean (1 + 0) / 4 = 0.25, token variance (0.5625 + 3 * 0.0625) / 4
     = 0.1875, x 4/3 (Bessel over tokens) = 0.25, std 0.5: A = [0.75 / 0.5, -0.25 / 0.5] = [1.5, -0.5]."""
     approx(adv.reinforce_pp(_adv([1, 0], 2, lengths=[1, 3])).advantages, [1.5, -0.5])
+    # an all-wrong group still trains (no group baseline): groups [1, 0], [0, 0], one token each: token mean 0.25,
+    # variance (0.5625 + 3 * 0.0625) / 4 x 4/3 = 0.25: A = [1.5, -0.5, -0.5, -0.5]; 2 of 4 rows in the flat group
+    out = adv.reinforce_pp(_adv([1, 0, 0, 0], 2))
+    approx(out.advantages, [1.5, -0.5, -0.5, -0.5])
+    assert out.rates["zero_var_signal"] == 0.5
 
 
 def test_reinforce_pp_baseline_subtracts_the_group_mean_first() -> None:
@@ -126,6 +131,7 @@ def test_passk_analytic_advantage_eqs_14_15() -> None:
     c = [1, 0, 0, 0, 1, 1, 0, 0, 1, 1, 1, 0]
     out = adv.passk(_adv([float(x) for x in c], 4, correct=[float(x) for x in c], k=2))
     approx(out.advantages, [1, -1 / 3, -1 / 3, -1 / 3, 0.447214, 0.447214, -0.447214, -0.447214, 0, 0, 0, 0])
+    assert out.rates["passk_saturated"] == pytest.approx(4 / 12)  # the three-right group passes@2 for sure
     # k = 1 is pass@1: GRPO's z-score with population std, sqrt(p(1-p)): one right of 4: A+ = 0.75/0.4330 = 1.7320
     approx(adv.passk(_adv([1, 0, 0, 0], 4, k=1)).advantages, [1.73205, -0.57735, -0.57735, -0.57735])
 

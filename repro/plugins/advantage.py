@@ -78,12 +78,12 @@ def _whiten(values: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, 
 
 def reinforce_pp(x: AdvantageInputs) -> AdvantageResult:
     """REINFORCE++ (arXiv 2501.03262), outcome reward with no KL in the reward (beta 0): the return r_i on every token,
-    whitened over all tokens of the batch, no group baseline (verl's compute_reinforce_plus_plus_outcome_advantage)."""
+    whitened over all tokens of the batch, no group baseline (verl's compute_reinforce_plus_plus_outcome_advantage).
+    Its mechanism against GRPO: groups whose rewards are all equal still train (``zero_var_signal``)."""
     adv, _ = _whiten(x.rewards.float(), x.lengths)
     r = grouped(x.rewards.float(), x.group)
-    relative = torch.sign(r - r.mean(dim=1, keepdim=True)).reshape(-1)
-    differs = (relative != 0) & (torch.sign(adv) != relative)
-    return AdvantageResult(adv, {"cross_group_share": share(differs)})
+    flat = (r.max(dim=1).values == r.min(dim=1).values).unsqueeze(1).expand_as(r).reshape(-1)
+    return AdvantageResult(adv, {"zero_var_signal": share(flat & (adv != 0))})
 
 
 def reinforce_pp_baseline(x: AdvantageInputs) -> AdvantageResult:
@@ -98,7 +98,9 @@ def passk(x: AdvantageInputs) -> AdvantageResult:
     """Pass@k training (arXiv 2508.10751), Eqs. 14-15, from a group's N completions of which N_neg are wrong:
     R = 1 - C(N_neg, k) / C(N, k) (the group's expected pass@k), sigma = sqrt(R (1 - R));
     right answers A = (1 - R) / sigma, wrong ones A = (1 - R - C(N_neg - 1, k - 1) / C(N - 1, k - 1)) / sigma;
-    sigma = 0 (all right or all wrong, or pass@k certain) gives 0."""
+    sigma = 0 (all right or all wrong, or pass@k certain) gives 0. Its mechanism against pass@1 training: a group
+    with fewer than k wrong answers already passes@k for sure, so it stops training (``passk_saturated``: the share
+    of completions of mixed groups left with advantage 0)."""
     k = int(x.args.get("k", 4))
     c = grouped(x.correct.float(), x.group)
     n = c.shape[1]
@@ -114,6 +116,6 @@ def passk(x: AdvantageInputs) -> AdvantageResult:
         drop = math.comb(neg - 1, k - 1) / math.comb(n - 1, k - 1) if neg >= 1 else 0.0
         out[g] = torch.where(c[g] > 0.5, (1.0 - mean) / sigma, (1.0 - mean - drop) / sigma)
     adv = out.reshape(-1)
-    wrong = x.correct.float() < 0.5
-    positive_wrong = float(((adv >= 0) & wrong & (adv != 0)).float().sum().item()) / max(1, int(wrong.sum().item()))
-    return AdvantageResult(adv, {"passk_positive_wrong": positive_wrong})
+    right = c.mean(dim=1, keepdim=True)
+    mixed = ((right > 0) & (right < 1)).expand_as(c).reshape(-1)
+    return AdvantageResult(adv, {"passk_saturated": share(mixed & (adv == 0))})

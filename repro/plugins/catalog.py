@@ -177,7 +177,7 @@ BUILTIN_PLUGINS: tuple[Plugin, ...] = (
         summary="the reward whitened over the whole batch's tokens (no group baseline)",
         arxiv="2501.03262",
         equation="REINFORCE++'s global advantage normalisation",
-        rates={"cross_group_share": "completions whose advantage sign differs from their group-relative sign"},
+        rates={"zero_var_signal": "completions of groups with equal rewards that still get an advantage (GRPO: 0)"},
         verl="adv_estimator",
     ),
     _builtin(
@@ -198,7 +198,7 @@ BUILTIN_PLUGINS: tuple[Plugin, ...] = (
         arxiv="2508.10751",
         equation="Eqs. 14-15 (R = 1 - C(N_neg,k)/C(N,k), sigma = sqrt(R(1-R)))",
         args={"k": 4.0},
-        rates={"passk_positive_wrong": "wrong answers whose advantage is not negative (0 when none)"},
+        rates={"passk_saturated": "completions of mixed groups left with advantage 0 (pass@k already certain)"},
         verl="adv_estimator",
     ),
     # -- ratio/loss --------------------------------------------------------------------------------------------
