@@ -173,16 +173,28 @@ GRPO_SETTINGS: TrlSettings = {"loss_type": "grpo", "beta": 0.0, "scale_rewards":
 
 
 def settings(method: Method) -> PresetSettings:
-    """Everything a preset sets: its GRPOConfig fields plus the reward shaping, sampling and plug-ins."""
-    return {
+    """Everything a preset sets: its GRPOConfig fields plus the reward shaping, sampling and plug-ins. The advantage
+    and batch plug-ins and their settings appear only when set, so a preset without them has the settings (and a
+    run's dedupe key, app/reproductions.py) it had before those points existed."""
+    out: PresetSettings = {
         **method.config,
         "overlong_shaping": method.overlong_shaping,
         "dynamic_sampling": method.dynamic_sampling,
         "loss_plugin": method.loss_plugin,
-        "advantage": method.advantage,
-        "batch": method.batch,
-        "plugin_args": {point: dict(args) for point, args in sorted(method.plugin_args.items()) if args},
     }
+    return out | plugin_fields(method.advantage, method.batch, method.plugin_args)
+
+
+def plugin_fields(advantage: str, batch: str, plugin_args: PluginArgs) -> PresetSettings:
+    """The advantage and batch plug-ins and the plug-ins' settings, where set."""
+    out: PresetSettings = {}
+    if advantage:
+        out["advantage"] = advantage
+    if batch:
+        out["batch"] = batch
+    if args := {point: dict(a) for point, a in sorted(plugin_args.items()) if a}:
+        out["plugin_args"] = args
+    return out
 
 
 def baseline_of(method: Method) -> str:

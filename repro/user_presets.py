@@ -21,6 +21,7 @@ from radar.repro.method_types import (
     PresetSettings,
     TrlSettings,
     baseline_of,
+    plugin_fields,
     settings,
 )
 from radar.repro.plugins.catalog import BUILTIN_CATALOG, PluginCatalog
@@ -215,10 +216,8 @@ def user_preset(table: Any, plugins: PluginCatalog = BUILTIN_CATALOG) -> Method:
         "overlong_shaping": shaping,
         "dynamic_sampling": dynamic,
         "loss_plugin": plugin,
-        "advantage": advantage,
-        "batch": batch,
-        "plugin_args": {p: dict(a) for p, a in sorted(plugin_args.items()) if a},
     }
+    mine |= plugin_fields(advantage, batch, plugin_args)
     theirs = settings(ref)
     changes = tuple(sorted(k for k in mine.keys() | theirs.keys() if mine.get(k) != theirs.get(k)))
     return Method(
