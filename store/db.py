@@ -26,7 +26,7 @@ from radar.store.people import PeopleTable
 from radar.store.runs import RunsTable
 from radar.store.schema import LATEST_VERSION, MIGRATIONS
 from radar.store.tags import TagsTable
-from radar.store.text import INVISIBLE, strip_invisible
+from radar.store.text import INVISIBLE, fold_lookalikes, strip_invisible
 
 BUSY_TIMEOUT_S = 30.0  # how long a write waits for another process's write before "the workspace is busy"
 # tables a reading command may write (caches): on a read-only workspace they live in memory for the process
@@ -76,10 +76,13 @@ def _has_invisible(*values: str | None) -> bool:
 
 
 def register_functions(conn: sqlite3.Connection) -> None:
-    """The SQL functions migrations use (store.text's character clean-up)."""
+    """The SQL functions migrations use (store.text's character clean-up and lookalike folding)."""
     conn.create_function("radar_has_invisible", -1, _has_invisible, deterministic=True)
     conn.create_function(
         "radar_strip_invisible", 1, lambda s: s if s is None else strip_invisible(s), deterministic=True
+    )
+    conn.create_function(
+        "radar_fold_lookalikes", 1, lambda s: s if s is None else fold_lookalikes(s), deterministic=True
     )
 
 
