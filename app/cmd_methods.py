@@ -106,6 +106,9 @@ def _cards(args: argparse.Namespace) -> int:
     if not args.week:
         for line in _card_lines(cards[0]):
             console.print(line)
+        typed = script_mark(args.name)
+        if typed and not script_mark(cards[0].name):  # DАPO asked for, DAPO's card shown: say why
+            console.print(_line(f"  note: {args.name} has {typed}; it is matched as the name it looks like"))
         return 0
     lab = [c for c in cards if c.in_lab_areas]
     console.print(Text(f"{args.week}: {len(cards)} introduced, {len(lab)} in the lab's areas", style="bold"))
