@@ -27,6 +27,8 @@ from radar.store.errors import StoreError, damage_message
 # tables whose rows others reference go first, so a recovered row keeps its foreign keys
 _FIRST = ("documents", "people", "runs")
 _LAST = (1 << 63) - 1  # SQLite's largest rowid
+MAX_REPEATS = 1_000  # rows read again in a row before the scan is taken to loop
+MAX_RESTARTS = 10_000  # damaged spots in one table before the doctor gives the table up
 _DAMAGE_WORDS = ("malformed", "not a database", "could not decode", "disk image", "encrypted")
 
 
@@ -126,21 +128,31 @@ def _next_rowid(conn: sqlite3.Connection, table: str, after: int) -> int | None:
     return None if found is None else after + step
 
 
+class _Loop(Exception):
+    """The scan keeps returning rows it has read: a damaged page points back into the tree."""
+
+
 def _rows(
     conn: sqlite3.Connection, table: str, columns: list[str], state: TableSalvage
 ) -> Iterator[tuple[object, ...]]:
     """The rows SQLite can read, in rowid order, with text decoded (BLOB columns stay bytes); what it cannot read
-    or decode is counted in ``state``."""
+    or decode is counted in ``state``. Past a spot it cannot read, or a loop in the damaged tree (the same rows
+    again and again), the scan goes on from a rowid further than any it went on from before, so it ends."""
     listed = ", ".join(f'"{c}"' for c in columns)
     text = [_declared(table)[c] != "BLOB" for c in columns]
     seen: set[int] = set()  # a damaged cell can carry a wrong rowid, out of order: each rowid is read once
-    last = -(1 << 63)  # the rowid of the row read last: a lookup past a damaged spot starts there
-    while True:
+    last = floor = -(1 << 63)  # the rowid read last; the furthest point the scan went on from
+    for _ in range(MAX_RESTARTS):
+        repeats = 0
         try:
             for row in conn.execute(f'SELECT rowid, {listed} FROM "{table}" WHERE rowid > ? ORDER BY rowid', (last,)):
                 last = int(row[0])
                 if last in seen:
+                    repeats += 1
+                    if repeats > MAX_REPEATS:
+                        raise _Loop
                     continue
+                repeats = 0
                 seen.add(last)
                 try:
                     yield tuple(
@@ -150,12 +162,13 @@ def _rows(
                 except UnicodeDecodeError:
                     state.not_utf8 += 1
             return
-        except (sqlite3.DatabaseError, UnicodeDecodeError):
+        except (sqlite3.DatabaseError, UnicodeDecodeError, _Loop):
             state.unreadable += 1
-            found = _next_rowid(conn, table, last)
+            found = _next_rowid(conn, table, max(last, floor, max(seen, default=floor)))
             if found is None:
                 return
-            last = found
+            last = floor = found
+    state.error = f"stopped after {MAX_RESTARTS:,} damaged spots"
 
 
 def _intact_documents(
