@@ -104,6 +104,8 @@ def test_flipped_bytes_are_one_damaged_line_naming_doctor_and_change_nothing(
         res = run_cli(capsys, "-w", str(ws.root), *argv)
         line = _one_error(res.err)
         assert res.code == 1 and "is damaged" in line and "radar doctor" in line, (argv, res.err)
+    doctor = run_cli(capsys, "-w", str(ws.root), "doctor", "--json")  # ends, even where the damaged tree loops
+    assert doctor.code == 1 and doctor.json()["damaged"], doctor.err
     assert _fingerprint(ws.root) == before
 
 
