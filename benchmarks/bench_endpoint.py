@@ -5,7 +5,8 @@
 Endpoint: one summary call against a local server that answers ``--reply-mb`` MB (streamed), and one that drips
 ``--drip-bytes`` bytes of a valid reply at 0.25 s a byte, through ``EndpointSummarizer`` (summary_timeout_s = 5,
 summary_max_bytes = 1 MB) against the plain call it replaced (requests.post(timeout=5).json(): a socket timeout,
-the body read whole). Each in a fresh process: wall seconds, CPU seconds and peak memory (ru_maxrss).
+the body read whole). Each in a fresh process: wall seconds of the call (imports done first), CPU seconds of the
+process and its peak memory (ru_maxrss).
 
 Doctor: `radar doctor` (check) and `radar doctor --recover` on a copy of a ``--corpus`` database (default: the
 bundled 20,000-paper snapshot, imported) with 2,000 flipped bytes past its first page, against a plain
@@ -95,16 +96,17 @@ def serve(mode: str, reply_mb: int, drip_bytes: int) -> tuple[socketserver.TCPSe
 
 
 def measure(code: str, url: str) -> tuple[float, float, float, str]:
-    """(wall s, CPU s, peak MB, what it said) of ``code`` in a fresh process."""
+    """(wall s of the call, CPU s of the process, peak MB, what it said) of ``code`` in a fresh process."""
+    warm = "import requests, radar.reports.summarize\n"  # imported before the clock starts
     wrapper = (
-        f"URL = {url!r}\n{code}\nimport resource\n"
+        f"URL = {url!r}\n{warm}import resource, time\nstarted = time.perf_counter()\n{code}\n"
+        "wall = time.perf_counter() - started\n"
         "u = resource.getrusage(resource.RUSAGE_SELF)\n"
-        "print('RUSAGE', u.ru_utime + u.ru_stime, u.ru_maxrss)\n"
+        "print('RUSAGE', wall, u.ru_utime + u.ru_stime, u.ru_maxrss)\n"
     )
-    started = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", wrapper], capture_output=True, text=True, timeout=900).stdout
-    wall = time.perf_counter() - started
-    cpu, peak_kb = out.split("RUSAGE", 1)[1].split()
+    wall_s, cpu, peak_kb = out.split("RUSAGE", 1)[1].split()
+    wall = float(wall_s)
     note = out.split("NOTE", 1)[1].splitlines()[0].strip() if "NOTE" in out else ""
     return wall, float(cpu), int(peak_kb) / 1024, note
 
