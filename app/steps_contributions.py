@@ -13,6 +13,7 @@ extractive line stays the fallback).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from dataclasses import replace
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from radar.analysis.contributions.update import Progress, UpdateReport, update_c
 from radar.app.context import Radar
 from radar.repro.methods import catalog
 from radar.store import WorkspaceError
+from radar.store.errors import DiskError
 from radar.store.tables import ContributionsStore, MethodsStore
 
 Rewrite = Callable[[str, str, str], str]  # (title, abstract, name) -> one line, '' when it could not
@@ -114,7 +116,8 @@ def rewrite_changes(store: MethodsStore, cards: Sequence[MethodCard], rewrite: R
         if line:
             lines[doc_id] = line
     if lines:
-        store.set_rewritten_changes(lines)
+        with suppress(DiskError):  # a read-only workspace: the lines are shown, not kept (asked again next time)
+            store.set_rewritten_changes(lines)
     return [replace(c, changes=lines[c.introduced_by]) if c.introduced_by in lines else c for c in cards]
 
 

@@ -85,7 +85,10 @@ class ReportConfig:
     summary_endpoint: str = ""
     summary_model: str = ""
     summary_api_key_env: str = ""
-    summary_timeout_s: float = 20.0
+    summary_timeout_s: float = 20.0  # a total deadline per call, not a socket timeout
+    summary_max_bytes: int = 1_000_000  # a reply larger than this is refused as it streams in
+    summary_max_calls: int = 200  # calls per command (one report, one `radar methods --week`)
+    summary_budget_s: float = 120.0  # seconds per command from its first call; then the rest are extractive
     summary_sentences: int = 2
     title: str = "Research Radar weekly report"
 
@@ -109,6 +112,10 @@ class ReportConfig:
             raise ConfigError("[report] summary_endpoint needs summary_model (the model name the server serves)")
         if not 0 < self.summary_timeout_s <= 300 or not 1 <= self.summary_sentences <= 6:
             raise ConfigError("[report] summary_timeout_s must be in (0, 300] and summary_sentences 1..6")
+        if not 1_000 <= self.summary_max_bytes <= 100_000_000:
+            raise ConfigError("[report] summary_max_bytes must be 1000..100000000 (a summary reply is a few KB)")
+        if not 1 <= self.summary_max_calls <= 10_000 or not 0 < self.summary_budget_s <= 86_400:
+            raise ConfigError("[report] summary_max_calls must be 1..10000 and summary_budget_s in (0, 86400]")
 
     @classmethod
     def from_section(cls, table: dict[str, Any], formats: str | None = None) -> ReportConfig:

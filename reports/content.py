@@ -25,7 +25,7 @@ from radar.reports.recommend import ACTIONS, Presets, Recommendation, decide
 from radar.reports.result import Bullet, ElsewhereRow, PostRow, ReportContent, TagRow, TagSection
 from radar.reports.runs import RunSummary, finished_runs  # noqa: F401  (finished_runs: re-exported)
 from radar.reports.sections import Area, place
-from radar.reports.summarize import Summarizer
+from radar.reports.summarize import EndpointSummarizer, Summarizer
 from radar.reports.text import plain
 from radar.reports.volume import volumes
 from radar.store.models import utc_now
@@ -358,9 +358,7 @@ def gather(
         if left_out
         else ""
     )
-    summary_note = summarizer.name
-    if getattr(summarizer, "failures", 0):
-        summary_note = f"extractive (the summary endpoint failed: {summarizer.last_error})"  # type: ignore[attr-defined]
+    summary_note = (summarizer.note() if isinstance(summarizer, EndpointSummarizer) else "") or summarizer.name
     return ReportContent(
         title=cfg.title,
         period={

@@ -247,4 +247,20 @@ def _strip_invisible_sql() -> str:
 
 MIGRATIONS.append((9, _strip_invisible_sql()))
 
+# Spelling keys fold the Cyrillic and Greek lookalikes of a mixed-script name (DАPO -> dapo): the stored keys
+# of contributions and mentions are folded the same way (store.text.fold_lookalikes, registered on every
+# connection); a mention whose folded key the document already has goes
+MIGRATIONS.append(
+    (
+        10,
+        """
+        UPDATE contributions SET name_key = radar_fold_lookalikes(name_key)
+            WHERE radar_fold_lookalikes(name_key) != name_key;
+        UPDATE OR IGNORE document_mentions SET key = radar_fold_lookalikes(key)
+            WHERE radar_fold_lookalikes(key) != key;
+        DELETE FROM document_mentions WHERE radar_fold_lookalikes(key) != key
+        """,
+    )
+)
+
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -40,6 +40,7 @@ from radar.store.contributions import ContributionRow, MentionRow
 from radar.store.dates import week_monday
 from radar.store.names import NameRow
 from radar.store.tables import CardsStore, Mentions
+from radar.store.text import mixed_script
 
 Presets = Mapping[str, str]  # preset name -> title (app/wiring.repro_presets)
 TagGroups = Mapping[str, str]  # tag -> taxonomy group
@@ -146,9 +147,11 @@ class MethodCard:
     @property
     def new(self) -> bool:
         """Introduced by its paper: not a name many stored papers used before (``KNOWN_BEFORE``) nor one in use
-        when the stored papers begin (DPO), unless the paper's title starts with it."""
+        when the stored papers begin (DPO), unless the paper's title starts with it (in one script: a name that
+        mixes scripts is a lookalike of the name it folds to, not a new use of it)."""
+        reused = title_prefix(self.title) == self.name and not mixed_script(self.name)  # DАPO cannot claim DAPO
         return self.status == "introduced" and (
-            (self.prior_mentions < KNOWN_BEFORE and not self.in_use_at_start) or title_prefix(self.title) == self.name
+            (self.prior_mentions < KNOWN_BEFORE and not self.in_use_at_start) or reused
         )
 
     @property
