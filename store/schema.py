@@ -246,5 +246,36 @@ def _strip_invisible_sql() -> str:
 
 
 MIGRATIONS.append((9, _strip_invisible_sql()))
+MIGRATIONS.append(
+    (
+        10,
+        """
+        CREATE TABLE framework_entries (
+            id         TEXT PRIMARY KEY,  -- fw: + a hash of the entry's link (else its guid)
+            source     TEXT NOT NULL,     -- the [[sources]] name
+            framework  TEXT NOT NULL,     -- the framework's name as cards show it
+            area       TEXT NOT NULL,     -- what the framework is for (the source's area)
+            kind       TEXT NOT NULL CHECK (kind IN ('release', 'commit')),
+            published  TEXT NOT NULL,
+            link       TEXT NOT NULL DEFAULT '',
+            title      TEXT NOT NULL,     -- a commit's subject, a release's name (plain text)
+            text       TEXT NOT NULL DEFAULT '',  -- the commit message or release note (plain text)
+            first_seen TEXT NOT NULL
+        );
+        CREATE INDEX framework_entries_published ON framework_entries (published);
+
+        CREATE TABLE framework_matches (
+            entry_id TEXT NOT NULL REFERENCES framework_entries(id) ON DELETE CASCADE,
+            key      TEXT NOT NULL,              -- spelling key of the card's name
+            name     TEXT NOT NULL,
+            intro_id TEXT NOT NULL DEFAULT '',   -- the paper introducing the sense matched ('' when none is stored)
+            sense    TEXT NOT NULL DEFAULT '',   -- that sense's key (its long form's stems)
+            via      TEXT NOT NULL CHECK (via IN ('arxiv-id', 'name', 'expansion')),
+            PRIMARY KEY (entry_id, key)
+        );
+        CREATE INDEX framework_matches_key ON framework_matches (key)
+        """,
+    )
+)
 
 LATEST_VERSION = MIGRATIONS[-1][0]
