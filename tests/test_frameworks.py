@@ -82,17 +82,17 @@ def crawled(
     assert main(["-w", str(ws.root), "import", str(papers)]) == 0
     with ws.store() as store:
         before = store.count_documents()
-    yield ws, {"documents": before}
+    assert main(["-w", str(ws.root), "crawl", "--source", "trl", "--json"]) == 0
+    with ws.store() as store:
+        crawl = store.crawl_state("trl")
+    yield ws, {"documents": before, "summary": crawl.last_summary}
 
 
 def test_crawl_source_trl_stores_entries_and_cards_show_adopted(
     crawled: tuple[Workspace, dict[str, object]], capsys: pytest.CaptureFixture[str]
 ) -> None:
     ws, facts = crawled
-    res = run_cli(capsys, "-w", str(ws.root), "crawl", "--source", "trl", "--json")
-    assert res.code == 0, res.err
-    (src,) = res.json()["sources"]
-    assert src["ok"] and src["added"] == 794 + 20  # every commit of the recording, every release
+    assert str(facts["summary"]).startswith("trl: 814 new")  # every commit of the recording, every release
     with ws.store() as store:
         assert store.count_documents() == facts["documents"]  # entries are not documents: never indexed or searched
         counts = store.framework_counts()
@@ -122,7 +122,6 @@ def test_a_second_crawl_is_conditional_and_a_second_framework_adds_its_own(
     crawled: tuple[Workspace, dict[str, object]], feeds: FeedServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     ws, _ = crawled
-    run_cli(capsys, "-w", str(ws.root), "crawl", "--source", "trl")
     again = run_cli(capsys, "-w", str(ws.root), "crawl", "--source", "trl", "--json").json()["sources"][0]
     assert again["not_modified"] and again["added"] == 0
     assert feeds.hits(f"{TRL}/commits/main.atom")[-1].headers.get("if-none-match")
@@ -301,3 +300,48 @@ def test_framework_rules(fields: dict[str, object], action: str, rule: str) -> N
     assert (rec.action, rec.rule) == (action, rule), rec.reason
     if rule.startswith("framework"):
         assert "TRL (2025-08-22, " + DAPO_COMMIT + ")" in rec.reason
+
+
+def test_the_commented_defaults_name_the_labs_frameworks_and_each_parses() -> None:
+    from radar.store.config import DEFAULT_CONFIG_TEXT
+
+    block = DEFAULT_CONFIG_TEXT[DEFAULT_CONFIG_TEXT.index("# The frameworks the lab runs") :]
+    tables = [
+        "[[sources]]\n" + "\n".join(line.removeprefix("# ") for line in chunk.strip().splitlines())
+        for chunk in block.split("# [[sources]]\n")[1:]
+    ]
+    sources = parse_config("\n".join(tables)).sources
+    assert [s.framework for s in sources] == [
+        "TRL", "verl", "OpenRLHF", "vLLM", "SGLang", "Megatron-LM", "DeepSpeed", "PEFT", "FlashInfer",
+        "flash-attention", "TransformerEngine",
+    ]  # fmt: skip
+    assert all(s.type == "framework" and s.url.startswith("https://github.com/") for s in sources)
+    assert {s.name: s.area for s in sources}["peft"] == "training-efficiency"
+    assert not [s for s in parse_config(DEFAULT_CONFIG_TEXT).sources if s.type == "framework"]  # commented out
+
+
+def test_the_methods_page_filters_the_cards_a_framework_adopted(
+    crawled: tuple[Workspace, dict[str, object]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from radar.app.dashboard import data
+    from tests.test_dashboard import MAIN_SCRIPT
+
+    ws, _ = crawled
+    monkeypatch.setenv("RADAR_HOME", str(ws.root))
+    at = AppTest.from_file(str(MAIN_SCRIPT), default_timeout=180).run()
+    at.session_state["radar_week"] = "2025-W30"  # GSPO's paper (2507.18071, 2025-07-24)
+    at.switch_page("page_methods.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    every = next(d.value for d in at.dataframe if "method" in d.value.columns)
+    at.checkbox(key="methods_adopted").check().run()
+    adopted = next(d.value for d in at.dataframe if "method" in d.value.columns)
+    assert "GSPO" in list(adopted["method"]) and all("TRL" in v for v in adopted["adopted by"])
+    assert len(adopted) == sum(v != "-" for v in every["adopted by"])  # the filter keeps exactly the adopted
+    picked = list(adopted["method"]).index("GSPO")
+    at.selectbox(key="methods_card").set_value(picked).run()
+    joined = "\n".join(m.value for m in at.markdown)
+    assert (
+        "**Adopted by:** [" + data.text("TRL (2025-07-27)") + "](https://github.com/huggingface/trl/commit/" in joined
+    )
