@@ -3,7 +3,7 @@
 An entry (store/frameworks.py) names a card when its subject or text holds
 
 - the arXiv id of the paper introducing the card's name (``via`` "arxiv-id": unambiguous), or
-- the card's name or one of its ``also`` names as a whole token sequence ("dr_grpo" and "Dr. GRPO" alike, never
+- the card's name or one of its ``also`` names as a whole token sequence ("Dr_GRPO" and "Dr. GRPO" alike, never
   "GRPO" inside "GRPOTrainer"), under the sense rules below (``via`` "name", or "expansion" when the entry spells
   out the long form of one of the name's senses).
 
@@ -13,15 +13,20 @@ give), each with its area (the introducing paper's, else most of its papers') an
 1. A sense introduced by a stored paper more than ``EARLY_DAYS`` after the entry is not what the entry names (a
    2024 commit "fix SPARK tests" is not a 2025 paper's SPARK).
 2. The entry spells out one sense's long form: that sense.
-3. Of the senses in an area the framework works in (``COMPATIBLE``: TRL's RL post-training, vLLM's systems,
-   PEFT's training efficiency; a sense's area is that of most of its papers), the one holding at least
-   ``DOMINANT`` of their papers (any date: GRPO's Group Relative Policy Optimization, not the one paper's Group
-   Robust Preference Optimization) is that sense; without one the name is a reused acronym and the hit is left
-   unmatched (TRL's "Add SAPO Loss" with four unrelated SAPO papers stored, none of them the one TRL added).
-4. No sense in the framework's areas: only a distinctive name (a digit, a hyphen or several words, or 6+ letters
-   such as FlashAttention-4) of one sense matches; a short acronym does not (DAPO in a KV-cache library).
-5. A name that is an English word ("SPARK", "EAGLE", "Scope": the GCIDE dictionary of the english-words package)
-   matches only when spelled exactly as the card spells it, and never by rule 4.
+3. The sense holding at least ``DOMINANT`` of the name's papers (any date: GRPO's Group Relative Policy
+   Optimization, not the one paper's Group Robust Preference Optimization) is the meaning; without one, the
+   sense holding that share among those in an area the framework works in (``COMPATIBLE``: TRL's RL
+   post-training, vLLM's systems, PEFT's training efficiency; a sense's area is that of most of its papers);
+   without either the name is a reused acronym and the hit is left unmatched (TRL's "Add SAPO Loss" with four
+   unrelated SAPO papers stored, none of them the one TRL added).
+4. A meaning outside the framework's areas matches only by a distinctive name (a digit, a hyphen or several
+   words, or 6+ letters such as FlashAttention-4); a short acronym does not (DAPO in a KV-cache library, SFT =
+   supervised fine-tuning, a general LLM term, in TRL).
+5. The name is spelled as the card spells it, case included ("args" is not ARGS, "spark" not SPARK); a name that
+   is an English word ("SPARK", "EAGLE", "Scope": the GCIDE dictionary of the english-words package) never
+   matches by rule 4.
+
+Only methods and systems are looked for (``KINDS``): a commit naming Qwen3, H100 or GSM8K adopts no method.
 
 An entry whose text names no card stays stored and is shown nowhere; ``refresh_matches`` recomputes every match
 when entries, papers, contributions or the names table change (a paper imported later can explain an older
@@ -39,14 +44,17 @@ from functools import cache
 
 from english_words import get_english_words_set
 
-from radar.analysis.contributions.cards import MIN_SPREADING, SPREADING_KINDS, MethodCard, mentions_for
+from radar.analysis.contributions.cards import MIN_SPREADING, MethodCard, mentions_for
+from radar.analysis.contributions.labels import LEAD_KINDS
+from radar.analysis.contributions.model import shipped_model
 from radar.analysis.contributions.senses import same_sense, sense_key, senses_of
 from radar.analysis.contributions.update import name_key
 from radar.store.contributions import ContributionRow
 from radar.store.frameworks import Adopted, FrameworkEntry, FrameworkMatch
 from radar.store.tables import Adoptions, FrameworksStore
 
-MATCHER_VERSION = "frameworks-1"
+MATCHER_VERSION = "frameworks-4"
+KINDS = LEAD_KINDS  # what a framework adopts: methods and systems (not the models, benchmarks or orgs it names)
 # the card areas whose methods a framework of each area can take in (a source's ``area``)
 COMPATIBLE = {
     "rl-post-training": frozenset({"rl-post-training"}),
@@ -56,6 +64,7 @@ COMPATIBLE = {
 DOMINANT = 0.8  # share of a name's papers (in the framework's areas) that makes one sense the meaning
 EARLY_DAYS = 30  # an entry this many days before a sense's first paper can still be about it (code before paper)
 DISTINCT_LETTERS = 6
+MIN_LETTERS = 3  # shorter names (A3, RM, R^3) are not looked for: too many things are called that
 MAX_WORDS = 4  # names of up to this many tokens are looked up
 _TOKEN = re.compile(r"[^\W_]+\+*")  # letters and digits of any script, a trailing "+" kept (GRPO++)
 _ARXIV_ID = re.compile(r"(?<![\d.])(\d{4}\.\d{4,5})(?:v\d+)?(?![\d.])")
@@ -78,7 +87,8 @@ def is_word(name: str) -> bool:
 
 def distinctive(name: str) -> bool:
     """A name unlikely to mean anything else: with a digit, a hyphen, several words, or long."""
-    return bool(re.search(r"\d|-|\s|\.", name.strip())) or len(_form(name)) >= DISTINCT_LETTERS
+    form = _form(name)
+    return len(form) >= DISTINCT_LETTERS or (len(form) >= 4 and bool(re.search(r"\d|-|\s|\.", name.strip())))
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,30 +123,37 @@ class Matcher:
 
     def __init__(self, store: FrameworksStore, names: Sequence[str] = ()) -> None:
         self.store = store
+        self.lexicon = shipped_model().lexicon
+        # forms of names that are not methods or systems (NVIDIA, DeepSeek-R1, multi-GPU): never matched, and a
+        # method inside one ("DeepSeek" inside "DeepSeek-R1") is not matched there either
+        self.blocked: set[str] = set()
+        for named in store.names():  # as last computed (`radar methods`, trends), with their kinds
+            if named.kind not in (*KINDS, "unknown"):
+                self.blocked.update(_form(n) for n in (named.name, *named.aliases))
         self.forms: dict[str, list[_Name]] = defaultdict(list)
         self.intros: dict[str, list[ContributionRow]] = defaultdict(list)  # by key (main or also name)
         self.by_paper: dict[str, _Name] = {}
         self._senses: dict[str, list[SenseInfo]] = {}
-        for row in store.introductions():
+        for row in store.introductions():  # its main name when a method or system, and the names beside it
             for i, name in enumerate((row.name, *row.also)):
-                entry = self._add(name)
+                entry = self._add(name) if i or row.kind in KINDS else None
                 if entry is not None:
                     self.intros[entry.key].append(row)
                     if i == 0:
                         self.by_paper[row.doc_id] = entry
         for named in store.names():  # as last computed (`radar methods`, trends): their spellings
-            if named.kind in SPREADING_KINDS and named.count >= MIN_SPREADING:
+            if named.kind in KINDS and named.count >= MIN_SPREADING:
                 for name in (named.name, *named.aliases):
                     self._add(name)
         for name in names:  # the caller's (the reproduction presets' methods: Dr. GRPO)
             self._add(name)
-        for key in store.mention_counts(MIN_SPREADING):  # names many papers use, by key
-            if not is_word(key):  # a word needs its spelling (rule 5), which a key has lost
-                self._add(key)
 
     def _add(self, name: str) -> _Name | None:
         form, key = _form(name), name_key(name)
-        if len(form) < 2 or form.isdigit() or not key or len(_TOKEN.findall(name)) > MAX_WORDS:
+        if len(form) < MIN_LETTERS or form.isdigit() or not key or len(_TOKEN.findall(name)) > MAX_WORDS:
+            return None
+        if form in self.blocked or self.lexicon.get(name.lower(), "") not in ("", *KINDS):
+            self.blocked.add(form)  # the names table or the labeled lexicon: a model, benchmark, org or word (RL)
             return None
         entry = next((n for n in self.forms[form] if n.key == key), None)
         if entry is None:
@@ -165,19 +182,21 @@ class Matcher:
         """(name, its surface in the entry) for every stored name the entry's subject or text holds."""
         text = f"{entry.title}\n{entry.text}"
         spans = [(m.start(), m.end(), m.group().lower()) for m in _TOKEN.finditer(text)]
-        hits: list[tuple[int, int, _Name, str]] = []
+        hits: list[tuple[int, int, _Name | None, str]] = []
         for i in range(len(spans)):
             form = ""
             for j in range(i, min(i + MAX_WORDS, len(spans))):
                 form += spans[j][2]
+                if form in self.blocked and j > i:
+                    hits.append((i, j, None, ""))  # its span hides the names inside it
                 for named in self.forms.get(form, ()):
                     surface = text[spans[i][0] : spans[j][1]]
-                    if is_word(named.name) and _form_cased(surface) != _form_cased(named.name):
-                        continue  # rule 5: "spark" is not SPARK
+                    if _form_cased(surface) != _form_cased(named.name):
+                        continue  # spelled as the card spells it: "args" is not ARGS, "to trl" not ToTRL
                     hits.append((i, j, named, surface))
         found: dict[str, tuple[_Name, str]] = {}
         for i, j, named, surface in hits:  # a name inside a longer one found there is the longer one's (Dr. GRPO)
-            if not any(a <= i and j <= b and (a, b) != (i, j) for a, b, _, _ in hits):
+            if named is not None and not any(a <= i and j <= b and (a, b) != (i, j) for a, b, _, _ in hits):
                 found.setdefault(named.key, (named, surface))
         return list(found.values())
 
@@ -193,15 +212,18 @@ class Matcher:
         if spelled:
             return spelled[0], "expansion"
         areas = COMPATIBLE.get(entry.area, frozenset())
-        compatible = [s for s in self.senses(named) if s.area in areas]  # any date: reuse shows in later papers too
-        if compatible:
-            main = max(compatible, key=lambda s: s.papers)
-            if main in infos and main.papers >= DOMINANT * sum(s.papers for s in compatible):
-                return main, "name"
-            return None  # rule 3: several meanings the framework could take in
-        if len(infos) == 1 and distinctive(named.name) and not is_word(named.name):
-            return infos[0], "name"
-        return None
+        senses = self.senses(named)  # any date: a reused acronym shows in later papers too
+        main = max(senses, key=lambda s: s.papers)
+        if main.papers < DOMINANT * sum(s.papers for s in senses):  # no meaning most papers share
+            compatible = [s for s in senses if s.area in areas]
+            main = max(compatible, key=lambda s: s.papers) if compatible else main
+            if not compatible or main.papers < DOMINANT * sum(s.papers for s in compatible):
+                return None  # rule 3: several meanings the framework could take in
+        if main not in infos:
+            return None  # rule 1
+        if main.area in areas or (distinctive(named.name) and not is_word(named.name)):
+            return main, "name"
+        return None  # rule 4
 
     def match(self, entry: FrameworkEntry) -> list[FrameworkMatch]:
         out: dict[str, FrameworkMatch] = {}
