@@ -189,11 +189,11 @@ class Matcher:
                 form += spans[j][2]
                 if form in self.blocked and j > i:
                     hits.append((i, j, None, ""))  # its span hides the names inside it
-                for named in self.forms.get(form, ()):
+                for candidate in self.forms.get(form, ()):
                     surface = text[spans[i][0] : spans[j][1]]
-                    if _form_cased(surface) != _form_cased(named.name):
+                    if _form_cased(surface) != _form_cased(candidate.name):
                         continue  # spelled as the card spells it: "args" is not ARGS, "to trl" not ToTRL
-                    hits.append((i, j, named, surface))
+                    hits.append((i, j, candidate, surface))
         found: dict[str, tuple[_Name, str]] = {}
         for i, j, named, surface in hits:  # a name inside a longer one found there is the longer one's (Dr. GRPO)
             if named is not None and not any(a <= i and j <= b and (a, b) != (i, j) for a, b, _, _ in hits):
