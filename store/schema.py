@@ -246,11 +246,12 @@ def _strip_invisible_sql() -> str:
 
 
 MIGRATIONS.append((9, _strip_invisible_sql()))
+# IF NOT EXISTS: a workspace rewound to an earlier version (tests do, to replay migration 9) replays this one
 MIGRATIONS.append(
     (
         10,
         """
-        CREATE TABLE framework_entries (
+        CREATE TABLE IF NOT EXISTS framework_entries (
             id         TEXT PRIMARY KEY,  -- fw: + a hash of the entry's link (else its guid)
             source     TEXT NOT NULL,     -- the [[sources]] name
             framework  TEXT NOT NULL,     -- the framework's name as cards show it
@@ -262,9 +263,9 @@ MIGRATIONS.append(
             text       TEXT NOT NULL DEFAULT '',  -- the commit message or release note (plain text)
             first_seen TEXT NOT NULL
         );
-        CREATE INDEX framework_entries_published ON framework_entries (published);
+        CREATE INDEX IF NOT EXISTS framework_entries_published ON framework_entries (published);
 
-        CREATE TABLE framework_matches (
+        CREATE TABLE IF NOT EXISTS framework_matches (
             entry_id TEXT NOT NULL REFERENCES framework_entries(id) ON DELETE CASCADE,
             key      TEXT NOT NULL,              -- spelling key of the card's name
             name     TEXT NOT NULL,
@@ -273,7 +274,7 @@ MIGRATIONS.append(
             via      TEXT NOT NULL CHECK (via IN ('arxiv-id', 'name', 'expansion')),
             PRIMARY KEY (entry_id, key)
         );
-        CREATE INDEX framework_matches_key ON framework_matches (key)
+        CREATE INDEX IF NOT EXISTS framework_matches_key ON framework_matches (key)
         """,
     )
 )
