@@ -347,3 +347,31 @@ def test_the_methods_page_filters_the_cards_a_framework_adopted(
     assert (
         "**Adopted by:** [" + data.text("TRL (2025-07-27)") + "](https://github.com/huggingface/trl/commit/" in joined
     )
+
+
+def test_a_report_after_the_adoption_says_adopt_with_the_framework_date_and_link(
+    crawled: tuple[Workspace, dict[str, object]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """TRL took GSPO in on 2025-07-27; a paper of 2025-W34 names GSPO. With TRL in the profile's frameworks and GSPO
+    the lab's choice, that week's report says "adopt" by framework-adopt and names TRL's commit; without the
+    choice (and no reproduction) it does not."""
+    ws, _ = crawled
+    config = ws.root / "radar.toml"
+    original = config.read_text()
+
+    def gspo() -> dict[str, object]:
+        res = run_cli(capsys, "-w", str(ws.root), "report", "--week", "2025-W34", "--format", "md", "--json")
+        assert res.code == 0, res.err
+        report = orjson.loads((ws.root / "reports" / "2025-W34" / "report.json").read_bytes())
+        return next(r for r in report["recommendations"] if r["method"] == "GSPO")
+
+    try:
+        config.write_text(original + '\n[profile]\nframeworks = ["TRL"]\nchosen = ["GSPO"]\n')
+        chosen = gspo()
+        assert (chosen["action"], chosen["rule"]) == ("adopt", "framework-adopt")
+        link = "https://github.com/huggingface/trl/commit/03034317d0be0c259c315f5ffad71be138c17d2c"
+        assert f"TRL (2025-07-27, {link})" in str(chosen["reason"]) and "chose" in str(chosen["reason"])
+        config.write_text(original + '\n[profile]\nframeworks = ["TRL"]\n')
+        assert gspo()["action"] != "adopt"
+    finally:
+        config.write_text(original)
