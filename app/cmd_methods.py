@@ -82,6 +82,12 @@ def _card_lines(card: MethodCard) -> list[Text]:
         )
         papers = f"{other.papers} paper{'' if other.papers == 1 else 's'}"
         lines.append(_line(f"  also names: {other.expansion or '?'} ({papers}; {where})"))
+    firsts: dict[str, str] = {}
+    for a in card.adopted:  # oldest first: the first entry of each framework
+        firsts.setdefault(a.framework, f"{a.framework} ({a.date}, {a.link or 'no link'})")
+    if firsts:
+        more = len(card.adopted) - len(firsts)
+        lines.append(_line(f"  adopted by {'; '.join(firsts.values())}" + (f"; {more} more entries" if more else "")))
     preset = f"{card.preset} ({card.preset_title})" if card.preset else "none covers it"
     lines.append(_line(f"  reproduction preset: {preset}"))
     return lines

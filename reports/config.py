@@ -54,11 +54,14 @@ def _weights(value: Any, where: str) -> dict[str, float]:
 
 @dataclass(frozen=True)
 class Profile:
-    """The lab's interests: tags, terms and liked papers, each with a weight."""
+    """The lab's interests: tags, terms and liked papers, each with a weight; the frameworks it runs (a method one of
+    them took in can be "adopt") and the methods it chose to adopt (its explicit call, beside a framework's)."""
 
     tags: dict[str, float] = field(default_factory=dict)
     terms: dict[str, float] = field(default_factory=dict)
     liked: dict[str, float] = field(default_factory=dict)
+    frameworks: dict[str, float] = field(default_factory=dict)  # framework names ([[sources]] label or name)
+    chosen: dict[str, float] = field(default_factory=dict)  # method names the lab decided to adopt
 
     @classmethod
     def from_section(cls, table: dict[str, Any]) -> Profile:
@@ -67,6 +70,7 @@ class Profile:
 
     @property
     def empty(self) -> bool:
+        """No interests to rank by (frameworks and chosen methods rank nothing)."""
         return not (self.tags or self.terms or self.liked)
 
 

@@ -65,7 +65,7 @@ def effective_profile(profile: Profile, grouping: TagGroups) -> tuple[Profile, s
     lab = {t: 1.0 for t, g in grouping.groups.items() if g in ("rl-post-training", "hardware-systems")}
     if not lab:
         lab = {t: 1.0 for t in grouping.groups}
-    return Profile(tags=lab), "no [profile] in radar.toml: relevance = tags of the lab's groups"
+    return replace(profile, tags=lab), "no [profile] in radar.toml: relevance = tags of the lab's groups"
 
 
 def _flagged_ids(trends: TrendsResult) -> set[str]:
@@ -332,6 +332,8 @@ def gather(
         presets=presets,
         knobs=knobs or {},
         preset_papers=preset_papers or {},
+        frameworks=list(used_profile.frameworks),
+        chosen=list(used_profile.chosen),
     )
     # a recent method the period's papers name without a rise is no recommendation (a preset's method is: watch)
     decided = [r for r in map(decide, found) if not (r.rule == "in-use" and not r.evidence.preset)]

@@ -21,6 +21,7 @@ from radar.store.deliveries import DeliveriesTable
 from radar.store.documents import DocumentsTable
 from radar.store.embeddings import EmbeddingsTable
 from radar.store.errors import DiskError, StoreError, damage_message, disk_message, free_bytes
+from radar.store.frameworks import FrameworksTable
 from radar.store.names import NamesTable
 from radar.store.people import PeopleTable
 from radar.store.runs import RunsTable
@@ -120,6 +121,7 @@ class Store(
     NamesTable,
     PeopleTable,
     ContributionsTable,
+    FrameworksTable,
 ):
     """A connection to the workspace database. Use as a context manager or call close().
 

@@ -38,6 +38,7 @@ from radar.analysis.contributions.senses import Sense, sense_with, senses_of
 from radar.analysis.contributions.update import name_key
 from radar.store.contributions import ContributionRow, MentionRow
 from radar.store.dates import week_monday
+from radar.store.frameworks import Adopted
 from radar.store.names import NameRow
 from radar.store.tables import CardsStore, Mentions
 from radar.store.text import mixed_script
@@ -56,6 +57,14 @@ KNOWN_BEFORE = 20
 # a name no stored paper introduces whose first stored mention is at most this many days after the store's first
 # paper was in use before the stored papers begin (PPO, DPO)
 BEFORE_CORPUS_DAYS = 28
+
+
+class AdoptedJson(TypedDict):
+    framework: str
+    date: str
+    link: str
+    kind: str
+    text: str
 
 
 class OtherSenseJson(TypedDict):
@@ -93,6 +102,7 @@ class MethodCardJson(TypedDict):
     prior_mentions: int
     expansion: str
     other_senses: list[OtherSenseJson]
+    adopted: list[AdoptedJson]
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +153,7 @@ class MethodCard:
     other_senses: tuple[OtherSense, ...] = ()  # other meanings of the same name
     in_use_at_start: bool = False  # other papers named it (its sense) in the store's first weeks, before this one
     plugin_point: str = ""  # no preset expresses it: the plug-in point it would need (plugin_point.py)
+    adopted: tuple[Adopted, ...] = ()  # framework commits/releases naming it (analysis/contributions/frameworks.py)
 
     @property
     def new(self) -> bool:
@@ -185,6 +196,10 @@ class MethodCard:
             "prior_mentions": self.prior_mentions,
             "expansion": self.expansion,
             "other_senses": [o.as_dict() for o in self.other_senses],
+            "adopted": [
+                {"framework": a.framework, "date": a.date, "link": a.link, "kind": a.kind, "text": a.text}
+                for a in self.adopted
+            ],
         }
 
 
