@@ -68,6 +68,7 @@ bench: setup
 	$(PY) benchmarks/bench_repro.py
 	$(PY) benchmarks/bench_dashboard.py
 	$(PY) benchmarks/bench_report.py
+	$(PY) benchmarks/bench_frameworks.py
 
 clean:
 	rm -rf $(VENV) $(DEMO_WS) *.egg-info .pytest_cache .ruff_cache .mypy_cache

@@ -8,13 +8,17 @@ from __future__ import annotations
 import argparse
 import errno
 import importlib
+import os
 import sqlite3
 import sys
 from collections.abc import Sequence
 from importlib import metadata
+from pathlib import Path
 from typing import NoReturn
 
+from radar.store.doctor import damaged
 from radar.store.errors import RadarError, disk_error, disk_message, one_line
+from radar.store.workspace import ENV_VAR
 
 # Each module has register(subparsers); add a stage's command module here.
 COMMAND_MODULES = tuple(
@@ -33,6 +37,12 @@ def installed_version() -> str:
         return metadata.version("research-radar")
     except metadata.PackageNotFoundError:  # run from a checkout that was never installed
         return "(not installed)"
+
+
+def _root(args: argparse.Namespace) -> Path:
+    """The workspace folder this command names (what an error line names when the failing path is unknown)."""
+    chosen = getattr(args, "workspace", None) or os.environ.get(ENV_VAR) or "."
+    return Path(chosen).expanduser().absolute()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -67,16 +77,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"radar: error: {one_line(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except OSError as exc:  # a full disk, a read-only mount, a size limit met where no stage caught it: one line
-        err = disk_error(exc)
+        err = disk_error(exc, exc.filename or _root(args), "using")
         if err is None:
             raise
         print(f"radar: error: {one_line(str(err))}", file=sys.stderr)
         return 1
-    except sqlite3.OperationalError as exc:  # the same met by SQLite outside a store transaction
-        if "full" not in str(exc) and "readonly" not in str(exc):
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # met by SQLite outside a store transaction
+        db = _root(args) / "radar.db"
+        if isinstance(exc, sqlite3.OperationalError) and ("full" in str(exc) or "readonly" in str(exc)):
+            code = errno.ENOSPC if "full" in str(exc) else errno.EROFS
+            print(f"radar: error: {one_line(disk_message(code, db))}", file=sys.stderr)
+            return 1
+        damage = damaged(db, exc)  # a flipped byte: SQLite's "malformed", or text that is not UTF-8
+        if damage is None:
             raise
-        code = errno.ENOSPC if "full" in str(exc) else errno.EROFS
-        print(f"radar: error: {one_line(disk_message(code, 'the workspace database'))}", file=sys.stderr)
+        print(f"radar: error: {one_line(str(damage))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("radar: interrupted; what was stored is kept, rerun the command to resume", file=sys.stderr)

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 # -- init -------------------------------------------------------------------------------------------
 def cmd_init(args: argparse.Namespace) -> int:
-    ws, created = Workspace.init(resolve_root(args.workspace))
+    ws, created = Workspace.init(resolve_root(args.workspace), force=args.force)
     if args.json:
         print_json({"workspace": str(ws.root), "created": created, "config": str(ws.config_path)})
     elif created:
@@ -163,6 +163,11 @@ def print_stats(stats: DocumentStats) -> None:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("init", help="create a workspace with a commented radar.toml")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="start a new empty database even though radar.db is missing or empty beside an index, runs or reports",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON document")
     p.set_defaults(func=cmd_init)
 

@@ -10,7 +10,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 from rich.table import Table
 
 from radar.app.cli_helpers import open_radar, parse_date
-from radar.app.output import console, err_console, print_json
+from radar.app.output import console, err_console, print_json, title_line
 
 MAX_K = 1000
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -86,7 +86,7 @@ def _print_hits(hits: list, as_json: bool) -> None:  # type: ignore[type-arg]
         table.add_column("tags", overflow="fold", min_width=max((len(t) for h in hits for t in h.tags), default=4))
     table.add_column("score", justify="right", no_wrap=True)
     for rank, h in enumerate(hits, 1):
-        title = Text(_CONTROL.sub(" ", h.title))  # a NUL or escape code in stored text never reaches the terminal
+        title = Text(title_line(h.title))  # one clipped line: a NUL or escape code in stored text is shown escaped
         tags = ", ".join(h.tags)
         if narrow and tags:
             title.append("\n" + tags, style="dim")

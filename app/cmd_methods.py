@@ -4,15 +4,15 @@ method cards: ``--week YYYY-Www`` (what that week's papers introduce) and ``--na
 from __future__ import annotations
 
 import argparse
-import re
 from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 from rich.text import Text
 
 from radar.app.cli_helpers import open_radar, open_workspace, parse_date
-from radar.app.output import console, err_console, keep_whole, print_json
+from radar.app.output import console, err_console, keep_whole, print_json, safe, title_line
 from radar.store.names import NameRow
+from radar.store.text import script_mark
 
 if TYPE_CHECKING:
     from radar.analysis.contributions.cards import MethodCard
@@ -35,16 +35,6 @@ def _json(row: NameRow) -> dict[str, Any]:
     }
 
 
-# C0/C1 controls (escape sequences, carriage returns), bidi controls and line/paragraph separators: card text
-# is feed content and must not drive the terminal or reorder what follows it
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2028\u2029\u2060-\u2069\ufeff]")
-
-
-def safe(text: str) -> str:
-    """Feed text for one terminal line: each control character shown as its escape (``\\x1b``), never sent."""
-    return _UNSAFE.sub(lambda m: ascii(m.group())[1:-1], text)
-
-
 def _line(text: str) -> Text:
     return Text(safe(text))
 
@@ -52,6 +42,9 @@ def _line(text: str) -> Text:
 def _card_lines(card: MethodCard) -> list[Text]:
     head = Text()
     head.append(safe(card.name), style="bold")
+    mark = script_mark(card.name)
+    if mark:  # a name that mixes scripts (DАPO with a Cyrillic А) is shown as such
+        head.append(f" [{safe(mark)}]", style="bold red")
     head.append(safe(f"  {card.kind or '?'} · {card.area or 'area unknown'}"))
     if card.status == "introduced":
         head.append(safe(f" · introduced by {card.introduced_by} ({card.introduced_on})"))
@@ -63,7 +56,7 @@ def _card_lines(card: MethodCard) -> list[Text]:
     if card.expansion:
         lines.append(_line(f"  = {card.expansion}"))
     if card.title:
-        lines.append(_line(f"  paper: {card.title}"))
+        lines.append(_line(f"  paper: {title_line(card.title)}"))
     if card.changes:
         lines.append(_line(f"  changes: {card.changes}"))
     if card.builds_on:
@@ -89,6 +82,12 @@ def _card_lines(card: MethodCard) -> list[Text]:
         )
         papers = f"{other.papers} paper{'' if other.papers == 1 else 's'}"
         lines.append(_line(f"  also names: {other.expansion or '?'} ({papers}; {where})"))
+    firsts: dict[str, str] = {}
+    for a in card.adopted:  # oldest first: the first entry of each framework
+        firsts.setdefault(a.framework, f"{a.framework} ({a.date}, {a.link or 'no link'})")
+    if firsts:
+        more = len(card.adopted) - len(firsts)
+        lines.append(_line(f"  adopted by {'; '.join(firsts.values())}" + (f"; {more} more entries" if more else "")))
     preset = f"{card.preset} ({card.preset_title})" if card.preset else "none covers it"
     lines.append(_line(f"  reproduction preset: {preset}"))
     return lines
@@ -113,6 +112,9 @@ def _cards(args: argparse.Namespace) -> int:
     if not args.week:
         for line in _card_lines(cards[0]):
             console.print(line)
+        typed = script_mark(args.name)
+        if typed and not script_mark(cards[0].name):  # DАPO asked for, DAPO's card shown: say why
+            console.print(_line(f"  note: {args.name} has {typed}; it is matched as the name it looks like"))
         return 0
     lab = [c for c in cards if c.in_lab_areas]
     console.print(Text(f"{args.week}: {len(cards)} introduced, {len(lab)} in the lab's areas", style="bold"))
@@ -158,7 +160,9 @@ def cmd_methods(args: argparse.Namespace) -> int:
         table.add_column(col, overflow="fold", justify="right" if col in {"docs", "recent", "as baseline"} else "left")
     shown_rows = []
     for r in rows[: args.limit]:
-        shown = r.name + (f" (= {', '.join(r.aliases[:2])})" if r.aliases else "")
+        shown = safe(r.name + (f" (= {', '.join(r.aliases[:2])})" if r.aliases else ""))
+        mark = next((script_mark(n) for n in (r.name, *r.aliases) if script_mark(n)), "")
+        shown += f" [{mark}]" if mark else ""  # DАPO with a Cyrillic А is not silently DAPO
         cells = [shown, r.kind, r.first_seen, r.introduced_by or "-", r.count, r.recent_count, r.baseline_mentions]
         table.add_row(*[Text(str(v)) for v in cells], Text(r.code[0] if r.code else "-"))
         shown_rows.append(cells)

@@ -10,7 +10,7 @@ from typing import Any
 from rich.text import Text
 
 from radar.app.cli_helpers import open_radar
-from radar.app.output import console, print_json
+from radar.app.output import console, print_json, safe, title_line
 from radar.reports.people.library import describe
 from radar.reports.period import resolve_period
 from radar.store.errors import StoreError
@@ -57,7 +57,10 @@ def cmd_people_import(args: argparse.Namespace) -> int:
     if found.unmatched:
         console.print(Text(f"not in the workspace ({len(found.unmatched)}; import or crawl them, then re-import):"))
         for e in found.unmatched:
-            console.print(Text(f"  {e.key}: {e.title or '(no title)'}" + (f" [{e.arxiv_id}]" if e.arxiv_id else "")))
+            title = title_line(e.title) if e.title else "(no title)"  # one clipped line, whatever the file holds
+            console.print(
+                Text(f"  {title_line(e.key, 80)}: {title}" + (f" [{safe(e.arxiv_id)}]" if e.arxiv_id else ""))
+            )
     return 0
 
 

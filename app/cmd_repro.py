@@ -195,6 +195,10 @@ def _print_mechanisms(run: RunRecord) -> None:
             x = getattr(m, field)
             cells.append("n/a" if x is None else f"{100 * x:.2f}%" if kind == "%" else f"{x:.2f}")
         console.print("    " + f"{escape(names.get(arm, arm)):<22}" + "".join(f"{c:>14}" for c in cells))
+    for arm, m in mech.items():
+        if m.plugin_rates:  # what the arm's plug-ins measured (QAE's zero advantages, PSPO's tokens outside the clip)
+            rates = ", ".join(f"{k} {v:.4g}" for k, v in sorted(m.plugin_rates.items()))
+            console.print(f"    {escape(names.get(arm, arm))} plug-in rates: {escape(rates)}")
 
 
 def _print_profile(run: RunRecord) -> None:
@@ -264,7 +268,35 @@ def cmd_cancel(args: argparse.Namespace) -> int:
 
 
 def cmd_methods(args: argparse.Namespace) -> int:
-    docs = _api(args).presets.describe()  # radar.toml's [[repro.presets]] beside the built-ins
+    presets = _api(args).presets
+    plugins = presets.plugins
+    if args.plugins:
+        rows = [
+            {
+                "point": p.point,
+                "name": p.name,
+                "source": plugins.source(p.point, p.name),
+                "summary": p.summary,
+                "arxiv": p.arxiv,
+                "equation": p.equation,
+                "settings": dict(p.args),
+                "rates": dict(p.rates),
+                "verl": p.verl or p.no_verl,
+            }
+            for p in plugins.all()
+        ]
+        if args.json:
+            print_json({"plugins": rows, "problems": list(plugins.problems)})
+            return 0
+        for p in plugins.all():
+            source = plugins.source(p.point, p.name)
+            mark = f"  ({source})" if source != "built-in" else ""
+            console.print(f"[bold]{escape(p.point)}[/bold] {escape(p.name)}{escape(mark)}")
+            console.print(f"    {escape(p.summary)}  arXiv:{escape(p.arxiv or '-')}")
+        for line in plugins.problems:
+            err_console.print(f"radar: {escape(line)}")
+        return 0
+    docs = presets.describe()  # radar.toml's [[repro.presets]] beside the built-ins
     if args.json:
         print_json(docs)
         return 0
@@ -273,7 +305,17 @@ def cmd_methods(args: argparse.Namespace) -> int:
         console.print(f"[bold]{escape(d['name'])}[/bold]  {escape(d['title'])}  arXiv:{d['arxiv'] or '-'}{mark}")
         if d["baseline"]:
             console.print(f"    vs {d['baseline']}, changes: {escape(', '.join(d['changes']))}")
+        if d["plugins"]:
+            named = ", ".join(f"{point} {name}" for point, name in d["plugins"].items())
+            console.print(f"    plug-ins: {escape(named)}")
         console.print(f"    claim: {escape(d['claim'])}")
+    extra = [p for p in plugins.all() if plugins.source(p.point, p.name) != "built-in"]
+    if extra:
+        console.print("installed plug-ins (entry points; name them in [[repro.presets]] settings):")
+        for p in extra:
+            console.print(f"  {escape(p.point)} {escape(p.name)}  ({escape(plugins.source(p.point, p.name))})")
+    for line in plugins.problems:
+        err_console.print(f"radar: {escape(line)}")
     return 0
 
 
@@ -363,7 +405,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_cancel)
 
-    p = rsub.add_parser("methods", help="the method presets: paper, config, claim")
+    p = rsub.add_parser("methods", help="the method presets: paper, config, plug-ins, claim")
+    p.add_argument("--plugins", action="store_true", help="list the plug-ins (built-in and installed) instead")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_methods)
 

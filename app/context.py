@@ -5,6 +5,7 @@ Light to import (no numpy, no models): the CLI builds one per command, the dashb
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -12,7 +13,7 @@ from pathlib import Path
 from radar.analysis.tags.taxonomy import Taxonomy, load_taxonomy
 from radar.app.settings import Settings, load_settings
 from radar.store import Store, Workspace
-from radar.store.errors import RadarError
+from radar.store.errors import RadarError, one_line
 
 
 @dataclass
@@ -30,6 +31,8 @@ class Radar:
     def settings(self) -> Settings:
         if self._settings is None:
             self._settings = load_settings(self.ws)
+            if self.ws.config_unreadable:  # a workspace owned by another user: read with the defaults, said once
+                print(f"radar: note: {one_line(self.ws.config_unreadable)}", file=sys.stderr)
         return self._settings
 
     def store(self) -> Store:

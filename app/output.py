@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Collection, Sequence
 from typing import Any
@@ -9,6 +10,25 @@ from typing import Any
 import orjson
 from rich.console import Console
 from rich.table import Table
+
+# C0/C1 controls (escape sequences, carriage returns, line feeds), bidi controls, zero-width characters and the
+# line/paragraph separators: text from a feed, a file or the database must not drive the terminal, forge a line
+# or reorder what follows it
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2028\u2029\u2060-\u2069\ufeff]")
+TITLE_CHARS = 200  # a printed title is clipped to this many characters
+
+
+def safe(text: str) -> str:
+    """Text for one terminal line: each control character shown as its escape (``\\x1b``, ``\\n``), never sent."""
+    return _UNSAFE.sub(lambda m: ascii(m.group())[1:-1], text)
+
+
+def title_line(text: str, limit: int = TITLE_CHARS) -> str:
+    """A title (or any one-line value from outside) as printed: clipped to ``limit`` characters (before its
+    control characters are shown escaped, so a 2 MB title costs 200 characters), then ``safe``."""
+    clipped = text if len(text) <= limit else text[: limit - 1] + "…"
+    return safe(clipped)
+
 
 console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)

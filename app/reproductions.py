@@ -224,7 +224,9 @@ class Reproductions:
             return supervise.cancel(store, run_id)
 
     def export(self, run_id: str, engine: str, out_dir: Path | None = None, gpus: int = 8) -> list[Path]:
-        return export_run(self.get(run_id), engine=engine, out_dir=out_dir, num_processes=gpus)
+        return export_run(
+            self.get(run_id), engine=engine, out_dir=out_dir, num_processes=gpus, runs_root=self.ws.runs_dir
+        )
 
     def adoptions(self, store: RunsTable) -> dict[str, RunAdoption]:
         from radar.repro.adoption import adoptions  # defers scipy

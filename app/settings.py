@@ -42,6 +42,7 @@ class ReproConfig:
     def __post_init__(self) -> None:
         # defers repro's catalog (~30 ms at every start: every command reads settings)
         from radar.repro.methods import user_presets
+        from radar.repro.plugins.catalog import plugin_catalog
         from radar.repro.sizes import SIZES
         from radar.repro.tasks import TASKS
 
@@ -58,7 +59,8 @@ class ReproConfig:
         if self.preset not in SIZES:
             raise ConfigError(f"[repro] preset {self.preset!r} is not one of {', '.join(SIZES)}")
         try:
-            user_presets(self.presets)  # one line naming the fix (unknown settings list the valid ones)
+            # one line naming the fix (unknown settings and plug-ins list the valid ones)
+            user_presets(self.presets, plugin_catalog() if self.presets else None)
         except RadarError as exc:
             raise ConfigError(str(exc)) from None
 

@@ -44,12 +44,18 @@ from radar.reports.errors import ReportError
 from radar.reports.period import Period
 from radar.reports.sections import Area
 from radar.reports.summarize import Summarizer
-from radar.store import ConfigError, Store, WorkspaceError
+from radar.store import ConfigError, Store, Workspace, WorkspaceError
 from radar.store.errors import RadarError
 from radar.store.names import NameRow
 from radar.store.tables import MethodsStore, NamesStore, ReportStore
+from radar.store.workspace import cannot_write
 
 Progress = Callable[[int, int], None]
+
+
+def index_writes(ws: Workspace) -> list[Path]:
+    """What `radar index` writes: the database and index/ (its vector and keyword indexes are replaced there)."""
+    return [ws.db_path, ws.index_dir, ws.vector_dir, ws.keyword_dir]
 
 
 # -- crawl ---------------------------------------------------------------------------------------------
@@ -64,7 +70,7 @@ def crawl_sources(
     config = radar.settings.config
     if source:
         config.source(source)  # unknown name: one line listing the configured ones
-    with radar.ws.lock("crawl"), radar.store() as store:
+    with radar.ws.lock("crawl", writes=[radar.ws.db_path]), radar.store() as store:
         results = crawl(store, config, only=source, since=since, progress=progress)
         steps_contributions.refresh(radar, store)  # what each new paper introduces (seconds for a week)
         return results
@@ -97,7 +103,7 @@ def index(
     settings = radar.settings
     if prebuilt is None:
         prebuilt = wiring.prebuilt_vectors(radar)
-    with radar.ws.lock("index"), radar.store() as store:
+    with radar.ws.lock("index", writes=index_writes(radar.ws)), radar.store() as store:
         emb = embedder or wiring.embedder(radar, device=device, lazy=True)  # loaded only if something is new
         batches: BatchEmbedder
         if engine == "ray":
@@ -139,7 +145,7 @@ def tag(
     radar: Radar, *, retrain: bool = False, progress: Progress | None = None, tagger: Tagger = tag_documents
 ) -> TagReport:
     """Tag embedded documents the current model has not decided yet (training it when needed)."""
-    with radar.ws.lock("tag"), radar.store() as store:
+    with radar.ws.lock("tag", writes=[radar.ws.db_path, radar.ws.tag_model_path]), radar.store() as store:
         return tagger(store, wiring.tag_env(radar, store), retrain=retrain, progress=progress)
 
 
@@ -219,6 +225,13 @@ def report(
     stage's)."""
     started = time.perf_counter()
     settings = radar.settings.with_formats(formats)
+    target = folder or radar.ws.report_dir(period.label)
+    why = cannot_write(target)
+    if why:  # said before the report is gathered, not after
+        raise ReportError(
+            f"the report goes to {target}, but {why}; write it elsewhere with `radar report --out DIR`, or run it "
+            "as the workspace's owner"
+        )
     with radar.store() as store:
         found, note = trends_result if trends_result is not None else report_trends(radar, store, period)
         cards = period_cards(radar, store, period)  # brings the contributions up to date first
@@ -238,7 +251,7 @@ def report(
             area_of=area_of or contribution_areas(store, period),
         )
     content.notes["trends"] = note
-    built = write_report(folder or radar.ws.report_dir(period.label), period, content, settings.report)
+    built = write_report(target, period, content, settings.report)
     built.seconds = time.perf_counter() - started
     return built
 

@@ -13,19 +13,23 @@ extractive line stays the fallback).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from dataclasses import replace
 from pathlib import Path
 
 from radar.analysis.contributions import prebuilt
 from radar.analysis.contributions.cards import MethodCard, TagGroups, card_for
+from radar.analysis.contributions.frameworks import refresh_matches, with_adoptions
 from radar.analysis.contributions.model import shipped_model
 from radar.analysis.contributions.prebuilt import PrebuiltContributions
 from radar.analysis.contributions.update import Progress, UpdateReport, update_contributions
 from radar.analysis.contributions.week import introduced_methods, week_cards
 from radar.app.context import Radar
+from radar.reports.recommend import preset_name
 from radar.repro.methods import catalog
 from radar.store import WorkspaceError
-from radar.store.tables import ContributionsStore, MethodsStore
+from radar.store.errors import DiskError
+from radar.store.tables import ContributionsStore, FrameworksStore, MethodsStore
 
 Rewrite = Callable[[str, str, str], str]  # (title, abstract, name) -> one line, '' when it could not
 
@@ -43,15 +47,26 @@ def update(
         return update_contributions(store, progress=progress, prebuilt=prebuilt)
 
 
-def refresh(
-    radar: Radar, store: ContributionsStore, *, prebuilt: PrebuiltContributions | None = None
-) -> UpdateReport | None:
-    """Bring contributions up to date, unless another process is doing so right now (then None: what is stored
-    is read as it is, and that process completes it)."""
+def refresh(radar: Radar, store: MethodsStore, *, prebuilt: PrebuiltContributions | None = None) -> UpdateReport | None:
+    """Bring contributions, then the framework entries' matches to them, up to date, unless another process is
+    doing so right now (then None: what is stored is read as it is, and that process completes it)."""
     try:
-        return update(radar, store, prebuilt=prebuilt)
+        report = update(radar, store, prebuilt=prebuilt)
+        match_frameworks(radar, store)
     except WorkspaceError:
         return None
+    return report
+
+
+def match_frameworks(radar: Radar, store: FrameworksStore) -> int | None:
+    """Match the stored framework commits and releases to the cards' names again when anything they depend on
+    changed (None when nothing did; a read-only workspace keeps the matches it has)."""
+    if getattr(store, "read_only", False):
+        return None
+    titles = presets(radar)
+    names = [preset_name(p, titles) for p in titles]  # the methods the lab can reproduce (Dr. GRPO)
+    with radar.ws.lock("contributions"):
+        return refresh_matches(store, names)
 
 
 def prebuilt_beside(corpus: Path) -> tuple[PrebuiltContributions | None, str]:
@@ -115,7 +130,8 @@ def rewrite_changes(store: MethodsStore, cards: Sequence[MethodCard], rewrite: R
         if line:
             lines[doc_id] = line
     if lines:
-        store.set_rewritten_changes(lines)
+        with suppress(DiskError):  # a read-only workspace: the lines are shown, not kept (asked again next time)
+            store.set_rewritten_changes(lines)
     return [replace(c, changes=lines[c.introduced_by]) if c.introduced_by in lines else c for c in cards]
 
 
@@ -123,7 +139,7 @@ def week(radar: Radar, store: MethodsStore, week_label: str) -> list[MethodCard]
     """``radar methods --week``: the week's cards (contributions brought up to date first)."""
     refresh(radar, store)
     cards = week_cards(store, week_label, presets(radar), tag_groups(radar))
-    return rewrite_changes(store, cards, changes_writer(radar))
+    return with_adoptions(store, rewrite_changes(store, cards, changes_writer(radar)))
 
 
 def name_card(radar: Radar, store: MethodsStore, name: str) -> MethodCard:
@@ -131,11 +147,11 @@ def name_card(radar: Radar, store: MethodsStore, name: str) -> MethodCard:
     as last computed, gives a name no stored paper introduces its kind)."""
     refresh(radar, store)
     card = card_for(store, name, presets(radar), store.names(), tag_groups(radar))
-    return rewrite_changes(store, [card], changes_writer(radar))[0]
+    return with_adoptions(store, rewrite_changes(store, [card], changes_writer(radar)))[0]
 
 
 def new_methods(radar: Radar, store: MethodsStore, since: str, until: str) -> list[MethodCard]:
     """The methods and systems papers of [since, until] introduce in the lab's areas: what trends and the report
     call *new* (introduced by a paper of the period, not first seen in several)."""
     refresh(radar, store)
-    return introduced_methods(store, since, until, presets(radar), groups=tag_groups(radar))
+    return with_adoptions(store, introduced_methods(store, since, until, presets(radar), groups=tag_groups(radar)))

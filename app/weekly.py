@@ -73,7 +73,8 @@ def run(radar: Radar, period: Period, *, skip: Sequence[str] = (), log: Log | No
     the run goes on where it can (no trends: the report still goes out). Exit code 0 all good, 2 something
     failed. Raises WorkspaceError when another weekly run holds the lock, ConfigError for a bad radar.toml."""
     job = WeeklyJob(radar, period, log or (lambda _msg: None))
-    with radar.ws.lock("weekly"):
+    ws = radar.ws
+    with ws.lock("weekly", writes=[ws.db_path, ws.index_dir, ws.reports_dir, ws.runs_dir]):
         for name in WEEKLY_STEPS:
             job.run_step(name, skip)
     return job.result

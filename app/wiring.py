@@ -32,6 +32,7 @@ from radar.index.prebuilt import PrebuiltVectors
 from radar.index.search import Searcher
 from radar.reports.summarize import Summarizer, make_summarizer
 from radar.repro.methods import BUILTIN, Catalog, catalog
+from radar.repro.plugins.catalog import plugin_catalog
 from radar.store import Store
 from radar.store.tables import MethodsStore, NamesStore, StoredVectors
 
@@ -192,17 +193,19 @@ def preset_knobs(radar: Radar) -> dict[str, str]:
     found = repro_catalog(radar)
     out = {}
     for name, method in found.methods.items():
-        fields = [c for c in method.changes if c not in ("overlong_shaping", "dynamic_sampling", "loss_plugin")]
+        own = ("overlong_shaping", "dynamic_sampling", "loss_plugin", "advantage", "batch", "plugin_args")
+        fields = [c for c in method.changes if c not in own]
         parts = [f"{found.source(name)} preset"] + ([f"TRL GRPOConfig {', '.join(fields)}"] if fields else [])
         parts += ["overlong shaping"] * method.overlong_shaping + ["dynamic sampling"] * method.dynamic_sampling
-        parts += [f"loss plug-in {method.loss_plugin}"] if method.loss_plugin else []
+        parts += [f"{point} plug-in {plugin}" for point, plugin in method.plugins().items()]
         out[name] = "; ".join(parts)
     return out
 
 
 def repro_catalog(radar: Radar) -> Catalog:
-    """The presets a run may name: the built-ins plus radar.toml's [[repro.presets]] (validated with the settings)."""
-    return catalog(radar.settings.repro.presets)
+    """The presets a run may name: the built-ins plus radar.toml's [[repro.presets]] (validated with the settings),
+    with the plug-ins of the installed packages (the ``radar.repro.plugins`` entry points) beside the built-ins."""
+    return catalog(radar.settings.repro.presets, plugin_catalog())
 
 
 def reproductions(radar: Radar) -> Reproductions:

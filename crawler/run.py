@@ -15,6 +15,7 @@ from typing import TypedDict
 from radar.crawler.arxiv_api import ArxivClient, ArxivQuery
 from radar.crawler.errors import CrawlError, FetchError
 from radar.crawler.feeds import ParsedFeed, parse_arxiv_rss, parse_feed
+from radar.crawler.frameworks import parse_framework_feed
 from radar.crawler.http import HttpClient, Response
 from radar.store import Config, CrawlState, SourceConfig, UpsertCounts, utc_now
 from radar.store.scrub import scrub_line, url_secrets
@@ -169,9 +170,7 @@ def crawl_feed(
         for m in (
             parsed.warning,
             f"{parsed.skipped} entries without title or link skipped" if parsed.skipped else "",
-            f"{left:,} entries left ([crawl] max_feed_entries = {cap:,} per crawl: the newest are kept)"
-            if left
-            else "",
+            _left_line(left, cap),
         )
         if m
     )
@@ -182,7 +181,61 @@ def crawl_feed(
         progress(src.name, len(docs), len(docs))
 
 
-CRAWLERS = {"arxiv": crawl_arxiv, "arxiv-rss": crawl_feed, "feed": crawl_feed}
+def _left_line(left: int, cap: int) -> str:
+    return f"{left:,} entries left ([crawl] max_feed_entries = {cap:,} per crawl: the newest are kept)" if left else ""
+
+
+def crawl_framework(
+    store: CrawlStore,
+    src: SourceConfig,
+    http: HttpClient,
+    state: CrawlState,
+    result: SourceResult,
+    since: datetime | None,
+    progress: ProgressFn | None,
+) -> None:
+    """Both feeds of a framework (releases, commits), each with its own validators (crawl state
+    "<source>#<kind>"): entries go to the framework tables, never to the documents. A feed that fails leaves the
+    other's entries stored, and the source is reported failed with the feed named."""
+    cap = http.policy.max_feed_entries
+    notes: list[str] = []
+    failed: list[str] = []
+    seen = 0
+    for kind, url in src.framework_feeds():
+        feed_state = store.crawl_state(f"{src.name}#{kind}")
+        try:
+            resp = _conditional_get(http, url, src, feed_state)
+            if resp.not_modified:
+                continue
+            parsed = parse_framework_feed(
+                resp.body, url=url, src=src, kind=kind, headers=resp.headers, fetched_at=utc_now(), max_entries=cap
+            )
+        except CrawlError as exc:
+            failed.append(f"{kind}s feed: {exc}")
+            continue
+        entries = parsed.entries
+        if since is not None:
+            cutoff = since.strftime("%Y-%m-%dT%H:%M:%SZ")
+            entries = [e for e in entries if e.published >= cutoff]
+        left = max(0, len(entries) - cap) + parsed.cut
+        entries = sorted(entries, key=lambda e: e.published, reverse=True)[:cap]
+        result.counts += store.upsert_framework_entries(entries)
+        seen += 1
+        skipped = f"{parsed.skipped} {kind}s without title or link skipped" if parsed.skipped else ""
+        notes += [m for m in (parsed.warning, skipped, _left_line(left, cap)) if m]
+        feed_state.etag = resp.headers.get("ETag", "") or ""
+        feed_state.last_modified = resp.headers.get("Last-Modified", "") or ""
+        feed_state.last_success = utc_now()
+        store.save_crawl_state(feed_state)
+        if progress:
+            progress(src.name, len(entries), len(entries))
+    result.message = "; ".join(notes)
+    if failed:
+        raise CrawlError("; ".join(failed), url=src.url, source=src.name)
+    result.not_modified = seen == 0
+
+
+CRAWLERS = {"arxiv": crawl_arxiv, "arxiv-rss": crawl_feed, "feed": crawl_feed, "framework": crawl_framework}
 
 
 def _record_failure(result: SourceResult, state: CrawlState, message: str, src: SourceConfig) -> None:

@@ -205,10 +205,11 @@ class KeywordIndex:
 
     @classmethod
     def load(cls, folder: Path) -> KeywordIndex | None:
+        """The saved index, or None when there is none or this user cannot read it (the caller rebuilds it)."""
         meta = folder / "doc_ids.json"
-        if not meta.is_file():
-            return None
         try:
+            if not meta.is_file():
+                return None
             data = json.loads(meta.read_text())
             if data.get("tokenizer") != TOKENIZER:  # built with other tokens: the caller rebuilds it
                 return None

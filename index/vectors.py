@@ -9,6 +9,7 @@ silently used.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -23,6 +24,17 @@ import numpy as np
 
 from radar.index.errors import IndexError_
 from radar.store.embeddings import StoredVector
+from radar.store.errors import disk_error
+from radar.store.files import write_text_atomic
+
+# what FAISS's failed write says (strerror in its message) -> the errno it was
+_WRITE_ERRORS = (
+    (errno.ENOSPC, "No space left"),
+    (errno.EDQUOT, "quota exceeded"),
+    (errno.EROFS, "Read-only file system"),
+    (errno.EFBIG, "File too large"),
+    (errno.EACCES, "Permission denied"),
+)
 
 
 @dataclass
@@ -118,27 +130,36 @@ class VectorIndex:
 
     # -- persistence ---------------------------------------------------------------------------
     def save(self, folder: Path) -> None:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".vectors.", dir=folder)
+        """Write the index, then its manifest (an index file without a matching manifest is treated as stale).
+        A full disk, a read-only file system or a folder this user cannot write is one DiskError line naming the
+        folder (FAISS reports a failed write as a RuntimeError quoting strerror)."""
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".vectors.", dir=folder)
+        except OSError as exc:
+            raise (disk_error(exc, folder) or exc) from None
         os.close(fd)
         try:
             faiss.write_index(self.index, tmp)
             os.replace(tmp, folder / "vectors.faiss")
+        except RuntimeError as exc:
+            Path(tmp).unlink(missing_ok=True)
+            code = next((c for c, words in _WRITE_ERRORS if words in str(exc)), None)
+            if code is None:
+                raise
+            raise disk_error(OSError(code, os.strerror(code)), folder / "vectors.faiss") or exc from None
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-        # the manifest goes last: an index file without a matching manifest is treated as stale
-        manifest_tmp = folder / ".vectors.json.tmp"
-        manifest_tmp.write_text(json.dumps(asdict(self.manifest), indent=1))
-        os.replace(manifest_tmp, folder / "vectors.json")
+        write_text_atomic(folder / "vectors.json", json.dumps(asdict(self.manifest), indent=1))
 
     @classmethod
     def load(cls, folder: Path, nprobe: int = 24) -> VectorIndex | None:
         """The saved index, or None when there is none or it is unreadable (rebuilt by the caller)."""
         path, manifest_path = folder / "vectors.faiss", folder / "vectors.json"
-        if not (path.is_file() and manifest_path.is_file()):
-            return None
         try:
+            if not (path.is_file() and manifest_path.is_file()):
+                return None
             manifest = Manifest(**json.loads(manifest_path.read_text()))
             index = faiss.read_index(str(path))
         except (OSError, ValueError, TypeError, RuntimeError):

@@ -54,11 +54,14 @@ def _weights(value: Any, where: str) -> dict[str, float]:
 
 @dataclass(frozen=True)
 class Profile:
-    """The lab's interests: tags, terms and liked papers, each with a weight."""
+    """The lab's interests: tags, terms and liked papers, each with a weight; the frameworks it runs (a method one of
+    them took in can be "adopt") and the methods it chose to adopt (its explicit call, beside a framework's)."""
 
     tags: dict[str, float] = field(default_factory=dict)
     terms: dict[str, float] = field(default_factory=dict)
     liked: dict[str, float] = field(default_factory=dict)
+    frameworks: dict[str, float] = field(default_factory=dict)  # framework names ([[sources]] label or name)
+    chosen: dict[str, float] = field(default_factory=dict)  # method names the lab decided to adopt
 
     @classmethod
     def from_section(cls, table: dict[str, Any]) -> Profile:
@@ -67,6 +70,7 @@ class Profile:
 
     @property
     def empty(self) -> bool:
+        """No interests to rank by (frameworks and chosen methods rank nothing)."""
         return not (self.tags or self.terms or self.liked)
 
 
@@ -85,7 +89,10 @@ class ReportConfig:
     summary_endpoint: str = ""
     summary_model: str = ""
     summary_api_key_env: str = ""
-    summary_timeout_s: float = 20.0
+    summary_timeout_s: float = 20.0  # a total deadline per call, not a socket timeout
+    summary_max_bytes: int = 1_000_000  # a reply larger than this is refused as it streams in
+    summary_max_calls: int = 200  # calls per command (one report, one `radar methods --week`)
+    summary_budget_s: float = 120.0  # seconds per command from its first call; then the rest are extractive
     summary_sentences: int = 2
     title: str = "Research Radar weekly report"
 
@@ -109,6 +116,10 @@ class ReportConfig:
             raise ConfigError("[report] summary_endpoint needs summary_model (the model name the server serves)")
         if not 0 < self.summary_timeout_s <= 300 or not 1 <= self.summary_sentences <= 6:
             raise ConfigError("[report] summary_timeout_s must be in (0, 300] and summary_sentences 1..6")
+        if not 1_000 <= self.summary_max_bytes <= 100_000_000:
+            raise ConfigError("[report] summary_max_bytes must be 1000..100000000 (a summary reply is a few KB)")
+        if not 1 <= self.summary_max_calls <= 10_000 or not 0 < self.summary_budget_s <= 86_400:
+            raise ConfigError("[report] summary_max_calls must be 1..10000 and summary_budget_s in (0, 86400]")
 
     @classmethod
     def from_section(cls, table: dict[str, Any], formats: str | None = None) -> ReportConfig:

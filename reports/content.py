@@ -25,7 +25,7 @@ from radar.reports.recommend import ACTIONS, Presets, Recommendation, decide
 from radar.reports.result import Bullet, ElsewhereRow, PostRow, ReportContent, TagRow, TagSection
 from radar.reports.runs import RunSummary, finished_runs  # noqa: F401  (finished_runs: re-exported)
 from radar.reports.sections import Area, place
-from radar.reports.summarize import Summarizer
+from radar.reports.summarize import EndpointSummarizer, Summarizer
 from radar.reports.text import plain
 from radar.reports.volume import volumes
 from radar.store.models import utc_now
@@ -65,7 +65,7 @@ def effective_profile(profile: Profile, grouping: TagGroups) -> tuple[Profile, s
     lab = {t: 1.0 for t, g in grouping.groups.items() if g in ("rl-post-training", "hardware-systems")}
     if not lab:
         lab = {t: 1.0 for t in grouping.groups}
-    return Profile(tags=lab), "no [profile] in radar.toml: relevance = tags of the lab's groups"
+    return replace(profile, tags=lab), "no [profile] in radar.toml: relevance = tags of the lab's groups"
 
 
 def _flagged_ids(trends: TrendsResult) -> set[str]:
@@ -332,6 +332,8 @@ def gather(
         presets=presets,
         knobs=knobs or {},
         preset_papers=preset_papers or {},
+        frameworks=list(used_profile.frameworks),
+        chosen=list(used_profile.chosen),
     )
     # a recent method the period's papers name without a rise is no recommendation (a preset's method is: watch)
     decided = [r for r in map(decide, found) if not (r.rule == "in-use" and not r.evidence.preset)]
@@ -358,9 +360,7 @@ def gather(
         if left_out
         else ""
     )
-    summary_note = summarizer.name
-    if getattr(summarizer, "failures", 0):
-        summary_note = f"extractive (the summary endpoint failed: {summarizer.last_error})"  # type: ignore[attr-defined]
+    summary_note = (summarizer.note() if isinstance(summarizer, EndpointSummarizer) else "") or summarizer.name
     return ReportContent(
         title=cfg.title,
         period={

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypedDict
 
 import numpy as np
 from scipy.stats import binomtest, false_discovery_control
 
 from radar.analysis.contributions.cards import MethodCard, mentions_for, preset_for
+from radar.analysis.contributions.frameworks import first_adoptions
 from radar.analysis.contributions.senses import sense_with, senses_of
 from radar.analysis.contributions.update import name_key
 from radar.analysis.trends.result import NewMethod
@@ -32,6 +34,7 @@ from radar.reports.recommend import Evidence, Presets, paper_ref, preset_name
 from radar.reports.runs import RunSummary
 from radar.store.contributions import MentionRow
 from radar.store.dates import entered
+from radar.store.frameworks import Adopted
 from radar.store.models import Document
 from radar.store.tables import ReportStore
 
@@ -124,8 +127,11 @@ def gather_evidence(
     presets: Presets,
     knobs: Mapping[str, str],
     preset_papers: Mapping[str, str],
+    frameworks: Sequence[str] = (),
+    chosen: Sequence[str] = (),
 ) -> tuple[list[Evidence], list[str]]:
-    """(the evidence of every candidate the period's papers name, the names left out as outside the profile)."""
+    """(the evidence of every candidate the period's papers name, the names left out as outside the profile).
+    ``frameworks``: those the profile names; ``chosen``: the methods the lab chose to adopt."""
     papers = {r.doc.id: r.doc for r in ranked}
     relevance = {r.doc.id: r.relevance for r in ranked}
     trailing_ids = {d.id for d in baseline}
@@ -137,6 +143,8 @@ def gather_evidence(
     # as the cards count them: by spelling key, and a name of several words ("Dr. GRPO") also by its phrase
     mentions = mentions_for(store, [(c.name, "") for c in found.values()])
     intros = store.documents([c.intro for c in found.values() if c.intro])
+    adoptions = store.adoptions_of(found)
+    chosen_keys = {name_key(c) for c in chosen}
     out: list[Evidence] = []
     left_out: list[str] = []
     for key, cand in found.items():
@@ -178,10 +186,34 @@ def gather_evidence(
                 preset=cand.preset,
                 preset_knobs=knobs.get(cand.preset, "") if cand.preset else "",
                 run=latest_run.get(cand.preset) if cand.preset else None,
+                **framework_evidence(adoptions.get(key, []), cand.intro, period, frameworks),
+                chosen=key in chosen_keys,
             )
         )
     rising(out, len(papers), len(trailing_ids))
     return out, left_out
+
+
+def framework_evidence(
+    adopted: Sequence[Adopted], intro: str | None, period: Period, frameworks: Sequence[str]
+) -> FrameworkEvidence:
+    """The frameworks that took the candidate in by the period's end (the first entry of each; matches of another
+    paper's sense of the name left out), whether the first of them fell in the period, and the profile's."""
+    end, start = period.end.isoformat(), period.start.isoformat()
+    mine = [a for a in adopted if a.date <= end and (not intro or not a.intro_id or a.intro_id == intro)]
+    first = first_adoptions(mine)
+    earliest = min((a.date for a in first.values()), default="")
+    return {
+        "adopted": [{"framework": a.framework, "date": a.date, "link": a.link} for a in first.values()],
+        "first_adopted_this_period": bool(earliest) and earliest >= start,
+        "profile_frameworks": [f for f in frameworks if f.lower() in {k.lower() for k in first}],
+    }
+
+
+class FrameworkEvidence(TypedDict):
+    adopted: list[dict[str, str]]
+    first_adopted_this_period: bool
+    profile_frameworks: list[str]
 
 
 def own_sense(rows: Sequence[MentionRow], intro: Document | None) -> list[MentionRow]:

@@ -13,9 +13,14 @@ recommendation names it and its reason so a reader can disagree with a reason:
   repro-worse        a finished reproduction of class evidence found it worse      -> watch
   repro-better       an adoptable finished reproduction found it better            -> adopt
                      (class evidence on a real checkpoint, a matching A/A run, Holm across the week's
-                     runs against the same baseline or a replication: repro/adoption.py); the only adopt
+                     runs against the same baseline or a replication: repro/adoption.py)
+  framework-adopt    a framework the profile names ([profile] frameworks) took it in, and a powered  -> adopt
+                     reproduction found it no worse (better or no clear difference) or the lab chose
+                     it ([profile] chosen)
   reproduce-focus    a focus method a preset expresses (which, with its TRL knobs), not run yet, with
                      evidence this period: new, rising adoption, or compared against  -> reproduce
+  framework-first    the first framework commit or release naming it is of this period -> evaluate
+                     (analysis/contributions/frameworks.py matches them; the reason links it)
   rising-adoption    more of the period's papers name it than its trailing rate says  -> evaluate
                      (volume-adjusted, one-sided binomial test, Benjamini-Hochberg over the names tested)
   used-as-baseline   at least 3 of the period's papers compare against it           -> evaluate
@@ -71,6 +76,10 @@ class Evidence:
     preset: str = ""  # the reproduction preset that expresses it, '' if none
     preset_knobs: str = ""  # what that preset sets: its TRL GRPOConfig fields, shaping, sampling, loss plug-in
     run: RunSummary | None = None  # latest finished repro run of the preset (setup, class, verdict, adoptable)
+    adopted: list[dict[str, str]] = field(default_factory=list)  # first entry per framework: framework, date, link
+    first_adopted_this_period: bool = False  # the first framework to take it in did so in this period
+    profile_frameworks: list[str] = field(default_factory=list)  # of those frameworks, the ones [profile] names
+    chosen: bool = False  # the lab chose to adopt it ([profile] chosen)
 
 
 @dataclass
@@ -107,6 +116,38 @@ def rule_repro_better(e: Evidence) -> str | None:
     if run is not None and run.verdict == "better" and run.adoptable:
         return f"reproduction {run.id} ({run.setup}) found it better than {run.baseline}: {run.adoption}"
     return None
+
+
+NO_WORSE = ("better", "no clear difference")  # a powered reproduction's verdicts that find a method no worse
+
+
+def _adoption(a: dict[str, str]) -> str:
+    return f"{a['framework']} ({a['date']}, {a['link']})"
+
+
+def rule_framework_adopt(e: Evidence) -> str | None:
+    """A framework the profile names took it in, and our reproduction found it no worse or the lab chose it."""
+    mine = [a for a in e.adopted if a["framework"].lower() in {f.lower() for f in e.profile_frameworks}]
+    if not mine:
+        return None
+    run = e.run
+    if run is not None and run.evidence_class == "evidence" and run.overall in NO_WORSE:
+        backing = f"reproduction {run.id} ({run.setup}) found it no worse than {run.baseline} ({run.overall})"
+    elif e.chosen:
+        backing = "the lab chose to adopt it ([profile] chosen)"
+    else:
+        return None
+    return f"adopted by {', '.join(map(_adoption, mine))}, a framework the lab runs; {backing}"
+
+
+def rule_framework_first(e: Evidence) -> str | None:
+    """A framework took it in for the first time this period: the field's engineers bet on it."""
+    if not e.first_adopted_this_period:
+        return None
+    first = min(e.adopted, key=lambda a: (a["date"], a["framework"]))
+    others = len(e.adopted) - 1
+    more = f" ({others} more framework(s) by the period's end)" if others else ""
+    return f"first adopted by a framework this period: {_adoption(first)}{more}; evaluate it on our setup"
 
 
 def _rise(e: Evidence) -> str:
@@ -172,7 +213,9 @@ def rule_in_use(e: Evidence) -> str | None:
 RULES: dict[str, tuple[str, Rule]] = {
     "repro-worse": ("watch", rule_repro_worse),
     "repro-better": ("adopt", rule_repro_better),
+    "framework-adopt": ("adopt", rule_framework_adopt),
     "reproduce-focus": ("reproduce", rule_reproduce_focus),
+    "framework-first": ("evaluate", rule_framework_first),
     "rising-adoption": ("evaluate", rule_rising_adoption),
     "used-as-baseline": ("evaluate", rule_used_as_baseline),
     "new": ("watch", rule_new),

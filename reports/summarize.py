@@ -4,8 +4,17 @@ Extractive by default (offline, deterministic): the abstract's sentences are sco
 the abstract's own frequent content words they carry, with a bonus for title words and for the
 first sentence, and the best ones are kept in their original order. An OpenAI-compatible endpoint
 (a local vLLM or SGLang server) can write abstractive summaries instead; it is off unless
-[report] summary_endpoint is set, each call has a timeout, and any failure falls back to the
-extractive summary (after the first failure the endpoint is not called again in this report).
+[report] summary_endpoint is set, and its replies are untrusted input:
+
+- each call ends by ``summary_timeout_s`` (a total deadline: a reply that drips a byte a second is cut
+  there) and reads at most ``summary_max_bytes`` (refused as it streams in, never read whole);
+- one command (a report, `radar methods --week`) calls it at most ``summary_max_calls`` times and not past
+  ``summary_budget_s`` seconds after its first call;
+- ``content`` must be a string, and is cleaned like feed text (control, bidi and zero-width characters out,
+  one line, clipped) before anything stores or renders it.
+
+Any failure, and a spent budget, falls back to the extractive summary (after the first failure the endpoint
+is not called again by this summarizer).
 """
 
 from __future__ import annotations
@@ -13,12 +22,16 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from collections import Counter
+from collections.abc import Callable
 from typing import Protocol
 
 import requests
+import urllib3
 
-from radar.crawler.http import request_checked
+from radar.crawler.deadline import BoundExceeded, DeadlineSession, call
+from radar.crawler.text import clean_text
 from radar.reports.config import ReportConfig
 from radar.store.scrub import scrub_line, url_secrets
 from radar.store.urls import UrlRefused
@@ -78,7 +91,7 @@ def _clip(text: str, limit: int) -> str:
 
 
 class EndpointSummarizer:
-    """Chat completions on an OpenAI-compatible server; extractive fallback on any failure."""
+    """Chat completions on an OpenAI-compatible server, within its bounds; extractive fallback on any failure."""
 
     name = "endpoint"
 
@@ -88,12 +101,20 @@ class EndpointSummarizer:
         model: str,
         *,
         timeout_s: float,
+        max_bytes: int = 1_000_000,
+        max_calls: int = 200,
+        budget_s: float = 120.0,
         api_key: str = "",
         fallback: ExtractiveSummarizer | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.url = endpoint.rstrip("/") + "/chat/completions"
         self.model = model
         self.timeout_s = timeout_s
+        self.max_bytes = max_bytes
+        self.max_calls = max_calls
+        self.budget_s = budget_s
+        self.clock = clock
         self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.secrets = [*url_secrets(endpoint), api_key]  # never in last_error (it goes into the report)
         self.fallback = fallback or ExtractiveSummarizer()
@@ -101,10 +122,42 @@ class EndpointSummarizer:
         self.calls = 0
         self.last_error = ""
         self.broken = False
-        self.session = requests.Session()  # one connection for the report's calls
+        self.spent = False  # the command's call budget or deadline is used up (not a failure of the endpoint)
+        self.started: float | None = None
+        self.session = DeadlineSession()  # one connection for the command's calls
+
+    def note(self) -> str:
+        """What the report says about its summaries: '' when the endpoint wrote every one it was asked for."""
+        if self.failures:
+            return f"extractive (the summary endpoint failed: {self.last_error})"
+        if self.spent:
+            return f"endpoint, then extractive ({self.last_error})"
+        return ""
+
+    def _budget_left(self) -> float:
+        """Seconds this call may take: the per-call deadline, or less when the command's budget ends sooner;
+        0 when the budget is spent (then ``spent`` says why)."""
+        now = self.clock()
+        if self.started is None:
+            self.started = now
+        left = self.started + self.budget_s - now
+        if self.calls >= self.max_calls or left <= 0:
+            self._spend()
+            return 0.0
+        return min(self.timeout_s, left)
+
+    def _spend(self) -> None:
+        self.spent = self.broken = True
+        self.last_error = (
+            f"the endpoint's budget for one command is spent ({self.calls} calls, at most summary_max_calls = "
+            f"{self.max_calls} within summary_budget_s = {self.budget_s:g} s); the rest are extractive"
+        )
 
     def summarize(self, title: str, text: str) -> str:
         if self.broken or not text.strip():
+            return self.fallback.summarize(title, text)
+        deadline = self._budget_left()
+        if not deadline:
             return self.fallback.summarize(title, text)
         self.calls += 1
         prompt = (
@@ -118,25 +171,52 @@ class EndpointSummarizer:
             "temperature": 0.2,
         }
         try:
-            resp = request_checked(
+            status, raw = call(
                 self.session,
                 "POST",
                 self.url,
                 data=json.dumps(body),
                 headers=self.headers | {"Content-Type": "application/json"},
-                timeout=self.timeout_s,
+                deadline_s=deadline,
+                max_bytes=self.max_bytes,
             )
-            resp.raise_for_status()
-            content = resp.json()["choices"][0]["message"]["content"]
-            summary = " ".join(str(content).split())
-            if not summary:
-                raise ValueError("empty summary")
-            return _clip(summary, 600)
-        except (requests.RequestException, UrlRefused, ValueError, KeyError, IndexError, TypeError) as exc:
+            if status >= 400:
+                raise ValueError(f"HTTP {status}")
+            return reply_text(raw)
+        except (
+            requests.RequestException,
+            urllib3.exceptions.HTTPError,
+            OSError,
+            BoundExceeded,
+            UrlRefused,
+            ValueError,
+        ) as exc:
+            if isinstance(exc, BoundExceeded) and deadline < self.timeout_s and self._budget_left() == 0:
+                return self.fallback.summarize(title, text)  # the command's budget ended this call, not the endpoint
             self.failures += 1
             self.last_error = scrub_line(f"{type(exc).__name__}: {exc}", self.secrets, 200)
             self.broken = True  # one timeout per report, not one per paper
             return self.fallback.summarize(title, text)
+
+
+def reply_text(raw: bytes, limit: int = 600) -> str:
+    """The summary in a chat-completions reply: ``choices[0].message.content``, a non-empty string, cleaned like
+    feed text (control, bidi and zero-width characters out, whitespace collapsed to one line) and clipped.
+    ValueError (naming what was wrong) for anything else."""
+    try:
+        doc = json.loads(raw)
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise ValueError(f"the reply is not JSON ({type(exc).__name__})") from None
+    try:
+        content = doc["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        raise ValueError("the reply has no choices[0].message.content") from None
+    if not isinstance(content, str):
+        raise ValueError(f"choices[0].message.content is a JSON {type(content).__name__}, not a string")
+    summary = clean_text(content, limit)
+    if not summary:
+        raise ValueError("empty summary")
+    return summary
 
 
 def make_summarizer(cfg: ReportConfig) -> Summarizer:
@@ -145,5 +225,12 @@ def make_summarizer(cfg: ReportConfig) -> Summarizer:
         return extractive
     key = os.environ.get(cfg.summary_api_key_env, "") if cfg.summary_api_key_env else ""
     return EndpointSummarizer(
-        cfg.summary_endpoint, cfg.summary_model, timeout_s=cfg.summary_timeout_s, api_key=key, fallback=extractive
+        cfg.summary_endpoint,
+        cfg.summary_model,
+        timeout_s=cfg.summary_timeout_s,
+        max_bytes=cfg.summary_max_bytes,
+        max_calls=cfg.summary_max_calls,
+        budget_s=cfg.summary_budget_s,
+        api_key=key,
+        fallback=extractive,
     )

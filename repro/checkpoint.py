@@ -18,6 +18,7 @@ import json
 import os
 import random
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from radar.repro.tasks import part_of
 
 MAX_ROWS = 500_000
 MAX_PROMPT_CHARS = 20_000
+MAX_LINE_BYTES = 1_000_000  # a prompt, its answer and JSON escapes fit many times over
 MIN_EVAL = 1
 _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
 
@@ -125,14 +127,36 @@ class MathDataset:
         }
 
 
+def _lines(p: Path, digest: hashlib._Hash) -> Iterator[tuple[int, bytes]]:
+    """(number, line) of a JSONL file, read a line at a time (``digest`` takes every byte read): a line longer
+    than ``MAX_LINE_BYTES`` is refused once that much of it is read (a 1 GB line costs 1 MB), never after reading
+    or parsing all of it."""
+    number = 0
+    with p.open("rb") as fh:
+        while True:
+            line = fh.readline(MAX_LINE_BYTES + 1)
+            if not line:
+                return
+            digest.update(line)
+            if len(line) > MAX_LINE_BYTES:
+                raise ReproError(
+                    f"--dataset {p}, line {number + 1}: longer than {MAX_LINE_BYTES:,} bytes; one {{prompt, answer}} "
+                    f"object per line (prompts of at most {MAX_PROMPT_CHARS:,} characters)"
+                )
+            for part in line.splitlines() or [b""]:  # \r and \r\n end lines too, as they always did
+                number += 1
+                yield number, part
+
+
 def load_dataset(path: str | Path, min_rl: int = 1) -> MathDataset:
-    """Read and check a JSONL math set; any bad line is one ReproError naming the line and the fix."""
+    """Read and check a JSONL math set a line at a time; any bad line is one ReproError naming the line and the
+    fix, said as soon as that line is read."""
     p = Path(path).expanduser()
     if not p.is_file():
         raise ReproError(f"--dataset {path}: no such file; pass a JSONL file of {{prompt, answer}} objects")
-    raw = p.read_bytes()
+    digest = hashlib.sha256()
     rows: list[Example] = []
-    for number, line in enumerate(raw.splitlines(), start=1):
+    for number, line in _lines(p, digest):
         text = line.strip()
         if not text:
             continue
@@ -168,7 +192,7 @@ def load_dataset(path: str | Path, min_rl: int = 1) -> MathDataset:
             f"--dataset {p}: {len(rows)} rows split into {len(rl)} for training and {len(ev)} held out "
             f"(25 % by a hash of the prompt); use at least 20 distinct prompts"
         )
-    return MathDataset(str(p.resolve()), hashlib.sha256(raw).hexdigest(), tuple(rows), rl, ev)
+    return MathDataset(str(p.resolve()), digest.hexdigest(), tuple(rows), rl, ev)
 
 
 def rl_stream(data: MathDataset, n: int, seed: int) -> list[Example]:

@@ -28,6 +28,7 @@ from radar.repro.adoption import calibration_for
 from radar.repro.checkpoint import eval_rows, load_dataset
 from radar.repro.errors import ReproError, RunCancelled
 from radar.repro.methods import Method
+from radar.repro.plugins.catalog import plugin_catalog
 from radar.repro.power import DEFAULT_EFFECT, Setting
 from radar.repro.profile_stats import mean_profile
 from radar.repro.record import checkpoint_record, resolve_device
@@ -190,7 +191,7 @@ def arm_job(
     """Train one (arm, seed pair): in the worker itself, or in a spawned child when arms run in parallel."""
     with _store(db) as store:
         params = require(store, run_id).params
-    presets = run_catalog(params)
+    presets = run_catalog(params, plugin_catalog())
     spec = spec_of(params, presets)
     folder = Path(params["folder"])
     record: RunJson = json.loads(record_path(folder).read_text(encoding="utf-8"))
@@ -258,7 +259,7 @@ def arm_job(
 
 
 def _execute(db: Path, run_id: str, params: RunParams, log: Log) -> RunResult:
-    presets = run_catalog(params)
+    presets = run_catalog(params, plugin_catalog())
     spec = spec_of(params, presets)
     arms = {"method": presets.get(spec.method), "baseline": presets.get(spec.baseline)}
     engine = None if spec.model else toy_engine()

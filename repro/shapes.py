@@ -196,6 +196,9 @@ class GrpoConfigJson(TypedDict, total=False):
     sapo_temperature_pos: float
     sapo_temperature_neg: float
     model_init_kwargs: dict[str, str] | None
+    off_policy_mask_threshold: float | None
+    top_entropy_quantile: float
+    multi_objective_aggregation: str
 
 
 class RunCommon(Provenance):

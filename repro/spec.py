@@ -19,6 +19,7 @@ from typing import Any, Required, TypedDict, cast
 from radar.repro.checkpoint import load_dataset, model_fingerprint, resolve_model
 from radar.repro.errors import ReproError
 from radar.repro.methods import Catalog, baseline_of, catalog
+from radar.repro.plugins.catalog import BUILTIN_CATALOG, PluginCatalog
 from radar.repro.shapes import ModelFingerprint
 from radar.repro.sizes import get_checkpoint_preset, get_size
 from radar.repro.tasks import get_task
@@ -121,9 +122,10 @@ def spec_of(params: RunParams, presets: Catalog | None = None) -> RunSpec:
     return make_spec(known, **fields)
 
 
-def run_catalog(params: RunParams) -> Catalog:
-    """The presets a recorded run can name: the built-ins plus the user presets it carries."""
-    return catalog(params.get("user_presets") or [])
+def run_catalog(params: RunParams, plugins: PluginCatalog = BUILTIN_CATALOG) -> Catalog:
+    """The presets a recorded run can name: the built-ins plus the user presets it carries, whose plug-ins must be
+    in ``plugins`` (the worker and exports pass the installed catalog, ``plugin_catalog()``)."""
+    return catalog(params.get("user_presets") or [], plugins)
 
 
 def spec_params(spec: RunSpec) -> RunParams:

@@ -530,6 +530,7 @@ def summary(method: str, baseline: str, doc: Verdict) -> str:
         f"{' (an A/A run: any difference is seed noise)' if doc.get('aa') else ''}; {noise_text}{power_text}. "
         f'Claim "{claim["claim"]}": {claim["status"]}{why}.'
     )
+    text += mech.lever_text(claim.get("levers") or []) if claim.get("status") != "not testable here" else ""
     if n < 2:
         text += " One seed gives no test: run --seeds 5 or more."
     eff = doc.get("efficiency")

@@ -16,11 +16,14 @@ from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from datetime import date, datetime, time
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import quote, urlparse
 
 from radar.store.errors import ConfigError
 
-SOURCE_TYPES = ("arxiv", "arxiv-rss", "feed")
+SOURCE_TYPES = ("arxiv", "arxiv-rss", "feed", "framework")
+# what a framework source is about: its commits and releases are matched against cards of these areas
+FRAMEWORK_AREAS = ("rl-post-training", "hardware-systems", "training-efficiency")
+FORGES = ("github", "gitlab")
 # Sections owned by later stages; each stage validates its own table with its own dataclass.
 STAGE_SECTIONS = (
     "embedding",
@@ -96,6 +99,11 @@ class SourceConfig:
     max_results: int = ARXIV_MAX_PER_QUERY
     initial_days: int = 7
     enabled: bool = True
+    # type = "framework": a code repository's public Atom feeds (releases and the branch's commits)
+    branch: str = "main"
+    forge: str = ""  # github | gitlab ('' = gitlab when the url's host says so, else github)
+    area: str = ""  # one of FRAMEWORK_AREAS
+    label: str = ""  # the framework's name as cards show it ('' = the source's name)
 
     def __post_init__(self) -> None:
         where = f"source '{self.name}'"
@@ -105,6 +113,8 @@ class SourceConfig:
             raise ConfigError(f"{where}: type {self.type!r} is not one of {', '.join(SOURCE_TYPES)}")
         if self.type == "feed" and not self.url:
             raise ConfigError(f'{where}: a feed needs url = "https://.../feed.xml"')
+        if self.type == "framework":
+            self._check_framework(where)
         if self.type in ("arxiv", "arxiv-rss") and not self.base_url:
             raise ConfigError(f"{where}: set base_url (e.g. https://export.arxiv.org/api/query)")
         if self.type == "arxiv" and not (self.categories or self.queries):
@@ -125,9 +135,35 @@ class SourceConfig:
         if self.initial_days < 0:
             raise ConfigError(f"{where}: initial_days must be >= 0")
 
+    def _check_framework(self, where: str) -> None:
+        parts = urlparse(self.url)
+        if parts.scheme not in ("http", "https", "file") or not parts.path.strip("/"):
+            raise ConfigError(f'{where}: a framework needs url = "https://github.com/OWNER/REPO" (the repository)')
+        if self.area not in FRAMEWORK_AREAS:
+            raise ConfigError(f"{where}: area must be one of {', '.join(FRAMEWORK_AREAS)} (what the framework is for)")
+        if self.forge not in ("", *FORGES):
+            raise ConfigError(f"{where}: forge must be github or gitlab (or left out: told by the url's host)")
+        if not self.branch or any(c in self.branch for c in "?#\\ ") or ".." in self.branch:
+            raise ConfigError(f'{where}: branch must be a branch name such as "main"')
+
     @property
     def target(self) -> str:
         return self.url or self.base_url
+
+    @property
+    def framework(self) -> str:
+        """The framework's name as cards and reports show it."""
+        return self.label or self.name
+
+    def framework_feeds(self) -> tuple[tuple[str, str], ...]:
+        """(kind, Atom feed URL) of a framework source: its releases and its branch's commits, as its forge
+        publishes them."""
+        repo = self.url.rstrip("/").removesuffix(".git")
+        forge = self.forge or ("gitlab" if "gitlab" in (urlparse(repo).hostname or "") else "github")
+        branch = quote(self.branch, safe="/")
+        if forge == "gitlab":
+            return (("release", f"{repo}/-/tags?format=atom"), ("commit", f"{repo}/-/commits/{branch}?format=atom"))
+        return (("release", f"{repo}/releases.atom"), ("commit", f"{repo}/commits/{branch}.atom"))
 
 
 @dataclass(frozen=True)

@@ -20,13 +20,14 @@ from radar.store.crawl import CrawlStateTable
 from radar.store.deliveries import DeliveriesTable
 from radar.store.documents import DocumentsTable
 from radar.store.embeddings import EmbeddingsTable
-from radar.store.errors import DiskError, StoreError, disk_message, free_bytes
+from radar.store.errors import DiskError, StoreError, damage_message, disk_message, free_bytes
+from radar.store.frameworks import FrameworksTable
 from radar.store.names import NamesTable
 from radar.store.people import PeopleTable
 from radar.store.runs import RunsTable
 from radar.store.schema import LATEST_VERSION, MIGRATIONS
 from radar.store.tags import TagsTable
-from radar.store.text import INVISIBLE, strip_invisible
+from radar.store.text import INVISIBLE, fold_lookalikes, strip_invisible
 
 BUSY_TIMEOUT_S = 30.0  # how long a write waits for another process's write before "the workspace is busy"
 # tables a reading command may write (caches): on a read-only workspace they live in memory for the process
@@ -35,6 +36,13 @@ CACHE_TABLES = ("names", "meta")
 
 def _is_busy(exc: sqlite3.DatabaseError) -> bool:
     return isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))
+
+
+def _on_read_only_mount(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path.parent).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
 
 
 def writable(path: Path) -> bool:
@@ -59,7 +67,9 @@ def integrity(path: Path) -> str:
             conn.close()
     except sqlite3.DatabaseError as exc:
         return str(exc)
-    return "; ".join(str(r[0]) for r in rows)[:200] or "no answer"
+    except UnicodeDecodeError:  # SQLite's own message quotes the damaged bytes
+        return "the file's schema is unreadable (SQLite's message is not UTF-8 text)"
+    return " ".join("; ".join(str(r[0]) for r in rows).split())[:200] or "no answer"
 
 
 def _has_invisible(*values: str | None) -> bool:
@@ -67,10 +77,13 @@ def _has_invisible(*values: str | None) -> bool:
 
 
 def register_functions(conn: sqlite3.Connection) -> None:
-    """The SQL functions migrations use (store.text's character clean-up)."""
+    """The SQL functions migrations use (store.text's character clean-up and lookalike folding)."""
     conn.create_function("radar_has_invisible", -1, _has_invisible, deterministic=True)
     conn.create_function(
         "radar_strip_invisible", 1, lambda s: s if s is None else strip_invisible(s), deterministic=True
+    )
+    conn.create_function(
+        "radar_fold_lookalikes", 1, lambda s: s if s is None else fold_lookalikes(s), deterministic=True
     )
 
 
@@ -108,6 +121,7 @@ class Store(
     NamesTable,
     PeopleTable,
     ContributionsTable,
+    FrameworksTable,
 ):
     """A connection to the workspace database. Use as a context manager or call close().
 
@@ -138,8 +152,8 @@ class Store(
                 self.conn.execute("PRAGMA foreign_keys=ON")
                 self._migrate()
             self._recreate_missing()
-        except sqlite3.DatabaseError as exc:
-            if _is_busy(exc):
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # UnicodeDecodeError: a message quoting damage
+            if isinstance(exc, sqlite3.DatabaseError) and _is_busy(exc):
                 raise self._busy() from None
             raise self._cannot_open(exc) from None
 
@@ -162,7 +176,7 @@ class Store(
             with suppress(sqlite3.OperationalError):  # the file may lack the table
                 self.conn.execute(f"INSERT INTO temp.{table} SELECT * FROM main.{table}")
 
-    def _cannot_open(self, exc: sqlite3.DatabaseError) -> StoreError:
+    def _cannot_open(self, exc: sqlite3.DatabaseError | UnicodeDecodeError) -> StoreError:
         """One line that says what is really wrong: a full disk, or damage (only when integrity_check says so)."""
         free = free_bytes(self.path)
         if "full" in str(exc) or (free is not None and free < 1 << 20):
@@ -175,10 +189,7 @@ class Store(
                 f"cannot open the database {self.path} ({exc}); the database itself is intact (integrity_check "
                 "ok): check the folder's permissions and free space, then rerun"
             )
-        return StoreError(
-            f"the database {self.path} is damaged (integrity_check: {verdict}); restore it from a backup or "
-            "move it away and run `radar init`"
-        )
+        return StoreError(damage_message(self.path, f"integrity_check: {verdict}"))
 
     def _recreate_missing(self) -> None:
         """Create tables (and their indexes) that an older migration made but the file lacks, empty."""
@@ -240,8 +251,9 @@ class Store(
     def _write_failed(self, exc: sqlite3.OperationalError) -> StoreError | sqlite3.OperationalError:
         """A write SQLite refused as one line: read-only, full disk, I/O error; other errors unchanged."""
         text = str(exc)
-        if "readonly" in text:
-            return DiskError(disk_message(errno.EROFS, self.path), errno.EROFS, self.path)
+        if "readonly" in text:  # a read-only mount, or a database or folder this user may not write
+            code = errno.EROFS if _on_read_only_mount(self.path) else errno.EACCES
+            return DiskError(disk_message(code, self.path), code, self.path)
         free = free_bytes(self.path)
         if "full" in text or (("I/O" in text or "disk" in text) and free is not None and free < 1 << 20):
             return DiskError(disk_message(errno.ENOSPC, self.path), errno.ENOSPC, self.path)

@@ -55,19 +55,42 @@ class DiskError(StoreError, OSError):
         self.filename = str(path)
 
 
-DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG})
+def damage_message(path: Path | str, detail: str) -> str:
+    """The one line for a damaged database (store.doctor decides what is damage)."""
+    return (
+        f"the database {path} is damaged ({detail}); run `radar doctor` to see what it can recover into a new "
+        "file (the damaged one is left as it is), or restore radar.db from a backup"
+    )
+
+
+DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG, errno.EACCES, errno.EPERM})
+
+
+def folder_of(path: Path | str) -> Path:
+    """``path`` when it is a folder, else the nearest existing folder above it (absolute)."""
+    p = Path(path).absolute()
+    while not p.is_dir() and p != p.parent:
+        p = p.parent
+    return p
 
 
 def free_bytes(path: Path | str) -> int | None:
-    """Bytes free to this user on the file system holding ``path`` (its nearest existing parent)."""
-    p = Path(path)
-    while not p.exists() and p != p.parent:
-        p = p.parent
+    """Bytes free to this user on the file system holding ``path`` (its nearest existing folder)."""
     try:
-        st = os.statvfs(p)
+        st = os.statvfs(folder_of(path))
     except OSError:
         return None
     return st.f_bavail * st.f_frsize
+
+
+def owner_note(path: Path | str) -> str:
+    """Who owns ``path`` (or its nearest existing folder) and its mode, against who this process is."""
+    p = Path(path)
+    try:
+        st = p.stat() if p.exists() else folder_of(p).stat()
+    except OSError:
+        return f"this user is uid {os.getuid()}"
+    return f"owner uid {st.st_uid}, mode {st.st_mode & 0o777:04o}; this user is uid {os.getuid()}"
 
 
 def human(n: int | None) -> str:
@@ -85,9 +108,15 @@ def disk_message(code: int, path: Path | str, doing: str = "writing") -> str:
     if code in (errno.ENOSPC, errno.EDQUOT):
         what = "the disk quota is used up" if code == errno.EDQUOT else "the disk is full"
         return (
-            f"{what} {doing} {path} ({human(free_bytes(path))} free there); free space on that disk (old "
-            "reports/<week>/ folders, runs/, index/models) or move the workspace, then rerun; what was stored "
+            f"{what} {doing} {path} ({human(free_bytes(path))} free in {folder_of(path)}); free space on that disk "
+            "(old reports/<week>/ folders, runs/, index/models) or move the workspace, then rerun; what was stored "
             "before is kept"
+        )
+    if code in (errno.EACCES, errno.EPERM):
+        return (
+            f"permission denied {doing} {path} ({owner_note(path)}); run the command as its owner "
+            "or give this user write permission (on a workspace owned by another user, reading commands such as "
+            "stats, search, methods and `radar report --out DIR` work)"
         )
     if code == errno.EROFS:
         return (

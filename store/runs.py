@@ -157,11 +157,14 @@ class ArmMechanisms:
     correct_length: float | None
     incorrect_length: float | None
     length_range: float | None  # mean of (longest - shortest completion) per batch
+    plugin_rates: dict[str, float] = field(default_factory=dict)  # the rates the arm's plug-ins logged, by name
 
     @classmethod
     def from_dict(cls, d: ArmRates) -> ArmMechanisms:
         d = d if isinstance(d, dict) else {}
-        return cls(**{f: _num(d.get(f)) for f in cls.__dataclass_fields__})
+        fixed = [f for f in cls.__dataclass_fields__ if f != "plugin_rates"]
+        extra = {k: _num(v) for k, v in d.items() if k not in fixed and k != "per_seed"}
+        return cls(**{f: _num(d.get(f)) for f in fixed}, plugin_rates={k: v for k, v in extra.items() if v is not None})
 
 
 @dataclass(frozen=True)

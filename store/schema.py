@@ -246,5 +246,53 @@ def _strip_invisible_sql() -> str:
 
 
 MIGRATIONS.append((9, _strip_invisible_sql()))
+# Spelling keys fold the Cyrillic and Greek lookalikes of a mixed-script name (DАPO -> dapo): the stored keys
+# of contributions and mentions are folded the same way (store.text.fold_lookalikes, registered on every
+# connection); a mention whose folded key the document already has goes
+MIGRATIONS.append(
+    (
+        10,
+        """
+        UPDATE contributions SET name_key = radar_fold_lookalikes(name_key)
+            WHERE radar_fold_lookalikes(name_key) != name_key;
+        UPDATE OR IGNORE document_mentions SET key = radar_fold_lookalikes(key)
+            WHERE radar_fold_lookalikes(key) != key;
+        DELETE FROM document_mentions WHERE radar_fold_lookalikes(key) != key
+        """,
+    )
+)
+
+# IF NOT EXISTS: a workspace rewound to an earlier version (tests do, to replay migration 9) replays this one
+MIGRATIONS.append(
+    (
+        11,
+        """
+        CREATE TABLE IF NOT EXISTS framework_entries (
+            id         TEXT PRIMARY KEY,  -- fw: + a hash of the entry's link (else its guid)
+            source     TEXT NOT NULL,     -- the [[sources]] name
+            framework  TEXT NOT NULL,     -- the framework's name as cards show it
+            area       TEXT NOT NULL,     -- what the framework is for (the source's area)
+            kind       TEXT NOT NULL CHECK (kind IN ('release', 'commit')),
+            published  TEXT NOT NULL,
+            link       TEXT NOT NULL DEFAULT '',
+            title      TEXT NOT NULL,     -- a commit's subject, a release's name (plain text)
+            text       TEXT NOT NULL DEFAULT '',  -- the commit message or release note (plain text)
+            first_seen TEXT NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS framework_entries_published ON framework_entries (published);
+
+        CREATE TABLE IF NOT EXISTS framework_matches (
+            entry_id TEXT NOT NULL REFERENCES framework_entries(id) ON DELETE CASCADE,
+            key      TEXT NOT NULL,              -- spelling key of the card's name
+            name     TEXT NOT NULL,
+            intro_id TEXT NOT NULL DEFAULT '',   -- the paper introducing the sense matched ('' when none is stored)
+            sense    TEXT NOT NULL DEFAULT '',   -- that sense's key (its long form's stems)
+            via      TEXT NOT NULL CHECK (via IN ('arxiv-id', 'name', 'expansion')),
+            PRIMARY KEY (entry_id, key)
+        );
+        CREATE INDEX IF NOT EXISTS framework_matches_key ON framework_matches (key)
+        """,
+    )
+)
 
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -23,6 +23,7 @@ from radar.store.contributions import ContributionRow, Mention, MentionRow, Pape
 from radar.store.deliveries import Delivery
 from radar.store.documents import DayCount, DocumentHash, DocumentText
 from radar.store.embeddings import PendingEmbedding, StoredVector
+from radar.store.frameworks import Adopted, FrameworkEntry, FrameworkMatch
 from radar.store.models import CrawlState, Document, UpsertCounts
 from radar.store.names import NameRow
 from radar.store.people import Feedback, PersonAlert
@@ -58,11 +59,19 @@ class DeliveryLog(Protocol):
     def record_delivery(self, period: str, channel: str, recipient: str, *, ok: bool, error: str = "") -> None: ...
 
 
+class Adoptions(Protocol):
+    """framework_matches: the framework entries (commits, releases) that name each card's name."""
+
+    def adoptions_of(self, keys: Iterable[str]) -> dict[str, list[Adopted]]: ...
+
+
 # -- crawler and index -------------------------------------------------------------------------------------
 class CrawlStore(Protocol):
     """crawler.run: documents (upserted) and crawl_state (each source's cursor)."""
 
     def upsert_documents(self, docs: Iterable[Document]) -> UpsertCounts: ...
+
+    def upsert_framework_entries(self, entries: Iterable[FrameworkEntry]) -> UpsertCounts: ...
 
     def crawl_state(self, source: str) -> CrawlState: ...
 
@@ -180,7 +189,30 @@ class CardsStore(Mentions, Protocol):
     def contributions_between(self, since: str, until: str, *, introducing: bool = True) -> list[ContributionRow]: ...
 
 
-class MethodsStore(CardsStore, ContributionsStore, Protocol):
+class FrameworksStore(CardsStore, Adoptions, Protocol):
+    """analysis.contributions.frameworks: framework entries matched to the cards' names (contributions, the names
+    table), the matches replaced whole when entries or contributions change."""
+
+    def fingerprint(self) -> str: ...
+
+    def contribution_models(self) -> dict[str, int]: ...
+
+    def mention_counts(self, min_papers: int = 1) -> dict[str, int]: ...
+
+    def names(self, kind: str = "", since: str = "") -> list[NameRow]: ...
+
+    def names_state(self) -> str: ...
+
+    def framework_entries(self, source: str = "") -> Iterator[FrameworkEntry]: ...
+
+    def framework_entries_state(self) -> str: ...
+
+    def framework_matches_state(self) -> str: ...
+
+    def replace_framework_matches(self, matches: Sequence[FrameworkMatch], state: str) -> int: ...
+
+
+class MethodsStore(FrameworksStore, ContributionsStore, Protocol):
     """app's method-card steps: contributions brought up to date, then the cards, their ``changes`` rewritten (and
     the names table as last computed, for `radar methods --name`)."""
 
@@ -192,7 +224,7 @@ class MethodsStore(CardsStore, ContributionsStore, Protocol):
 
 
 # -- reports -----------------------------------------------------------------------------------------------
-class ReportStore(Mentions, Protocol):
+class ReportStore(Mentions, Adoptions, Protocol):
     """reports (content, evidence, volume): documents, tags (scores, series) and contributions (evidence)."""
 
     def documents(self, ids: Iterable[str]) -> dict[str, Document]: ...
@@ -249,6 +281,7 @@ if TYPE_CHECKING:  # mypy: the Store satisfies every Protocol above (tests/test_
             StoredVectors,
             Mentions,
             DeliveryLog,
+            Adoptions,
             CrawlStore,
             IndexStore,
             TaggingStore,
@@ -256,8 +289,25 @@ if TYPE_CHECKING:  # mypy: the Store satisfies every Protocol above (tests/test_
             NamesStore,
             ContributionsStore,
             CardsStore,
+            FrameworksStore,
             MethodsStore,
             ReportStore,
             PeopleStore,
-        ] = (store, store, store, store, store, store, store, store, store, store, store, store, store)
+        ] = (
+            store,
+            store,
+            store,
+            store,
+            store,
+            store,
+            store,
+            store,
+            store,
+            store,
+            store,
+            store,
+            store,
+            store,
+            store,
+        )
         del views

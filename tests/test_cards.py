@@ -213,7 +213,10 @@ def test_weeks_and_presets() -> None:
             parse_week(bad)
     presets = repro_presets()
     assert preset_for("Dr. GRPO", presets)[0] == "dr_grpo" and preset_for("GSPO", presets)[0] == "gspo"
-    assert preset_for("CISPO", presets)[0] == "cispo" and preset_for("QAE", presets) == ("", "")
+    assert preset_for("CISPO", presets)[0] == "cispo" and preset_for("TEMPO", presets) == ("", "")
+    # the presets of 2025-26 methods carry the names their papers and cards use (repro/presets_2025.py)
+    for name, preset in {"QAE": "qae", "PSPO": "pspo", "RL-ZVP": "rl-zvp", "VCRL": "vcrl", "NGRPO": "ngrpo"}.items():
+        assert preset_for(name, presets)[0] == preset
 
 
 def test_radar_methods_week_and_name(capsys: pytest.CaptureFixture[str], tmp_path: Path, corpus_file: Path) -> None:
@@ -226,6 +229,10 @@ def test_radar_methods_week_and_name(capsys: pytest.CaptureFixture[str], tmp_pat
     cards = res.json()
     assert {"name", "kind", "introduced_by", "area", "changes", "builds_on", "code"} <= set(cards[0])
     assert {c["name"]: c["introduced_by"] for c in cards if c["name"] in W39_METHODS} == W39_METHODS
+    presets = {c["name"]: c["preset"] for c in cards if c["name"] in W39_METHODS}
+    assert presets == {"QAE": "qae", "NGRPO": "ngrpo", "RL-ZVP": "rl-zvp", "VCRL": "vcrl"}
+    assert all(c["plugin_point"] == "" for c in cards if c["preset"])  # a preset exists: no work to size
+    assert {c["plugin_point"] for c in cards} <= {"", "advantage", "ratio/loss", "batch"}
     text = run_cli(capsys, "-w", ws, "methods", "--week", W39)
     assert text.code == 0 and "QAE" in text.out and "in the lab's areas" in text.out
     one = run_cli(capsys, "-w", ws, "methods", "--name", "DAPO", "--json")

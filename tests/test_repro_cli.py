@@ -232,6 +232,27 @@ def test_tiny_run_end_to_end(capsys: pytest.CaptureFixture[str], ws: Workspace) 
 
 
 @pytest.mark.slow
+@pytest.mark.slow
+def test_qae_run_ends_in_a_verdict_with_its_mechanism_rate(capsys: pytest.CaptureFixture[str], ws: Workspace) -> None:
+    """A plug-in preset through the real command path (worker, TRL, warm starts): QAE against GRPO ends in a verdict
+    whose claim carries QAE's lever, the share of zero advantages measured on the method arm, and whose summary
+    quotes it; `radar repro show` prints the arm's plug-in rates."""
+    argv = ["--workspace", str(ws.root), "repro", "run", "--method", "qae", "--baseline", "grpo", "--task", "sorting"]
+    result = run_cli(capsys, *argv, "--seeds", "2", "--steps", "4", "--device", "cpu", "--json")
+    assert result.code == 0, result.err
+    doc = result.json()
+    v = doc["verdict"]
+    assert doc["status"] == "done" and v["overall"] in ("better", "worse", "mixed", "no clear difference")
+    [lever] = v["claim"]["levers"]
+    assert lever["metric"] == "zero_adv_share" and lever["arm"] == "method" and 0.0 <= lever["measured"] <= 1.0
+    assert v["mechanisms"]["method"]["zero_adv_share"] == lever["measured"]
+    assert "zero_adv_share" not in v["mechanisms"]["baseline"]  # GRPO's arm has no QAE gate
+    if lever["engaged"]:
+        assert "Mechanism: method zero_adv_share" in v["summary"]
+    shown = run_cli(capsys, "--workspace", str(ws.root), "repro", "show", doc["id"])
+    assert shown.code == 0 and "qae plug-in rates: zero_adv_share" in shown.out
+
+
 def test_killed_run_is_marked_failed_with_its_log(
     capsys: pytest.CaptureFixture[str], ws: Workspace, monkeypatch: pytest.MonkeyPatch, fast_engine: None
 ) -> None:

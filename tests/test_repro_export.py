@@ -27,7 +27,8 @@ import pytest
 import yaml
 
 from radar.repro.errors import ReproError
-from radar.repro.export import FORMAT_WEIGHT, VERL_VERSION, export_run, rollouts, verl_overrides, verl_score
+from radar.repro.export import FORMAT_WEIGHT, VERL_VERSION, rollouts, verl_overrides, verl_score
+from radar.repro.export import export_run as _export_run
 from radar.repro.methods import BUILTIN, METHODS
 from radar.repro.sizes import get_size
 from radar.repro.tasks import TASKS, get_task
@@ -36,7 +37,24 @@ from radar.store.runs import RunRecord
 FIXTURES = Path(__file__).parent / "fixtures" / "verl"
 get_method = BUILTIN.get
 NEW_KEYS = ("reward.reward_kwargs.",)  # keys verl's defaults lack, read by its dapo reward manager
-VERL_METHODS = sorted(n for n, m in METHODS.items() if m.config.get("loss_type") not in ("luspo", "vespo"))
+
+
+def _verl_route(name: str) -> bool:
+    from radar.repro.export_verl import verl_plugins
+
+    try:
+        verl_plugins(METHODS[name], "method")
+    except ReproError:
+        return False
+    return METHODS[name].config.get("loss_type") not in ("luspo", "vespo")
+
+
+VERL_METHODS = sorted(n for n in METHODS if _verl_route(n))
+
+
+def export_run(run: RunRecord, engine: str, out: Path | None = None, num_processes: int = 8) -> list[Path]:
+    """The export of a test run whose folder lies in tmp_path (the test's runs/ folder)."""
+    return _export_run(run, engine, out, num_processes, runs_root=Path(run.params["folder"]).parent)
 
 
 def _composed() -> dict[str, Any]:
@@ -75,9 +93,12 @@ def test_every_override_is_a_verl_key_and_a_valid_value(name: str, task: str) ->
     o = verl_overrides(get_method(name), _params(task), "/models/policy")
     _check_keys(o, DEFAULTS)
     a = "actor_rollout_ref.actor."
-    assert o[a + "policy_loss.loss_mode"] in REGISTRIES["policy_loss"]
+    # verl's own names, or the ones the export's launcher registers (tests/test_repro_export_plugins.py)
+    radar = {f"radar_method_{p}" for p in get_method(name).plugins().values()}
+    assert o[a + "policy_loss.loss_mode"] in {*REGISTRIES["policy_loss"], *radar}
     assert o[a + "loss_agg_mode"] in REGISTRIES["loss_agg_mode"]
-    assert o["algorithm.adv_estimator"] in REGISTRIES["adv_estimator"]
+    assert o["algorithm.adv_estimator"] in {*REGISTRIES["adv_estimator"], *radar}
+    assert bool(radar & {v for v in o.values() if isinstance(v, str)}) == ("actor_rollout_ref.model.external_lib" in o)
     assert o.get("reward.reward_manager.name", "naive") in REGISTRIES["reward_manager"]
     assert o["reward.custom_reward_function.path"] == "radar_reward.py"  # verl 0.9 reads reward.*, not the legacy key
 
@@ -159,9 +180,13 @@ def test_dapo_overlong_buffer_and_group_filtering_match_the_local_run(task: str)
 
 
 def test_methods_verl_lacks_are_refused() -> None:
-    for name in ("luspo", "vespo"):
-        with pytest.raises(ReproError, match="--engine trl"):
+    """TRL losses verl lacks, a batch plug-in (verl has no batch registry), a plug-in verl's loss signature cannot
+    feed (RL-ZVP needs entropies), and TRL settings with no verified verl mapping: one line naming --engine trl."""
+    for name in ("luspo", "vespo", "vcrl", "rl-zvp", "opsm", "forking-tokens", "lite-ppo", "gdpo"):
+        with pytest.raises(ReproError, match="--engine trl") as err:
             verl_overrides(get_method(name), _params(), "/m")
+        assert "\n" not in str(err.value)
+    assert len(VERL_METHODS) >= 20  # the rest go to verl (checked key by key above)
 
 
 # -- the reward: the exported compute_score against the local run's reward functions -----------------
@@ -264,11 +289,13 @@ def _math_record(tmp_path: Path, method: str, baseline: str, model: str, steps: 
 
 
 def _launch_overrides(launch: str) -> list[dict[str, str]]:
-    commands = [c for c in launch.replace("\\\n", " ").splitlines() if c.startswith("python3 -m verl.trainer.main_ppo")]
+    lines = launch.replace("\\\n", " ").splitlines()
     out = []
-    for cmd in commands:
-        words = shlex.split(cmd)[3:]
-        out.append(dict(w.split("=", 1) for w in words))
+    for cmd in lines:
+        if cmd.startswith("python3 -m verl.trainer.main_ppo"):
+            out.append(dict(w.split("=", 1) for w in shlex.split(cmd)[3:]))
+        elif cmd.startswith("python3 radar_verl_plugins.py"):
+            out.append(dict(w.split("=", 1) for w in shlex.split(cmd)[2:]))
     return out
 
 
@@ -304,7 +331,7 @@ def test_written_launch_uses_only_verl_keys(tmp_path: Path) -> None:
     assert (folder / "launch.sh").stat().st_mode & 0o111
     subprocess.run(["bash", "-n", str(folder / "launch.sh")], check=True)  # the shell parses it
     # the reward file verl loads calls the same function
-    namespace: dict[str, Any] = {}
+    namespace: dict[str, Any] = {"__file__": str(folder / "radar_reward.py")}
     exec(compile((folder / "radar_reward.py").read_text(), "radar_reward.py", "exec"), namespace)  # noqa: S102
     gt = json.dumps({"prompt": "p", "answer": "13"})
     assert namespace["compute_score"]("radar/math", "The answer is \\boxed{13}", gt) == {"score": 1.1, "acc": 1.0}
@@ -331,26 +358,28 @@ def test_trl_export_trains_each_pair_from_its_warm_start_with_each_arms_seeds(tm
 
 
 def test_trl_export_of_a_tiny_checkpoint_run_trains_one_step(tmp_path: Path) -> None:
-    """The exported train_grpo.py, run as a cluster would (its own process), trains one step of the baseline arm
-    of pair 1 on a tiny saved checkpoint, with that arm's own RL seed (the old script had neither pairs nor arm
-    seeds). tests/test_repro_cli.py runs a toy run's export the same way (its old branch raised AttributeError)."""
+    """The exported train_grpo.py, run as a cluster would (its own process), trains one step of each arm of pair 1 on
+    a tiny saved checkpoint, with the arm's own RL seed: the method arm with GPG's two plug-ins (advantage and
+    ratio/loss), the baseline with DAPO's dynamic sampling (the built-in batch plug-in dapo_filter).
+    tests/test_repro_cli.py runs a toy run's export the same way."""
     from tests.test_repro_hf import build_checkpoint
 
     model = build_checkpoint(tmp_path / "model")
-    run = _math_record(tmp_path, "dapo", "grpo", str(model))
+    run = _math_record(tmp_path, "gpg", "dapo", str(model))
     export_run(run, "trl", tmp_path / "out", num_processes=1)
     env = os.environ | {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
-    args = ["--arm", "baseline", "--pair", "1", "--max-steps", "1", "--cpu"]
-    done = subprocess.run(
-        [sys.executable, str(tmp_path / "out" / "train_grpo.py"), *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-        cwd=Path(__file__).resolve().parents[1],
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "trained baseline pair 1 (RL seed 1001" in done.stdout and ": 1 steps" in done.stdout
+    for arm, seed in (("method", 1), ("baseline", 1001)):
+        args = ["--arm", arm, "--pair", "1", "--max-steps", "1", "--cpu"]
+        done = subprocess.run(
+            [sys.executable, str(tmp_path / "out" / "train_grpo.py"), *args],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+            cwd=Path(__file__).resolve().parents[1],
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert f"trained {arm} pair 1 (RL seed {seed}" in done.stdout and ": 1 steps" in done.stdout
 
 
 # -- slow: the fixture is still verl's own composition ------------------------------------------------
@@ -454,11 +483,18 @@ def test_fixture_is_verls_composed_default_config(tmp_path: Path) -> None:
             )  # type: ignore[union-attr]
         ),
     }
+    from tests.verl_api import extract
+
+    with zipfile.ZipFile(wheel) as zf:
+        zf.extractall(tmp_path / "wheel", [n for n in zf.namelist() if n.endswith(".py") and n.startswith("verl/")])
+    api = extract(tmp_path / "wheel")  # the registries, agg_loss and call signatures the plug-in launcher relies on
     if os.environ.get("RADAR_VERL_UPDATE_FIXTURE"):
         (FIXTURES / "_generated_ppo_trainer.yaml").write_text(files["_generated_ppo_trainer.yaml"], encoding="utf-8")
         (FIXTURES / "registries.json").write_text(json.dumps(registries, indent=2) + "\n", encoding="utf-8")
+        (FIXTURES / "core_algos_api.json").write_text(json.dumps(api, indent=1) + "\n", encoding="utf-8")
     assert generated == _composed(), "tests/fixtures/verl is stale: rerun with RADAR_VERL_UPDATE_FIXTURE=1"
     assert registries == REGISTRIES
+    assert api == json.loads((FIXTURES / "core_algos_api.json").read_text()), "core_algos_api.json is stale"
     for name in VERL_METHODS:  # and every emitted key is in the freshly composed config
         _check_keys(verl_overrides(get_method(name), _params(), "/m"), composed)
 
@@ -565,7 +601,7 @@ def test_math_run_export_writes_the_data_sets_prompts_and_answers(tmp_path: Path
 def test_hydra_values_with_special_characters_are_one_quoted_string() -> None:
     """A model path or name with Hydra's special characters is single-quoted (quotes and ${ escaped); plain
     values, numbers and booleans are written as before."""
-    from radar.repro.export import _hydra
+    from radar.repro.export import hydra_value as _hydra
 
     assert _hydra("/models/qwen2.5-0.5b-instruct") == "/models/qwen2.5-0.5b-instruct"
     assert _hydra(1e-6) == "1e-06" and _hydra(True) == "True" and _hydra([1, 2]) == "[1,2]"

@@ -10,9 +10,10 @@ import pytest
 from radar.repro.errors import ReproError
 from radar.repro.export import verl_overrides
 from radar.repro.methods import BUILTIN, METHODS, describe, settings
+from radar.repro.plugins import BUILTIN_CATALOG
 from radar.repro.policy import SIZES, get_size
 from radar.repro.tasks import TASKS, get_task
-from radar.repro.trainer import LOSS_PLUGINS, build_config, overlong_buffer, reward_functions
+from radar.repro.trainer import build_config, overlong_buffer, reward_functions
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -35,8 +36,8 @@ def test_every_preset_builds_a_grpo_config(name: str, tmp_path: Path) -> None:
     assert cfg.num_generations >= 2 and cfg.per_device_train_batch_size % cfg.num_generations == 0
     assert not cfg.gradient_checkpointing and cfg.report_to in ([], "none", ["none"])
     assert method.claim.text and method.title
-    if method.loss_plugin:
-        assert method.loss_plugin in LOSS_PLUGINS
+    for point, plugin in method.plugins().items():
+        assert (point, plugin) in BUILTIN_CATALOG.plugins, (name, point, plugin)
     assert describe(method)["name"] == name
 
 
@@ -57,9 +58,8 @@ def _real_difference(name: str, tmp_path: Path) -> set[str]:
     base = get_method(method.baseline)
     a, b = _config(name, tmp_path).to_dict(), _config(base.name, tmp_path).to_dict()
     changed = {k for k in a.keys() | b.keys() if a.get(k) != b.get(k)}
-    extra = {
-        k for k in ("overlong_shaping", "dynamic_sampling", "loss_plugin") if settings(method)[k] != settings(base)[k]
-    }
+    own = ("overlong_shaping", "dynamic_sampling", "loss_plugin", "advantage", "batch", "plugin_args")
+    extra = {k for k in own if settings(method).get(k) != settings(base).get(k)}
     return changed | extra
 
 
@@ -68,6 +68,17 @@ def test_declared_changes_equal_the_real_difference(name: str, tmp_path: Path) -
     method = get_method(name)
     assert method.baseline in METHODS and method.deviations
     assert set(method.changes) == _real_difference(name, tmp_path)
+
+
+def test_presets_without_new_plugins_keep_their_settings_and_keys() -> None:
+    """The advantage and batch points came later: a preset that fills neither has the settings (and so the run
+    dedupe key) it had before them: nothing already queued or done is asked for again."""
+    assert set(settings(get_method("dapo"))) == set(get_method("dapo").config) | {
+        "overlong_shaping",
+        "dynamic_sampling",
+        "loss_plugin",
+    }
+    assert settings(get_method("qae"))["advantage"] == "qae" and "batch" not in settings(get_method("qae"))
 
 
 def test_one_change_presets_and_claim_baselines() -> None:
@@ -201,10 +212,11 @@ def test_user_preset_settings_are_trl_fields_and_plugins_are_known() -> None:
     from trl import GRPOConfig
 
     from radar.repro.methods import CHOICES, PRESET_SETTINGS
+    from radar.repro.user_presets import PLUGIN_ARGS, PLUGIN_SETTINGS
 
     fields = {f.name for f in dataclasses.fields(GRPOConfig)}
-    assert set(PRESET_SETTINGS) - {"overlong_shaping", "dynamic_sampling", "loss_plugin"} <= fields
-    assert set(CHOICES["loss_plugin"]) == {"", *LOSS_PLUGINS}
+    assert set(PRESET_SETTINGS) - {"overlong_shaping", "dynamic_sampling", *PLUGIN_SETTINGS, *PLUGIN_ARGS} <= fields
+    assert "loss_plugin" not in CHOICES  # plug-in names are checked against the plug-in catalog (not a fixed list)
     shared = {"max_steps", "learning_rate", "per_device_train_batch_size", "num_generations", "num_iterations"}
     assert not shared & set(PRESET_SETTINGS)  # both arms keep the run's batch shape and step count
 
@@ -214,11 +226,19 @@ def test_user_preset_settings_are_trl_fields_and_plugins_are_known() -> None:
     [
         (
             {"settings": {"learning_rate": 1e-4}},
-            "unknown setting(s) learning_rate in [[repro.presets]] 'dapo-eps03'; valid settings: beta, delta, "
-            "dynamic_sampling, epsilon,",
+            "unknown setting(s) learning_rate in [[repro.presets]] 'dapo-eps03'; valid settings: advantage, "
+            "advantage_args, batch, batch_args, beta, delta, dynamic_sampling, epsilon,",
         ),
         ({"settings": {"loss_type": "ppo"}}, "loss_type = 'ppo' is not one of 'grpo', 'dr_grpo'"),
         ({"settings": {"beta": "high"}}, "setting beta must be a number"),
+        (
+            {"settings": {"advantage": "qea"}},
+            "setting advantage: unknown advantage plug-in 'qea'; registered: gpg, ngrpo, opo, passk, qae,",
+        ),
+        ({"settings": {"loss_plugin": "ppo"}}, "unknown ratio/loss plug-in 'ppo'; registered: ce_gppo, clip_cov,"),
+        ({"settings": {"advantage": "qae", "advantage_args": {"kk": 1}}}, "has no setting kk; valid: k"),
+        ({"settings": {"loss_args": {"alpha": 1}}}, "loss_args needs a ratio/loss plug-in (set it in settings)"),
+        ({"settings": {"advantage": "qae", "advantage_args": {"k": "x"}}}, "advantage_args.k must be a number"),
         ({"settings": {}}, "settings must be a non-empty table"),
         ({"name": "dapo"}, "clashes with a built-in preset"),
         ({"name": "Bad Name!"}, "must be 1-40 lower-case letters"),
@@ -257,6 +277,19 @@ def test_user_presets_form_a_catalog_value_that_travels_with_a_run() -> None:
     assert spec.method == "dapo-eps03" and spec.seeds == 2 and spec.task == "addition"
     with pytest.raises(TypeError):
         mine.methods["x"] = get_method("grpo")  # type: ignore[index]  # a value: read-only
+
+
+def test_user_preset_fills_plug_in_points_with_settings() -> None:
+    """A radar.toml preset can name plug-ins and change their settings; its changes against the baseline list them."""
+    from radar.repro.methods import user_preset
+
+    qae6 = user_preset(
+        {"name": "qae-k06", "base": "qae", "settings": {"advantage_args": {"k": 0.6}}, "arxiv": "2509.22611"}
+    )
+    assert (qae6.advantage, qae6.plugin_args) == ("qae", {"advantage": {"k": 0.6}})
+    assert qae6.changes == ("advantage", "plugin_args") and qae6.levers == BUILTIN.get("qae").levers
+    mixed = user_preset({"name": "qae-pspo", "base": "grpo", "settings": {"advantage": "qae", "loss_plugin": "pspo"}})
+    assert mixed.plugins() == {"advantage": "qae", "ratio/loss": "pspo"}
 
 
 def test_two_catalogs_never_see_each_others_definitions() -> None:

@@ -20,7 +20,6 @@ from radar.repro.tasks import (
     rl_stream,
     working,
 )
-from radar.repro.trainer import LossBatch, gmpo_loss
 
 
 @pytest.mark.parametrize("name", sorted(TASKS))
@@ -192,31 +191,6 @@ def test_char_tokenizer_round_trip_and_model_shapes() -> None:
     out = model(input_ids=torch.tensor([ids]))
     assert out.logits.shape == (1, len(ids), len(tok))
     assert sum(p.numel() for p in model.parameters()) < 500_000
-
-
-def test_gmpo_plugin_loss() -> None:
-    from trl import GRPOConfig
-
-    cfg = GRPOConfig(
-        output_dir="/tmp/unused",
-        epsilon=0.4,
-        epsilon_high=0.4,
-        num_generations=2,
-        per_device_train_batch_size=2,
-        use_cpu=True,
-        report_to="none",
-    )
-    logps = torch.log(torch.tensor([[0.5, 0.5], [0.5, 0.5]]))
-    adv = torch.tensor([[1.0], [-1.0]])
-    mask = torch.ones(2, 2)
-    batch = LossBatch(logps, logps.clone(), adv, mask, torch.zeros(2, 2), cfg)
-    loss, metrics = gmpo_loss(batch)
-    assert loss.item() == pytest.approx(0.0) and metrics["clip_ratio/region_mean"] == 0.0
-    # ratios e^1 per token: A > 0 is clipped to e^0.4, A < 0 keeps e^1 (pessimistic)
-    batch = LossBatch(logps + 1.0, logps, adv, mask, torch.zeros(2, 2), cfg)
-    loss, metrics = gmpo_loss(batch)
-    assert loss.item() == pytest.approx(-(torch.exp(torch.tensor(0.4)) - torch.exp(torch.tensor(1.0))).item() / 2)
-    assert metrics["clip_ratio/region_mean"] == 0.5
 
 
 def test_plots_are_pngs_with_a_paired_difference(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -120,7 +120,7 @@ def test_database_from_a_newer_radar_is_refused(tmp_path: Path) -> None:
 def test_corrupt_database_gives_one_line_error(tmp_path: Path) -> None:
     db = tmp_path / "radar.db"
     db.write_bytes(b"this is not a database" * 100)
-    with pytest.raises(StoreError, match="restore it from a backup"):
+    with pytest.raises(StoreError, match="is damaged .* run `radar doctor`"):
         Store(db)
 
 

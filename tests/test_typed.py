@@ -167,14 +167,13 @@ def test_typed_shapes_name_the_fields_their_code_reads() -> None:
     from radar.repro.methods import PRESET_KEYS, PRESET_SETTINGS, PresetSettings, TrlSettings
     from radar.repro.shapes import GrpoConfigJson
     from radar.repro.spec import RunSpec, SpecFields
+    from radar.repro.user_presets import PLUGIN_ARGS, PLUGIN_SETTINGS
     from radar.store.runs import UserPreset
 
-    assert set(TrlSettings.__optional_keys__) == set(PRESET_SETTINGS) - {
-        "overlong_shaping",
-        "dynamic_sampling",
-        "loss_plugin",
-    }
-    assert set(PresetSettings.__optional_keys__) == set(PRESET_SETTINGS)
+    own = {"overlong_shaping", "dynamic_sampling", *PLUGIN_SETTINGS}
+    assert set(TrlSettings.__optional_keys__) == set(PRESET_SETTINGS) - own - set(PLUGIN_ARGS)
+    # a preset's settings hold its plug-ins' settings as one table by point (radar.toml: one table per point)
+    assert set(PresetSettings.__optional_keys__) == set(PRESET_SETTINGS) - set(PLUGIN_ARGS) | {"plugin_args"}
     assert set(UserPreset.__required_keys__ | UserPreset.__optional_keys__) == set(PRESET_KEYS)
     assert set(GrpoConfigJson.__optional_keys__) == _GRPO_FIELDS
     assert set(SpecFields.__required_keys__ | SpecFields.__optional_keys__) == set(RunSpec.__dataclass_fields__)

@@ -283,7 +283,7 @@ def test_damaged_is_said_only_when_integrity_check_says_so(
     broken.write_bytes(bytes(data))
     with pytest.raises(StoreError) as err:
         Store(broken).close()
-    assert "is damaged (integrity_check" in str(err.value) and "restore it from a backup" in str(err.value)
+    assert "is damaged (integrity_check" in str(err.value) and "run `radar doctor`" in str(err.value)
 
 
 def test_locks_that_cannot_be_taken_are_one_line(workspace: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:

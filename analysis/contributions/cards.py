@@ -34,12 +34,15 @@ from radar.analysis.contributions.extract import extract, papers_naming, phrase_
 from radar.analysis.contributions.find import changes_line
 from radar.analysis.contributions.labels import LAB_AREAS
 from radar.analysis.contributions.model import shipped_model
+from radar.analysis.contributions.plugin_point import plugin_point
 from radar.analysis.contributions.senses import Sense, sense_with, senses_of
 from radar.analysis.contributions.update import name_key
 from radar.store.contributions import ContributionRow, MentionRow
 from radar.store.dates import week_monday
+from radar.store.frameworks import Adopted
 from radar.store.names import NameRow
 from radar.store.tables import CardsStore, Mentions
+from radar.store.text import mixed_script
 
 Presets = Mapping[str, str]  # preset name -> title (app/wiring.repro_presets)
 TagGroups = Mapping[str, str]  # tag -> taxonomy group
@@ -55,6 +58,14 @@ KNOWN_BEFORE = 20
 # a name no stored paper introduces whose first stored mention is at most this many days after the store's first
 # paper was in use before the stored papers begin (PPO, DPO)
 BEFORE_CORPUS_DAYS = 28
+
+
+class AdoptedJson(TypedDict):
+    framework: str
+    date: str
+    link: str
+    kind: str
+    text: str
 
 
 class OtherSenseJson(TypedDict):
@@ -87,10 +98,12 @@ class MethodCardJson(TypedDict):
     first_id: str
     preset: str | None
     preset_title: str | None
+    plugin_point: str  # with no preset: the plug-in point the method would need (plugin_point.py), else ''
     score: float
     prior_mentions: int
     expansion: str
     other_senses: list[OtherSenseJson]
+    adopted: list[AdoptedJson]
     named: bool
     consequence: ScoreJson
 
@@ -142,6 +155,8 @@ class MethodCard:
     expansion: str = ""  # its long form, as the papers of its sense spell it out
     other_senses: tuple[OtherSense, ...] = ()  # other meanings of the same name
     in_use_at_start: bool = False  # other papers named it (its sense) in the store's first weeks, before this one
+    plugin_point: str = ""  # no preset expresses it: the plug-in point it would need (plugin_point.py)
+    adopted: tuple[Adopted, ...] = ()  # framework commits/releases naming it (analysis/contributions/frameworks.py)
     named: bool = True  # False: a finding or recipe its paper gives no name (``name`` is a handle from the title)
     early_uses: int = 0  # later papers of its sense naming it in its first four weeks (as far as stored)
     consequence: Score = NO_SCORE  # how much a lead should care (``consequence.py``), set when a list is ranked
@@ -149,9 +164,11 @@ class MethodCard:
     @property
     def new(self) -> bool:
         """Introduced by its paper: not a name many stored papers used before (``KNOWN_BEFORE``) nor one in use
-        when the stored papers begin (DPO), unless the paper's title starts with it."""
+        when the stored papers begin (DPO), unless the paper's title starts with it (in one script: a name that
+        mixes scripts is a lookalike of the name it folds to, not a new use of it)."""
+        reused = title_prefix(self.title) == self.name and not mixed_script(self.name)  # DАPO cannot claim DAPO
         return self.status == "introduced" and (
-            (self.prior_mentions < KNOWN_BEFORE and not self.in_use_at_start) or title_prefix(self.title) == self.name
+            (self.prior_mentions < KNOWN_BEFORE and not self.in_use_at_start) or reused
         )
 
     @property
@@ -180,10 +197,15 @@ class MethodCard:
             "first_id": self.first_id,
             "preset": self.preset or None,
             "preset_title": self.preset_title or None,
+            "plugin_point": self.plugin_point,
             "score": round(self.score, 3),
             "prior_mentions": self.prior_mentions,
             "expansion": self.expansion,
             "other_senses": [o.as_dict() for o in self.other_senses],
+            "adopted": [
+                {"framework": a.framework, "date": a.date, "link": a.link, "kind": a.kind, "text": a.text}
+                for a in self.adopted
+            ],
             "named": self.named,
             "consequence": self.consequence.as_dict(),
         }
@@ -315,17 +337,20 @@ def _card(
     prior = sum(m.published < row.published for m in own)
     first = own[0] if own else MentionRow(row.doc_id, row.published, False)
     preset, preset_title = preset_for(row.name, presets)
+    area = _area(row, tags, groups)
+    title = titles.get(row.doc_id, "")
+    changes = row.changes_rewritten or row.changes
     return MethodCard(
         name=row.name,
         kind=row.kind,
-        area=_area(row, tags, groups),
+        area=area,
         status="introduced",
         introduced_by=row.doc_id,
-        title=titles.get(row.doc_id, ""),
+        title=title,
         introduced_on=row.published,
         week=iso_week(row.published),
         code=row.code,
-        changes=row.changes_rewritten or row.changes,
+        changes=changes,
         builds_on=row.builds_on,
         also=row.also,
         used_by=tuple(used),
@@ -339,6 +364,7 @@ def _card(
         expansion=mine.expansion if mine is not None else "",
         other_senses=_other_senses(senses, mine, intros),
         in_use_at_start=prior > 0 and first.doc_id != row.doc_id and _at_start(first.published, start),
+        plugin_point="" if preset else plugin_point(title, "", changes, area),
         early_uses=early,
     )
 

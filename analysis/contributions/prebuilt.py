@@ -23,6 +23,7 @@ from pathlib import Path
 import orjson
 
 from radar.store.contributions import ContributionRow, Mention
+from radar.store.text import fold_lookalikes
 
 FORMAT = "radar-contributions/1"
 ROW_FIELDS: tuple[str, ...] = (
@@ -142,7 +143,7 @@ def _row(doc_id: object, content_hash: object, model: str, values: object) -> Co
         model=model,
         introduces=introduces,
         name=_text(name),
-        name_key=_text(key),
+        name_key=fold_lookalikes(_text(key)),  # keys built before lookalikes folded
         also=_texts(also),
         kind=_text(kind),
         area=_text(area),

@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from radar.analysis.names.extract import family_of
+from radar.store.text import fold_lookalikes
 
 _FOLD = re.compile(r"[-\s_]+")
 # a short name is merged into the longer one that ends with it when at least this share of its documents
@@ -28,8 +29,9 @@ _PROFILE = ("L:", "R:")
 
 
 def key_of(family: str) -> str:
-    """The spelling key of a family: lower case, no hyphens (Qwen-3.5, Qwen3.5 and QWEN3.5 -> qwen3.5)."""
-    return _FOLD.sub("", family).lower()
+    """The spelling key of a family: lower case, no hyphens (Qwen-3.5, Qwen3.5 and QWEN3.5 -> qwen3.5), Cyrillic
+    and Greek lookalikes in a name that mixes them with Latin made Latin (DАPO with a Cyrillic А -> dapo)."""
+    return _FOLD.sub("", fold_lookalikes(family)).lower()
 
 
 def surface_key(surface: str) -> str:

@@ -15,7 +15,7 @@ from radar.store.names import NameRow
 from radar.store.tables import NamesStore
 
 # bump when find_names changes what it computes (kinds, margin, lexicon), so stored names are recomputed
-NAMES_VERSION = "8"
+NAMES_VERSION = "9"  # 9: spelling keys fold Cyrillic/Greek lookalikes in mixed-script names
 
 
 def names_state(store: NamesStore, as_of: str = "", embed: Embed | None = None) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from radar.analysis.contributions.frameworks import with_adoptions
 from radar.analysis.contributions.labels import LAB_AREAS
 from radar.analysis.contributions.week import week_cards as cards_of_week
 from radar.app import steps_contributions
@@ -30,7 +31,7 @@ def week_cards(root: str, ver: str, label: str) -> list[dict[str, Any]]:
     radar = data.radar(root)
     presets, groups = steps_contributions.presets(radar), steps_contributions.tag_groups(radar)
     found: list[dict[str, Any]] = data.read(
-        root, lambda s: [c.as_dict() for c in cards_of_week(s, label, presets, groups)]
+        root, lambda s: [c.as_dict() for c in with_adoptions(s, cards_of_week(s, label, presets, groups))]
     )
     return found
 
@@ -50,6 +51,14 @@ def render() -> None:
         st.info("The workspace is empty: run `radar crawl` or `radar import FILE` first.")
         return
     cards = week_cards(root, ver, week.label)
+    adopted = [c for c in cards if c["adopted"]]
+    only = st.checkbox(
+        f"Adopted by a framework ({len(adopted)})",
+        key="methods_adopted",
+        help="only the cards a framework's commit or release names ([[sources]] type = framework)",
+    )
+    if only:
+        cards = adopted
 
     lab = [c for c in cards if c["area"] in LAB_AREAS]
     st.caption(
@@ -59,7 +68,8 @@ def render() -> None:
         )
     )
     if not cards:
-        st.info(data.ours(f"no paper of {week.label} introduces a named method, model, system or benchmark"))
+        none = "a framework adopted" if only else "introduces a named method, model, system or benchmark"
+        st.info(data.ours(f"no paper of {week.label} {none}"))
         return
     st.dataframe(
         pd.DataFrame(_rows(cards)),
@@ -87,6 +97,7 @@ def _rows(cards: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "later papers": c["uses"],
             "comparing": c["compares"],
             "preset": c["preset"] or "no preset",
+            "adopted by": ", ".join(dict.fromkeys(a["framework"] for a in c["adopted"])) or "-",
             "code": "yes" if c["code"] else "no",
             "changes": data.one_line(c["changes"], 160),
         }
@@ -120,6 +131,10 @@ def _detail(root: str, ver: str, card: dict[str, Any]) -> None:
     ]
     for label, value in lines:
         st.markdown(f"**{label}:** " + data.text(value))
+    firsts: dict[str, str] = {}
+    for a in card["adopted"]:  # oldest first: each framework's first commit or release naming it
+        firsts.setdefault(a["framework"], data.link(data.text(f"{a['framework']} ({a['date']})"), a["link"]))
+    st.markdown("**Adopted by:** " + (", ".join(firsts.values()) if firsts else "no framework yet"))
     code = [data.link(data.md(link), link) for link in card["code"]]
     st.markdown("**Code (its own abstract's links):** " + (", ".join(code) if code else "no link in its abstract"))
 
