@@ -50,7 +50,9 @@ from radar.analysis.contributions.consequence_fit import (
     ADOPT_WEIGHT,
     EARLY_WEIGHT,
     LEAD_C,
+    MUST_WEIGHT,
     Example,
+    Lead,
     examples,
     fit_model,
     load_adopted,
@@ -157,24 +159,31 @@ def monday(week: str) -> str:
 
 
 # -- lead weeks -------------------------------------------------------------------------------------------
-def lead_figures(order: list[Example], priority: dict[str, int | None]) -> tuple[float, float, float]:
-    labeled = [e for e in order if e.doc_id in priority]
+def lead_figures(order: list[Example], labels: dict[str, Lead]) -> tuple[float, float, float]:
+    """Of a ranked week's cards whose papers are labeled (each paper once, at its first card): the share flagged
+    `lead_should_see` among the first 10, R-precision, and nDCG@10 with the priority as gain where the labels grade
+    it (else 2 for a flagged paper)."""
     seen: set[str] = set()
     firsts = []
-    for e in labeled:  # one line per paper: its first card
-        if e.doc_id not in seen:
+    for e in order:
+        if e.doc_id in labels and e.doc_id not in seen:
             seen.add(e.doc_id)
-            firsts.append(e)
-    y = [bool(e.lead) for e in firsts]
+            firsts.append(labels[e.doc_id])
+    y = [flagged(x) for x in firsts]
     r = sum(y)
     p10 = sum(y[:10]) / min(10, len(y)) if y else 0.0
     rp = sum(y[:r]) / r if r else 0.0
-    gains = [float(priority[e.doc_id]) if priority[e.doc_id] is not None else 2.0 * e.lead for e in firsts]
-    return p10, rp, ndcg([float(g or 0) for g in gains], 10)
+    gains = [float(x.priority) if x.priority is not None else 2.0 * x.lead for x in firsts]
+    return p10, rp, ndcg(gains, 10)
+
+
+def flagged(x: Lead) -> bool:
+    """`lead_should_see` as its file says it (the graded files: priority 2 or more)."""
+    return bool(x.must) if x.priority is not None else x.lead
 
 
 def run_lead(
-    exs: Sequence[Example], orders: dict[str, Callable[[str], Order]], leads: dict[str, int | None], title: str
+    exs: Sequence[Example], orders: dict[str, Callable[[str], Order]], leads: dict[str, Lead], title: str
 ) -> None:
     weeks = sorted({e.week for e in exs if e.doc_id in leads and e.lead is not None})  # the shared labels' weeks
     table = Table(title=title)
@@ -244,6 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--lead-c", type=float, default=LEAD_C)
     ap.add_argument("--adopt-c", type=float, default=ADOPT_C)
+    ap.add_argument("--must-weight", type=float, default=MUST_WEIGHT)
     ap.add_argument("--adopt-weight", type=float, default=ADOPT_WEIGHT)
     ap.add_argument("--early-weight", type=float, default=EARLY_WEIGHT)
     ap.add_argument("--no-words", action="store_true", help="leave the title's and abstract's words out of the signals")
@@ -258,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
         exs = examples(store, "", "9999", groups=groups, leads=leads, adopted=adopted, words=not args.no_words)
         days = {d.id: d.published[:10] for d in store.iter_documents(kind="paper")}
     console.print(f"{len(exs):,} cards built in {time.process_time() - t0:.0f} CPU-s")
-    priority = {x.doc_id: x.priority for x in leads if x.source != "extra"}  # measured: the shared labels only
+    priority = {x.doc_id: x for x in leads if x.source != "extra"}  # measured: the shared labels only
     models: dict[tuple[str, str], ConsequenceModel] = {}
 
     def model(before: str) -> ConsequenceModel:
@@ -269,6 +279,7 @@ def main(argv: list[str] | None = None) -> int:
                 before,
                 lead_c=args.lead_c,
                 adopt_c=args.adopt_c,
+                must_weight=args.must_weight,
                 adopt_weight=args.adopt_weight,
                 early_weight=args.early_weight,
             )
@@ -292,6 +303,7 @@ def main(argv: list[str] | None = None) -> int:
                     "9999",
                     lead_c=args.lead_c,
                     adopt_c=args.adopt_c,
+                    must_weight=args.must_weight,
                     adopt_weight=args.adopt_weight,
                     early_weight=args.early_weight,
                 ),

@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from typing import TypedDict
 
+from radar.analysis.contributions.areas import card_area
 from radar.analysis.contributions.consequence import NO_SCORE, Score, ScoreJson, early_uses
 from radar.analysis.contributions.errors import ContributionsError
 from radar.analysis.contributions.extract import extract, papers_naming, phrase_mention, title_prefix
@@ -252,14 +253,10 @@ def preset_for(name: str, presets: Presets) -> tuple[str, str]:
 
 
 # -- building cards -----------------------------------------------------------------------------------------
-def _area(row: ContributionRow, tags: Iterable[str], groups: TagGroups | None) -> str:
-    """The model's area, unless the paper's stored tags place it in one of the lab's groups."""
-    if groups:
-        found = [groups.get(t, "") for t in tags]
-        for area in LAB_AREAS:
-            if area in found:
-                return area
-    return row.area
+def _area(row: ContributionRow, tags: Iterable[str], groups: TagGroups | None, title: str, abstract: str) -> str:
+    """The lab's reading of the paper's area (``areas.card_area``: the stored tags, the model, what the text is
+    about)."""
+    return card_area(row.area, tags, groups, title, abstract)
 
 
 def _adoption(mentions: Sequence[MentionRow], intro_id: str | None, since: str) -> tuple[list[str], list[str]]:
@@ -326,9 +323,10 @@ def _card(
     intros: Sequence[ContributionRow] = (),
     start: str = "",
     senses: Sequence[Sense] | None = None,
+    abstracts: Mapping[str, str] | None = None,
 ) -> MethodCard:
     """The card of one introducing row; ``senses``: ``senses_of(mentions)`` when the caller has it (the cards
-    of one name share it)."""
+    of one name share it); ``abstracts``: the introducing papers' abstracts (what the area reads)."""
     senses = senses_of(mentions) if senses is None else senses
     mine = sense_with(senses, row.doc_id)
     own = list(mine.mentions) if mine is not None else list(mentions)
@@ -337,8 +335,8 @@ def _card(
     prior = sum(m.published < row.published for m in own)
     first = own[0] if own else MentionRow(row.doc_id, row.published, False)
     preset, preset_title = preset_for(row.name, presets)
-    area = _area(row, tags, groups)
     title = titles.get(row.doc_id, "")
+    area = _area(row, tags, groups, title, (abstracts or {}).get(row.doc_id, ""))
     changes = row.changes_rewritten or row.changes
     return MethodCard(
         name=row.name,
@@ -386,6 +384,7 @@ def cards_of(
     mentions = mentions_for(store, ((r.name, r.published) for r in rows))
     docs = store.documents(ids)
     titles = {i: d.title for i, d in docs.items()}
+    abstracts = {i: d.abstract for i, d in docs.items()}
     tags = store.tags_of(ids)
     several = [k for k, ms in mentions.items() if any(m.expansion for m in ms)]  # only these can have senses
     intros: dict[str, list[ContributionRow]] = {}
@@ -407,6 +406,7 @@ def cards_of(
             intros.get(r.name_key, []),
             start,
             senses[r.name_key],
+            abstracts,
         )
         for r in rows
     ]
@@ -538,10 +538,22 @@ def card_for(
         if mine:
             docs = store.documents([r.doc_id for r in mine])
             titles = {i: d.title for i, d in docs.items()}
+            abstracts = {i: d.abstract for i, d in docs.items()}
             tags = store.tags_of([r.doc_id for r in mine])
             start = store.first_paper_day()
             cards = [
-                _card(r, found.get(key, []), titles, tags.get(r.doc_id, []), groups, presets, rows, start, senses)
+                _card(
+                    r,
+                    found.get(key, []),
+                    titles,
+                    tags.get(r.doc_id, []),
+                    groups,
+                    presets,
+                    rows,
+                    start,
+                    senses,
+                    abstracts,
+                )
                 for r in mine
             ]
             new = next((c for c in cards if c.new), None)

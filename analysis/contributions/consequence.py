@@ -1,16 +1,17 @@
 """The consequence score of a method card: how much a lab lead should care, known on the day the paper appears,
 and sharpened by its early uptake once the card is weeks old.
 
-Two logistic regressions over the day-0 signals of ``signals.py`` (stored as JSON, ``consequence.json``, never
+Three logistic regressions over the day-0 signals of ``signals.py`` (stored as JSON, ``consequence.json``, never
 pickled; ``version`` is a hash of the file and travels with every score):
 
-- ``lead``: would a lead of this lab want it flagged? Fitted on the labeled introductions (``lead_should_see``,
-  graded ``priority`` where labeled) and the introductions the field later adopted (``adopted_dev``);
+- ``lead``: would a lead of this lab want it flagged at all? Fitted on the labeled introductions and the
+  introductions the field later adopted (``adopted_dev``);
+- ``must``: should a lead see it this week, or must they read it (the graded labels' priority 2 or 3)?
 - ``adopt``: is it the kind of introduction frameworks take in? Fitted on the adopted introductions against the
-  other introductions of their weeks in the corpus.
+  other introductions of their year in the corpus.
 
-The day-0 score is ``logit(lead) + adopt_weight * logit(adopt)``; a card a few weeks old adds
-``early_weight * log(1 + uses)``, its uses being the later papers of its sense that name it in its first
+The day-0 score is ``logit(lead) + must_weight * logit(must) + adopt_weight * logit(adopt)``; a card a few weeks
+old adds ``early_weight * log(1 + uses)``, its uses being the later papers of its sense that name it in its first
 ``EARLY_DAYS`` days. The score shown is the logistic of that sum. Every weight is fitted on introductions before
 ``fitted_before`` and measured on what came after (``benchmarks/backtest_consequence.py``).
 
@@ -43,9 +44,11 @@ class ConsequenceJson(TypedDict):
 
     code_version: str
     fitted_before: str
+    must_weight: float
     adopt_weight: float
     early_weight: float
     lead: LinearJson
+    must: LinearJson
     adopt: LinearJson
 
 
@@ -100,7 +103,9 @@ def _sigmoid(z: float) -> float:
 @dataclass(frozen=True, slots=True)
 class ConsequenceModel:
     lead: Linear
+    must: Linear
     adopt: Linear
+    must_weight: float
     adopt_weight: float
     early_weight: float
     fitted_before: str  # YYYY-MM-DD: every example it was fitted on was introduced before this day
@@ -111,7 +116,11 @@ class ConsequenceModel:
 
     def day0_logit(self, features: Iterable[str]) -> float:
         fs = list(features)
-        return _logit(self.lead.probability(fs)) + self.adopt_weight * _logit(self.adopt.probability(fs))
+        return (
+            _logit(self.lead.probability(fs))
+            + self.must_weight * _logit(self.must.probability(fs))
+            + self.adopt_weight * _logit(self.adopt.probability(fs))
+        )
 
     def score(self, features: Iterable[str], early_uses: int = 0) -> Score:
         fs = set(features)
@@ -126,7 +135,11 @@ class ConsequenceModel:
         """The ``n`` signals that raise the day-0 logit most, in words (features with no words are skipped)."""
         gains: dict[str, float] = {}
         for f in features:
-            w = self.lead.weights.get(f, (0.0,))[0] + self.adopt_weight * self.adopt.weights.get(f, (0.0,))[0]
+            w = (
+                self.lead.weights.get(f, (0.0,))[0]
+                + self.must_weight * self.must.weights.get(f, (0.0,))[0]
+                + self.adopt_weight * self.adopt.weights.get(f, (0.0,))[0]
+            )
             words = in_words(f)
             if w > 0 and words:
                 gains[words] = max(gains.get(words, 0.0), w)
@@ -137,9 +150,11 @@ class ConsequenceModel:
         return {
             "code_version": CODE_VERSION,
             "fitted_before": self.fitted_before,
+            "must_weight": round(self.must_weight, 6),
             "adopt_weight": round(self.adopt_weight, 6),
             "early_weight": round(self.early_weight, 6),
             "lead": self.lead.as_dict(),
+            "must": self.must.as_dict(),
             "adopt": self.adopt.as_dict(),
         }
 
@@ -157,7 +172,9 @@ class ConsequenceModel:
                 )
             return cls(
                 lead=Linear.from_dict(d["lead"]),
+                must=Linear.from_dict(d["must"]),
                 adopt=Linear.from_dict(d["adopt"]),
+                must_weight=float(d["must_weight"]),
                 adopt_weight=float(d["adopt_weight"]),
                 early_weight=float(d["early_weight"]),
                 fitted_before=str(d["fitted_before"]),

@@ -21,32 +21,53 @@ from importlib import resources
 
 import orjson
 
+from radar.analysis.contributions.areas import card_area
 from radar.analysis.contributions.cards import MethodCard, TagGroups, cards_of, iso_week
 from radar.analysis.contributions.consequence import ConsequenceModel
 from radar.analysis.contributions.errors import ContributionsError
 from radar.analysis.contributions.extract import title_handle
+from radar.analysis.contributions.labels import LAB_AREAS
 from radar.analysis.contributions.linear import Linear, fit
 from radar.analysis.contributions.signals import signals
-from radar.analysis.contributions.week import _beside, _handle_card, _lab_area, paper_of
+from radar.analysis.contributions.week import _beside, _handle_card, paper_of
 from radar.store.tables import MethodsStore
 
 LEAD_C = 0.1  # inverse regularisation of the lead model (the backtest's levers: docs/benchmarks.md)
 ADOPT_C = 0.1
+MUST_WEIGHT = 1.0
 ADOPT_WEIGHT = 0.5
 EARLY_WEIGHT = 0.7
 
 
 @dataclass(frozen=True, slots=True)
 class Lead:
-    """One labeled introduction (INTRODUCTIONS.md): whether a lead should see it, and its priority (0-3) where
-    the labels grade it; ``source`` the label file ("dev", "dev2": the shared labels, whole weeks; "extra": the
-    project's training-only labels, a few papers of many other weeks)."""
+    """One labeled introduction (INTRODUCTIONS.md), read two ways:
+
+    - ``lead``: would a lead want it flagged: ``lead_should_see`` where the labels give only that (introductions_dev),
+      else also a named method, system, model or hardware design of the lab's areas that the graded labels put at
+      priority 1 (a line is enough: an application, an incremental step) — the first file's reading;
+    - ``must``: priority 2 or more (should see, must read); None where the labels do not grade it and it is a lead.
+
+    ``source``: the label file ("dev", "dev2": the shared labels, whole weeks; "extra": the project's training-only
+    labels, a few papers of many other weeks)."""
 
     doc_id: str
     week: str
     lead: bool
+    must: bool | None
     priority: int | None
     source: str = "dev"
+
+
+def _lead(r: Mapping[str, object], source: str) -> Lead:
+    flagged = bool(r["lead_should_see"])
+    p = r.get("priority")
+    priority = None if p is None else int(str(p))
+    if priority is None:
+        return Lead(str(r["id"]), str(r["week"]), flagged, None if flagged else False, None, source)
+    named = bool(r.get("introduces")) and r.get("kind") in ("method", "system", "model", "hardware")
+    lead = flagged or (named and r.get("area") in LAB_AREAS and priority >= 1)
+    return Lead(str(r["id"]), str(r["week"]), lead, priority >= 2, priority, source)
 
 
 LEAD_FILES = {
@@ -74,6 +95,7 @@ class Example:
     features: frozenset[str]
     card: MethodCard
     lead: bool | None = None  # None: not labeled
+    must: bool | None = None  # priority 2 or more (None: not graded)
     weight: float = 1.0
     adopted: bool = False
     tags: tuple[str, ...] = field(default=())
@@ -93,11 +115,7 @@ def load_leads(sources: tuple[str, ...] = ("dev", "dev2", "extra")) -> list[Lead
             if not line.strip():
                 continue
             try:
-                r = orjson.loads(line)
-                p = r.get("priority")
-                lead = Lead(
-                    str(r["id"]), str(r["week"]), bool(r["lead_should_see"]), None if p is None else int(p), source
-                )
+                lead = _lead(orjson.loads(line), source)
             except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
                 raise ContributionsError(f"{name} line {n} is not a labeled introduction; fix that line") from None
             out.append(lead)
@@ -152,7 +170,7 @@ def examples(
         for r in unnamed:
             doc = docs.get(r.doc_id)
             if doc is not None and title_handle(doc.title):
-                area = _lab_area(r.area, utags.get(r.doc_id, []), groups)
+                area = card_area(r.area, utags.get(r.doc_id, []), groups, doc.title, doc.abstract)
                 cards.append(_handle_card(r, title_handle(doc.title), area, doc))
     ids = [c.introduced_by for c in cards if c.introduced_by]
     docs = store.documents(ids)
@@ -172,11 +190,10 @@ def examples(
         )
         if doc_id in lead_of:
             lab = lead_of[doc_id]
-            ex.lead = lab.lead
+            ex.lead, ex.must = lab.lead, lab.must
             ex.weight = 2.0 if lab.priority == 3 else 1.0
         if doc_id in adopted_ids:
-            ex.adopted = True
-            ex.lead = True
+            ex.adopted = ex.lead = ex.must = True
             ex.weight = 2.0
         out.append(ex)
     return out
@@ -194,7 +211,14 @@ def _weighted(rows: Iterable[tuple[frozenset[str], str, float]]) -> tuple[list[f
 
 
 def fit_lead(train: Sequence[Example], c: float = LEAD_C) -> Linear:
-    xs, ys = _weighted((e.features, "yes" if e.lead else "no", e.weight) for e in train if e.lead is not None)
+    """P(a lead wants it flagged): every labeled example."""
+    xs, ys = _weighted((e.features, "yes" if e.lead else "no", 1.0) for e in train if e.lead is not None)
+    return fit(xs, ys, c=c, class_weight="balanced")
+
+
+def fit_must(train: Sequence[Example], c: float = LEAD_C) -> Linear:
+    """P(should see or must read it: priority 2+): the graded examples (a priority 3 counts twice)."""
+    xs, ys = _weighted((e.features, "yes" if e.must else "no", e.weight) for e in train if e.must is not None)
     return fit(xs, ys, c=c, class_weight="balanced")
 
 
@@ -212,15 +236,18 @@ def fit_model(
     *,
     lead_c: float = LEAD_C,
     adopt_c: float = ADOPT_C,
+    must_weight: float = MUST_WEIGHT,
     adopt_weight: float = ADOPT_WEIGHT,
     early_weight: float = EARLY_WEIGHT,
 ) -> ConsequenceModel:
     """The model fitted on the examples introduced before ``before`` (YYYY-MM-DD) only."""
     train = [e for e in examples if e.day and e.day < before]
     adopted_weeks = [e.week for e in train if e.adopted]
+    flat = Linear(("no", "yes"), {}, (0.0,))
     lead = fit_lead(train, lead_c)
-    adopt = fit_adopt(train, adopted_weeks, adopt_c) if adopted_weeks else Linear(("no", "yes"), {}, (0.0,))
-    return ConsequenceModel(lead, adopt, adopt_weight, early_weight, before)
+    must = fit_must(train, lead_c) if any(e.must is not None for e in train) else flat
+    adopt = fit_adopt(train, adopted_weeks, adopt_c) if adopted_weeks else flat
+    return ConsequenceModel(lead, must, adopt, must_weight, adopt_weight, early_weight, before)
 
 
 def logit_scores(model: ConsequenceModel, exs: Sequence[Example]) -> Mapping[int, float]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+from radar.analysis.contributions.areas import card_area
 from radar.analysis.contributions.cards import (
     MethodCard,
     Presets,
@@ -114,7 +115,7 @@ def _unnamed_cards(
         handle = title_handle(doc.title)
         if not handle:
             continue
-        area = _lab_area(r.area, tags.get(r.doc_id, []), groups)
+        area = card_area(r.area, tags.get(r.doc_id, []), groups, doc.title, doc.abstract)
         if area not in LAB_AREAS:
             continue
         card = _handle_card(r, handle, area, doc)
@@ -124,14 +125,6 @@ def _unnamed_cards(
             found.append((lead, card))
     found.sort(key=lambda lc: (-lc[0], lc[1].name))
     return [c for _, c in found[:MAX_UNNAMED]]
-
-
-def _lab_area(area: str, tags: Sequence[str], groups: TagGroups | None) -> str:
-    if groups:
-        for a in LAB_AREAS:
-            if any(groups.get(t, "") == a for t in tags):
-                return a
-    return area
 
 
 def _handle_card(row: ContributionRow, handle: str, area: str, doc: Document) -> MethodCard:
