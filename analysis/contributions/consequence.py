@@ -12,8 +12,9 @@ pickled; ``version`` is a hash of the file and travels with every score):
 
 The day-0 score is ``logit(lead) + must_weight * logit(must) + adopt_weight * logit(adopt)``; a card a few weeks
 old adds ``early_weight * log(1 + uses)``, its uses being the later papers of its sense that name it in its first
-``EARLY_DAYS`` days. The score shown is the logistic of that sum. Every weight is fitted on introductions before
-``fitted_before`` and measured on what came after (``benchmarks/backtest_consequence.py``).
+``EARLY_DAYS`` days. Cards are ordered by that sum; the score shown is its logistic over the number of terms.
+Every weight is fitted on introductions before ``fitted_before`` and measured on what came after
+(``benchmarks/backtest_consequence.py``).
 
 Each score carries its evidence: the one or two signals that raised it most, in words.
 """
@@ -66,8 +67,8 @@ class ScoreJson(TypedDict):
 class Score:
     """One card's consequence: the score its list is ordered by, the day-0 part, and why."""
 
-    score: float  # in (0, 1): the logistic of day-0 logit + early term
-    day0: float  # the same before early uptake
+    score: float  # in (0, 1): ``ConsequenceModel.shown`` of the day-0 logit plus the early term (the list's order)
+    day0: float  # the same without the early term
     early_uses: int  # later papers of its sense naming it in its first EARLY_DAYS days (as far as stored)
     evidence: tuple[str, ...]  # the one or two signals behind the rank, in words
     version: str
@@ -129,11 +130,13 @@ class ConsequenceModel:
         evidence = self.evidence(fs)
         if early_uses and self.early_weight > 0:
             evidence = (f"{early_uses} paper{'s' if early_uses > 1 else ''} named it in its first 4 weeks", *evidence)
-        return Score(_sigmoid(z), _sigmoid(z0), early_uses, evidence[:2], self.version)
+        return Score(self.shown(z), self.shown(z0), early_uses, evidence[:2], self.version)
 
     def evidence(self, features: Iterable[str], n: int = 2) -> tuple[str, ...]:
-        """The ``n`` signals that raise the day-0 logit most, in words (features with no words are skipped)."""
-        gains: dict[str, float] = {}
+        """The ``n`` signals that raise the day-0 logit most, in words: what the paper does or claims first (builds
+        on, releases, evaluates at scale), then its words, then its area and kind; features with no words are
+        skipped."""
+        gains: dict[str, tuple[int, float]] = {}
         for f in features:
             w = (
                 self.lead.weights.get(f, (0.0,))[0]
@@ -142,8 +145,15 @@ class ConsequenceModel:
             )
             words = in_words(f)
             if w > 0 and words:
-                gains[words] = max(gains.get(words, 0.0), w)
-        return tuple(sorted(gains, key=lambda k: (-gains[k], k))[:n])
+                weak = f.startswith(("area:", "ak:", "kind:", "domain:", "intro:")) or f in ("llm", "title_name")
+                tier = 2 if weak else 1 if f.startswith("w:") else 0
+                gains[words] = min(gains.get(words, (tier, 0.0)), (tier, -w))
+        return tuple(sorted(gains, key=lambda k: (gains[k], k))[:n])
+
+    def shown(self, z: float) -> float:
+        """The score a lead reads: the logistic of the summed logits over their count (the three models' odds
+        averaged), in (0, 1); the order is the sum's."""
+        return _sigmoid(z / (1.0 + self.must_weight + self.adopt_weight))
 
     # -- storage ----------------------------------------------------------------------------------------
     def as_dict(self) -> ConsequenceJson:
@@ -223,9 +233,22 @@ _WORDS: Mapping[str, str] = {
     "name_po": "a policy-optimization variant",
     "bench:2": "standard benchmarks",
     "bench:3": "standard benchmarks",
-    "domain:0": "no single application domain",
+    "domain:0": "serves no single application field",
     "llm": "about language models",
 }
+
+
+STACK_WORDS: Mapping[str, str] = {
+    "grpo": "GRPO", "ppo": "PPO", "dapo": "DAPO", "reinforce": "REINFORCE/RLOO", "dpo": "DPO",
+    "preference": "preference optimization", "rlhf": "RLHF", "rlvr": "RLVR", "reward model": "reward models",
+    "policy optimization": "policy optimization", "advantage": "the advantage estimate",
+    "clipping": "the clipped ratio",
+    "entropy": "entropy control", "flashattention": "FlashAttention", "attention kernel": "attention kernels",
+    "vllm": "vLLM/SGLang", "speculative decoding": "speculative decoding", "kv cache": "the KV cache",
+    "low precision": "low-precision formats", "quantization": "quantization", "sparsity": "sparsity",
+    "peft": "LoRA/PEFT", "optimizer": "the optimizer", "moe": "mixture of experts", "parallelism": "parallelism",
+    "frameworks": "Megatron/DeepSpeed/verl", "kernel": "GPU kernels", "serving": "serving", "training": "training",
+}  # fmt: skip
 
 
 def in_words(feature: str) -> str:
@@ -233,8 +256,10 @@ def in_words(feature: str) -> str:
     head, _, rest = feature.partition(":")
     if feature in _WORDS:
         return _WORDS[feature]
-    if head in ("stack", "builds"):
-        return f"builds on {rest.upper() if len(rest) <= 5 else rest}"
+    if head == "builds":
+        return f"builds on {STACK_WORDS.get(rest, rest)}"
+    if head == "stack":
+        return f"about {STACK_WORDS.get(rest, rest)}"
     if head == "ak":
         area, _, kind = rest.partition(":")
         return f"{_AREAS[area]} {kind}" if area in _AREAS and kind else ""

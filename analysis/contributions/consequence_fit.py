@@ -32,10 +32,10 @@ from radar.analysis.contributions.signals import signals
 from radar.analysis.contributions.week import _beside, _handle_card, paper_of
 from radar.store.tables import MethodsStore
 
-LEAD_C = 0.1  # inverse regularisation of the lead model (the backtest's levers: docs/benchmarks.md)
+LEAD_C = 0.1  # inverse regularisation of the lead and must models (the backtest's levers: docs/benchmarks.md)
 ADOPT_C = 0.1
 MUST_WEIGHT = 1.0
-ADOPT_WEIGHT = 0.5
+ADOPT_WEIGHT = 0.6
 EARLY_WEIGHT = 0.7
 
 
