@@ -53,6 +53,10 @@ def _card_lines(card: MethodCard) -> list[Text]:
     else:
         head.append(" · spreading: no stored paper introduces it")
     lines = [head]
+    if card.consequence.version:
+        lines.append(_line(f"  {_score(card)}"))
+    if not card.named:
+        lines.append(_line("  no name: a finding or recipe its paper does not name (the handle is its title's)"))
     if card.expansion:
         lines.append(_line(f"  = {card.expansion}"))
     if card.title:
@@ -116,17 +120,29 @@ def _cards(args: argparse.Namespace) -> int:
         if typed and not script_mark(cards[0].name):  # DАPO asked for, DAPO's card shown: say why
             console.print(_line(f"  note: {args.name} has {typed}; it is matched as the name it looks like"))
         return 0
-    lab = [c for c in cards if c.in_lab_areas]
-    console.print(Text(f"{args.week}: {len(cards)} introduced, {len(lab)} in the lab's areas", style="bold"))
-    for card in lab[: args.limit]:
-        for line in _card_lines(card):
-            console.print(line)
-    for card in lab[args.limit :]:  # the rest of the lab's cards, one line each
-        console.print(_line(f"{card.name}  {card.kind} · {card.area} · {card.introduced_by}: {card.changes}"))
-    rest = [c.name for c in cards if not c.in_lab_areas]
-    if rest:
-        console.print(_line(f"and {len(rest)} outside the lab's areas (--json shows them all): {', '.join(rest)}"))
+    lab = sum(c.in_lab_areas for c in cards)
+    console.print(
+        Text(
+            f"{args.week}: {len(cards)} cards in the lead's reading order (consequence: what the rank rests on), "
+            f"{lab} in the lab's areas",
+            style="bold",
+        )
+    )
+    for i, card in enumerate(cards[:FULL], 1):
+        for j, line in enumerate(_card_lines(card)):
+            console.print(Text(f"{i:>2}. ") + line if j == 0 else Text("  ") + line)
+    for i, card in enumerate(cards[FULL : args.limit], FULL + 1):  # the next ones, a line each
+        console.print(_line(f"{i:>2}. {card.name}  {card.kind} · {card.area or '?'} · {_score(card)}"))
+    if len(cards) > args.limit:
+        console.print(_line(f"and {len(cards) - args.limit} more (--limit N shows more, --json all of them)"))
     return 0
+
+
+FULL = 10  # cards of a week shown in full: what a lead reads first
+
+
+def _score(card: MethodCard) -> str:
+    return f"consequence {card.consequence.line}" if card.consequence.version else "no consequence score"
 
 
 def cmd_methods(args: argparse.Namespace) -> int:
@@ -184,14 +200,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--kind", metavar="KIND", help="only this kind (method, model, benchmark, system, ...)")
     p.add_argument("--since", metavar="YYYY-MM-DD", help="only names first seen on or after this day")
     p.add_argument("--as-of", metavar="YYYY-MM-DD", help="use only documents published on or before this day")
-    p.add_argument("--week", metavar="YYYY-Www", help="the method cards of that ISO week's papers, lab's areas first")
+    p.add_argument(
+        "--week", metavar="YYYY-Www", help="the method cards of that ISO week's papers, in the lead's reading order"
+    )
     p.add_argument("--name", metavar="NAME", help="the method card of one name (any spelling)")
     p.add_argument(
         "--limit",
         type=int,
         default=30,
         metavar="N",
-        help="rows shown, or cards shown in full (the week's other lab cards get a line each; default 30; not --json)",
+        help="rows shown, or a week's cards listed (the first 10 in full, the rest a line each; default 30; "
+        "not --json)",
     )
     p.add_argument(
         "--json", action="store_true", help="print one JSON document (a list of names or cards; one card for --name)"

@@ -18,7 +18,7 @@ from radar.analysis.contributions.cards import MethodCard
 from radar.analysis.trends.result import PeriodTrends, TrendsResult
 from radar.reports.config import Profile, ReportConfig
 from radar.reports.evidence import gather_evidence
-from radar.reports.new_this_week import NewThisWeek, new_this_week, profile_areas
+from radar.reports.new_this_week import NewThisWeek, new_this_week, profile_areas, read_this
 from radar.reports.period import Period
 from radar.reports.ranking import PaperRow, Ranked, rank, term_pattern
 from radar.reports.recommend import ACTIONS, Presets, Recommendation, decide
@@ -141,16 +141,23 @@ def tag_bullet(tag_volume: list[TagRow], profile: Profile, sections: list[TagSec
     }
 
 
-def _new_bullet(section: NewThisWeek) -> Bullet | None:
-    cards = section.get("cards") or []
-    if not cards:
-        return None
-    first = ", ".join(c["name"] for c in cards[:4]) + (", ..." if section["in_areas"] > 4 else "")
-    return {
-        "text": f"New this week in the profile's areas: {section['in_areas']} ({first})",
-        "link": cards[0]["url"],
-        "label": cards[0]["title"],
-    }
+AREA_WORDS = {"rl-post-training": "RL post-training", "hardware-systems": "hardware & systems"}
+
+
+def _new_bullets(section: NewThisWeek) -> list[Bullet]:
+    """One "read this" line per profile area: its first ``READ_THIS`` cards by name, in the section's order,
+    linked to the first one's paper."""
+    out: list[Bullet] = []
+    for area, cards in read_this(section).items():
+        names = ", ".join(c["name"] for c in cards)
+        out.append(
+            {
+                "text": f"Read this, {AREA_WORDS.get(area, area)}: {names}",
+                "link": cards[0]["url"],
+                "label": cards[0]["title"],
+            }
+        )
+    return out
 
 
 def rec_bullet(rec: Recommendation) -> Bullet:
@@ -177,10 +184,7 @@ def executive_summary(
     """At most five bullets, what matters to the profile this period, each with its evidence link; every figure in
     them is one the body shows (the new methods are the section's, the tag line is the table's ``change``, the
     topic the first growing topic)."""
-    out: list[Bullet] = []
-    first = _new_bullet(new or {})
-    if first is not None:
-        out.append(first)
+    out: list[Bullet] = _new_bullets(new or {})
     for rec in [r for r in recs if r.action in ("adopt", "reproduce", "evaluate")][:2]:
         out.append(rec_bullet(rec))
     if tag_line is not None:
@@ -205,16 +209,18 @@ def executive_summary(
     return out[:5]
 
 
-def order_recommendations(recs: list[Recommendation], rank: Mapping[str, int]) -> list[Recommendation]:
-    """By action (adopt, reproduce, evaluate, watch); a "watch" for a method new this period after the others and
-    at most ``MAX_WATCH_NEW`` of those, in the order the report ranks their papers; ``MAX_RECOMMENDATIONS`` in all."""
-    last = len(rank)
+def order_recommendations(recs: list[Recommendation], order: Mapping[str, int]) -> list[Recommendation]:
+    """By action (adopt, reproduce, evaluate, watch); inside an action a method new this period in the cards'
+    order (``order``: its paper's position in the week's cards, the lead's reading order), the others by how many
+    of the period's papers name it; a "watch" for a new method after the others and at most ``MAX_WATCH_NEW`` of
+    those; ``MAX_RECOMMENDATIONS`` in all."""
+    last = len(order)
 
     def key(r: Recommendation) -> tuple[Any, ...]:
-        new_watch = r.rule == "new"
         paper = r.evidence.introduced_by.get("id", "")
-        return (ACTIONS.index(r.action), new_watch, rank.get(paper, last) if new_watch else -r.evidence.recent_count,
-                r.method.lower())  # fmt: skip
+        new = r.evidence.new and paper in order
+        return (ACTIONS.index(r.action), r.rule == "new", not new, order.get(paper, last) if new else 0,
+                -r.evidence.recent_count, r.method.lower())  # fmt: skip
 
     ordered = sorted(recs, key=key)
     watch_new = {id(r) for r in [r for r in ordered if r.rule == "new"][:MAX_WATCH_NEW]}
@@ -315,7 +321,6 @@ def gather(
     new = new_this_week(
         cards,
         areas,
-        {r.doc.id: i for i, r in enumerate(ranked)},
         {i: d.url for i, d in store.documents([c.introduced_by for c in cards if c.introduced_by]).items()},
     )
     found, off_profile = gather_evidence(
@@ -337,7 +342,11 @@ def gather(
     )
     # a recent method the period's papers name without a rise is no recommendation (a preset's method is: watch)
     decided = [r for r in map(decide, found) if not (r.rule == "in-use" and not r.evidence.preset)]
-    recs = order_recommendations(decided, {r.doc.id: i for i, r in enumerate(ranked)})
+    card_order: dict[str, int] = {}
+    for i, c in enumerate(cards):
+        if c.introduced_by:
+            card_order.setdefault(c.introduced_by, i)
+    recs = order_recommendations(decided, card_order)
     off_note = (
         (
             f"{len(off_profile)} more method(s) named this period are outside the profile's areas: "

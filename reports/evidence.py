@@ -53,6 +53,8 @@ class Candidate:
     area: str
     code: tuple[str, ...] = ()
     preset: str = ""
+    consequence: float = 0.0
+    why: str = ""
 
 
 def _entered_day(m: MentionRow) -> str:
@@ -85,7 +87,17 @@ def candidates(
     for card in cards:
         if card.area in areas and card.kind in kinds:
             preset = "" if is_baseline(card.preset) else card.preset
-            cand = Candidate(card.name, "new this period", card.introduced_by, card.kind, card.area, card.code, preset)
+            cand = Candidate(
+                card.name,
+                "new this period",
+                card.introduced_by,
+                card.kind,
+                card.area,
+                card.code,
+                preset,
+                card.consequence.score,
+                "; ".join(card.consequence.evidence),
+            )
             add(name_key(card.name), cand)
     rows = store.contributions([*preset_papers.values(), *(m["first_id"] for m in trend_names)])
     stored = store.documents(preset_papers.values())
@@ -186,6 +198,8 @@ def gather_evidence(
                 preset=cand.preset,
                 preset_knobs=knobs.get(cand.preset, "") if cand.preset else "",
                 run=latest_run.get(cand.preset) if cand.preset else None,
+                consequence=cand.consequence,
+                consequence_why=cand.why,
                 **framework_evidence(adoptions.get(key, []), cand.intro, period, frameworks),
                 chosen=key in chosen_keys,
             )

@@ -4,10 +4,11 @@ The cards come from the composition root: for a week, exactly what `radar method
 ``week_cards``), so the report, the CLI and the dashboard name the same methods. Here they are split:
 
 - ``cards``: the methods, systems and hardware designs in the profile's areas (the lab groups its tags belong to),
-  in the order the report ranks their papers (relevance to the profile first), each with its name, kind, what it
-  changes, what it builds on, the introducing paper (its link), the paper's own code links and the reproduction
-  preset that covers it ("no preset" when none does): the first ``MAX_CARDS`` in full, the rest (``compact``) one
-  line each with what it changes;
+  in the cards' own order (their consequence: the lead's reading order, the one `radar methods --week` and the
+  dashboard show; the profile cuts the list, never reorders it), each with its name, kind, its consequence score and
+  the evidence behind it, what it changes, what it builds on, the introducing paper (its link), the paper's own code
+  links and the reproduction preset that covers it ("no preset" when none does): the first ``MAX_CARDS`` in full,
+  the rest (``compact``) one line each with what it changes;
 - ``more``: the models, benchmarks and other names in the profile's areas, by name, in one line;
 - ``others``: the cards outside the profile's areas, by name, in one line.
 
@@ -26,6 +27,7 @@ from radar.reports.config import Profile
 from radar.reports.text import plain
 
 MAX_CARDS = 20
+READ_THIS = 5  # cards the brief names per lab area
 LEAD_KINDS = ("method", "system", "hardware")
 
 
@@ -37,6 +39,9 @@ class CardRef(TypedDict):
     area: str
     introduced_by: str
     url: str
+    score: float  # its consequence score (0 for a card with no introducing paper)
+    why: str  # the evidence behind its rank, one line
+    named: bool
     changes: NotRequired[str]
 
 
@@ -78,11 +83,14 @@ def profile_areas(profile: Profile, group_of: Mapping[str, str]) -> list[str]:
 
 def _ref(card: MethodCard, urls: Mapping[str, str]) -> CardRef:
     return {
-        "name": card.name,
+        "name": plain(card.name),
         "kind": card.kind,
         "area": card.area,
         "introduced_by": card.introduced_by or "",
         "url": urls.get(card.introduced_by or "", ""),
+        "score": round(card.consequence.score, 2),
+        "why": "; ".join(card.consequence.evidence),
+        "named": card.named,
     }
 
 
@@ -102,27 +110,31 @@ def _full(card: MethodCard, urls: Mapping[str, str]) -> CardRow:
     }
 
 
-def new_this_week(
-    cards: Sequence[MethodCard],
-    areas: Sequence[str],
-    rank: Mapping[str, int],
-    urls: Mapping[str, str],
-) -> NewThisWeek:
-    """The section as report.json holds it. ``cards``: the period's cards (week_cards' order); ``areas``: the
-    profile's areas; ``rank``: a paper's position in the report's ranking; ``urls``: a paper's link."""
+def new_this_week(cards: Sequence[MethodCard], areas: Sequence[str], urls: Mapping[str, str]) -> NewThisWeek:
+    """The section as report.json holds it. ``cards``: the period's cards in their order (the week listing's);
+    ``areas``: the profile's areas; ``urls``: a paper's link. The order is the cards'; the profile only cuts."""
     mine = [c for c in cards if c.area in areas]
-    last = len(rank)
-    order = sorted(range(len(mine)), key=lambda i: (rank.get(mine[i].introduced_by or "", last), i))
-    lead = [mine[i] for i in order if mine[i].kind in LEAD_KINDS]
+    lead = [c for c in mine if c.kind in LEAD_KINDS]
     return {
         "areas": list(areas),
         "total": len(cards),
         "in_areas": len(mine),
         "cards": [_full(c, urls) for c in lead[:MAX_CARDS]],
         "compact": [_ref(c, urls) | {"changes": plain(c.changes)} for c in lead[MAX_CARDS:]],
-        "more": [_ref(c, urls) for i in order if (c := mine[i]).kind not in LEAD_KINDS],
+        "more": [_ref(c, urls) for c in mine if c.kind not in LEAD_KINDS],
         "others": [_ref(c, urls) for c in cards if c.area not in areas],
     }
+
+
+def read_this(section: NewThisWeek, per_area: int = READ_THIS) -> dict[str, list[CardRow]]:
+    """The brief's "read this": the first ``per_area`` full cards of each of the profile's areas, in the section's
+    order."""
+    out: dict[str, list[CardRow]] = {}
+    for c in section.get("cards") or []:
+        picked = out.setdefault(c["area"], [])
+        if len(picked) < per_area:
+            picked.append(c)
+    return {a: out[a] for a in section.get("areas", []) if a in out}
 
 
 def names(section: NewThisWeek) -> list[str]:

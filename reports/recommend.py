@@ -24,6 +24,9 @@ recommendation names it and its reason so a reader can disagree with a reason:
   rising-adoption    more of the period's papers name it than its trailing rate says  -> evaluate
                      (volume-adjusted, one-sided binomial test, Benjamini-Hochberg over the names tested)
   used-as-baseline   at least 3 of the period's papers compare against it           -> evaluate
+  consequential      introduced this period with a consequence score of at least     -> evaluate
+                     ``EVALUATE_AT`` (analysis/contributions/consequence.py: the day-0 signals a lead
+                     reads, fitted on what the field adopted; the threshold measured like the ranking)
   new                introduced by one of the period's papers                        -> watch
   in-use             named this period, adoption not rising                          -> watch
                      (kept for a preset's method only: reports/content.py drops the others)
@@ -46,6 +49,7 @@ ACTIONS = ("adopt", "reproduce", "evaluate", "watch")
 CODE_LINK = re.compile(
     r"https?://(?:www\.)?(?:github\.com|gitlab\.com|huggingface\.co|bitbucket\.org)/[^\s)\]}>,;\"']+", re.IGNORECASE
 )
+EVALUATE_AT = 0.75  # consequence score of a new card worth evaluating (docs/benchmarks.md, the consequence ranking)
 ADOPTED_BASELINE = 3  # papers of the period comparing against a method: the field's bar to beat
 COMPARED_FOR_REPRO = 2  # ... enough beside a preset to reproduce it
 
@@ -77,6 +81,8 @@ class Evidence:
     preset_knobs: str = ""  # what that preset sets: its TRL GRPOConfig fields, shaping, sampling, loss plug-in
     run: RunSummary | None = None  # latest finished repro run of the preset (setup, class, verdict, adoptable)
     adopted: list[dict[str, str]] = field(default_factory=list)  # first entry per framework: framework, date, link
+    consequence: float = 0.0  # the card's consequence score (0 without a card)
+    consequence_why: str = ""  # the evidence behind it
     first_adopted_this_period: bool = False  # the first framework to take it in did so in this period
     profile_frameworks: list[str] = field(default_factory=list)  # of those frameworks, the ones [profile] names
     chosen: bool = False  # the lab chose to adopt it ([profile] chosen)
@@ -198,6 +204,15 @@ def rule_used_as_baseline(e: Evidence) -> str | None:
     return None
 
 
+def rule_consequential(e: Evidence) -> str | None:
+    """A new card whose consequence score says a lead should act on it: its evidence is the score's."""
+    if e.new and e.consequence >= EVALUATE_AT:
+        why = f": {e.consequence_why}" if e.consequence_why else ""
+        paper = e.introduced_by.get("id", "")
+        return f"introduced this period ({paper}), consequence {e.consequence:.2f}{why}; evaluate it on our setup"
+    return None
+
+
 def rule_new(e: Evidence) -> str | None:
     if e.new:
         code = "; code public" if e.code_links else "; no code link in its abstract"
@@ -218,6 +233,7 @@ RULES: dict[str, tuple[str, Rule]] = {
     "framework-first": ("evaluate", rule_framework_first),
     "rising-adoption": ("evaluate", rule_rising_adoption),
     "used-as-baseline": ("evaluate", rule_used_as_baseline),
+    "consequential": ("evaluate", rule_consequential),
     "new": ("watch", rule_new),
     "in-use": ("watch", rule_in_use),
 }

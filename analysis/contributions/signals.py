@@ -30,7 +30,7 @@ STACK: dict[str, tuple[str, ...]] = {
     "rlvr": ("rlvr", "verifiable reward"),
     "reward model": ("reward model", "process reward", "prm", "verifier"),
     "policy optimization": ("policy optimization", "policy optimisation", "policy gradient"),
-    "advantage": ("advantage",),
+    "advantage": ("advantage estimat", "advantage function", "advantage normali", "advantage shaping", "advantages"),
     "clipping": ("clipping", "clip ", "importance sampling", "importance ratio", "trust region"),
     "entropy": ("entropy",),
     "flashattention": ("flashattention", "flash attention", "flash-attention"),
@@ -47,7 +47,7 @@ STACK: dict[str, tuple[str, ...]] = {
     "parallelism": ("tensor parallel", "pipeline parallel", "expert parallel", "data parallel", "sequence parallel"),
     "frameworks": ("megatron", "deepspeed", "fsdp", "verl", "openrlhf", "trl"),
     "kernel": ("kernel", "triton", "cuda", "gpu"),
-    "serving": ("serving", "inference", "throughput", "latency", "decoding"),
+    "serving": ("serving", "throughput", "latency"),
     "training": ("pre-training", "pretraining", "training efficiency", "memory footprint"),
 }
 # standard evaluations of the lab's two areas

@@ -1,10 +1,11 @@
-"""Methods: the chosen week's method cards (what its papers introduce), the lab's areas first, and one card in
-detail: what it changes and builds on, its paper and that paper's own code links, the later papers naming it and
-those comparing against it (their ids), when it was first seen, the reproduction preset that covers it.
+"""Methods: the chosen week's method cards (what its papers introduce) in the lead's reading order (their
+consequence score and what it rests on), and one card in detail: what it changes and builds on, its paper and
+that paper's own code links, the later papers naming it and those comparing against it (their ids), when it was
+first seen, the reproduction preset that covers it.
 
-The cards are the ones `radar methods --week` lists and the report's "New this week" shows (the same
-``week_cards`` on the stored contributions, which `radar import`, `radar crawl` and the report keep up to date).
-The page reads them: it decides nothing and never calls the summary endpoint on open.
+The cards are the ones `radar methods --week` lists and the report's "New this week" shows, in the same order (the
+same ``week_cards`` on the stored contributions, which `radar import`, `radar crawl` and the report keep up to
+date). The page reads them: it decides nothing and never calls the summary endpoint on open.
 """
 
 from __future__ import annotations
@@ -63,8 +64,9 @@ def render() -> None:
     lab = [c for c in cards if c["area"] in LAB_AREAS]
     st.caption(
         data.ours(
-            f"{week.label}: {len(cards)} names its papers introduce, {len(lab)} in the lab's areas (first); the cards "
-            f"`radar methods --week {week.label}` lists and the report's New this week shows"
+            f"{week.label}: {len(cards)} names its papers introduce, {len(lab)} in the lab's areas; in the lead's "
+            f"reading order (consequence), the cards and order of `radar methods --week {week.label}` and the "
+            "report's New this week"
         )
     )
     if not cards:
@@ -77,6 +79,7 @@ def render() -> None:
         width="stretch",
         column_config={  # short columns first, what it changes last: a narrow screen cuts only that
             "method": st.column_config.TextColumn(width="medium"),
+            "consequence": st.column_config.NumberColumn(format="%.2f"),
             "changes": st.column_config.TextColumn(width="large"),
         },
     )
@@ -90,7 +93,9 @@ def render() -> None:
 def _rows(cards: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [
         {
-            "method": c["name"],
+            "method": c["name"] + ("" if c["named"] else " (no name)"),
+            "consequence": c["consequence"]["score"],
+            "why": "; ".join(c["consequence"]["evidence"]),
             "kind": c["kind"],
             "area": c["area"] or "-",
             "paper": c["introduced_by"],

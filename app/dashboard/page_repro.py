@@ -88,7 +88,12 @@ def _flagged(root: str, api: Reproductions) -> None:
             ),
             hide_index=True,
         )
-        reproduce.recommendations(root, [r for r in recs if r["evidence"].get("preset")], "repro")
+        reproduce.recommendations(
+            root,
+            [r for r in recs if r["evidence"].get("preset")],
+            "repro",
+            empty="none of these recommendations has a reproduction preset to run",
+        )
     presets = api.presets.describe()
     st.dataframe(
         pd.DataFrame(

@@ -58,11 +58,14 @@ def button(root: str, preset: str, origin: str, key: str) -> None:
     )
 
 
-def recommendations(root: str, recs: list[dict[str, Any]], origin: str) -> None:
-    """One row per recommendation: method, action, rule and reason, and a Reproduce button where a preset exists."""
+def recommendations(
+    root: str, recs: list[dict[str, Any]], origin: str, empty: str = "no recommendations in this report"
+) -> None:
+    """One row per recommendation: method, action, rule and reason, and a Reproduce button where a preset exists;
+    ``empty``: what to say when there is none."""
     show_message()
     if not recs:
-        st.caption("no recommendations in this report")
+        st.caption(empty)
         return
     for i, rec in enumerate(recs):
         evidence = rec.get("evidence") or {}
