@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from radar.analysis.contributions.cards import MethodCard
+from radar.analysis.contributions.frameworks import with_adoptions
 from radar.analysis.contributions.labels import KINDS
-from radar.analysis.contributions.week import introduced_methods
+from radar.analysis.contributions.week import introduced_methods, week_cards
 from radar.analysis.names import stage as names_stage
 from radar.analysis.tags.evaluate import TagEvaluation, evaluate_file
 from radar.analysis.tags.review import ReviewItem
@@ -38,6 +39,7 @@ from radar.index.pipeline import BatchEmbedder, IndexReport, local_batches, run_
 from radar.index.prebuilt import PrebuiltVectors
 from radar.index.ray_engine import ray_batches
 from radar.reports.build import BuiltReport, load_report, write_report
+from radar.reports.calls import WEEKS_AGO, PastWeek
 from radar.reports.content import gather, tag_groups
 from radar.reports.deliver import Notifier, Outcome, deliver, jobs
 from radar.reports.errors import ReportError
@@ -235,6 +237,7 @@ def report(
     with radar.store() as store:
         found, note = trends_result if trends_result is not None else report_trends(radar, store, period)
         cards = period_cards(radar, store, period)  # brings the contributions up to date first
+        past = past_weeks(radar, store, period)
         content = gather(
             store,
             period,
@@ -249,6 +252,7 @@ def report(
             knobs=wiring.preset_knobs(radar),
             preset_papers={name: m.arxiv for name, m in wiring.repro_catalog(radar).methods.items() if m.arxiv},
             area_of=area_of or contribution_areas(store, period),
+            past=past,
         )
     content.notes["trends"] = note
     built = write_report(target, period, content, settings.report)
@@ -272,6 +276,26 @@ def period_cards(radar: Radar, store: MethodsStore, period: Period) -> list[Meth
         groups=steps_contributions.tag_groups(radar),
     )
     return steps_contributions.rewrite_changes(store, cards, steps_contributions.changes_writer(radar))
+
+
+def past_weeks(radar: Radar, store: MethodsStore, period: Period) -> list[PastWeek]:
+    """For a week's report, the weeks ``WEEKS_AGO`` before it: their cards (the week listing, with framework
+    adoptions; no summary endpoint call) and what each week's stored report flagged (None when none was stored)."""
+    if not period.is_week:
+        return []
+    presets, groups = steps_contributions.presets(radar), steps_contributions.tag_groups(radar)
+    out = []
+    for k in WEEKS_AGO:
+        earlier = period.shifted(-k)
+        cards = with_adoptions(store, week_cards(store, earlier.label, presets, groups))
+        stored = load_report(radar.ws.report_dir(earlier.label))
+        flagged = (
+            {r.method: r.action for r in stored.content.recommendations if r.evidence.new}
+            if stored is not None
+            else None
+        )
+        out.append(PastWeek(earlier.label, k, cards, flagged))
+    return out
 
 
 def contribution_areas(store: ReportStore, period: Period) -> Area:

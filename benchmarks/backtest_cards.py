@@ -39,12 +39,13 @@ import orjson
 from rich.console import Console
 from rich.table import Table
 
-from radar.analysis.contributions.cards import MethodCard, iso_week, parse_week, week_cards
+from radar.analysis.contributions.cards import MethodCard, iso_week, parse_week
 from radar.analysis.contributions.evaluate import lead_target, report
 from radar.analysis.contributions.labels import LabeledPaper, load_labeled
 from radar.analysis.contributions.model import train
 from radar.analysis.contributions.rules import rule_decision
 from radar.analysis.contributions.update import decide_documents, name_key
+from radar.analysis.contributions.week import week_cards
 from radar.app.cli import main as radar
 from radar.app.wiring import repro_presets
 from radar.store import Store

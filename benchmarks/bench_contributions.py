@@ -38,8 +38,9 @@ import orjson
 from rich.console import Console
 from rich.table import Table
 
-from radar.analysis.contributions.cards import all_cards, iso_week, week_cards
+from radar.analysis.contributions.cards import all_cards, iso_week
 from radar.analysis.contributions.update import update_contributions
+from radar.analysis.contributions.week import week_cards
 from radar.app.wiring import repro_presets
 from radar.store import Workspace
 from radar.store.config import DEFAULT_CONFIG_TEXT

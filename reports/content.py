@@ -16,6 +16,7 @@ from typing import Any
 
 from radar.analysis.contributions.cards import MethodCard
 from radar.analysis.trends.result import PeriodTrends, TrendsResult
+from radar.reports.calls import CallsSection, PastWeek, last_calls
 from radar.reports.config import Profile, ReportConfig
 from radar.reports.evidence import gather_evidence
 from radar.reports.new_this_week import NewThisWeek, new_this_week, profile_areas, read_this
@@ -28,6 +29,7 @@ from radar.reports.sections import Area, place
 from radar.reports.summarize import EndpointSummarizer, Summarizer
 from radar.reports.text import plain
 from radar.reports.volume import volumes
+from radar.store.dates import entered
 from radar.store.models import utc_now
 from radar.store.tables import ReportStore
 
@@ -242,12 +244,14 @@ def gather(
     knobs: Mapping[str, str] | None = None,
     preset_papers: Mapping[str, str] | None = None,
     area_of: Area | None = None,
+    past: Sequence[PastWeek] = (),
 ) -> ReportContent:
     """Everything the templates show; ``ReportContent.as_dict()`` is report.json. ``trends``: the period's trends
     (the tags' change in share from ``trends.tags``, terms, names and topics from ``trends.terms``); ``cards``:
     the method cards of the period's papers (what `radar methods --week` lists); ``knobs``: what each preset sets;
     ``preset_papers``: the paper (arXiv id) each preset reproduces; ``area_of``: each paper's contribution area
-    (reports.sections; None: the fallback on its tags)."""
+    (reports.sections; None: the fallback on its tags); ``past``: the cards of the weeks 4, 8 and 12 before it and
+    what their reports flagged ("Last month's calls")."""
     used_profile, profile_note = effective_profile(profile, grouping)
     terms = trends.terms
     headline, tag_volume = volumes(store, period, grouping, cfg, trends.tags)
@@ -347,6 +351,9 @@ def gather(
         if c.introduced_by:
             card_order.setdefault(c.introduced_by, i)
     recs = order_recommendations(decided, card_order)
+    calls = (
+        last_calls(past, areas, *_past_days_and_urls(store, past), period.end.isoformat()) if past else CallsSection()
+    )
     off_note = (
         (
             f"{len(off_profile)} more method(s) named this period are outside the profile's areas: "
@@ -419,4 +426,14 @@ def gather(
             new,
         ),
         elsewhere=elsewhere_items,
+        calls=calls,
     )
+
+
+def _past_days_and_urls(store: ReportStore, past: Sequence[PastWeek]) -> tuple[dict[str, str], dict[str, str]]:
+    """The day each later paper naming an earlier week's card entered the record, and the cards' papers' links."""
+    later = {d for w in past for c in w.cards for d in c.used_by}
+    intros = {c.introduced_by for w in past for c in w.cards if c.introduced_by}
+    docs = store.documents(later | intros)
+    days = {i: entered(i, d.published)[:10] for i, d in docs.items() if i in later}
+    return days, {i: d.url for i, d in docs.items() if i in intros}

@@ -84,8 +84,8 @@ def candidates(
         if key and key not in baselines:
             found.setdefault(key, cand)
 
-    for card in cards:
-        if card.area in areas and card.kind in kinds:
+    for card in cards:  # a finding with no name is read in New this week; no other paper names its handle
+        if card.named and card.area in areas and card.kind in kinds:
             preset = "" if is_baseline(card.preset) else card.preset
             cand = Candidate(
                 card.name,

@@ -74,6 +74,11 @@ def pct(value: float | None) -> str:
     return f"{value:+.0f}%"
 
 
+def share(part: int, whole: int) -> str:
+    """``part`` of ``whole`` as a rounded percentage ('-' of nothing)."""
+    return f"{100 * part / whole:.0f}%" if whole else "-"
+
+
 def bars_svg(
     counts: list[int], *, width: int = 132, height: int = 30, labels: list[str] | None = None, title: str = ""
 ) -> Markup:
@@ -196,7 +201,9 @@ def _env(markdown: bool) -> Environment:
         if markdown
         else (lambda v: Markup(html_code(str(v or ""))))
     )
-    env.filters.update(pct=pct, md_url=md_url, safe_url=safe_url, folder_url=folder_url, bars=_bars, code=code, bdi=bdi)
+    env.filters.update(
+        share=share, pct=pct, md_url=md_url, safe_url=safe_url, folder_url=folder_url, bars=_bars, code=code, bdi=bdi
+    )
     return env
 
 

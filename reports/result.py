@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, NotRequired, TypeAlias, TypedDict
 
 from radar.analysis.trends.result import NewMethod, TermTrend, Topic
+from radar.reports.calls import CallsSection
 from radar.reports.new_this_week import NewThisWeek
 from radar.reports.ranking import PaperRow
 from radar.reports.recommend import Evidence, Recommendation
@@ -153,6 +154,8 @@ class ReportContent:
     elsewhere: list[ElsewhereRow] = field(default_factory=list)
     # "New this week" (reports.new_this_week): the period's method cards in the profile's areas and the rest by name
     new_this_week: NewThisWeek = field(default_factory=lambda: NewThisWeek())
+    # "Last month's calls" (reports.calls): what the radar flagged 4, 8 and 12 weeks earlier and what came of it
+    calls: CallsSection = field(default_factory=lambda: CallsSection())
     extra: dict[str, JsonValue] = field(default_factory=dict)  # sections added by later stages, kept as read
 
     def as_dict(self) -> dict[str, Any]:  # report.json (the JSON edge: its sections' rows are the TypedDicts above)
@@ -165,7 +168,7 @@ class ReportContent:
     def from_dict(cls, data: dict[str, Any]) -> ReportContent:  # report.json as parsed; its keys checked here
         """A report.json read back; ValueError when it is not one (a key missing, a recommendation malformed)."""
         names = {f.name for f in fields(cls)} - {"extra"}
-        missing = sorted(names - set(data) - {"summary", "elsewhere", "new_this_week"})  # written before these existed
+        missing = sorted(names - set(data) - {"summary", "elsewhere", "new_this_week", "calls"})  # before these existed
         if missing:
             raise ValueError(f"report.json lacks {', '.join(missing)}")
         values = {k: data[k] for k in names if k in data}

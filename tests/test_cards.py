@@ -10,19 +10,12 @@ from pathlib import Path
 import orjson
 import pytest
 
-from radar.analysis.contributions.cards import (
-    KNOWN_BEFORE,
-    card_for,
-    introduced_methods,
-    iso_week,
-    parse_week,
-    preset_for,
-    week_cards,
-)
+from radar.analysis.contributions.cards import KNOWN_BEFORE, card_for, iso_week, parse_week, preset_for
 from radar.analysis.contributions.errors import ContributionsError
 from radar.analysis.contributions.extract import extract, phrase_mention, spelled_by
 from radar.analysis.contributions.senses import senses_of
 from radar.analysis.contributions.update import name_key, update_contributions
+from radar.analysis.contributions.week import introduced_methods, week_cards
 from radar.analysis.names.extract import _TOKEN, is_candidate
 from radar.app.wiring import repro_presets
 from radar.store import Store, Workspace

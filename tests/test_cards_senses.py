@@ -10,10 +10,11 @@ from pathlib import Path
 import orjson
 import pytest
 
-from radar.analysis.contributions.cards import card_for, iso_week, week_cards
+from radar.analysis.contributions.cards import card_for, iso_week
 from radar.analysis.contributions.extract import papers_naming
 from radar.analysis.contributions.senses import same_sense, sense_key, senses_of
 from radar.analysis.contributions.update import update_contributions
+from radar.analysis.contributions.week import week_cards
 from radar.app.wiring import repro_presets
 from radar.store import Workspace
 from radar.store.contributions import MentionRow

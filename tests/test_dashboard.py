@@ -251,7 +251,8 @@ def test_methods_page_lists_the_weeks_cards_lab_areas_first(app: AppTest, dash_w
     """The week with the most introductions: the page's table is `radar methods --week`'s list, in its order."""
     from collections import Counter
 
-    from radar.analysis.contributions.cards import iso_week, week_cards
+    from radar.analysis.contributions.cards import iso_week
+    from radar.analysis.contributions.week import week_cards
     from radar.app import steps_contributions
     from radar.app.context import Radar
     from radar.app.dashboard import period

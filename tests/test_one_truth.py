@@ -176,7 +176,7 @@ def test_report_cli_and_dashboard_show_the_same_week(
     assert listed and sorted(in_report) == sorted(listed) and section["total"] == len(listed)
     at.switch_page("page_methods.py").run()
     assert not at.exception, [e.value for e in at.exception]
-    assert list(_frame(at, "method", "paper")["method"]) == listed  # the CLI's order: the lab's areas first
+    assert list(_frame(at, "method", "paper")["method"]) == listed  # the CLI's order: the lead's reading order
     assert "HELDPO" not in listed
 
     # a paper submitted in W07 but announced in March is in none of them

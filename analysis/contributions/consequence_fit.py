@@ -18,6 +18,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
+from typing import TypedDict
 
 import orjson
 
@@ -59,15 +60,27 @@ class Lead:
     source: str = "dev"
 
 
-def _lead(r: Mapping[str, object], source: str) -> Lead:
+def _lead(r: LabelRow, source: str) -> Lead:
     flagged = bool(r["lead_should_see"])
     p = r.get("priority")
-    priority = None if p is None else int(str(p))
+    priority = None if p is None else int(p)
     if priority is None:
         return Lead(str(r["id"]), str(r["week"]), flagged, None if flagged else False, None, source)
     named = bool(r.get("introduces")) and r.get("kind") in ("method", "system", "model", "hardware")
     lead = flagged or (named and r.get("area") in LAB_AREAS and priority >= 1)
     return Lead(str(r["id"]), str(r["week"]), lead, priority >= 2, priority, source)
+
+
+class LabelRow(TypedDict, total=False):
+    """A line of a label file (INTRODUCTIONS.md), the fields read here."""
+
+    id: str
+    week: str
+    lead_should_see: bool
+    priority: int | None
+    introduces: bool
+    kind: str
+    area: str
 
 
 LEAD_FILES = {

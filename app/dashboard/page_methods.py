@@ -93,10 +93,10 @@ def render() -> None:
 def _rows(cards: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [
         {
-            "method": c["name"] + ("" if c["named"] else " (no name)"),
+            "method": c["name"],
             "consequence": c["consequence"]["score"],
             "why": "; ".join(c["consequence"]["evidence"]),
-            "kind": c["kind"],
+            "kind": c["kind"] if c["named"] else f"{c['kind']} (no name: its title's handle)",
             "area": c["area"] or "-",
             "paper": c["introduced_by"],
             "later papers": c["uses"],
