@@ -85,7 +85,8 @@ def _card_lines(card: MethodCard) -> list[Text]:
             else "not introduced by a stored paper"
         )
         papers = f"{other.papers} paper{'' if other.papers == 1 else 's'}"
-        lines.append(_line(f"  also names: {other.expansion or '?'} ({papers}; {where})"))
+        meaning = other.expansion or (f"{other.what[:120]}" if other.what else "another meaning")
+        lines.append(_line(f"  also names: {meaning} ({papers}; {where})"))
     firsts: dict[str, str] = {}
     for a in card.adopted:  # oldest first: the first entry of each framework
         firsts.setdefault(a.framework, f"{a.framework} ({a.date}, {a.link or 'no link'})")

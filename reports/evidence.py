@@ -25,7 +25,7 @@ from scipy.stats import binomtest, false_discovery_control
 
 from radar.analysis.contributions.cards import MethodCard, mentions_for, preset_for
 from radar.analysis.contributions.frameworks import first_adoptions
-from radar.analysis.contributions.senses import sense_with, senses_of
+from radar.analysis.contributions.senses import Intro, sense_with, senses_of
 from radar.analysis.contributions.update import name_key
 from radar.analysis.trends.result import NewMethod
 from radar.reports.period import Period
@@ -154,6 +154,9 @@ def gather_evidence(
     found = candidates(store, cards, areas, kinds, trend_names, presets, preset_papers)
     # as the cards count them: by spelling key, and a name of several words ("Dr. GRPO") also by its phrase
     mentions = mentions_for(store, [(c.name, "") for c in found.values()])
+    introducing: dict[str, list[Intro]] = {}  # the papers introducing each name: a reused acronym's senses
+    for row in store.introductions_of(found):
+        introducing.setdefault(row.name_key, []).append(Intro(row.doc_id, row.published, row.area))
     intros = store.documents([c.intro for c in found.values() if c.intro])
     adoptions = store.adoptions_of(found)
     chosen_keys = {name_key(c) for c in chosen}
@@ -163,7 +166,7 @@ def gather_evidence(
         intro_doc = intros.get(cand.intro or "")
         if intro_doc is not None and entered(intro_doc.id, intro_doc.published)[:10] > end:
             intro_doc = None  # its paper had not appeared by the period's end: a report never cites the future
-        rows = own_sense(mentions.get(key, []), intro_doc)
+        rows = own_sense(mentions.get(key, []), intro_doc, introducing.get(key, []))
         naming = {m.doc_id for m in rows if _entered_day(m) <= end}
         if intro_doc is not None:
             naming.add(intro_doc.id)  # its own paper names it (even where no mention row was kept)
@@ -230,13 +233,14 @@ class FrameworkEvidence(TypedDict):
     profile_frameworks: list[str]
 
 
-def own_sense(rows: Sequence[MentionRow], intro: Document | None) -> list[MentionRow]:
+def own_sense(rows: Sequence[MentionRow], intro: Document | None, intros: Sequence[Intro] = ()) -> list[MentionRow]:
     """The mentions that mean the candidate. With its introducing paper known: those of that paper's sense (the
-    long forms papers give, analysis.contributions.senses, as its card counts them) on or after the paper's day;
-    an earlier paper spelled alike names something else (SPaRK and SparK before SPARK)."""
+    long forms papers give and the papers introducing the name afresh, analysis.contributions.senses, as its card
+    counts them) on or after the paper's day; an earlier paper spelled alike names something else (SPaRK and
+    SparK before SPARK)."""
     if intro is None:
         return list(rows)
-    sense = sense_with(senses_of(rows), intro.id)
+    sense = sense_with(senses_of(rows, intros), intro.id)
     mine = list(sense.mentions) if sense is not None else list(rows)
     return [m for m in mine if m.published >= intro.published[:10]]
 

@@ -4,6 +4,8 @@
 ``plain``: LaTeX in titles and abstracts (``\\textbf{X}``, ``$\\mathcal{O}(n)$``, ``5\\%``) turned into plain text by
 pylatexenc; the store keeps the source text. What arXiv abstracts carry besides LaTeX proper is handled too:
 
+- ``\\times`` is "x" ("1.3x speedup"), and a backslash before a quote that follows no letter is an escaped
+  quote, not an umlaut;
 - unescaped ``%``, ``&`` and ``#`` are literal characters ("50% fewer", "R&D"), not comments or alignment: they
   are escaped before conversion so nothing after them is lost;
 - a doubled backslash before a command (``\\\\textit{prosody}``: the source escaped once too often) is one;
@@ -30,6 +32,8 @@ _COMMAND_ARG = re.compile(r"\\[A-Za-z]+\*?\s*\{([^{}]*)\}")
 _COMMAND = re.compile(r"\\[A-Za-z]+\*?|\\(.)")
 _MATH = re.compile(r"\$\$?([^$]*)\$\$?")
 _CODE = re.compile(r"`([^`\n]{1,300})`")
+# a backslash before a quote that does not follow a letter is an escaped quote, not an umlaut (Schr\\"odinger)
+_ESCAPED_QUOTE = re.compile(r'(?<![A-Za-z])\\"|\\"(?![A-Za-z{])')
 
 
 @lru_cache(maxsize=1)
@@ -53,14 +57,14 @@ def plain(text: str) -> str:
     """``text`` with LaTeX markup rendered as Unicode text (whitespace collapsed); unchanged when it has none."""
     if not text or not _LATEXISH.search(text):
         return text
-    source = _DOUBLED.sub(r"\\", text)
+    source = _ESCAPED_QUOTE.sub('"', _DOUBLED.sub(r"\\", text))
     try:
         out = _converter().latex_to_text(_LITERAL.sub(r"\\\1", source))
     except Exception:  # noqa: BLE001 - malformed markup from a feed: the fallback, never a failed report
         out = _fallback(source)
     if "\\" in out or "{" in out or "}" in out:  # what the converter left (unknown macros, stray braces)
         out = _fallback(out)
-    return " ".join(out.replace("\xa0", " ").split())
+    return " ".join(out.replace("\xa0", " ").replace("×", "x").split())
 
 
 def code_spans(text: str) -> list[tuple[str, bool]]:

@@ -245,6 +245,8 @@ class ReportStore(Mentions, Adoptions, Protocol):
 
     def contributions(self, ids: Iterable[str]) -> dict[str, ContributionRow]: ...
 
+    def introductions_of(self, keys: Iterable[str]) -> list[ContributionRow]: ...
+
 
 class PeopleStore(StoredVectors, DeliveryLog, Protocol):
     """reports.people (digests, alerts, libraries): people (feedback, alerts), documents, tags, embeddings and

@@ -36,7 +36,7 @@ from radar.analysis.contributions.find import changes_line
 from radar.analysis.contributions.labels import LAB_AREAS
 from radar.analysis.contributions.model import shipped_model
 from radar.analysis.contributions.plugin_point import plugin_point
-from radar.analysis.contributions.senses import Sense, sense_with, senses_of
+from radar.analysis.contributions.senses import Intro, Sense, sense_with, senses_of
 from radar.analysis.contributions.update import name_key
 from radar.store.contributions import ContributionRow, MentionRow
 from radar.store.dates import week_monday
@@ -74,6 +74,7 @@ class OtherSenseJson(TypedDict):
     papers: int
     introduced_by: str | None
     introduced_on: str
+    what: str
 
 
 class MethodCardJson(TypedDict):
@@ -117,6 +118,7 @@ class OtherSense:
     papers: int  # stored papers meaning it
     introduced_by: str | None  # the stored paper introducing it, if any
     introduced_on: str
+    what: str = ""  # what that paper says it is (its contribution's changes line; '' when none introduces it)
 
     def as_dict(self) -> OtherSenseJson:
         return {
@@ -124,6 +126,7 @@ class OtherSense:
             "papers": self.papers,
             "introduced_by": self.introduced_by,
             "introduced_on": self.introduced_on,
+            "what": self.what,
         }
 
 
@@ -302,13 +305,19 @@ def _other_senses(
 ) -> tuple[OtherSense, ...]:
     out = []
     for s in senses:
-        if s is mine or not s.key:
+        if s is mine or (not s.key and not any(r.doc_id in s.ids for r in intros)):
             continue
         first = next((r for r in intros if r.doc_id in s.ids), None)
         if first is None and len(s.mentions) < 2:
             continue  # one paper's long form, introducing nothing: too little to call it another meaning
         out.append(
-            OtherSense(s.expansion, len(s.mentions), first.doc_id if first else None, first.published if first else "")
+            OtherSense(
+                s.expansion,
+                len(s.mentions),
+                first.doc_id if first else None,
+                first.published if first else "",
+                (first.changes_rewritten or first.changes) if first else "",
+            )
         )
     return tuple(out)
 
@@ -374,6 +383,10 @@ def _at_start(day: str, start: str) -> bool:
     return (date.fromisoformat(day[:10]) - date.fromisoformat(start[:10])).days <= BEFORE_CORPUS_DAYS
 
 
+def _intros(rows: Iterable[ContributionRow]) -> list[Intro]:
+    return [Intro(r.doc_id, r.published, r.area) for r in rows]
+
+
 def cards_of(
     store: CardsStore, rows: Sequence[ContributionRow], presets: Presets, groups: TagGroups | None = None
 ) -> list[MethodCard]:
@@ -386,15 +399,14 @@ def cards_of(
     titles = {i: d.title for i, d in docs.items()}
     abstracts = {i: d.abstract for i, d in docs.items()}
     tags = store.tags_of(ids)
-    several = [k for k, ms in mentions.items() if any(m.expansion for m in ms)]  # only these can have senses
-    intros: dict[str, list[ContributionRow]] = {}
-    for r in store.introductions_of(several) if several else []:
+    intros: dict[str, list[ContributionRow]] = {}  # every stored paper introducing each name (senses split on them)
+    for r in store.introductions_of({r.name_key for r in rows}):
         intros.setdefault(r.name_key, []).append(r)
     start = store.first_paper_day()
     senses: dict[str, list[Sense]] = {}  # per name: the rows of one name share its mentions' senses
     for r in rows:
         if r.name_key not in senses:
-            senses[r.name_key] = senses_of(mentions.get(r.name_key, []))
+            senses[r.name_key] = senses_of(mentions.get(r.name_key, []), _intros(intros.get(r.name_key, [])))
     return [
         _card(
             r,
@@ -531,7 +543,7 @@ def card_for(
     key = name_key(typed)
     rows = introducing_rows(store, typed) if key else []
     found = mentions_for(store, [(typed, ""), *((r.name, "") for r in rows)]) if key else {}
-    senses = senses_of(found.get(key, []))
+    senses = senses_of(found.get(key, []), _intros(rows))
     if rows:
         main = senses[0] if senses else None
         mine = [r for r in rows if main is None or r.doc_id in main.ids]

@@ -144,6 +144,9 @@ HEAD_KINDS: dict[str, str] = {
 }
 
 
+_HARDWARE_WORDS = frozenset(_split("hardware hardware-software software-hardware chip accelerator circuit asic fpga"))
+
+
 def head_features(ex: Extracted, c: Candidate) -> set[str]:
     """What the paper calls its contribution: the head noun of the title's rest ("X: A ... Model for ...") and
     of the apposition ("X, a serving system that ..."), and the words of those noun phrases."""
@@ -174,6 +177,8 @@ def head_features(ex: Extracted, c: Candidate) -> set[str]:
         out.add(f"head:{where}:{head}")
         out.add(f"head:{head}")
         kind = HEAD_KINDS.get(head)
+        if kind == "hardware" and head == "co-design" and not _HARDWARE_WORDS & set(np_words(phrase)):
+            kind = "method"  # "Algorithm and Kernel Pipelining Co-Design" (FlashAttention-4) is no chip
         if kind:
             out.add(f"headkind:{kind}")
             out.add(f"headkind:{kind}@{where}")

@@ -8,8 +8,17 @@ is given the sense the defining papers of its own area use (its contribution's a
 RL one), their votes smoothed toward the sense most papers define. Long forms group by their words' stems ("Group
 Relative Policy Optimisation" = "Group-Relative Policy Optimization").
 
+A name several stored papers introduce afresh (SPARK: a policy-and-reward co-evolving framework, a KV-cache
+pruning method, a tool-use RL policy, a creative-ideas system ...) is as many senses as papers, even when no
+paper spells it out: each introducing paper heads a sense of its own, and a paper naming it joins the sense of the
+latest introduction before it in its own area (else the latest before it). An introduction counts only where the
+name was still new (fewer than ``NEW_BEFORE`` earlier papers of that sense named it: a paper re-defining GRPO
+starts nothing).
+
 A card counts only the papers of its own sense (``senses_of``, ``sense_with``); ``radar methods --name`` shows
-the sense the lab's areas use most, then the one most papers use, and names the others.
+the sense the lab's areas use most, then the one most papers use, and names the others. A long form only a few
+papers give (one paper's "vision Large Language Model (vLLM)") does not name the papers that give none: those
+stay a sense of their own (``MIN_DEFINERS``).
 """
 
 from __future__ import annotations
@@ -33,6 +42,11 @@ _LINKING = frozenset(_split("a an the of for and with in to via on by from over 
 STEM = 5  # letters of a word a sense compares (optimization = optimisation)
 SAME_SENSE = 0.6  # word-set overlap (Jaccard) at which two long forms are one sense
 PRIOR = 2.0  # pseudo-votes of the overall shares added to an area's own votes
+NEW_BEFORE = 20  # earlier papers of a sense naming a name after which a paper "introducing" it starts no sense
+# papers giving a long form, and their share of those naming the name, below which the long form does not speak
+# for the papers that give none
+MIN_DEFINERS = 3
+MIN_DEFINED_SHARE = 0.05
 
 
 def sense_key(expansion: str) -> str:
@@ -63,13 +77,31 @@ class Sense:
         return frozenset(m.doc_id for m in self.mentions)
 
 
-def senses_of(mentions: Sequence[MentionRow]) -> list[Sense]:
+def senses_of(mentions: Sequence[MentionRow], intros: Sequence[Intro] = ()) -> list[Sense]:
     """The senses of one name's mentions, the main one first: the most papers in the lab's areas, then the most
-    papers. One sense (key '') when no paper spells the name out."""
+    papers. One sense (key '') when no paper spells the name out and at most one paper introduces it; ``intros``:
+    the stored papers introducing the name (each may head a sense: the module's docstring)."""
     if not mentions:
         return []
+    found = _by_long_form(mentions)
+    if len(intros) > 1:
+        found = [part for sense in found for part in _split_by_intros(sense, intros)]
+    return sorted(found, key=lambda s: (-s.lab_papers, -len(s.mentions), s.key))
+
+
+@dataclass(frozen=True, slots=True)
+class Intro:
+    """A stored paper introducing a name: its id, day and area."""
+
+    doc_id: str
+    published: str
+    area: str
+
+
+def _by_long_form(mentions: Sequence[MentionRow]) -> list[Sense]:
     keyed = [(m, sense_key(m.expansion)) for m in mentions]
     counts = Counter(k for _, k in keyed if k)
+    definers = sum(counts.values())
     if not counts:
         return [_sense("", mentions)]
     first_day: dict[str, str] = {}
@@ -92,16 +124,46 @@ def senses_of(mentions: Sequence[MentionRow]) -> list[Sense]:
             overall[head_of[k]] += 1
     total = sum(overall.values())
     members: dict[str, list[MentionRow]] = {h: [] for h in heads}
+    speaks = definers >= MIN_DEFINERS or definers >= MIN_DEFINED_SHARE * len(mentions)
+    undefined: list[MentionRow] = []
     for m, k in keyed:
         if k:
             members[head_of[k]].append(m)
+            continue
+        if not speaks:  # a long form a handful of papers give does not name the many that give none (vLLM)
+            undefined.append(m)
             continue
         # the sense the defining papers of its area use, their votes smoothed toward the overall shares (one
         # odd definer in an area does not take that area's undefined mentions)
         votes = by_area.get(m.area, Counter())
         members[max(heads, key=lambda h: (votes[h] + PRIOR * overall[h] / total, -heads.index(h)))].append(m)
     found = [_sense(h, ms) for h, ms in members.items() if ms]
-    return sorted(found, key=lambda s: (-s.lab_papers, -len(s.mentions), s.key))
+    if undefined:
+        found.append(_sense("", undefined))
+    return found
+
+
+def _split_by_intros(sense: Sense, intros: Sequence[Intro]) -> list[Sense]:
+    """``sense`` split by the introducing papers among its mentions that started something new (fewer than
+    ``NEW_BEFORE`` of its papers named it before): each heads a part; every other paper joins the part of the
+    latest head on or before it in its own area, else the latest head before it, else the first."""
+    ids = sense.ids
+    ordered = sorted(sense.mentions, key=lambda m: (m.published, m.doc_id))
+    position = {m.doc_id: i for i, m in enumerate(ordered)}
+    heads = [i for i in sorted(intros, key=lambda x: (x.published, x.doc_id)) if i.doc_id in ids]
+    heads = [h for h in heads if position[h.doc_id] < NEW_BEFORE]
+    if len(heads) < 2:
+        return [sense]
+    parts: dict[str, list[MentionRow]] = {h.doc_id: [] for h in heads}
+    for m in ordered:
+        if m.doc_id in parts:
+            parts[m.doc_id].append(m)
+            continue
+        before = [h for h in heads if (h.published, h.doc_id) <= (m.published, m.doc_id)]
+        same = [h for h in before if h.area == m.area]
+        head = (same or before or heads)[-1 if (same or before) else 0]
+        parts[head.doc_id].append(m)
+    return [_sense(f"{sense.key}@{doc_id}" if sense.key else f"@{doc_id}", ms) for doc_id, ms in parts.items()]
 
 
 def _sense(key: str, mentions: Sequence[MentionRow]) -> Sense:
