@@ -92,6 +92,10 @@ class Score:
 NO_SCORE = Score(0.0, 0.0, 0, (), "")
 
 
+def _version(data: bytes) -> str:
+    return "q" + hashlib.sha256(data).hexdigest()[:12]
+
+
 def _logit(p: float) -> float:
     p = min(max(p, 1e-6), 1 - 1e-6)
     return math.log(p / (1 - p))
@@ -113,7 +117,8 @@ class ConsequenceModel:
     version: str = ""  # set from the JSON's hash
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "version", "q" + hashlib.sha256(self.to_json()).hexdigest()[:12])
+        if not self.version:  # a model read from its file got the file's hash (``from_json``): the same value
+            object.__setattr__(self, "version", _version(self.to_json()))
 
     def day0_logit(self, features: Iterable[str]) -> float:
         fs = list(features)
@@ -188,6 +193,7 @@ class ConsequenceModel:
                 adopt_weight=float(d["adopt_weight"]),
                 early_weight=float(d["early_weight"]),
                 fitted_before=str(d["fitted_before"]),
+                version=_version(orjson.dumps(d, option=orjson.OPT_SORT_KEYS)),
             )
         except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError):
             raise ContributionsError(

@@ -239,8 +239,17 @@ def fit_adopt(train: Sequence[Example], adopted_weeks: Iterable[str], c: float =
     """Adopted introductions against every other card of the weeks from the first adopted one's year on."""
     first = min(adopted_weeks, default="")
     rows = [(e.features, "yes" if e.adopted else "no", 1.0) for e in train if first and e.week[:4] == first[:4]]
+    if not rows:
+        return Linear(("no", "yes"), {}, (0.0,))
     xs, ys = _weighted(rows)
     return fit(xs, ys, c=c, class_weight="balanced")
+
+
+PRUNE = 0.002  # weights smaller than this are dropped from the stored model (they move no card's rank)
+
+
+def pruned(model: Linear) -> Linear:
+    return Linear(model.classes, {f: w for f, w in model.weights.items() if abs(w[0]) >= PRUNE}, model.bias)
 
 
 def fit_model(
@@ -257,9 +266,9 @@ def fit_model(
     train = [e for e in examples if e.day and e.day < before]
     adopted_weeks = [e.week for e in train if e.adopted]
     flat = Linear(("no", "yes"), {}, (0.0,))
-    lead = fit_lead(train, lead_c)
-    must = fit_must(train, lead_c) if any(e.must is not None for e in train) else flat
-    adopt = fit_adopt(train, adopted_weeks, adopt_c) if adopted_weeks else flat
+    lead = pruned(fit_lead(train, lead_c))
+    must = pruned(fit_must(train, lead_c)) if any(e.must is not None for e in train) else flat
+    adopt = pruned(fit_adopt(train, adopted_weeks, adopt_c)) if adopted_weeks else flat
     return ConsequenceModel(lead, must, adopt, must_weight, adopt_weight, early_weight, before)
 
 
