@@ -236,6 +236,37 @@ def run_positives(title: str, rows: dict[str, list[int | None]]) -> None:
     console.print(table)
 
 
+THRESHOLDS = (0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9)
+
+
+def run_threshold(exs: Sequence[Example], labels: dict[str, Lead], model: Callable[[str], ConsequenceModel]) -> None:
+    """The "evaluate" rule's threshold, measured like the ranking: on each labeled week (a model fitted on the
+    weeks before it), the named lab-area methods and systems without a preset whose day-0 score reaches it: how
+    many a week, and the share of those labeled that the labels flag (the graded weeks: priority 2 or more)."""
+    weeks = sorted({x.week for x in labels.values()})[1:]
+    weekly = by_week(exs)
+    table = Table(title="the evaluate threshold: calls a week and the share flagged (labeled weeks, time split)")
+    for col in ("threshold", "calls a week (median)", "of them labeled", "flagged (lead_should_see)", "share"):
+        table.add_column(col, justify="right")
+    scored: list[tuple[str, float, Example]] = []
+    for w in weeks:
+        m = model(monday(w))
+        for e in weekly[w]:
+            c = e.card
+            if c.named and c.area in LAB_AREAS and c.kind in ("method", "system", "hardware") and not c.preset:
+                z = m.day0_logit(e.features)
+                scored.append((w, m.shown(z), e))
+    for t in THRESHOLDS:
+        calls = [(w, e) for w, s, e in scored if s >= t]
+        per_week = statistics.median([sum(1 for w2, _ in calls if w2 == w) for w in weeks]) if weeks else 0
+        labeled = [e for _, e in calls if e.doc_id in labels]
+        good = sum(flagged(labels[e.doc_id]) for e in labeled)
+        table.add_row(
+            f"{t:.2f}", f"{per_week}", str(len(labeled)), str(good), f"{good / len(labeled):.2f}" if labeled else "-"
+        )
+    console.print(table)
+
+
 def taken_up(card: MethodCard, days: dict[str, str]) -> bool:
     start = date.fromisoformat(card.introduced_on)
     n = 0
@@ -295,6 +326,7 @@ def main(argv: list[str] | None = None) -> int:
         "consequence (day 0)": lambda before: model_order(model(before)),
     }
     run_lead(exs, orders, priority, "lead weeks: each week ranked by a model fitted on the labeled weeks before it")
+    run_threshold(exs, priority, model)
     if args.lowo:
         lowo: dict[str, Callable[[str], Order]] = {
             "consequence, fitted on the other labeled weeks": lambda before: model_order(

@@ -507,6 +507,11 @@ def phrase_mention(title: str, abstract: str, phrase: str) -> tuple[bool, bool]:
 _RUN = re.compile(r"[^\W_]+")  # a run of letters and digits (str.isalnum), as a name's token bound sees it
 
 
+def first_run(phrase: str) -> re.Match[str] | None:
+    """A phrase's first run of letters and digits (what ``papers_naming`` keys it by)."""
+    return _RUN.search(" ".join(phrase.split()))
+
+
 def _phrases_in(text: str, by_run: dict[str, list[str]]) -> Iterator[str]:
     """The phrases (``by_run``: a phrase's first run of letters and digits -> the phrases) that ``text`` holds,
     its white space collapsed ("Dr.\nGRPO"), not right after a letter or digit: "(Dr. GRPO)", "PPO/Dr. GRPO",
