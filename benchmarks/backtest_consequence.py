@@ -324,6 +324,8 @@ def main(argv: list[str] | None = None) -> int:
         "plain: lab areas, central method, code": lambda before: plain_order,
         "words (logistic regression, same labels)": lambda before: words_order(train_before(before)),
         "consequence (day 0)": lambda before: model_order(model(before)),
+        # what `radar methods --week` lists for a past week today: the day-0 score plus the first four weeks' uptake
+        "consequence + early uptake": lambda before: model_order(model(before), early=True),
     }
     run_lead(exs, orders, priority, "lead weeks: each week ranked by a model fitted on the labeled weeks before it")
     run_threshold(exs, priority, model)

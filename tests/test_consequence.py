@@ -164,10 +164,12 @@ def test_the_w39_grpo_family_methods_lead_and_the_far_papers_do_not(store_path: 
     a programming language's evaluation, a precision-medicine system and an optical spiking network far below."""
     with Store(store_path) as store:
         names = [c.name for c in week_cards(store, W39, repro_presets(), RL_GROUPS)]
-    for wanted in ("QAE", "PSPO", "RL-ZVP", "VCRL", "NGRPO", "Tree-GRPO"):
-        assert names.index(wanted) < 20, (wanted, names[:20])
-    for far in ("CDPU", "Mojo", "GALAX", "Otters"):
-        assert far not in names[:20], (far, names[:20])
+    wanted = [names.index(n) for n in ("QAE", "PSPO", "RL-ZVP", "VCRL", "NGRPO", "Tree-GRPO")]
+    far = [names.index(n) for n in ("CDPU", "Mojo", "GALAX", "Otters")]
+    assert max(wanted) < min(far), (names[: max(wanted) + 1], far)  # every one of the six before any of the four
+    assert min(far) >= 20, names[:20]
+    # half of the six among the first 10 (the issue's target, all six, is not reached: docs/benchmarks.md)
+    assert sum(i < 10 for i in wanted) >= 3, names[:10]
 
 
 def test_a_method_beside_a_model_gets_a_card_and_an_unnamed_finding_a_handle(store_path: Path) -> None:

@@ -17,6 +17,7 @@ from radar.analysis.contributions.update import name_key
 from radar.app import steps, steps_contributions
 from radar.app.context import Radar
 from radar.reports.period import parse_week
+from radar.reports.recommend import EVALUATE_AT
 from radar.reports.text import plain
 from radar.store import Workspace
 from radar.store.dates import entered
@@ -160,7 +161,12 @@ def test_recommendations_follow_evidence_not_presets(report: dict[str, Any]) -> 
     assert "`radar repro run --method dapo`" in dapo["reason"]
     assert (kappa["action"], kappa["rule"]) == ("evaluate", "rising-adoption") and kappa["evidence"]["rising"]
     assert kappa["evidence"]["recent_count"] == 6 and kappa["evidence"]["trailing_count"] == 1
-    assert (zeta["action"], zeta["rule"]) == ("watch", "new") and zeta["evidence"]["new"]
+    # ZETAPO: new this week, a GRPO-family method (its card's consequence score decides: evaluate at EVALUATE_AT)
+    assert zeta["evidence"]["new"]
+    expected = ("evaluate", "consequential") if zeta["evidence"]["consequence"] >= EVALUATE_AT else ("watch", "new")
+    assert (zeta["action"], zeta["rule"]) == expected
+    if zeta["rule"] == "consequential":
+        assert f"consequence {zeta['evidence']['consequence']:.2f}" in zeta["reason"]
     # GSPO: a preset, one paper this week, one before: watched, not reproduced on the preset alone
     assert (gspo["action"], gspo["rule"]) == ("watch", "in-use") and gspo["evidence"]["preset"] == "gspo"
     assert all(r["action"] != "adopt" for r in report["recommendations"])  # no finished reproduction

@@ -450,7 +450,7 @@ def test_a_phrase_in_use_before_its_paper_is_not_a_new_method(
         again = replace(
             make_doc(rng, "2506.09995", date(2025, 6, 26), "arxiv", "cs.LG", []),
             title="Ladder Search: Tree Search over Verifier Ladders",
-            abstract="We propose Ladder Search, a tree search method for large language models with verifiers.",
+            abstract="We propose Ladder Search, a tree search method for RL training of LLMs with verifiers.",
         )
         store.upsert_documents([intro, *later, *(earlier if in_use_before else []), *([again] if second_paper else [])])
         tag(store, [(i, "rl-policy-optimization") for i in ("2506.09991", *(["2506.09995"] if second_paper else []))])

@@ -1,12 +1,12 @@
 """Rebuild the shipped models from the shipped labels.
 
     python -m radar.analysis.contributions.retrain                          # model.json (what papers introduce)
-    python -m radar.analysis.contributions.retrain --consequence --workspace DIR [--before YYYY-MM-DD]
+    python -m radar.analysis.contributions.retrain --consequence --db DIR/radar.db [--before YYYY-MM-DD]
 
 ``model.json`` is fitted on the labeled papers alone (deterministic: a slow test checks the shipped file is what
-they train). ``consequence.json`` reads a workspace of the full corpus as `radar import`, `radar index` and `radar
-tag` leave it (its cards are the examples; ``consequence_fit``) and is fitted on the introductions before
-``--before`` (default: every one).
+they train). ``consequence.json`` reads the database of a workspace of the full corpus as `radar import`, `radar
+index` and `radar tag` leave it (its cards are the examples; ``consequence_fit``) and is fitted on the
+introductions before ``--before`` (default: every one).
 """
 
 from __future__ import annotations
@@ -14,18 +14,17 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from radar.analysis.contributions.consequence import CONSEQUENCE_FILE
+from radar.analysis.contributions.consequence_fit import examples, fit_model, load_adopted, load_leads
 from radar.analysis.contributions.labels import load_labeled
 from radar.analysis.contributions.model import MODEL_FILE, train
+from radar.analysis.tags.taxonomy import load_taxonomy
+from radar.store import Store
 
 
-def _consequence(workspace: Path, before: str) -> int:
-    from radar.analysis.contributions.consequence import CONSEQUENCE_FILE
-    from radar.analysis.contributions.consequence_fit import examples, fit_model, load_adopted, load_leads
-    from radar.analysis.tags.taxonomy import load_taxonomy
-    from radar.store import Store
-
+def _consequence(db: Path, before: str) -> int:
     groups = {t: g for g, names in load_taxonomy(None).groups.items() for t in names}
-    with Store(workspace / "radar.db") as store:
+    with Store(db) as store:
         exs = examples(store, "", "9999", groups=groups, leads=load_leads(), adopted=load_adopted())
     model = fit_model(exs, before)
     path = Path(__file__).with_name(CONSEQUENCE_FILE)
@@ -38,13 +37,13 @@ def _consequence(workspace: Path, before: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="rebuild the shipped contribution models")
     ap.add_argument("--consequence", action="store_true", help="the consequence model (needs --workspace)")
-    ap.add_argument("--workspace", type=Path, help="a workspace of the full corpus, imported, indexed and tagged")
+    ap.add_argument("--db", type=Path, help="radar.db of a workspace of the full corpus, imported, indexed and tagged")
     ap.add_argument("--before", default="9999-12-31", help="fit on introductions before this day (YYYY-MM-DD)")
     args = ap.parse_args(argv)
     if args.consequence:
-        if args.workspace is None:
-            ap.error("--consequence needs --workspace DIR (a workspace of the full corpus)")
-        return _consequence(args.workspace, args.before)
+        if args.db is None or not args.db.is_file():
+            ap.error("--consequence needs --db DIR/radar.db (the database of a workspace of the full corpus)")
+        return _consequence(args.db, args.before)
     model = train(load_labeled())
     path = Path(__file__).with_name(MODEL_FILE)
     path.write_bytes(model.to_json())
