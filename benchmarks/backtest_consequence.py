@@ -350,7 +350,6 @@ def main(argv: list[str] | None = None) -> int:
     cut = "2024-07-01"
     h2 = {a.doc_id: a.week for a in adopted if monday(a.week) >= cut}
     rows = {name: placed(weekly, h2, make(cut)) for name, make in orders.items()}
-    rows["consequence + early uptake"] = placed(weekly, h2, model_order(model(cut), early=True))
     run_positives(f"adopted_dev, second half of 2024 ({len(h2)}), fitted before {cut}", rows)
 
     if not args.skip_uptake:
@@ -365,7 +364,6 @@ def main(argv: list[str] | None = None) -> int:
             start = min((monday(w) for w in wanted.values()), default=q0)  # the quarter's first measured week
             for name, make in orders.items():
                 up_rows[name] += placed(weekly, wanted, make(start))
-            up_rows["consequence + early uptake"] += placed(weekly, wanted, model_order(model(start), early=True))
         run_positives(
             f"later uptake: lab-area cards of 2025-01..2025-12 named by {UPTAKE_MIN}+ later papers in weeks 5-26",
             dict(up_rows),

@@ -37,7 +37,7 @@ LEAD_C = 0.1  # inverse regularisation of the lead and must models (the backtest
 ADOPT_C = 0.1
 MUST_WEIGHT = 1.0
 ADOPT_WEIGHT = 0.6
-EARLY_WEIGHT = 3.0
+EARLY_WEIGHT = 6.0
 
 
 @dataclass(frozen=True, slots=True)
