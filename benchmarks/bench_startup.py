@@ -4,14 +4,20 @@ Each row runs in a fresh interpreter, REPEATS times (median wall seconds and CPU
 baseline is a bare `python -c pass` in the same run. "before" rows re-create what a command paid until
 2026-12-01 (scikit-learn imported by the command modules, transformers' AutoTokenizer, which imports torch).
 
-    .venv/bin/python benchmarks/bench_startup.py [--workspace DEMO_WS] [--repeats 5]
+    .venv/bin/python benchmarks/bench_startup.py [--workspace DEMO_WS] [--repeats 5] [--before DIR]
 
-With --workspace, `radar search` on it is timed end to end too (query embedding, FAISS, BM25, printing).
+With --workspace, `radar stats` and `radar search` on it are timed end to end (search: query embedding, FAISS,
+BM25, the rerank, printing), each a fresh process, interleaved so both see the same load; the last column is the
+ratio to `radar stats` in the same run (the plain baseline of a command's start-up). With --before DIR (a checkout
+of older code: `git worktree add DIR REV`), the same two commands run from it as well, on the same workspace, in
+the same run (run in that folder, whose code then comes first on the module path). The load average is printed
+before and after: on a shared machine compare CPU seconds.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import statistics
 import subprocess
@@ -28,44 +34,67 @@ AUTO = (
     "from transformers import AutoTokenizer; from radar.index.embedder import resolve_model_dir; "
     "AutoTokenizer.from_pretrained(resolve_model_dir('default'))"
 )
+QUERY = "FP8 training stability"
 
 
-def timed(argv: list[str], repeats: int) -> tuple[float, float]:
-    """Median wall and child CPU seconds of ``argv`` run ``repeats`` times."""
-    walls, cpus = [], []
+def run_once(argv: list[str], cwd: Path) -> tuple[float, float]:
+    """Wall and child CPU seconds of one run of ``argv`` in ``cwd``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    subprocess.run(argv, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
+
+def timed(rows: list[tuple[str, list[str], Path]], repeats: int) -> dict[str, tuple[float, float]]:
+    """Median wall and CPU seconds per row; the rows run in turn, ``repeats`` rounds, so that a change of load on
+    the machine falls on all of them alike."""
+    walls: dict[str, list[float]] = {name: [] for name, _, _ in rows}
+    cpus: dict[str, list[float]] = {name: [] for name, _, _ in rows}
     for _ in range(repeats):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        started = time.perf_counter()
-        subprocess.run(argv, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        walls.append(time.perf_counter() - started)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
-    return statistics.median(walls), statistics.median(cpus)
+        for name, argv, cwd in rows:
+            wall, cpu = run_once(argv, cwd)
+            walls[name].append(wall)
+            cpus[name].append(cpu)
+    return {name: (statistics.median(walls[name]), statistics.median(cpus[name])) for name, _, _ in rows}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--workspace", type=Path, help="a workspace to time `radar search` on (e.g. the demo's)")
+    ap.add_argument("--workspace", type=Path, help="a workspace to time `radar stats` and `radar search` on")
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--before", type=Path, metavar="DIR", help="a checkout of older code, timed on the same workspace")
     args = ap.parse_args()
     py = sys.executable
-    rows = [
-        ("python -c pass (baseline)", [py, "-c", "pass"]),
-        ("every command module", [py, "-c", MODULES]),
-        ("every command module + scikit-learn (before)", [py, "-c", MODULES + "; import sklearn.linear_model"]),
-        ("packaged tokenizer (tokenizers)", [py, "-c", FAST]),
-        ("packaged tokenizer (AutoTokenizer, before)", [py, "-c", AUTO]),
+    rows: list[tuple[str, list[str], Path]] = [
+        ("python -c pass (baseline)", [py, "-c", "pass"], ROOT),
+        ("every command module", [py, "-c", MODULES], ROOT),
+        ("every command module + scikit-learn (before)", [py, "-c", MODULES + "; import sklearn.linear_model"], ROOT),
+        ("packaged tokenizer (tokenizers)", [py, "-c", FAST], ROOT),
+        ("packaged tokenizer (AutoTokenizer, before)", [py, "-c", AUTO], ROOT),
     ]
+    pairs: list[tuple[str, str]] = []  # (search row, its stats row)
     if args.workspace:
-        radar = [py, "-m", "radar.app.cli", "--workspace", str(args.workspace)]
-        rows.append(("radar search (demo workspace)", [*radar, "search", "kv cache serving", "--json"]))
-    base = None
-    print(f"| what | wall s (median of {args.repeats}) | CPU s | x baseline (wall) |")
-    print("|---|---|---|---|")
-    for name, argv in rows:
-        wall, cpu = timed(argv, args.repeats)
-        base = base or wall
-        print(f"| {name} | {wall:.2f} | {cpu:.2f} | {wall / base:.1f} |")
+        ws = str(args.workspace.resolve())
+        checkouts = [("", ROOT)] + ([(" (before)", args.before.resolve())] if args.before else [])
+        for label, cwd in checkouts:
+            radar = [py, "-m", "radar.app.cli", "--workspace", ws]
+            rows.append((f"radar stats{label}", [*radar, "stats", "--json"], cwd))
+            rows.append((f"radar search{label}", [*radar, "search", QUERY, "-k", "5", "--json"], cwd))
+            pairs.append((f"radar search{label}", f"radar stats{label}"))
+    ratio_of = {search: stats for search, stats in pairs}
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    found = timed(rows, args.repeats)
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    base = found[rows[0][0]][0]
+    print(f"| what | wall s (median of {args.repeats}) | CPU s | x baseline (wall) | x radar stats (wall) |")
+    print("|---|---|---|---|---|")
+    for name, _, _ in rows:
+        wall, cpu = found[name]
+        stats = ratio_of.get(name)
+        versus = f"{wall / found[stats][0]:.2f}" if stats else ""
+        print(f"| {name} | {wall:.2f} | {cpu:.2f} | {wall / base:.1f} | {versus} |")
 
 
 if __name__ == "__main__":
