@@ -5,12 +5,15 @@ baseline is a bare `python -c pass` in the same run. "before" rows re-create wha
 2026-12-01 (scikit-learn imported by the command modules, transformers' AutoTokenizer, which imports torch).
 
     .venv/bin/python benchmarks/bench_startup.py [--workspace DEMO_WS] [--repeats 5] [--before DIR]
+        [--before-workspace WS]
 
-With --workspace, `radar stats` and `radar search` on it are timed end to end (search: query embedding, FAISS,
-BM25, the rerank, printing), each a fresh process, interleaved so both see the same load; the last column is the
-ratio to `radar stats` in the same run (the plain baseline of a command's start-up). With --before DIR (a checkout
-of older code: `git worktree add DIR REV`), the same two commands run from it as well, on the same workspace, in
-the same run (run in that folder, whose code then comes first on the module path). The load average is printed
+Children run with their bytecode cached, as an installed radar does (PYTHONDONTWRITEBYTECODE is left out of their
+environment), after one uncounted round. With --workspace, `radar stats` and `radar search` on it are timed end to
+end (search: query embedding, FAISS, BM25, the rerank, printing), each a fresh process, interleaved so that both see
+the same load; the last column is the ratio to `radar stats` in the same run (the plain baseline of a command's
+start-up). With --before DIR (a checkout of older code: `git worktree add DIR REV`), the same two commands run from
+it as well, in the same run (in that folder, whose code then comes first on the module path), on --before-workspace
+if given (a copy of the workspace as that code left it: an index layout it reads). The load average is printed
 before and after: on a shared machine compare CPU seconds.
 """
 
@@ -37,19 +40,26 @@ AUTO = (
 QUERY = "FP8 training stability"
 
 
+# as an installed radar runs: its modules' bytecode cached (pip compiles it at install; a checkout's first run writes
+# __pycache__), which PYTHONDONTWRITEBYTECODE in a developer's shell would turn into a compile of every module per run
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def run_once(argv: list[str], cwd: Path) -> tuple[float, float]:
     """Wall and child CPU seconds of one run of ``argv`` in ``cwd``."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    subprocess.run(argv, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(argv, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
 
 def timed(rows: list[tuple[str, list[str], Path]], repeats: int) -> dict[str, tuple[float, float]]:
-    """Median wall and CPU seconds per row; the rows run in turn, ``repeats`` rounds, so that a change of load on
-    the machine falls on all of them alike."""
+    """Median wall and CPU seconds per row; the rows run in turn, ``repeats`` rounds after one uncounted round (the
+    bytecode cache written, files in the page cache), so that a change of load falls on all of them alike."""
+    for _, argv, cwd in rows:
+        run_once(argv, cwd)
     walls: dict[str, list[float]] = {name: [] for name, _, _ in rows}
     cpus: dict[str, list[float]] = {name: [] for name, _, _ in rows}
     for _ in range(repeats):
@@ -64,7 +74,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workspace", type=Path, help="a workspace to time `radar stats` and `radar search` on")
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--before", type=Path, metavar="DIR", help="a checkout of older code, timed on the same workspace")
+    ap.add_argument("--before", type=Path, metavar="DIR", help="a checkout of older code, timed in the same run")
+    ap.add_argument(
+        "--before-workspace", type=Path, metavar="WS", help="the workspace --before runs on (default: --workspace)"
+    )
     args = ap.parse_args()
     py = sys.executable
     rows: list[tuple[str, list[str], Path]] = [
@@ -76,10 +89,11 @@ def main() -> None:
     ]
     pairs: list[tuple[str, str]] = []  # (search row, its stats row)
     if args.workspace:
-        ws = str(args.workspace.resolve())
-        checkouts = [("", ROOT)] + ([(" (before)", args.before.resolve())] if args.before else [])
-        for label, cwd in checkouts:
-            radar = [py, "-m", "radar.app.cli", "--workspace", ws]
+        before_ws = (args.before_workspace or args.workspace).resolve()
+        checkouts = [("", ROOT, args.workspace.resolve())]
+        checkouts += [(" (before)", args.before.resolve(), before_ws)] if args.before else []
+        for label, cwd, ws in checkouts:
+            radar = [py, "-m", "radar.app.cli", "--workspace", str(ws)]
             rows.append((f"radar stats{label}", [*radar, "stats", "--json"], cwd))
             rows.append((f"radar search{label}", [*radar, "search", QUERY, "-k", "5", "--json"], cwd))
             pairs.append((f"radar search{label}", f"radar stats{label}"))

@@ -27,7 +27,10 @@ LAYOUT = 1  # the files below; a folder of another layout is read by keyword.Key
 
 
 def _load(path: Path, mmap: bool) -> np.ndarray:
-    return np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
+    """The array in ``path``; with ``mmap`` a plain ndarray over the file's pages (np.memmap's Python-level indexing
+    would cost more than the lookups it serves)."""
+    found = np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
+    return found.view(np.ndarray) if mmap else found
 
 
 class Strings(Sequence[str]):
@@ -114,7 +117,10 @@ class Postings:
         cols = self.columns(tokens)
         if not cols:
             return np.zeros(0, dtype=np.int64)
-        return np.unique(np.concatenate([self.indices[self.indptr[c] : self.indptr[c + 1]] for c in cols]))
+        held = np.zeros(self.num_docs, dtype=bool)  # a mark per document: no sort of a common word's long postings
+        for c in cols:
+            held[self.indices[self.indptr[c] : self.indptr[c + 1]]] = True
+        return np.flatnonzero(held)
 
     def scores(self, tokens: Iterable[str], mask: np.ndarray | None = None) -> np.ndarray:
         """Every document's BM25 score for the query's tokens (bm25s's ``get_scores_from_ids``), times ``mask``."""

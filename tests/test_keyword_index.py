@@ -68,7 +68,7 @@ def test_search_ranks_as_bm25s_retrieve_did(seed: int, tmp_path: Path) -> None:
     built = KeywordIndex.build(docs, "f")
     built.save(tmp_path / "bm25")
     loaded = KeywordIndex.load(tmp_path / "bm25")
-    assert loaded is not None and isinstance(loaded.postings.data, np.memmap)
+    assert loaded is not None and isinstance(loaded.postings.data.base, np.memmap)  # mapped, not read
     queries = ["grpo policy", "kv cache cache", "fp8 unknownword", "the of", "moe expert kernel gpu reward", "zzz"]
     queries += [" ".join(rng.choice(WORDS, size=3)) for _ in range(10)]
     ties = 0
