@@ -104,6 +104,8 @@ def trends_env(radar: Radar, store: Store) -> TrendsEnv:  # the Store: kind_of a
         tag_groups=radar.tag_groups(),
         introductions=introductions(radar, store),
         kind_of=_lazy_kinds(store),
+        parts_dir=radar.ws.trends_parts_dir,
+        methods_version=lambda: steps_contributions.version(radar, store),
     )
 
 

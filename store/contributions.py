@@ -237,3 +237,14 @@ class ContributionsTable(Table):
     def contribution_models(self) -> dict[str, int]:
         """Stored contributions per model version."""
         return {r[0]: r[1] for r in self.conn.execute("SELECT model, COUNT(*) FROM contributions GROUP BY model")}
+
+    def contributions_fingerprint(self) -> str:
+        """Changes whenever a contribution, a paper's mentions or a rewritten ``changes`` line is written (rows are
+        replaced, never updated in place, but for the rewritten line: its length is counted)."""
+        row = self.conn.execute(
+            "SELECT (SELECT COUNT(*) FROM contributions), (SELECT COALESCE(MAX(rowid), 0) FROM contributions), "
+            "(SELECT COALESCE(MAX(computed_at), '') FROM contributions), "
+            "(SELECT TOTAL(length(changes_rewritten)) FROM contributions), "
+            "(SELECT COUNT(*) FROM document_mentions), (SELECT COALESCE(MAX(rowid), 0) FROM document_mentions)"
+        ).fetchone()
+        return ":".join(str(v) for v in row)

@@ -270,7 +270,7 @@ def _tokenise(
     return keys, surfaces
 
 
-def _fingerprint(store: TrendsStore) -> str:
+def documents_version(store: TrendsStore) -> str:
     """The store's fingerprint (count, max rowid, max changed_at) plus a hash of the documents changed
     in that last second: an edit within the same second as the previous change still shows."""
     base = store.fingerprint()
@@ -283,7 +283,7 @@ def _fingerprint(store: TrendsStore) -> str:
 
 def term_table(cache: Path, store: TrendsStore, progress: Progress | None = None) -> TermTable:
     """The table cached at ``cache``, brought up to date with the store (incrementally when it can be)."""
-    fingerprint = _fingerprint(store)
+    fingerprint = documents_version(store)
     cached = _load(cache)
     if cached is not None and cached.fingerprint == fingerprint:
         return cached
