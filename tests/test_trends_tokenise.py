@@ -1,0 +1,77 @@
+"""The term cache tokenised in chunks, in worker processes for a large store (analysis/trends/tokenise.py): every
+row's terms and every key's readable spelling are what one pass over the rows in order gives, wherever the chunks
+are cut and whichever process tokenised them."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from radar.analysis.trends import cache
+from radar.analysis.trends.cache import term_table
+from radar.analysis.trends.terms import display, document_terms
+from radar.analysis.trends.tokenise import chunk_terms, merge_surfaces
+from radar.store import Store, Workspace
+from tests.trends_data import base_corpus
+
+# phrases whose keys fold (Policies -> policy) next to the same keys written as themselves, so that which spelling a
+# key reads as depends on the order the rows come in
+PHRASES = ["Sparse Policies", "sparse policy", "reward models", "reward model", "Kernel fusions", "kernel fusion"]
+
+
+def _one_pass(texts: list[tuple[str, str]]) -> tuple[list[set[str]], dict[str, str]]:
+    surfaces: dict[str, str] = {}
+    return [document_terms(t, a, surfaces) for t, a in texts], surfaces
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(PHRASES), min_size=1, max_size=4), min_size=1, max_size=12), st.data())
+def test_chunks_merge_as_one_pass(rows: list[list[str]], data: st.DataObject) -> None:
+    """Any cut of the rows into chunks, starting from any cached spellings (an incremental update)."""
+    texts = [(". ".join(r), "") for r in rows]
+    cuts = sorted(data.draw(st.sets(st.integers(1, max(1, len(texts) - 1)), max_size=4)))
+    cached = data.draw(st.dictionaries(st.sampled_from(["sparse policy", "reward model"]), st.just("x"), max_size=2))
+    one = dict(cached)
+    want_keys = [document_terms(t, a, one) for t, a in texts]  # one pass from the cached spellings
+    surfaces, found_keys = dict(cached), []
+    for lo, hi in zip([0, *cuts], [*cuts, len(texts)], strict=True):
+        chunk = chunk_terms(texts[lo:hi])
+        bounds = zip(chunk.indptr[:-1], chunk.indptr[1:], strict=True)
+        found_keys += [{chunk.keys[i] for i in chunk.indices[a:b]} for a, b in bounds]
+        merge_surfaces(surfaces, chunk)
+    assert found_keys == want_keys
+    assert surfaces == one
+
+
+def _docs(store: Store, n: int) -> None:
+    """``base_corpus`` with the phrases above spread over its documents in a random order."""
+    base_corpus(store)
+    rng = random.Random(5)
+    docs = list(store.iter_documents())[:n]
+    store.upsert_documents([replace(d, abstract=f"{d.abstract} {rng.choice(PHRASES)}.") for d in docs])
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_the_table_is_what_one_pass_gives(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch, parallel: bool
+) -> None:
+    """Chunks of 37 rows, in two worker processes or in this one: each row holds the keys ``document_terms`` gives
+    it and each key reads as one pass over the rows (in the store's order) spells it."""
+    monkeypatch.setattr(cache, "CHUNK_ROWS", 37)
+    monkeypatch.setattr(cache, "PARALLEL_MIN", 100 if parallel else 10**9)
+    with workspace.store() as store:
+        _docs(store, 400)
+        table = term_table(workspace.term_cache_path, store)
+        rows = list(store.text_rows())
+    keysets, surfaces = _one_pass([(r.title, r.abstract) for r in rows])
+    want = dict(zip((r.doc_id for r in rows), keysets, strict=True))
+    for i, doc_id in enumerate(table.ids):
+        cols = table.matrix.indices[table.matrix.indptr[i] : table.matrix.indptr[i + 1]]
+        assert {table.term(int(c)) for c in cols} == want[doc_id]
+    every = {k for keys in keysets for k in keys}
+    assert {table.readable(c) for c in range(len(table.vocab))} == {display(k, surfaces) for k in every}
+    assert all(table.readable(table.column(k)) == display(k, surfaces) for k in every)  # type: ignore[arg-type]
