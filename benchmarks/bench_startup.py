@@ -5,7 +5,7 @@ baseline is a bare `python -c pass` in the same run. "before" rows re-create wha
 2026-12-01 (scikit-learn imported by the command modules, transformers' AutoTokenizer, which imports torch).
 
     .venv/bin/python benchmarks/bench_startup.py [--workspace DEMO_WS] [--repeats 5] [--before DIR]
-        [--before-workspace WS]
+        [--before-workspace WS] [--breakdown]
 
 Children run with their bytecode cached, as an installed radar does (PYTHONDONTWRITEBYTECODE is left out of their
 environment), after one uncounted round. With --workspace, `radar stats` and `radar search` on it are timed end to
@@ -15,6 +15,10 @@ start-up). With --before DIR (a checkout of older code: `git worktree add DIR RE
 it as well, in the same run (in that folder, whose code then comes first on the module path), on --before-workspace
 if given (a copy of the workspace as that code left it: an index layout it reads). The load average is printed
 before and after: on a shared machine compare CPU seconds.
+
+With --breakdown (and --workspace), where `radar search` spends its start-up instead: the command's phases timed in
+one fresh interpreter each (median of REPEATS; CPU and wall seconds), and `python -X importtime` of the whole command
+summed per top-level package (self time, one run), for this checkout and --before's.
 """
 
 from __future__ import annotations
@@ -38,6 +42,34 @@ AUTO = (
     "AutoTokenizer.from_pretrained(resolve_model_dir('default'))"
 )
 QUERY = "FP8 training stability"
+# the phases of `radar search`, in a fresh interpreter: works on the code before app/wiring_search.py too
+PHASES = """
+import resource, sys, time, argparse, io, contextlib
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+marks = [("start", time.perf_counter(), cpu())]
+def mark(name):
+    marks.append((name, time.perf_counter(), cpu()))
+from radar.app import cli
+cli.build_parser(); mark("every command module (radar stats pays this too)")
+try:
+    from radar.app import wiring_search as wiring
+except ImportError:
+    from radar.app import wiring
+mark("import the search resolvers (and what they import)")
+from radar.app.cli_helpers import open_radar
+searcher = wiring.open_searcher(open_radar(argparse.Namespace(workspace=sys.argv[1])))
+mark("open: settings, store, model plan, FAISS, BM25")
+hits = searcher.search(sys.argv[2], k=5)
+mark("first query: the query model loaded and run, FAISS, BM25, rerank")
+from radar.app.output import print_json
+with contextlib.redirect_stdout(io.StringIO()):
+    print_json([h.as_dict() for h in hits])
+mark("print")
+for (_, w0, c0), (name, w1, c1) in zip(marks, marks[1:]):
+    print(f"{name}\t{w1 - w0:.4f}\t{c1 - c0:.4f}")
+"""
 
 
 # as an installed radar runs: its modules' bytecode cached (pip compiles it at install; a checkout's first run writes
@@ -70,6 +102,40 @@ def timed(rows: list[tuple[str, list[str], Path]], repeats: int) -> dict[str, tu
     return {name: (statistics.median(walls[name]), statistics.median(cpus[name])) for name, _, _ in rows}
 
 
+def breakdown(workspace: Path, checkouts: list[tuple[str, Path, Path]], repeats: int) -> None:
+    """The phases of `radar search` and its imports per package, for each checkout."""
+    for label, cwd, ws in checkouts:
+        runs: dict[str, list[tuple[float, float]]] = {}
+        for _ in range(repeats + 1):  # the first run writes the bytecode cache: not counted
+            out = subprocess.run(
+                [sys.executable, "-c", PHASES, str(ws), QUERY], cwd=cwd, env=ENV, capture_output=True, text=True
+            )
+            if out.returncode:
+                raise SystemExit(out.stderr)
+            for line in out.stdout.splitlines():
+                name, wall, cpu = line.split("\t")
+                runs.setdefault(name, []).append((float(wall), float(cpu)))
+        print(f"\n`radar search` phases{label or ' (this checkout)'}, median of {repeats} (after the interpreter's")
+        print("own start, the `python -c pass` row):\n")
+        print("| phase | wall s | CPU s |\n|---|---|---|")
+        for name, found in runs.items():
+            found = found[1:]
+            wall, cpu = statistics.median(f[0] for f in found), statistics.median(f[1] for f in found)
+            print(f"| {name} | {wall:.3f} | {cpu:.3f} |")
+        argv = [sys.executable, "-X", "importtime", "-m", "radar.app.cli", "--workspace", str(ws), "search", QUERY]
+        out = subprocess.run(argv, cwd=cwd, env=ENV, capture_output=True, text=True)
+        per: dict[str, int] = {}
+        for line in out.stderr.splitlines():
+            parts = line.split("|")
+            if line.startswith("import time:") and parts[0].split(":")[1].strip().isdigit():
+                package = parts[2].strip().split(".")[0]
+                per[package] = per.get(package, 0) + int(parts[0].split(":")[1])
+        top = sorted(per.items(), key=lambda kv: -kv[1])[:8]
+        total = sum(per.values()) / 1e6
+        print(f"\nimports (-X importtime, self time summed per package; {total:.2f} s in all): ", end="")
+        print(", ".join(f"{name} {us / 1e6:.2f}" for name, us in top))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workspace", type=Path, help="a workspace to time `radar stats` and `radar search` on")
@@ -78,8 +144,19 @@ def main() -> None:
     ap.add_argument(
         "--before-workspace", type=Path, metavar="WS", help="the workspace --before runs on (default: --workspace)"
     )
+    ap.add_argument("--breakdown", action="store_true", help="where `radar search` spends its start-up (--workspace)")
     args = ap.parse_args()
     py = sys.executable
+    if args.breakdown:
+        if not args.workspace:
+            raise SystemExit("--breakdown needs --workspace")
+        before_ws = (args.before_workspace or args.workspace).resolve()
+        found = [("", ROOT, args.workspace.resolve())]
+        found += [(" (before)", args.before.resolve(), before_ws)] if args.before else []
+        print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        breakdown(args.workspace, found, args.repeats)
+        print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        return
     rows: list[tuple[str, list[str], Path]] = [
         ("python -c pass (baseline)", [py, "-c", "pass"], ROOT),
         ("every command module", [py, "-c", MODULES], ROOT),
