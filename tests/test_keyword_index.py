@@ -44,10 +44,16 @@ def _corpus(rng: np.random.Generator, n: int) -> list[tuple[str, str, str]]:
     return [(f"2501.{i:05d}", text(1, 5), text(0, 12)) for i in range(n)]
 
 
-def _bm25s_search(docs: list[tuple[str, str, str]], query: str, k: int, allowed: np.ndarray | None) -> list:
-    """What KeywordIndex.search returned when it held a bm25s.BM25 and called its ``retrieve``."""
+def _bm25s(docs: list[tuple[str, str, str]]) -> bm25s.BM25:
     retriever = bm25s.BM25()
     retriever.index([document_terms(t, a) or ["\x00"] for _, t, a in docs], show_progress=False)
+    return retriever
+
+
+def _bm25s_search(
+    retriever: bm25s.BM25, docs: list[tuple[str, str, str]], query: str, k: int, allowed: np.ndarray | None
+) -> list:
+    """What KeywordIndex.search returned when it held a bm25s.BM25 and called its ``retrieve``."""
     tokens = terms(query)
     if not tokens:
         return []
@@ -72,10 +78,11 @@ def test_search_ranks_as_bm25s_retrieve_did(seed: int, tmp_path: Path) -> None:
     queries = ["grpo policy", "kv cache cache", "fp8 unknownword", "the of", "moe expert kernel gpu reward", "zzz"]
     queries += [" ".join(rng.choice(WORDS, size=3)) for _ in range(10)]
     ties = 0
+    retriever = _bm25s(docs)
     for query in queries:
         for allowed in (None, rng.random(len(docs)) < 0.5, np.zeros(len(docs), dtype=bool)):
             for k in (1, 3, 10, len(docs)):
-                want = _bm25s_search(docs, query, k, allowed)
+                want = _bm25s_search(retriever, docs, query, k, allowed)
                 assert built.search(query, k, allowed) == want, (query, k)
                 assert loaded.search(query, k, allowed) == want, (query, k)
                 scores = [s for _, s in want]
@@ -110,7 +117,7 @@ def test_an_index_saved_by_bm25s_is_still_read(tmp_path: Path) -> None:
     assert old is not None and old.layout == 0 and old.fingerprint == "f"
     built = KeywordIndex.build(docs, "f")
     for query in ("grpo policy", "kv cache fp8", "sparse attention"):
-        assert old.search(query, 10) == built.search(query, 10) == _bm25s_search(docs, query, 10, None)
+        assert old.search(query, 10) == built.search(query, 10) == _bm25s_search(retriever, docs, query, 10, None)
     meta["tokenizer"] = TOKENIZER - 1  # saved with other tokens: rebuilt by the caller
     (folder / "doc_ids.json").write_text(json.dumps(meta))
     assert KeywordIndex.load(folder) is None

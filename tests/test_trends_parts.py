@@ -6,8 +6,10 @@ again, the others are read; what is read back is what computing gives, on a synt
 from __future__ import annotations
 
 import random
+import shutil
 from dataclasses import replace
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -39,17 +41,28 @@ def _files(ws: Workspace, part: str) -> list[str]:
     return sorted(p.name for p in ws.trends_parts_dir.glob(f"{part}-*.json"))
 
 
-@pytest.fixture
-def corpus(workspace: Workspace) -> Workspace:
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    """The synthetic corpus with vectors, tags and its contributions decided, before any trends call."""
+    from radar.app import steps_contributions
     from radar.index.embedder import model_id_for, resolve_model_dir
+    from tests.conftest import DEFAULT_CONFIG_TEXT
 
-    cfg = Radar(workspace).settings.embedding
-    with workspace.store() as store:
+    ws, _ = Workspace.init(tmp_path_factory.mktemp("parts") / "ws", config_text=DEFAULT_CONFIG_TEXT)
+    cfg = Radar(ws).settings.embedding
+    with ws.store() as store:
         base_corpus(store)
         noisy_vectors(store, model_id_for(cfg, resolve_model_dir(cfg.model), int8=True), 0.3)
         ids = [d.id for d in store.iter_documents(since="2025-05-01")]
         tag(store, [(d, "rl-policy-optimization") for d in ids[::3]])
-    return workspace
+        steps_contributions.refresh(Radar(ws), store)
+    return ws
+
+
+@pytest.fixture
+def corpus(built: Workspace, tmp_path: Path) -> Workspace:
+    shutil.copytree(built.root, tmp_path / "ws")
+    return Workspace.open(tmp_path / "ws")
 
 
 def test_a_warm_call_recomputes_nothing(corpus: Workspace) -> None:
