@@ -61,8 +61,10 @@ mark("import the search resolvers (and what they import)")
 from radar.app.cli_helpers import open_radar
 searcher = wiring.open_searcher(open_radar(argparse.Namespace(workspace=sys.argv[1])))
 mark("open: settings, store, model plan, FAISS, BM25")
+searcher.embedder.embed([sys.argv[2]])
+mark("the query model (loaded on its first use) and one embedding")
 hits = searcher.search(sys.argv[2], k=5)
-mark("first query: the query model loaded and run, FAISS, BM25, rerank")
+mark("the search: query embedding, FAISS, BM25, rerank, SQLite")
 from radar.app.output import print_json
 with contextlib.redirect_stdout(io.StringIO()):
     print_json([h.as_dict() for h in hits])
