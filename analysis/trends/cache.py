@@ -27,7 +27,7 @@ import scipy.sparse as sp
 
 from radar.analysis.trends import terms
 from radar.analysis.trends.terms import NAME_PREFIX
-from radar.analysis.trends.tokenise import Chunk, chunk_terms, merge_surfaces
+from radar.analysis.trends.tokenise import Chunk, chunk_terms, key_hash, merge_surfaces
 from radar.store.dates import entered
 from radar.store.documents import DocumentText
 from radar.store.files import write_cache_atomic
@@ -240,10 +240,6 @@ def _first_rows(matrix: sp.csr_matrix) -> np.ndarray:
     return first
 
 
-def _key_hash(key: str) -> int:
-    return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "little")
-
-
 class VocabIndex:
     """Key -> column without a 3-million-entry dict: sorted 64-bit hashes of the keys, verified
     against the stored key on a hit (so a hash collision cannot merge two terms)."""
@@ -252,13 +248,13 @@ class VocabIndex:
         self.vocab, self.hashes, self.order = vocab, hashes, order
 
     @classmethod
-    def build(cls, vocab: Strings, keys: list[str]) -> VocabIndex:
-        hashes = np.fromiter((_key_hash(k) for k in keys), dtype=np.uint64, count=len(keys))
+    def build(cls, vocab: Strings, hashes: np.ndarray) -> VocabIndex:
+        """The index of ``vocab``, whose keys hash to ``hashes`` (``key_hash``, in column order)."""
         order = np.argsort(hashes, kind="stable").astype(np.int32)
         return cls(vocab, hashes[order], order)
 
     def get(self, key: str) -> int | None:
-        h = np.uint64(_key_hash(key))
+        h = np.uint64(key_hash(key))
         i = int(np.searchsorted(self.hashes, h))
         while i < len(self.hashes) and self.hashes[i] == h:
             col = int(self.order[i])
@@ -291,6 +287,7 @@ class _Fresh:
     lengths: list[np.ndarray] = field(default_factory=list)  # terms per row, chunk by chunk
     columns: list[np.ndarray] = field(default_factory=list)  # their columns, chunk by chunk
     new_keys: dict[str, int] = field(default_factory=dict)  # keys not in the cached table -> their new column
+    new_hashes: list[np.ndarray] = field(default_factory=list)  # their hashes (key_hash), in column order
 
 
 def _workers(rows: int) -> int:
@@ -315,13 +312,16 @@ def _tokenise(
     def take(chunk: Chunk) -> None:
         nonlocal done
         cols = np.empty(len(chunk.keys), dtype=np.int32)
+        new: list[int] = []
         for i, key in enumerate(chunk.keys):
             col = fresh.new_keys.get(key)
             if col is None and index is not None:
                 col = index.get(key)
             if col is None:
                 col = fresh.new_keys[key] = n_old_terms + len(fresh.new_keys)
+                new.append(i)
             cols[i] = col
+        fresh.new_hashes.append(chunk.hashes[new])
         fresh.columns.append(cols[chunk.indices])
         fresh.lengths.append(np.diff(chunk.indptr))
         merge_surfaces(surfaces, chunk)
@@ -470,14 +470,15 @@ def _assemble(
     if len(surface_cols) and np.any(np.diff(surface_cols) < 0):  # keep columns sorted for lookups
         perm = np.argsort(surface_cols, kind="stable")
         surface_cols, forms = surface_cols[perm], Strings(*_blob(forms[int(i)] for i in perm))
+    new_hashes = np.concatenate(fresh.new_hashes) if fresh.new_hashes else np.zeros(0, dtype=np.uint64)
     if cached is not None:
-        extra = VocabIndex.build(vocab, added)
+        extra = VocabIndex.build(vocab, new_hashes)
         extra_order = (extra.order + n_old_terms).astype(np.int32)
         merged_hashes = np.concatenate([cached.vocab_hashes, extra.hashes])
         perm = np.argsort(merged_hashes, kind="stable")
         vocab_hashes, vocab_order = merged_hashes[perm], np.concatenate([cached.vocab_order, extra_order])[perm]
     else:
-        built = VocabIndex.build(vocab, added)
+        built = VocabIndex.build(vocab, new_hashes)
         vocab_hashes, vocab_order = built.hashes, built.order
     # the keys as Python strings are not needed any more: freed before the save needs its buffer (at 93k documents
     # they are 3 million strings, ~0.5 GB with their dicts)
