@@ -29,8 +29,6 @@ import numpy as np
 from radar.index.acronyms import mine
 from radar.index.postings import LAYOUT, Postings, Strings
 
-logging.getLogger("bm25s").setLevel(logging.WARNING)  # bm25s sets its logger to DEBUG on import (when built)
-
 TOKENIZER = 4  # saved indexes of another format are rebuilt (1: bm25s's words; 2: no acronyms; 3: LaTeX in tokens)
 _WORD = re.compile(r"[^\W_]+(?:[.\-+/_][^\W_]+)*")
 _JOIN = re.compile(r"[\-+/_]")
@@ -149,6 +147,8 @@ class KeywordIndex:
     ) -> KeywordIndex:
         """docs: (id, title, abstract); ``title_weight`` and ``latex`` as ``document_terms`` (benchmarks vary them)."""
         import bm25s  # defers scipy: only building needs bm25s, a search reads the arrays it built
+
+        logging.getLogger("bm25s").setLevel(logging.WARNING)  # bm25s sets its logger to DEBUG on import
 
         ids = Strings.of(d[0] for d in docs)
         acronyms = mine(unlatex(f"{d[1]}. {d[2]}") for d in docs)
