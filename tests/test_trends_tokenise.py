@@ -4,8 +4,12 @@ are cut and whichever process tokenised them."""
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -75,3 +79,26 @@ def test_the_table_is_what_one_pass_gives(
     every = {k for keys in keysets for k in keys}
     assert {table.readable(c) for c in range(len(table.vocab))} == {display(k, surfaces) for k in every}
     assert all(table.readable(table.column(k)) == display(k, surfaces) for k in every)  # type: ignore[arg-type]
+
+
+def test_a_chunks_columns_are_the_same_in_every_process() -> None:
+    """A row's keys are numbered in the same order whatever the process's string hashing (a set's order is not):
+    the same store gives the same columns in worker processes, in a fresh build and in an incremental one."""
+    code = (
+        "from radar.analysis.trends.tokenise import chunk_terms\n"
+        "print(chunk_terms([('Sparse Policies for reward models', 'Kernel fusions beat a sparse policy with "
+        "GRPO, DPO and PPO on MATH-500 and GSM8K.')]).keys)\n"
+    )
+    root = Path(__file__).resolve().parent.parent
+    found = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=root,
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in (1, 2, 3)
+    }
+    assert len(found) == 1, found

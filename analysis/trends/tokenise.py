@@ -62,7 +62,7 @@ def chunk_terms(texts: Sequence[tuple[str, str]]) -> Chunk:
     indptr = np.zeros(len(texts) + 1, dtype=np.int64)
     indices: list[int] = []
     for row, (title, abstract) in enumerate(texts):
-        for key in document_terms(title, abstract, spellings):
+        for key in sorted(document_terms(title, abstract, spellings)):  # a set: its order changes with the process
             at = position.get(key)
             if at is None:
                 at = position[key] = len(position)
