@@ -106,6 +106,7 @@ def trends_env(radar: Radar, store: Store) -> TrendsEnv:  # the Store: kind_of a
         kind_of=_lazy_kinds(store),
         parts_dir=radar.ws.trends_parts_dir,
         methods_version=lambda: steps_contributions.version(radar, store),
+        refresh_methods=lambda: steps_contributions.refresh(radar, store),
     )
 
 

@@ -5,8 +5,12 @@ again, the others are read; what is read back is what computing gives, on a synt
 
 from __future__ import annotations
 
+import json
+import os
 import random
 import shutil
+import subprocess
+import sys
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
@@ -16,12 +20,15 @@ import numpy as np
 import pytest
 
 from radar.analysis.trends.compute import TrendsEnv, compute_trends
+from radar.analysis.trends.parts import KEEP, Parts
 from radar.app import wiring
 from radar.app.context import Radar
 from radar.store import Store, Workspace
+from tests.conftest import ROOT
 from tests.trends_data import base_corpus, make_doc, noisy_vectors, tag
 
 AS_OF = date(2025, 6, 30)
+STAGES = ("app", "crawler", "data", "index", "reports", "repro", "store")
 
 
 def _env(ws: Workspace, store: Store) -> TrendsEnv:
@@ -110,6 +117,108 @@ def test_a_damaged_or_foreign_part_is_computed_again(corpus: Workspace) -> None:
         (tags,) = corpus.trends_parts_dir.glob("tags-*.json")
         tags.write_text('{"key": "another key", "value": {"tags": {}}}')  # a hash collision is a miss
         assert _trends(_env(corpus, store), store) == cold
+
+
+def test_a_part_of_another_shape_is_computed_again(corpus: Workspace) -> None:
+    """A part under its own key whose value is not what the code reads (written by other code, or damaged) is a
+    miss, not a KeyError."""
+    with corpus.store() as store:
+        cold = _trends(_env(corpus, store), store)
+        for part, value in [("terms", {"emerging": []}), ("tags", {"tags": [], "groups": {}}), ("frame", [1])]:
+            (path,) = corpus.trends_parts_dir.glob(f"{part}-*.json")
+            saved = json.loads(path.read_text())
+            path.write_text(json.dumps({"key": saved["key"], "value": value}))
+        (methods,) = corpus.trends_parts_dir.glob("methods-*.json")
+        saved = json.loads(methods.read_text())
+        methods.write_text(json.dumps({"key": saved["key"], "value": [{"name": "x"}]}))
+        assert _trends(_env(corpus, store), store) == cold
+
+
+def test_a_part_computed_by_other_code_is_not_read_back(corpus: Workspace, tmp_path: Path) -> None:
+    """An upgrade that changes the trends stage's code (here: emerging.py) or what the method cards read computes
+    every part again, in a process of the new code."""
+    src = tmp_path / "src"
+    (src / "radar").mkdir(parents=True)
+    shutil.copy(ROOT / "radar" / "__init__.py", src / "radar" / "__init__.py")
+    shutil.copytree(ROOT / "analysis", src / "analysis", ignore=shutil.ignore_patterns("__pycache__"))
+    (src / "radar" / "analysis").symlink_to(src / "analysis")
+    for stage in STAGES:
+        (src / "radar" / stage).symlink_to(ROOT / stage)
+    code = (
+        "import sys\n"
+        "from datetime import date\n"
+        "from radar.analysis.trends.compute import compute_trends\n"
+        "from radar.app import wiring\n"
+        "from radar.app.context import Radar\n"
+        "from radar.store import Workspace\n"
+        "from pathlib import Path\n"
+        f"ws = Workspace.open(Path({str(corpus.root)!r}))\n"
+        "with ws.store() as store:\n"
+        f"    compute_trends(store, wiring.trends_env(Radar(ws), store), as_of=date(2025, 6, 30), window='month')\n"
+        "print(sys.modules['radar.analysis.trends.emerging'].__file__)\n"
+    )
+
+    def run() -> str:
+        env = {**os.environ, "PYTHONPATH": str(src)}
+        done = subprocess.run([sys.executable, "-c", code], cwd=src, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    with corpus.store() as store:
+        _trends(_env(corpus, store), store)
+    assert run().strip() == str(src / "radar" / "analysis" / "trends" / "emerging.py")  # the copy's code runs
+    assert all(len(_files(corpus, p)) == 1 for p in ("frame", "terms", "tags", "topics", "methods"))  # the same code
+    emerging = src / "analysis" / "trends" / "emerging.py"
+    emerging.write_text(emerging.read_text() + "\n# an upgrade\n")
+    run()
+    assert all(len(_files(corpus, p)) == 2 for p in ("frame", "terms", "tags", "topics", "methods"))
+    model = src / "analysis" / "contributions" / "cards.py"
+    model.write_text(model.read_text() + "\n# an upgrade\n")
+    run()
+    assert all(len(_files(corpus, p)) == 3 for p in ("frame", "terms", "tags", "topics", "methods"))
+
+    def rules() -> str:
+        with np.load(corpus.term_cache_path) as saved:
+            return str(json.loads(bytes(saved["meta"]))["rules"])
+
+    before = rules()
+    stop = src / "analysis" / "trends" / "stop_words.py"
+    stop.write_text(stop.read_text().replace('"about",', '"about", "zorpo",', 1))
+    run()  # other stop words: other terms, so the term cache is built again too
+    assert rules() != before and len(_files(corpus, "terms")) == 4
+
+
+def test_new_methods_read_while_contributions_change_are_not_kept(corpus: Workspace) -> None:
+    """Another process writing contributions while the cards are read: what was read is not kept under the
+    version after it (the next call would read it back as current)."""
+    with corpus.store() as store:
+        env = _env(corpus, store)
+        cards = env.introductions
+        assert cards is not None
+        first = next(iter(store.contribution_models()))
+        some = store.introductions()[0].doc_id
+
+        def racing(since: str, until: str) -> list[Any]:
+            found = cards(since, until)
+            store.set_rewritten_changes({some: f"rewritten by another process ({first})"})
+            return found
+
+        _trends(replace(env, introductions=racing), store)
+        assert _files(corpus, "methods") == []
+        assert _trends(_env(corpus, store), store) == _computed(corpus, store)
+        assert len(_files(corpus, "methods")) == 1
+
+
+def test_pruning_skips_a_part_file_another_process_removed(tmp_path: Path) -> None:
+    """A file listed, then gone when its time is read (another process pruned it; here a link to nothing):
+    pruning goes on."""
+    parts = Parts(tmp_path, ["inputs"])
+    (tmp_path / "terms-gone.json").symlink_to(tmp_path / "nothing")
+    for i in range(KEEP + 2):
+        parts.save("terms", [str(i)], {"i": i})
+    assert parts.load("terms", [str(KEEP + 1)]) == {"i": KEEP + 1}
+    assert parts.load("terms", ["0"]) is None
+    assert len([p for p in tmp_path.glob("terms-*.json") if p.exists()]) == KEEP
 
 
 def test_the_tags_z_bar_is_scipys_normal_quantile() -> None:

@@ -25,7 +25,6 @@ import numpy as np
 import orjson
 import scipy.sparse as sp
 
-from radar.analysis.trends import terms
 from radar.analysis.trends.terms import NAME_PREFIX
 from radar.analysis.trends.tokenise import Chunk, chunk_terms, key_hash, merge_surfaces
 from radar.store.dates import entered
@@ -34,8 +33,13 @@ from radar.store.files import write_cache_atomic
 from radar.store.tables import TrendsStore
 
 CACHE_VERSION = 4  # 4: a row's day is the day it entered the record (store.dates), not its v1 date
-# the cache is only valid for the term rules that built it
-RULES = hashlib.blake2b(Path(terms.__file__).read_bytes(), digest_size=8).hexdigest()
+# the cache is only valid for the term rules that built it (terms.py and the stop words it reads)
+RULES = hashlib.blake2b(
+    b"".join(
+        hashlib.blake2b((Path(__file__).parent / name).read_bytes()).digest() for name in ("terms.py", "stop_words.py")
+    ),
+    digest_size=8,
+).hexdigest()
 EPOCH = date(1970, 1, 1).toordinal()
 CHUNK_ROWS = 2000  # rows tokenised per chunk (per task of a worker process)
 PARALLEL_MIN = 6000  # rows before worker processes pay off (each starts in about a second)

@@ -25,7 +25,7 @@ from radar.analysis.trends.emerging import term_lists
 from radar.analysis.trends.errors import TrendsError
 from radar.analysis.trends.family import family_lists, join
 from radar.analysis.trends.methods import Introductions, first_seen_names, introduced_names, introduction_span
-from radar.analysis.trends.parts import Parts, settings_key
+from radar.analysis.trends.parts import Parts, code_version, settings_key
 from radar.analysis.trends.result import NewMethod, SharePoint, Span, TagTrend, TermTrend, Topic, TrendsResult
 from radar.analysis.trends.series import tag_series
 from radar.analysis.trends.topics import current_model, discover_topics
@@ -50,6 +50,9 @@ class TrendsEnv:
     # of what ``introductions`` reads (None: the new methods are computed on every call)
     parts_dir: Path | None = None
     methods_version: Callable[[], str] | None = None
+    # brings what ``introductions`` reads up to date (``introductions`` does so too): called before the new methods
+    # are computed, so that the version read next is the one the cards are read at
+    refresh_methods: Callable[[], object] | None = None
 
 
 class TrendDetector(Protocol):
@@ -123,7 +126,7 @@ def compute_trends(
     check_window(window)
     cfg = cfg or env.config
     asked = as_of.isoformat() if as_of is not None else "newest"
-    base = [documents_version(store), str(CACHE_VERSION), RULES, settings_key(cfg), asked, window]
+    base = [code_version(), documents_version(store), str(CACHE_VERSION), RULES, settings_key(cfg), asked, window]
     parts = Parts(env.parts_dir, base)
     loaded: list[TermTable] = []
 
@@ -138,7 +141,7 @@ def compute_trends(
             loaded.append(found)
         return loaded[0]
 
-    frame = parts.get("frame", [], lambda: _frame(table(), _as_of(table(), as_of), window, cfg))
+    frame = parts.get("frame", [], lambda: _frame(table(), _as_of(table(), as_of), window, cfg), shape=Frame)
     day = date.fromisoformat(frame["as_of"])
     win = windows(day, window, cfg)
     starts = series_starts(day, window, cfg)
@@ -166,23 +169,33 @@ def compute_trends(
         )
         return {"topics": found, "note": note}
 
-    term_part = parts.get("terms", [], terms)
+    term_part = parts.get("terms", [], terms, shape=TermsPart)
     groups = repr(sorted((g, sorted(t)) for g, t in (env.tag_groups or {}).items()))
-    tag_part = parts.get("tags", [store.tags_fingerprint(), groups], tags)
+    tag_part = parts.get("tags", [store.tags_fingerprint(), groups], tags, shape=TagsPart)
     topic_part: TopicsPart = {"topics": [], "note": "not computed"}
     if topics:
         model = current_model(store, env.embedding) or ""
-        topic_part = parts.get("topics", [str(store.embeddings_generation()), model], topic_list)
+        topic_part = parts.get("topics", [str(store.embeddings_generation()), model], topic_list, shape=TopicsPart)
     if env.methods_version is None or env.introductions is None:  # the plain first-seen names: not kept
         new_methods = _new_methods(env, table(), win, cfg, window, starts)
     else:
         version = env.methods_version
-        new_methods = parts.get(
-            "methods",
-            [version()],
-            lambda: _new_methods(env, table(), win, cfg, window, starts),
-            inputs_after=lambda: [version()],
-        )
+        read_at: list[str] = []
+
+        def methods() -> list[NewMethod]:
+            """The new methods, noting the version of what their cards read before reading them."""
+            if env.refresh_methods is not None:
+                env.refresh_methods()
+            read_at.append(version())
+            return _new_methods(env, table(), win, cfg, window, starts)
+
+        def saved_under() -> list[str] | None:
+            """The version the cards were read at, when it is still the version now (None otherwise: another
+            process wrote contributions meanwhile, and what was read may be older than either; not kept)."""
+            now = version()
+            return [now] if read_at and read_at[-1] == now else None
+
+        new_methods = parts.get("methods", [version()], methods, shape=list[NewMethod], inputs_after=saved_under)
     return TrendsResult(
         as_of=frame["as_of"],
         window=window,

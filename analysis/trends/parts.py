@@ -24,10 +24,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import types
+import typing
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
+from functools import cache
+from importlib import resources
 from pathlib import Path
-from typing import TypeVar, cast
+from typing import Any, NotRequired, TypeVar, Union, cast
 
 import numpy as np
 
@@ -36,6 +40,71 @@ from radar.store.files import write_cache_atomic
 
 KEEP = 12  # files per part: the as-of days and windows the report, the dashboard and the backtests ask for
 T = TypeVar("T")
+# the code a part's value comes from: the trends stage and what the new methods' cards read (their modules, the
+# shipped model and the label files), so that an upgrade never reads back what the code before it computed
+CODE_PACKAGES = ("radar.analysis.trends", "radar.analysis.contributions")
+
+
+@cache
+def code_version() -> str:
+    """A hash of every file of ``CODE_PACKAGES`` (sources and shipped data; computed once per process)."""
+    h = hashlib.blake2b(digest_size=8)
+    for package in CODE_PACKAGES:
+        stack = [(package, resources.files(package))]
+        while stack:
+            prefix, folder = stack.pop()
+            for item in sorted(folder.iterdir(), key=lambda i: i.name):
+                if item.name == "__pycache__" or item.name.endswith((".pyc", ".pyo")):
+                    continue
+                if item.is_dir():
+                    stack.append((f"{prefix}/{item.name}", item))
+                elif item.is_file():
+                    data = item.read_bytes()
+                    h.update(f"{prefix}/{item.name}\x1f{len(data)}\x1e".encode())
+                    h.update(data)
+    return h.hexdigest()
+
+
+@cache
+def _fields(shape: type) -> tuple[dict[str, Any], frozenset[str]]:
+    """A TypedDict's field types and its required keys (``__required_keys__`` counts ``NotRequired`` fields as
+    required under postponed annotations)."""
+    hints = typing.get_type_hints(shape, include_extras=True)
+    required = frozenset(k for k, t in hints.items() if typing.get_origin(t) is not NotRequired)
+    return {k: typing.get_args(t)[0] if typing.get_origin(t) is NotRequired else t for k, t in hints.items()}, required
+
+
+def fits(value: object, shape: Any) -> bool:
+    """Whether JSON ``value`` has the shape of type ``shape`` (TypedDicts, lists, tuples as lists, dicts of str,
+    unions, str, int, float, bool and None; other types are not looked into): a part saved by other code is a
+    miss, not a KeyError."""
+    origin, args = typing.get_origin(shape), typing.get_args(shape)
+    if shape is Any:
+        return True
+    if shape is None or shape is type(None):
+        return value is None
+    if origin in (Union, types.UnionType):
+        return any(fits(value, a) for a in args)
+    if typing.is_typeddict(shape):
+        if not isinstance(value, dict):
+            return False
+        hints, required = _fields(shape)
+        return required <= value.keys() and all(k not in hints or fits(v, hints[k]) for k, v in value.items())
+    if origin in (list, tuple, Sequence):
+        if not isinstance(value, list):
+            return False
+        if origin is tuple and args and args[-1] is not Ellipsis:
+            return len(value) == len(args) and all(fits(v, a) for v, a in zip(value, args, strict=True))
+        return not args or all(fits(v, args[0]) for v in value)
+    if origin is dict:
+        return isinstance(value, dict) and all(isinstance(k, str) and fits(v, args[1]) for k, v in value.items())
+    if shape is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if shape is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if shape in (str, bool):
+        return isinstance(value, shape)
+    return True
 
 
 def _plain(value: object) -> object:
@@ -68,25 +137,42 @@ class Parts:
         assert self.folder is not None
         return self.folder / f"{name}-{hashlib.blake2b(key.encode(), digest_size=10).hexdigest()}.json"
 
-    def load(self, name: str, inputs: Sequence[str]) -> object | None:
-        """The saved value of part ``name`` for these inputs, or None."""
+    def load(self, name: str, inputs: Sequence[str], shape: Any = Any) -> object | None:
+        """The saved value of part ``name`` for these inputs, or None (also when it is not of type ``shape``)."""
         if self.folder is None:
             return None
         key = self.key(name, inputs)
         try:
             saved = json.loads(self._path(name, key).read_bytes())
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             return None
-        return saved.get("value") if isinstance(saved, dict) and saved.get("key") == key else None
+        if not isinstance(saved, dict) or saved.get("key") != key:
+            return None
+        value = saved.get("value")
+        return value if value is not None and fits(value, shape) else None
 
     def save(self, name: str, inputs: Sequence[str], value: object) -> None:
         if self.folder is None:
             return
         key = self.key(name, inputs)
         if write_cache_atomic(self._path(name, key), _dumps({"key": key, "value": value})):
-            older = sorted(self.folder.glob(f"{name}-*.json"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
-            for path in older[KEEP:]:
+            self._prune(name)
+
+    def _prune(self, name: str) -> None:
+        """Keep the newest ``KEEP`` files of part ``name``; another process pruning (or saving) at the same time may
+        remove a file between the listing and its stat or unlink: it is gone, as wanted."""
+        assert self.folder is not None
+        found: list[tuple[int, Path]] = []
+        for path in self.folder.glob(f"{name}-*.json"):
+            try:
+                found.append((path.stat().st_mtime_ns, path))
+            except OSError:
+                continue
+        for _, path in sorted(found, reverse=True)[KEEP:]:
+            try:
                 path.unlink(missing_ok=True)
+            except OSError:
+                continue
 
     def get(
         self,
@@ -94,17 +180,21 @@ class Parts:
         inputs: Sequence[str],
         compute: Callable[[], T],
         *,
-        inputs_after: Callable[[], Sequence[str]] | None = None,
+        shape: Any = Any,
+        inputs_after: Callable[[], Sequence[str] | None] | None = None,
     ) -> T:
-        """Part ``name``: the saved value when its inputs are unchanged, else ``compute()``, saved under its inputs
-        (``inputs_after()`` when given: the inputs as they are once it was computed)."""
+        """Part ``name``: the saved value when its inputs are unchanged and it is of type ``shape``, else
+        ``compute()``, saved under its inputs (``inputs_after()`` when given: the inputs as they are once it was
+        computed; None: not saved)."""
         if self.folder is None:
             return compute()
-        found = self.load(name, inputs)
+        found = self.load(name, inputs, shape)
         if found is not None:
-            return cast(T, found)  # JSON of the part's own TypedDict, written by save() under the same key
+            return cast(T, found)  # JSON of the part's own TypedDict (checked), written by save() under the same key
         # returned as it is saved (tuples as lists, NumPy scalars as Python's), so a warm call returns what a cold
         # one did
         value = cast(T, json.loads(_dumps(compute())))
-        self.save(name, inputs_after() if inputs_after is not None else inputs, value)
+        after = inputs_after() if inputs_after is not None else inputs
+        if after is not None:
+            self.save(name, after, value)
         return value
