@@ -3,7 +3,8 @@
 Each part is one JSON file under ``WORKSPACE/index/trends/parts/``, named by a hash of everything the part reads and
 holding that key in full (a hash collision is a miss, not a wrong answer):
 
-- every part: the documents' version (``cache.documents_version``: the store's count, last rowid and last change,
+- every part: the code it is computed by (``code_version``: the trends stage's and the method cards' files), the
+  documents' version (``cache.documents_version``: the store's count, last rowid and last change,
   and the last second's content hashes, as the term cache is keyed), the term rules (``cache.CACHE_VERSION``,
   ``cache.RULES``), the [trends] settings, the as-of day asked for ("newest": the store's own default) and the
   window; the frame (as-of day, windows, periods, the recent window's documents) and the emerging and declining
@@ -13,8 +14,10 @@ holding that key in full (a hash collision is a miss, not a wrong answer):
   inputs give the same topics and ids: topic_ids.py);
 - the new methods: also ``TrendsEnv.methods_version``, the version of what the method cards read (given by the
   composition root); without one, or without cards (the plain first-seen names), they are computed on every
-  call. Their key is read again after they are computed (computing them may bring the contributions up to date
-  first), so the next call finds them.
+  call. Their key is read again after the contributions are brought up to date and after the cards are read: they
+  are kept under it only when the two agree (another process's write in between: not kept).
+
+A saved value whose shape is not the part's type (``fits``) is a miss.
 
 A part that is missing, unreadable or of another key is computed and saved (written atomically; on a full or
 read-only disk it is only not kept). The newest ``KEEP`` files of each part are kept.
