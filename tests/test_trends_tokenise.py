@@ -8,7 +8,9 @@ import os
 import random
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import replace
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -19,8 +21,8 @@ from radar.analysis.trends import cache
 from radar.analysis.trends.cache import term_table
 from radar.analysis.trends.terms import display, document_terms
 from radar.analysis.trends.tokenise import chunk_terms, merge_surfaces
-from radar.store import Store, Workspace
-from tests.trends_data import base_corpus
+from radar.store import DocumentHash, Store, Workspace
+from tests.trends_data import base_corpus, make_doc
 
 # phrases whose keys fold (Policies -> policy) next to the same keys written as themselves, so that which spelling a
 # key reads as depends on the order the rows come in
@@ -102,3 +104,51 @@ def test_a_chunks_columns_are_the_same_in_every_process() -> None:
         for seed in (1, 2, 3)
     }
     assert len(found) == 1, found
+
+
+class _RacingStore(Store):
+    """A store another process writes to (``race``) right after the term cache read which documents changed (the
+    second read of content hashes: the first is the documents' version)."""
+
+    race: Callable[[], None] | None = None
+    reads = 0
+
+    def content_hashes_since(self, changed_since: str) -> list[DocumentHash]:
+        found = super().content_hashes_since(changed_since)
+        self.reads += 1
+        if self.reads == 2 and self.race is not None:
+            self.race()
+        return found
+
+
+def test_a_document_changed_while_the_table_is_updated_is_read_next_time(workspace: Workspace) -> None:
+    """Another process changes a document the update did not pick (then one it did) between the update's reads:
+    the next update still reads it, though the last change it saw is later."""
+    rng = random.Random(1)
+    docs = [make_doc(rng, f"2501.0000{i}", date(2025, 1, 1 + i), "arxiv", "cs.LG", []) for i in range(3)]
+    with workspace.store() as store:
+        store.upsert_documents(docs)
+        term_table(workspace.term_cache_path, store)
+        store.upsert_documents([replace(docs[0], abstract="A changed abstract about zorpo sharding.")])
+
+    def another_process() -> None:
+        with Store(workspace.db_path) as other, other.transaction() as conn:
+            for doc_id, words, stamp in [
+                ("2501.00001", "quorble", "2099-01-01"),
+                ("2501.00000", "fizzle", "2099-02-01"),
+            ]:
+                conn.execute(
+                    "UPDATE documents SET abstract = ?, content_hash = ?, changed_at = ? WHERE id = ?",
+                    (f"An abstract about {words} lattices.", f"hash-{words}", f"{stamp}T00:00:00Z", doc_id),
+                )
+
+    with _RacingStore(workspace.db_path) as racing:
+        racing.race = another_process
+        term_table(workspace.term_cache_path, racing)
+        assert racing.reads == 2
+    with workspace.store() as store:
+        table = term_table(workspace.term_cache_path, store)
+    row = table.ids.index("2501.00001")
+    assert "quorble" in {
+        table.term(int(c)) for c in table.matrix.indices[table.matrix.indptr[row] : table.matrix.indptr[row + 1]]
+    }

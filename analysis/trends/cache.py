@@ -399,6 +399,11 @@ def term_table(cache: Path, store: TrendsStore, progress: Progress | None = None
     surfaces = dict(seeded)
     index = cached.index() if cached is not None else None
     fresh = _tokenise(rows, len(wanted), index, len(cached.vocab) if cached is not None else 0, surfaces, progress)
+    # the rows are read after the fingerprint (another process may write in between): the table is only known to be
+    # current up to the fingerprint's last change, so the next update reads again from there (rows read since and
+    # unchanged are skipped by their hash)
+    snapshot = fingerprint.split(":", 2)[2].rsplit(":", 1)[0]
+    fresh.max_changed = min(fresh.max_changed, snapshot)
     unfolded = {k for k, form in seeded.items() if surfaces.get(k) == k}
     return _assemble(cache, cached, kept, fresh, surfaces, fingerprint, unfolded, seeded.keys())
 
