@@ -152,3 +152,11 @@ def test_a_document_changed_while_the_table_is_updated_is_read_next_time(workspa
     assert "quorble" in {
         table.term(int(c)) for c in table.matrix.indices[table.matrix.indptr[row] : table.matrix.indptr[row + 1]]
     }
+
+
+def test_term_cache_workers_leave_ctrl_c_to_the_parent() -> None:
+    """A worker ignores SIGINT: Ctrl-C interrupts the parent, which cancels the chunks not started."""
+    import signal
+
+    with cache._pool(1) as pool:
+        assert pool.submit(signal.getsignal, signal.SIGINT).result() == signal.SIG_IGN

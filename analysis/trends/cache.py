@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import signal
 from collections.abc import Callable, Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -348,7 +349,8 @@ def _tokenise(
         for batch in batches:
             take(chunk_terms(texts(batch)))
         return fresh
-    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+    pool = _pool(workers)
+    try:
         pending: list[Future[Chunk]] = []
         for batch in batches:
             pending.append(pool.submit(chunk_terms, texts(batch)))
@@ -356,7 +358,20 @@ def _tokenise(
                 take(pending.pop(0).result())
         for future in pending:
             take(future.result())
+    except BaseException:  # Ctrl-C, a worker's error: the chunks not started are not tokenised for nothing
+        pool.shutdown(cancel_futures=True)
+        raise
+    pool.shutdown()
     return fresh
+
+
+def _ignore_interrupts() -> None:
+    """A worker's initializer: Ctrl-C is the parent's to handle (it cancels the pool), not a traceback per worker."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _pool(workers: int) -> ProcessPoolExecutor:
+    return ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), initializer=_ignore_interrupts)
 
 
 def _batches(rows: Iterator[DocumentText], size: int) -> Iterator[list[DocumentText]]:
