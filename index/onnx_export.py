@@ -14,6 +14,7 @@ saved graph with optimisation off, half the CPU of a `radar search`'s model load
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -47,6 +48,10 @@ def supports_onnx(model_dir: Path) -> bool:
 
 
 def _replace_atomically(src: Path, dst: Path) -> None:
+    """Rename ``src`` over ``dst`` once its bytes are on disk (a crash after the rename leaves the whole file, not
+    an empty one)."""
+    with open(src, "rb") as fh:
+        os.fsync(fh.fileno())
     os.replace(src, dst)
 
 
@@ -133,7 +138,8 @@ def open_session(onnx_path: Path, threads: int) -> onnxruntime.InferenceSession:
     """An ONNX Runtime session on ``onnx_path`` for the CPU, from its saved optimised graph when there is one newer
     than the file (made and saved on the first call otherwise; a session that cannot save it still runs)."""
     import onnxruntime as ort  # defers onnxruntime
-    from onnxruntime.capi.onnxruntime_pybind11_state import Fail, InvalidGraph, InvalidProtobuf, NoSuchFile
+    from onnxruntime.capi import onnxruntime_pybind11_state as ort_errors
+    from onnxruntime.capi.onnxruntime_pybind11_state import Fail
 
     def options(level: ort.GraphOptimizationLevel) -> ort.SessionOptions:
         opts = ort.SessionOptions()
@@ -145,14 +151,26 @@ def open_session(onnx_path: Path, threads: int) -> onnxruntime.InferenceSession:
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         return opts
 
-    unreadable = (OSError, Fail, InvalidGraph, InvalidProtobuf, NoSuchFile)
+    # whatever ONNX Runtime raises on a file it cannot load (InvalidArgument for an empty one, InvalidProtobuf,
+    # InvalidGraph, Fail ...: the set differs between versions)
+    unreadable = (
+        OSError,
+        RuntimeError,
+        ValueError,
+        *(e for e in vars(ort_errors).values() if isinstance(e, type) and issubclass(e, Exception)),
+    )
     cpu = ["CPUExecutionProvider"]
     saved = optimised_file(onnx_path)
     try:
-        if saved.stat().st_mtime_ns >= onnx_path.stat().st_mtime_ns:
+        newer = saved.stat().st_mtime_ns >= onnx_path.stat().st_mtime_ns
+    except OSError:  # none yet: made below
+        newer = False
+    if newer:
+        try:
             return ort.InferenceSession(str(saved), options(ort.GraphOptimizationLevel.ORT_DISABLE_ALL), providers=cpu)
-    except unreadable:  # none yet, or unreadable (cut short by a full disk): made again below
-        pass
+        except unreadable:  # damaged (cut short by a full disk, emptied by a crash): removed and made again below
+            with contextlib.suppress(OSError):
+                saved.unlink()
     level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
     try:
         with _tmp_dir(onnx_path.parent) as tmp:
