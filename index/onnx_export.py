@@ -153,7 +153,7 @@ def open_session(onnx_path: Path, threads: int) -> onnxruntime.InferenceSession:
 
     # whatever ONNX Runtime raises on a file it cannot load (InvalidArgument for an empty one, InvalidProtobuf,
     # InvalidGraph, Fail ...: the set differs between versions)
-    unreadable = (
+    unreadable: tuple[type[Exception], ...] = (
         OSError,
         RuntimeError,
         ValueError,
