@@ -113,6 +113,18 @@ def names(query: str) -> list[str]:
     return list(dict.fromkeys(t for t in found if t not in inside))
 
 
+def _fsync_folder(folder: Path) -> None:
+    """fsync every file in ``folder``, then the folder itself."""
+    for path in folder.iterdir():
+        with open(path, "rb") as fh:
+            os.fsync(fh.fileno())
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 class KeywordMeta(TypedDict):
     """keyword.json: what the saved index reflects and how it was cut into tokens."""
 
@@ -214,6 +226,7 @@ class KeywordIndex:
                 "num_docs": len(self.doc_ids),
             }
             (tmp / "keyword.json").write_text(json.dumps(meta))
+            _fsync_folder(tmp)  # every file on disk before the rename: a crash leaves the old index or the new one
             old = folder.with_name(folder.name + ".old")
             if folder.exists():
                 shutil.rmtree(old, ignore_errors=True)
@@ -245,8 +258,8 @@ class KeywordIndex:
             else:
                 return None
             acronyms = json.loads((folder / "acronyms.json").read_text())
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, EOFError, ValueError, KeyError, TypeError):  # EOFError: an empty .npy
             return None
-        if postings.num_docs != len(ids) or len(postings.indptr) != len(postings.vocab) + 1:
+        if postings.num_docs != len(ids) or not postings.consistent() or not ids.consistent():
             return None
         return cls(postings, ids, meta["fingerprint"], acronyms, layout=layout)

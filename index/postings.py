@@ -78,6 +78,18 @@ class Strings(Sequence[str]):
     def as_list(self) -> list[str]:
         return [self._bytes(i).decode("utf-8") for i in range(len(self))]
 
+    def consistent(self) -> bool:
+        """The arrays agree in length and the offsets end within the bytes (O(1): a damaged folder is caught on
+        load, not as an IndexError in a search)."""
+        offsets = self._offsets
+        return (
+            self._blob.ndim == offsets.ndim == self._order.ndim == 1
+            and len(offsets) >= 1
+            and len(self._order) == len(offsets) - 1
+            and int(offsets[0]) == 0
+            and 0 <= int(offsets[-1]) <= len(self._blob)
+        )
+
     def save(self, folder: Path, name: str) -> None:
         np.save(folder / f"{name}.bytes.npy", np.ascontiguousarray(self._blob))
         np.save(folder / f"{name}.offsets.npy", self._offsets)
@@ -141,6 +153,17 @@ class Postings:
         part_scores = np.take(scores, part)
         order = np.flip(np.argsort(part_scores))
         return part[order], part_scores[order]
+
+    def consistent(self) -> bool:
+        """The arrays agree in length (O(1)): the last column ends where the weights do, one pointer per column."""
+        indptr = self.indptr
+        return (
+            self.data.ndim == self.indices.ndim == indptr.ndim == 1
+            and len(indptr) == len(self.vocab) + 1
+            and int(indptr[0]) == 0
+            and int(indptr[-1]) == len(self.data) == len(self.indices)
+            and self.vocab.consistent()
+        )
 
     def save(self, folder: Path) -> None:
         for name in ("data", "indices", "indptr"):

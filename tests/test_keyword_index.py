@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import bm25s
 import numpy as np
@@ -142,3 +143,29 @@ def test_strings_round_trip(words: list[str], other: str) -> None:
     assert len(table) == len(words) and table.as_list() == words
     assert all(table.index_of(w) == i and table[i] == w for i, w in enumerate(words))
     assert (table.index_of(other) is None) == (other not in words)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        ("indices.npy", None),  # emptied by a crash: np.load's EOFError
+        ("indices.npy", np.zeros(1, dtype=np.int32)),  # a well-formed array of the wrong length
+        ("indptr.npy", np.array([0, 1, 2], dtype=np.int64)),
+        ("vocab.order.npy", np.zeros(1, dtype=np.int64)),
+        ("vocab.offsets.npy", np.array([0, 10**9], dtype=np.int64)),  # past the end of the bytes
+        ("ids.order.npy", np.zeros(0, dtype=np.int64)),
+    ],
+)
+def test_a_damaged_keyword_index_is_rebuilt_not_a_traceback(tmp_path: Path, damage: tuple[str, Any]) -> None:
+    """A damaged file of a saved keyword index is caught when it is loaded (None: the caller rebuilds it), not as an
+    EOFError or an IndexError in a search."""
+    docs = [("a", "Group relative policy optimization", "GRPO for math."), ("b", "Sparse attention", "Fast kernels.")]
+    folder = tmp_path / "bm25"
+    KeywordIndex.build(docs, "fp").save(folder)
+    assert KeywordIndex.load(folder) is not None
+    name, array = damage
+    if array is None:
+        (folder / name).write_bytes(b"")
+    else:
+        np.save(folder / name, array)
+    assert KeywordIndex.load(folder) is None
