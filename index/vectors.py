@@ -167,9 +167,12 @@ class VectorIndex:
                 return None
             manifest = Manifest(**json.loads(manifest_path.read_text()))
             flags = 0
-            if mmap:  # FAISS maps an IVF index's lists with one flag, a flat index's codes with another
-                flags = faiss.IO_FLAG_MMAP if manifest.kind == "ivf" else faiss.IO_FLAG_MMAP_IFC
-                flags |= faiss.IO_FLAG_READ_ONLY
+            # FAISS maps an IVF index's lists with one flag, a flat index's codes with another (IO_FLAG_MMAP_IFC,
+            # which older FAISS releases lack: their flat index is read into memory, not mapped)
+            flag = getattr(faiss, "IO_FLAG_MMAP" if manifest.kind == "ivf" else "IO_FLAG_MMAP_IFC", None)
+            mmap = mmap and flag is not None
+            if mmap:
+                flags = int(flag) | faiss.IO_FLAG_READ_ONLY
             index = faiss.read_index(str(path), flags)
         except (OSError, ValueError, TypeError, RuntimeError):
             return None

@@ -235,6 +235,25 @@ def test_vector_index_exact_and_ivf(tmp_path: Path) -> None:
             mapped.upsert(ids[:1], data[:1])
 
 
+def test_a_faiss_without_the_flat_mmap_flag_reads_the_index_into_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """FAISS releases pyproject allows (faiss-cpu>=1.8) may lack IO_FLAG_MMAP_IFC: a flat index is then read into
+    memory, the same results, instead of an AttributeError."""
+    import faiss
+
+    rng = np.random.default_rng(0)
+    data = rng.standard_normal((50, 8)).astype(np.float32)
+    data /= np.linalg.norm(data, axis=1, keepdims=True)
+    ids = np.arange(50, dtype=np.int64)
+    exact = VectorIndex.build("m", ids, data, exact_below=100_000)
+    exact.save(tmp_path / "v")
+    monkeypatch.delattr(faiss, "IO_FLAG_MMAP_IFC", raising=False)
+    loaded = VectorIndex.load(tmp_path / "v", mmap=True)
+    assert loaded is not None and not loaded.mapped
+    assert np.array_equal(loaded.search(data[:3], 5)[1], exact.search(data[:3], 5)[1])
+
+
 def test_rrf_prefers_agreement() -> None:
     scores = rrf([["a", "b", "c"], ["b", "a", "d"]], k=60)
     assert max(scores, key=scores.get) in {"a", "b"} and scores["a"] == scores["b"] > scores["c"] > 0
