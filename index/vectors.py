@@ -171,7 +171,7 @@ class VectorIndex:
             # which older FAISS releases lack: their flat index is read into memory, not mapped)
             flag = getattr(faiss, "IO_FLAG_MMAP" if manifest.kind == "ivf" else "IO_FLAG_MMAP_IFC", None)
             mmap = mmap and flag is not None
-            if mmap:
+            if mmap and flag is not None:
                 flags = int(flag) | faiss.IO_FLAG_READ_ONLY
             index = faiss.read_index(str(path), flags)
         except (OSError, ValueError, TypeError, RuntimeError):
