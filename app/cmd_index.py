@@ -53,7 +53,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def _filters(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from radar.index.search import Filters  # defers faiss, bm25s
+    from radar.index.search import Filters  # defers faiss
 
     since, until = parse_date(args.since, "--since"), parse_date(args.until, "--until")
     return Filters(
@@ -96,9 +96,9 @@ def _print_hits(hits: list, as_json: bool) -> None:  # type: ignore[type-arg]
 
 
 def _run_query(args: argparse.Namespace, query: str) -> int:
-    from radar.app import wiring  # defers scipy, faiss, bm25s
+    from radar.app.wiring_search import open_searcher  # defers faiss, onnxruntime (and not the rest of wiring)
 
-    searcher = wiring.open_searcher(open_radar(args))
+    searcher = open_searcher(open_radar(args))
     try:
         run = searcher.search if query == "search" else searcher.similar
         hits = run(args.query if query == "search" else args.id, k=args.k, filters=_filters(args))

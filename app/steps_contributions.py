@@ -12,15 +12,17 @@ extractive line stays the fallback).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import replace
+from importlib import resources
 from pathlib import Path
 
 from radar.analysis.contributions import prebuilt
 from radar.analysis.contributions.cards import MethodCard, TagGroups, card_for
 from radar.analysis.contributions.frameworks import refresh_matches, with_adoptions
-from radar.analysis.contributions.model import shipped_model
+from radar.analysis.contributions.model import MODEL_FILE, shipped_model
 from radar.analysis.contributions.prebuilt import PrebuiltContributions
 from radar.analysis.contributions.update import Progress, UpdateReport, update_contributions
 from radar.analysis.contributions.week import introduced_methods, week_cards
@@ -91,6 +93,17 @@ def presets(radar: Radar) -> dict[str, str]:
     repro API uses, without importing the pipeline's steps (trends, index: a second at the start of every command)."""
 
     return catalog(radar.settings.repro.presets).titles()
+
+
+def version(radar: Radar, store: MethodsStore) -> str:
+    """What the method cards of a span read besides its documents (the trends cache them under it): the stored
+    contributions and mentions, the tags (the lab's areas), the presets, the tag groups and the shipped model
+    (a new one decides every paper again)."""
+    model = resources.files("radar.analysis.contributions").joinpath(MODEL_FILE).read_bytes()
+    h = hashlib.blake2b(model, digest_size=8)
+    h.update(repr((sorted(presets(radar).items()), sorted((tag_groups(radar) or {}).items()))).encode())
+    models = ",".join(f"{m}:{n}" for m, n in sorted(store.contribution_models().items()))
+    return f"{models}|{store.contributions_fingerprint()}|{store.tags_fingerprint()}|{h.hexdigest()}"
 
 
 def changes_writer(radar: Radar) -> Rewrite | None:

@@ -2,8 +2,9 @@
 
 Every swappable stage has a small Protocol at its seam (``Embedder`` in index.embedder,
 ``Summarizer`` in reports.summarize, ``Notifier`` in reports.deliver, ``TrendDetector`` below) and one
-resolver here. Tests inject a fake by passing it to the step that needs it (``steps.*(..., embedder=fake)``)
-where the test is about something else; everywhere else the real component comes from here.
+resolver here (the search resolvers in app/wiring_search.py, re-exported). Tests inject a fake by passing it to
+the step that needs it (``steps.*(..., embedder=fake)``) where the test is about something else; everywhere else
+the real component comes from here.
 """
 
 from __future__ import annotations
@@ -24,49 +25,23 @@ from radar.analysis.trends.methods import Introductions
 from radar.app import steps_contributions
 from radar.app.context import Radar
 from radar.app.reproductions import Reproductions
+from radar.app.wiring_search import embedder as embedder
+from radar.app.wiring_search import index_paths as index_paths
+from radar.app.wiring_search import open_searcher as open_searcher
+from radar.app.wiring_search import prebuilt_vectors as prebuilt_vectors
+from radar.app.wiring_search import searcher as searcher
 from radar.index.config import EmbeddingConfig
-from radar.index.embedder import Embedder, lazy_embedder, make_embedder, model_id_for, resolve_model_dir
+from radar.index.embedder import Embedder, make_embedder, model_id_for, resolve_model_dir
 from radar.index.errors import NothingIndexed
-from radar.index.pipeline import IndexPaths, load_keyword, load_vectors, stored_model
-from radar.index.prebuilt import PrebuiltVectors
-from radar.index.search import Searcher
+from radar.index.pipeline import stored_model
 from radar.reports.summarize import Summarizer, make_summarizer
 from radar.repro.methods import BUILTIN, Catalog, catalog
 from radar.repro.plugins.catalog import plugin_catalog
 from radar.store import Store
 from radar.store.tables import MethodsStore, NamesStore, StoredVectors
 
-
-def index_paths(radar: Radar) -> IndexPaths:
-    return IndexPaths(vectors=radar.ws.vector_dir, keyword=radar.ws.keyword_dir)
-
-
-def prebuilt_vectors(radar: Radar) -> list[PrebuiltVectors]:
-    """The prebuilt-vectors files `radar import` placed in the workspace (index/prebuilt/*.npz), by name."""
-    folder = radar.ws.prebuilt_dir
-    return [PrebuiltVectors.open(p) for p in sorted(folder.glob("*.npz"))] if folder.is_dir() else []
-
-
-# -- embedder and search -------------------------------------------------------------------------------
-def embedder(radar: Radar, *, device: str = "auto", precision: str | None = None, lazy: bool = False) -> Embedder:
-    """The configured embedding model (ONNX on a CPU, torch on a GPU), exported once into the model cache;
-    ``lazy``: loaded (and exported) on its first ``embed`` (`radar index` with nothing new to embed)."""
-    make = lazy_embedder if lazy else make_embedder
-    return make(radar.settings.embedding, device=device, cache_dir=radar.ws.model_cache_dir, precision=precision)
-
-
-def searcher(radar: Radar, store: Store, *, query_embedder: Embedder | None = None) -> Searcher:
-    """Hybrid search over the stored vectors (FAISS) and the keyword index (BM25), on ``store`` (the whole Store:
-    the searcher keeps it, and callers take ``searcher.store`` back as their connection).
-
-    Queries are embedded like the stored vectors: same model and windowing, and the precision the index
-    was built with (int8 on a CPU, float on a GPU machine)."""
-    settings = radar.settings
-    _, precision = stored_model(store, settings.embedding)
-    emb = query_embedder or embedder(radar, device="cpu", precision=precision)
-    vectors, _ = load_vectors(index_paths(radar), store, emb.model_id, emb.dim, settings.search)
-    keyword, _ = load_keyword(index_paths(radar), store)
-    return Searcher(store, emb, vectors, keyword, settings.search)
+# -- embedder and search: app/wiring_search.py (imported above: index_paths, prebuilt_vectors, embedder, searcher,
+# open_searcher), which `radar search` imports alone
 
 
 # -- names ---------------------------------------------------------------------------------------------
@@ -104,16 +79,6 @@ def tag_vectors(radar: Radar, store: StoredVectors, *, allow_empty: bool = False
     return Vectors(model_id, precision, radar.ws.model_cache_dir, make)
 
 
-def open_searcher(radar: Radar) -> Searcher:
-    """A hybrid searcher over the workspace on a connection of its own; the caller closes ``searcher.store``."""
-    store = radar.store()
-    try:
-        return searcher(radar, store)
-    except BaseException:
-        store.close()
-        raise
-
-
 def tag_env(radar: Radar, store: StoredVectors, *, allow_empty: bool = False) -> TagEnv:
     settings = radar.settings
     return TagEnv(
@@ -140,6 +105,9 @@ def trends_env(radar: Radar, store: Store) -> TrendsEnv:  # the Store: kind_of a
         tag_groups=radar.tag_groups(),
         introductions=introductions(radar, store),
         kind_of=_lazy_kinds(store),
+        parts_dir=radar.ws.trends_parts_dir,
+        methods_version=lambda: steps_contributions.version(radar, store),
+        refresh_methods=lambda: steps_contributions.refresh(radar, store),
     )
 
 

@@ -26,6 +26,13 @@ the one paper each query means) and milliseconds per query, for each ranking in 
 
 A document of a top 5 that was never judged counts as not relevant (the figure is a lower bound); ``--unjudged``
 lists them pooled over all rankings (sorted by id, not by ranking) with their title and abstract for judging.
+
+``--save-rankings FILE`` writes Radar's top 20 (ids and scores as `radar search --json` prints them) for every
+query of the three sets, unfiltered and with a date, a category and a tag filter; ``--same-as FILE`` compares this
+run's with a saved one and exits 1 on any difference (a speed change must leave every ranking as it was):
+
+    .venv/bin/python benchmarks/bench_search.py --workspace demo-workspace --save-rankings before.json
+    .venv/bin/python benchmarks/bench_search.py --workspace demo-workspace --same-as before.json
 """
 
 from __future__ import annotations
@@ -354,6 +361,41 @@ def show(results: dict[str, Any], n: dict[str, int]) -> None:
         console.print(f"    {q}: {d}", style="dim")
 
 
+def radar_rankings(workspace: Path) -> dict[str, list[list[Any]]]:
+    """Radar's top 20 (id, score rounded as --json) for every query of the three sets, unfiltered, published since
+    2025-06-01, in cs.DC and tagged with the first tag in use (the filters go through the facets and the keyword index's
+    positions)."""
+    from radar.app import wiring
+    from radar.app.context import Radar
+    from radar.index.search import Filters
+    from radar.store import Workspace
+
+    searcher = wiring.open_searcher(Radar(Workspace.open(workspace)))
+    try:
+        tags = searcher.store.known_tags()
+        filters = {"": Filters(), "since 2025-06-01": Filters(since="2025-06-01")}
+        filters["cs.DC"] = Filters(categories=("cs.DC",))
+        if tags:
+            filters[f"tag {tags[0]}"] = Filters(tags=(tags[0],))
+        out: dict[str, list[list[Any]]] = {}
+        for q in [x["q"] for path in (LEAD, HELDOUT, DEV) for x in _jsonl(path)]:
+            for name, f in filters.items():
+                hits = searcher.search(q, k=20, filters=f)
+                out[f"{q} | {name}"] = [[h["id"], h["score"]] for h in (hit.as_dict() for hit in hits)]
+        return out
+    finally:
+        searcher.store.close()
+
+
+def compare_rankings(found: dict[str, list[list[Any]]], saved: dict[str, list[list[Any]]]) -> int:
+    """Print how many rankings are the same (ids, order and scores); 0 when all are, else 1."""
+    differ = [key for key in saved if found.get(key) != saved[key]] + [key for key in found if key not in saved]
+    console.print(f"{len(saved) - len(differ)}/{len(saved)} rankings the same (top 20: ids, order and scores)")
+    for key in differ:
+        console.print(f"  differs: {key}", style="red")
+    return 1 if differ else 0
+
+
 def show_unjudged(results: dict[str, Any]) -> None:
     texts = results["_texts"]
     todo: dict[str, set[str]] = {}
@@ -377,7 +419,17 @@ def main() -> None:
     ap.add_argument("--sentences", action="store_true", help="add the abstract-sentence vote (minutes of CPU)")
     ap.add_argument("--cross", type=Path, help="add the cross-encoder votes of this delta.pt (cross_rerank.py)")
     ap.add_argument("--ltr", type=Path, help="add the learned order of this ltr.json (ltr_rerank.py)")
+    ap.add_argument("--save-rankings", type=Path, metavar="FILE", help="write Radar's top 20 for every query")
+    ap.add_argument("--same-as", type=Path, metavar="FILE", help="compare Radar's top 20s with --save-rankings' file")
     args = ap.parse_args()
+    if args.save_rankings or args.same_as:
+        found = radar_rankings(args.workspace)
+        if args.save_rankings:
+            args.save_rankings.write_text(json.dumps(found, indent=0))
+            console.print(f"{len(found)} rankings written to {args.save_rankings}")
+        if args.same_as:
+            sys.exit(compare_rankings(found, json.loads(args.same_as.read_text())))
+        return
     only = set(args.only) if args.only else None
     results = evaluate(args.workspace, only, args.sentences, args.cross, args.ltr)
     if args.unjudged:

@@ -3,6 +3,7 @@
     python benchmarks/bench_trends.py [--corpus ../shared/data/arxiv_corpus_full.jsonl.gz]
                                       [--extra ../shared/data/arxiv_systems_extra.jsonl.gz]
                                       [--vectors demo-workspace] [--scratch /tmp/bench-trends]
+    python benchmarks/bench_trends.py --command WS [--before DIR] [--repeats 3]
 
 Part 1 (terms), all in one run on a scratch workspace holding the full corpus:
   plain baseline  - what a script without a cache does: read the recent and baseline windows from the
@@ -18,13 +19,25 @@ clustered at as_of D and again at D + 7 days (a weekly rerun; 11 of 12 weeks sha
 adjusted Rand index of the two runs' topic assignments on the shared documents (1.0 = identical),
 and the share of shared documents whose topic id is unchanged after id matching (Hungarian on
 centroids, as topics.py does). HDBSCAN has no centroid-seeded rerun; its ids are matched the same way.
+
+With --command WS (an indexed, tagged workspace; the full corpus's for the issue's figures), only part 3: `radar
+trends --as-of 2025-09-30 --window month --json` end to end, each run a fresh process on a copy of WS (WS itself is
+never written), beside the plain recount on the same documents in the same run: cold (no term cache, no kept parts,
+no topic anchors or ids), warm (the same command again: every part read back), and with the term cache but no kept
+parts (another as-of day of the same data costs this). Wall and CPU seconds (the command and its worker processes)
+and peak RSS (the largest process; the term cache's workers each hold one chunk); the load average before and
+after. With --before DIR (a checkout of older code: `git worktree add DIR REV`), the same cold and warm runs of that
+code on another copy, in the same run.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
+import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from datetime import date, timedelta
@@ -298,6 +311,57 @@ def _anchored(vec_ws: Path, as_of: date) -> list[str]:
     ]
 
 
+def run_command(argv: list[str], cwd: Path) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds (the process and the children it waited for) and peak RSS in MiB of one run."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # bytecode cached, as installed
+    started = time.perf_counter()
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - started
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode:
+            err.seek(0)
+            said = err.read().decode(errors="replace").strip().splitlines()[-1:]
+            raise SystemExit(f"{' '.join(argv)} failed with exit code {proc.returncode}: {' '.join(said)}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def part_command(workspace: Path, before: Path | None, repeats: int) -> list[list[str]]:
+    """`radar trends` end to end on copies of ``workspace``: cold, warm, term cache only; ``before``'s code too."""
+    scratch = Path(tempfile.mkdtemp(prefix="bench-trends-command-"))
+    rows = []
+    try:
+        checkouts = [("", ROOT)] + ([(" (before)", before.resolve())] if before else [])
+        copies = {}
+        for label, _ in checkouts:
+            copy = scratch / f"ws{len(copies)}"
+            shutil.copytree(workspace, copy, ignore=shutil.ignore_patterns("*.lock"))
+            copies[label] = copy
+        ws = Workspace.open(copies[""])
+        _, plain_s = plain_counter(ws, AS_OF)
+        rows.append(["plain: Counter recount of both windows (in process)", f"{plain_s:.1f}", "", "", "1.00"])
+        for label, cwd in checkouts:
+            copy = copies[label]
+            argv = [sys.executable, "-m", "radar.app.cli", "--workspace", str(copy), "trends", "--as-of"]
+            argv += [AS_OF.isoformat(), "--window", "month", "--json"]
+            for step in ("cold", "warm", "term cache, no kept parts"):
+                found = []
+                for _ in range(repeats if step != "cold" else 1):
+                    if step == "cold":
+                        (copy / "index" / "trends" / "terms.npz").unlink(missing_ok=True)
+                        shutil.rmtree(copy / "index" / "topics", ignore_errors=True)
+                    if step != "warm":
+                        shutil.rmtree(copy / "index" / "trends" / "parts", ignore_errors=True)
+                    found.append(run_command(argv, cwd))
+                wall, cpu, rss = (float(np.median([f[i] for f in found])) for i in range(3))
+                name = f"radar trends, {step}{label}"
+                rows.append([name, f"{wall:.1f}", f"{cpu:.1f}", f"{rss:,.0f}", f"{plain_s / wall:.2f}"])
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return rows
+
+
 def show(title: str, columns: list[str], rows: list[list[str]]) -> None:
     table = Table(title=title, title_justify="left")
     for c in columns:
@@ -314,7 +378,20 @@ def main() -> int:
     parser.add_argument("--vectors", type=Path, default=ROOT / "demo-workspace", help="an embedded workspace")
     parser.add_argument("--scratch", type=Path, default=Path("/tmp/bench-trends"))
     parser.add_argument("--skip-terms", action="store_true")
+    parser.add_argument("--command", type=Path, metavar="WS", help="only part 3: `radar trends` on copies of WS")
+    parser.add_argument("--before", type=Path, metavar="DIR", help="with --command: older code's checkout, too")
+    parser.add_argument("--repeats", type=int, default=3, help="with --command: runs of each warm row (median)")
     args = parser.parse_args()
+    if args.command:
+        console.print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        rows = part_command(args.command.resolve(), args.before, args.repeats)
+        console.print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        show(
+            f"radar trends --as-of {AS_OF} --window month on {args.command.name} (median of {args.repeats} warm runs)",
+            ["what", "wall s", "CPU s", "peak RSS MiB", "x plain (wall)"],
+            rows,
+        )
+        return 0
     if not args.skip_terms:
         show(
             "compute_trends at ~100k documents (month window, as of 2025-09-30)",

@@ -15,6 +15,7 @@ never mixed into one index (switching model re-embeds everything).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -27,7 +28,7 @@ import numpy as np
 
 from radar.index.config import EmbeddingConfig
 from radar.index.errors import IndexError_, ModelNotFound
-from radar.index.onnx_export import export, supports_onnx
+from radar.index.onnx_export import export, open_session, supports_onnx
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing is downloaded from a model hub at run time
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -72,15 +73,21 @@ def resolve_model_dir(model: str) -> Path:
 
 
 def model_fingerprint(model_dir: Path) -> str:
-    """Hash of the config and weights (first and last MiB and size of each weights file)."""
+    """Hash of the config and weights (first and last MiB and size of each weights file); computed once per process
+    for the same files (a command asks for it several times: the stored model's id, the embedder's, its cache)."""
+    files = sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in model_dir.iterdir() if p.is_file())
+    return _fingerprint(model_dir, tuple(files))
+
+
+@functools.lru_cache(maxsize=8)
+def _fingerprint(model_dir: Path, files: tuple[tuple[str, int, int], ...]) -> str:
     h = hashlib.blake2b(digest_size=6)
-    for name in sorted(p.name for p in model_dir.iterdir() if p.is_file()):
+    for name, size, _ in files:
         path = model_dir / name
         h.update(name.encode())
         if name.endswith((".json", ".txt")):
             h.update(path.read_bytes())
         elif name.endswith((".safetensors", ".bin", ".pt")):
-            size = path.stat().st_size
             h.update(str(size).encode())
             with path.open("rb") as fh:
                 h.update(fh.read(1 << 20))
@@ -186,20 +193,11 @@ class OnnxEmbedder:
     device = "cpu"
 
     def __init__(self, cfg: EmbeddingConfig, model_dir: Path, cache_dir: Path, *, int8: bool) -> None:
-        import onnxruntime as ort
-
         self.cfg = cfg
         self.model_id = model_id_for(cfg, model_dir, int8=int8)
         onnx_path = export(model_dir, cache_dir / model_fingerprint(model_dir), quantize=int8)
         self.tokenizer = load_tokenizer(cfg, model_dir)
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = cfg.threads or (os.cpu_count() or 1)
-        options.inter_op_num_threads = 1
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        # idle worker threads sleep instead of spinning: on a shared 2-core machine spinning steals
-        # the cores the other threads (tokenizer, SQLite, other processes) need
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self.session = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
+        self.session = open_session(onnx_path, cfg.threads or (os.cpu_count() or 1))
         self.dim = int(self.session.get_outputs()[0].shape[-1])
 
     def _run(self, input_ids: np.ndarray, mask: np.ndarray) -> np.ndarray:

@@ -1,6 +1,6 @@
-"""BM25 over title + abstract (bm25s), persisted beside the vector index and rebuilt when the
-store's documents change (bm25s has no incremental add; a rebuild of 100k documents takes
-seconds, see benchmarks/).
+"""BM25 over title + abstract, built by bm25s, persisted beside the vector index as memory-mapped arrays
+(index/postings.py: opened without bm25s, SciPy or a Python object per document) and rebuilt when the store's
+documents change (bm25s has no incremental add; a rebuild of 100k documents takes seconds, see benchmarks/).
 
 Tokens (``terms``, the same for documents and queries): names with digits and symbols are whole tokens, so a query
 for FP8, H100, INT4, KV-cache or Qwen2.5 matches them and not their pieces alone. A word joined by ``.``, ``-``,
@@ -22,13 +22,12 @@ import shutil
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TypedDict
 
-import bm25s
 import numpy as np
 
 from radar.index.acronyms import mine
-
-logging.getLogger("bm25s").setLevel(logging.WARNING)  # bm25s sets its logger to DEBUG on import
+from radar.index.postings import LAYOUT, Postings, Strings
 
 TOKENIZER = 4  # saved indexes of another format are rebuilt (1: bm25s's words; 2: no acronyms; 3: LaTeX in tokens)
 _WORD = re.compile(r"[^\W_]+(?:[.\-+/_][^\W_]+)*")
@@ -44,13 +43,13 @@ FORMATS = {  # a precision format named inside a longer name: also that format
 }
 
 
-def _stop_words() -> frozenset[str]:
-    from bm25s.stopwords import STOPWORDS_EN
-
-    return frozenset(STOPWORDS_EN) | {"e.g", "i.e", "et", "al"}
-
-
-STOP = _stop_words()
+# bm25s's English stop-words, as bm25s.stopwords.STOPWORDS_EN holds them (tests/test_search.py checks): importing any
+# part of bm25s loads SciPy, which a search no longer needs
+STOPWORDS_EN = (
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not", "of",
+    "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was", "will", "with",
+)  # fmt: skip
+STOP = frozenset(STOPWORDS_EN) | {"e.g", "i.e", "et", "al"}
 
 
 def terms(text: str) -> list[str]:
@@ -114,52 +113,80 @@ def names(query: str) -> list[str]:
     return list(dict.fromkeys(t for t in found if t not in inside))
 
 
+def _fsync_folder(folder: Path) -> None:
+    """fsync every file in ``folder``, then the folder itself."""
+    for path in folder.iterdir():
+        with open(path, "rb") as fh:
+            os.fsync(fh.fileno())
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class KeywordMeta(TypedDict):
+    """keyword.json: what the saved index reflects and how it was cut into tokens."""
+
+    fingerprint: str  # the store's documents fingerprint when it was built
+    tokenizer: int  # TOKENIZER
+    layout: int  # index.postings.LAYOUT
+    num_docs: int
+
+
 class KeywordIndex:
+    """BM25 over the documents' ``document_terms``: built by bm25s, searched from its arrays (index.postings), which
+    a saved index memory-maps."""
+
     def __init__(
         self,
-        retriever: bm25s.BM25,
-        doc_ids: list[str],
+        postings: Postings,
+        doc_ids: Strings,
         fingerprint: str,
         acronyms: dict[str, list[str]] | None = None,
+        *,
+        layout: int = LAYOUT,
     ) -> None:
-        self.retriever = retriever
-        self.doc_ids = doc_ids
-        self.position = {d: i for i, d in enumerate(doc_ids)}
+        self.postings = postings
+        self.doc_ids = doc_ids  # position -> document id (a Sequence; ``index_of`` for the way back)
         self.fingerprint = fingerprint
         self.acronyms = acronyms or {}  # short form -> long forms (index.acronyms.mine)
+        self.layout = layout  # an older layout is read as well; `radar index` saves it again in this one
 
     @classmethod
     def build(
         cls, docs: list[tuple[str, str, str]], fingerprint: str, title_weight: int = TITLE_WEIGHT, latex: bool = True
     ) -> KeywordIndex:
         """docs: (id, title, abstract); ``title_weight`` and ``latex`` as ``document_terms`` (benchmarks vary them)."""
-        ids = [d[0] for d in docs]
+        import bm25s  # defers scipy: only building needs bm25s, a search reads the arrays it built
+
+        logging.getLogger("bm25s").setLevel(logging.WARNING)  # bm25s sets its logger to DEBUG on import
+
+        ids = Strings.of(d[0] for d in docs)
+        acronyms = mine(unlatex(f"{d[1]}. {d[2]}") for d in docs)
+        if not docs:
+            return cls(Postings.empty(), ids, fingerprint, acronyms)
         retriever = bm25s.BM25()
-        if docs:
-            tokens = [document_terms(d[1], d[2], title_weight, latex) or ["\x00"] for d in docs]
-            retriever.index(tokens, show_progress=False)
-        return cls(retriever, ids, fingerprint, mine(unlatex(f"{d[1]}. {d[2]}") for d in docs))
+        tokens = [document_terms(d[1], d[2], title_weight, latex) or ["\x00"] for d in docs]
+        retriever.index(tokens, show_progress=False)
+        sc = retriever.scores
+        postings = Postings.of_bm25s(sc["data"], sc["indices"], sc["indptr"], retriever.vocab_dict, sc["num_docs"])
+        return cls(postings, ids, fingerprint, acronyms)
+
+    def __len__(self) -> int:
+        return len(self.doc_ids)
+
+    def position(self, doc_id: str) -> int | None:
+        """The index position of ``doc_id``, or None when the index does not hold it."""
+        return self.doc_ids.index_of(doc_id)
 
     def doc_freq(self, token: str) -> int:
         """Documents holding ``token`` (from the index's postings; 0 if unknown)."""
-        try:
-            col = self.retriever.vocab_dict.get(token)
-            indptr = self.retriever.scores["indptr"]
-        except (AttributeError, KeyError, TypeError):
-            return 0
-        return 0 if col is None else int(indptr[col + 1] - indptr[col])
+        return self.postings.doc_freq(token)
 
     def positions(self, tokens: Iterable[str]) -> np.ndarray:
         """Index positions of the documents holding any of ``tokens`` (from the index's postings), sorted."""
-        try:
-            vocab, scores = self.retriever.vocab_dict, self.retriever.scores
-            indptr, indices = scores["indptr"], scores["indices"]
-        except (AttributeError, KeyError, TypeError):
-            return np.zeros(0, dtype=np.int64)
-        cols = [c for c in (vocab.get(t) for t in tokens) if c is not None]
-        if not cols:
-            return np.zeros(0, dtype=np.int64)
-        return np.unique(np.concatenate([indices[indptr[c] : indptr[c + 1]] for c in cols]))
+        return self.postings.positions(tokens)
 
     def containing(self, tokens: list[str]) -> set[str]:
         """Ids of the documents that hold every token (from the index's own postings)."""
@@ -171,7 +198,7 @@ class KeywordIndex:
 
     def search(self, query: str, k: int, allowed: np.ndarray | None = None) -> list[tuple[str, float]]:
         """Top-k (doc_id, score); ``allowed`` is a boolean mask over this index's positions."""
-        if not self.doc_ids:
+        if not len(self.doc_ids):
             return []
         tokens = terms(query)
         if not tokens:  # only stop-words or punctuation
@@ -182,17 +209,24 @@ class KeywordIndex:
                 return []
             mask = allowed.astype(np.float32)
         k = min(k, len(self.doc_ids) if mask is None else int(mask.sum()))
-        results, scores = self.retriever.retrieve([tokens], k=k, show_progress=False, weight_mask=mask)
-        return [(self.doc_ids[int(i)], float(s)) for i, s in zip(results[0], scores[0], strict=True) if s > 0]
+        found, scores = self.postings.top(tokens, k, mask)
+        return [(self.doc_ids[int(i)], float(s)) for i, s in zip(found, scores, strict=True) if s > 0]
 
     def save(self, folder: Path) -> None:
         folder.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".bm25.", dir=folder.parent))
         try:
-            self.retriever.save(str(tmp))
-            meta = {"fingerprint": self.fingerprint, "ids": self.doc_ids, "tokenizer": TOKENIZER}
+            self.postings.save(tmp)
+            self.doc_ids.save(tmp, "ids")
             (tmp / "acronyms.json").write_text(json.dumps(self.acronyms))
-            (tmp / "doc_ids.json").write_text(json.dumps(meta))
+            meta: KeywordMeta = {
+                "fingerprint": self.fingerprint,
+                "tokenizer": TOKENIZER,
+                "layout": LAYOUT,
+                "num_docs": len(self.doc_ids),
+            }
+            (tmp / "keyword.json").write_text(json.dumps(meta))
+            _fsync_folder(tmp)  # every file on disk before the rename: a crash leaves the old index or the new one
             old = folder.with_name(folder.name + ".old")
             if folder.exists():
                 shutil.rmtree(old, ignore_errors=True)
@@ -202,19 +236,30 @@ class KeywordIndex:
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
+        self.layout = LAYOUT
 
     @classmethod
     def load(cls, folder: Path) -> KeywordIndex | None:
-        """The saved index, or None when there is none or this user cannot read it (the caller rebuilds it)."""
-        meta = folder / "doc_ids.json"
+        """The saved index (its arrays memory-mapped), or None when there is none, it is unreadable (or this user
+        cannot read it) or its tokens are of another ``TOKENIZER`` (the caller rebuilds it). An index saved by bm25s
+        itself (before ``LAYOUT``) is read from bm25s's files, more slowly: `radar index` saves it again."""
         try:
-            if not meta.is_file():
+            if (folder / "keyword.json").is_file():
+                meta = json.loads((folder / "keyword.json").read_text())
+                if meta.get("tokenizer") != TOKENIZER or meta.get("layout") != LAYOUT:
+                    return None
+                postings = Postings.load(folder, int(meta["num_docs"]))
+                ids, layout = Strings.load(folder, "ids"), LAYOUT
+            elif (folder / "doc_ids.json").is_file():
+                meta = json.loads((folder / "doc_ids.json").read_text())
+                if meta.get("tokenizer") != TOKENIZER:  # built with other tokens
+                    return None
+                postings, ids, layout = Postings.from_bm25s_files(folder), Strings.of(meta["ids"]), 0
+            else:
                 return None
-            data = json.loads(meta.read_text())
-            if data.get("tokenizer") != TOKENIZER:  # built with other tokens: the caller rebuilds it
-                return None
-            retriever = bm25s.BM25.load(str(folder))
             acronyms = json.loads((folder / "acronyms.json").read_text())
-        except (OSError, ValueError):
+        except (OSError, EOFError, ValueError, KeyError, TypeError):  # EOFError: an empty .npy
             return None
-        return cls(retriever, data["ids"], data["fingerprint"], acronyms)
+        if postings.num_docs != len(ids) or not postings.consistent() or not ids.consistent():
+            return None
+        return cls(postings, ids, meta["fingerprint"], acronyms, layout=layout)

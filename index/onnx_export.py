@@ -5,10 +5,16 @@ vectors. int8 dynamic quantization (per channel) is a separate file, since it ch
 (ONNX Runtime's transformer-fusion optimizer was measured and left out: on this CPU the fused
 graph was slower, 77 vs 95 windows/s in int8.) Files are
 written atomically into the cache folder and reused across runs.
+
+``open_session`` opens a session on such a file. The first one optimises the graph (ONNX Runtime's extended level:
+no layout or hardware-specific rewrite) and saves the result beside it, per ONNX Runtime version; later ones load the
+saved graph with optimisation off, half the CPU of a `radar search`'s model load, with the same vectors bit for bit
+(tests/test_index.py).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -16,8 +22,12 @@ import shutil
 import tempfile
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from radar.index.errors import IndexError_
+
+if TYPE_CHECKING:
+    import onnxruntime
 
 
 def supports_onnx(model_dir: Path) -> bool:
@@ -38,6 +48,10 @@ def supports_onnx(model_dir: Path) -> bool:
 
 
 def _replace_atomically(src: Path, dst: Path) -> None:
+    """Rename ``src`` over ``dst`` once its bytes are on disk (a crash after the rename leaves the whole file, not
+    an empty one)."""
+    with open(src, "rb") as fh:
+        os.fsync(fh.fileno())
     os.replace(src, dst)
 
 
@@ -111,6 +125,62 @@ def export(model_dir: Path, out_dir: Path, *, quantize: bool) -> Path:
                 root.setLevel(level)
             _replace_atomically(tmp_path, target)
     return target
+
+
+def optimised_file(onnx_path: Path) -> Path:
+    """Where ``open_session`` keeps the optimised graph of ``onnx_path`` (per ONNX Runtime version)."""
+    import onnxruntime as ort  # defers onnxruntime
+
+    return onnx_path.with_name(f"{onnx_path.stem}.opt-ort{ort.__version__}.onnx")
+
+
+def open_session(onnx_path: Path, threads: int) -> onnxruntime.InferenceSession:
+    """An ONNX Runtime session on ``onnx_path`` for the CPU, from its saved optimised graph when there is one newer
+    than the file (made and saved on the first call otherwise; a session that cannot save it still runs)."""
+    import onnxruntime as ort  # defers onnxruntime
+    from onnxruntime.capi import onnxruntime_pybind11_state as ort_errors
+    from onnxruntime.capi.onnxruntime_pybind11_state import Fail
+
+    def options(level: ort.GraphOptimizationLevel) -> ort.SessionOptions:
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        opts.graph_optimization_level = level
+        # idle worker threads sleep instead of spinning: on a shared 2-core machine spinning steals
+        # the cores the other threads (tokenizer, SQLite, other processes) need
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        return opts
+
+    # whatever ONNX Runtime raises on a file it cannot load (InvalidArgument for an empty one, InvalidProtobuf,
+    # InvalidGraph, Fail ...: the set differs between versions)
+    unreadable: tuple[type[Exception], ...] = (
+        OSError,
+        RuntimeError,
+        ValueError,
+        *(e for e in vars(ort_errors).values() if isinstance(e, type) and issubclass(e, Exception)),
+    )
+    cpu = ["CPUExecutionProvider"]
+    saved = optimised_file(onnx_path)
+    try:
+        newer = saved.stat().st_mtime_ns >= onnx_path.stat().st_mtime_ns
+    except OSError:  # none yet: made below
+        newer = False
+    if newer:
+        try:
+            return ort.InferenceSession(str(saved), options(ort.GraphOptimizationLevel.ORT_DISABLE_ALL), providers=cpu)
+        except unreadable:  # damaged (cut short by a full disk, emptied by a crash): removed and made again below
+            with contextlib.suppress(OSError):
+                saved.unlink()
+    level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    try:
+        with _tmp_dir(onnx_path.parent) as tmp:
+            opts = options(level)
+            opts.optimized_model_filepath = str(Path(tmp) / saved.name)
+            session = ort.InferenceSession(str(onnx_path), opts, providers=cpu)
+            _replace_atomically(Path(tmp) / saved.name, saved)
+        return session
+    except (OSError, Fail):  # a read-only or full cache folder: optimised in memory only, as before
+        return ort.InferenceSession(str(onnx_path), options(level), providers=cpu)
 
 
 def _export_fp32(model_dir: Path, target: Path) -> None:

@@ -21,6 +21,7 @@ from radar.index.config import EmbeddingConfig, SearchConfig
 from radar.index.embedder import Embedder, document_text, model_id_for, resolve_model_dir
 from radar.index.errors import IndexError_, NothingIndexed
 from radar.index.keyword import KeywordIndex
+from radar.index.postings import LAYOUT
 from radar.index.prebuilt import PrebuiltVectors
 from radar.index.vectors import VectorIndex, vectors_from_blobs
 from radar.store.tables import IndexStore, StoredVectors
@@ -86,10 +87,11 @@ class IndexPaths:
 
 
 def load_vectors(
-    paths: IndexPaths, store: IndexStore, model_id: str, dim: int, cfg: SearchConfig
+    paths: IndexPaths, store: IndexStore, model_id: str, dim: int, cfg: SearchConfig, *, mmap: bool = False
 ) -> tuple[VectorIndex, bool]:
-    """The saved index if it matches the store; otherwise one rebuilt from the stored vectors."""
-    saved = VectorIndex.load(paths.vectors, cfg.nprobe)
+    """The saved index if it matches the store (``mmap``: memory-mapped, read-only, for a search); otherwise one
+    rebuilt from the stored vectors."""
+    saved = VectorIndex.load(paths.vectors, cfg.nprobe, mmap=mmap)
     generation = store.embeddings_generation()
     if saved is not None and saved.manifest.model_id == model_id and saved.manifest.generation == generation:
         return saved, False
@@ -165,7 +167,7 @@ def run_index(
         )
     vi.save(paths.vectors)
     keyword, keyword_rebuilt = load_keyword(paths, store)
-    if keyword_rebuilt:
+    if keyword_rebuilt or keyword.layout != LAYOUT:  # an index of an older layout is saved again, not rebuilt
         keyword.save(paths.keyword)
     return IndexReport(
         model_id, done, len(vi), vi.manifest.kind, time.perf_counter() - started, keyword_rebuilt, rebuilt, len(reused)

@@ -157,8 +157,9 @@ def evidence(q: Query, keyword: KeywordIndex, texts: Mapping[str, tuple[str, str
     which must be in the keyword index (a concept's words are looked up in its postings). LaTeX markup is read as
     its words (index.keyword.unlatex), as the index reads it."""
     texts = {d: (unlatex(t), unlatex(a)) for d, (t, a) in texts.items()}
-    docs = [d for d in texts if d in keyword.position]
-    at = np.array([keyword.position[d] for d in docs], dtype=np.int64)
+    found = {d: keyword.position(d) for d in texts}
+    docs = [d for d, i in found.items() if i is not None]
+    at = np.array([found[d] for d in docs], dtype=np.int64)
     looks_up = bool(q.phrases) or any(c.long_forms for c in q.concepts)
     plains = {d: (t := plain(texts[d][0]), t + plain(texts[d][1]) if looks_up else "") for d in docs}
     total = sum(c.weight for c in q.concepts) or 1.0

@@ -112,6 +112,14 @@ class Searcher:
         self.keyword = keyword
         self.cfg = cfg
         self._facet_cache: dict[str, np.ndarray] | None = None
+        self._position_cache: dict[str, int] | None = None
+
+    def _positions(self) -> dict[str, int]:
+        """Document id -> keyword-index position for every document, made on the first filtered search (an
+        unfiltered one looks up its ~150 candidates in the index's own sorted ids instead)."""
+        if self._position_cache is None:
+            self._position_cache = {d: i for i, d in enumerate(self.keyword.doc_ids.as_list())}
+        return self._position_cache
 
     def _facets(self) -> dict[str, np.ndarray]:
         """Per keyword-index position: published, source, kind and vec_id, loaded once, lazily."""
@@ -121,7 +129,7 @@ class Searcher:
             source = np.full(n, "", dtype=object)
             kind = np.full(n, "", dtype="U5")
             vec = np.full(n, -1, dtype=np.int64)
-            position = self.keyword.position
+            position = self._positions()
             for doc_id, pub, src, knd, vec_id in self.store.facets():
                 i = position.get(doc_id)
                 if i is not None:
@@ -153,7 +161,8 @@ class Searcher:
                     raise IndexError_(f"no document has tag {', '.join(unknown)}; tags in use: {valid}")
             ids = self.store.filter_documents(tags=filters.tags, categories=filters.categories)
             keep = np.zeros_like(mask)
-            keep[[p for p in (self.keyword.position.get(d) for d in ids) if p is not None]] = True
+            position = self._positions()
+            keep[[p for p in (position.get(d) for d in ids) if p is not None]] = True
             mask &= keep
         vec = facets["vec"][mask]
         return mask, vec[vec >= 0]

@@ -58,10 +58,11 @@ def _ivf_lists(n: int) -> int:
 
 
 class VectorIndex:
-    def __init__(self, index: faiss.Index, manifest: Manifest, nprobe: int = 24) -> None:
+    def __init__(self, index: faiss.Index, manifest: Manifest, nprobe: int = 24, *, mapped: bool = False) -> None:
         self.index = index
         self.manifest = manifest
         self.nprobe = nprobe
+        self.mapped = mapped  # memory-mapped from its file, read-only (``load(mmap=True)``)
 
     # -- building ------------------------------------------------------------------------------
     @classmethod
@@ -101,6 +102,8 @@ class VectorIndex:
         """Add vectors; an id already present is replaced."""
         if len(ids) == 0:
             return
+        if self.mapped:
+            raise IndexError_("a memory-mapped vector index is read-only; load it with mmap=False to update it")
         ids = np.ascontiguousarray(ids, dtype=np.int64)
         self.index.remove_ids(faiss.IDSelectorBatch(ids))
         self.index.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32), ids)
@@ -154,19 +157,28 @@ class VectorIndex:
         write_text_atomic(folder / "vectors.json", json.dumps(asdict(self.manifest), indent=1))
 
     @classmethod
-    def load(cls, folder: Path, nprobe: int = 24) -> VectorIndex | None:
-        """The saved index, or None when there is none or it is unreadable (rebuilt by the caller)."""
+    def load(cls, folder: Path, nprobe: int = 24, *, mmap: bool = False) -> VectorIndex | None:
+        """The saved index, or None when there is none or it is unreadable (rebuilt by the caller). With ``mmap`` the
+        vectors stay in the file, mapped read-only (a search reads only what it touches: the pages of the probed IVF
+        lists; a flat index is not copied into memory first), and the index cannot be updated."""
         path, manifest_path = folder / "vectors.faiss", folder / "vectors.json"
         try:
             if not (path.is_file() and manifest_path.is_file()):
                 return None
             manifest = Manifest(**json.loads(manifest_path.read_text()))
-            index = faiss.read_index(str(path))
+            flags = 0
+            # FAISS maps an IVF index's lists with one flag, a flat index's codes with another (IO_FLAG_MMAP_IFC,
+            # which older FAISS releases lack: their flat index is read into memory, not mapped)
+            flag = getattr(faiss, "IO_FLAG_MMAP" if manifest.kind == "ivf" else "IO_FLAG_MMAP_IFC", None)
+            mmap = mmap and flag is not None
+            if mmap and flag is not None:
+                flags = int(flag) | faiss.IO_FLAG_READ_ONLY
+            index = faiss.read_index(str(path), flags)
         except (OSError, ValueError, TypeError, RuntimeError):
             return None
         if int(index.ntotal) != manifest.count:
             return None
-        return cls(index, manifest, probes_for(manifest, nprobe))
+        return cls(index, manifest, probes_for(manifest, nprobe), mapped=mmap)
 
 
 def vectors_from_blobs(rows: Sequence[StoredVector], dim: int) -> tuple[np.ndarray, np.ndarray]:

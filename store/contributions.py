@@ -13,7 +13,7 @@ import orjson
 
 from radar.store.dates import entered_sql
 from radar.store.models import utc_now
-from radar.store.table import Table
+from radar.store.table import CONTRIBUTION_WRITES, Table, bump_counter
 
 _COLUMNS = (
     "doc_id, content_hash, model, introduces, name, name_key, also, kind, area, builds_on, changes, "
@@ -137,6 +137,7 @@ class ContributionsTable(Table):
             for r in rows
         ]
         with self.transaction() as conn:
+            bump_counter(conn, CONTRIBUTION_WRITES)
             conn.executemany("DELETE FROM document_mentions WHERE doc_id = ?", [(r.doc_id,) for r in rows])
             conn.executemany(
                 f"INSERT OR REPLACE INTO contributions ({_COLUMNS}, computed_at) VALUES ({', '.join('?' * 16)})", values
@@ -150,6 +151,7 @@ class ContributionsTable(Table):
     def set_rewritten_changes(self, lines: dict[str, str]) -> None:
         """Store the summary endpoint's one-line ``changes`` per paper id."""
         with self.transaction() as conn:
+            bump_counter(conn, CONTRIBUTION_WRITES)
             conn.executemany(
                 "UPDATE contributions SET changes_rewritten = ? WHERE doc_id = ?", [(v, k) for k, v in lines.items()]
             )
@@ -260,3 +262,18 @@ class ContributionsTable(Table):
     def contribution_models(self) -> dict[str, int]:
         """Stored contributions per model version."""
         return {r[0]: r[1] for r in self.conn.execute("SELECT model, COUNT(*) FROM contributions GROUP BY model")}
+
+    def contributions_fingerprint(self) -> str:
+        """Changes whenever a contribution, a paper's mentions or a rewritten ``changes`` line is written: the count
+        of those writes (``CONTRIBUTION_WRITES``: a rewrite of the same length, or rows replaced by as many under
+        reused rowids, leave the tables' counts and last rowids as they were), and those for writes made without
+        it."""
+        row = self.conn.execute(  # one statement: one snapshot
+            "SELECT (SELECT COALESCE(MAX(CAST(value AS INTEGER)), 0) FROM meta WHERE key = ?), "
+            "(SELECT COUNT(*) FROM contributions), (SELECT COALESCE(MAX(rowid), 0) FROM contributions), "
+            "(SELECT COALESCE(MAX(computed_at), '') FROM contributions), "
+            "(SELECT TOTAL(length(changes_rewritten)) FROM contributions), "
+            "(SELECT COUNT(*) FROM document_mentions), (SELECT COALESCE(MAX(rowid), 0) FROM document_mentions)",
+            (CONTRIBUTION_WRITES,),
+        ).fetchone()
+        return ":".join(str(v) for v in row)

@@ -15,7 +15,7 @@ import orjson
 
 from radar.store.dates import entered_sql
 from radar.store.models import Document, UpsertCounts, utc_now
-from radar.store.table import Table
+from radar.store.table import CONTRIBUTION_WRITES, TAG_WRITES, Table, bump_counter
 
 ENTERED = entered_sql("d")
 
@@ -174,6 +174,8 @@ class DocumentsTable(Table):
                     "INSERT INTO meta (key, value) VALUES ('embeddings_generation', '1') ON CONFLICT(key) "
                     "DO UPDATE SET value = CAST(value AS INTEGER) + 1"
                 )
+                for counter in (TAG_WRITES, CONTRIBUTION_WRITES):  # their rows went by ON DELETE CASCADE
+                    bump_counter(conn, counter)
         return found
 
     def get_document(self, doc_id: str) -> Document | None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from radar.store.errors import DiskError, disk_error
 
 
-def _write_temp(path: Path, data: bytes) -> Path:
+def _write_temp(path: Path, data: bytes | memoryview) -> Path:
     """``data`` in a new temp file beside ``path``, fsynced; removed again if anything fails."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
@@ -33,7 +33,7 @@ def _write_temp(path: Path, data: bytes) -> Path:
     return Path(tmp)
 
 
-def write_set_atomic(files: Mapping[Path, bytes]) -> None:
+def write_set_atomic(files: Mapping[Path, bytes | memoryview]) -> None:
     """Write every file of ``files``; a failure while writing (a full disk) leaves the previous set and no
     temporary file. The renames into place are one per file, so a failure between two of them (an I/O error
     after the first) can leave the set mixed; the module's docstring says why a full disk cannot."""
@@ -54,7 +54,7 @@ def write_set_atomic(files: Mapping[Path, bytes]) -> None:
         raise
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
+def write_bytes_atomic(path: Path, data: bytes | memoryview) -> None:
     """Write to a temp file in the same folder, fsync, rename."""
     write_set_atomic({path: data})
 
@@ -63,7 +63,7 @@ def write_text_atomic(path: Path, text: str) -> None:
     write_bytes_atomic(path, text.encode("utf-8"))
 
 
-def write_cache_atomic(path: Path, data: bytes) -> bool:
+def write_cache_atomic(path: Path, data: bytes | memoryview) -> bool:
     """A cache file (recomputed when missing): written like ``write_bytes_atomic``, but a full disk or a
     read-only workspace only means it is not kept (False), so reading commands still work there."""
     try:

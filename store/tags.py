@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 
 from radar.store.dates import entered_sql
 from radar.store.models import utc_now
-from radar.store.table import Table
+from radar.store.table import TAG_WRITES, Table, bump_counter
 
 ENTERED = entered_sql("d")
 
@@ -99,11 +99,14 @@ class TagsTable(Table):
         return out
 
     def tags_fingerprint(self) -> str:
-        """Changes whenever a tag or a tag correction is written."""
-        row = self.conn.execute(
-            "SELECT (SELECT COUNT(*) FROM document_tags), (SELECT COALESCE(MAX(rowid), 0) FROM "
-            "document_tags), (SELECT COUNT(*) FROM tag_corrections), (SELECT COALESCE(MAX("
-            "created_at), '') FROM tag_corrections)"
+        """Changes whenever a tag or a tag correction is written: the count of those writes (``TAG_WRITES``; a retag
+        that replaces a document's tags with as many rows leaves count and last rowid as they were), and the tables'
+        counts and last rows for writes made without it (by another tool)."""
+        row = self.conn.execute(  # one statement: one snapshot
+            "SELECT (SELECT COALESCE(MAX(CAST(value AS INTEGER)), 0) FROM meta WHERE key = ?), "
+            "(SELECT COUNT(*) FROM document_tags), (SELECT COALESCE(MAX(rowid), 0) FROM document_tags), "
+            "(SELECT COUNT(*) FROM tag_corrections), (SELECT COALESCE(MAX(created_at), '') FROM tag_corrections)",
+            (TAG_WRITES,),
         ).fetchone()
         return ":".join(str(v) for v in row)
 
@@ -163,6 +166,7 @@ class TagsTable(Table):
         in one transaction; user corrections win: a removed tag is never written, a confirmed one is kept."""
         now = utc_now()
         with self.transaction() as conn:
+            bump_counter(conn, TAG_WRITES)
             for start in range(0, len(doc_ids), 900):
                 chunk = doc_ids[start : start + 900]
                 marks = ",".join("?" * len(chunk))
@@ -183,6 +187,7 @@ class TagsTable(Table):
         """Record +tag / -tag corrections and apply them to the document's tags at once."""
         now = utc_now()
         with self.transaction() as conn:
+            bump_counter(conn, TAG_WRITES)
             for tag, value in [(t, 1) for t in add] + [(t, 0) for t in remove]:
                 conn.execute(
                     "INSERT INTO tag_corrections (doc_id, tag, value, created_at) VALUES (?, ?, ?, ?) "

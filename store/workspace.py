@@ -124,6 +124,11 @@ class Workspace:
     def topics_dir(self) -> Path:
         return self.index_dir / "topics"
 
+    @property
+    def trends_parts_dir(self) -> Path:
+        """The parts of `radar trends` answers, each under a key of its inputs (analysis/trends/parts.py)."""
+        return self.index_dir / "trends" / "parts"
+
     def period_trends_path(self, label: str) -> Path:
         """One period's trends (2025-W39), as the weekly job computed them: what the report, `radar trends
         --week` and the dashboard read."""

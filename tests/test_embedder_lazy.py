@@ -128,3 +128,25 @@ def test_the_demos_ahead_export_fails_with_an_exit_code_not_a_traceback(tmp_path
         signal.signal(signal.SIGINT, handler)  # the export ignores Ctrl-C (the demo's process handles it)
     assert stopped.value.code == 1
     assert not (tmp_path / "out" / "model_int8.onnx").exists()
+
+
+def test_an_empty_saved_optimised_graph_is_made_again(tmp_path: Path) -> None:
+    """A saved optimised graph emptied by a crash (ONNX Runtime: InvalidArgument) is removed and made again; the
+    session runs."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    from radar.index.onnx_export import open_session, optimised_file
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, 3])
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "tiny", [x], [y])
+    source = tmp_path / "model.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), source)
+    open_session(source, 1)
+    saved = optimised_file(source)
+    assert saved.stat().st_size > 0
+    saved.write_bytes(b"")  # newer than the model: read, not made
+    session = open_session(source, 1)
+    (out,) = session.run(None, {"x": np.array([[-1.0, 0.0, 2.0]], dtype=np.float32)})
+    assert out.tolist() == [[0.0, 0.0, 2.0]] and saved.stat().st_size > 0

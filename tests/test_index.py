@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 import subprocess
@@ -13,7 +14,7 @@ import pytest
 from radar.app.cli import main
 from radar.index.config import EmbeddingConfig
 from radar.index.embedder import FastTokenizer, document_text, make_embedder, model_id_for, resolve_model_dir
-from radar.index.errors import ModelNotFound
+from radar.index.errors import IndexError_, ModelNotFound
 from radar.index.search import rrf
 from radar.index.vectors import VectorIndex
 from radar.store import Workspace
@@ -143,7 +144,7 @@ def test_switching_model_settings_re_embeds_everything(tmp_path: Path, capsys: p
 def test_stale_index_file_is_rebuilt_not_trusted(copy_of: Workspace, capsys: pytest.CaptureFixture[str]) -> None:
     manifest = copy_of.index_dir / "vectors" / "vectors.json"
     manifest.write_text(manifest.read_text().replace('"generation": ', '"generation": 1000'))
-    (copy_of.index_dir / "bm25" / "doc_ids.json").write_text("{broken")
+    (copy_of.index_dir / "bm25" / "keyword.json").write_text("{broken")
     q = dev_queries()[2]
     hits = run_cli(capsys, "--workspace", str(copy_of.root), "search", q["q"], "--json").json()
     assert q["id"] in [h["id"] for h in hits]
@@ -222,6 +223,35 @@ def test_vector_index_exact_and_ivf(tmp_path: Path) -> None:
     exact.save(tmp_path / "v")
     again = VectorIndex.load(tmp_path / "v")
     assert again is not None and len(again) == 20000 and again.manifest.model_id == "m"
+    # memory-mapped as a search opens them (the flat codes, the IVF lists): the same results, and read-only
+    ivf.save(tmp_path / "ivf")
+    for index, folder in ((exact, tmp_path / "v"), (ivf, tmp_path / "ivf")):
+        mapped = VectorIndex.load(folder, 32, mmap=True)
+        assert mapped is not None and mapped.mapped and mapped.manifest.kind == index.manifest.kind
+        for allowed in (None, ids[::7]):
+            want, got = index.search(queries, 10, allowed), mapped.search(queries, 10, allowed)
+            assert np.array_equal(want[1], got[1]) and np.array_equal(want[0], got[0])
+        with pytest.raises(IndexError_, match="read-only"):
+            mapped.upsert(ids[:1], data[:1])
+
+
+def test_a_faiss_without_the_flat_mmap_flag_reads_the_index_into_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """FAISS releases pyproject allows (faiss-cpu>=1.8) may lack IO_FLAG_MMAP_IFC: a flat index is then read into
+    memory, the same results, instead of an AttributeError."""
+    import faiss
+
+    rng = np.random.default_rng(0)
+    data = rng.standard_normal((50, 8)).astype(np.float32)
+    data /= np.linalg.norm(data, axis=1, keepdims=True)
+    ids = np.arange(50, dtype=np.int64)
+    exact = VectorIndex.build("m", ids, data, exact_below=100_000)
+    exact.save(tmp_path / "v")
+    monkeypatch.delattr(faiss, "IO_FLAG_MMAP_IFC", raising=False)
+    loaded = VectorIndex.load(tmp_path / "v", mmap=True)
+    assert loaded is not None and not loaded.mapped
+    assert np.array_equal(loaded.search(data[:3], 5)[1], exact.search(data[:3], 5)[1])
 
 
 def test_rrf_prefers_agreement() -> None:
@@ -361,8 +391,85 @@ def test_a_keyword_index_of_the_old_tokens_is_rebuilt(tmp_path: Path) -> None:
     built = KeywordIndex.build([("a", "FP8 training", "text")], "fp")
     built.save(tmp_path / "bm25")
     assert KeywordIndex.load(tmp_path / "bm25") is not None
-    meta = tmp_path / "bm25" / "doc_ids.json"
+    meta = tmp_path / "bm25" / "keyword.json"
     old = json.loads(meta.read_text())
     del old["tokenizer"]  # saved before names were tokens
     meta.write_text(json.dumps(old))
     assert KeywordIndex.load(tmp_path / "bm25") is None  # load_keyword rebuilds it
+
+
+def test_search_loads_the_index_stage_only(indexed: Workspace) -> None:
+    """`radar search` imports neither the rest of the composition root (the tagger, trends with SciPy, method cards,
+    reproductions: ~1.2 CPU-s before app/wiring_search.py) nor bm25s (SciPy) to read the keyword index, nor torch."""
+    code = (
+        "import sys\n"
+        "from radar.app.cli import main\n"
+        f"assert main(['--workspace', {str(indexed.root)!r}, 'search', 'GRPO variance', '--json']) == 0\n"
+        "heavy = ('scipy', 'bm25s', 'sklearn', 'torch', 'transformers', 'radar.app.wiring',\n"
+        "         'radar.analysis.trends.compute', 'radar.analysis.tags.tagger', 'radar.app.reproductions')\n"
+        "print(sorted(m for m in heavy if m in sys.modules), file=sys.stderr)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stderr.strip().splitlines()[-1] == "[]", out.stderr
+    assert json.loads(out.stdout)  # it did search
+
+
+def test_the_optimised_query_model_is_saved_once_and_gives_the_same_vectors(shared_model_cache: Path) -> None:
+    """The first ONNX session saves its optimised graph beside the model; the next loads it with optimisation off,
+    and both embed bit for bit as a session that optimises in memory at ONNX Runtime's highest level (as every
+    session did before). A saved graph that is damaged is made again."""
+    import onnxruntime as ort
+
+    from radar.index.embedder import OnnxEmbedder, model_fingerprint
+    from radar.index.onnx_export import onnx_file, optimised_file
+
+    texts = ["Group relative policy optimization.", "FP8 training stability", "x", "A long abstract. " * 80]
+    model_dir = resolve_model_dir("default")
+    source = onnx_file(shared_model_cache / model_fingerprint(model_dir), quantize=True)
+    first = OnnxEmbedder(EmbeddingConfig(), model_dir, shared_model_cache, int8=True)
+    saved = optimised_file(source)
+    assert saved.is_file()
+    made = saved.stat().st_mtime_ns
+    second = OnnxEmbedder(EmbeddingConfig(), model_dir, shared_model_cache, int8=True)
+    assert saved.stat().st_mtime_ns == made  # read, not made again
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    plain = OnnxEmbedder(EmbeddingConfig(), model_dir, shared_model_cache, int8=True)
+    plain.session = ort.InferenceSession(str(source), opts, providers=["CPUExecutionProvider"])
+    want = plain.embed(texts)
+    assert np.array_equal(first.embed(texts), want) and np.array_equal(second.embed(texts), want)
+    saved.write_bytes(b"cut short")
+    third = OnnxEmbedder(EmbeddingConfig(), model_dir, shared_model_cache, int8=True)
+    assert np.array_equal(third.embed(texts), want) and saved.stat().st_size > 1_000_000
+
+
+def test_radar_index_saves_a_bm25s_layout_again_without_rebuilding(
+    copy_of: Workspace, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A workspace whose keyword index bm25s saved (the layout before index/postings.py) is searched as it is, the
+    same hits; `radar index` then writes it in the memory-mapped layout without rebuilding it."""
+    import bm25s
+
+    from radar.index.keyword import TOKENIZER, KeywordIndex
+
+    ws, folder = str(copy_of.root), copy_of.index_dir / "bm25"
+    query = dev_queries()[3]["q"]
+    want = run_cli(capsys, "--workspace", ws, "search", query, "--json").json()
+    current = KeywordIndex.load(folder)
+    assert current is not None and (folder / "keyword.json").is_file()
+    with copy_of.store() as store:
+        docs = [(d.id, d.title, d.abstract) for d in store.iter_documents()]
+    from radar.index.keyword import document_terms
+
+    retriever = bm25s.BM25()
+    retriever.index([document_terms(t, a) or ["\x00"] for _, t, a in docs], show_progress=False)
+    shutil.rmtree(folder)
+    retriever.save(str(folder), show_progress=False)
+    meta = {"fingerprint": current.fingerprint, "ids": [d[0] for d in docs], "tokenizer": TOKENIZER}
+    (folder / "doc_ids.json").write_text(json.dumps(meta))
+    (folder / "acronyms.json").write_text(json.dumps(current.acronyms))
+    assert run_cli(capsys, "--workspace", ws, "search", query, "--json").json() == want
+    report = run_cli(capsys, "--workspace", ws, "index", "--json").json()
+    assert report["keyword_rebuilt"] is False and (folder / "keyword.json").is_file()
+    assert not (folder / "doc_ids.json").exists()
+    assert run_cli(capsys, "--workspace", ws, "search", query, "--json").json() == want

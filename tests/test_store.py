@@ -327,3 +327,41 @@ def test_delivery_round_trip(attempts: list[bool]) -> None:
         assert row.last_error == ("" if attempts[-1] else "refused")
         assert store.deliveries(period="2025-W20") == [row] and store.deliveries(status="other") == []
         assert store.delivery("2025-W21", "email", "a@lab.example") is None
+
+
+def test_a_retag_with_as_many_rows_changes_the_tags_fingerprint() -> None:
+    """save_tag_decisions deletes and inserts: a retag writing as many rows reuses the rowids, so the count and the
+    last rowid stay as they were; the fingerprint still changes (the trends' tag series and method cards are kept
+    under it)."""
+    with Store(Path(":memory:")) as store:
+        store.upsert_documents([paper("2501.00001"), paper("2501.00002")])
+        store.save_tag_decisions("v1", ["2501.00001"], [TagDecision("2501.00001", "rl", 0.9, "model")])
+        before = store.tags_fingerprint()
+        store.save_tag_decisions("v1", ["2501.00001"], [TagDecision("2501.00001", "vision", 0.9, "model")])
+        assert store.tags_of(["2501.00001"]) == {"2501.00001": ["vision"]}
+        assert store.tags_fingerprint() != before
+        before = store.tags_fingerprint()
+        store.save_correction("2501.00002", ["rl"], [])
+        assert store.tags_fingerprint() != before
+
+
+def test_every_contributions_write_changes_their_fingerprint() -> None:
+    """A rewritten ``changes`` line of the same length, and a paper's contribution decided again, change it."""
+    from radar.store.contributions import ContributionRow, Mention
+
+    def row(name: str) -> ContributionRow:
+        return ContributionRow(
+            "2501.00001", "h", "m1", True, name, name.lower(), (), "method", "rl", (), "changes", "", (), 0.9, 0.8
+        )
+
+    with Store(Path(":memory:")) as store:
+        store.upsert_documents([paper("2501.00001")])
+        store.write_contributions([row("ZorPO")], [Mention("2501.00001", "grpo", True)])
+        seen = {store.contributions_fingerprint()}
+        store.set_rewritten_changes({"2501.00001": "aaaa"})
+        seen.add(store.contributions_fingerprint())
+        store.set_rewritten_changes({"2501.00001": "bbbb"})
+        seen.add(store.contributions_fingerprint())
+        store.write_contributions([row("BarPO")], [Mention("2501.00001", "ppo", True)])
+        seen.add(store.contributions_fingerprint())
+        assert len(seen) == 4

@@ -4,6 +4,7 @@ isolation, cache invalidation, stable topic ids."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import date
 from typing import Any
 
@@ -24,14 +25,18 @@ from tests.trends_data import (
     generic_rise,
     model_family,
     new_source,
+    noisy_vectors,
     pixel_lattice_in_base,
     tag,
 )
 
 
 def trends_of(ws: Workspace, store: Store, **kwargs: Any) -> dict[str, Any]:
-    """The trends stage as the composition root wires it, as the `radar trends --json` document."""
-    return compute_trends(store, wiring.trends_env(Radar(ws), store), **kwargs).as_dict()
+    """The trends stage as the composition root wires it, as the `radar trends --json` document, computed: not read
+    back from the parts kept of earlier calls (what these tests check is the computation; the kept parts are
+    tests/test_trends_parts.py's)."""
+    env = replace(wiring.trends_env(Radar(ws), store), parts_dir=None)
+    return compute_trends(store, env, **kwargs).as_dict()
 
 
 AS_OF = date(2025, 6, 30)
@@ -132,8 +137,6 @@ def test_as_of_ignores_later_documents(corpus_ws: Workspace) -> None:
 
 
 def test_cache_is_reused_and_invalidated(corpus_ws: Workspace) -> None:
-    from dataclasses import replace
-
     with corpus_ws.store() as store:
         first = term_table(corpus_ws.term_cache_path, store)
         again = term_table(corpus_ws.term_cache_path, store)
@@ -189,14 +192,7 @@ def _noisy_vectors(ws: Workspace, store: Store, noise: float) -> None:
     from radar.index.embedder import model_id_for, resolve_model_dir
 
     cfg = Radar(ws).settings.embedding
-    model = model_id_for(cfg, resolve_model_dir(cfg.model), int8=True)
-    rng = np.random.default_rng(3)
-    centres = rng.normal(size=(8, 384)).astype(np.float32)
-    rows = []
-    for i, d in enumerate(store.iter_documents(since="2025-02-01")):
-        v = centres[i % 8] + noise * rng.normal(size=384).astype(np.float32)
-        rows.append((d.id, model, d.content_hash, (v / np.linalg.norm(v)).astype(np.float32).tobytes()))
-    store.save_embeddings(rows)
+    noisy_vectors(store, model_id_for(cfg, resolve_model_dir(cfg.model), int8=True), noise)
 
 
 def test_the_same_data_gives_the_same_topics_whatever_ran_before(corpus_ws: Workspace) -> None:

@@ -6,6 +6,8 @@ import random
 from dataclasses import replace
 from datetime import date, timedelta
 
+import numpy as np
+
 from radar.store.db import Store
 from radar.store.models import Document
 
@@ -150,6 +152,18 @@ def tag(store: Store, rows: list[tuple[str, str]]) -> None:
             "VALUES (?, ?, 1.0, 'rule', '2025-07-01T00:00:00Z')",
             rows,
         )
+
+
+def noisy_vectors(store: Store, model: str, noise: float, since: str = "2025-02-01") -> None:
+    """Vectors of ``model`` for the documents since ``since``, around 8 centres with ``noise`` (at 1.6, where
+    k-means starts decides where it ends)."""
+    rng = np.random.default_rng(3)
+    centres = rng.normal(size=(8, 384)).astype(np.float32)
+    rows = []
+    for i, d in enumerate(store.iter_documents(since=since)):
+        v = centres[i % 8] + noise * rng.normal(size=384).astype(np.float32)
+        rows.append((d.id, model, d.content_hash, (v / np.linalg.norm(v)).astype(np.float32).tobytes()))
+    store.save_embeddings(rows)
 
 
 def continuing_corpus(store: Store, *, seed: int = 7) -> None:

@@ -12,27 +12,39 @@ from __future__ import annotations
 
 import hashlib
 import io
-from collections.abc import Callable, Iterable
+import os
+import signal
+from collections.abc import Callable, Iterable, Iterator
 from collections.abc import Set as AbstractSet
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date
+from multiprocessing import get_context
 from pathlib import Path
 
 import numpy as np
 import orjson
 import scipy.sparse as sp
 
-from radar.analysis.trends import terms
-from radar.analysis.trends.terms import NAME_PREFIX, document_terms
+from radar.analysis.trends.terms import NAME_PREFIX
+from radar.analysis.trends.tokenise import Chunk, chunk_terms, key_hash, merge_surfaces
 from radar.store.dates import entered
 from radar.store.documents import DocumentText
 from radar.store.files import write_cache_atomic
 from radar.store.tables import TrendsStore
 
 CACHE_VERSION = 4  # 4: a row's day is the day it entered the record (store.dates), not its v1 date
-# the cache is only valid for the term rules that built it
-RULES = hashlib.blake2b(Path(terms.__file__).read_bytes(), digest_size=8).hexdigest()
+# the cache is only valid for the term rules that built it (terms.py and the stop words it reads)
+RULES = hashlib.blake2b(
+    b"".join(
+        hashlib.blake2b((Path(__file__).parent / name).read_bytes()).digest() for name in ("terms.py", "stop_words.py")
+    ),
+    digest_size=8,
+).hexdigest()
 EPOCH = date(1970, 1, 1).toordinal()
+CHUNK_ROWS = 2000  # rows tokenised per chunk (per task of a worker process)
+PARALLEL_MIN = 6000  # rows before worker processes pay off (each starts in about a second)
+MAX_WORKERS = 4
 Progress = Callable[[int, int], None]
 
 
@@ -52,10 +64,13 @@ def group_of(source: str, primary_category: str, categories: str) -> str:
 
 
 def _blob(strings: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
-    encoded = [s.encode() for s in strings]
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64 if sum(map(len, encoded)) >= 2**31 else np.int32)
-    np.cumsum([len(e) for e in encoded], out=offsets[1:])
-    return np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets
+    """The strings' UTF-8 bytes end to end, and their offsets (encoded twice rather than held as bytes objects: the
+    vocabulary of a 100k-document table is 3 million keys)."""
+    strings = strings if isinstance(strings, list) else list(strings)
+    lengths = np.fromiter((len(s.encode()) for s in strings), dtype=np.int64, count=len(strings))
+    offsets = np.zeros(len(strings) + 1, dtype=np.int64 if int(lengths.sum()) >= 2**31 else np.int32)
+    np.cumsum(lengths, out=offsets[1:])
+    return np.frombuffer("".join(strings).encode(), dtype=np.uint8), offsets
 
 
 class Strings:
@@ -186,7 +201,7 @@ def _save(path: Path, table: TermTable) -> None:
         vocab_order=table.vocab_order,
         meta=np.frombuffer(orjson.dumps(meta), dtype=np.uint8),
     )
-    write_cache_atomic(path, buf.getvalue())  # not kept on a full or read-only disk: recomputed
+    write_cache_atomic(path, buf.getbuffer())  # not kept on a full or read-only disk: recomputed
 
 
 def _load(path: Path) -> TermTable | None:
@@ -230,10 +245,6 @@ def _first_rows(matrix: sp.csr_matrix) -> np.ndarray:
     return first
 
 
-def _key_hash(key: str) -> int:
-    return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "little")
-
-
 class VocabIndex:
     """Key -> column without a 3-million-entry dict: sorted 64-bit hashes of the keys, verified
     against the stored key on a hit (so a hash collision cannot merge two terms)."""
@@ -242,13 +253,13 @@ class VocabIndex:
         self.vocab, self.hashes, self.order = vocab, hashes, order
 
     @classmethod
-    def build(cls, vocab: Strings, keys: list[str]) -> VocabIndex:
-        hashes = np.fromiter((_key_hash(k) for k in keys), dtype=np.uint64, count=len(keys))
+    def build(cls, vocab: Strings, hashes: np.ndarray) -> VocabIndex:
+        """The index of ``vocab``, whose keys hash to ``hashes`` (``key_hash``, in column order)."""
         order = np.argsort(hashes, kind="stable").astype(np.int32)
         return cls(vocab, hashes[order], order)
 
     def get(self, key: str) -> int | None:
-        h = np.uint64(_key_hash(key))
+        h = np.uint64(key_hash(key))
         i = int(np.searchsorted(self.hashes, h))
         while i < len(self.hashes) and self.hashes[i] == h:
             col = int(self.order[i])
@@ -258,19 +269,7 @@ class VocabIndex:
         return None
 
 
-def _tokenise(
-    rows: list[DocumentText], progress: Progress | None, surfaces: dict[str, str]
-) -> tuple[list[set[str]], dict[str, str]]:
-    """Each row's term keys, and the readable spellings of folded keys seen (added to ``surfaces``)."""
-    keys = []
-    for n, row in enumerate(rows, 1):
-        keys.append(document_terms(row.title, row.abstract, surfaces))
-        if progress and n % 2000 == 0:
-            progress(n, len(rows))
-    return keys, surfaces
-
-
-def _fingerprint(store: TrendsStore) -> str:
+def documents_version(store: TrendsStore) -> str:
     """The store's fingerprint (count, max rowid, max changed_at) plus a hash of the documents changed
     in that last second: an edit within the same second as the previous change still shows."""
     base = store.fingerprint()
@@ -281,20 +280,130 @@ def _fingerprint(store: TrendsStore) -> str:
     return f"{base}:{h.hexdigest()}"
 
 
+@dataclass
+class _Fresh:
+    """The rows tokenised in this call, in the order read: what ``_assemble`` merges with the cached table."""
+
+    ids: list[str] = field(default_factory=list)
+    hashes: list[bytes] = field(default_factory=list)
+    days: list[int] = field(default_factory=list)
+    groups: list[str] = field(default_factory=list)
+    max_changed: str = ""
+    lengths: list[np.ndarray] = field(default_factory=list)  # terms per row, chunk by chunk
+    columns: list[np.ndarray] = field(default_factory=list)  # their columns, chunk by chunk
+    new_keys: dict[str, int] = field(default_factory=dict)  # keys not in the cached table -> their new column
+    new_hashes: list[np.ndarray] = field(default_factory=list)  # their hashes (key_hash), in column order
+
+
+def _workers(rows: int) -> int:
+    """Worker processes for tokenising ``rows`` rows (as analysis.contributions.update decides them)."""
+    return min(os.cpu_count() or 1, MAX_WORKERS) if rows >= PARALLEL_MIN else 1
+
+
+def _tokenise(
+    rows: Iterator[DocumentText],
+    total: int,
+    index: VocabIndex | None,
+    n_old_terms: int,
+    surfaces: dict[str, str],
+    progress: Progress | None,
+) -> _Fresh:
+    """Each row's term keys as columns (keys of the cached table keep theirs, new ones are appended in first-seen
+    order), streamed chunk by chunk so that no row's keys are kept as strings; the readable spellings of folded keys
+    seen are added to ``surfaces``. Chunks go to worker processes when there are many rows."""
+    fresh = _Fresh()
+    done = 0
+
+    def take(chunk: Chunk) -> None:
+        nonlocal done
+        cols = np.empty(len(chunk.keys), dtype=np.int32)
+        new: list[int] = []
+        for i, key in enumerate(chunk.keys):
+            col = fresh.new_keys.get(key)
+            if col is None and index is not None:
+                col = index.get(key)
+            if col is None:
+                col = fresh.new_keys[key] = n_old_terms + len(fresh.new_keys)
+                new.append(i)
+            cols[i] = col
+        fresh.new_hashes.append(chunk.hashes[new])
+        fresh.columns.append(cols[chunk.indices])
+        fresh.lengths.append(np.diff(chunk.indptr))
+        merge_surfaces(surfaces, chunk)
+        done += len(chunk.indptr) - 1
+        if progress:
+            progress(done, total)
+
+    def texts(batch: list[DocumentText]) -> list[tuple[str, str]]:
+        for r in batch:
+            fresh.ids.append(r.doc_id)
+            fresh.hashes.append(r.content_hash.encode())
+            fresh.days.append(day_number(entered(r.doc_id, r.published)))
+            fresh.groups.append(group_of(r.source, r.primary_category, r.categories))
+            fresh.max_changed = max(fresh.max_changed, r.changed_at)
+        return [(r.title, r.abstract) for r in batch]
+
+    batches = _batches(rows, CHUNK_ROWS)
+    workers = _workers(total)
+    if workers <= 1:
+        for batch in batches:
+            take(chunk_terms(texts(batch)))
+        return fresh
+    pool = _pool(workers)
+    try:
+        pending: list[Future[Chunk]] = []
+        for batch in batches:
+            pending.append(pool.submit(chunk_terms, texts(batch)))
+            while len(pending) > 2 * workers:  # bounded memory: merge the oldest before reading more
+                take(pending.pop(0).result())
+        for future in pending:
+            take(future.result())
+    except BaseException:  # Ctrl-C, a worker's error: the chunks not started are not tokenised for nothing
+        pool.shutdown(cancel_futures=True)
+        raise
+    pool.shutdown()
+    return fresh
+
+
+def _ignore_interrupts() -> None:
+    """A worker's initializer: Ctrl-C is the parent's to handle (it cancels the pool), not a traceback per worker."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _pool(workers: int) -> ProcessPoolExecutor:
+    return ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), initializer=_ignore_interrupts)
+
+
+def _batches(rows: Iterator[DocumentText], size: int) -> Iterator[list[DocumentText]]:
+    batch: list[DocumentText] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
 def term_table(cache: Path, store: TrendsStore, progress: Progress | None = None) -> TermTable:
     """The table cached at ``cache``, brought up to date with the store (incrementally when it can be)."""
-    fingerprint = _fingerprint(store)
+    fingerprint = documents_version(store)
     cached = _load(cache)
     if cached is not None and cached.fingerprint == fingerprint:
         return cached
-    fresh = list(store.text_rows(cached.max_changed if cached is not None else ""))
+    since = cached.max_changed if cached is not None else ""
+    changed = store.content_hashes_since(since)
+    kept: np.ndarray | None = None
     if cached is not None:
         known = dict(zip(cached.ids, cached.hashes.tolist(), strict=True))
-        fresh = [r for r in fresh if known.get(r.doc_id) != r.content_hash.encode()]  # re-read but unchanged: skip
-        fresh_ids = {r.doc_id for r in fresh}
-        kept = np.array([i not in fresh_ids for i in cached.ids], dtype=bool)
-        if int(kept.sum()) + len(fresh) != store.count_documents():
-            cached, fresh = None, list(store.text_rows(""))  # something was deleted: start over
+        changed = [h for h in changed if known.get(h.doc_id) != h.content_hash.encode()]  # re-read, unchanged: skip
+        changed_ids = {h.doc_id for h in changed}
+        kept = np.array([i not in changed_ids for i in cached.ids], dtype=bool)
+        if int(kept.sum()) + len(changed) != store.count_documents():
+            cached, kept, since = None, None, ""  # something was deleted: start over
+            changed = store.content_hashes_since("")
+    wanted = {h.doc_id for h in changed}
+    rows = (r for r in store.text_rows(since) if r.doc_id in wanted)
     # the cached readable spellings go in first, so a key the new rows show as itself reads as itself, as it
     # would in a fresh build (which tokenises the old rows first)
     seeded = (
@@ -302,27 +411,23 @@ def term_table(cache: Path, store: TrendsStore, progress: Progress | None = None
         if cached is not None
         else {}
     )
-    keysets, surfaces = _tokenise(fresh, progress, dict(seeded))
+    surfaces = dict(seeded)
+    index = cached.index() if cached is not None else None
+    fresh = _tokenise(rows, len(wanted), index, len(cached.vocab) if cached is not None else 0, surfaces, progress)
+    # the rows are read after the fingerprint (another process may write in between): the table is only known to be
+    # current up to the fingerprint's last change, so the next update reads again from there (rows read since and
+    # unchanged are skipped by their hash)
+    snapshot = fingerprint.split(":", 2)[2].rsplit(":", 1)[0]
+    fresh.max_changed = min(fresh.max_changed, snapshot)
     unfolded = {k for k, form in seeded.items() if surfaces.get(k) == k}
-    return _assemble(
-        cache,
-        cached,
-        kept if cached is not None else None,
-        fresh,
-        keysets,
-        surfaces,
-        fingerprint,
-        unfolded,
-        seeded.keys(),
-    )
+    return _assemble(cache, cached, kept, fresh, surfaces, fingerprint, unfolded, seeded.keys())
 
 
 def _assemble(
     cache: Path,
     cached: TermTable | None,
     kept: np.ndarray | None,
-    fresh: list[DocumentText],
-    keysets: list[set[str]],
+    fresh: _Fresh,
     surfaces: dict[str, str],
     fingerprint: str,
     unfolded: set[str],
@@ -331,39 +436,25 @@ def _assemble(
     """Merge the kept rows of ``cached`` with the freshly tokenised rows, sort by day, save. ``unfolded``: keys
     of ``cached`` whose readable spelling is dropped (the new rows show them as themselves); ``seeded_keys``: those
     of ``cached`` that had a readable spelling already."""
-    # columns: existing keys keep theirs, new keys are appended
     index = cached.index() if cached is not None else None
     n_old_terms = len(cached.vocab) if cached is not None else 0
-    new_keys: dict[str, int] = {}
-    columns = []
-    for keys in keysets:
-        cols = []
-        for key in keys:
-            col = new_keys.get(key)
-            if col is None and index is not None:
-                col = index.get(key)
-            if col is None:
-                col = new_keys[key] = n_old_terms + len(new_keys)
-            cols.append(col)
-        cols.sort()
-        columns.append(cols)
+    new_keys = fresh.new_keys
     n_terms = n_old_terms + len(new_keys)
     groups = list(cached.groups) if cached is not None else []
     group_index = {g: i for i, g in enumerate(groups)}
-    new_group = [
-        group_index.setdefault(group_of(r.source, r.primary_category, r.categories), len(group_index)) for r in fresh
-    ]
+    new_group = [group_index.setdefault(g, len(group_index)) for g in fresh.groups]
     groups = sorted(group_index, key=group_index.__getitem__)
-    lengths = np.array([len(c) for c in columns], dtype=np.int64)
-    indptr = np.zeros(len(columns) + 1, dtype=np.int64)
+    lengths = np.concatenate(fresh.lengths) if fresh.lengths else np.zeros(0, dtype=np.int64)
+    indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=indptr[1:])
-    flat = np.fromiter((c for cols in columns for c in cols), dtype=np.int32, count=int(indptr[-1]))
-    matrix = sp.csr_matrix((np.ones(len(flat), dtype=np.float32), flat, indptr), shape=(len(columns), n_terms))
-    ids = [r.doc_id for r in fresh]
-    hashes = np.array([r.content_hash.encode() for r in fresh], dtype="S32")
-    day = np.array([day_number(entered(r.doc_id, r.published)) for r in fresh], dtype=np.int32)
+    flat = np.concatenate(fresh.columns) if fresh.columns else np.zeros(0, dtype=np.int32)
+    fresh.columns.clear()
+    matrix = sp.csr_matrix((np.ones(len(flat), dtype=np.float32), flat, indptr), shape=(len(lengths), n_terms))
+    ids = fresh.ids
+    hashes = np.array(fresh.hashes, dtype="S32")
+    day = np.array(fresh.days, dtype=np.int32)
     group = np.array(new_group, dtype=np.int32)
-    max_changed = max((r.changed_at for r in fresh), default="")
+    max_changed = fresh.max_changed
     if cached is not None and kept is not None:
         old = cached.matrix[kept]
         old = sp.csr_matrix((old.data, old.indices, old.indptr), shape=(int(kept.sum()), n_terms))
@@ -403,15 +494,21 @@ def _assemble(
     if len(surface_cols) and np.any(np.diff(surface_cols) < 0):  # keep columns sorted for lookups
         perm = np.argsort(surface_cols, kind="stable")
         surface_cols, forms = surface_cols[perm], Strings(*_blob(forms[int(i)] for i in perm))
+    new_hashes = np.concatenate(fresh.new_hashes) if fresh.new_hashes else np.zeros(0, dtype=np.uint64)
     if cached is not None:
-        extra = VocabIndex.build(vocab, added)
+        extra = VocabIndex.build(vocab, new_hashes)
         extra_order = (extra.order + n_old_terms).astype(np.int32)
         merged_hashes = np.concatenate([cached.vocab_hashes, extra.hashes])
         perm = np.argsort(merged_hashes, kind="stable")
         vocab_hashes, vocab_order = merged_hashes[perm], np.concatenate([cached.vocab_order, extra_order])[perm]
     else:
-        built = VocabIndex.build(vocab, added)
+        built = VocabIndex.build(vocab, new_hashes)
         vocab_hashes, vocab_order = built.hashes, built.order
+    # the keys as Python strings are not needed any more: freed before the save needs its buffer (at 93k documents
+    # they are 3 million strings, ~0.5 GB with their dicts)
+    del added, added_forms
+    new_keys.clear()
+    surfaces.clear()
     table = TermTable(
         ids=[ids[i] for i in order],
         day=day[order].astype(np.int32),

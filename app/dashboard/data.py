@@ -150,9 +150,9 @@ class SearchHandle:
 @cache_resource
 def searcher(root: str, generation: int, docs: str) -> SearchHandle:
     """The hybrid searcher (FAISS + BM25 + the embedder), loaded once per index state."""
-    from radar.app import wiring  # defers scipy, faiss, bm25s
+    from radar.app.wiring_search import open_searcher  # defers faiss, onnxruntime
 
-    return SearchHandle(wiring.open_searcher(radar(root)))
+    return SearchHandle(open_searcher(radar(root)))
 
 
 def search_handle(root: str) -> SearchHandle:
