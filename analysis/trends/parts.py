@@ -69,12 +69,13 @@ def code_version() -> str:
 
 
 @cache
-def _fields(shape: type) -> tuple[dict[str, Any], frozenset[str]]:
-    """A TypedDict's field types and its required keys (``__required_keys__`` counts ``NotRequired`` fields as
-    required under postponed annotations)."""
+def _fields(shape: type) -> tuple[tuple[tuple[str, object], ...], frozenset[str]]:
+    """A TypedDict's (field, type) pairs and its required keys (``__required_keys__`` counts ``NotRequired``
+    fields as required under postponed annotations)."""
     hints = typing.get_type_hints(shape, include_extras=True)
     required = frozenset(k for k, t in hints.items() if typing.get_origin(t) is not NotRequired)
-    return {k: typing.get_args(t)[0] if typing.get_origin(t) is NotRequired else t for k, t in hints.items()}, required
+    pairs = tuple((k, typing.get_args(t)[0] if typing.get_origin(t) is NotRequired else t) for k, t in hints.items())
+    return pairs, required
 
 
 def fits(value: object, shape: Any) -> bool:
@@ -91,7 +92,8 @@ def fits(value: object, shape: Any) -> bool:
     if typing.is_typeddict(shape):
         if not isinstance(value, dict):
             return False
-        hints, required = _fields(shape)
+        pairs, required = _fields(shape)
+        hints = dict(pairs)
         return required <= value.keys() and all(k not in hints or fits(v, hints[k]) for k, v in value.items())
     if origin in (list, tuple, Sequence):
         if not isinstance(value, list):
