@@ -28,7 +28,6 @@ uptake, what a card weeks old has).
 from __future__ import annotations
 
 import argparse
-import math
 import statistics
 import sys
 import time
@@ -51,6 +50,7 @@ from radar.analysis.contributions.consequence_fit import (
     EARLY_WEIGHT,
     LEAD_C,
     MUST_WEIGHT,
+    UNNAMED_PENALTY,
     Example,
     Lead,
     examples,
@@ -104,10 +104,7 @@ def model_order(model: ConsequenceModel, early: bool = False, check: bool = True
         assert not check or all(e.day >= model.fitted_before for e in exs), "a measured card predates the model"
 
         def key(e: Example) -> tuple[object, ...]:
-            z = model.day0_logit(e.features)
-            if early:
-                z += model.early_weight * math.log1p(e.card.early_uses)
-            return (-z, e.name.lower())
+            return (-model.logit(e.features, e.card.early_uses if early else 0), e.name.lower())
 
         return listed(sorted(exs, key=key), model)
 
@@ -287,6 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--must-weight", type=float, default=MUST_WEIGHT)
     ap.add_argument("--adopt-weight", type=float, default=ADOPT_WEIGHT)
     ap.add_argument("--early-weight", type=float, default=EARLY_WEIGHT)
+    ap.add_argument("--unnamed-penalty", type=float, default=UNNAMED_PENALTY)
     ap.add_argument("--no-words", action="store_true", help="leave the title's and abstract's words out of the signals")
     ap.add_argument("--skip-uptake", action="store_true")
     ap.add_argument("--lowo", action="store_true", help="also the lead weeks left out one at a time (not a time split)")
@@ -313,6 +311,7 @@ def main(argv: list[str] | None = None) -> int:
                 must_weight=args.must_weight,
                 adopt_weight=args.adopt_weight,
                 early_weight=args.early_weight,
+                unnamed_penalty=args.unnamed_penalty,
             )
         return models[key]
 
@@ -340,6 +339,7 @@ def main(argv: list[str] | None = None) -> int:
                     must_weight=args.must_weight,
                     adopt_weight=args.adopt_weight,
                     early_weight=args.early_weight,
+                    unnamed_penalty=args.unnamed_penalty,
                 ),
                 check=False,
             )

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import gzip
+import math
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
@@ -140,6 +141,33 @@ def test_evidence_is_what_the_paper_does_before_its_area_and_in_words() -> None:
     weeks_old = model.score(set(w), early_uses=3)
     assert weeks_old.score > score.score and weeks_old.evidence[0].startswith("3 papers named it")
     assert weeks_old.day0 == score.day0
+
+
+def test_uptake_raises_only_the_labs_cards_and_a_finding_with_no_name_starts_lower() -> None:
+    """The early term counts in the lab's areas only (a popular vision model does not rise in the lab's list), and
+    a card with no name pays the unnamed penalty on its day-0 logit, exactly."""
+    w = {"area:rl-post-training": 1.0, "area:other": 1.0, "w:quantile": 0.5}
+    model = ConsequenceModel(
+        Linear(("no", "yes"), {k: (v,) for k, v in w.items()}, (0.0,)),
+        Linear(("no", "yes"), {}, (0.0,)),
+        Linear(("no", "yes"), {}, (0.0,)),
+        1.0,
+        0.5,
+        10.0,
+        "2025-01-01",
+        2.0,
+    )
+    lab, other = {"area:rl-post-training", "w:quantile"}, {"area:other", "w:quantile"}
+    assert model.day0_logit(lab) == pytest.approx(model.day0_logit(other))
+    assert model.logit(lab, 3) == pytest.approx(model.day0_logit(lab) + 10.0 * math.log1p(3))
+    assert model.logit(other, 3) == model.day0_logit(other)  # uptake outside the lab's areas moves nothing
+    assert model.score(other, 3).score == model.score(other, 0).score
+    assert not model.score(other, 3).evidence[0].startswith("3 papers")
+    assert model.day0_logit(lab | {"unnamed"}) == pytest.approx(model.day0_logit(lab) - 2.0)
+    again = ConsequenceModel.from_json(model.to_json())  # the penalty is stored with the model
+    assert again.unnamed_penalty == 2.0 and again.logit(lab | {"unnamed"}, 3) == pytest.approx(
+        model.logit(lab | {"unnamed"}, 3)
+    )
 
 
 def test_early_uses_count_the_first_four_weeks_only() -> None:

@@ -10,9 +10,13 @@ pickled; ``version`` is a hash of the file and travels with every score):
 - ``adopt``: is it the kind of introduction frameworks take in? Fitted on the adopted introductions against the
   other introductions of their year in the corpus.
 
-The day-0 score is ``logit(lead) + must_weight * logit(must) + adopt_weight * logit(adopt)``; a card a few weeks
-old adds ``early_weight * log(1 + uses)``, its uses being the later papers of its sense that name it in its first
-``EARLY_DAYS`` days. Cards are ordered by that sum; the score shown is its logistic over the number of terms.
+The day-0 score is ``logit(lead) + must_weight * logit(must) + adopt_weight * logit(adopt)``, less
+``unnamed_penalty`` for a finding with no name (the listing shows the few best of hundreds such papers a week, so
+their scores are the luckiest draws of many: the backtest's lead weeks put them first too often); a card of the
+lab's areas a few weeks old adds ``early_weight * log(1 + uses)``, its uses being the later papers of its sense
+that name it in its first ``EARLY_DAYS`` days (outside the lab's areas uptake moves nothing: a popular vision
+model does not rise in the lab's list). Cards are ordered by that sum; the score shown is its logistic over the
+number of terms.
 Every weight is fitted on introductions before ``fitted_before`` and measured on what came after
 (``benchmarks/backtest_consequence.py``).
 
@@ -33,10 +37,11 @@ from typing import TypedDict
 import orjson
 
 from radar.analysis.contributions.errors import ContributionsError
+from radar.analysis.contributions.labels import LAB_AREAS
 from radar.analysis.contributions.linear import Linear, LinearJson
 
 CONSEQUENCE_FILE = "consequence.json"
-CODE_VERSION = "1"  # bump when signals change what a model means
+CODE_VERSION = "2"  # bump when signals change what a model means (2: unnamed penalty; early uptake in the lab's areas)
 EARLY_DAYS = 28  # a card's early uptake: the papers naming it in its first four weeks
 
 
@@ -48,6 +53,7 @@ class ConsequenceJson(TypedDict):
     must_weight: float
     adopt_weight: float
     early_weight: float
+    unnamed_penalty: float
     lead: LinearJson
     must: LinearJson
     adopt: LinearJson
@@ -114,6 +120,7 @@ class ConsequenceModel:
     adopt_weight: float
     early_weight: float
     fitted_before: str  # YYYY-MM-DD: every example it was fitted on was introduced before this day
+    unnamed_penalty: float = 0.0  # subtracted from the day-0 logit of a card with no name
     version: str = ""  # set from the JSON's hash
 
     def __post_init__(self) -> None:
@@ -121,21 +128,34 @@ class ConsequenceModel:
             object.__setattr__(self, "version", _version(self.to_json()))
 
     def day0_logit(self, features: Iterable[str]) -> float:
-        fs = list(features)
+        fs = set(features)
         return (
             _logit(self.lead.probability(fs))
             + self.must_weight * _logit(self.must.probability(fs))
             + self.adopt_weight * _logit(self.adopt.probability(fs))
+            - (self.unnamed_penalty if "unnamed" in fs else 0.0)
         )
+
+    def early_term(self, features: Iterable[str], early_uses: int) -> float:
+        """What a card's early uptake adds to its logit: only in the lab's areas."""
+        fs = set(features)
+        if early_uses <= 0 or not any(f"area:{a}" in fs for a in LAB_AREAS):
+            return 0.0
+        return self.early_weight * math.log1p(early_uses)
+
+    def logit(self, features: Iterable[str], early_uses: int = 0) -> float:
+        """The list's order: the day-0 logit plus the early term."""
+        fs = set(features)
+        return self.day0_logit(fs) + self.early_term(fs, early_uses)
 
     def score(self, features: Iterable[str], early_uses: int = 0) -> Score:
         fs = set(features)
         z0 = self.day0_logit(fs)
-        z = z0 + self.early_weight * math.log1p(max(early_uses, 0))
+        early = self.early_term(fs, early_uses)
         evidence = self.evidence(fs)
-        if early_uses and self.early_weight > 0:
+        if early > 0:
             evidence = (f"{early_uses} paper{'s' if early_uses > 1 else ''} named it in its first 4 weeks", *evidence)
-        return Score(self.shown(z), self.shown(z0), early_uses, evidence[:2], self.version)
+        return Score(self.shown(z0 + early), self.shown(z0), early_uses, evidence[:2], self.version)
 
     def evidence(self, features: Iterable[str], n: int = 2) -> tuple[str, ...]:
         """The ``n`` signals that raise the day-0 logit most, in words: what the paper does or claims first (builds
@@ -168,6 +188,7 @@ class ConsequenceModel:
             "must_weight": round(self.must_weight, 6),
             "adopt_weight": round(self.adopt_weight, 6),
             "early_weight": round(self.early_weight, 6),
+            "unnamed_penalty": round(self.unnamed_penalty, 6),
             "lead": self.lead.as_dict(),
             "must": self.must.as_dict(),
             "adopt": self.adopt.as_dict(),
@@ -193,6 +214,7 @@ class ConsequenceModel:
                 adopt_weight=float(d["adopt_weight"]),
                 early_weight=float(d["early_weight"]),
                 fitted_before=str(d["fitted_before"]),
+                unnamed_penalty=float(d["unnamed_penalty"]),
                 version=_version(orjson.dumps(d, option=orjson.OPT_SORT_KEYS)),
             )
         except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError):

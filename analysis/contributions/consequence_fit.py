@@ -37,7 +37,8 @@ LEAD_C = 0.1  # inverse regularisation of the lead and must models (the backtest
 ADOPT_C = 0.1
 MUST_WEIGHT = 1.0
 ADOPT_WEIGHT = 0.6
-EARLY_WEIGHT = 6.0
+EARLY_WEIGHT = 10.0
+UNNAMED_PENALTY = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,6 +262,7 @@ def fit_model(
     must_weight: float = MUST_WEIGHT,
     adopt_weight: float = ADOPT_WEIGHT,
     early_weight: float = EARLY_WEIGHT,
+    unnamed_penalty: float = UNNAMED_PENALTY,
 ) -> ConsequenceModel:
     """The model fitted on the examples introduced before ``before`` (YYYY-MM-DD) only."""
     train = [e for e in examples if e.day and e.day < before]
@@ -269,7 +271,7 @@ def fit_model(
     lead = pruned(fit_lead(train, lead_c))
     must = pruned(fit_must(train, lead_c)) if any(e.must is not None for e in train) else flat
     adopt = pruned(fit_adopt(train, adopted_weeks, adopt_c)) if adopted_weeks else flat
-    return ConsequenceModel(lead, must, adopt, must_weight, adopt_weight, early_weight, before)
+    return ConsequenceModel(lead, must, adopt, must_weight, adopt_weight, early_weight, before, unnamed_penalty)
 
 
 def logit_scores(model: ConsequenceModel, exs: Sequence[Example]) -> Mapping[int, float]:
