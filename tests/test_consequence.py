@@ -233,6 +233,11 @@ def test_areas_follow_the_labs_taxonomy() -> None:
     grpo = ("Y", "We improve GRPO training of language models with a new advantage.")
     assert card_area("rl-post-training", [], None, *grpo) == "rl-post-training"
     assert card_area("other", [], None, "Z", "A new image classifier with 2x lower latency.") == "other"
+    # RL with no language model in its text is classical RL (the taxonomy: not robots, games or control): other
+    control = ("One Step is Enough", "A multi-agent reinforcement learning method with one-step policy optimization.")
+    assert card_area("rl-post-training", ["rl-policy-optimization"], RL_GROUPS, *control) == "other"
+    rag = ("ProRAG", "Process-supervised reinforcement learning for retrieval-augmented generation.")
+    assert card_area("rl-post-training", [], None, *rag) == "rl-post-training"
 
 
 def _m(doc: str, day: str, area: str = "rl-post-training", expansion: str = "") -> MentionRow:

@@ -9,7 +9,9 @@ area, the paper's stored tags and what its text is about.
   balancing, linear RNNs and the delta rule) and what it makes cheaper (memory, latency, throughput, speed, FLOPs,
   cost).
 - RL post-training is RL training of language models: a paper the model or its tags put there whose text names no
-  RL training at all (LLM-FE: LLMs as evolutionary optimisers of tabular features) leaves it.
+  RL training at all (LLM-FE: LLMs as evolutionary optimisers of tabular features) leaves it, and so does RL with no
+  language model in its text (classical RL for control, games, networks or call centres: ``other``, as the
+  taxonomy says: "Not: classical RL for robots, games or control with no language model").
 
 The labeled introductions' areas follow their own guide (INTRODUCTIONS.md: PEFT and optimizers are other-llm
 there), so the systems rule costs a little agreement with them; both figures are in docs/benchmarks.md.
@@ -45,6 +47,15 @@ _RL_TRAINING = re.compile(
 )
 
 
+_LANGUAGE = re.compile(
+    r"\b(?:(?:large )?language models?|llms?|lms|vlms?|mllms?|lrms?|slms?|reasoning models?|reasoners?|gpt[-\w.]*|"
+    r"qwen[-\w.]*|llama[-\w.]*|deepseek[-\w.]*|chatbots?|chain[- ]of[- ]thought|instruction[- ]tun\w*|rlhf|rlvr|"
+    r"post-training|alignment|text generation|vision-language|multimodal models?|foundation models?|agentic|"
+    r"retrieval-augmented|rag)\b",
+    re.IGNORECASE,
+)
+
+
 def card_area(
     model_area: str,
     tags: Iterable[str],
@@ -53,7 +64,8 @@ def card_area(
     abstract: str,
 ) -> str:
     """The card's area: the stored tags' lab group, else the model's area; an RL post-training call on a text that
-    names no RL training is the model's other area (other-llm when the model said RL post-training); other LLM work
+    names no RL training is the model's other area (other-llm when the model said RL post-training), one that names
+    no language model is ``other``; other LLM work
     whose text names making training or inference cheaper (``_EFFICIENCY`` and ``_CHEAPER``) is the systems
     area."""
     from_tags = ""
@@ -62,6 +74,8 @@ def card_area(
         from_tags = next((a for a in LAB_AREAS if a in found), "")
     area = from_tags or model_area
     text = plain_text(f"{title}. {abstract}")
+    if area == RL and not _LANGUAGE.search(text):
+        return "other"
     if area == RL and not _RL_TRAINING.search(text):
         return model_area if model_area != RL else "other-llm"
     if area == "other-llm" and _EFFICIENCY.search(text) and _CHEAPER.search(text):
