@@ -41,8 +41,8 @@ from rich.table import Table
 
 from radar.analysis.contributions.cards import MethodCard, iso_week, parse_week
 from radar.analysis.contributions.evaluate import lead_target, report
-from radar.analysis.contributions.labels import LabeledPaper, load_labeled
-from radar.analysis.contributions.model import train
+from radar.analysis.contributions.labels import LabeledPaper, load_labeled, load_training
+from radar.analysis.contributions.model import fit_shipped
 from radar.analysis.contributions.rules import rule_decision
 from radar.analysis.contributions.update import decide_documents, name_key
 from radar.analysis.contributions.week import week_cards
@@ -123,7 +123,8 @@ def main() -> None:
     ap.add_argument("--tag", action="store_true", help="also embed and tag (stored tags then inform the area)")
     args = ap.parse_args()
     papers = load_labeled()
-    cv = report(papers)
+    training = load_training()
+    cv = report(papers, training)
     cv_table = Table(title=f"Contributions per field, leave-one-week-out CV on {len(papers)} labeled papers")
     for col in ("figure", "model", "rules", *(f"model {w}" for w in cv["weeks"])):
         cv_table.add_column(col, justify="left" if col == "figure" else "right")
@@ -144,7 +145,7 @@ def main() -> None:
     with Store(root / "radar.db") as store:
         for week in weeks:
             held = [p for p in papers if p.label.week == week]
-            model = train([p for p in papers if p.label.week != week])
+            model = fit_shipped([p for p in papers if p.label.week != week], training)
             start, end = parse_week(week)
             ids = store.filter_documents(since=start.isoformat(), until=end.isoformat() + "T23:59:59Z", kinds=["paper"])
             docs = store.documents(ids)

@@ -35,8 +35,8 @@ from rich.console import Console
 from rich.table import Table
 
 from radar.analysis.contributions.cards import cards_of, parse_week
-from radar.analysis.contributions.labels import LAB_AREAS, load_labeled
-from radar.analysis.contributions.model import train
+from radar.analysis.contributions.labels import LAB_AREAS, load_labeled, load_training
+from radar.analysis.contributions.model import fit_shipped
 from radar.analysis.contributions.update import decide_documents
 from radar.analysis.trends.result import PeriodTrends
 from radar.app import steps_contributions, wiring
@@ -120,6 +120,7 @@ def main() -> None:
     ap.add_argument("--workspace", type=Path, default=Path("/tmp/radar-backtest-sections/ws"))
     args = ap.parse_args()
     papers = load_labeled()
+    training = load_training()
     if not (args.workspace / "radar.db").exists():
         build(args.workspace, papers, True)
     ws = Workspace.open(args.workspace)
@@ -131,7 +132,7 @@ def main() -> None:
     with ws.store() as store:
         groups = tag_groups({t.name: t.group for t in radar.taxonomy.tags}, store)
         for week in sorted({p.label.week for p in papers}):
-            model = train([p for p in papers if p.label.week != week])
+            model = fit_shipped([p for p in papers if p.label.week != week], training)
             period = report_week(week)
             start, end = parse_week(week)
             ids = store.filter_documents(since=period.since, until=period.until, kinds=["paper"])

@@ -24,8 +24,8 @@ from radar.analysis.contributions.extract import (
 )
 from radar.analysis.contributions.features import head_kinds, np_head
 from radar.analysis.contributions.find import changes_line, contribution_of
-from radar.analysis.contributions.labels import Label, load_labeled, parse_labels
-from radar.analysis.contributions.model import ContributionModel, shipped_model, train
+from radar.analysis.contributions.labels import Label, load_labeled, load_training, parse_labels
+from radar.analysis.contributions.model import ContributionModel, fit_shipped, shipped_model
 from radar.analysis.contributions.rules import rule_decision, rule_name
 from radar.analysis.contributions.update import update_contributions
 from radar.store import Store, Workspace
@@ -185,7 +185,7 @@ def test_model_round_trips_as_json_and_a_damaged_file_is_one_line() -> None:
 @pytest.mark.slow
 def test_shipped_model_is_what_the_shipped_labels_train() -> None:
     """model.json is not stale: fitting on the shipped labels gives the same model (and version)."""
-    assert train(load_labeled()).version == shipped_model().version
+    assert fit_shipped(load_labeled(), load_training()).version == shipped_model().version
 
 
 def test_label_file_errors_name_the_line() -> None:

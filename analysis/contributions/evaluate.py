@@ -22,8 +22,8 @@ from typing import TypedDict
 
 from radar.analysis.contributions.errors import ContributionsError
 from radar.analysis.contributions.find import changes_line, contribution_of
-from radar.analysis.contributions.labels import LEAD_KINDS, Label, LabeledPaper
-from radar.analysis.contributions.model import ContributionModel, train
+from radar.analysis.contributions.labels import LEAD_KINDS, Label, LabeledPaper, Training
+from radar.analysis.contributions.model import ContributionModel, fit_shipped, train
 from radar.analysis.contributions.rules import rule_decision
 
 
@@ -183,10 +183,11 @@ def scores(labels: Sequence[Label], preds: Sequence[Predicted]) -> Scores:
     }
 
 
-def report(papers: Sequence[LabeledPaper]) -> Report:
-    """Grouped-CV figures of the model beside the rule baseline, overall and per held-out week."""
+def report(papers: Sequence[LabeledPaper], training: Training | None = None) -> Report:
+    """Grouped-CV figures of the model beside the rule baseline, overall and per held-out week (``training``: the
+    training-only labels each fold's model is also fitted on, as the shipped one is)."""
     labels = [p.label for p in papers]
-    model_preds = grouped_cv(papers)
+    model_preds = grouped_cv(papers, train if training is None else lambda rest: fit_shipped(rest, training))
     rule_preds = rule_predictions(papers)
     out: Report = {"model": scores(labels, model_preds), "rules": scores(labels, rule_preds), "weeks": {}}
     for week in sorted({lab.week for lab in labels}):

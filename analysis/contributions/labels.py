@@ -72,10 +72,11 @@ def parse_labels(text: str) -> list[Label]:
     return out
 
 
-def load_labeled() -> list[LabeledPaper]:
-    """The shipped labeled papers, in the label file's order."""
+def load_labeled(name: str = "introductions_dev.jsonl") -> list[LabeledPaper]:
+    """The shipped labeled papers of one label file (the three weeks every figure is measured on, by default), in
+    the file's order."""
     folder = resources.files("radar.analysis.contributions").joinpath("labels")
-    labels = parse_labels(folder.joinpath("introductions_dev.jsonl").read_text("utf-8"))
+    labels = parse_labels(folder.joinpath(name).read_text("utf-8"))
     texts = {}
     with gzip.open(folder.joinpath("papers.jsonl.gz").open("rb"), "rb") as fh:
         for line in fh:
@@ -94,6 +95,26 @@ def load_labeled() -> list[LabeledPaper]:
         )
         for lab in labels
     ]
+
+
+@dataclass(frozen=True, slots=True)
+class Training:
+    """What the shipped model is fitted on beside the measured weeks: papers labeled in full (``more``: three more
+    weeks, introductions_dev2) and papers labeled only for what they introduce, its name, kind and area
+    (``partial``: 867 papers of 124 other weeks, introductions_extra). None falls in a measured week."""
+
+    more: list[LabeledPaper]
+    partial: list[LabeledPaper]
+
+
+def load_training() -> Training:
+    measured = {p.label.week for p in load_labeled()}
+    more = load_labeled("introductions_dev2.jsonl")
+    partial = load_labeled("introductions_extra.jsonl")
+    mixed = sorted({p.label.week for p in (*more, *partial)} & measured)
+    if mixed:
+        raise ContributionsError(f"training labels fall in the measured weeks {', '.join(mixed)}")
+    return Training(more, partial)
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,6 +43,7 @@ from radar.analysis.contributions.labels import (
     LAB_AREAS,
     KindExample,
     LabeledPaper,
+    Training,
     load_kind_examples,
     load_lexicon,
 )
@@ -283,18 +284,29 @@ def _lexicon() -> dict[str, str]:
     return load_lexicon()
 
 
+def fit_shipped(papers: Sequence[LabeledPaper], training: Training) -> ContributionModel:
+    """The shipped model's fit: ``papers`` (the measured weeks, or those of them a fold keeps) and the training-only
+    labels (``labels.load_training``; model.json is ``fit_shipped(load_labeled(), load_training())``)."""
+    return train([*papers, *training.more], partial=training.partial)
+
+
 def train(
     papers: Sequence[LabeledPaper],
     lexicon: Mapping[str, str] | None = None,
     kind_examples: Sequence[KindExample] | None = None,
+    partial: Sequence[LabeledPaper] = (),
 ) -> ContributionModel:
     """Fit every part on ``papers`` (deterministic: the same papers give the same model).
 
     ``kind_examples``: more (paper, name, kind) examples for the kind model only (default: the shipped
-    ``kinds_extra``); none of them may be one of ``papers``."""
-    exs = examples(papers)
-    extra = load_kind_examples() if kind_examples is None else list(kind_examples)
+    ``kinds_extra``); none of them may be one of ``papers``. ``partial``: papers labeled for what they introduce,
+    its name, kind and area only (no builds-on, also or changes): they train those parts and no other."""
     ids = {p.label.doc_id for p in papers}
+    partial_exs = examples([p for p in partial if p.label.doc_id not in ids])
+    full_exs = examples(papers)
+    exs = full_exs + partial_exs
+    extra = load_kind_examples() if kind_examples is None else list(kind_examples)
+    ids |= {p.label.doc_id for p in partial}
     extra = [k for k in extra if k.doc_id not in ids]
     lex = dict(_lexicon() if lexicon is None else lexicon)
     name = _fit_name(exs, lex)
@@ -326,7 +338,7 @@ def train(
         class_weight="balanced",
     )
     b_rows, b_y = [], []
-    for e in exs:
+    for e in full_exs:
         lab = e.paper.label
         skip = {lab.name, *lab.also}
         for c in e.ex.candidates:
@@ -336,7 +348,7 @@ def train(
             b_y.append("yes" if c.surface in lab.builds_on else "no")
     builds = fit(b_rows, b_y, c=1.0, class_weight="balanced")
     a_rows, a_y = [], []
-    for e in exs:
+    for e in full_exs:
         lab = e.paper.label
         if not lab.introduces:
             continue

@@ -3,10 +3,11 @@
     python -m radar.analysis.contributions.retrain                          # model.json (what papers introduce)
     python -m radar.analysis.contributions.retrain --consequence --db DIR/radar.db [--before YYYY-MM-DD]
 
-``model.json`` is fitted on the labeled papers alone (deterministic: a slow test checks the shipped file is what
-they train). ``consequence.json`` reads the database of a workspace of the full corpus as `radar import`, `radar
-index` and `radar tag` leave it (its cards are the examples; ``consequence_fit``) and is fitted on the
-introductions before ``--before`` (default: every one).
+``model.json`` is fitted on the labeled papers alone: the measured weeks and the training-only labels
+(``model.fit_shipped``; deterministic: a slow test checks the shipped file is what they train).
+``consequence.json`` reads the database of a workspace of the full corpus as `radar import`, `radar index` and
+`radar tag` leave it (its cards are the examples; ``consequence_fit``) and is fitted on the introductions before
+``--before`` (default: every one).
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from pathlib import Path
 
 from radar.analysis.contributions.consequence import CONSEQUENCE_FILE
 from radar.analysis.contributions.consequence_fit import examples, fit_model, load_adopted, load_leads
-from radar.analysis.contributions.labels import load_labeled
-from radar.analysis.contributions.model import MODEL_FILE, train
+from radar.analysis.contributions.labels import load_labeled, load_training
+from radar.analysis.contributions.model import MODEL_FILE, fit_shipped
 from radar.analysis.tags.taxonomy import load_taxonomy
 from radar.store import Store
 
@@ -44,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.db is None or not args.db.is_file():
             ap.error("--consequence needs --db DIR/radar.db (the database of a workspace of the full corpus)")
         return _consequence(args.db, args.before)
-    model = train(load_labeled())
+    model = fit_shipped(load_labeled(), load_training())
     path = Path(__file__).with_name(MODEL_FILE)
     path.write_bytes(model.to_json())
     print(f"wrote {path} ({model.version})")
