@@ -239,21 +239,6 @@ class ContributionsTable(Table):
         for doc_id, title, abstract, published in rows:
             yield PaperText(doc_id, title, abstract or "", str(published)[:10])
 
-    def papers_holding(self, since: str, needles: Sequence[str]) -> Iterator[PaperText]:
-        """The stored papers published on or after ``since`` whose title or abstract holds one of ``needles``
-        (case-sensitive, SQLite's ``instr``), oldest first: a few phrases' look-up without reading every text."""
-        if not needles:
-            return
-        held = " OR ".join("instr(title, ?) OR instr(abstract, ?)" for _ in needles)
-        params = [since, *(n for needle in needles for n in (needle, needle))]
-        rows = self.conn.execute(
-            f"SELECT id, title, abstract, published FROM documents WHERE published >= ? AND kind = 'paper' "
-            f"AND ({held}) ORDER BY published, id",
-            params,
-        )
-        for doc_id, title, abstract, published in rows:
-            yield PaperText(doc_id, title, abstract or "", str(published)[:10])
-
     def first_paper_day(self) -> str:
         """YYYY-MM-DD of the earliest stored paper ('' when none is stored): where the store's papers begin."""
         row = self.conn.execute("SELECT MIN(published) FROM documents WHERE kind = 'paper'").fetchone()
