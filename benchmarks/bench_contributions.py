@@ -13,12 +13,22 @@ then, each timed (wall and CPU seconds of this process):
 3. cards: ``all_cards`` (every introduced name, its adoption from the mentions table);
 4. a new week: the held-back last week imported, then ``update_contributions`` again (only its papers);
 5. ``radar methods --week W --json`` as a user runs it (a fresh process, median of 3), for the last week.
+
+    .venv/bin/python benchmarks/bench_contributions.py --command WS [--weeks 2025-W39 ...] [--before DIR]
+        [--repeats 3]
+
+``--command``: no workspace is built; on the workspace WS as it is (read only: copy it first if the command would
+decide new papers), ``radar methods --week W --json`` for each week beside the plain start-up of ``radar stats``,
+each a fresh process, the rows in turn (``bench_startup.timed``: median wall and CPU seconds of the child after one
+uncounted round), with ``--before DIR`` (a checkout of older code, e.g. ``git archive REV | tar -x -C DIR``) the same
+commands from it in the same run; the load average before and after.
 """
 
 from __future__ import annotations
 
 import argparse
 import gzip
+import os
 import re
 import resource
 import statistics
@@ -87,13 +97,46 @@ def plain_pass(docs: Iterator[Document]) -> int:
     return sum(len(_WORDS.findall(d.title)) + len(_WORDS.findall(d.abstract)) for d in docs)
 
 
+def command_table(workspace: Path, weeks: list[str], before: Path | None, repeats: int) -> None:
+    """``radar methods --week`` per week and ``radar stats`` on ``workspace``, this checkout's and ``before``'s."""
+    from bench_startup import timed  # same folder
+
+    checkouts = [("", ROOT)] + ([(" (before)", before.resolve())] if before else [])
+    tables: list[list[tuple[str, list[str], Path]]] = []  # per checkout: its stats row first
+    for label, cwd in checkouts:
+        radar = [sys.executable, "-m", "radar.app.cli", "--workspace", str(workspace.resolve())]
+        rows = [(f"radar stats --json{label}", [*radar, "stats", "--json"], cwd)]
+        rows += [
+            (f"radar methods --week {w} --json{label}", [*radar, "methods", "--week", w, "--json"], cwd) for w in weeks
+        ]
+        tables.append(rows)
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load average before: {load}")
+    found = timed([row for rows in tables for row in rows], repeats)
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"| command | wall s (median of {repeats}) | CPU s | x radar stats (CPU) |")
+    print("| --- | ---: | ---: | ---: |")
+    for rows in tables:
+        base = found[rows[0][0]][1]
+        for name, _, _ in rows:
+            wall, cpu = found[name]
+            print(f"| `{name}` | {wall:.2f} | {cpu:.2f} | {cpu / base:.1f} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", type=Path, default=ROOT.parent / "shared/data/arxiv_corpus_full.jsonl.gz")
     ap.add_argument("--limit", type=int, default=0, help="read only the first N papers (0: all)")
     ap.add_argument("--workspace", type=Path, help="build the workspace here (default: a temporary folder)")
     ap.add_argument("--workers", type=int, default=0, help="processes deciding papers (0: one per core, up to 4)")
+    ap.add_argument("--command", type=Path, metavar="WS", help="only time `radar methods --week` on this workspace")
+    ap.add_argument("--weeks", nargs="+", default=["2025-W39"], help="the weeks --command times")
+    ap.add_argument("--before", type=Path, metavar="DIR", help="with --command: older code, timed in the same run")
+    ap.add_argument("--repeats", type=int, default=3, help="with --command: rounds per command")
     args = ap.parse_args()
+    if args.command:
+        command_table(args.command, args.weeks, args.before, args.repeats)
+        return
     docs = read_corpus(args.corpus, args.limit)
     last_week = max(iso_week(d.published) for d in docs)
     held = [d for d in docs if iso_week(d.published) == last_week]

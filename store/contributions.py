@@ -99,6 +99,12 @@ _SELECT = f"SELECT {', '.join('c.' + c.strip() for c in _COLUMNS.split(','))}, d
 )
 
 
+# implied by entering by a day (a paper enters on or after the day it is published: ``entered_sql``), and what lets
+# SQLite read a period's papers off the published index instead of every contribution (0.23 -> 0.09 s for
+# 2025-W39 on 93k papers)
+_PUBLISHED_BY = "d.published <= ?"
+
+
 class ContributionsTable(Table):
     """Contributions and mentions: the papers still to decide, writes per batch, reads by week, name and id."""
 
@@ -167,16 +173,22 @@ class ContributionsTable(Table):
             clauses.append(f"{entered_sql('d')} >= ?")
             params.append(since)
         if until:
-            clauses.append(f"{entered_sql('d')} <= ?")
-            params.append(until if len(until) > 10 else until + "\uffff")
+            clauses += [f"{entered_sql('d')} <= ?", _PUBLISHED_BY]
+            params += [until if len(until) > 10 else until + "\uffff"] * 2
         rows = self.conn.execute(_SELECT + " WHERE " + " AND ".join(clauses) + " ORDER BY d.published, d.id", params)
         return [_row(r) for r in rows]
 
     def contributions_between(self, since: str, until: str, *, introducing: bool = True) -> list[ContributionRow]:
         """The decided papers that entered the record in [since, until] (as ``introductions`` reads the days) that
         introduce a name (``introducing``) or that introduce none, oldest first."""
-        clauses = [f"c.introduces = {1 if introducing else 0}", f"{entered_sql('d')} >= ?", f"{entered_sql('d')} <= ?"]
-        params = [since, until if len(until) > 10 else until + "\uffff"]
+        clauses = [
+            f"c.introduces = {1 if introducing else 0}",
+            f"{entered_sql('d')} >= ?",
+            f"{entered_sql('d')} <= ?",
+            _PUBLISHED_BY,
+        ]
+        until = until if len(until) > 10 else until + "\uffff"
+        params = [since, until, until]
         rows = self.conn.execute(_SELECT + " WHERE " + " AND ".join(clauses) + " ORDER BY d.published, d.id", params)
         return [_row(r) for r in rows]
 
@@ -234,21 +246,6 @@ class ContributionsTable(Table):
         clause, params = ("published >= ? AND ", [since]) if since else ("", [])
         rows = self.conn.execute(
             f"SELECT id, title, abstract, published FROM documents WHERE {clause}kind = 'paper' ORDER BY published, id",
-            params,
-        )
-        for doc_id, title, abstract, published in rows:
-            yield PaperText(doc_id, title, abstract or "", str(published)[:10])
-
-    def papers_holding(self, since: str, needles: Sequence[str]) -> Iterator[PaperText]:
-        """The stored papers published on or after ``since`` whose title or abstract holds one of ``needles``
-        (case-sensitive, SQLite's ``instr``), oldest first: a few phrases' look-up without reading every text."""
-        if not needles:
-            return
-        held = " OR ".join("instr(title, ?) OR instr(abstract, ?)" for _ in needles)
-        params = [since, *(n for needle in needles for n in (needle, needle))]
-        rows = self.conn.execute(
-            f"SELECT id, title, abstract, published FROM documents WHERE published >= ? AND kind = 'paper' "
-            f"AND ({held}) ORDER BY published, id",
             params,
         )
         for doc_id, title, abstract, published in rows:

@@ -50,8 +50,6 @@ class Mentions(Protocol):
 
     def papers_since(self, since: str = "") -> Iterator[PaperText]: ...
 
-    def papers_holding(self, since: str, needles: Sequence[str]) -> Iterator[PaperText]: ...
-
 
 class DeliveryLog(Protocol):
     """deliveries: what was sent to whom, so each recipient gets a report, digest or alert once."""

@@ -28,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from functools import cache
 from importlib import resources
@@ -122,10 +122,21 @@ class ConsequenceModel:
     fitted_before: str  # YYYY-MM-DD: every example it was fitted on was introduced before this day
     unnamed_penalty: float = 0.0  # subtracted from the day-0 logit of a card with no name
     version: str = ""  # set from the JSON's hash
+    # each feature's weight in the day-0 logit, the three models' summed (``evidence``), for the features they weigh
+    day0_weights: dict[str, float] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.version:  # a model read from its file got the file's hash (``from_json``): the same value
             object.__setattr__(self, "version", _version(self.to_json()))
+        weighed = self.lead.weights.keys() | self.must.weights.keys() | self.adopt.weights.keys()
+        object.__setattr__(self, "day0_weights", {f: self._weight(f) for f in weighed})
+
+    def _weight(self, f: str) -> float:
+        return (
+            self.lead.weights.get(f, (0.0,))[0]
+            + self.must_weight * self.must.weights.get(f, (0.0,))[0]
+            + self.adopt_weight * self.adopt.weights.get(f, (0.0,))[0]
+        )
 
     def day0_logit(self, features: Iterable[str]) -> float:
         fs = set(features)
@@ -163,13 +174,12 @@ class ConsequenceModel:
         skipped."""
         gains: dict[str, tuple[int, float]] = {}
         for f in features:
-            w = (
-                self.lead.weights.get(f, (0.0,))[0]
-                + self.must_weight * self.must.weights.get(f, (0.0,))[0]
-                + self.adopt_weight * self.adopt.weights.get(f, (0.0,))[0]
-            )
+            # a feature no model weighs (most of a card's words) weighs 0.0 in the sum as well
+            w = self.day0_weights.get(f, 0.0)
+            if not w > 0:
+                continue
             words = in_words(f)
-            if w > 0 and words:
+            if words:
                 weak = f.startswith(("area:", "ak:", "kind:", "domain:", "intro:")) or f in ("llm", "title_name")
                 tier = 2 if weak else 1 if f.startswith("w:") else 0
                 gains[words] = min(gains.get(words, (tier, 0.0)), (tier, -w))
