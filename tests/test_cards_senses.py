@@ -99,14 +99,14 @@ def test_grpo_is_deepseekmaths_and_the_homonym_is_named_beside_it(grpo_store: Wo
 
 
 def test_a_name_in_use_when_the_stored_papers_begin_was_introduced_before_them(workspace: Workspace) -> None:
-    """DPO is named from the store's first week on; a later paper the model reads as introducing DPO (a shared
-    task entry that defines it for its readers) is not its introduction, though fewer than ``KNOWN_BEFORE``
+    """DPO is named from the store's first week on; a later paper the model reads as introducing DPO (active
+    preference learning that defines DPO for its readers) is not its introduction, though fewer than ``KNOWN_BEFORE``
     stored papers named it before: the card says DPO predates the stored papers, and that week does not list it."""
-    docs = snapshot({"2412.15453"}, naming="DPO", limit=10, until="2024-03-01")
+    docs = snapshot({"2402.08114"}, naming="DPO", limit=10, until="2024-03-01")
     with workspace.store() as store:
         store.upsert_documents(docs)
         update_contributions(store)
-        redefines = store.contributions(["2412.15453"])["2412.15453"]
+        redefines = store.contributions(["2402.08114"])["2402.08114"]
         card = card_for(store, "DPO", repro_presets())
         listed = week_cards(store, iso_week(redefines.published), {})
     assert redefines.introduces and redefines.name == "DPO"  # what the model decides for that paper
