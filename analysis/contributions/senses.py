@@ -27,6 +27,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 
 from radar.analysis.contributions.labels import LAB_AREAS
 from radar.store.contributions import MentionRow
@@ -49,6 +50,7 @@ MIN_DEFINERS = 3
 MIN_DEFINED_SHARE = 0.05
 
 
+@cache  # a week's cards read the same long forms again and again
 def sense_key(expansion: str) -> str:
     """The stems of a long form's words, linking words left out ("Group-Relative Policy Optimisation" ->
     "group relat polic optim"); '' when nothing is left."""
@@ -126,6 +128,7 @@ def _by_long_form(mentions: Sequence[MentionRow]) -> list[Sense]:
     members: dict[str, list[MentionRow]] = {h: [] for h in heads}
     speaks = definers >= MIN_DEFINERS or definers >= MIN_DEFINED_SHARE * len(mentions)
     undefined: list[MentionRow] = []
+    area_sense: dict[str, str] = {}  # an area's undefined mentions all go to one sense: decided once per area
     for m, k in keyed:
         if k:
             members[head_of[k]].append(m)
@@ -135,8 +138,10 @@ def _by_long_form(mentions: Sequence[MentionRow]) -> list[Sense]:
             continue
         # the sense the defining papers of its area use, their votes smoothed toward the overall shares (one
         # odd definer in an area does not take that area's undefined mentions)
-        votes = by_area.get(m.area, Counter())
-        members[max(heads, key=lambda h: (votes[h] + PRIOR * overall[h] / total, -heads.index(h)))].append(m)
+        if m.area not in area_sense:
+            votes = by_area.get(m.area, Counter())
+            area_sense[m.area] = max(heads, key=lambda h: (votes[h] + PRIOR * overall[h] / total, -heads.index(h)))
+        members[area_sense[m.area]].append(m)
     found = [_sense(h, ms) for h, ms in members.items() if ms]
     if undefined:
         found.append(_sense("", undefined))
