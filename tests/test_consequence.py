@@ -124,17 +124,16 @@ def test_signals_read_the_stack_the_scale_and_the_gain_as_whole_words() -> None:
     assert stack_of("a process reward model (prm) for ppo") == ["ppo", "reward model"]
 
 
+def _lead_only(weights: dict[str, float], early_weight: float, unnamed_penalty: float = 0.0) -> ConsequenceModel:
+    """A consequence model whose lead part has ``weights`` (the must and adopt parts flat)."""
+    flat = Linear(("no", "yes"), {}, (0.0,))
+    lead = Linear(("no", "yes"), {k: (v,) for k, v in weights.items()}, (0.0,))
+    return ConsequenceModel(lead, flat, flat, 1.0, 0.5, early_weight, "2025-01-01", unnamed_penalty)
+
+
 def test_evidence_is_what_the_paper_does_before_its_area_and_in_words() -> None:
     w = {"stack:grpo": 1.0, "area:rl-post-training": 3.0, "code": 0.5, "w:quantile": 2.0, "domain:2": -1.0}
-    model = ConsequenceModel(
-        Linear(("no", "yes"), {k: (v,) for k, v in w.items()}, (0.0,)),
-        Linear(("no", "yes"), {}, (0.0,)),
-        Linear(("no", "yes"), {}, (0.0,)),
-        1.0,
-        0.5,
-        0.7,
-        "2025-01-01",
-    )
+    model = _lead_only(w, early_weight=0.7)
     score = model.score(set(w), early_uses=0)
     assert score.evidence == ("builds on GRPO".replace("builds on", "about"), "code released")
     assert all(in_words(f) for f in ("stack:kv cache", "size:3", "gain:2", "org_author"))
@@ -147,16 +146,7 @@ def test_uptake_raises_only_the_labs_cards_and_a_finding_with_no_name_starts_low
     """The early term counts in the lab's areas only (a popular vision model does not rise in the lab's list), and
     a card with no name pays the unnamed penalty on its day-0 logit, exactly."""
     w = {"area:rl-post-training": 1.0, "area:other": 1.0, "w:quantile": 0.5}
-    model = ConsequenceModel(
-        Linear(("no", "yes"), {k: (v,) for k, v in w.items()}, (0.0,)),
-        Linear(("no", "yes"), {}, (0.0,)),
-        Linear(("no", "yes"), {}, (0.0,)),
-        1.0,
-        0.5,
-        10.0,
-        "2025-01-01",
-        2.0,
-    )
+    model = _lead_only(w, early_weight=10.0, unnamed_penalty=2.0)
     lab, other = {"area:rl-post-training", "w:quantile"}, {"area:other", "w:quantile"}
     assert model.day0_logit(lab) == pytest.approx(model.day0_logit(other))
     assert model.logit(lab, 3) == pytest.approx(model.day0_logit(lab) + 10.0 * math.log1p(3))
