@@ -43,7 +43,7 @@ from rich.console import Console
 from rich.table import Table
 
 from radar.analysis.contributions.cards import KIND_ORDER, MethodCard
-from radar.analysis.contributions.consequence import ConsequenceModel
+from radar.analysis.contributions.consequence import ConsequenceModel, shipped_consequence
 from radar.analysis.contributions.consequence_fit import (
     ADOPT_C,
     ADOPT_WEIGHT,
@@ -233,7 +233,7 @@ def run_positives(title: str, rows: dict[str, list[int | None]]) -> None:
     console.print(table)
 
 
-THRESHOLDS = (0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9)
+THRESHOLDS = (0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.93, 0.95)
 
 
 def run_threshold(exs: Sequence[Example], labels: dict[str, Lead], model: Callable[[str], ConsequenceModel]) -> None:
@@ -261,6 +261,28 @@ def run_threshold(exs: Sequence[Example], labels: dict[str, Lead], model: Callab
         table.add_row(
             f"{t:.2f}", f"{per_week}", str(len(labeled)), str(good), f"{good / len(labeled):.2f}" if labeled else "-"
         )
+    console.print(table)
+
+
+def run_shipped_calls(exs: Sequence[Example], since: str = "2025-01-01", until: str = "2026-07-01") -> None:
+    """How many "evaluate" calls the shipped model makes a week at each threshold (its day-0 scores of the named
+    lab-area methods and systems without a preset, every week in [since, until)): the call budget a lead reads.
+    A volume, not a quality: the quality of the calls is the labeled-weeks table's."""
+    model = shipped_consequence()
+    per_week: dict[str, list[float]] = defaultdict(list)
+    for e in exs:
+        c = e.card
+        lab = c.named and c.area in LAB_AREAS and c.kind in ("method", "system", "hardware") and not c.preset
+        if lab and since <= e.day < until:
+            per_week[e.week].append(model.shown(model.day0_logit(e.features)))
+    weeks = sorted({e.week for e in exs if since <= e.day < until})
+    table = Table(title=f"the shipped model's evaluate calls a week, {len(weeks)} weeks of {since[:7]}..{until[:7]}")
+    for col in ("threshold", "median", "90th percentile", "weeks with none"):
+        table.add_column(col, justify="right")
+    for t in THRESHOLDS:
+        counts = sorted(sum(s >= t for s in per_week.get(w, [])) for w in weeks)
+        p90 = counts[int(0.9 * (len(counts) - 1))] if counts else 0
+        table.add_row(f"{t:.2f}", f"{statistics.median(counts) if counts else 0}", str(p90), str(counts.count(0)))
     console.print(table)
 
 
@@ -328,6 +350,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     run_lead(exs, orders, priority, "lead weeks: each week ranked by a model fitted on the labeled weeks before it")
     run_threshold(exs, priority, model)
+    run_shipped_calls(exs)
     if args.lowo:
         lowo: dict[str, Callable[[str], Order]] = {
             "consequence, fitted on the other labeled weeks": lambda before: model_order(

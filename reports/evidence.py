@@ -95,8 +95,8 @@ def candidates(
                 card.area,
                 card.code,
                 preset,
-                card.consequence.score,
-                "; ".join(card.consequence.evidence),
+                card.consequence.day0,  # calls are decided on day 0 (the threshold's calibration; calls.py)
+                "; ".join(card.consequence.day0_evidence),
             )
             add(name_key(card.name), cand)
     rows = store.contributions([*preset_papers.values(), *(m["first_id"] for m in trend_names)])

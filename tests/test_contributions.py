@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+from dataclasses import replace
 from pathlib import Path
 
 import orjson
@@ -24,8 +25,8 @@ from radar.analysis.contributions.extract import (
 )
 from radar.analysis.contributions.features import head_kinds, np_head
 from radar.analysis.contributions.find import changes_line, contribution_of
-from radar.analysis.contributions.labels import Label, load_labeled, load_training, parse_labels
-from radar.analysis.contributions.model import ContributionModel, fit_shipped, shipped_model
+from radar.analysis.contributions.labels import Label, Training, disjoint, load_labeled, load_training, parse_labels
+from radar.analysis.contributions.model import ContributionModel, fit_shipped, shipped_model, train
 from radar.analysis.contributions.rules import rule_decision, rule_name
 from radar.analysis.contributions.update import update_contributions
 from radar.store import Store, Workspace
@@ -186,6 +187,30 @@ def test_model_round_trips_as_json_and_a_damaged_file_is_one_line() -> None:
 def test_shipped_model_is_what_the_shipped_labels_train() -> None:
     """model.json is not stale: fitting on the shipped labels gives the same model (and version)."""
     assert fit_shipped(load_labeled(), load_training()).version == shipped_model().version
+
+
+def test_training_labels_are_disjoint_from_what_is_measured() -> None:
+    """The shipped training-only labels share no week and no paper with the measured weeks, and a label file that
+    did would be refused in one line (a measured paper trained on is no held-out figure)."""
+    measured, training = load_labeled(), load_training()
+    assert training.more and training.partial
+    disjoint(measured, training)  # the shipped files: no error
+    leaked = Training(training.more, [*training.partial, measured[0]])
+    with pytest.raises(ContributionsError, match=measured[0].label.week):
+        disjoint(measured, leaked)
+    moved = replace(measured[1], label=replace(measured[1].label, week="1999-W01"))  # same paper, another week
+    with pytest.raises(ContributionsError, match=moved.label.doc_id):
+        disjoint(measured, Training([moved], []))
+
+
+def test_partial_labels_train_what_they_label_and_nothing_else() -> None:
+    """Papers labeled only for what they introduce, its name, kind and area train those parts: the builds-on and
+    also parts are what the fully labeled papers alone give."""
+    full = load_labeled()[:120]
+    partial = load_training().partial[:120]
+    alone, more = train(full), train(full, partial=partial)
+    assert more.builds == alone.builds and more.also == alone.also
+    assert more.introduces != alone.introduces and more.name != alone.name
 
 
 def test_label_file_errors_name_the_line() -> None:

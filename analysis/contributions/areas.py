@@ -51,7 +51,8 @@ _LANGUAGE = re.compile(
     r"\b(?:(?:large )?language models?|llms?|lms|vlms?|mllms?|lrms?|slms?|reasoning models?|reasoners?|gpt[-\w.]*|"
     r"qwen[-\w.]*|llama[-\w.]*|deepseek[-\w.]*|chatbots?|chain[- ]of[- ]thought|instruction[- ]tun\w*|rlhf|rlvr|"
     r"post-training|alignment|text generation|vision-language|multimodal models?|foundation models?|agentic|"
-    r"retrieval-augmented|rag)\b",
+    r"retrieval-augmented|rag|grpo|dapo|gspo|rloo|verifiable rewards?|reasoning|math(?:-?500)?|aime\d*|gsm8k|"
+    r"tokens?|prompts?|responses?)\b",
     re.IGNORECASE,
 )
 

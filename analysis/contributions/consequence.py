@@ -41,6 +41,7 @@ from radar.analysis.contributions.labels import LAB_AREAS
 from radar.analysis.contributions.linear import Linear, LinearJson
 
 CONSEQUENCE_FILE = "consequence.json"
+REBUILD = "`python -m radar.analysis.contributions.retrain --consequence --db DIR/radar.db` (a full-corpus workspace)"
 CODE_VERSION = "2"  # bump when signals change what a model means (2: unnamed penalty; early uptake in the lab's areas)
 EARLY_DAYS = 28  # a card's early uptake: the papers naming it in its first four weeks
 
@@ -78,6 +79,7 @@ class Score:
     early_uses: int  # later papers of its sense naming it in its first EARLY_DAYS days (as far as stored)
     evidence: tuple[str, ...]  # the one or two signals behind the rank, in words
     version: str
+    day0_evidence: tuple[str, ...] = ()  # those behind the day-0 part (what a call decided on day 0 rests on)
 
     def as_dict(self) -> ScoreJson:
         return {
@@ -163,10 +165,11 @@ class ConsequenceModel:
         fs = set(features)
         z0 = self.day0_logit(fs)
         early = self.early_term(fs, early_uses)
-        evidence = self.evidence(fs)
+        day0 = self.evidence(fs)
+        evidence = day0
         if early > 0:
-            evidence = (f"{early_uses} paper{'s' if early_uses > 1 else ''} named it in its first 4 weeks", *evidence)
-        return Score(self.shown(z0 + early), self.shown(z0), early_uses, evidence[:2], self.version)
+            evidence = (f"{early_uses} paper{'s' if early_uses > 1 else ''} named it in its first 4 weeks", *day0)
+        return Score(self.shown(z0 + early), self.shown(z0), early_uses, evidence[:2], self.version, day0)
 
     def evidence(self, features: Iterable[str], n: int = 2) -> tuple[str, ...]:
         """The ``n`` signals that raise the day-0 logit most, in words: what the paper does or claims first (builds
@@ -214,7 +217,7 @@ class ConsequenceModel:
             if d.get("code_version") != CODE_VERSION:
                 raise ContributionsError(
                     f"the consequence model was built for code version {d.get('code_version')!r}, not "
-                    f"{CODE_VERSION!r}; rebuild it with `python -m radar.analysis.contributions.retrain --consequence`"
+                    f"{CODE_VERSION!r}; rebuild it with {REBUILD}"
                 )
             return cls(
                 lead=Linear.from_dict(d["lead"]),
@@ -228,10 +231,7 @@ class ConsequenceModel:
                 version=_version(orjson.dumps(d, option=orjson.OPT_SORT_KEYS)),
             )
         except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError):
-            raise ContributionsError(
-                "the consequence model file is damaged; rebuild it with "
-                "`python -m radar.analysis.contributions.retrain --consequence`"
-            ) from None
+            raise ContributionsError(f"the consequence model file is damaged; rebuild it with {REBUILD}") from None
 
 
 @cache

@@ -22,7 +22,7 @@ from typing import TypedDict
 
 from radar.analysis.contributions.errors import ContributionsError
 from radar.analysis.contributions.find import changes_line, contribution_of
-from radar.analysis.contributions.labels import LEAD_KINDS, Label, LabeledPaper, Training
+from radar.analysis.contributions.labels import LEAD_KINDS, Label, LabeledPaper, Training, disjoint
 from radar.analysis.contributions.model import ContributionModel, fit_shipped, train
 from radar.analysis.contributions.rules import rule_decision
 
@@ -187,6 +187,8 @@ def report(papers: Sequence[LabeledPaper], training: Training | None = None) -> 
     """Grouped-CV figures of the model beside the rule baseline, overall and per held-out week (``training``: the
     training-only labels each fold's model is also fitted on, as the shipped one is)."""
     labels = [p.label for p in papers]
+    if training is not None:
+        disjoint(papers, training)  # no held-out paper or week is among the training-only labels
     model_preds = grouped_cv(papers, train if training is None else lambda rest: fit_shipped(rest, training))
     rule_preds = rule_predictions(papers)
     out: Report = {"model": scores(labels, model_preds), "rules": scores(labels, rule_preds), "weeks": {}}

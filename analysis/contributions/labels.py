@@ -4,6 +4,7 @@ and their texts (``labels/papers.jsonl.gz``); field definitions in ``labels/SOUR
 from __future__ import annotations
 
 import gzip
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 
@@ -108,13 +109,19 @@ class Training:
 
 
 def load_training() -> Training:
-    measured = {p.label.week for p in load_labeled()}
-    more = load_labeled("introductions_dev2.jsonl")
-    partial = load_labeled("introductions_extra.jsonl")
-    mixed = sorted({p.label.week for p in (*more, *partial)} & measured)
-    if mixed:
-        raise ContributionsError(f"training labels fall in the measured weeks {', '.join(mixed)}")
-    return Training(more, partial)
+    """The shipped training-only labels, checked disjoint from the measured weeks (``disjoint``)."""
+    training = Training(load_labeled("introductions_dev2.jsonl"), load_labeled("introductions_extra.jsonl"))
+    disjoint(load_labeled(), training)
+    return training
+
+
+def disjoint(measured: Sequence[LabeledPaper], training: Training) -> None:
+    """Refuse training labels in a measured week or of a measured paper: what is measured is never trained on."""
+    train = [*training.more, *training.partial]
+    weeks = sorted({p.label.week for p in train} & {p.label.week for p in measured})
+    ids = sorted({p.label.doc_id for p in train} & {p.label.doc_id for p in measured})
+    if weeks or ids:
+        raise ContributionsError(f"training labels fall in the measured weeks or papers: {', '.join(weeks + ids)}")
 
 
 @dataclass(frozen=True, slots=True)

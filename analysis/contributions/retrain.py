@@ -37,7 +37,7 @@ def _consequence(db: Path, before: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="rebuild the shipped contribution models")
-    ap.add_argument("--consequence", action="store_true", help="the consequence model (needs --workspace)")
+    ap.add_argument("--consequence", action="store_true", help="the consequence model (needs --db)")
     ap.add_argument("--db", type=Path, help="radar.db of a workspace of the full corpus, imported, indexed and tagged")
     ap.add_argument("--before", default="9999-12-31", help="fit on introductions before this day (YYYY-MM-DD)")
     args = ap.parse_args(argv)
