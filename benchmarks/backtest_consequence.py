@@ -126,15 +126,14 @@ def words_order(train: Sequence[Example]) -> Order:
 
 def listed(order: list[Example], model: ConsequenceModel | None) -> list[Example]:
     """What the listing shows of a ranked week: every named card, and the unnamed ones the lead model rates at
-    least ``UNNAMED_LEAD`` (at most ``MAX_UNNAMED``); an order without a model shows no unnamed card."""
-    out, unnamed = [], 0
-    for e in order:
-        if e.card.named:
-            out.append(e)
-        elif model is not None and unnamed < MAX_UNNAMED and model.lead.probability(e.features) >= UNNAMED_LEAD:
-            out.append(e)
-            unnamed += 1
-    return out
+    least ``UNNAMED_LEAD``, the ``MAX_UNNAMED`` it rates highest (as ``week._unnamed_cards`` chooses them), each
+    where the order puts it; an order without a model shows no unnamed card. (The examples hold unnamed cards only
+    for labeled and adopted papers, so the choice is among those.)"""
+    if model is None:
+        return [e for e in order if e.card.named]
+    rated = [(model.lead.probability(e.features), i) for i, e in enumerate(order) if not e.card.named]
+    chosen = {i for p, i in sorted((-p, i) for p, i in rated if p >= UNNAMED_LEAD)[:MAX_UNNAMED]}
+    return [e for i, e in enumerate(order) if e.card.named or i in chosen]
 
 
 def _others(exs: Sequence[Example], before: str) -> list[Example]:
