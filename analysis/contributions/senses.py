@@ -27,7 +27,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 
 from radar.analysis.contributions.labels import LAB_AREAS
 from radar.store.contributions import MentionRow
@@ -50,7 +50,7 @@ MIN_DEFINERS = 3
 MIN_DEFINED_SHARE = 0.05
 
 
-@cache  # a week's cards read the same long forms again and again
+@lru_cache(maxsize=1 << 16)  # a week's cards read the same long forms again and again (bounded: a dashboard lives long)
 def sense_key(expansion: str) -> str:
     """The stems of a long form's words, linking words left out ("Group-Relative Policy Optimisation" ->
     "group relat polic optim"); '' when nothing is left."""
