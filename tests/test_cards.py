@@ -22,6 +22,7 @@ from radar.store import Store, Workspace
 from radar.store.contributions import ContributionRow, Mention, MentionRow
 from radar.store.models import Document
 from tests.cli_helpers import run_cli
+from tests.snapshot_data import snapshot_documents
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAPSHOT = ROOT / "data" / "snapshot.jsonl.gz"
@@ -55,21 +56,7 @@ def corpus_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def store_path(tmp_path_factory: pytest.TempPathFactory, corpus_file: Path) -> Path:
     path = tmp_path_factory.mktemp("cards-db") / "radar.db"
-    docs = []
-    with gzip.open(corpus_file, "rb") as fh:
-        for line in fh:
-            r = orjson.loads(line)
-            docs.append(
-                Document(
-                    id=r["id"],
-                    kind="paper",
-                    source="snapshot",
-                    title=r["title"],
-                    abstract=r["abstract"],
-                    published=r["published"],
-                    categories=tuple(r["categories"]),
-                )
-            )
+    docs = snapshot_documents(lambda r: True, corpus_file)
     with Store(path) as store:
         store.upsert_documents(docs)
         update_contributions(store)

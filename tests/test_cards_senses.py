@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import gzip
 from collections.abc import Collection
 from pathlib import Path
 
@@ -20,36 +19,33 @@ from radar.store import Workspace
 from radar.store.contributions import MentionRow
 from radar.store.models import Document
 from tests.cli_helpers import run_cli
+from tests.snapshot_data import document_of, snapshot_rows
 
 ROOT = Path(__file__).resolve().parents[1]
-SNAPSHOT = ROOT / "data" / "snapshot.jsonl.gz"
 PAPERS = ROOT / "tests" / "fixtures" / "contributions" / "papers.jsonl"  # shared-corpus papers (SOURCES.md)
 
 
-def _doc(r: dict[str, object]) -> Document:
-    return Document(str(r["id"]), "paper", "corpus", str(r["title"]), str(r["abstract"]), str(r["published"]),
-                    categories=tuple(r.get("categories") or ()))  # type: ignore[arg-type]  # fmt: skip
+def _corpus_doc(r: dict[str, object]) -> Document:
+    return document_of(r, source="corpus")
 
 
 def snapshot(ids: Collection[str] = (), naming: str = "", limit: int = 0, until: str = "9999") -> list[Document]:
     """Snapshot papers: those in ``ids``, and up to ``limit`` published before ``until`` whose text holds
     ``naming``."""
     out, found = [], 0
-    with gzip.open(SNAPSHOT, "rb") as fh:
-        for line in fh:
-            r = orjson.loads(line)
-            text = f"{r['title']} {r['abstract']}"
-            if r["id"] in ids:
-                out.append(_doc(r))
-            elif naming and found < limit and naming in text and r["published"] < until:
-                out.append(_doc(r))
-                found += 1
+    for r in snapshot_rows():
+        text = f"{r['title']} {r['abstract']}"
+        if r["id"] in ids:
+            out.append(_corpus_doc(r))
+        elif naming and found < limit and naming in text and r["published"] < until:
+            out.append(_corpus_doc(r))
+            found += 1
     return out
 
 
 def corpus_papers(*ids: str) -> list[Document]:
     rows = {r["id"]: r for r in map(orjson.loads, PAPERS.read_bytes().splitlines())}
-    return [_doc(rows[i]) for i in ids]
+    return [_corpus_doc(rows[i]) for i in ids]
 
 
 def test_sense_keys_group_spellings_and_keep_homonyms_apart() -> None:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import gzip
 import math
 from dataclasses import replace
 from datetime import date
@@ -32,10 +31,8 @@ from radar.app.wiring import repro_presets
 from radar.reports.text import plain
 from radar.store import Store
 from radar.store.contributions import MentionRow
-from radar.store.models import Document
+from tests.snapshot_data import snapshot_documents
 
-ROOT = Path(__file__).resolve().parents[1]
-SNAPSHOT = ROOT / "data" / "snapshot.jsonl.gz"
 W39 = "2025-W39"
 RL_GROUPS = {"rl-policy-optimization": "rl-post-training", "inference-serving": "hardware-systems"}
 
@@ -44,24 +41,8 @@ RL_GROUPS = {"rl-policy-optimization": "rl-post-training", "inference-serving": 
 def store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The snapshot's papers of 2025-W39 and the four weeks after it, decided by the shipped model."""
     start, end = parse_week(W39)
-    docs = []
-    with gzip.open(SNAPSHOT, "rb") as fh:
-        for line in fh:
-            r = orjson.loads(line)
-            day = date.fromisoformat(r["published"][:10])
-            if start <= day <= date.fromordinal(end.toordinal() + 28):
-                docs.append(
-                    Document(
-                        id=r["id"],
-                        kind="paper",
-                        source="snapshot",
-                        title=r["title"],
-                        abstract=r["abstract"],
-                        published=r["published"],
-                        categories=tuple(r["categories"]),
-                        authors=tuple(r.get("authors") or ()),
-                    )
-                )
+    last = date.fromordinal(end.toordinal() + 28)
+    docs = snapshot_documents(lambda r: start <= date.fromisoformat(r["published"][:10]) <= last, authors=True)
     path = tmp_path_factory.mktemp("consequence") / "radar.db"
     with Store(path) as store:
         store.upsert_documents(docs)

@@ -4,7 +4,6 @@ evaluation, and the incremental contributions table."""
 from __future__ import annotations
 
 import dataclasses
-import gzip
 from dataclasses import replace
 from pathlib import Path
 
@@ -31,9 +30,8 @@ from radar.analysis.contributions.rules import rule_decision, rule_name
 from radar.analysis.contributions.update import update_contributions
 from radar.store import Store, Workspace
 from radar.store.models import Document
+from tests.snapshot_data import snapshot_documents
 
-ROOT = Path(__file__).resolve().parents[1]
-SNAPSHOT = ROOT / "data" / "snapshot.jsonl.gz"
 # papers of the bundled snapshot the issue names: what each introduces
 KNOWN = {
     "2503.14476": "DAPO",
@@ -47,21 +45,7 @@ KNOWN = {
 
 
 def snapshot_docs(ids: set[str]) -> dict[str, Document]:
-    out = {}
-    with gzip.open(SNAPSHOT, "rb") as fh:
-        for line in fh:
-            r = orjson.loads(line)
-            if r["id"] in ids:
-                out[r["id"]] = Document(
-                    id=r["id"],
-                    kind="paper",
-                    source="snapshot",
-                    title=r["title"],
-                    abstract=r["abstract"],
-                    published=r["published"],
-                    categories=tuple(r["categories"]),
-                )
-    return out
+    return {d.id: d for d in snapshot_documents(lambda r: r["id"] in ids)}
 
 
 # -- extraction and the rule baseline ---------------------------------------------------------------------
