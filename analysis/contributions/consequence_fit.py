@@ -23,14 +23,14 @@ from typing import TypedDict
 import orjson
 
 from radar.analysis.contributions.areas import card_area
-from radar.analysis.contributions.cards import MethodCard, TagGroups, cards_of, iso_week
+from radar.analysis.contributions.cards import MethodCard, TagGroups, iso_week
 from radar.analysis.contributions.consequence import ConsequenceModel
 from radar.analysis.contributions.errors import ContributionsError
 from radar.analysis.contributions.extract import title_handle
 from radar.analysis.contributions.labels import LAB_AREAS
 from radar.analysis.contributions.linear import Linear, fit
 from radar.analysis.contributions.signals import signals
-from radar.analysis.contributions.week import _beside, _handle_card, paper_of
+from radar.analysis.contributions.week import _handle_card, named_cards, paper_of
 from radar.store.tables import MethodsStore
 
 LEAD_C = 0.1  # inverse regularisation of the lead and must models (the backtest's levers: docs/benchmarks.md)
@@ -168,9 +168,7 @@ def examples(
 ) -> list[Example]:
     """Every card of the papers entered in [since, until] (the listing's cards, beside-model methods included),
     plus each labeled paper that introduces no name as its title's handle card, with their labels."""
-    rows = store.introductions(since, until)
-    rows = rows + _beside(store, rows)
-    cards = [c for c in cards_of(store, rows, {}, groups) if c.new]
+    cards = named_cards(store, since, until, {}, groups)
     with_card = {c.introduced_by for c in cards}
     lead_of = {x.doc_id: x for x in leads}
     adopted_ids = {a.doc_id for a in adopted}

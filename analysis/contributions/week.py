@@ -152,6 +152,15 @@ def _handle_card(row: ContributionRow, handle: str, area: str, doc: Document) ->
     )
 
 
+def named_cards(
+    store: CardsStore, since: str, until: str, presets: Presets, groups: TagGroups | None = None
+) -> list[MethodCard]:
+    """The new named cards of the papers entered in [since, until], unranked: one per introducing paper and one
+    per method introduced beside a model or system (what the listing and the consequence model's fitting read)."""
+    rows = store.introductions(since, until)
+    return [c for c in cards_of(store, rows + _beside(store, rows), presets, groups) if c.new]
+
+
 def period_cards(
     store: CardsStore,
     since: str,
@@ -162,9 +171,7 @@ def period_cards(
 ) -> list[MethodCard]:
     """The cards of the papers that entered the record in [since, until], in the lead's reading order."""
     model = model or shipped_consequence()
-    rows = store.introductions(since, until)
-    rows = rows + _beside(store, rows)
-    cards = [c for c in cards_of(store, rows, presets, groups) if c.new]
+    cards = named_cards(store, since, until, presets, groups)
     taken = {c.introduced_by for c in cards if c.introduced_by}
     cards += _unnamed_cards(store, since, until, groups, model, taken)
     return rank(store, _dedup(cards), model)
