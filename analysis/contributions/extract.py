@@ -39,12 +39,26 @@ INTRO = re.compile(
 )
 _PASSIVE_WORDS = ("proposed", "introduced", "presented", "developed")
 _PASSIVE = re.compile(r"\b(?:is|are|was|were)\s+(?:\w+ly\s+)?(?:proposed|introduced|presented|developed)\b", re.I)
-CALLED = re.compile(r"\b(?:called|named|dubbed|termed|coined|namely|denoted\s+(?:as|by))\s*[\"'“‘]?", re.IGNORECASE)
+CALLED = re.compile(
+    r"\b(?:called|named|dubbed|termed|coined|namely|denoted\s+(?:as|by))\s*[\"'“‘]?",
+    re.IGNORECASE,
+)
 # a Capitalised name right after an introducing verb: "we propose Stitch, a ...", "we introduce Matryoshka SAEs, a"
 _AFTER_VERB = re.compile(
     r"\s+(?:(?:a|an|the)\s+)?(?:(?:novel|new|simple|general|unified|first|lightweight)\s+)*"
     r"([A-Z][\w\-.+]*(?:\s+[A-Z0-9][\w\-.+]*){0,2})(?=\s*[,:;(]|\s+[-–—]{1,2}\s|\s+(?:which|that|is|as|to|for|with)\b)"
 )
+# "our proposed architecture, Gated DeltaNet, ...": a name in apposition to "our (proposed) <noun>"
+_OUR_NAMED = re.compile(
+    r"\b(?i:our\s+(?:(?:proposed|new|novel|resulting|final)\s+)?(?:method|model|architecture|framework|approach|"
+    r"algorithm|system|technique|scheme|design|kernel|library|optimizer|recipe|objective|loss))\s*,?\s+"
+    r"(?i:(?:called|named|dubbed|termed)\s+)?"
+    r"([A-Z][\w\-.+]*(?:\s+[A-Z0-9][\w\-.+]*){0,2})(?=\s*[,:;(]|\s+[-–—]{1,2}\s|\s+(?:which|that|is|achieves)\b)"
+)
+# a title's capitalised runs ("Min-p Sampling", "Explained Variance Adaptation"; linking words inside)
+_TITLE_RUN = re.compile(r"[A-Z0-9][\w\-.+]*(?:\s+(?:(?:of|for|and|via|with|in)\s+)?[A-Z0-9][\w\-.+]*){1,3}")
+_LEAD_IN = re.compile(r"\s*(?:(?:a|an|the)\s+)?(?:(?:novel|new|simple|general|unified|lightweight|method,?|approach,?)\s+)*")
+_CLAUSE_END = re.compile(r"\s*[,:;(]|\s+[-–—]{1,2}\s|\s+(?:which|that|is|as|to|for|with)\b|\s*$")
 _CAPS_RUN = re.compile(r"[A-Z][\w\-.+]*(?:\s+(?:[A-Z0-9][\w\-.+]*|of|for|and|via)){0,3}")
 _CONNECTOR_TAIL = re.compile(r"(?:\s+(?:of|for|and|via))+$")
 COMPARE = re.compile(
@@ -372,10 +386,28 @@ def extract(title: str, abstract: str) -> Extracted:
         after = _AFTER_VERB.match(abstract, end)
         if after:
             add(after.group(1), t_end + 1 + after.start(1), "src:after_verb")
+    for m in _OUR_NAMED.finditer(abstract):  # "our proposed architecture, Gated DeltaNet, ...": as "we propose X"
+        add(m.group(1), t_end + 1 + m.start(1), "src:after_verb", "after_our", "apposition", "intro&apposition")
+        windows.append((t_end + 1 + m.start(1), t_end + 1 + m.end(1), "propo"))
     for m in _finditer(CALLED, abstract, low_abstract):
         run = _CAPS_RUN.match(abstract, m.end())
         if run:
             add(_CONNECTOR_TAIL.sub("", run.group()), t_end + 1 + run.start(), "src:called")
+    # a name the title capitalises and the abstract introduces in lower case ("Min-p Sampling" of the title,
+    # "we propose min-p sampling, a ..."): the title's spelling, found where the introducing verb is
+    runs = [r.group() for r in _TITLE_RUN.finditer(title)]
+    if runs and windows:
+        for wstart, _, _ in windows:
+            lead = _LEAD_IN.match(text, wstart)
+            at = lead.end() if lead else wstart
+            head = lowered[at : at + 60]
+            for run in runs:
+                words = run.split()
+                for n in range(len(words), 1, -1):  # the longest run of the title's words the verb introduces
+                    sub = " ".join(words[:n])
+                    if head.startswith(sub.lower()) and _CLAUSE_END.match(head, len(sub)):
+                        add(sub, title.find(sub), "src:after_verb")
+                        break
     # acronym definitions: "Long Form Words (LFW)"
     for m in _PAREN.finditer(text):
         inner = m.group(1).split(";")[0].split(",")[0].strip()
@@ -411,6 +443,9 @@ def extract(title: str, abstract: str) -> Extracted:
         c.features.update(_shape(c.surface))
         spans = [(p, p + len(o)) for o in phrases if o != c.surface and c.surface in o for p in _find_all(text, o)]
         occurrences = _find_all(text, c.surface, spans)
+        if " " in c.surface and len(lowered) == len(text) and not any(p > t_end for p in occurrences):
+            # "Aligned Probing: ..." of the title, "we introduce aligned probing, a ..." of the abstract
+            occurrences = sorted({*occurrences, *_find_all(lowered, c.surface.lower())})
         c.count = len(occurrences)
         first_abs = next((p for p in occurrences if p > t_end), -1)
         if occurrences and occurrences[0] < t_end:
@@ -465,7 +500,9 @@ def extract(title: str, abstract: str) -> Extracted:
                 if prefix in cands:
                     cands[prefix].features.add("prefix_has_short")
             exp_words = set(_WORD.findall(c.expansion.lower()))
-            if exp_words and sum(w in title_lower for w in exp_words) >= max(1, len(exp_words) // 2):
+            # most of the long form's words (LoRA's "low-rank adaptation" is not in "... Explained Variance
+            # Adaptation")
+            if exp_words and sum(w in title_lower for w in exp_words) >= max(1, -(-2 * len(exp_words) // 3)):
                 c.features.add("expansion_in_title")
         if prefix and c.surface != prefix and c.surface in prefix:
             c.features.add("inside_prefix")
