@@ -15,9 +15,10 @@ from typing import Any
 from radar.analysis.tags.config import TaggingConfig
 from radar.analysis.trends.config import TrendsConfig
 from radar.app.dashboard.config import AppConfig, DashboardConfig
+from radar.crawler.config import CrawlConfig, CrawlerConfig, Source, crawler_config
 from radar.index.config import EmbeddingConfig, SearchConfig
 from radar.reports.config import DeliveryConfig, Profile, ReportConfig
-from radar.store import Config, CrawlConfig, SourceConfig, Workspace
+from radar.store import Config, Workspace
 from radar.store.config import dataclass_from
 from radar.store.errors import ConfigError, RadarError
 
@@ -74,7 +75,8 @@ class Settings:
     """Everything radar.toml says, one typed field per section."""
 
     root: Path
-    config: Config  # [crawl] and [[sources]] (the crawler's own dataclasses)
+    config: Config  # the parsed tables (`with_formats`, `with_app` validate an override again)
+    crawler: CrawlerConfig  # [crawl] and [[sources]], source locations resolved
     embedding: EmbeddingConfig
     search: SearchConfig
     tagging: TaggingConfig
@@ -90,11 +92,11 @@ class Settings:
 
     @property
     def crawl(self) -> CrawlConfig:
-        return self.config.crawl
+        return self.crawler.crawl
 
     @property
-    def sources(self) -> tuple[SourceConfig, ...]:
-        return self.config.sources
+    def sources(self) -> tuple[Source, ...]:
+        return self.crawler.sources
 
     def with_formats(self, formats: str | None) -> Settings:
         """The same settings with `--format` overriding [report] formats (validated like the file)."""
@@ -128,17 +130,12 @@ def _repro(ws: Workspace, cfg: ReproConfig) -> ReproConfig:
 def load_settings(ws: Workspace) -> Settings:
     """Parse ws's radar.toml once into every stage's validated config."""
     config = ws.config()
-    config = replace(
-        config,
-        sources=tuple(
-            replace(src, url=resolve_location(ws, src.url), base_url=resolve_location(ws, src.base_url))
-            for src in config.sources
-        ),
-    )
+    crawler = crawler_config(config).with_locations(lambda location: resolve_location(ws, location))
     tagging = TaggingConfig.from_section(config.section("tagging"))
     return Settings(
         root=ws.root,
         config=config,
+        crawler=crawler,
         embedding=EmbeddingConfig.from_section(config.section("embedding")),
         search=SearchConfig.from_section(config.section("search")),
         tagging=tagging,

@@ -69,7 +69,7 @@ def crawl_sources(
     progress: CrawlProgress | None = None,
 ) -> list[SourceResult]:
     """Fetch what is new from the configured sources (one source with ``source``)."""
-    config = radar.settings.config
+    config = radar.settings.crawler
     if source:
         config.source(source)  # unknown name: one line listing the configured ones
     with radar.ws.lock("crawl", writes=[radar.ws.db_path]), radar.store() as store:

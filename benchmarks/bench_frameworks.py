@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> None:
                 feedparser.parse(body)
             parse_s = time.process_time() - c0
             c0 = time.process_time()
-            results = crawl(store, rad.settings.config)
+            results = crawl(store, rad.settings.crawler)
             crawl_s = time.process_time() - c0
             c0 = time.process_time()
             matched = refresh_matches(store, names) or 0

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from radar.crawler.config import FrameworkSource
 from radar.crawler.feeds import parse_feed
-from radar.store import SourceConfig
 from radar.store.frameworks import FrameworkEntry
 
 
@@ -25,7 +25,7 @@ def parse_framework_feed(
     body: bytes,
     *,
     url: str,
-    src: SourceConfig,
+    src: FrameworkSource,
     kind: str,
     headers: Mapping[str, str] | None = None,
     fetched_at: str = "",

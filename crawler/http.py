@@ -23,8 +23,8 @@ from urllib.parse import unquote, urljoin, urlparse
 
 import requests
 
+from radar.crawler.config import CrawlConfig
 from radar.crawler.errors import FetchError
-from radar.store import CrawlConfig
 from radar.store.urls import MAX_REDIRECTS, UrlRefused, check_hop
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})

@@ -13,11 +13,12 @@ from datetime import UTC, datetime, timedelta
 from typing import TypedDict
 
 from radar.crawler.arxiv_api import ArxivClient, ArxivQuery
+from radar.crawler.config import ArxivRssSource, ArxivSource, CrawlerConfig, FeedSource, FrameworkSource, Source
 from radar.crawler.errors import CrawlError, FetchError
 from radar.crawler.feeds import ParsedFeed, parse_arxiv_rss, parse_feed
 from radar.crawler.frameworks import parse_framework_feed
 from radar.crawler.http import HttpClient, Response
-from radar.store import Config, CrawlState, SourceConfig, UpsertCounts, utc_now
+from radar.store import CrawlState, UpsertCounts, utc_now
 from radar.store.scrub import scrub_line, url_secrets
 from radar.store.tables import CrawlStore
 
@@ -81,7 +82,7 @@ def _parse_stamp(value: str) -> datetime:
 
 def crawl_arxiv(
     store: CrawlStore,
-    src: SourceConfig,
+    src: ArxivSource,
     http: HttpClient,
     state: CrawlState,
     result: SourceResult,
@@ -108,14 +109,17 @@ def crawl_arxiv(
             progress(src.name, len(page.documents), min(page.total_results, src.max_results))
 
 
-def _conditional_get(http: HttpClient, url: str, src: SourceConfig, state: CrawlState) -> Response:
+def _conditional_get(http: HttpClient, url: str, src: Source, state: CrawlState) -> Response:
     headers = {}
     if state.etag:
         headers["If-None-Match"] = state.etag
     if state.last_modified:
         headers["If-Modified-Since"] = state.last_modified
     resp = http.get(
-        url, headers=headers, min_interval_s=src.min_interval_s if src.type == "arxiv-rss" else 0.0, source=src.name
+        url,
+        headers=headers,
+        min_interval_s=src.min_interval_s if isinstance(src, ArxivRssSource) else 0.0,
+        source=src.name,
     )
     if resp.status >= 400:
         raise FetchError(
@@ -129,23 +133,20 @@ def _conditional_get(http: HttpClient, url: str, src: SourceConfig, state: Crawl
 
 def crawl_feed(
     store: CrawlStore,
-    src: SourceConfig,
+    src: ArxivRssSource | FeedSource,
     http: HttpClient,
     state: CrawlState,
     result: SourceResult,
     since: datetime | None,
     progress: ProgressFn | None,
 ) -> None:
-    if src.type == "arxiv-rss":
-        url = src.base_url.rstrip("/") + "/" + "+".join(src.categories)
-    else:
-        url = src.url
+    url = src.feed_url
     resp = _conditional_get(http, url, src, state)
     if resp.not_modified:
         result.not_modified = True
         return
     parsed: ParsedFeed
-    if src.type == "arxiv-rss":
+    if isinstance(src, ArxivRssSource):
         parsed = parse_arxiv_rss(resp.body, url=url, source=src.name, headers=resp.headers)
     else:
         parsed = parse_feed(
@@ -187,7 +188,7 @@ def _left_line(left: int, cap: int) -> str:
 
 def crawl_framework(
     store: CrawlStore,
-    src: SourceConfig,
+    src: FrameworkSource,
     http: HttpClient,
     state: CrawlState,
     result: SourceResult,
@@ -235,12 +236,28 @@ def crawl_framework(
     result.not_modified = seen == 0
 
 
-CRAWLERS = {"arxiv": crawl_arxiv, "arxiv-rss": crawl_feed, "feed": crawl_feed, "framework": crawl_framework}
+def _fetch(
+    store: CrawlStore,
+    src: Source,
+    http: HttpClient,
+    state: CrawlState,
+    result: SourceResult,
+    since: datetime | None,
+    progress: ProgressFn | None,
+) -> None:
+    """The source's type picks its fetch."""
+    match src:
+        case ArxivSource():
+            crawl_arxiv(store, src, http, state, result, since, progress)
+        case ArxivRssSource() | FeedSource():
+            crawl_feed(store, src, http, state, result, since, progress)
+        case FrameworkSource():
+            crawl_framework(store, src, http, state, result, since, progress)
 
 
-def _record_failure(result: SourceResult, state: CrawlState, message: str, src: SourceConfig) -> None:
+def _record_failure(result: SourceResult, state: CrawlState, message: str, src: Source) -> None:
     """The error, scrubbed of the source URL's credentials and query, goes to the CLI and the database."""
-    message = scrub_line(message, [*url_secrets(src.url), *url_secrets(src.base_url)], 500)
+    message = scrub_line(message, url_secrets(src.target), 500)
     result.ok = False
     result.message = message
     state.last_error = message
@@ -249,7 +266,7 @@ def _record_failure(result: SourceResult, state: CrawlState, message: str, src: 
 
 def crawl_source(
     store: CrawlStore,
-    src: SourceConfig,
+    src: Source,
     http: HttpClient,
     *,
     since: datetime | None = None,
@@ -261,7 +278,7 @@ def crawl_source(
     requests_before = http.requests_made
     started = time.perf_counter()
     try:
-        CRAWLERS[src.type](store, src, http, state, result, since, progress)
+        _fetch(store, src, http, state, result, since, progress)
     except CrawlError as exc:
         _record_failure(result, state, str(exc), src)
     except Exception as exc:  # noqa: BLE001 - one broken source must not stop the others
@@ -279,7 +296,7 @@ def crawl_source(
 
 def crawl(
     store: CrawlStore,
-    config: Config,
+    config: CrawlerConfig,
     *,
     only: str | None = None,
     since: datetime | None = None,

@@ -1,7 +1,7 @@
-"""The workspace store: configuration, paths and the SQLite database (one module per table, each with its
+"""The workspace store: radar.toml read as tables, paths and the SQLite database (one module per table, each with its
 named row types). Every stage depends on it."""
 
-from radar.store.config import Config, CrawlConfig, SourceConfig, parse_config
+from radar.store.config import Config, parse_config
 from radar.store.db import Store
 from radar.store.deliveries import Delivery
 from radar.store.documents import DayCount, DocumentHash, DocumentMeta, DocumentText, PublishedRange
@@ -15,7 +15,6 @@ __all__ = [
     "Config",
     "ConfigError",
     "Correction",
-    "CrawlConfig",
     "CrawlState",
     "DayCount",
     "Delivery",
@@ -29,7 +28,6 @@ __all__ = [
     "PendingEmbedding",
     "PublishedRange",
     "RadarError",
-    "SourceConfig",
     "Store",
     "StoreError",
     "StoredVector",

@@ -6,10 +6,11 @@ from pathlib import Path
 import pytest
 
 from radar.crawler.arxiv_api import ArxivClient, ArxivQuery
+from radar.crawler.config import CrawlConfig, crawler_config
 from radar.crawler.errors import FetchError
 from radar.crawler.http import HttpClient
 from radar.crawler.run import crawl
-from radar.store import CrawlConfig, Workspace
+from radar.store import Workspace
 from tests.conftest import make_workspace
 from tests.feedserver import FeedServer, Reply, arxiv_pages, fixture_bytes
 
@@ -42,7 +43,7 @@ def test_crawl_pages_store_every_entry_once(server: FeedServer, tmp_path: Path) 
     server.routes["/api/query"] = arxiv_pages(total=20)
     ws = make_workspace(tmp_path / "ws", arxiv_source(server))
     with ws.store() as store:
-        (result,) = crawl(store, ws.config())
+        (result,) = crawl(store, crawler_config(ws.config()))
         assert result.ok, result.message
         assert (result.counts.added, result.requests) == (20, 2)
         assert store.count_documents() == 20
@@ -54,14 +55,14 @@ def test_crawl_pages_store_every_entry_once(server: FeedServer, tmp_path: Path) 
     assert "cat:cs.LG OR cat:cs.DC" in hits[0].query["search_query"]
     # the second crawl asks only for what changed since the cursor, and stores nothing twice
     with ws.store() as store:
-        (again,) = crawl(store, ws.config())
+        (again,) = crawl(store, crawler_config(ws.config()))
         assert again.counts.added == 0 and store.count_documents() == 20
     since = server.hits("/api/query")[-1].query["search_query"].split("lastUpdatedDate:[")[1][:12]
     assert since == cursor[:16].replace("-", "").replace("T", "").replace(":", "")
 
 
 def test_largest_page_size_is_the_default(workspace: Workspace) -> None:
-    assert workspace.config().source("arxiv").page_size == 2000
+    assert crawler_config(workspace.config()).source("arxiv").page_size == 2000
 
 
 def test_spurious_empty_page_is_retried(server: FeedServer) -> None:
@@ -102,7 +103,7 @@ def test_legacy_2016_format_and_version_update(server: FeedServer, tmp_path: Pat
     )
     ws = make_workspace(tmp_path / "ws", arxiv_source(server, page_size=10))
     with ws.store() as store:
-        crawl(store, ws.config())
+        crawl(store, crawler_config(ws.config()))
         n = store.count_documents()
         assert n == 10
         doc = store.get_document("1201.4869")
@@ -115,7 +116,7 @@ def test_legacy_2016_format_and_version_update(server: FeedServer, tmp_path: Pat
         200, v2 if req.query["start"] == "0" else fixture_bytes("arxiv_api_empty_id_0000.0000.xml"), conditional=False
     )
     with ws.store() as store:
-        (res,) = crawl(store, ws.config(), since=datetime(2010, 1, 1, tzinfo=UTC))
+        (res,) = crawl(store, crawler_config(ws.config()), since=datetime(2010, 1, 1, tzinfo=UTC))
         assert (res.counts.added, res.counts.updated) == (0, 1)
         doc = store.get_document("1201.4869")
         assert doc.version == 2 and doc.title == "A Luttinger Liquid Core (revised)"
@@ -127,6 +128,6 @@ def test_arxiv_rate_limit_between_pages(server: FeedServer, tmp_path: Path) -> N
     server.routes["/api/query"] = arxiv_pages(total=20)
     ws = make_workspace(tmp_path / "ws", arxiv_source(server, interval=0.5))
     with ws.store() as store:
-        crawl(store, ws.config())
+        crawl(store, crawler_config(ws.config()))
     a, b = (h.at for h in server.hits("/api/query"))
     assert b - a >= 0.49

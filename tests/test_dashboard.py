@@ -65,7 +65,7 @@ def dash_ws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
                 "INSERT INTO document_tags (doc_id, tag, score, origin, created_at) VALUES (?, ?, ?, ?, ?)",
                 [(target, tag, 0.9, "model", utc_now()) for tag in TAGGED],
             )
-        source = ws.config().sources[0].name
+        source = ws.config().source_tables[0]["name"]
         store.save_crawl_state(
             CrawlState(
                 source=source,
@@ -481,7 +481,7 @@ def test_settings_shows_sources_crawl_errors_and_counts(app: AppTest, dash_ws: W
     _page(app, "settings")
     frames = [df.value for df in app.dataframe]
     sources = frames[0]
-    assert list(sources["source"]) == [s.name for s in dash_ws.config().sources]
+    assert list(sources["source"]) == [s["name"] for s in dash_ws.config().source_tables]
     first = sources.iloc[0]
     assert first["status"] == "failed" and "HTTP 503" in first["last error"]
     from radar.app.context import Radar

@@ -176,7 +176,7 @@ def test_demo_sources_are_relative_and_the_workspace_moves(tmp_path: Path, capsy
     moved = tmp_path / "elsewhere" / "moved"
     shutil.move(str(first), moved)
     settings = Radar(Workspace.open(moved)).settings
-    urls = [s.url or s.base_url for s in settings.sources]
+    urls = [s.target for s in settings.sources]
     assert urls and all(u.startswith((moved / DEMO_FEEDS).as_uri()) for u in urls)
     res = run_cli(capsys, "--workspace", str(moved), "crawl", "--source", "lilianweng")
     assert res.code == 0 and "lilianweng: 53 new" in res.out

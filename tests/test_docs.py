@@ -193,8 +193,12 @@ def real_keys() -> dict[str, set[str]]:
     assert "crawl" in sections and "sources" in sections, "the loader no longer lists its sections"
     keys: dict[str, set[str]] = {}
     for section in sections:
-        if section == "sources":
-            found = valid_keys("[[sources]]", "name = 'x'\ntype = 'feed'\nurl = 'https://example.org/feed'\n")
+        if section == "sources":  # each source type takes its own keys: their union
+            listed = refusal(f"[[sources]]\nname = 'x'\ntype = '{BOGUS}'\n").split("is not one of ", 1)[-1]
+            types = [t.strip() for t in listed.split(",")]
+            assert "feed" in types, f"the loader no longer lists the source types: {listed}"
+            per_type = [valid_keys("[[sources]]", f"name = 'x'\ntype = '{t}'\n") for t in types]
+            found = set().union(*(k for k in per_type if k)) if all(per_type) else None
         else:
             found = valid_keys(f"[{section}]")
         assert found, f"[{section}]: the loader did not list its keys"

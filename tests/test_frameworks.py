@@ -17,9 +17,10 @@ import pytest
 
 from radar.analysis.contributions.frameworks import Matcher, is_word
 from radar.app.cli import main
+from radar.crawler.config import FrameworkSource, crawler_config
 from radar.reports.recommend import Evidence, decide
 from radar.reports.runs import RunSummary
-from radar.store import ConfigError, SourceConfig, Workspace, parse_config
+from radar.store import ConfigError, Workspace, parse_config
 from radar.store.frameworks import FrameworkEntry
 from tests.cli_helpers import run_cli
 from tests.conftest import FAST_CRAWL, make_workspace
@@ -247,22 +248,19 @@ def test_a_framework_feed_redirecting_to_an_internal_host_is_refused_and_nothing
 )
 def test_framework_source_errors_name_the_fix(table: str, fix: str) -> None:
     with pytest.raises(ConfigError, match=re.escape(fix)) as err:
-        parse_config(f'[[sources]]\nname = "x"\n{table}\n')
+        crawler_config(parse_config(f'[[sources]]\nname = "x"\n{table}\n'))
     assert "\n" not in str(err.value)
 
 
 def test_framework_feeds_follow_the_forge() -> None:
-    gh = SourceConfig("trl", "framework", url="https://github.com/huggingface/trl/", area="rl-post-training")
+    gh = FrameworkSource(name="trl", url="https://github.com/huggingface/trl/", area="rl-post-training")
     assert gh.framework_feeds() == (
         ("release", "https://github.com/huggingface/trl/releases.atom"),
         ("commit", "https://github.com/huggingface/trl/commits/main.atom"),
     )
-    gl = SourceConfig("x", "framework", url="https://gitlab.com/g/p.git", area="hardware-systems", branch="dev")
+    gl = FrameworkSource(name="x", url="https://gitlab.com/g/p.git", area="hardware-systems", branch="dev")
     assert gl.framework_feeds()[1] == ("commit", "https://gitlab.com/g/p/-/commits/dev?format=atom")
-    assert (
-        gh.framework == "trl"
-        and SourceConfig("t", "framework", url=gh.url, area=gh.area, label="TRL").framework == "TRL"
-    )
+    assert gh.framework == "trl" and FrameworkSource(name="t", url=gh.url, area=gh.area, label="TRL").framework == "TRL"
 
 
 # -- recommendations ----------------------------------------------------------------------------------------
@@ -314,14 +312,16 @@ def test_the_commented_defaults_name_the_labs_frameworks_and_each_parses() -> No
         "[[sources]]\n" + "\n".join(line.removeprefix("# ") for line in chunk.strip().splitlines())
         for chunk in block.split("# [[sources]]\n")[1:]
     ]
-    sources = parse_config("\n".join(tables)).sources
+    sources = crawler_config(parse_config("\n".join(tables))).sources
     assert [s.framework for s in sources] == [
         "TRL", "verl", "OpenRLHF", "vLLM", "SGLang", "Megatron-LM", "DeepSpeed", "PEFT", "FlashInfer",
         "flash-attention", "TransformerEngine",
     ]  # fmt: skip
     assert all(s.type == "framework" and s.url.startswith("https://github.com/") for s in sources)
     assert {s.name: s.area for s in sources}["peft"] == "training-efficiency"
-    assert not [s for s in parse_config(DEFAULT_CONFIG_TEXT).sources if s.type == "framework"]  # commented out
+    assert not [
+        s for s in crawler_config(parse_config(DEFAULT_CONFIG_TEXT)).sources if s.type == "framework"
+    ]  # commented out
 
 
 def test_the_methods_page_filters_the_cards_a_framework_adopted(

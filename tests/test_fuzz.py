@@ -22,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from radar.crawler.config import crawler_config
 from radar.crawler.errors import FeedParseError
 from radar.crawler.feeds import parse_feed
 from radar.crawler.snapshot import MAX_ABSTRACT, MAX_TITLE, record_to_document
@@ -166,19 +167,22 @@ def _toml_value(value: Any) -> str:
 def _section_keys() -> dict[str, list[str]]:
     from dataclasses import fields
 
+    import msgspec
+
     from radar.analysis.tags.config import TaggingConfig
     from radar.analysis.trends.config import TrendsConfig
     from radar.app.dashboard.config import AppConfig
+    from radar.crawler.config import SOURCE_TYPES, CrawlConfig
     from radar.index.config import EmbeddingConfig, SearchConfig
     from radar.reports.config import EmailConfig, ReportConfig, WebhookConfig
-    from radar.store.config import CrawlConfig, SourceConfig
 
     def names(cls: type) -> list[str]:
         return [f.name for f in fields(cls)] + ["bogus"]
 
     return {
         "crawl": names(CrawlConfig),
-        "sources": names(SourceConfig),
+        "sources": sorted({f.name for cls in SOURCE_TYPES.values() for f in msgspec.structs.fields(cls)})
+        + ["type", "bogus"],
         "embedding": names(EmbeddingConfig),
         "search": names(SearchConfig),
         "tagging": names(TaggingConfig),
@@ -224,6 +228,7 @@ def load_everything(text: str) -> None:
     from radar.reports.config import DeliveryConfig, Profile, ReportConfig
 
     cfg = parse_config(text)
+    crawler_config(cfg)
     EmbeddingConfig.from_section(cfg.section("embedding"))
     SearchConfig.from_section(cfg.section("search"))
     TaggingConfig.from_section(cfg.section("tagging"))

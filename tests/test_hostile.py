@@ -14,9 +14,10 @@ from pathlib import Path
 import orjson
 import pytest
 
+from radar.crawler.config import CrawlConfig, crawler_config
 from radar.crawler.http import HttpClient
 from radar.crawler.snapshot import import_snapshot
-from radar.store import CrawlConfig, Document, Store, StoreError, Workspace
+from radar.store import Document, Store, StoreError, Workspace
 from radar.store.config import DEFAULT_CONFIG_TEXT
 from radar.store.scrub import scrub, url_secrets
 from tests.cli_helpers import run_cli
@@ -271,6 +272,7 @@ def test_wrong_config_types_and_values_are_one_line(
     ws.config_path.write_text(toml)
     try:  # radar.toml as the CLI reads it, then the stage's own section as its command reads it
         config = ws.config()
+        crawler_config(config)
         TrendsConfig.from_section(config.section("trends"))
         AppConfig.from_section(config.section("app"))
         DeliveryConfig.from_section(config.section("delivery"), environ={})

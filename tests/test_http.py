@@ -4,9 +4,9 @@ import time
 
 import pytest
 
+from radar.crawler.config import CrawlConfig, crawler_config
 from radar.crawler.errors import FetchError
 from radar.crawler.http import HttpClient, parse_retry_after
-from radar.store import CrawlConfig
 from tests.feedserver import FeedServer, Reply
 
 POLICY = CrawlConfig(user_agent="t", timeout_s=5, max_retries=3, backoff_base_s=0.01, max_backoff_s=5.0)
@@ -97,7 +97,7 @@ def test_arxiv_politeness_with_the_default_config() -> None:
     """With the shipped config, two requests to one arXiv host are >= 3 s apart (fake clock, no network)."""
     from radar.store.config import DEFAULT_CONFIG_TEXT, parse_config
 
-    src = parse_config(DEFAULT_CONFIG_TEXT).source("arxiv")
+    src = crawler_config(parse_config(DEFAULT_CONFIG_TEXT)).source("arxiv")
     now = {"t": 100.0}
     waits: list[float] = []
 

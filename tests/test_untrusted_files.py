@@ -251,7 +251,7 @@ def test_a_flooded_feed_stores_its_newest_entries_up_to_the_cap(
     server: FeedServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Probe: one feed with 100,000 entries was stored whole (82 s, 470 MB). Here 300 entries, a cap of 120."""
-    from radar.store import CrawlConfig
+    from radar.crawler.config import CrawlConfig
 
     items = "".join(
         f"<item><title>Post {i}</title><link>https://blog.example/{i}</link>"

@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 
+from radar.crawler.config import CrawlConfig
 from radar.crawler.http import HttpClient
-from radar.store import CrawlConfig, Workspace
+from radar.store import Workspace
 from tests.cli_helpers import run_cli
 from tests.conftest import make_workspace
 from tests.feedserver import FeedServer, QuietHTTPServer, Reply, fixture_bytes

@@ -27,7 +27,7 @@ def render() -> None:
 def _sources(root: str, ws: Workspace) -> None:
     st.subheader("Sources")
     try:
-        config = data.radar(root).settings.config
+        config = data.radar(root).settings.crawler
     except RadarError as exc:
         st.error(data.md(f"radar: {exc}"))
         return
