@@ -16,7 +16,7 @@ from dataclasses import asdict
 
 from radar.analysis.trends.compute import TrendDetector, compute_trends
 from radar.analysis.trends.result import PeriodTrends
-from radar.app import wiring
+from radar.app import steps_contributions, wiring
 from radar.app.context import Radar
 from radar.reports.period import Period
 from radar.store import Store
@@ -47,7 +47,9 @@ def compute(
     progress: Progress | None = None,
     detector: TrendDetector = compute_trends,
 ) -> PeriodTrends:
-    """Both parts of ``period``'s trends (raises the trends stage's RadarError, e.g. an empty workspace)."""
+    """Both parts of ``period``'s trends (raises the trends stage's RadarError, e.g. an empty workspace); the
+    contributions the new methods read are brought up to date first."""
+    steps_contributions.refresh(radar, store)
     env = wiring.trends_env(radar, store)
     tags = detector(store, env, as_of=period.end, window=tags_window(period), topics=False, progress=progress)
     terms = detector(store, env, as_of=period.end, window="month", topics=True, progress=progress)

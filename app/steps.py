@@ -190,12 +190,13 @@ def trends(
     detector: TrendDetector = compute_trends,
 ) -> TrendsResult:
     """What is rising, falling and new as of ``as_of`` (documents published on or before it only), on
-    ``store`` or a connection of its own."""
+    ``store`` or a connection of its own; the contributions the new methods read are brought up to date first."""
     if store is None:
         with radar.store() as opened:
             return trends(
                 radar, opened, as_of=as_of, window=window, topics=topics, progress=progress, detector=detector
             )
+    steps_contributions.refresh(radar, store)
     return detector(
         store, wiring.trends_env(radar, store), as_of=as_of, window=window, topics=topics, progress=progress
     )

@@ -107,7 +107,6 @@ def trends_env(radar: Radar, store: Store) -> TrendsEnv:  # the Store: kind_of a
         kind_of=_lazy_kinds(store),
         parts_dir=radar.ws.trends_parts_dir,
         methods_version=lambda: steps_contributions.version(radar, store),
-        refresh_methods=lambda: steps_contributions.refresh(radar, store),
     )
 
 
@@ -126,11 +125,10 @@ def _lazy_kinds(store: NamesStore) -> Callable[[str], str | None]:
 
 def introductions(radar: Radar, store: MethodsStore) -> Introductions:
     """(first day, last day) -> the method cards of what that span's papers on ``store`` introduce in the lab's
-    areas, of the kinds trends lists (contributions brought up to date first; the reproduction presets and tag
-    groups of this workspace)."""
+    areas, of the kinds trends lists (the reproduction presets and tag groups of this workspace). A read: the
+    command brings the contributions up to date first (``steps_contributions.refresh``)."""
 
     def found(since: str, until: str) -> list[MethodCard]:
-        steps_contributions.refresh(radar, store)
         return introduced_methods(
             store,
             since,

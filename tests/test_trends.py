@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 from radar.analysis.trends.cache import term_table
-from radar.analysis.trends.compute import compute_trends
+from radar.analysis.trends.compute import TrendsEnv, compute_trends
 from radar.analysis.trends.config import TrendsConfig
 from radar.analysis.trends.stats import fixed_effect_shares, kleinberg_active, stratified_test
 from radar.analysis.trends.terms import document_terms
-from radar.app import wiring
+from radar.app import steps_contributions, wiring
 from radar.app.context import Radar
 from radar.store import Store, Workspace
 from tests.trends_data import (
@@ -31,11 +31,18 @@ from tests.trends_data import (
 )
 
 
+def env_of(ws: Workspace, store: Store) -> TrendsEnv:
+    """The trends stage's environment as `radar trends` builds it: the contributions the new methods read brought
+    up to date first (trends only read)."""
+    steps_contributions.refresh(Radar(ws), store)
+    return wiring.trends_env(Radar(ws), store)
+
+
 def trends_of(ws: Workspace, store: Store, **kwargs: Any) -> dict[str, Any]:
     """The trends stage as the composition root wires it, as the `radar trends --json` document, computed: not read
     back from the parts kept of earlier calls (what these tests check is the computation; the kept parts are
     tests/test_trends_parts.py's)."""
-    env = replace(wiring.trends_env(Radar(ws), store), parts_dir=None)
+    env = replace(env_of(ws, store), parts_dir=None)
     return compute_trends(store, env, **kwargs).as_dict()
 
 
@@ -395,7 +402,7 @@ def test_new_methods_are_what_papers_introduce_not_names_seen_in_several(workspa
         )
         store.upsert_documents([*bench, *old, intro])
         tag(store, [(ZORPO_ID, "rl-policy-optimization"), ("2506.09999", "rl-policy-optimization")])
-        env = wiring.trends_env(Radar(workspace), store)
+        env = env_of(workspace, store)
         result = compute_trends(store, env, as_of=AS_OF, window="month").as_dict()
         plain = compute_trends(store, replace(env, introductions=None), as_of=AS_OF, window="month").as_dict()
         naming = [d for d in store.iter_documents(until="2025-06-30T23:59:59Z") if "ZORPO" in d.title + d.abstract]
@@ -455,3 +462,23 @@ def test_a_phrase_in_use_before_its_paper_is_not_a_new_method(
     assert sum(c.name == "Ladder Search" for c in card) == 1 + second_paper  # the papers introduce it (the premise)
     names = {m["name"] for m in result["new_methods"]}
     assert ("Ladder Search" in names) is not in_use_before
+
+
+def test_trends_only_read_and_the_command_refreshes_first(workspace: Workspace) -> None:
+    """The new methods are read, never written: on papers whose contributions were never decided, reading the
+    cards finds none and leaves the papers undecided; `radar trends` (steps.trends) decides them first."""
+    from radar.analysis.contributions.model import shipped_model
+    from radar.app import steps
+    from tests.trends_data import ZORPO_ID
+
+    version = shipped_model().version
+    with workspace.store() as store:
+        base_corpus(store)
+        tag(store, [(ZORPO_ID, "rl-policy-optimization")])
+        undecided = store.papers_without_contribution(version)
+        assert ZORPO_ID in undecided
+        assert not wiring.trends_env(Radar(workspace), store).introductions("2025-01-01", "2025-06-30")
+        assert store.papers_without_contribution(version) == undecided  # the read wrote nothing
+        result = steps.trends(Radar(workspace), store, as_of=AS_OF, window="month").as_dict()
+        assert not store.papers_without_contribution(version)
+    assert "ZORPO" in {m["name"] for m in result["new_methods"]}

@@ -47,12 +47,10 @@ class TrendsEnv:
     introductions: Introductions | None = None
     kind_of: Callable[[str], str | None] | None = None
     # where each part of an answer is kept under a key of its inputs (parts.py; None: nothing kept), and the version
-    # of what ``introductions`` reads (None: the new methods are computed on every call)
+    # of what ``introductions`` reads (None: the new methods are computed on every call). Trends only read: the
+    # command brings what ``introductions`` reads up to date before it computes them.
     parts_dir: Path | None = None
     methods_version: Callable[[], str] | None = None
-    # brings what ``introductions`` reads up to date (``introductions`` does so too): called before the new methods
-    # are computed, so that the version read next is the one the cards are read at
-    refresh_methods: Callable[[], object] | None = None
 
 
 class TrendDetector(Protocol):
@@ -184,8 +182,6 @@ def compute_trends(
 
         def methods() -> list[NewMethod]:
             """The new methods, noting the version of what their cards read before reading them."""
-            if env.refresh_methods is not None:
-                env.refresh_methods()
             read_at.append(version())
             return _new_methods(env, table(), win, cfg, window, starts)
 
