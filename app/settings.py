@@ -14,12 +14,12 @@ from typing import Any
 
 from radar.analysis.tags.config import TaggingConfig
 from radar.analysis.trends.config import TrendsConfig
-from radar.app.dashboard.config import AppConfig, DashboardConfig
+from radar.app.serving import AppConfig, DashboardConfig
 from radar.crawler.config import CrawlConfig, CrawlerConfig, Source, crawler_config
 from radar.index.config import EmbeddingConfig, SearchConfig
 from radar.reports.config import DeliveryConfig, Profile, ReportConfig
 from radar.store import Config, Workspace
-from radar.store.config import dataclass_from
+from radar.store.config import TomlTable, dataclass_from
 from radar.store.errors import ConfigError, RadarError
 
 
@@ -66,7 +66,7 @@ class ReproConfig:
             raise ConfigError(str(exc)) from None
 
     @classmethod
-    def from_section(cls, table: dict[str, Any]) -> ReproConfig:
+    def from_section(cls, table: TomlTable) -> ReproConfig:
         return dataclass_from(cls, table, "[repro]")
 
 

@@ -40,7 +40,7 @@ from radar.index.prebuilt import PrebuiltVectors
 from radar.index.ray_engine import ray_batches
 from radar.reports.build import BuiltReport, load_report, write_report
 from radar.reports.calls import WEEKS_AGO, PastWeek
-from radar.reports.content import gather, tag_groups
+from radar.reports.content import ReportInputs, gather, tag_groups
 from radar.reports.deliver import Notifier, Outcome, deliver, jobs
 from radar.reports.errors import ReportError
 from radar.reports.period import Period
@@ -235,26 +235,27 @@ def report(
             f"the report goes to {target}, but {why}; write it elsewhere with `radar report --out DIR`, or run it "
             "as the workspace's owner"
         )
+    catalog = wiring.repro_catalog(radar)  # resolved once: the runs, the presets, what each sets, their papers
     with radar.store() as store:
         found, note = trends_result if trends_result is not None else report_trends(radar, store, period)
         cards = period_cards(radar, store, period)  # brings the contributions up to date first
         past = past_weeks(radar, store, period)
-        content = gather(
-            store,
+        inputs = ReportInputs(
             period,
             settings.report,
             settings.profile,
             trends=found,
             grouping=tag_groups({t.name: t.group for t in radar.taxonomy.tags}, store),
             summarizer=summarizer or wiring.summarizer(radar),
-            runs=wiring.reproductions(radar).finished(store),
-            presets=wiring.repro_catalog(radar).titles(),
+            runs=wiring.reproductions(radar, catalog).finished(store),
+            presets=catalog.titles(),
             cards=cards,
-            knobs=wiring.preset_knobs(radar),
-            preset_papers={name: m.arxiv for name, m in wiring.repro_catalog(radar).methods.items() if m.arxiv},
+            knobs=wiring.preset_knobs(catalog),
+            preset_papers={name: m.arxiv for name, m in catalog.methods.items() if m.arxiv},
             area_of=area_of or contribution_areas(store, period),
             past=past,
         )
+        content = gather(store, inputs)
     content.notes["trends"] = note
     built = write_report(target, period, content, settings.report)
     built.seconds = time.perf_counter() - started

@@ -153,10 +153,10 @@ def repro_presets() -> dict[str, str]:
     return BUILTIN.titles()
 
 
-def preset_knobs(radar: Radar) -> dict[str, str]:
-    """What each reproduction preset sets, in a reason's words: "built-in preset; TRL GRPOConfig epsilon_high,
-    loss_type; overlong shaping; dynamic sampling" (the settings it changes against its baseline)."""
-    found = repro_catalog(radar)
+def preset_knobs(found: Catalog) -> dict[str, str]:
+    """What each reproduction preset of ``found`` (``repro_catalog``) sets, in a reason's words: "built-in preset;
+    TRL GRPOConfig epsilon_high, loss_type; overlong shaping; dynamic sampling" (the settings it changes against its
+    baseline)."""
     out = {}
     for name, method in found.methods.items():
         own = ("overlong_shaping", "dynamic_sampling", "loss_plugin", "advantage", "batch", "plugin_args")
@@ -174,6 +174,7 @@ def repro_catalog(radar: Radar) -> Catalog:
     return catalog(radar.settings.repro.presets, plugin_catalog())
 
 
-def reproductions(radar: Radar) -> Reproductions:
-    """The repro API of the workspace: submit, list, cancel, export and the queue (app/reproductions.py)."""
-    return Reproductions(radar.ws, radar.settings.repro, repro_catalog(radar))
+def reproductions(radar: Radar, found: Catalog | None = None) -> Reproductions:
+    """The repro API of the workspace: submit, list, cancel, export and the queue (app/reproductions.py), on the
+    preset catalog ``found`` when the command resolved it already (else ``repro_catalog``)."""
+    return Reproductions(radar.ws, radar.settings.repro, found or repro_catalog(radar))

@@ -43,7 +43,7 @@ from radar.app import steps_contributions, wiring
 from radar.app.context import Radar
 from radar.app.steps import contribution_areas
 from radar.reports.config import ReportConfig
-from radar.reports.content import gather, tag_groups
+from radar.reports.content import ReportInputs, gather, tag_groups
 from radar.reports.period import parse_week as report_week
 from radar.reports.sections import place
 from radar.reports.summarize import ExtractiveSummarizer
@@ -128,6 +128,7 @@ def main() -> None:
     cfg = ReportConfig(top_n=FIRST)
     labels = {p.label.doc_id: p.label for p in papers}
     presets, card_groups = steps_contributions.presets(radar), steps_contributions.tag_groups(radar)
+    titles = wiring.repro_catalog(radar).titles()
     totals: dict[str, dict[str, list[int]]] = {}
     with ws.store() as store:
         groups = tag_groups({t.name: t.group for t in radar.taxonomy.tags}, store)
@@ -145,18 +146,17 @@ def main() -> None:
                 "card": lambda i, rows=rows, cards=cards: cards.get(i) or (rows[i].area if i in rows else None),
             }
             for who, area_of in seams.items():
-                content = gather(
-                    store,
+                inputs = ReportInputs(
                     period,
                     cfg,
                     radar.settings.profile,
                     trends=PeriodTrends.empty(week, start.isoformat(), end.isoformat()),
                     grouping=groups,
                     summarizer=ExtractiveSummarizer(),
-                    runs=[],
-                    presets=wiring.repro_catalog(radar).titles(),
+                    presets=titles,
                     area_of=area_of,
-                ).as_dict()
+                )
+                content = gather(store, inputs).as_dict()
                 found = score(content, labels, groups.groups) | placements(store, ids, labels, groups.groups, area_of)
                 for key, (n, d) in found.items():
                     cell = totals.setdefault(who, {}).setdefault(key, [0, 0])

@@ -229,30 +229,37 @@ def order_recommendations(recs: list[Recommendation], order: Mapping[str, int]) 
     return [r for r in ordered if r.rule != "new" or id(r) in watch_new][:MAX_RECOMMENDATIONS]
 
 
-def gather(
-    store: ReportStore,
-    period: Period,
-    cfg: ReportConfig,
-    profile: Profile,
-    *,
-    trends: PeriodTrends,
-    grouping: TagGroups,
-    summarizer: Summarizer,
-    runs: list[RunSummary],
-    presets: Presets,
-    cards: Sequence[MethodCard] = (),
-    knobs: Mapping[str, str] | None = None,
-    preset_papers: Mapping[str, str] | None = None,
-    area_of: Area | None = None,
-    past: Sequence[PastWeek] = (),
-) -> ReportContent:
-    """Everything the templates show; ``ReportContent.as_dict()`` is report.json. ``trends``: the period's trends
-    (the tags' change in share from ``trends.tags``, terms, names and topics from ``trends.terms``); ``cards``:
-    the method cards of the period's papers (what `radar methods --week` lists); ``knobs``: what each preset sets;
-    ``preset_papers``: the paper (arXiv id) each preset reproduces; ``area_of``: each paper's contribution area
-    (reports.sections; None: the fallback on its tags); ``past``: the cards of the weeks 4, 8 and 12 before it and
-    what their reports flagged ("Last month's calls")."""
-    used_profile, profile_note = effective_profile(profile, grouping)
+@dataclass(frozen=True)
+class ReportInputs:
+    """What one period's report is gathered from besides the store, assembled once by the command (app.steps.report:
+    the catalog of reproduction presets resolved once for ``runs``, ``presets``, ``knobs`` and ``preset_papers``)."""
+
+    period: Period
+    config: ReportConfig
+    profile: Profile
+    trends: PeriodTrends  # the tags' change in share from ``trends.tags``, terms, names and topics from ``.terms``
+    grouping: TagGroups
+    summarizer: Summarizer
+    runs: list[RunSummary] = field(default_factory=list)  # the finished reproduction runs
+    presets: Presets = field(default_factory=dict)  # reproduction preset -> its title
+    cards: Sequence[MethodCard] = ()  # the method cards of the period's papers (what `radar methods --week` lists)
+    knobs: Mapping[str, str] = field(default_factory=dict)  # what each preset sets
+    preset_papers: Mapping[str, str] = field(default_factory=dict)  # the paper (arXiv id) each preset reproduces
+    area_of: Area | None = None  # each paper's contribution area (reports.sections; None: the fallback on its tags)
+    past: Sequence[PastWeek] = ()  # the cards of the weeks 4, 8 and 12 before and what their reports flagged
+
+
+def gather(store: ReportStore, inputs: ReportInputs) -> ReportContent:
+    """Everything the templates show; ``ReportContent.as_dict()`` is report.json."""
+    period, cfg, trends, grouping, summarizer = (
+        inputs.period,
+        inputs.config,
+        inputs.trends,
+        inputs.grouping,
+        inputs.summarizer,
+    )
+    cards, runs, past = inputs.cards, inputs.runs, inputs.past
+    used_profile, profile_note = effective_profile(inputs.profile, grouping)
     terms = trends.terms
     headline, tag_volume = volumes(store, period, grouping, cfg, trends.tags)
     docs = list(store.iter_documents(since=period.since, until=period.until))
@@ -283,7 +290,7 @@ def gather(
         return r.as_dict() | {"title": plain(r.doc.title)}
 
     # each paper in one place: the section of its contribution's area, or the "elsewhere" line (reports.sections)
-    placed = {r.doc.id: place(r.doc, tags.get(r.doc.id, {}), grouping.groups, area_of) for r in ranked}
+    placed = {r.doc.id: place(r.doc, tags.get(r.doc.id, {}), grouping.groups, inputs.area_of) for r in ranked}
     elsewhere = [r for r in ranked if placed[r.doc.id].elsewhere]
     in_lab = [r for r in ranked if not placed[r.doc.id].elsewhere]
     top_overall = [shown(r) for r in in_lab[: cfg.top_n]]
@@ -338,9 +345,9 @@ def gather(
         baseline=baseline,
         trailing_weeks=cfg.trailing_weeks,
         runs=runs,
-        presets=presets,
-        knobs=knobs or {},
-        preset_papers=preset_papers or {},
+        presets=inputs.presets,
+        knobs=inputs.knobs,
+        preset_papers=inputs.preset_papers,
         frameworks=list(used_profile.frameworks),
         chosen=list(used_profile.chosen),
     )

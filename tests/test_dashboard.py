@@ -507,7 +507,7 @@ def test_app_command_validates_before_starting(capsys: pytest.CaptureFixture[str
 
 def test_streamlit_command_is_local_and_quiet(dash_ws: Workspace) -> None:
     from radar.app.cmd_app import streamlit_command
-    from radar.app.dashboard.config import AppConfig
+    from radar.app.serving import AppConfig
 
     cfg = AppConfig()
     cmd = streamlit_command(str(dash_ws.root), cfg)

@@ -171,7 +171,7 @@ def _section_keys() -> dict[str, list[str]]:
 
     from radar.analysis.tags.config import TaggingConfig
     from radar.analysis.trends.config import TrendsConfig
-    from radar.app.dashboard.config import AppConfig
+    from radar.app.serving import AppConfig
     from radar.crawler.config import SOURCE_TYPES, CrawlConfig
     from radar.index.config import EmbeddingConfig, SearchConfig
     from radar.reports.config import EmailConfig, ReportConfig, WebhookConfig
@@ -223,7 +223,7 @@ def load_everything(text: str) -> None:
     """radar.toml as every stage reads it."""
     from radar.analysis.tags.config import TaggingConfig
     from radar.analysis.trends.config import TrendsConfig
-    from radar.app.dashboard.config import AppConfig
+    from radar.app.serving import AppConfig
     from radar.index.config import EmbeddingConfig, SearchConfig
     from radar.reports.config import DeliveryConfig, Profile, ReportConfig
 

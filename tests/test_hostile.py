@@ -264,7 +264,7 @@ def test_wrong_config_types_and_values_are_one_line(
     toml: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from radar.analysis.trends.config import TrendsConfig
-    from radar.app.dashboard.config import AppConfig
+    from radar.app.serving import AppConfig
     from radar.reports.config import DeliveryConfig
     from radar.store.errors import ConfigError
 
@@ -479,7 +479,7 @@ def test_dashboard_never_looks_up_its_external_ip(monkeypatch: pytest.MonkeyPatc
 
 def test_app_passes_the_trusted_hosts_and_no_telemetry(workspace: Workspace) -> None:
     from radar.app.cmd_app import streamlit_command
-    from radar.app.dashboard.config import AppConfig
+    from radar.app.serving import AppConfig
 
     cfg = AppConfig.from_section({"allowed_hosts": ["radar.lab.example"]})
     cmd = streamlit_command(str(workspace.root), cfg)

@@ -15,7 +15,7 @@ from radar.app import wiring
 from radar.app.context import Radar
 from radar.crawler.snapshot import import_snapshot
 from radar.reports.config import DeliveryConfig, Profile, ReportConfig
-from radar.reports.content import gather, tag_groups
+from radar.reports.content import ReportInputs, gather, tag_groups
 from radar.reports.errors import ReportError
 from radar.reports.period import Period, last_full_week, latest_data_week, parse_range, parse_week, resolve_period
 from radar.reports.recommend import RULES, Evidence, decide, match_preset, preset_patterns
@@ -101,8 +101,7 @@ def gather_content(
 
     radar = Radar(ws)
     catalog = wiring.repro_catalog(radar)
-    content = gather(
-        store,
+    inputs = ReportInputs(
         period,
         cfg,
         profile,
@@ -115,14 +114,14 @@ def gather_content(
         ),
         grouping=tag_groups({t.name: t.group for t in radar.taxonomy.tags}, store),
         summarizer=make_summarizer(cfg),
-        runs=wiring.reproductions(radar).finished(store),
+        runs=wiring.reproductions(radar, catalog).finished(store),
         presets=catalog.titles(),
         cards=steps.period_cards(radar, store, period),
-        knobs=wiring.preset_knobs(radar),
+        knobs=wiring.preset_knobs(catalog),
         preset_papers={name: m.arxiv for name, m in catalog.methods.items()},
         area_of=steps.contribution_areas(store, period),
     )
-    return content.as_dict()
+    return gather(store, inputs).as_dict()
 
 
 def tag_rows(ws: Workspace) -> int:

@@ -76,7 +76,7 @@ def test_every_dashboard_response_forbids_framing(monkeypatch: pytest.MonkeyPatc
 @pytest.mark.parametrize("hosts", [["*"], ["*.lab.example"], ["http://radar.lab.example"], ["radar:8501"], [""]])
 def test_allowed_hosts_takes_host_names_only(hosts: list[str]) -> None:
     """Probe: `[app] allowed_hosts = ["*"]` was accepted silently and turned the DNS-rebinding guard off."""
-    from radar.app.dashboard.config import AppConfig
+    from radar.app.serving import AppConfig
 
     with pytest.raises(ConfigError) as err:
         AppConfig.from_section({"allowed_hosts": hosts})

@@ -1,13 +1,13 @@
-"""[app] section of radar.toml: where `radar app` serves the dashboard."""
+"""[app] and [dashboard] of radar.toml: where `radar app` serves the dashboard, and the address people reach it
+at. The composition root's own sections (settings.py reads them; the dashboard's pages never do)."""
 
 from __future__ import annotations
 
 import ipaddress
 import re
-from dataclasses import dataclass, fields
-from typing import Any
+from dataclasses import dataclass
 
-from radar.store.config import check_types
+from radar.store.config import TomlTable, dataclass_from
 from radar.store.errors import ConfigError
 
 # a DNS name (labels of letters, digits and '-'): a wildcard would turn the DNS-rebinding guard off
@@ -47,14 +47,8 @@ class AppConfig:
                 )
 
     @classmethod
-    def from_section(cls, table: dict[str, Any]) -> AppConfig:
-        allowed = {f.name for f in fields(cls)}
-        unknown = sorted(set(table) - allowed)
-        if unknown:
-            raise ConfigError(f"unknown key(s) {', '.join(unknown)} in [app]; valid keys: {', '.join(sorted(allowed))}")
-        check_types(cls, table, "[app]")
-        values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in table.items()}
-        return cls(**values)
+    def from_section(cls, table: TomlTable) -> AppConfig:
+        return dataclass_from(cls, table, "[app]")
 
     def trusted_hosts(self) -> list[str]:
         """Host names (no port) accepted in a request's Host header."""
@@ -117,15 +111,8 @@ class DashboardConfig:
             )
 
     @classmethod
-    def from_section(cls, table: dict[str, Any]) -> DashboardConfig:
-        allowed = {f.name for f in fields(cls)}
-        unknown = sorted(set(table) - allowed)
-        if unknown:
-            raise ConfigError(
-                f"unknown key(s) {', '.join(unknown)} in [dashboard]; valid keys: {', '.join(sorted(allowed))}"
-            )
-        check_types(cls, table, "[dashboard]")
-        return cls(**table)
+    def from_section(cls, table: TomlTable) -> DashboardConfig:
+        return dataclass_from(cls, table, "[dashboard]")
 
     @property
     def link_base(self) -> str:
