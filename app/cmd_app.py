@@ -12,9 +12,9 @@ import sys
 from radar.app.cli_helpers import open_workspace
 from radar.app.context import Radar
 from radar.app.dashboard import MAIN_SCRIPT
-from radar.app.serving import AppConfig
 from radar.app.dashboard.serve import HOSTS_VAR
 from radar.app.output import console, err_console
+from radar.app.serving import AppConfig
 from radar.store.errors import ConfigError
 
 
