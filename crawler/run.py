@@ -18,7 +18,8 @@ from radar.crawler.errors import CrawlError, FetchError
 from radar.crawler.feeds import ParsedFeed, parse_arxiv_rss, parse_feed
 from radar.crawler.frameworks import parse_framework_feed
 from radar.crawler.http import HttpClient, Response
-from radar.store import CrawlState, UpsertCounts, utc_now
+from radar.crawler.state import CrawlState, CrawlStates
+from radar.store import UpsertCounts, utc_now
 from radar.store.scrub import scrub_line, url_secrets
 from radar.store.tables import CrawlStore
 
@@ -104,7 +105,7 @@ def crawl_arxiv(
         result.counts += store.upsert_documents(page.documents)
         if page.newest_update and page.newest_update > state.cursor:
             state.cursor = page.newest_update
-        store.save_crawl_state(state)  # the cursor moves only after the page is stored
+        CrawlStates(store).save(state)  # the cursor moves only after the page is stored
         if progress:
             progress(src.name, len(page.documents), min(page.total_results, src.max_results))
 
@@ -202,8 +203,9 @@ def crawl_framework(
     notes: list[str] = []
     failed: list[str] = []
     seen = 0
+    states = CrawlStates(store)
     for kind, url in src.framework_feeds():
-        feed_state = store.crawl_state(f"{src.name}#{kind}")
+        feed_state = states.get(f"{src.name}#{kind}")
         try:
             resp = _conditional_get(http, url, src, feed_state)
             if resp.not_modified:
@@ -227,7 +229,7 @@ def crawl_framework(
         feed_state.etag = resp.headers.get("ETag", "") or ""
         feed_state.last_modified = resp.headers.get("Last-Modified", "") or ""
         feed_state.last_success = utc_now()
-        store.save_crawl_state(feed_state)
+        states.save(feed_state)
         if progress:
             progress(src.name, len(entries), len(entries))
     result.message = "; ".join(notes)
@@ -273,7 +275,8 @@ def crawl_source(
     progress: ProgressFn | None = None,
 ) -> SourceResult:
     result = SourceResult(src.name)
-    state = store.crawl_state(src.name)
+    states = CrawlStates(store)
+    state = states.get(src.name)
     state.last_attempt = utc_now()
     requests_before = http.requests_made
     started = time.perf_counter()
@@ -290,7 +293,7 @@ def crawl_source(
         result.requests = http.requests_made - requests_before
         result.seconds = time.perf_counter() - started
         state.last_summary = result.line()
-        store.save_crawl_state(state)
+        states.save(state)
     return result
 
 

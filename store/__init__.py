@@ -7,7 +7,7 @@ from radar.store.deliveries import Delivery
 from radar.store.documents import DayCount, DocumentHash, DocumentMeta, DocumentText, PublishedRange
 from radar.store.embeddings import Embedding, Facet, PendingEmbedding, StoredVector
 from radar.store.errors import ConfigError, RadarError, StoreError, WorkspaceError
-from radar.store.models import CrawlState, Document, UpsertCounts, iso_utc, utc_now
+from radar.store.models import Document, UpsertCounts, iso_utc, utc_now
 from radar.store.tags import Correction, EmbeddedDocument, TagDecision, TagDetails, TaggedDocument, TagScore
 from radar.store.workspace import Workspace, resolve_root
 
@@ -15,7 +15,6 @@ __all__ = [
     "Config",
     "ConfigError",
     "Correction",
-    "CrawlState",
     "DayCount",
     "Delivery",
     "Document",

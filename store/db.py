@@ -16,7 +16,6 @@ from typing import Any
 from urllib.parse import quote
 
 from radar.store.contributions import ContributionsTable
-from radar.store.crawl import CrawlStateTable
 from radar.store.deliveries import DeliveriesTable
 from radar.store.documents import DocumentsTable
 from radar.store.embeddings import EmbeddingsTable
@@ -117,7 +116,6 @@ class Store(
     TagsTable,
     RunsTable,
     DeliveriesTable,
-    CrawlStateTable,
     NamesTable,
     PeopleTable,
     ContributionsTable,
@@ -126,7 +124,8 @@ class Store(
     """A connection to the workspace database. Use as a context manager or call close().
 
     The connection, transactions and migrations live here; each table's methods and row types live in
-    its module (documents, embeddings, tags, runs, deliveries, crawl), composed into this one class.
+    its module (documents, embeddings, tags, runs, deliveries, ...), composed into this one class; a stage that owns
+    its table reads it through its own repository on this connection (crawler.state.CrawlStates).
 
     On a read-only workspace (a read-only mount, a folder without write permission) the database is opened
     read-only: reading works, the cache tables (names, meta) are kept in memory for the process, and a

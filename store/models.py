@@ -1,4 +1,4 @@
-"""Plain values that cross package boundaries: documents, upsert counts, crawl state."""
+"""Plain values that cross package boundaries: documents, upsert counts."""
 
 from __future__ import annotations
 
@@ -66,16 +66,3 @@ class UpsertCounts:
     @property
     def seen(self) -> int:
         return self.added + self.updated + self.unchanged
-
-
-@dataclass
-class CrawlState:
-    source: str
-    cursor: str = ""
-    etag: str = ""
-    last_modified: str = ""
-    last_attempt: str = ""
-    last_success: str = ""
-    last_error: str = ""
-    last_error_at: str = ""
-    last_summary: str = ""

@@ -8,7 +8,15 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+
+class Database(Protocol):
+    """What a stage's repository needs of the store (``Store`` is one): the connection and its transactions."""
+
+    conn: sqlite3.Connection
+
+    def transaction(self) -> AbstractContextManager[sqlite3.Connection]: ...
 
 
 class Table:

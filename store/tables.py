@@ -24,9 +24,10 @@ from radar.store.deliveries import Delivery
 from radar.store.documents import DayCount, DocumentHash, DocumentText
 from radar.store.embeddings import PendingEmbedding, StoredVector
 from radar.store.frameworks import Adopted, FrameworkEntry, FrameworkMatch
-from radar.store.models import CrawlState, Document, UpsertCounts
+from radar.store.models import Document, UpsertCounts
 from radar.store.names import NameRow
 from radar.store.people import Feedback, PersonAlert
+from radar.store.table import Database
 from radar.store.tags import Correction, EmbeddedDocument, TaggedDocument
 
 if TYPE_CHECKING:
@@ -66,16 +67,13 @@ class Adoptions(Protocol):
 
 
 # -- crawler and index -------------------------------------------------------------------------------------
-class CrawlStore(Protocol):
-    """crawler.run: documents (upserted) and crawl_state (each source's cursor)."""
+class CrawlStore(Database, Protocol):
+    """crawler.run: documents and framework entries (upserted); its own crawl_state through the database
+    (crawler.state.CrawlStates)."""
 
     def upsert_documents(self, docs: Iterable[Document]) -> UpsertCounts: ...
 
     def upsert_framework_entries(self, entries: Iterable[FrameworkEntry]) -> UpsertCounts: ...
-
-    def crawl_state(self, source: str) -> CrawlState: ...
-
-    def save_crawl_state(self, state: CrawlState) -> None: ...
 
 
 class IndexStore(Protocol):

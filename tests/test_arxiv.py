@@ -10,6 +10,7 @@ from radar.crawler.config import CrawlConfig, crawler_config
 from radar.crawler.errors import FetchError
 from radar.crawler.http import HttpClient
 from radar.crawler.run import crawl
+from radar.crawler.state import CrawlStates
 from radar.store import Workspace
 from tests.conftest import make_workspace
 from tests.feedserver import FeedServer, Reply, arxiv_pages, fixture_bytes
@@ -47,7 +48,7 @@ def test_crawl_pages_store_every_entry_once(server: FeedServer, tmp_path: Path) 
         assert result.ok, result.message
         assert (result.counts.added, result.requests) == (20, 2)
         assert store.count_documents() == 20
-        cursor = store.crawl_state("arxiv").cursor
+        cursor = CrawlStates(store).get("arxiv").cursor
         assert cursor == max(d.updated for d in store.iter_documents())
     hits = server.hits("/api/query")
     assert [h.query["start"] for h in hits] == ["0", "10"]

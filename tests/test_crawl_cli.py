@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from radar.crawler.state import CrawlStates
 from tests.cli_helpers import run_cli
 from tests.conftest import ROOT, make_workspace
 from tests.feedserver import FeedServer, Reply, arxiv_pages, fixture_bytes
@@ -65,8 +66,8 @@ def test_partial_failure_stores_healthy_sources_and_exits_2(
     stats = run_cli(capsys, "--workspace", str(ws.root), "stats", "--json").json()
     assert stats["by_source"] == {"arxiv": 20, "hamel": 20, "lilianweng": 53, "listing": 7}
     with ws.store() as store:
-        assert "not an RSS/Atom feed" in store.crawl_state("broken").last_error
-        assert store.crawl_state("hamel").last_success and store.crawl_state("hamel").etag
+        assert "not an RSS/Atom feed" in CrawlStates(store).get("broken").last_error
+        assert CrawlStates(store).get("hamel").last_success and CrawlStates(store).get("hamel").etag
 
     # second run: feeds answer 304 to the conditional GET, nothing is stored twice
     again = run_cli(capsys, "--workspace", str(ws.root), "crawl", "--json")
@@ -154,7 +155,7 @@ def test_crawl_killed_between_pages_resumes_without_loss(server: FeedServer, tmp
     _wait_for(lambda: any(h.query["start"] == "10" for h in server.hits("/api/query")))
     with ws.store() as store:
         assert store.count_documents() == 10  # page one was stored before page two was asked for
-        cursor = store.crawl_state("arxiv").cursor
+        cursor = CrawlStates(store).get("arxiv").cursor
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=20)
     if sig == signal.SIGINT:
@@ -165,7 +166,7 @@ def test_crawl_killed_between_pages_resumes_without_loss(server: FeedServer, tmp
     assert rerun.returncode == 0, err
     with ws.store() as store:
         assert store.count_documents() == 20
-        assert store.crawl_state("arxiv").cursor >= cursor
+        assert CrawlStates(store).get("arxiv").cursor >= cursor
     last_query = server.hits("/api/query")[-1].query["search_query"]
     assert "lastUpdatedDate:[" + cursor[:16].replace("-", "").replace("T", "").replace(":", "") in last_query
 

@@ -23,8 +23,9 @@ from streamlit.testing.v1 import AppTest
 from radar.app.cli import main
 from radar.app.dashboard import MAIN_SCRIPT, data
 from radar.app.dashboard.page_reports import sandboxed
+from radar.crawler.state import CrawlState, CrawlStates
 from radar.store import Document, Workspace
-from radar.store.models import CrawlState, utc_now
+from radar.store.models import utc_now
 from tests.cli_helpers import run_cli
 from tests.index_helpers import dev_queries, write_subset
 
@@ -66,7 +67,7 @@ def dash_ws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
                 [(target, tag, 0.9, "model", utc_now()) for tag in TAGGED],
             )
         source = ws.config().source_tables[0]["name"]
-        store.save_crawl_state(
+        CrawlStates(store).save(
             CrawlState(
                 source=source,
                 last_attempt="2026-07-02T10:00:00Z",

@@ -18,6 +18,7 @@ import pytest
 from radar.analysis.contributions.frameworks import Matcher, is_word
 from radar.app.cli import main
 from radar.crawler.config import FrameworkSource, crawler_config
+from radar.crawler.state import CrawlStates
 from radar.reports.recommend import Evidence, decide
 from radar.reports.runs import RunSummary
 from radar.store import ConfigError, Workspace, parse_config
@@ -85,7 +86,7 @@ def crawled(
         before = store.count_documents()
     assert main(["-w", str(ws.root), "crawl", "--source", "trl", "--json"]) == 0
     with ws.store() as store:
-        crawl = store.crawl_state("trl")
+        crawl = CrawlStates(store).get("trl")
     yield ws, {"documents": before, "summary": crawl.last_summary}
 
 

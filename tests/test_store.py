@@ -8,6 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from radar.crawler.state import CrawlStates
 from radar.store import (
     Correction,
     DayCount,
@@ -29,7 +30,6 @@ from radar.store import (
     TagScore,
     Workspace,
 )
-from radar.store.crawl import CrawlStateTable
 from radar.store.dates import entered
 from radar.store.deliveries import DeliveriesTable
 from radar.store.documents import DocumentsTable
@@ -139,11 +139,11 @@ def test_runs_lifecycle(workspace: Workspace) -> None:
 
 def test_crawl_state_round_trip(workspace: Workspace) -> None:
     with workspace.store() as store:
-        state = store.crawl_state("arxiv")
+        state = CrawlStates(store).get("arxiv")
         assert state.cursor == ""
         state.cursor, state.etag = "2025-01-01T00:00:00Z", '"abc"'
-        store.save_crawl_state(state)
-        again = store.crawl_state("arxiv")
+        CrawlStates(store).save(state)
+        again = CrawlStates(store).get("arxiv")
         assert (again.cursor, again.etag) == ("2025-01-01T00:00:00Z", '"abc"')
 
 
@@ -224,7 +224,7 @@ def test_migrations_upgrade_an_existing_database_in_place(tmp_path: Path, monkey
 
 
 def test_store_composes_every_table_and_no_table_shadows_another() -> None:
-    tables = (DocumentsTable, EmbeddingsTable, TagsTable, RunsTable, DeliveriesTable, CrawlStateTable)
+    tables = (DocumentsTable, EmbeddingsTable, TagsTable, RunsTable, DeliveriesTable)
     assert all(issubclass(Store, t) for t in tables)
     owners: dict[str, list[str]] = {}
     for table in tables:

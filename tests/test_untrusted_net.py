@@ -18,6 +18,7 @@ import pytest
 
 from radar.crawler.config import CrawlConfig
 from radar.crawler.http import HttpClient
+from radar.crawler.state import CrawlStates
 from radar.store import Workspace
 from tests.cli_helpers import run_cli
 from tests.conftest import make_workspace
@@ -135,7 +136,7 @@ def test_a_feed_redirecting_to_another_loopback_address_is_refused_and_nothing_i
     assert "redirected to 127.0.0.2" in res.out + res.err and "refused" in res.out + res.err
     with ws.store() as store:
         assert store.count_documents() == 0
-        assert "127.0.0.2" in store.crawl_state("blog").last_error
+        assert "127.0.0.2" in CrawlStates(store).get("blog").last_error
     assert len(server.hits("/feed.xml")) == 1  # a refusal is not retried
 
 

@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from radar.app.dashboard import data, period
+from radar.crawler.state import CrawlStates
 from radar.store import Workspace
 from radar.store.errors import RadarError
 from radar.store.scrub import scrub
@@ -34,7 +35,7 @@ def _sources(root: str, ws: Workspace) -> None:
     if not config.sources:
         st.info(f"No sources in {data.md(str(ws.config_path))}; add [[sources]] tables and run `radar crawl`.")
         return
-    states = data.read(root, lambda s: {src.name: s.crawl_state(src.name) for src in config.sources})
+    states = data.read(root, lambda s: {src.name: CrawlStates(s).get(src.name) for src in config.sources})
     rows = []
     for src in config.sources:
         state = states[src.name]
