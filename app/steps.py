@@ -42,6 +42,7 @@ from radar.reports.build import BuiltReport, load_report, write_report
 from radar.reports.calls import WEEKS_AGO, PastWeek
 from radar.reports.content import ReportInputs, gather, tag_groups
 from radar.reports.deliver import Notifier, Outcome, deliver, jobs
+from radar.reports.deliveries import Deliveries
 from radar.reports.errors import ReportError
 from radar.reports.period import Period
 from radar.reports.sections import Area
@@ -337,7 +338,7 @@ def deliver_report(
     with delivery_lock(radar), radar.store() as store:
         outcomes = deliver(store, built, delivery, notifier)
         if retry_earlier:
-            failed = {row.period for row in store.deliveries(status="failed")} - {built.period.label}
+            failed = {row.period for row in Deliveries(store).find(status="failed")} - {built.period.label}
             for label in sorted(failed):
                 earlier = load_report(radar.ws.report_dir(label))
                 if earlier is not None:

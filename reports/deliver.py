@@ -27,10 +27,11 @@ import requests
 from radar.crawler.http import request_checked
 from radar.reports.build import BuiltReport
 from radar.reports.config import DeliveryConfig, EmailConfig, WebhookConfig
+from radar.reports.deliveries import Deliveries
 from radar.reports.render import Chart, render_email_html, render_text
 from radar.store.errors import RadarError
 from radar.store.scrub import scrub_line, url_secrets
-from radar.store.tables import DeliveryLog
+from radar.store.table import Database
 from radar.store.text import strip_invisible
 from radar.store.urls import UrlRefused, check_configured_url
 
@@ -265,18 +266,19 @@ def jobs(report: BuiltReport, cfg: DeliveryConfig) -> Iterator[Job]:
         )
 
 
-def deliver(store: DeliveryLog, report: BuiltReport, cfg: DeliveryConfig, notifier: Notifier = jobs) -> list[Outcome]:
+def deliver(store: Database, report: BuiltReport, cfg: DeliveryConfig, notifier: Notifier = jobs) -> list[Outcome]:
     """Send to every configured recipient that has not had this period yet; record each attempt. Callers hold
     the "deliver" workspace lock (app.steps.delivery_lock): two processes never both find a row unsent."""
     return send_jobs(store, report.period.label, notifier(report, cfg), cfg)
 
 
-def send_jobs(store: DeliveryLog, label: str, due: Iterable[Job], cfg: DeliveryConfig) -> list[Outcome]:
+def send_jobs(store: Database, label: str, due: Iterable[Job], cfg: DeliveryConfig) -> list[Outcome]:
     """Run each job whose (label, channel, recipient) is not recorded as sent, and record the attempt: what
     ``deliver`` does for a report, also used for per-person digests and alerts (their own labels)."""
     outcomes = []
+    log = Deliveries(store)
     for channel, recipient, send, secrets in due:
-        row = store.delivery(label, channel, recipient)
+        row = log.get(label, channel, recipient)
         attempts = row.attempts if row else 0
         if row and row.status == "sent":
             outcomes.append(Outcome(channel, recipient, "already-sent", attempts=attempts))
@@ -290,18 +292,18 @@ def send_jobs(store: DeliveryLog, label: str, due: Iterable[Job], cfg: DeliveryC
                 if channel == "email"
                 else "a value could not be encoded (non-ASCII); check the delivery settings in radar.toml"
             )
-            store.record_delivery(label, channel, recipient, ok=False, error=error)
+            log.record(label, channel, recipient, ok=False, error=error)
             outcomes.append(Outcome(channel, recipient, "failed", error, attempts + 1))
         except (RadarError, UrlRefused) as exc:  # a refused address or URL: its own line names the fix
             error = scrub_line(str(exc), secrets)
-            store.record_delivery(label, channel, recipient, ok=False, error=error)
+            log.record(label, channel, recipient, ok=False, error=error)
             outcomes.append(Outcome(channel, recipient, "failed", error, attempts + 1))
         except Exception as exc:  # noqa: BLE001 - one recipient's failure (a refused header, a dead host) is theirs
             error = scrub_line(f"{type(exc).__name__}: {exc}", secrets)
-            store.record_delivery(label, channel, recipient, ok=False, error=error)
+            log.record(label, channel, recipient, ok=False, error=error)
             outcomes.append(Outcome(channel, recipient, "failed", error, attempts + 1))
         else:
-            store.record_delivery(label, channel, recipient, ok=True)
+            log.record(label, channel, recipient, ok=True)
             outcomes.append(Outcome(channel, recipient, "sent", attempts=attempts + 1))
     return outcomes
 

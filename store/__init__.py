@@ -3,7 +3,6 @@ named row types). Every stage depends on it."""
 
 from radar.store.config import Config, parse_config
 from radar.store.db import Store
-from radar.store.deliveries import Delivery
 from radar.store.documents import DayCount, DocumentHash, DocumentMeta, DocumentText, PublishedRange
 from radar.store.embeddings import Embedding, Facet, PendingEmbedding, StoredVector
 from radar.store.errors import ConfigError, RadarError, StoreError, WorkspaceError
@@ -16,7 +15,6 @@ __all__ = [
     "ConfigError",
     "Correction",
     "DayCount",
-    "Delivery",
     "Document",
     "DocumentHash",
     "DocumentMeta",

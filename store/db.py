@@ -16,7 +16,6 @@ from typing import Any
 from urllib.parse import quote
 
 from radar.store.contributions import ContributionsTable
-from radar.store.deliveries import DeliveriesTable
 from radar.store.documents import DocumentsTable
 from radar.store.embeddings import EmbeddingsTable
 from radar.store.errors import DiskError, StoreError, damage_message, disk_message, free_bytes
@@ -115,7 +114,6 @@ class Store(
     EmbeddingsTable,
     TagsTable,
     RunsTable,
-    DeliveriesTable,
     NamesTable,
     PeopleTable,
     ContributionsTable,
@@ -124,8 +122,8 @@ class Store(
     """A connection to the workspace database. Use as a context manager or call close().
 
     The connection, transactions and migrations live here; each table's methods and row types live in
-    its module (documents, embeddings, tags, runs, deliveries, ...), composed into this one class; a stage that owns
-    its table reads it through its own repository on this connection (crawler.state.CrawlStates).
+    its module (documents, embeddings, tags, runs, ...), composed into this one class; a stage that owns its table
+    reads it through its own repository on this connection (crawler.state.CrawlStates, reports.deliveries).
 
     On a read-only workspace (a read-only mount, a folder without write permission) the database is opened
     read-only: reading works, the cache tables (names, meta) are kept in memory for the process, and a

@@ -10,7 +10,7 @@ that ``Store`` satisfies each Protocol wherever one is passed (and below), tests
 copies match.
 
 Protocols are combined by inheritance, so a function typed with a smaller one (``StoredVectors``, ``Mentions``,
-``DeliveryLog``) can be called with any larger one that includes it; a table mixin cannot (it is a class, not a
+``Mentions``) can be called with any larger one that includes it; a table mixin cannot (it is a class, not a
 Protocol), so a helper called from a Protocol-typed function takes a Protocol too.
 """
 
@@ -20,7 +20,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from radar.store.contributions import ContributionRow, Mention, MentionRow, PaperText
-from radar.store.deliveries import Delivery
 from radar.store.documents import DayCount, DocumentHash, DocumentText
 from radar.store.embeddings import PendingEmbedding, StoredVector
 from radar.store.frameworks import Adopted, FrameworkEntry, FrameworkMatch
@@ -50,14 +49,6 @@ class Mentions(Protocol):
     def mentions_of(self, keys: Iterable[str]) -> dict[str, list[MentionRow]]: ...
 
     def papers_since(self, since: str = "") -> Iterator[PaperText]: ...
-
-
-class DeliveryLog(Protocol):
-    """deliveries: what was sent to whom, so each recipient gets a report, digest or alert once."""
-
-    def delivery(self, period: str, channel: str, recipient: str) -> Delivery | None: ...
-
-    def record_delivery(self, period: str, channel: str, recipient: str, *, ok: bool, error: str = "") -> None: ...
 
 
 class Adoptions(Protocol):
@@ -256,9 +247,9 @@ class ReportStore(Mentions, Adoptions, Protocol):
     def introductions_of(self, keys: Iterable[str]) -> list[ContributionRow]: ...
 
 
-class PeopleStore(StoredVectors, DeliveryLog, Protocol):
+class PeopleStore(StoredVectors, Database, Protocol):
     """reports.people (digests, alerts, libraries): people (feedback, alerts), documents, tags, embeddings and
-    deliveries."""
+    deliveries (reports.deliveries, on the database)."""
 
     def documents(self, ids: Iterable[str]) -> dict[str, Document]: ...
 
@@ -290,7 +281,6 @@ if TYPE_CHECKING:  # mypy: the Store satisfies every Protocol above (tests/test_
         views: tuple[
             StoredVectors,
             Mentions,
-            DeliveryLog,
             Adoptions,
             CrawlStore,
             IndexStore,
@@ -304,7 +294,6 @@ if TYPE_CHECKING:  # mypy: the Store satisfies every Protocol above (tests/test_
             ReportStore,
             PeopleStore,
         ] = (
-            store,
             store,
             store,
             store,

@@ -17,6 +17,7 @@ import pytest
 from radar.crawler.config import CrawlConfig, crawler_config
 from radar.crawler.http import HttpClient
 from radar.crawler.snapshot import import_snapshot
+from radar.reports.deliveries import Deliveries
 from radar.store import Document, Store, StoreError, Workspace
 from radar.store.config import DEFAULT_CONFIG_TEXT
 from radar.store.scrub import scrub, url_secrets
@@ -137,7 +138,7 @@ timeout_s = 5
     # the failures are there, explained, without the secrets
     assert "summary endpoint failed" in written and "private-blog" in written
     with ws.store() as store:
-        errors = {r.channel: r.last_error for r in store.deliveries(period=WEEK)}
+        errors = {r.channel: r.last_error for r in Deliveries(store).find(period=WEEK)}
     assert errors["email"] and errors["webhook"], errors
     assert "535" in errors["email"], errors  # the server refused the login at once (no wait for a timeout)
     seen = "\n".join([crawl.out, crawl.err, report.out, report.err, again.out, again.err, written])
@@ -344,7 +345,7 @@ url = "{hook.url}"
     assert res.code == 2 and "Traceback" not in res.err and _one_line(res.err)
     assert "non-ASCII" in res.err and "pässwörd" not in res.out + res.err
     with ws.store() as store:
-        rows = {r.recipient: r.status for r in store.deliveries(period=WEEK) if r.channel == "email"}
+        rows = {r.recipient: r.status for r in Deliveries(store).find(period=WEEK) if r.channel == "email"}
     assert rows == dict.fromkeys(["alice@lab.example", "bob@lab.example", "carol@lab.example"], "failed")
 
 

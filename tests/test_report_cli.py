@@ -12,6 +12,7 @@ import pytest
 
 from radar.crawler.snapshot import import_snapshot
 from radar.reports.deliver import webhook_recipient
+from radar.reports.deliveries import Deliveries
 from radar.store import Workspace
 from tests.browser import ARTIFACTS, open_page, require_chromium, shared_browser
 from tests.cli_helpers import run_cli
@@ -154,7 +155,7 @@ def test_send_delivers_once_by_email_and_webhook(
         assert res.code == 0 and "delivered 0, already sent 4, failed 0" in res.out
         assert len(smtp.messages) == 2 and len(hook.posts) == 1
     with ws.store() as store:
-        rows = store.deliveries(period=WEEK)
+        rows = Deliveries(store).find(period=WEEK)
     assert {r.status for r in rows} == {"sent"} and all(r.attempts == 1 for r in rows)
     assert "secret-token" not in repr(rows)  # webhook urls are secrets: stored by host and hash
     assert webhook_recipient(hook.url) in {r.recipient for r in rows}
@@ -172,9 +173,9 @@ def test_failed_delivery_is_recorded_exit_2_and_retried(
         assert res.code == 2 and "failed" in res.err and "retries" in res.err
         assert "hunter2" not in res.out + res.err and "secret-token" not in res.out + res.err
         with ws.store() as store:
-            rows = {(r.channel, r.status) for r in store.deliveries(period=WEEK)}
+            rows = {(r.channel, r.status) for r in Deliveries(store).find(period=WEEK)}
             assert rows == {("email", "failed"), ("webhook", "failed")}
-            assert all(r.last_error and "hunter2" not in r.last_error for r in store.deliveries())
+            assert all(r.last_error and "hunter2" not in r.last_error for r in Deliveries(store).find())
         # the next run retries and succeeds; report files were written all along
         assert (ws.reports_dir / WEEK / "report.html").is_file()
         hook.status = 200
@@ -184,7 +185,7 @@ def test_failed_delivery_is_recorded_exit_2_and_retried(
             assert {d["status"] for d in res.json()["deliveries"]} == {"sent"}
             assert len(smtp.messages) == 2 and len(hook.posts) == 1 and smtp.logins == ["radar", "radar"]
     with ws.store() as store:
-        assert all(r.status == "sent" and r.attempts == 2 for r in store.deliveries(period=WEEK))
+        assert all(r.status == "sent" and r.attempts == 2 for r in Deliveries(store).find(period=WEEK))
 
 
 def test_summary_endpoint_is_used_and_failures_fall_back(

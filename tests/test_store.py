@@ -9,10 +9,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from radar.crawler.state import CrawlStates
+from radar.reports.deliveries import Deliveries, Delivery
 from radar.store import (
     Correction,
     DayCount,
-    Delivery,
     Document,
     DocumentMeta,
     DocumentText,
@@ -31,7 +31,6 @@ from radar.store import (
     Workspace,
 )
 from radar.store.dates import entered
-from radar.store.deliveries import DeliveriesTable
 from radar.store.documents import DocumentsTable
 from radar.store.embeddings import EmbeddingsTable
 from radar.store.runs import RunsTable
@@ -224,7 +223,7 @@ def test_migrations_upgrade_an_existing_database_in_place(tmp_path: Path, monkey
 
 
 def test_store_composes_every_table_and_no_table_shadows_another() -> None:
-    tables = (DocumentsTable, EmbeddingsTable, TagsTable, RunsTable, DeliveriesTable)
+    tables = (DocumentsTable, EmbeddingsTable, TagsTable, RunsTable)
     assert all(issubclass(Store, t) for t in tables)
     owners: dict[str, list[str]] = {}
     for table in tables:
@@ -317,16 +316,16 @@ def test_tags_and_corrections_round_trip(
 def test_delivery_round_trip(attempts: list[bool]) -> None:
     with Store(Path(":memory:")) as store:
         for ok in attempts:
-            store.record_delivery("2025-W20", "email", "a@lab.example", ok=ok, error="" if ok else "refused")
-        row = store.delivery("2025-W20", "email", "a@lab.example")
+            Deliveries(store).record("2025-W20", "email", "a@lab.example", ok=ok, error="" if ok else "refused")
+        row = Deliveries(store).get("2025-W20", "email", "a@lab.example")
         assert isinstance(row, Delivery)
         assert (row.period, row.channel, row.recipient) == ("2025-W20", "email", "a@lab.example")
         assert row.attempts == len(attempts)
         assert row.status == ("sent" if any(attempts) else "failed")  # a sent delivery stays sent
         assert bool(row.sent_at) == any(attempts)
         assert row.last_error == ("" if attempts[-1] else "refused")
-        assert store.deliveries(period="2025-W20") == [row] and store.deliveries(status="other") == []
-        assert store.delivery("2025-W21", "email", "a@lab.example") is None
+        assert Deliveries(store).find(period="2025-W20") == [row] and Deliveries(store).find(status="other") == []
+        assert Deliveries(store).get("2025-W21", "email", "a@lab.example") is None
 
 
 def test_a_retag_with_as_many_rows_changes_the_tags_fingerprint() -> None:

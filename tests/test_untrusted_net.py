@@ -19,6 +19,7 @@ import pytest
 from radar.crawler.config import CrawlConfig
 from radar.crawler.http import HttpClient
 from radar.crawler.state import CrawlStates
+from radar.reports.deliveries import Deliveries
 from radar.store import Workspace
 from tests.cli_helpers import run_cli
 from tests.conftest import make_workspace
@@ -357,5 +358,5 @@ def test_one_persons_bad_address_or_webhook_fails_only_their_delivery(
     for key, words in ((("bad1", "email"), "line break"), (("bad2", "webhook"), "http(s)")):
         assert outcomes[key].status == "failed" and words in outcomes[key].error and "\n" not in outcomes[key].error
     with ws.store() as store:  # recorded, and retried next run like any failed delivery
-        failed = {(r.recipient, r.status) for r in store.deliveries(status="failed")}
+        failed = {(r.recipient, r.status) for r in Deliveries(store).find(status="failed")}
     assert len(failed) == 2

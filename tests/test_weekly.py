@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from radar.reports.deliveries import Deliveries
 from radar.store import Workspace
 from radar.store.errors import RadarError
 from radar.store.runs import RunRecord
@@ -90,7 +91,7 @@ def test_weekly_retries_an_earlier_failed_delivery(
         assert res.code == 0, res.out
         assert sorted(p["period"] for p in hook.posts) == ["2025-W34", "2025-W35"]
         with ws.store() as store:
-            assert {r.period: r.status for r in store.deliveries()} == {"2025-W34": "sent", "2025-W35": "sent"}
+            assert {r.period: r.status for r in Deliveries(store).find()} == {"2025-W34": "sent", "2025-W35": "sent"}
 
 
 def test_weekly_takes_the_crawl_and_tag_locks(

@@ -21,6 +21,7 @@ import numpy as np
 from radar.index.search import Filters, Searcher
 from radar.reports.config import DeliveryConfig
 from radar.reports.deliver import Outcome, send_jobs
+from radar.reports.deliveries import Deliveries
 from radar.reports.people.digest import AlertHit, person_jobs
 from radar.store.documents import DocumentsTable
 from radar.store.models import utc_now
@@ -114,8 +115,9 @@ def _label(person: Person, doc_id: str) -> str:
 def pending(store: PeopleStore, person: Person, channel: str, recipient: str) -> list[PersonAlert]:
     """Recorded alerts not yet sent on this channel to this recipient."""
     out = []
+    log = Deliveries(store)
     for a in store.alerts(person.name):
-        row = store.delivery(_label(person, a.doc_id), channel, recipient)
+        row = log.get(_label(person, a.doc_id), channel, recipient)
         if row is None or row.status != "sent":
             out.append(a)
     return out
@@ -136,5 +138,5 @@ def send_alerts(store: PeopleStore, person: Person, cfg: DeliveryConfig) -> list
         outcomes += result
         if any(o.status in ("sent", "already-sent") for o in result):
             for a in due:
-                store.record_delivery(_label(person, a.doc_id), channel, recipient, ok=True)
+                Deliveries(store).record(_label(person, a.doc_id), channel, recipient, ok=True)
     return outcomes

@@ -40,7 +40,8 @@ from radar.reports.render import md_escape, md_url
 from radar.store.models import Document
 from radar.store.people import Person, PersonAlert
 from radar.store.scrub import url_secrets
-from radar.store.tables import DeliveryLog, PeopleStore, StoredVectors
+from radar.store.table import Database
+from radar.store.tables import PeopleStore, StoredVectors
 from radar.store.urls import check_configured_url, check_email
 
 TOP_N = 10
@@ -245,7 +246,7 @@ def person_jobs(person: Person, cfg: DeliveryConfig, subject: str, text: str, ht
     return jobs
 
 
-def send_digest(store: DeliveryLog, d: Digest, person: Person, cfg: DeliveryConfig) -> list[Outcome]:
+def send_digest(store: Database, d: Digest, person: Person, cfg: DeliveryConfig) -> list[Outcome]:
     subject = f"Research Radar digest {d.period.label} for {d.person}: {len(d.papers)} papers"
     return send_jobs(
         store,

@@ -1,17 +1,24 @@
-"""The deliveries table: one row per (report period, channel, recipient), so a report is sent once and a
-failed send is retried. Written and read by reports/deliver."""
+"""The reports' repository: the deliveries table, one row per (report period, channel, recipient), so a report,
+digest or alert is sent once and a failed send is retried. Written and read by reports/deliver.py and
+reports/people/.
+
+The table's schema stays with the workspace's migrations (store/schema.py); its record and its reads and writes
+are here, on the store's connection (``store.table.Database``).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import msgspec
+
 from radar.store.models import utc_now
-from radar.store.table import Table
+from radar.store.table import Database
 
 
 @dataclass(frozen=True, slots=True)
 class Delivery:
-    period: str  # the report period, e.g. 2025-W20
+    period: str  # the report period, e.g. 2025-W20 (or a digest's or alert's label)
     channel: str  # email, webhook or folder
     recipient: str
     status: str  # sent or failed
@@ -21,29 +28,32 @@ class Delivery:
     updated_at: str
 
 
-class DeliveriesTable(Table):
-    """Deliveries: look up one, list them, count an attempt."""
+class Deliveries:
+    """Deliveries on ``db``: look up one, list them, count an attempt."""
 
-    def delivery(self, period: str, channel: str, recipient: str) -> Delivery | None:
-        row = self.conn.execute(
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def get(self, period: str, channel: str, recipient: str) -> Delivery | None:
+        row = self.db.conn.execute(
             "SELECT * FROM deliveries WHERE period = ? AND channel = ? AND recipient = ?", (period, channel, recipient)
         ).fetchone()
-        return Delivery(**dict(row)) if row else None
+        return msgspec.convert(dict(row), Delivery) if row else None
 
-    def deliveries(self, period: str = "", status: str = "") -> list[Delivery]:
+    def find(self, period: str = "", status: str = "") -> list[Delivery]:
         clauses, params = [], []
         for column, value in (("period", period), ("status", status)):
             if value:
                 clauses.append(f"{column} = ?")
                 params.append(value)
         where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
-        rows = self.conn.execute(f"SELECT * FROM deliveries {where} ORDER BY period, channel, recipient", params)
-        return [Delivery(**dict(r)) for r in rows]
+        rows = self.db.conn.execute(f"SELECT * FROM deliveries {where} ORDER BY period, channel, recipient", params)
+        return msgspec.convert([dict(r) for r in rows], list[Delivery])
 
-    def record_delivery(self, period: str, channel: str, recipient: str, *, ok: bool, error: str = "") -> None:
+    def record(self, period: str, channel: str, recipient: str, *, ok: bool, error: str = "") -> None:
         """Count one attempt; a sent delivery stays sent (its row is what prevents a second send)."""
         now = utc_now()
-        with self.transaction() as conn:
+        with self.db.transaction() as conn:
             conn.execute(
                 "INSERT INTO deliveries (period, channel, recipient, status, attempts, last_error, sent_at, "
                 "updated_at) VALUES (?, ?, ?, ?, 1, ?, ?, ?) ON CONFLICT(period, channel, recipient) DO UPDATE SET "
