@@ -10,6 +10,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import msgspec
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 import radar
@@ -207,7 +208,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         results = steps.crawl_sources(radar, source=args.source, since=since, progress=progress)
     failed = [r for r in results if not r.ok]
     if args.json:
-        print_json({"sources": [r.as_dict() for r in results], "failed": len(failed)})
+        print_json({"sources": msgspec.to_builtins(results), "failed": len(failed)})
     else:
         for r in results:
             (err_console if not r.ok else console).print(r.line(), markup=False)

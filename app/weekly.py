@@ -110,7 +110,7 @@ class WeeklyJob:
 
     def crawl(self) -> tuple[bool, str]:
         results = steps.crawl_sources(self.radar)
-        added = sum(r.counts.added for r in results)
+        added = sum(r.added for r in results)
         failed = [r for r in results if not r.ok]
         text = f"{added} new from {len(results)} source(s)"
         if failed:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import TypedDict
+
+import msgspec
 
 from radar.crawler.arxiv_api import ArxivClient, ArxivQuery
 from radar.crawler.config import ArxivRssSource, ArxivSource, CrawlerConfig, FeedSource, FrameworkSource, Source
@@ -27,54 +27,35 @@ from radar.store.tables import CrawlStore
 ProgressFn = Callable[[str, int, int | None], None]
 
 
-class SourceResultJson(TypedDict):
-    """``SourceResult.as_dict()``: one source of `radar crawl --json`."""
+class SourceResult(msgspec.Struct):
+    """One source's crawl; as it is (``msgspec.to_builtins``), one source of `radar crawl --json`."""
 
-    source: str
-    ok: bool
-    added: int
-    updated: int
-    unchanged: int
-    requests: int
-    seconds: float
-    not_modified: bool
-    message: str
-
-
-@dataclass
-class SourceResult:
     source: str
     ok: bool = True
-    counts: UpsertCounts = field(default_factory=UpsertCounts)
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
     requests: int = 0
-    seconds: float = 0.0
+    seconds: float = 0.0  # rounded to 0.01 s
     not_modified: bool = False
     message: str = ""
+
+    def count(self, counts: UpsertCounts) -> None:
+        """Add what one store call did."""
+        self.added += counts.added
+        self.updated += counts.updated
+        self.unchanged += counts.unchanged
 
     def line(self) -> str:
         if not self.ok:
             return f"{self.source}: FAILED: {self.message}"
         if self.not_modified:
             return f"{self.source}: not modified since last crawl ({self.requests} request, {self.seconds:.1f} s)"
-        c = self.counts
         text = (
-            f"{self.source}: {c.added} new, {c.updated} updated, {c.unchanged} unchanged "
+            f"{self.source}: {self.added} new, {self.updated} updated, {self.unchanged} unchanged "
             f"({self.requests} requests, {self.seconds:.1f} s)"
         )
         return text + (f"; {self.message}" if self.message else "")
-
-    def as_dict(self) -> SourceResultJson:
-        return {
-            "source": self.source,
-            "ok": self.ok,
-            "added": self.counts.added,
-            "updated": self.counts.updated,
-            "unchanged": self.counts.unchanged,
-            "requests": self.requests,
-            "seconds": round(self.seconds, 2),
-            "not_modified": self.not_modified,
-            "message": self.message,
-        }
 
 
 def _parse_stamp(value: str) -> datetime:
@@ -102,7 +83,7 @@ def crawl_arxiv(
         http, src.base_url, page_size=src.page_size, min_interval_s=src.min_interval_s, source=src.name
     )
     for page in client.pages(query, max_results=src.max_results):
-        result.counts += store.upsert_documents(page.documents)
+        result.count(store.upsert_documents(page.documents))
         if page.newest_update and page.newest_update > state.cursor:
             state.cursor = page.newest_update
         CrawlStates(store).save(state)  # the cursor moves only after the page is stored
@@ -166,7 +147,7 @@ def crawl_feed(
     left = max(0, len(docs) - cap) + int(parsed.extra.get("cut", 0))
     if len(docs) > cap:  # the newest (a feed of 100,000 would take minutes to store and hours to embed)
         docs = sorted(docs, key=lambda d: d.published, reverse=True)[:cap]
-    result.counts += store.upsert_documents(docs)
+    result.count(store.upsert_documents(docs))
     result.message = "; ".join(
         m
         for m in (
@@ -222,7 +203,7 @@ def crawl_framework(
             entries = [e for e in entries if e.published >= cutoff]
         left = max(0, len(entries) - cap) + parsed.cut
         entries = sorted(entries, key=lambda e: e.published, reverse=True)[:cap]
-        result.counts += store.upsert_framework_entries(entries)
+        result.count(store.upsert_framework_entries(entries))
         seen += 1
         skipped = f"{parsed.skipped} {kind}s without title or link skipped" if parsed.skipped else ""
         notes += [m for m in (parsed.warning, skipped, _left_line(left, cap)) if m]
@@ -291,7 +272,7 @@ def crawl_source(
         state.last_error = ""
     finally:
         result.requests = http.requests_made - requests_before
-        result.seconds = time.perf_counter() - started
+        result.seconds = round(time.perf_counter() - started, 2)
         state.last_summary = result.line()
         states.save(state)
     return result

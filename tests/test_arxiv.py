@@ -46,7 +46,7 @@ def test_crawl_pages_store_every_entry_once(server: FeedServer, tmp_path: Path) 
     with ws.store() as store:
         (result,) = crawl(store, crawler_config(ws.config()))
         assert result.ok, result.message
-        assert (result.counts.added, result.requests) == (20, 2)
+        assert (result.added, result.requests) == (20, 2)
         assert store.count_documents() == 20
         cursor = CrawlStates(store).get("arxiv").cursor
         assert cursor == max(d.updated for d in store.iter_documents())
@@ -57,7 +57,7 @@ def test_crawl_pages_store_every_entry_once(server: FeedServer, tmp_path: Path) 
     # the second crawl asks only for what changed since the cursor, and stores nothing twice
     with ws.store() as store:
         (again,) = crawl(store, crawler_config(ws.config()))
-        assert again.counts.added == 0 and store.count_documents() == 20
+        assert again.added == 0 and store.count_documents() == 20
     since = server.hits("/api/query")[-1].query["search_query"].split("lastUpdatedDate:[")[1][:12]
     assert since == cursor[:16].replace("-", "").replace("T", "").replace(":", "")
 
@@ -118,7 +118,7 @@ def test_legacy_2016_format_and_version_update(server: FeedServer, tmp_path: Pat
     )
     with ws.store() as store:
         (res,) = crawl(store, crawler_config(ws.config()), since=datetime(2010, 1, 1, tzinfo=UTC))
-        assert (res.counts.added, res.counts.updated) == (0, 1)
+        assert (res.added, res.updated) == (0, 1)
         doc = store.get_document("1201.4869")
         assert doc.version == 2 and doc.title == "A Luttinger Liquid Core (revised)"
         assert store.document_meta("1201.4869").first_seen == first_seen

@@ -87,6 +87,10 @@ def test_single_source_and_since(server: FeedServer, tmp_path: Path, capsys: pyt
     assert res.code == 0
     (only,) = res.json()["sources"]
     assert only["source"] == "lilianweng" and 0 < only["added"] < 53
+    assert set(only) == {  # the --json shape, key for key
+        "source", "ok", "added", "updated", "unchanged", "requests", "seconds", "not_modified", "message",
+    }  # fmt: skip
+    assert isinstance(only["seconds"], float) and only["seconds"] == round(only["seconds"], 2)
     assert not server.hits("/hamel.xml")
 
 
