@@ -7,14 +7,15 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from rich.text import Text
 
 from radar.app.cli_helpers import open_radar
 from radar.app.output import console, print_json, safe, title_line
 from radar.reports.people.library import describe
+from radar.reports.people.repository import People, SearchFilters
 from radar.reports.period import resolve_period
 from radar.store.errors import StoreError
-from radar.store.people import SearchFilters
 
 
 def _weights(values: list[str] | None, what: str) -> dict[str, float]:
@@ -34,7 +35,7 @@ def _weights(values: list[str] | None, what: str) -> dict[str, float]:
 
 def cmd_people_add(args: argparse.Namespace) -> int:
     with open_radar(args).store() as store:
-        person = store.add_person(args.name, email=args.email or "", webhook=args.webhook or "")
+        person = People(store).add_person(args.name, email=args.email or "", webhook=args.webhook or "")
     console.print(Text(f"added {person.name}" + (f" <{person.email}>" if person.email else "")))
     return 0
 
@@ -66,7 +67,7 @@ def cmd_people_import(args: argparse.Namespace) -> int:
 
 def cmd_people_list(args: argparse.Namespace) -> int:
     with open_radar(args).store() as store:
-        counts = store.feedback_counts()
+        counts = People(store).feedback_counts()
         rows: list[dict[str, Any]] = [
             {
                 "name": p.name,
@@ -74,10 +75,10 @@ def cmd_people_list(args: argparse.Namespace) -> int:
                 "webhook": bool(p.webhook),
                 "liked": counts.get(p.name, (0, 0))[0],
                 "disliked": counts.get(p.name, (0, 0))[1],
-                "saved_searches": [s.name for s in store.saved_searches(p.name)],
-                "profile": p.profile.as_dict(),
+                "saved_searches": [s.name for s in People(store).saved_searches(p.name)],
+                "profile": msgspec.to_builtins(p.profile),
             }
-            for p in store.people()
+            for p in People(store).people()
         ]
     if args.json:
         print_json(rows)
@@ -99,7 +100,7 @@ def cmd_people_set(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     with open_radar(args).store() as store:
-        person = store.person(args.name)
+        person = People(store).person(args.name)
         p = person.profile
         profile = replace(
             p,
@@ -119,14 +120,14 @@ def cmd_people_set(args: argparse.Namespace) -> int:
                 authors=tuple(a for a in profile.authors if a != name),
                 institutions=tuple(i for i in profile.institutions if i != name),
             )
-        person = store.update_person(args.name, email=args.email, webhook=args.webhook, profile=profile)
-    console.print(Text(f"{person.name}: {person.profile.as_dict()}"))
+        person = People(store).update_person(args.name, email=args.email, webhook=args.webhook, profile=profile)
+    console.print(Text(f"{person.name}: {msgspec.json.decode(msgspec.json.encode(person.profile))}"))
     return 0
 
 
 def _cmd_feedback(args: argparse.Namespace, value: int) -> int:
     with open_radar(args).store() as store:
-        written = store.record_feedback(args.name, args.ids, value, "cli")
+        written = People(store).record_feedback(args.name, args.ids, value, "cli")
     missing = len(set(args.ids)) - written
     word = "liked" if value > 0 else "not for me"
     console.print(
@@ -146,7 +147,7 @@ def cmd_people_search(args: argparse.Namespace) -> int:
     if args.since:
         filters["since"] = args.since
     with open_radar(args).store() as store:
-        search = store.save_search(
+        search = People(store).save_search(
             args.name,
             args.label,
             args.query,
@@ -162,7 +163,7 @@ def cmd_digest(args: argparse.Namespace) -> int:
 
     radar = open_radar(args)
     with radar.store() as store:
-        store.person(args.name)
+        People(store).person(args.name)
         period = resolve_period(store, week=args.week)
     d = steps_people.digest(radar, args.name, period)
     if args.json:

@@ -21,9 +21,9 @@ from radar.reports.deliver import Outcome
 from radar.reports.people.alerts import AlertMessage, matches, message, pending, send_alerts
 from radar.reports.people.digest import Digest, build_digest, person_jobs, render_html, render_text, send_digest
 from radar.reports.people.library import LibraryMatch, match_entries, read_library
+from radar.reports.people.repository import People, PersonAlert
 from radar.reports.period import Period
 from radar.store.files import write_text_atomic
-from radar.store.people import PersonAlert
 from radar.store.tables import StoredVectors
 
 
@@ -44,16 +44,16 @@ def dashboard_url(radar: Radar) -> str:
 def import_library(radar: Radar, name: str, path: Path) -> LibraryMatch:
     """Read a .bib / CSL .json library, match it to stored documents and record the matches as liked."""
     with radar.store() as store:
-        store.person(name)  # an unknown person first: the file may be fine
+        People(store).person(name)  # an unknown person first: the file may be fine
         entries = read_library(path)
         found = match_entries(store, entries)
-        store.record_feedback(name, found.doc_ids, 1, "import")
+        People(store).record_feedback(name, found.doc_ids, 1, "import")
     return found
 
 
 def digest(radar: Radar, name: str, period: Period) -> Digest:
     with radar.store() as store:
-        person = store.person(name)
+        person = People(store).person(name)
         return build_digest(
             store,
             person,
@@ -86,7 +86,7 @@ def digests(radar: Radar, period: Period, *, send: bool = True) -> list[PersonDi
     folder = radar.ws.report_dir(period.label)
     with radar.store() as store:
         mid = model_id(radar, store)
-        for person in store.people():
+        for person in People(store).people():
             d = build_digest(
                 store,
                 person,
@@ -115,14 +115,14 @@ def alerts(radar: Radar, *, send: bool = True) -> list[AlertRun]:
     """Run every saved search once (after a crawl and the index step): record new matches, send what each
     channel has not had."""
     with radar.store() as store:
-        if not any(store.saved_searches(p.name) for p in store.people()):
+        if not any(People(store).saved_searches(p.name) for p in People(store).people()):
             return []
     searcher = open_searcher(radar)
     try:
         store = searcher.store
         runs = []
-        for person in store.people():
-            new = store.record_alerts(person.name, matches(searcher, person))
+        for person in People(store).people():
+            new = People(store).record_alerts(person.name, matches(searcher, person))
             outcomes = send_alerts(store, person, radar.settings.delivery) if send else []
             runs.append(AlertRun(person.name, new, outcomes))
         return runs
@@ -135,8 +135,8 @@ def alerts_preview(radar: Radar, name: str) -> tuple[AlertMessage, list[str]]:
     go to."""
 
     with radar.store() as store:
-        person = store.person(name)
-        searches = store.saved_searches(name)
+        person = People(store).person(name)
+        searches = People(store).saved_searches(name)
     found: list[PersonAlert] = []
     if searches:
         searcher = open_searcher(radar)

@@ -12,11 +12,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 
 class Database(Protocol):
-    """What a stage's repository needs of the store (``Store`` is one): the connection and its transactions."""
+    """What a stage's repository needs of the store (``Store`` is one): the connection, its transactions and chunked
+    IN queries."""
 
     conn: sqlite3.Connection
 
     def transaction(self) -> AbstractContextManager[sqlite3.Connection]: ...
+
+    def _rows_for(self, sql: str, ids: Iterable[str], *params: Any) -> Iterator[sqlite3.Row]: ...
 
 
 class Table:

@@ -25,7 +25,6 @@ from radar.store.embeddings import PendingEmbedding, StoredVector
 from radar.store.frameworks import Adopted, FrameworkEntry, FrameworkMatch
 from radar.store.models import Document, UpsertCounts
 from radar.store.names import NameRow
-from radar.store.people import Feedback, PersonAlert
 from radar.store.table import Database
 from radar.store.tags import Correction, EmbeddedDocument, TaggedDocument
 
@@ -248,8 +247,8 @@ class ReportStore(Mentions, Adoptions, Protocol):
 
 
 class PeopleStore(StoredVectors, Database, Protocol):
-    """reports.people (digests, alerts, libraries): people (feedback, alerts), documents, tags, embeddings and
-    deliveries (reports.deliveries, on the database)."""
+    """reports.people (digests, alerts, libraries): documents, tags and embeddings; its own people tables and the
+    deliveries through the database (reports.people.repository, reports.deliveries)."""
 
     def documents(self, ids: Iterable[str]) -> dict[str, Document]: ...
 
@@ -264,15 +263,9 @@ class PeopleStore(StoredVectors, Database, Protocol):
         kinds: Iterable[str] = (),
     ) -> list[str]: ...
 
-    def document_titles(self) -> Iterator[tuple[str, str]]: ...
-
     def tag_scores(self, ids: Iterable[str]) -> dict[str, dict[str, float]]: ...
 
     def sample_embedded(self, model_id: str, n: int) -> list[EmbeddedDocument]: ...
-
-    def feedback(self, name: str) -> list[Feedback]: ...
-
-    def alerts(self, name: str, since: str = "") -> list[PersonAlert]: ...
 
 
 if TYPE_CHECKING:  # mypy: the Store satisfies every Protocol above (tests/test_typed.py checks it at run time)

@@ -477,14 +477,14 @@ def test_any_json_loads_as_json_does_or_is_refused_for_its_depth(value: Any, wra
 def test_any_person_is_stored_clean_or_refused_in_one_line(
     email: str, webhook: str, term: str, fuzz_ws: Workspace
 ) -> None:
+    from radar.reports.people.repository import People, PersonProfile
     from radar.store.errors import StoreError
-    from radar.store.people import PersonProfile
 
     with fuzz_ws.store() as store:
-        if store.find_person("fuzz") is None:
-            store.add_person("fuzz")
+        if People(store).find_person("fuzz") is None:
+            People(store).add_person("fuzz")
         try:
-            person = store.update_person(
+            person = People(store).update_person(
                 "fuzz", email=email, webhook=webhook, profile=PersonProfile(terms={term: 1.0}, authors=(term,))
             )
         except StoreError as exc:

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from radar.app.context import Radar
 from radar.reports.people.library import normalise_title, parse_bibtex, parse_csl_json
+from radar.reports.people.repository import People
 from radar.reports.period import parse_week
 from radar.store import Workspace
 from tests.cli_helpers import run_cli
@@ -319,7 +320,7 @@ def test_people_page_records_a_digest_link_and_a_button(
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     with ws.store() as store:
-        assert target not in {f.doc_id for f in store.feedback("hana")}  # the GET wrote nothing
+        assert target not in {f.doc_id for f in People(store).feedback("hana")}  # the GET wrote nothing
     confirm = next(b for b in at.button if b.label == "Confirm")
     assert confirm.key.startswith("pp-confirm-dislike-") and len(confirm.key) > len("pp-confirm-dislike-") + 16
     confirm.click().run()
@@ -327,7 +328,7 @@ def test_people_page_records_a_digest_link_and_a_button(
     shown = [str(s.value).replace("\\", "") for s in at.success]
     assert any("Recorded" in v and target in v for v in shown), shown
     with ws.store() as store:
-        assert [(f.doc_id, f.value, f.source) for f in store.feedback("hana") if f.doc_id == target] == [
+        assert [(f.doc_id, f.value, f.source) for f in People(store).feedback("hana") if f.doc_id == target] == [
             (target, -1, "report")
         ]
     # the digest tab's first Like button records a like from the dashboard
@@ -336,7 +337,7 @@ def test_people_page_records_a_digest_link_and_a_button(
     like.click().run()
     assert not at.exception, [e.value for e in at.exception]
     with ws.store() as store:
-        assert (doc_id, 1, "dashboard") in [(f.doc_id, f.value, f.source) for f in store.feedback("hana")]
+        assert (doc_id, 1, "dashboard") in [(f.doc_id, f.value, f.source) for f in People(store).feedback("hana")]
 
 
 def test_rules_rank_until_enough_likes_with_negative_terms_and_follows(
@@ -389,3 +390,27 @@ def test_library_entries_round_trip(title: str, arxiv_id: str, how: str) -> None
     (item,) = parse_csl_json(json.dumps([{"id": "k", "title": title, "URL": f"https://arxiv.org/abs/{arxiv_id}"}]))
     assert item.arxiv_id == arxiv_id and normalise_title(item.title) == normalise_title(title)
     assert normalise_title(normalise_title(title)) == normalise_title(title)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    terms=st.dictionaries(st.text("abcxyz ", min_size=1, max_size=6), st.floats(-5, 5), max_size=3),
+    authors=st.lists(st.text("abcxyz", min_size=1, max_size=6), max_size=3),
+    min_score=st.floats(0, 1),
+)
+def test_a_profile_round_trips_and_one_stored_before_reads(
+    tmp_path_factory: pytest.TempPathFactory, terms: dict[str, float], authors: list[str], min_score: float
+) -> None:
+    """The profile is stored as msgspec encodes the record and read back equal; a profile stored by an earlier
+    version (keys missing, whole numbers as weights) reads with the defaults."""
+    from radar.reports.people.repository import PersonProfile
+    from radar.store import Store
+
+    with Store(tmp_path_factory.mktemp("people") / "radar.db") as store:
+        people = People(store)
+        people.add_person("ann")
+        profile = PersonProfile(terms=terms, authors=tuple(authors), min_score=min_score)
+        assert people.update_person("ann", profile=profile).profile == profile.cleaned()
+        with store.transaction() as conn:
+            conn.execute("UPDATE people SET profile = ? WHERE name = 'ann'", ('{"tags": {"rl": 2}, "terms": {}}',))
+        assert people.person("ann").profile == PersonProfile(tags={"rl": 2.0})

@@ -16,6 +16,7 @@ import orjson
 import pytest
 
 from radar.crawler.snapshot import import_snapshot
+from radar.reports.people.repository import People
 from radar.store import Workspace
 from tests.cli_helpers import run_cli
 from tests.conftest import FAST_CRAWL, ROOT, make_workspace
@@ -147,19 +148,19 @@ def test_rows_stored_before_the_fix_are_cleaned_by_the_migration(tmp_path: Path)
     conn.close()
     with ws.store() as store:
         doc = store.get_document("2402.99002")
-        person = store.person("p")
+        person = People(store).person("p")
     assert doc is not None and doc.title == CLEAN_TITLE and doc.authors == ("AB",)
     assert person.profile.terms == {"GR": 1.0}
 
 
 def test_people_profiles_and_saved_searches_lose_invisible_characters(workspace: Workspace) -> None:
-    from radar.store.people import PersonProfile
+    from radar.reports.people.repository import PersonProfile
 
     with workspace.store() as store:
-        store.add_person("kim")
-        store.update_person("kim", profile=PersonProfile(terms={"GR\u200bPO": 2.0}, authors=("\u202eEve",)))
-        store.save_search("kim", "s\u2066x", "policy\u200b gradient")
-        person, search = store.person("kim"), store.saved_searches("kim")[0]
+        People(store).add_person("kim")
+        People(store).update_person("kim", profile=PersonProfile(terms={"GR\u200bPO": 2.0}, authors=("\u202eEve",)))
+        People(store).save_search("kim", "s\u2066x", "policy\u200b gradient")
+        person, search = People(store).person("kim"), People(store).saved_searches("kim")[0]
     assert person.profile.terms == {"GRPO": 2.0} and person.profile.authors == ("Eve",)
     assert (search.name, search.query) == ("sx", "policy gradient")
 
@@ -243,7 +244,7 @@ def test_dropped_tables_are_recreated_and_methods_tag_and_report_still_work(
     conn.commit()
     conn.close()
     with ws.store() as store:
-        assert store.recreated == ["people"] and store.people() == []
+        assert store.recreated == ["people"] and People(store).people() == []
 
 
 # -- bounds ------------------------------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from radar.crawler.config import CrawlConfig
 from radar.crawler.http import HttpClient
 from radar.crawler.state import CrawlStates
 from radar.reports.deliveries import Deliveries
+from radar.reports.people.repository import People
 from radar.store import Workspace
 from tests.cli_helpers import run_cli
 from tests.conftest import make_workspace
@@ -256,7 +257,7 @@ def test_people_add_and_set_refuse_bad_webhooks_and_addresses_in_one_line(
     set_ = run_cli(capsys, "--workspace", root, "people", "set", "zed", *argv)
     assert set_.code == 1 and expected in set_.err and _one_line(set_.err), set_
     with workspace.store() as store:
-        zed = store.person("zed")
+        zed = People(store).person("zed")
     assert (zed.email, zed.webhook) == ("", "")
     ok = run_cli(capsys, "--workspace", root, "people", "set", "zed", "--webhook", "http://127.0.0.1:9/hook")
     assert ok.code == 0, ok.err  # a local relay is fine

@@ -17,9 +17,9 @@ from typing import Any
 import streamlit as st
 
 from radar.app.dashboard import data, period
+from radar.reports.people.repository import People, PersonProfile
 from radar.reports.period import parse_week, week_of
 from radar.store.errors import RadarError
-from radar.store.people import PersonProfile
 
 
 def render() -> None:
@@ -29,7 +29,7 @@ def render() -> None:
     period.picker(root, data.version(root))  # the dashboard's one week (the digest's default)
     _from_link(radar)
     with radar.store() as store:
-        people = [p.name for p in store.people()]
+        people = [p.name for p in People(store).people()]
     if not people:
         st.info("No people yet: `radar people add NAME --email ADDR`, then `radar people import NAME library.bib`.")
         return
@@ -67,7 +67,7 @@ def _from_link(radar: Any) -> None:
         if left.button("Confirm", key=f"pp-confirm-{verdict}-{session_token()}", type="primary"):
             try:
                 with radar.store() as store:
-                    written = store.record_feedback(person, [doc_id], value, "report")
+                    written = People(store).record_feedback(person, [doc_id], value, "report")
             except RadarError as exc:
                 st.error(data.md(f"radar: {exc}"))
             else:
@@ -83,7 +83,7 @@ def _from_link(radar: Any) -> None:
 
 def _vote(radar: Any, name: str, doc_id: str, value: int) -> None:
     with radar.store() as store:
-        store.record_feedback(name, [doc_id], value, "dashboard")
+        People(store).record_feedback(name, [doc_id], value, "dashboard")
 
 
 def _digest(radar: Any, name: str) -> None:
@@ -126,7 +126,7 @@ def _lines(text: str) -> list[str]:
 
 def _profile(radar: Any, name: str) -> None:
     with radar.store() as store:
-        person = store.person(name)
+        person = People(store).person(name)
     p = person.profile
     tags = [t.name for t in radar.taxonomy.tags] if radar.tag_groups() is not None else list(p.tags)
     with st.form(f"pp-profile-{name}"):
@@ -155,7 +155,7 @@ def _profile(radar: Any, name: str) -> None:
 def _save(radar: Any, name: str, email: str, profile: PersonProfile) -> None:
     try:
         with radar.store() as store:
-            store.update_person(name, email=email, profile=profile)
+            People(store).update_person(name, email=email, profile=profile)
     except RadarError as exc:
         st.error(data.md(f"radar: {exc}"))
     else:
@@ -164,7 +164,7 @@ def _save(radar: Any, name: str, email: str, profile: PersonProfile) -> None:
 
 def _searches(radar: Any, name: str) -> None:
     with radar.store() as store:
-        searches = store.saved_searches(name)
+        searches = People(store).saved_searches(name)
     if searches:
         st.dataframe(
             [{"name": s.name, "query": s.query, "cut-off": s.min_score, "filters": str(s.filters)} for s in searches],
@@ -177,7 +177,7 @@ def _searches(radar: Any, name: str) -> None:
         if st.form_submit_button("Save search") and label.strip() and query.strip():
             try:
                 with radar.store() as store:
-                    store.save_search(name, label.strip(), query.strip(), min_score=float(cutoff))
+                    People(store).save_search(name, label.strip(), query.strip(), min_score=float(cutoff))
             except RadarError as exc:
                 st.error(data.md(f"radar: {exc}"))
             else:

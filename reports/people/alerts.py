@@ -23,9 +23,9 @@ from radar.reports.config import DeliveryConfig
 from radar.reports.deliver import Outcome, send_jobs
 from radar.reports.deliveries import Deliveries
 from radar.reports.people.digest import AlertHit, person_jobs
+from radar.reports.people.repository import People, Person, PersonAlert, SavedSearch
 from radar.store.documents import DocumentsTable
 from radar.store.models import utc_now
-from radar.store.people import Person, PersonAlert, SavedSearch
 from radar.store.tables import PeopleStore
 
 CANDIDATES = 100
@@ -50,7 +50,7 @@ def matches(searcher: Searcher, person: Person) -> list[PersonAlert]:
     model_id = searcher.vectors.manifest.model_id
     best: dict[str, PersonAlert] = {}
     now = utc_now()
-    for search in store.saved_searches(person.name):
+    for search in People(store).saved_searches(person.name):
         hits = searcher.search(search.query, CANDIDATES, filters_of(search))
         new = [h.id for h in hits if _first_seen(store, h.id) >= search.created_at]
         if not new:
@@ -65,7 +65,7 @@ def matches(searcher: Searcher, person: Person) -> list[PersonAlert]:
             score = float(v @ query / max(float(np.linalg.norm(v)), 1e-12))
             if score >= search.min_score and (doc_id not in best or best[doc_id].score < score):
                 best[doc_id] = PersonAlert(doc_id, search.name, score, now)
-    already = {a.doc_id for a in store.alerts(person.name)}
+    already = {a.doc_id for a in People(store).alerts(person.name)}
     return sorted((a for a in best.values() if a.doc_id not in already), key=lambda a: -a.score)
 
 
@@ -116,7 +116,7 @@ def pending(store: PeopleStore, person: Person, channel: str, recipient: str) ->
     """Recorded alerts not yet sent on this channel to this recipient."""
     out = []
     log = Deliveries(store)
-    for a in store.alerts(person.name):
+    for a in People(store).alerts(person.name):
         row = log.get(_label(person, a.doc_id), channel, recipient)
         if row is None or row.status != "sent":
             out.append(a)

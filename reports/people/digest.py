@@ -35,10 +35,10 @@ from radar.reports.people.ranking import (
     rule_scores,
     unit,
 )
+from radar.reports.people.repository import People, Person, PersonAlert
 from radar.reports.period import Period
 from radar.reports.render import md_escape, md_url
 from radar.store.models import Document
-from radar.store.people import Person, PersonAlert
 from radar.store.scrub import url_secrets
 from radar.store.table import Database
 from radar.store.tables import PeopleStore, StoredVectors
@@ -109,7 +109,7 @@ def _examples(store: StoredVectors, docs: list[Document], model_id: str) -> list
 
 def training_of(store: PeopleStore, person: Person, model_id: str, *, exclude: set[str]) -> Training:
     """The person's liked and not-for-me papers, and a fixed sample of other stored papers as skipped."""
-    verdicts = {f.doc_id: f.value for f in store.feedback(person.name)}
+    verdicts = {f.doc_id: f.value for f in People(store).feedback(person.name)}
     docs = store.documents(verdicts)
     liked = [docs[i] for i, v in verdicts.items() if v > 0 and i in docs]
     disliked = [docs[i] for i, v in verdicts.items() if v < 0 and i in docs]
@@ -140,7 +140,7 @@ def build_digest(
     profile = person.profile
     if lab is not None and not (profile.tags or profile.terms):
         profile = replace(profile, tags=dict(lab.tags), terms=dict(lab.terms))
-    verdicts = {f.doc_id for f in store.feedback(person.name)}
+    verdicts = {f.doc_id for f in People(store).feedback(person.name)}
     ids = [i for i in store.filter_documents(since=period.since, until=period.until) if i not in verdicts]
     found = store.documents(ids)
     docs = [found[i] for i in sorted(found)]
@@ -152,7 +152,7 @@ def build_digest(
         scores, method = rule_scores(docs, store.tag_scores(ids), profile, liked, period, cfg), "rules"
     kept, dropped = adjust(scores, profile)
     top = [s for s in kept if s.score >= profile.min_score][:top_n]
-    alerts = alert_rows(store.alerts(person.name, since=period.since))
+    alerts = alert_rows(People(store).alerts(person.name, since=period.since))
     digest = Digest(person.name, period, top, alerts, method, dropped, len(docs))
     if dashboard_url:
         digest.links = {p.doc.id: feedback_links(dashboard_url, person.name, p.doc.id) for p in top}

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TypedDict
 
 from radar.reports.errors import ReportError
+from radar.reports.people.repository import People
 from radar.store.jsonio import loads_bounded
 from radar.store.tables import PeopleStore
 
@@ -156,7 +157,7 @@ def match_entries(store: PeopleStore, entries: list[Entry]) -> LibraryMatch:
     wanted = {normalise_title(e.title): e for e in rest if normalise_title(e.title)}
     by_title: dict[str, str] = {}
     if wanted:
-        for doc_id, title in store.document_titles():
+        for doc_id, title in People(store).document_titles():
             key = normalise_title(title)
             if key in wanted and key not in by_title:
                 by_title[key] = doc_id

@@ -1,9 +1,12 @@
-"""The people tables: ``people`` (a name, where to reach them, their profile), ``person_feedback`` (liked and
-disliked papers, with when and where from), ``saved_searches`` (a query, filters and a score cut-off) and
-``person_alerts`` (the saved-search matches found for a person, once each). Written by `radar people`, the
-dashboard's People page and the alert step; read by reports/people (digests, learned ranking, alerts).
+"""The people stage's repository: the tables ``people`` (a name, where to reach them, their profile),
+``person_feedback`` (liked and disliked papers, with when and where from), ``saved_searches`` (a query, filters
+and a score cut-off) and ``person_alerts`` (the saved-search matches found for a person, once each). Written by
+`radar people`, the dashboard's People page and the alert step; read by reports/people (digests, learned ranking,
+alerts).
 
-Sending an alert or a digest is recorded in the ``deliveries`` table like a report, so it goes out once."""
+Sending an alert or a digest is recorded in the ``deliveries`` table like a report, so it goes out once. The
+tables' schema stays with the workspace's migrations (store/schema.py); the records and their reads and writes
+are here, on the store's connection (``store.table.Database``); a profile is stored as msgspec encodes it."""
 
 from __future__ import annotations
 
@@ -12,28 +15,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
+import msgspec
 import orjson
 
 from radar.store.errors import StoreError
 from radar.store.models import utc_now
-from radar.store.table import Table
+from radar.store.table import Database
 from radar.store.text import strip_invisible
 from radar.store.urls import UrlRefused, check_configured_url, check_email
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 FEEDBACK_SOURCES = ("import", "cli", "dashboard", "report")
-
-
-class ProfileJson(TypedDict, total=False):
-    """A person's profile as the people table stores it (JSON; ``PersonProfile.as_dict``/``from_dict``): what
-    `radar people show --json` prints. A profile stored before a key existed lacks it."""
-
-    tags: dict[str, float]
-    terms: dict[str, float]
-    negative_terms: list[str]
-    authors: list[str]
-    institutions: list[str]
-    min_score: float
 
 
 class SearchFilters(TypedDict, total=False):
@@ -69,27 +61,6 @@ class PersonProfile:
             authors=tuple(a for a in map(clean, self.authors) if a),
             institutions=tuple(i for i in map(clean, self.institutions) if i),
             min_score=self.min_score,
-        )
-
-    def as_dict(self) -> ProfileJson:
-        return {
-            "tags": dict(self.tags),
-            "terms": dict(self.terms),
-            "negative_terms": list(self.negative_terms),
-            "authors": list(self.authors),
-            "institutions": list(self.institutions),
-            "min_score": self.min_score,
-        }
-
-    @classmethod
-    def from_dict(cls, raw: ProfileJson) -> PersonProfile:
-        return cls(
-            tags={str(k): float(v) for k, v in dict(raw.get("tags", {})).items()},
-            terms={str(k): float(v) for k, v in dict(raw.get("terms", {})).items()},
-            negative_terms=tuple(str(t) for t in raw.get("negative_terms", ())),
-            authors=tuple(str(a) for a in raw.get("authors", ())),
-            institutions=tuple(str(i) for i in raw.get("institutions", ())),
-            min_score=float(raw.get("min_score", 0.0)),
         )
 
 
@@ -132,8 +103,11 @@ class PersonAlert:
     found_at: str
 
 
-class PeopleTable(Table):
-    """People: their profile, feedback, saved searches and alert matches."""
+class People:
+    """People on ``db``: their profile, feedback, saved searches and alert matches."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
 
     # -- people ------------------------------------------------------------------------------------
     def add_person(self, name: str, *, email: str = "", webhook: str = "") -> Person:
@@ -142,7 +116,7 @@ class PeopleTable(Table):
                 f"person name {name!r} must be 1-64 letters, digits, '.', '_' or '-' (e.g. alice or a.smith)"
             )
         _check_reach(name, email, webhook)
-        with self.transaction() as conn:
+        with self.db.transaction() as conn:
             if conn.execute("SELECT 1 FROM people WHERE name = ?", (name,)).fetchone():
                 raise StoreError(f"a person named {name!r} exists already; see `radar people list`")
             conn.execute(
@@ -152,10 +126,10 @@ class PeopleTable(Table):
         return self.person(name)
 
     def people(self) -> list[Person]:
-        return [_person(r) for r in self.conn.execute("SELECT * FROM people ORDER BY name")]
+        return [_person(r) for r in self.db.conn.execute("SELECT * FROM people ORDER BY name")]
 
     def find_person(self, name: str) -> Person | None:
-        row = self.conn.execute("SELECT * FROM people WHERE name = ?", (name,)).fetchone()
+        row = self.db.conn.execute("SELECT * FROM people WHERE name = ?", (name,)).fetchone()
         return _person(row) if row else None
 
     def person(self, name: str) -> Person:
@@ -171,13 +145,13 @@ class PeopleTable(Table):
     ) -> Person:
         person = self.person(name)
         _check_reach(name, email or "", webhook or "")
-        with self.transaction() as conn:
+        with self.db.transaction() as conn:
             conn.execute(
                 "UPDATE people SET email = ?, webhook = ?, profile = ? WHERE id = ?",
                 (
                     person.email if email is None else email,
                     person.webhook if webhook is None else webhook,
-                    orjson.dumps((profile or person.profile).cleaned().as_dict()).decode(),
+                    msgspec.json.encode((profile or person.profile).cleaned()).decode(),
                     person.id,
                 ),
             )
@@ -190,9 +164,9 @@ class PeopleTable(Table):
         if value not in (1, -1) or source not in FEEDBACK_SOURCES:
             raise StoreError(f"feedback must be +1 or -1 from one of {', '.join(FEEDBACK_SOURCES)}")
         person = self.person(name)
-        known = {r[0] for r in self._rows_for("SELECT id FROM documents WHERE id IN ({marks})", doc_ids)}
+        known = {r[0] for r in self.db._rows_for("SELECT id FROM documents WHERE id IN ({marks})", doc_ids)}
         now = utc_now()
-        with self.transaction() as conn:
+        with self.db.transaction() as conn:
             conn.executemany(
                 "INSERT INTO person_feedback (person_id, doc_id, value, source, created_at) VALUES (?, ?, ?, ?, ?) "
                 "ON CONFLICT(person_id, doc_id) DO UPDATE SET value = excluded.value, source = excluded.source, "
@@ -204,7 +178,7 @@ class PeopleTable(Table):
     def feedback(self, name: str) -> list[Feedback]:
         """Every verdict of the person, oldest first."""
         person = self.person(name)
-        rows = self.conn.execute(
+        rows = self.db.conn.execute(
             "SELECT doc_id, value, source, created_at FROM person_feedback WHERE person_id = ? "
             "ORDER BY created_at, doc_id",
             (person.id,),
@@ -213,7 +187,7 @@ class PeopleTable(Table):
 
     def feedback_counts(self) -> dict[str, tuple[int, int]]:
         """{person name: (likes, dislikes)}."""
-        rows = self.conn.execute(
+        rows = self.db.conn.execute(
             "SELECT p.name, SUM(f.value = 1), SUM(f.value = -1) FROM people p "
             "JOIN person_feedback f ON f.person_id = p.id GROUP BY p.name"
         )
@@ -227,7 +201,7 @@ class PeopleTable(Table):
         label, query = strip_invisible(label), strip_invisible(query)
         if not query.strip():
             raise StoreError('a saved search needs a query, e.g. radar people search alice "GRPO variance"')
-        with self.transaction() as conn:
+        with self.db.transaction() as conn:
             conn.execute(
                 "INSERT INTO saved_searches (person_id, name, query, filters, min_score, created_at) "
                 "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(person_id, name) DO UPDATE SET query = excluded.query, "
@@ -238,7 +212,7 @@ class PeopleTable(Table):
 
     def saved_searches(self, name: str) -> list[SavedSearch]:
         person = self.person(name)
-        rows = self.conn.execute(
+        rows = self.db.conn.execute(
             "SELECT name, query, filters, min_score, created_at FROM saved_searches WHERE person_id = ? ORDER BY name",
             (person.id,),
         )
@@ -246,20 +220,20 @@ class PeopleTable(Table):
 
     def delete_search(self, name: str, label: str) -> bool:
         person = self.person(name)
-        with self.transaction() as conn:
+        with self.db.transaction() as conn:
             cur = conn.execute("DELETE FROM saved_searches WHERE person_id = ? AND name = ?", (person.id, label))
         return cur.rowcount > 0
 
     def document_titles(self) -> Iterator[tuple[str, str]]:
         """(id, title) of every document, for matching a library by title."""
-        yield from ((r[0], r[1]) for r in self.conn.execute("SELECT id, title FROM documents"))
+        yield from ((r[0], r[1]) for r in self.db.conn.execute("SELECT id, title FROM documents"))
 
     # -- alert matches -----------------------------------------------------------------------------
     def record_alerts(self, name: str, matches: list[PersonAlert]) -> list[PersonAlert]:
         """Keep the matches not recorded before (a document alerts a person once); returns the new ones."""
         person = self.person(name)
         new: list[PersonAlert] = []
-        with self.transaction() as conn:
+        with self.db.transaction() as conn:
             for m in matches:
                 cur = conn.execute(
                     "INSERT INTO person_alerts (person_id, doc_id, search, score, found_at) VALUES (?, ?, ?, ?, ?) "
@@ -273,7 +247,7 @@ class PeopleTable(Table):
     def alerts(self, name: str, since: str = "") -> list[PersonAlert]:
         """The person's recorded matches found at or after ``since``, newest first."""
         person = self.person(name)
-        rows = self.conn.execute(
+        rows = self.db.conn.execute(
             "SELECT doc_id, search, score, found_at FROM person_alerts WHERE person_id = ? AND found_at >= ? "
             "ORDER BY found_at DESC, score DESC",
             (person.id, since),
@@ -298,6 +272,6 @@ def _person(row: Any) -> Person:
         name=row["name"],
         email=row["email"],
         webhook=row["webhook"],
-        profile=PersonProfile.from_dict(orjson.loads(row["profile"])),
+        profile=msgspec.json.decode(row["profile"], type=PersonProfile, strict=False),
         created_at=row["created_at"],
     )
