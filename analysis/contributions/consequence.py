@@ -34,6 +34,7 @@ from functools import cache
 from importlib import resources
 from typing import TypedDict
 
+import msgspec
 import orjson
 
 from radar.analysis.contributions.errors import ContributionsError
@@ -60,16 +61,6 @@ class ConsequenceJson(TypedDict):
     adopt: LinearJson
 
 
-class ScoreJson(TypedDict):
-    """A card's ``consequence`` in its JSON."""
-
-    score: float
-    day0: float
-    early_uses: int
-    evidence: list[str]
-    version: str
-
-
 @dataclass(frozen=True, slots=True)
 class Score:
     """One card's consequence: the score its list is ordered by, the day-0 part, and why."""
@@ -81,15 +72,6 @@ class Score:
     version: str
     day0_evidence: tuple[str, ...] = ()  # those behind the day-0 part (what a call decided on day 0 rests on)
 
-    def as_dict(self) -> ScoreJson:
-        return {
-            "score": round(self.score, 4),
-            "day0": round(self.day0, 4),
-            "early_uses": self.early_uses,
-            "evidence": list(self.evidence),
-            "version": self.version,
-        }
-
     @property
     def line(self) -> str:
         """The score and its evidence in one line: '0.91: builds on GRPO; code released'."""
@@ -98,6 +80,20 @@ class Score:
 
 
 NO_SCORE = Score(0.0, 0.0, 0, (), "")
+
+
+class ScoreJson(msgspec.Struct, frozen=True):
+    """A card's ``consequence`` in its JSON: the scores to 4 places, the evidence behind the rank."""
+
+    score: float
+    day0: float
+    early_uses: int
+    evidence: list[str]
+    version: str
+
+    @classmethod
+    def of(cls, s: Score) -> ScoreJson:
+        return cls(round(s.score, 4), round(s.day0, 4), s.early_uses, list(s.evidence), s.version)
 
 
 def _version(data: bytes) -> str:

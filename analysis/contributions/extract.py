@@ -57,7 +57,9 @@ _OUR_NAMED = re.compile(
 )
 # a title's capitalised runs ("Min-p Sampling", "Explained Variance Adaptation"; linking words inside)
 _TITLE_RUN = re.compile(r"[A-Z0-9][\w\-.+]*(?:\s+(?:(?:of|for|and|via|with|in)\s+)?[A-Z0-9][\w\-.+]*){1,3}")
-_LEAD_IN = re.compile(r"\s*(?:(?:a|an|the)\s+)?(?:(?:novel|new|simple|general|unified|lightweight|method,?|approach,?)\s+)*")
+_LEAD_IN = re.compile(
+    r"\s*(?:(?:a|an|the)\s+)?(?:(?:novel|new|simple|general|unified|lightweight|method,?|approach,?)\s+)*"
+)
 _CLAUSE_END = re.compile(r"\s*[,:;(]|\s+[-–—]{1,2}\s|\s+(?:which|that|is|as|to|for|with)\b|\s*$")
 _CAPS_RUN = re.compile(r"[A-Z][\w\-.+]*(?:\s+(?:[A-Z0-9][\w\-.+]*|of|for|and|via)){0,3}")
 _CONNECTOR_TAIL = re.compile(r"(?:\s+(?:of|for|and|via))+$")
@@ -390,9 +392,9 @@ def extract(title: str, abstract: str) -> Extracted:
         add(m.group(1), t_end + 1 + m.start(1), "src:after_verb", "after_our", "apposition", "intro&apposition")
         windows.append((t_end + 1 + m.start(1), t_end + 1 + m.end(1), "propo"))
     for m in _finditer(CALLED, abstract, low_abstract):
-        run = _CAPS_RUN.match(abstract, m.end())
-        if run:
-            add(_CONNECTOR_TAIL.sub("", run.group()), t_end + 1 + run.start(), "src:called")
+        caps = _CAPS_RUN.match(abstract, m.end())
+        if caps:
+            add(_CONNECTOR_TAIL.sub("", caps.group()), t_end + 1 + caps.start(), "src:called")
     # a name the title capitalises and the abstract introduces in lower case ("Min-p Sampling" of the title,
     # "we propose min-p sampling, a ..."): the title's spelling, found where the introducing verb is
     runs = [r.group() for r in _TITLE_RUN.finditer(title)]
@@ -402,9 +404,9 @@ def extract(title: str, abstract: str) -> Extracted:
             at = lead.end() if lead else wstart
             head = lowered[at : at + 60]
             for run in runs:
-                words = run.split()
-                for n in range(len(words), 1, -1):  # the longest run of the title's words the verb introduces
-                    sub = " ".join(words[:n])
+                run_words = run.split()
+                for n in range(len(run_words), 1, -1):  # the longest run of the title's words the verb introduces
+                    sub = " ".join(run_words[:n])
                     if head.startswith(sub.lower()) and _CLAUSE_END.match(head, len(sub)):
                         add(sub, title.find(sub), "src:after_verb")
                         break
