@@ -19,7 +19,8 @@ install them in the venv to time them (their rows are skipped otherwise).
   ``validate_json``, cattrs ``loads``; each result is checked equal to the cards.
 
 Times are best of ``--repeats`` (process CPU seconds and wall seconds; the machine is shared: compare CPU). Import
-time: ``python -X importtime -c "import X"``, the module's cumulative microseconds, median of 5 fresh interpreters.
+time: ``python -X importtime -c "import X"``, the module's cumulative microseconds, median of 9 fresh interpreters,
+alone and after ``import radar.app.cli`` (the stdlib it shares with radar already loaded: what a command adds).
 `radar --help`: a fresh interpreter each, median wall/CPU of 5 after one uncounted run; with ``--before DIR`` (an
 older checkout: ``git worktree add DIR REV``) its code runs in the same rounds (the editable install's finder
 removed from the child, DIR first on the module path). The load average is printed before and after.
@@ -205,12 +206,16 @@ def best(fn: Callable[[], object], repeats: int) -> tuple[float, float, object]:
     return c, w, out
 
 
-def import_us(module: str, runs: int = 5) -> float:
-    """Median cumulative import time of ``module`` in a fresh interpreter (``-X importtime``), microseconds."""
+def import_us(module: str, prelude: str = "", runs: int = 9) -> float:
+    """Median cumulative import time of ``module`` in a fresh interpreter (``-X importtime``), microseconds; after
+    ``prelude`` (what is imported already is not counted again)."""
     found = []
     for _ in range(runs + 1):  # the first run writes the bytecode cache: not counted
         out = subprocess.run(
-            [sys.executable, "-X", "importtime", "-c", f"import {module}"], capture_output=True, text=True, check=True
+            [sys.executable, "-X", "importtime", "-c", f"{prelude}import {module}"],
+            capture_output=True,
+            text=True,
+            check=True,
         )
         cumulative = [
             int(m.group(1))
@@ -330,10 +335,15 @@ def main(argv: list[str] | None = None) -> int:
         base = base or c
         rows.append(_row(name, c, w, base, "equal to the cards (checked)"))
 
-    rows += ["", "| import (fresh interpreter, `-X importtime`, median of 5) | ms | | | |", "|---|---|---|---|---|"]
+    rows += [
+        "",
+        "| import (fresh interpreter, `-X importtime`, median of 9) | alone ms | after `radar.app.cli` ms | | |",
+        "|---|---|---|---|---|",
+    ]
     for lib in LIBRARIES:
         try:
-            rows.append(f"| `import {lib}` | {import_us(lib) / 1000:.1f} | | | |")
+            alone, after = import_us(lib), import_us(lib, "import radar.app.cli; ")
+            rows.append(f"| `import {lib}` | {alone / 1000:.1f} | {after / 1000:.1f} | | |")
         except (subprocess.CalledProcessError, IndexError):
             rows.append(f"| `import {lib}` | not installed | | | |")
 

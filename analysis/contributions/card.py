@@ -7,7 +7,7 @@ The view differs from the card where the JSON is a presentation: the counts ``us
 lengths (properties of the card), no preset is null, the scores are rounded, a framework entry shows its public
 part (``AdoptedJson``), and what only ranks the card (``in_use_at_start``, ``early_uses``) is left out. msgspec's
 ``rename``/``omit_defaults`` cannot say null-for-empty, rounding or a projection, and an encoder hook never sees a
-dataclass msgspec encodes natively: hence a view, with those three values set after the conversion.
+dataclass msgspec encodes natively: hence a view, whose ``__post_init__`` (run by the conversion) sets those.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TypeAlias
 
 import msgspec
+from msgspec.structs import force_setattr
 
 from radar.analysis.contributions.consequence import NO_SCORE, Score, ScoreJson
 from radar.analysis.contributions.extract import title_prefix
@@ -148,13 +149,11 @@ class CardJson(msgspec.Struct, frozen=True, kw_only=True):
     named: bool
     consequence: ScoreJson
 
+    def __post_init__(self) -> None:  # on conversion from a card: what the JSON presents differently
+        force_setattr(self, "preset", self.preset or None)
+        force_setattr(self, "preset_title", self.preset_title or None)
+        force_setattr(self, "score", round(self.score, 3))
+
     @classmethod
     def of(cls, card: MethodCard) -> CardJson:
-        view = msgspec.convert(card, cls, from_attributes=True)
-        return msgspec.structs.replace(
-            view,
-            preset=card.preset or None,
-            preset_title=card.preset_title or None,
-            score=round(card.score, 3),
-            consequence=ScoreJson.of(card.consequence),
-        )
+        return msgspec.convert(card, cls, from_attributes=True)

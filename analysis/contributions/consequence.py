@@ -87,9 +87,9 @@ class ScoreJson(msgspec.Struct, frozen=True):
     evidence: list[str]
     version: str
 
-    @classmethod
-    def of(cls, s: Score) -> ScoreJson:
-        return cls(round(s.score, 4), round(s.day0, 4), s.early_uses, list(s.evidence), s.version)
+    def __post_init__(self) -> None:  # on conversion from a ``Score`` (``msgspec.convert``, from its attributes)
+        msgspec.structs.force_setattr(self, "score", round(self.score, 4))
+        msgspec.structs.force_setattr(self, "day0", round(self.day0, 4))
 
 
 def _version(data: bytes) -> str:
