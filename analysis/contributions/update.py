@@ -13,7 +13,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import cache
 from multiprocessing import get_context
-from typing import Any, TypedDict
+from typing import Any
 
 from radar.analysis.contributions.extract import spelled_by
 from radar.analysis.contributions.find import Contribution, decide
@@ -30,16 +30,6 @@ PARALLEL_MIN = 6000  # papers waiting before worker processes pay off (each star
 MAX_WORKERS = 4
 
 
-class UpdateReportJson(TypedDict):
-    """``UpdateReport.as_dict()``."""
-
-    decided: int
-    introducing: int
-    model: str
-    seconds: float
-    reused: int
-
-
 @dataclass(frozen=True, slots=True)
 class UpdateReport:
     decided: int  # papers decided in this call
@@ -47,15 +37,6 @@ class UpdateReport:
     model: str
     seconds: float
     reused: int = 0  # ... of which were taken from a prebuilt file (the same rows deciding gives)
-
-    def as_dict(self) -> UpdateReportJson:
-        return {
-            "decided": self.decided,
-            "introducing": self.introducing,
-            "model": self.model,
-            "seconds": round(self.seconds, 2),
-            "reused": self.reused,
-        }
 
 
 def name_key(name: str) -> str:
