@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import fields, replace
 from datetime import date, timedelta
 
 from radar.analysis.contributions.areas import card_area
@@ -94,6 +94,15 @@ def preset_for(name: str, presets: Presets) -> tuple[str, str]:
         if _fold(head) == key:
             return preset, title
     return "", ""
+
+
+# what an introduced name's card shows as its paper's row stores it: the fields both have, but those the card
+# reads for itself (a field added to both shows on the card)
+AS_STORED = tuple(
+    f.name
+    for f in fields(MethodCard)
+    if f.name in {g.name for g in fields(ContributionRow)} and f.name not in ("area", "changes")
+)
 
 
 # -- building cards -----------------------------------------------------------------------------------------
@@ -194,25 +203,20 @@ def _card(
     area = _area(row, tags, groups, title, (abstracts or {}).get(row.doc_id, ""))
     changes = row.changes_rewritten or row.changes
     return MethodCard(
-        name=row.name,
-        kind=row.kind,
+        **{f: getattr(row, f) for f in AS_STORED},  # name, kind, code, builds_on, also, score, ...
         area=area,
         status="introduced",
         introduced_by=row.doc_id,
         title=title,
         introduced_on=row.published,
         week=iso_week(row.published),
-        code=row.code,
         changes=changes,
-        builds_on=row.builds_on,
-        also=row.also,
         used_by=tuple(used),
         compared_by=tuple(compared),
         first_seen=min(first.published, row.published) if first.published else row.published,
         first_id=first.doc_id if first.published and first.published <= row.published else row.doc_id,
         preset=preset,
         preset_title=preset_title,
-        score=row.score,
         prior_mentions=prior,
         expansion=mine.expansion if mine is not None else "",
         other_senses=_other_senses(senses, mine, intros),

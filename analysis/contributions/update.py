@@ -10,7 +10,7 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import cache
 from multiprocessing import get_context
 from typing import Any
@@ -44,23 +44,17 @@ def name_key(name: str) -> str:
     return surface_key(name) if name else ""
 
 
+# what a stored row takes from the decision as it is: the fields both have (a field added to both is stored)
+_DECIDED = tuple(f.name for f in fields(Contribution) if f.name in {g.name for g in fields(ContributionRow)})
+
+
 def _row(doc: _Text | Document, c: Contribution) -> ContributionRow:
     return ContributionRow(
-        doc_id=doc.id,
         content_hash=doc.content_hash,
-        model=c.model,
-        introduces=c.introduces,
-        name=c.name,
         name_key=name_key(c.name),
-        also=c.also,
-        kind=c.kind,
-        area=c.area,
-        builds_on=c.builds_on,
-        changes=c.changes,
         changes_rewritten="",
-        code=c.code,
-        score=c.score,
-        kind_score=c.kind_score,
+        **{f: getattr(c, f) for f in _DECIDED if f != "doc_id"},
+        doc_id=doc.id,
     )
 
 
