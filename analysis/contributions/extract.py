@@ -287,10 +287,10 @@ def extract(title: str, abstract: str) -> Extracted:
             lead = _LEAD_IN.match(text, wstart)
             at = lead.end() if lead else wstart
             head = lowered[at : at + 60]
-            for run in runs:
-                run_words = run.split()
-                for n in range(len(run_words), 1, -1):  # the longest run of the title's words the verb introduces
-                    sub = " ".join(run_words[:n])
+            for title_run in runs:
+                parts = title_run.split()
+                for n in range(len(parts), 1, -1):  # the longest run of the title's words the verb introduces
+                    sub = " ".join(parts[:n])
                     if head.startswith(sub.lower()) and _CLAUSE_END.match(head, len(sub)):
                         add(sub, title.find(sub), "src:after_verb")
                         break
