@@ -7,18 +7,14 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import get_origin, get_type_hints
 
-import orjson
+import msgspec
 
 from radar.store.dates import entered_sql
 from radar.store.models import utc_now
 from radar.store.table import CONTRIBUTION_WRITES, Table, bump_counter
-
-_COLUMNS = (
-    "doc_id, content_hash, model, introduces, name, name_key, also, kind, area, builds_on, changes, "
-    "changes_rewritten, code, score, kind_score"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,25 +69,26 @@ class PaperText:
     published: str  # YYYY-MM-DD
 
 
+# one codec between ContributionRow and its table (msgspec): a column per field but ``published`` (read from the
+# documents table), tuples stored as JSON arrays; a new field is a column of the same name (and a migration)
+_FIELDS = tuple(f.name for f in fields(ContributionRow) if f.name != "published")
+_COLUMNS = ", ".join(_FIELDS)
+_MARKS = ", ".join("?" * (len(_FIELDS) + 1))  # the fields and computed_at
+_ARRAYS = tuple(f for f, t in get_type_hints(ContributionRow).items() if get_origin(t) is tuple)
+_ARRAY = msgspec.json.Decoder(tuple[str, ...])
+
+
 def _row(r: sqlite3.Row) -> ContributionRow:
-    return ContributionRow(
-        doc_id=r["doc_id"],
-        content_hash=r["content_hash"],
-        model=r["model"],
-        introduces=bool(r["introduces"]),
-        name=r["name"],
-        name_key=r["name_key"],
-        also=tuple(orjson.loads(r["also"])),
-        kind=r["kind"],
-        area=r["area"],
-        builds_on=tuple(orjson.loads(r["builds_on"])),
-        changes=r["changes"],
-        changes_rewritten=r["changes_rewritten"],
-        code=tuple(orjson.loads(r["code"])),
-        score=float(r["score"]),
-        kind_score=float(r["kind_score"]),
-        published=str(r["published"] or "")[:10],
-    )
+    data = dict(zip(r.keys(), r, strict=True))
+    for name in _ARRAYS:
+        data[name] = _ARRAY.decode(data[name])
+    data["published"] = str(data["published"] or "")[:10]
+    return msgspec.convert(data, ContributionRow, strict=False)  # strict=False: SQLite's 0/1 as a bool
+
+
+def _values(row: ContributionRow) -> list[object]:
+    """The row's column values, in ``_FIELDS`` order."""
+    return [msgspec.json.encode(v).decode() if isinstance(v, tuple) else v for v in map(row.__getattribute__, _FIELDS)]
 
 
 _SELECT = f"SELECT {', '.join('c.' + c.strip() for c in _COLUMNS.split(','))}, d.published FROM contributions c " + (
@@ -121,32 +118,13 @@ class ContributionsTable(Table):
     def write_contributions(self, rows: Sequence[ContributionRow], mentions: Iterable[Mention]) -> int:
         """Store ``rows`` (replacing each paper's previous row and mentions) in one transaction."""
         now = utc_now()
-        values = [
-            (
-                r.doc_id,
-                r.content_hash,
-                r.model,
-                int(r.introduces),
-                r.name,
-                r.name_key,
-                orjson.dumps(list(r.also)).decode(),
-                r.kind,
-                r.area,
-                orjson.dumps(list(r.builds_on)).decode(),
-                r.changes,
-                r.changes_rewritten,
-                orjson.dumps(list(r.code)).decode(),
-                r.score,
-                r.kind_score,
-                now,
-            )
-            for r in rows
-        ]
+        values = [(*_values(r), now) for r in rows]
         with self.transaction() as conn:
             bump_counter(conn, CONTRIBUTION_WRITES)
             conn.executemany("DELETE FROM document_mentions WHERE doc_id = ?", [(r.doc_id,) for r in rows])
             conn.executemany(
-                f"INSERT OR REPLACE INTO contributions ({_COLUMNS}, computed_at) VALUES ({', '.join('?' * 16)})", values
+                f"INSERT OR REPLACE INTO contributions ({_COLUMNS}, computed_at) VALUES ({_MARKS})",
+                values,
             )
             conn.executemany(
                 "INSERT OR IGNORE INTO document_mentions (doc_id, key, compared, expansion) VALUES (?, ?, ?, ?)",

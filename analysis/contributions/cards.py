@@ -24,26 +24,24 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import fields, replace
 from datetime import date, timedelta
-from typing import TypedDict
 
 from radar.analysis.contributions.areas import card_area
-from radar.analysis.contributions.consequence import NO_SCORE, Score, ScoreJson, early_uses
+from radar.analysis.contributions.card import KNOWN_BEFORE as KNOWN_BEFORE  # the card record lives in card.py
+from radar.analysis.contributions.card import MethodCard, OtherSense
+from radar.analysis.contributions.consequence import early_uses
 from radar.analysis.contributions.errors import ContributionsError
-from radar.analysis.contributions.extract import extract, papers_naming, phrase_mention, title_prefix
+from radar.analysis.contributions.extract import extract, papers_naming, phrase_mention
 from radar.analysis.contributions.find import changes_line
-from radar.analysis.contributions.labels import LAB_AREAS
 from radar.analysis.contributions.model import shipped_model
 from radar.analysis.contributions.plugin_point import plugin_point
 from radar.analysis.contributions.senses import Intro, Sense, sense_with, senses_of
 from radar.analysis.contributions.update import name_key
 from radar.store.contributions import ContributionRow, MentionRow
 from radar.store.dates import week_monday
-from radar.store.frameworks import Adopted
 from radar.store.names import NameRow
 from radar.store.tables import CardsStore, Mentions
-from radar.store.text import mixed_script
 
 Presets = Mapping[str, str]  # preset name -> title (app/wiring.repro_presets)
 TagGroups = Mapping[str, str]  # tag -> taxonomy group
@@ -53,166 +51,9 @@ KIND_ORDER = ("method", "system", "model", "hardware", "benchmark", "other")
 # spreading: a name no stored paper introduces, of a kind a lab adopts, named by at least this many papers
 SPREADING_KINDS = ("method", "system", "model", "hardware")
 MIN_SPREADING = 5
-# a name at least this many stored papers named before a paper "introduces" it is not new there (the paper
-# defines GRPO or GPT-4 for its readers), unless the paper's title starts with it (an acronym reused)
-KNOWN_BEFORE = 20
 # a name no stored paper introduces whose first stored mention is at most this many days after the store's first
 # paper was in use before the stored papers begin (PPO, DPO)
 BEFORE_CORPUS_DAYS = 28
-
-
-class AdoptedJson(TypedDict):
-    framework: str
-    date: str
-    link: str
-    kind: str
-    text: str
-
-
-class OtherSenseJson(TypedDict):
-    expansion: str
-    papers: int
-    introduced_by: str | None
-    introduced_on: str
-    what: str
-
-
-class MethodCardJson(TypedDict):
-    """``MethodCard.as_dict()``: `radar methods --json` and the dashboard's cards."""
-
-    name: str
-    kind: str
-    area: str
-    status: str
-    introduced_by: str | None
-    title: str
-    introduced_on: str
-    week: str
-    changes: str
-    builds_on: list[str]
-    also: list[str]
-    code: list[str]
-    uses: int  # len(used_by)
-    compares: int  # len(compared_by)
-    used_by: list[str]
-    compared_by: list[str]
-    first_seen: str
-    first_id: str
-    preset: str | None
-    preset_title: str | None
-    plugin_point: str  # with no preset: the plug-in point the method would need (plugin_point.py), else ''
-    score: float
-    prior_mentions: int
-    expansion: str
-    other_senses: list[OtherSenseJson]
-    adopted: list[AdoptedJson]
-    named: bool
-    consequence: ScoreJson
-
-
-@dataclass(frozen=True, slots=True)
-class OtherSense:
-    """Another meaning of a card's name ("GRPO" = Group Robust Preference Optimization), with its papers."""
-
-    expansion: str  # its long form ('' when its papers do not spell it out)
-    papers: int  # stored papers meaning it
-    introduced_by: str | None  # the stored paper introducing it, if any
-    introduced_on: str
-    what: str = ""  # what that paper says it is (its contribution's changes line; '' when none introduces it)
-
-    def as_dict(self) -> OtherSenseJson:
-        return {
-            "expansion": self.expansion,
-            "papers": self.papers,
-            "introduced_by": self.introduced_by,
-            "introduced_on": self.introduced_on,
-            "what": self.what,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class MethodCard:
-    """What a lead reads about one name."""
-
-    name: str
-    kind: str
-    area: str  # rl-post-training | hardware-systems | other-llm | other ('' when unknown)
-    # "introduced" (a stored paper introduces it), "spreading" (only named by stored papers) or "before-corpus"
-    # (named from the store's first weeks on, introduced before its papers begin)
-    status: str
-    introduced_by: str | None  # the introducing paper's id
-    title: str  # the introducing paper's title
-    introduced_on: str  # YYYY-MM-DD
-    week: str  # ISO week of the introduction ('' for a spreading name)
-    code: tuple[str, ...]  # code links in the introducing paper's own abstract
-    changes: str  # what it is or changes (the endpoint's line when rewritten, else the abstract's own)
-    builds_on: tuple[str, ...]
-    also: tuple[str, ...]  # other names the introducing paper introduces
-    used_by: tuple[str, ...]  # later papers that name it, oldest first
-    compared_by: tuple[str, ...]  # ... of which compare against it
-    first_seen: str  # YYYY-MM-DD of the first stored paper naming it
-    first_id: str
-    preset: str  # the reproduction preset that covers it ('' when none does)
-    preset_title: str
-    score: float  # how sure the model is that the paper introduces it (1 for a spreading name)
-    prior_mentions: int = 0  # stored papers that named it (in its sense) before the introducing paper
-    expansion: str = ""  # its long form, as the papers of its sense spell it out
-    other_senses: tuple[OtherSense, ...] = ()  # other meanings of the same name
-    in_use_at_start: bool = False  # other papers named it (its sense) in the store's first weeks, before this one
-    plugin_point: str = ""  # no preset expresses it: the plug-in point it would need (plugin_point.py)
-    adopted: tuple[Adopted, ...] = ()  # framework commits/releases naming it (analysis/contributions/frameworks.py)
-    named: bool = True  # False: a finding or recipe its paper gives no name (``name`` is a handle from the title)
-    early_uses: int = 0  # later papers of its sense naming it in its first four weeks (as far as stored)
-    consequence: Score = NO_SCORE  # how much a lead should care (``consequence.py``), set when a list is ranked
-
-    @property
-    def new(self) -> bool:
-        """Introduced by its paper: not a name many stored papers used before (``KNOWN_BEFORE``) nor one in use
-        when the stored papers begin (DPO), unless the paper's title starts with it (in one script: a name that
-        mixes scripts is a lookalike of the name it folds to, not a new use of it)."""
-        reused = title_prefix(self.title) == self.name and not mixed_script(self.name)  # DАPO cannot claim DAPO
-        return self.status == "introduced" and (
-            (self.prior_mentions < KNOWN_BEFORE and not self.in_use_at_start) or reused
-        )
-
-    @property
-    def in_lab_areas(self) -> bool:
-        return self.area in LAB_AREAS
-
-    def as_dict(self) -> MethodCardJson:
-        return {
-            "name": self.name,
-            "kind": self.kind,
-            "area": self.area,
-            "status": self.status,
-            "introduced_by": self.introduced_by,
-            "title": self.title,
-            "introduced_on": self.introduced_on,
-            "week": self.week,
-            "changes": self.changes,
-            "builds_on": list(self.builds_on),
-            "also": list(self.also),
-            "code": list(self.code),
-            "uses": len(self.used_by),
-            "compares": len(self.compared_by),
-            "used_by": list(self.used_by),
-            "compared_by": list(self.compared_by),
-            "first_seen": self.first_seen,
-            "first_id": self.first_id,
-            "preset": self.preset or None,
-            "preset_title": self.preset_title or None,
-            "plugin_point": self.plugin_point,
-            "score": round(self.score, 3),
-            "prior_mentions": self.prior_mentions,
-            "expansion": self.expansion,
-            "other_senses": [o.as_dict() for o in self.other_senses],
-            "adopted": [
-                {"framework": a.framework, "date": a.date, "link": a.link, "kind": a.kind, "text": a.text}
-                for a in self.adopted
-            ],
-            "named": self.named,
-            "consequence": self.consequence.as_dict(),
-        }
 
 
 # -- periods and presets -----------------------------------------------------------------------------------
@@ -253,6 +94,15 @@ def preset_for(name: str, presets: Presets) -> tuple[str, str]:
         if _fold(head) == key:
             return preset, title
     return "", ""
+
+
+# what an introduced name's card shows as its paper's row stores it: the fields both have, but those the card
+# reads for itself (a field added to both shows on the card)
+AS_STORED = tuple(
+    f.name
+    for f in fields(MethodCard)
+    if f.name in {g.name for g in fields(ContributionRow)} and f.name not in ("area", "changes")
+)
 
 
 # -- building cards -----------------------------------------------------------------------------------------
@@ -353,25 +203,20 @@ def _card(
     area = _area(row, tags, groups, title, (abstracts or {}).get(row.doc_id, ""))
     changes = row.changes_rewritten or row.changes
     return MethodCard(
-        name=row.name,
-        kind=row.kind,
+        **{f: getattr(row, f) for f in AS_STORED},  # name, kind, code, builds_on, also, score, ...
         area=area,
         status="introduced",
         introduced_by=row.doc_id,
         title=title,
         introduced_on=row.published,
         week=iso_week(row.published),
-        code=row.code,
         changes=changes,
-        builds_on=row.builds_on,
-        also=row.also,
         used_by=tuple(used),
         compared_by=tuple(compared),
         first_seen=min(first.published, row.published) if first.published else row.published,
         first_id=first.doc_id if first.published and first.published <= row.published else row.doc_id,
         preset=preset,
         preset_title=preset_title,
-        score=row.score,
         prior_mentions=prior,
         expansion=mine.expansion if mine is not None else "",
         other_senses=_other_senses(senses, mine, intros),

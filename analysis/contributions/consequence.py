@@ -32,13 +32,11 @@ from dataclasses import dataclass, field
 from datetime import date
 from functools import cache
 from importlib import resources
-from typing import TypedDict
 
-import orjson
+import msgspec
 
-from radar.analysis.contributions.errors import ContributionsError
 from radar.analysis.contributions.labels import LAB_AREAS
-from radar.analysis.contributions.linear import Linear, LinearJson
+from radar.analysis.contributions.linear import Linear, ModelFile
 
 CONSEQUENCE_FILE = "consequence.json"
 REBUILD = "`python -m radar.analysis.contributions.retrain --consequence --db DIR/radar.db` (a full-corpus workspace)"
@@ -46,28 +44,17 @@ CODE_VERSION = "2"  # bump when signals change what a model means (2: unnamed pe
 EARLY_DAYS = 28  # a card's early uptake: the papers naming it in its first four weeks
 
 
-class ConsequenceJson(TypedDict):
-    """``ConsequenceModel.as_dict()``: ``consequence.json``."""
+class ConsequenceFile(ModelFile, frozen=True):
+    """``consequence.json``: the fields of ``ConsequenceModel`` it stores (``linear.ModelFile``)."""
 
-    code_version: str
     fitted_before: str
     must_weight: float
     adopt_weight: float
     early_weight: float
     unnamed_penalty: float
-    lead: LinearJson
-    must: LinearJson
-    adopt: LinearJson
-
-
-class ScoreJson(TypedDict):
-    """A card's ``consequence`` in its JSON."""
-
-    score: float
-    day0: float
-    early_uses: int
-    evidence: list[str]
-    version: str
+    lead: Linear
+    must: Linear
+    adopt: Linear
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,15 +68,6 @@ class Score:
     version: str
     day0_evidence: tuple[str, ...] = ()  # those behind the day-0 part (what a call decided on day 0 rests on)
 
-    def as_dict(self) -> ScoreJson:
-        return {
-            "score": round(self.score, 4),
-            "day0": round(self.day0, 4),
-            "early_uses": self.early_uses,
-            "evidence": list(self.evidence),
-            "version": self.version,
-        }
-
     @property
     def line(self) -> str:
         """The score and its evidence in one line: '0.91: builds on GRPO; code released'."""
@@ -98,6 +76,20 @@ class Score:
 
 
 NO_SCORE = Score(0.0, 0.0, 0, (), "")
+
+
+class ScoreJson(msgspec.Struct, frozen=True):
+    """A card's ``consequence`` in its JSON: the scores to 4 places, the evidence behind the rank."""
+
+    score: float
+    day0: float
+    early_uses: int
+    evidence: list[str]
+    version: str
+
+    def __post_init__(self) -> None:  # on conversion from a ``Score`` (``msgspec.convert``, from its attributes)
+        msgspec.structs.force_setattr(self, "score", round(self.score, 4))
+        msgspec.structs.force_setattr(self, "day0", round(self.day0, 4))
 
 
 def _version(data: bytes) -> str:
@@ -194,44 +186,12 @@ class ConsequenceModel:
         return _sigmoid(z / (1.0 + self.must_weight + self.adopt_weight))
 
     # -- storage ----------------------------------------------------------------------------------------
-    def as_dict(self) -> ConsequenceJson:
-        return {
-            "code_version": CODE_VERSION,
-            "fitted_before": self.fitted_before,
-            "must_weight": round(self.must_weight, 6),
-            "adopt_weight": round(self.adopt_weight, 6),
-            "early_weight": round(self.early_weight, 6),
-            "unnamed_penalty": round(self.unnamed_penalty, 6),
-            "lead": self.lead.as_dict(),
-            "must": self.must.as_dict(),
-            "adopt": self.adopt.as_dict(),
-        }
-
     def to_json(self) -> bytes:
-        return orjson.dumps(self.as_dict(), option=orjson.OPT_SORT_KEYS)
+        return ConsequenceFile.of(self, CODE_VERSION).to_json()
 
     @classmethod
     def from_json(cls, data: bytes) -> ConsequenceModel:
-        try:
-            d = orjson.loads(data)
-            if d.get("code_version") != CODE_VERSION:
-                raise ContributionsError(
-                    f"the consequence model was built for code version {d.get('code_version')!r}, not "
-                    f"{CODE_VERSION!r}; rebuild it with {REBUILD}"
-                )
-            return cls(
-                lead=Linear.from_dict(d["lead"]),
-                must=Linear.from_dict(d["must"]),
-                adopt=Linear.from_dict(d["adopt"]),
-                must_weight=float(d["must_weight"]),
-                adopt_weight=float(d["adopt_weight"]),
-                early_weight=float(d["early_weight"]),
-                fitted_before=str(d["fitted_before"]),
-                unnamed_penalty=float(d["unnamed_penalty"]),
-                version=_version(orjson.dumps(d, option=orjson.OPT_SORT_KEYS)),
-            )
-        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError):
-            raise ContributionsError(f"the consequence model file is damaged; rebuild it with {REBUILD}") from None
+        return ConsequenceFile.decode(data, CODE_VERSION, REBUILD, "consequence model").build(cls)
 
 
 @cache

@@ -16,12 +16,18 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 
+from radar.analysis.contributions.acronyms import long_form
+from radar.analysis.contributions.acronyms import spelled_by as spelled_by  # re-exported: acronyms.py
+from radar.analysis.contributions.phrases import MAX_PATTERN as MAX_PATTERN  # re-exported: phrases.py
+from radar.analysis.contributions.phrases import any_phrase as any_phrase
+from radar.analysis.contributions.phrases import papers_naming as papers_naming
+from radar.analysis.contributions.plaintext import SYMBOLS as SYMBOLS  # re-exported: plaintext.py
+from radar.analysis.contributions.plaintext import plain_text
 from radar.analysis.names.extract import _TOKEN, family_of, is_candidate
-from radar.store.contributions import PaperText
 
 # sentence ends, not after an abbreviation ("Dr. GRPO", "e.g. PPO", "et al. propose")
 SENTENCE = re.compile(
@@ -99,46 +105,6 @@ def _split(text: str) -> list[str]:
     return text.split()
 
 
-_DOUBLED = re.compile(r"\\\\(?=[A-Za-z])")  # \\textit (escaped once too often) -> \textit
-_LATEXISH = re.compile(r"[\\${}~]")
-_MATH = re.compile(r"\$\$?([^$]{0,200})\$\$?")
-_COMMAND_ARG = re.compile(r"\\[A-Za-z]+\*?\s*\{([^{}]*)\}")
-_COMMAND = re.compile(r"\\[A-Za-z]+\*?\s?|\\(.)")
-
-
-# symbols a reader needs (a systems paper's "1.3$\\times$ speedup"), as plain characters; the rest of a command
-# is dropped
-SYMBOLS = {
-    "times": "x", "approx": "~", "sim": "~", "leq": "<=", "le": "<=", "geq": ">=", "ge": ">=", "pm": "+/-",
-    "rightarrow": "->", "to": "->", "cdot": "*", "infty": "infinity", "%": "%", "&": "&", "#": "#", "_": "_",
-}  # fmt: skip
-_SYMBOL = re.compile(r"\\(times|approx|sim|leq|le|geq|ge|pm|rightarrow|to|cdot|infty)(?![A-Za-z])")
-# a backslash before a quote that does not follow a letter is an escaped quote ("\\"word\\""), not an umlaut
-# (Schr\\"odinger)
-_ESCAPED_QUOTE = re.compile(r'(?<![A-Za-z])\\"|\\"(?![A-Za-z{])')
-
-
-def plain_text(text: str) -> str:
-    """``text`` with LaTeX markup reduced to its words, whitespace collapsed: "$\\textbf{D}$ecoupled" ->
-    "Decoupled", "{Quantile Advantage Estimation}" -> "Quantile Advantage Estimation", "5\\%" -> "5%",
-    "1.3$\\times$" -> "1.3x", an escaped quote a quote. A cheap pass (no parser: every paper goes through it),
-    unchanged text when there is no markup."""
-    if "×" in text:
-        text = text.replace("×", "x")
-    if _LATEXISH.search(text):
-        text = _DOUBLED.sub(r"\\", text)
-        text = _ESCAPED_QUOTE.sub('"', text)
-        text = _SYMBOL.sub(lambda m: SYMBOLS[m.group(1)], text)
-        text = _MATH.sub(lambda m: m.group(1), text)
-        for _ in range(4):  # nested \cmd{\cmd{x}}
-            text, n = _COMMAND_ARG.subn(lambda m: m.group(1), text)
-            if not n:
-                break
-        text = _COMMAND.sub(lambda m: m.group(1) or "", text)
-        text = text.replace("{", "").replace("}", "").replace("~", " ")
-    return " ".join(text.split())
-
-
 _WE_VERB = re.compile(r"\b(?:we|this\s+(?:paper|work|study))\s+(?:\w+ly\s+)?([a-z]{3,})", re.IGNORECASE)
 _GENERIC_PREFIX = frozenset(
     _split(
@@ -203,88 +169,6 @@ def title_handle(title: str) -> str:
             head = head[: cut.start()]
             break
     return " ".join(head.split()[:MAX_HANDLE_WORDS]).strip(" ,.;\"'“”")
-
-
-_LINKING = frozenset(_split("of for and with the in to via on a an by from over under at as or"))
-
-
-def _initials_form(letters: Sequence[str], words: Sequence[str]) -> str:
-    """The shortest run of final ``words`` whose word starts (and capitals inside words: "sAmpling", parts of
-    "Zero-Variance", the letters of an acronym word "RL") spell ``letters``, linking words skipped; '' when none."""
-    s = len(letters) - 1
-    for i in range(len(words) - 1, -1, -1):
-        word = words[i].strip("\"'“”‘’")
-        parts = [p for p in word.split("-") if p]
-        if not parts:
-            return ""
-        # the letters this word can stand for, right to left: an acronym word gives each capital
-        spell: list[str] = []
-        for part in reversed(parts):
-            caps = [ch.lower() for ch in part if ch.isupper() or ch.isdigit()]
-            inner = [ch.lower() for ch in part[1:] if ch.isupper()]
-            spell.extend(reversed(caps) if len(caps) > 1 and len(caps) == sum(ch.isalnum() for ch in part) else
-                         [*reversed(inner), part[0].lower()])  # fmt: skip
-        took = False
-        for ch in spell:
-            if s >= 0 and ch == letters[s]:
-                s -= 1
-                took = True
-        if not took and word.lower() not in _LINKING:
-            return ""
-        if s < 0:
-            return " ".join(words[i:]) if took else ""
-    return ""
-
-
-def spelled_by(short: str, expansion: str) -> bool:
-    """Whether ``expansion`` is a reliable long form of ``short`` (what tells one sense of an acronym from
-    another): its words' initials spell it ("Group Relative Policy Optimization"), or each of its few content
-    words starts one of its letters, in order ("Quantum Autoencoder" for QAE); not a phrase that merely holds
-    the letters ("PRM as an online training signal" for GRPO)."""
-    letters = [c.lower() for c in short if c.isalnum()]
-    words = expansion.split()
-    if len(letters) < 2 or not words:
-        return False
-    if _initials_form(letters, words) == " ".join(words):
-        return True
-    content = [w for w in words if w.lower() not in _LINKING]
-    if not content or len(content) > len(letters) or content[0][:1].lower() != letters[0]:
-        return False
-    at = 0
-    for w in content:
-        at = "".join(letters).find(w[:1].lower(), at)
-        if at < 0:
-            return False
-        at += 1
-    return True
-
-
-def long_form(short: str, before: str) -> str:
-    """The words before "(SHORT)" that spell it, '' when none do: their initials when they spell it
-    ("Proximal Policy Optimization (PPO)"), else Schwartz & Hearst (2003).
-
-    Schwartz & Hearst: characters of the short form are matched right to left against the text; each must be
-    found, and the first one must start a word."""
-    letters = [c.lower() for c in short if c.isalnum()]
-    if len(letters) < 2 or not short[0].isalnum():
-        return ""
-    words = before.split()[-min(len(letters) + 5, len(letters) * 2) :]
-    initials = _initials_form(letters, words)
-    if initials and len(initials) > len(short):
-        return initials.strip(" ,;:")
-    text = " ".join(words)
-    s, lf = len(letters) - 1, len(text) - 1
-    while s >= 0:
-        c = letters[s]
-        while lf >= 0 and (text[lf].lower() != c or (s == 0 and lf > 0 and text[lf - 1].isalnum())):
-            lf -= 1
-        if lf < 0:
-            return ""
-        s -= 1
-        lf -= 1
-    start = text.rfind(" ", 0, lf + 1) + 1
-    out = text[start:].strip(" ,;:")
-    return out if len(out) > len(short) else ""
 
 
 def _shape(surface: str) -> set[str]:
@@ -392,9 +276,9 @@ def extract(title: str, abstract: str) -> Extracted:
         add(m.group(1), t_end + 1 + m.start(1), "src:after_verb", "after_our", "apposition", "intro&apposition")
         windows.append((t_end + 1 + m.start(1), t_end + 1 + m.end(1), "propo"))
     for m in _finditer(CALLED, abstract, low_abstract):
-        run = _CAPS_RUN.match(abstract, m.end())
-        if run:
-            add(_CONNECTOR_TAIL.sub("", run.group()), t_end + 1 + run.start(), "src:called")
+        caps = _CAPS_RUN.match(abstract, m.end())
+        if caps:
+            add(_CONNECTOR_TAIL.sub("", caps.group()), t_end + 1 + caps.start(), "src:called")
     # a name the title capitalises and the abstract introduces in lower case ("Min-p Sampling" of the title,
     # "we propose min-p sampling, a ..."): the title's spelling, found where the introducing verb is
     runs = [r.group() for r in _TITLE_RUN.finditer(title)]
@@ -541,82 +425,3 @@ def phrase_mention(title: str, abstract: str, phrase: str) -> tuple[bool, bool]:
     ends = [m.end() for m in _finditer(COMPARE, text, text.lower())]
     compared = any(_ends_near(ends, p, max(bounds[bisect_right(bounds, p) - 1], p - 89)) for p in found)
     return True, compared
-
-
-_RUN = re.compile(r"[^\W_]+")  # a run of letters and digits (str.isalnum), as a name's token bound sees it
-
-
-def _phrases_in(text: str, by_run: dict[str, list[str]]) -> Iterator[str]:
-    """The phrases (``by_run``: a phrase's first run of letters and digits -> the phrases) that ``text`` holds,
-    its white space collapsed ("Dr.\nGRPO"), not right after a letter or digit: "(Dr. GRPO)", "PPO/Dr. GRPO",
-    "\\textsc{Dr. GRPO}", "GRPO,Dr. GRPO", not "XDr. GRPO" (``phrase_mention`` checks the token bounds). Looked for
-    only where the text holds that first run (most texts hold none of them)."""
-    runs = set(_RUN.findall(text))
-    if by_run.keys().isdisjoint(runs):
-        return
-    collapsed = " ".join(text.split())
-    for run in by_run.keys() & runs:
-        for phrase in by_run[run]:
-            at = collapsed.find(phrase)
-            while at > 0 and collapsed[at - 1].isalnum():
-                at = collapsed.find(phrase, at + 1)
-            if at >= 0:
-                yield phrase
-
-
-MAX_PATTERN = 1000  # phrases up to which one pattern of them all skips the texts holding none (``papers_naming``)
-_Trie = dict[str, "_Trie"]  # a character -> the rest ("" ends a phrase)
-
-
-def any_phrase(spelled: Iterable[str]) -> re.Pattern[str]:
-    """A pattern found in every text that holds one of the ``spelled`` phrases (white space collapsed) once its own
-    white space is collapsed: each space stands for a run of white space ("Dr.\\nGRPO"). Written as a trie ("Dynamic
-    (?:Experts Search|ReAct)"), so that the regex engine tries one branch per character, not one per phrase (50
-    phrases: 0.25 s over 63k texts, the runs of letters and digits of each text 1.4 s); a phrase that starts another
-    stands for both (a prefilter: ``_phrases_in`` decides)."""
-    trie: _Trie = {}
-    for phrase in spelled:
-        node = trie
-        for ch in phrase:
-            node = node.setdefault(ch, {})
-        node[""] = {}
-
-    def branches(node: _Trie) -> str:
-        if "" in node:
-            return ""
-        alts = [(r"\s+" if ch == " " else re.escape(ch)) + branches(child) for ch, child in sorted(node.items())]
-        return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
-
-    return re.compile(branches(trie))
-
-
-def papers_naming(papers: Iterable[PaperText], phrases: Iterable[str]) -> dict[str, list[PaperText]]:
-    """Of ``papers`` (in their order), those whose title or abstract holds each phrase (case-sensitive, white space
-    collapsed, not right after a letter or digit; "Method Number7" is also found in "Method Number70": the caller
-    checks token bounds). For names of several words ("Dr. GRPO", "Expert Race"), which the mentions table keys by
-    token only. One pass over the papers: a text that ``any_phrase``'s pattern misses is skipped, in the others its
-    runs of letters and digits are looked up among the phrases' first runs (an ``instr()`` per phrase and paper in SQL
-    took 15 minutes for the 2,972 phrases of the full corpus's cards)."""
-    asked: dict[str, list[str]] = {}  # a phrase as matched ("Dr. GRPO") -> as asked ("Dr.  GRPO")
-    for p in dict.fromkeys(phrases):
-        spelled = " ".join(p.split())
-        if _RUN.search(spelled):
-            asked.setdefault(spelled, []).append(p)
-    by_run: dict[str, list[str]] = {}
-    for spelled in asked:
-        first = _RUN.search(spelled)
-        assert first is not None  # kept above only when it holds a run
-        by_run.setdefault(first.group(), []).append(spelled)
-    out: dict[str, list[PaperText]] = {}
-    if not by_run:
-        return out
-    # up to MAX_PATTERN phrases, a text the phrases' pattern misses is skipped (it holds none of them); beyond, the
-    # pattern is slower than finding each text's runs
-    holds_one = any_phrase(asked).search if len(asked) <= MAX_PATTERN else None
-    for paper in papers:
-        texts = [t for t in (paper.title, paper.abstract) if holds_one is None or holds_one(t)]
-        held = {spelled for text in texts for spelled in _phrases_in(text, by_run)}
-        for spelled in held:
-            for p in asked[spelled]:
-                out.setdefault(p, []).append(paper)
-    return out

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Protocol, TypedDict
+from typing import Protocol
 
 from radar.analysis.contributions.extract import INTRO, SENTENCE, Extracted, plain_text, title_prefix
 from radar.analysis.contributions.extract import extract as extract_candidates
@@ -41,23 +41,6 @@ class PaperText(Protocol):
     def categories(self) -> tuple[str, ...]: ...
 
 
-class ContributionJson(TypedDict):
-    """``Contribution.as_dict()``."""
-
-    doc_id: str
-    introduces: bool
-    name: str
-    also: list[str]
-    kind: str
-    area: str
-    builds_on: list[str]
-    changes: str
-    code: list[str]
-    score: float
-    kind_score: float
-    model: str
-
-
 @dataclass(frozen=True, slots=True)
 class Contribution:
     """What one paper contributes, as the model decided it (``model`` names the version)."""
@@ -74,22 +57,6 @@ class Contribution:
     score: float  # probability that it introduces ``name``
     kind_score: float
     model: str  # the model version that decided it
-
-    def as_dict(self) -> ContributionJson:
-        return {
-            "doc_id": self.doc_id,
-            "introduces": self.introduces,
-            "name": self.name,
-            "also": list(self.also),
-            "kind": self.kind,
-            "area": self.area,
-            "builds_on": list(self.builds_on),
-            "changes": self.changes,
-            "code": list(self.code),
-            "score": round(self.score, 3),
-            "kind_score": round(self.kind_score, 3),
-            "model": self.model,
-        }
 
 
 def _clip(text: str, limit: int = CHANGES_CHARS) -> str:

@@ -8,17 +8,13 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TypedDict
+from typing import TypeVar
 
+import msgspec
 
-class LinearJson(TypedDict):
-    """``Linear.as_dict()``: one model of the stored ``model.json``."""
-
-    classes: list[str]
-    bias: list[float]
-    weights: dict[str, list[float]]
+from radar.analysis.contributions.errors import ContributionsError
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,20 +58,69 @@ class Linear:
         best = max(dist, key=lambda c: (dist[c], c))
         return best, dist[best]
 
-    def as_dict(self) -> LinearJson:
-        return {
-            "classes": list(self.classes),
-            "bias": [round(b, 6) for b in self.bias],
-            "weights": {f: [round(v, 6) for v in row] for f, row in sorted(self.weights.items())},
-        }
+    def rounded(self) -> Linear:
+        """As a model file stores it: weights and bias to 6 places, features sorted."""
+        return Linear(
+            self.classes,
+            {f: tuple(round(v, 6) for v in row) for f, row in sorted(self.weights.items())},
+            tuple(round(b, 6) for b in self.bias),
+        )
+
+
+class ModelFile(msgspec.Struct, frozen=True):
+    """The shape ``model.json`` and ``consequence.json`` share, one codec for both (msgspec): a code version, the
+    models' settings and their ``Linear`` models as fields. A file type subclasses it with its fields, named as the
+    fields of the model it stores; built from a model (``of``) or decoded from a file (``decode``, which validates
+    every type), it keeps floats to 6 places and each ``Linear`` ``rounded``: what the file holds, so its bytes (and
+    the version hashed from them) depend on nothing else. Keys are written sorted."""
+
+    code_version: str
+
+    def __post_init__(self) -> None:
+        for name in self.__struct_fields__:
+            value = getattr(self, name)
+            if isinstance(value, float):
+                msgspec.structs.force_setattr(self, name, round(value, 6))
+            elif isinstance(value, Linear):
+                msgspec.structs.force_setattr(self, name, value.rounded())
 
     @classmethod
-    def from_dict(cls, data: LinearJson) -> Linear:  # read from model.json: each value converted
-        return cls(
-            classes=tuple(str(c) for c in data["classes"]),
-            weights={str(f): tuple(float(v) for v in row) for f, row in data["weights"].items()},
-            bias=tuple(float(b) for b in data["bias"]),
-        )
+    def of(cls: type[F], model: object, code_version: str) -> F:
+        """The file of ``model``: its attributes named as this file's fields."""
+        fields = {f: getattr(model, f) for f in cls.__struct_fields__ if f != "code_version"}
+        return cls(code_version=code_version, **fields)
+
+    def build(self, model: Callable[..., M]) -> M:
+        """The stored model: ``model`` (its type) called with the stored fields."""
+        return model(**{f: getattr(self, f) for f in self.__struct_fields__ if f != "code_version"})
+
+    def to_json(self) -> bytes:
+        return msgspec.json.encode(self, order="sorted")
+
+    @classmethod
+    def decode(cls: type[F], data: bytes, code_version: str, rebuild: str, what: str) -> F:
+        """The file in ``data``, its types checked; ``ContributionsError`` naming ``rebuild`` when it is damaged or
+        was written for another code version."""
+        try:
+            found = msgspec.json.decode(data, type=_Version).code_version
+        except msgspec.MsgspecError:
+            found = None
+        if found is not None and found != code_version:
+            raise ContributionsError(
+                f"the {what} was built for code version {found!r}, not {code_version!r}; rebuild it with {rebuild}"
+            )
+        try:
+            return msgspec.json.decode(data, type=cls)
+        except msgspec.MsgspecError:
+            raise ContributionsError(f"the {what} file is damaged; rebuild it with {rebuild}") from None
+
+
+class _Version(msgspec.Struct):
+    code_version: str | None = None
+
+
+F = TypeVar("F", bound=ModelFile)
+M = TypeVar("M")
 
 
 def fit(

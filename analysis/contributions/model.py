@@ -22,11 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import TypedDict
 
-import orjson
-
-from radar.analysis.contributions.errors import ContributionsError
 from radar.analysis.contributions.extract import Candidate, Extracted, extract
 from radar.analysis.contributions.features import (
     also_features,
@@ -47,9 +43,10 @@ from radar.analysis.contributions.labels import (
     load_kind_examples,
     load_lexicon,
 )
-from radar.analysis.contributions.linear import Linear, LinearJson, fit
+from radar.analysis.contributions.linear import Linear, ModelFile, fit
 
 MODEL_FILE = "model.json"
+REBUILD = "`python -m radar.analysis.contributions.retrain`"
 # what a paper cannot build on or compare against: where its code lies, an organisation, a metric, a common
 # abbreviation (the names stage's labeled kinds; GitHub is labeled a system)
 CODE_HOSTS = frozenset({"github", "gitlab", "hugging face", "huggingface", "zenodo", "bitbucket", "codeberg"})
@@ -88,20 +85,19 @@ class Decision:
     candidate: Candidate | None  # the chosen candidate (its evidence), None when there is none
 
 
-class ModelJson(TypedDict):
-    """``ContributionModel.as_dict()``: ``model.json``."""
+class ContributionModelFile(ModelFile, frozen=True):
+    """``model.json``: the fields of ``ContributionModel`` it stores (``linear.ModelFile``)."""
 
-    code_version: str
     threshold: float
     lab_threshold: float
     also_threshold: float
     builds_threshold: float
-    name: LinearJson
-    introduces: LinearJson
-    kind: LinearJson
-    area: LinearJson
-    builds: LinearJson
-    also: LinearJson
+    name: Linear
+    introduces: Linear
+    kind: Linear
+    area: Linear
+    builds: Linear
+    also: Linear
     lexicon: dict[str, str]
 
 
@@ -172,52 +168,12 @@ class ContributionModel:
         return kind, kind_score
 
     # -- storage ----------------------------------------------------------------------------------------
-    def as_dict(self) -> ModelJson:
-        return {
-            "code_version": CODE_VERSION,
-            "threshold": round(self.threshold, 6),
-            "lab_threshold": round(self.lab_threshold, 6),
-            "also_threshold": round(self.also_threshold, 6),
-            "builds_threshold": round(self.builds_threshold, 6),
-            "name": self.name.as_dict(),
-            "introduces": self.introduces.as_dict(),
-            "kind": self.kind.as_dict(),
-            "area": self.area.as_dict(),
-            "builds": self.builds.as_dict(),
-            "also": self.also.as_dict(),
-            "lexicon": dict(sorted(self.lexicon.items())),
-        }
-
     def to_json(self) -> bytes:
-        return orjson.dumps(self.as_dict(), option=orjson.OPT_SORT_KEYS)
+        return ContributionModelFile.of(self, CODE_VERSION).to_json()
 
     @classmethod
     def from_json(cls, data: bytes) -> ContributionModel:
-        try:
-            d = orjson.loads(data)
-            if d.get("code_version") != CODE_VERSION:
-                raise ContributionsError(
-                    f"the contributions model was built for code version {d.get('code_version')!r}, not "
-                    f"{CODE_VERSION!r}; rebuild it with `python -m radar.analysis.contributions.retrain`"
-                )
-            return cls(
-                name=Linear.from_dict(d["name"]),
-                introduces=Linear.from_dict(d["introduces"]),
-                kind=Linear.from_dict(d["kind"]),
-                area=Linear.from_dict(d["area"]),
-                builds=Linear.from_dict(d["builds"]),
-                also=Linear.from_dict(d["also"]),
-                threshold=float(d["threshold"]),
-                lab_threshold=float(d["lab_threshold"]),
-                also_threshold=float(d["also_threshold"]),
-                builds_threshold=float(d["builds_threshold"]),
-                lexicon={str(k): str(v) for k, v in d["lexicon"].items()},
-            )
-        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError):
-            raise ContributionsError(
-                "the contributions model file is damaged; rebuild it with "
-                "`python -m radar.analysis.contributions.retrain`"
-            ) from None
+        return ContributionModelFile.decode(data, CODE_VERSION, REBUILD, "contributions model").build(cls)
 
 
 @cache

@@ -17,18 +17,22 @@ from __future__ import annotations
 import gzip
 import zlib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
+import msgspec
 import orjson
 
 from radar.store.contributions import ContributionRow, Mention
 from radar.store.text import fold_lookalikes
 
 FORMAT = "radar-contributions/1"
-ROW_FIELDS: tuple[str, ...] = (
-    *("introduces", "name", "name_key", "also", "kind", "area", "builds_on", "changes", "code", "score"),
-    "kind_score",
+# the ``ContributionRow`` fields a line holds, in order: all but those the reader knows (id, hash, model) or that are
+# filled later (the endpoint's line, the day)
+ROW_FIELDS = tuple(
+    f.name
+    for f in fields(ContributionRow)
+    if f.name not in ("doc_id", "content_hash", "model", "changes_rewritten", "published")
 )
 MAX_BYTES = 64 * 1024 * 1024  # decompressed (the snapshot's is 7.4 MB): a larger file is not one (a gzip bomb)
 MAX_TEXT = 2000  # characters of one string field
@@ -119,41 +123,26 @@ def _text(value: object) -> str:
     return value
 
 
-def _texts(value: object) -> tuple[str, ...]:
-    if not isinstance(value, list) or len(value) > 100:
-        raise TypeError("a list field is not a list of at most 100 strings")
-    return tuple(_text(v) for v in value)
-
-
-def _number(value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError("a score is not a number")
-    return float(value)
+def _bounded(value: object) -> None:
+    """Strings of at most ``MAX_TEXT`` characters, lists of at most 100 of them (msgspec checks the types)."""
+    if isinstance(value, str):
+        _text(value)
+    elif isinstance(value, list):
+        if len(value) > 100:
+            raise TypeError("a list field is not a list of at most 100 strings")
+        for v in value:
+            _text(v)
 
 
 def _row(doc_id: object, content_hash: object, model: str, values: object) -> ContributionRow:
     if not isinstance(values, list) or len(values) != len(ROW_FIELDS):
         raise TypeError(f"a row has not the {len(ROW_FIELDS)} fields {', '.join(ROW_FIELDS)}")
-    introduces, name, key, also, kind, area, builds_on, changes, code, score, kind_score = values
-    if not isinstance(introduces, bool):
-        raise TypeError("introduces is not true or false")
-    return ContributionRow(
-        doc_id=_text(doc_id),
-        content_hash=_text(content_hash),
-        model=model,
-        introduces=introduces,
-        name=_text(name),
-        name_key=fold_lookalikes(_text(key)),  # keys built before lookalikes folded
-        also=_texts(also),
-        kind=_text(kind),
-        area=_text(area),
-        builds_on=_texts(builds_on),
-        changes=_text(changes),
-        changes_rewritten="",
-        code=_texts(code),
-        score=_number(score),
-        kind_score=_number(kind_score),
-    )
+    for v in values:
+        _bounded(v)
+    data = dict(zip(ROW_FIELDS, values, strict=True))
+    data |= {"doc_id": _text(doc_id), "content_hash": _text(content_hash), "model": model, "changes_rewritten": ""}
+    row = msgspec.convert(data, ContributionRow)  # every type checked (a bool is no score, a number no bool)
+    return replace(row, name_key=fold_lookalikes(row.name_key))  # keys built before lookalikes folded
 
 
 def _mention(doc_id: str, value: object) -> Mention:

@@ -10,10 +10,10 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import cache
 from multiprocessing import get_context
-from typing import Any, TypedDict
+from typing import Any
 
 from radar.analysis.contributions.extract import spelled_by
 from radar.analysis.contributions.find import Contribution, decide
@@ -30,16 +30,6 @@ PARALLEL_MIN = 6000  # papers waiting before worker processes pay off (each star
 MAX_WORKERS = 4
 
 
-class UpdateReportJson(TypedDict):
-    """``UpdateReport.as_dict()``."""
-
-    decided: int
-    introducing: int
-    model: str
-    seconds: float
-    reused: int
-
-
 @dataclass(frozen=True, slots=True)
 class UpdateReport:
     decided: int  # papers decided in this call
@@ -48,38 +38,23 @@ class UpdateReport:
     seconds: float
     reused: int = 0  # ... of which were taken from a prebuilt file (the same rows deciding gives)
 
-    def as_dict(self) -> UpdateReportJson:
-        return {
-            "decided": self.decided,
-            "introducing": self.introducing,
-            "model": self.model,
-            "seconds": round(self.seconds, 2),
-            "reused": self.reused,
-        }
-
 
 def name_key(name: str) -> str:
     """The spelling key cards and mentions share (case, hyphens and variant suffixes folded)."""
     return surface_key(name) if name else ""
 
 
+# what a stored row takes from the decision as it is: the fields both have (a field added to both is stored)
+_DECIDED = tuple(f.name for f in fields(Contribution) if f.name in {g.name for g in fields(ContributionRow)})
+
+
 def _row(doc: _Text | Document, c: Contribution) -> ContributionRow:
     return ContributionRow(
-        doc_id=doc.id,
         content_hash=doc.content_hash,
-        model=c.model,
-        introduces=c.introduces,
-        name=c.name,
         name_key=name_key(c.name),
-        also=c.also,
-        kind=c.kind,
-        area=c.area,
-        builds_on=c.builds_on,
-        changes=c.changes,
         changes_rewritten="",
-        code=c.code,
-        score=c.score,
-        kind_score=c.kind_score,
+        **{f: getattr(c, f) for f in _DECIDED if f != "doc_id"},
+        doc_id=doc.id,
     )
 
 

@@ -1,0 +1,104 @@
+"""The contributions' one codec (msgspec): a stored row reads back as it was written, whatever its text; the model
+files keep their bytes and reject a value of the wrong type; a prebuilt line of the wrong types is refused."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from radar.analysis.contributions import prebuilt
+from radar.analysis.contributions.consequence import ConsequenceModel, shipped_consequence
+from radar.analysis.contributions.errors import ContributionsError
+from radar.analysis.contributions.model import ContributionModel, shipped_model
+from radar.store import Store
+from radar.store.contributions import ContributionRow
+from radar.store.models import Document
+
+ROOT = Path(__file__).resolve().parents[1]
+TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=40)  # any text SQLite and JSON carry
+NAMES = st.lists(TEXT, max_size=4).map(tuple)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    introduces=st.booleans(),
+    name=TEXT,
+    also=NAMES,
+    builds_on=NAMES,
+    code=NAMES,
+    changes=TEXT,
+    score=st.floats(0, 1),
+    kind_score=st.floats(0, 1),
+)
+def test_a_stored_row_reads_back_as_written(
+    tmp_path: Path,
+    introduces: bool,
+    name: str,
+    also: tuple[str, ...],
+    builds_on: tuple[str, ...],
+    code: tuple[str, ...],
+    changes: str,
+    score: float,
+    kind_score: float,
+) -> None:
+    row = ContributionRow(
+        "2501.00001", "h1", "m1", introduces, name, name.lower(), also, "method", "other", builds_on, changes, "",
+        code, score, kind_score, published="2025-01-02",
+    )  # fmt: skip
+    with Store(Path(":memory:")) as store:
+        store.upsert_documents(
+            [Document(id="2501.00001", kind="paper", source="arxiv", title="T", abstract="A.", published="2025-01-02")]
+        )
+        store.write_contributions([row], [])
+        assert store.contributions(["2501.00001"])["2501.00001"] == row
+
+
+def test_the_model_files_keep_their_bytes_and_versions() -> None:
+    for model, name in ((shipped_model(), "model.json"), (shipped_consequence(), "consequence.json")):
+        shipped = (ROOT / "analysis" / "contributions" / name).read_bytes().strip()
+        assert model.to_json() == shipped
+
+
+def test_a_model_file_value_of_the_wrong_type_is_one_line() -> None:
+    data = orjson.loads(shipped_model().to_json())
+    data["name"]["bias"] = ["-1.5"]  # a string where a number belongs
+    with pytest.raises(ContributionsError, match="damaged; rebuild it with"):
+        ContributionModel.from_json(orjson.dumps(data))
+    data = orjson.loads(shipped_consequence().to_json())
+    data["must_weight"] = True
+    with pytest.raises(ContributionsError, match="damaged; rebuild it with"):
+        ConsequenceModel.from_json(orjson.dumps(data))
+
+
+def test_a_fitted_model_is_stored_to_six_places() -> None:
+    m = shipped_model()
+    row = next(iter(m.name.weights))
+    noisy = ContributionModel.from_json(m.to_json())
+    object.__setattr__(noisy.name, "weights", {**m.name.weights, row: tuple(v + 1e-9 for v in m.name.weights[row])})
+    assert orjson.loads(noisy.to_json())["name"]["weights"][row] == list(m.name.weights[row])
+
+
+def test_a_prebuilt_line_of_the_wrong_types_is_refused(tmp_path: Path) -> None:
+    good = [True, "QAE", "qae", [], "method", "rl-post-training", ["GRPO"], "changes", [], 0.9, 0.8]
+    for bad in ({0: 1}, {9: True}, {3: ["x", 2]}):  # introduces a number, a score true, a name not text
+        values = list(good)
+        for i, v in bad.items():
+            values[i] = v
+        path = tmp_path / "x_contributions.jsonl.gz"
+        lines = [
+            orjson.dumps({"format": prebuilt.FORMAT, "model": "c1", "papers": 1}),
+            orjson.dumps(["a", "h", values, []]),
+        ]
+        path.write_bytes(gzip.compress(b"\n".join(lines)))
+        with pytest.raises(prebuilt.PrebuiltError, match="line 2 is not a paper's contribution"):
+            prebuilt.read(path, "c1")
+    path.write_bytes(
+        gzip.compress(b"\n".join([orjson.dumps({"format": prebuilt.FORMAT, "model": "c1", "papers": 1}),
+                                  orjson.dumps(["a", "h", good, [["qae", False, ""]]])]))
+    )  # fmt: skip
+    assert prebuilt.read(path, "c1").get("a", "h") is not None
