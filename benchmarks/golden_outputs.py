@@ -11,11 +11,12 @@ HTML). Each output is normalised for what legitimately differs between two runs 
 workspace's path, run ids, the demo's timings) and written to DIR/<name>.txt (``--save``) or compared with DIR
 (``--compare``: a table of same/different, the first differing lines of each, exit 1 when any differs).
 
-To check a branch against its base: save from a checkout of the base (``git worktree add /tmp/base <rev>``,
-``/tmp/base/.venv/bin/python /tmp/base/benchmarks/golden_outputs.py --save /tmp/golden-base``, or with
-``PYTHONPATH=/tmp/base`` and this venv when the base has no venv of its own), then ``--compare /tmp/golden-base``
-from the branch. Run ``--save`` twice on the same code first if in doubt: a difference there is noise this
-script should normalise (say so, and add the pattern).
+To check a branch against its base: a checkout of the base with its own venv (``git worktree add /tmp/base <rev>``,
+``make -C /tmp/base setup``), this script copied into it and run there (``cd /tmp/base &&
+.venv/bin/python benchmarks/golden_outputs.py --save /tmp/golden-base``), then ``--compare /tmp/golden-base`` from
+the branch. (Another checkout's code on ``PYTHONPATH`` does not work: each command runs the ``radar`` its
+interpreter has installed.) Run ``--save`` twice on the same code first if in doubt: a difference there is noise
+this script should normalise (say so, and add the pattern).
 """
 
 from __future__ import annotations
