@@ -95,7 +95,7 @@ def seeds_needed(
 
 
 def plan(seeds: int, sd: float | None, source: str, effect: float = DEFAULT_EFFECT) -> PowerPlan:
-    """The power of a run at its seed pairs (store.runs.Power as JSON)."""
+    """The power of a run at its seed pairs (verdict_record.Power as JSON)."""
     detectable = mde(sd, seeds)
     return {
         "seeds": seeds,
@@ -121,7 +121,7 @@ class Setting:
     steps: int
     seeds: int
     effect: float = DEFAULT_EFFECT
-    setup: str = ""  # model, parameters, task, steps, seed pairs (store.runs.RunRecord.setup)
+    setup: str = ""  # model, parameters, task, steps, seed pairs (records.RunRecord.setup)
 
 
 def classify(setting: Setting, sd: float | None, source: str) -> Evidence:

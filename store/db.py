@@ -24,7 +24,6 @@ from radar.store.errors import DiskError, StoreError, damage_message, disk_messa
 from radar.store.frameworks import FrameworksTable
 from radar.store.names import NamesTable
 from radar.store.people import PeopleTable
-from radar.store.runs import RunsTable
 from radar.store.schema import LATEST_VERSION, MIGRATIONS
 from radar.store.tags import TagsTable
 from radar.store.text import INVISIBLE, fold_lookalikes, strip_invisible
@@ -115,7 +114,6 @@ class Store(
     DocumentsTable,
     EmbeddingsTable,
     TagsTable,
-    RunsTable,
     DeliveriesTable,
     CrawlStateTable,
     NamesTable,
@@ -126,7 +124,8 @@ class Store(
     """A connection to the workspace database. Use as a context manager or call close().
 
     The connection, transactions and migrations live here; each table's methods and row types live in
-    its module (documents, embeddings, tags, runs, deliveries, crawl), composed into this one class.
+    its module (documents, embeddings, tags, deliveries, crawl, ...), composed into this one class; repro owns
+    the runs table (repro/runs_table.py).
 
     On a read-only workspace (a read-only mount, a folder without write permission) the database is opened
     read-only: reading works, the cache tables (names, meta) are kept in memory for the process, and a

@@ -14,18 +14,16 @@ import pytest
 from scipy import stats
 
 from radar.repro.methods import BUILTIN, METHODS, Claim
+from radar.repro.paired_tests import holm, paired_t, simulate
 from radar.repro.verdict import (
     ALPHA,
     DEFAULT_SEEDS,
     Setting,
     aggregate,
     check_claim,
-    holm,
-    paired_t,
-    simulate,
     verdict,
 )
-from radar.store.runs import RunVerdict
+from radar.repro.verdict_record import RunVerdict
 
 get_method = BUILTIN.get
 
@@ -105,7 +103,7 @@ def test_verdict_on_clear_and_null_results() -> None:
     g = doc["metrics"]["heldout_greedy"]
     assert g["n"] == 5 and g["effect"] == pytest.approx(0.098, abs=1e-3) and g["p_adjusted"] < ALPHA
     assert g["interval"][0] < g["effect"] < g["interval"][1] and g["label"] == "better"
-    assert doc["seed_noise"]["sd_difference"] is not None and doc["seed_noise"]["n"] == 5
+    assert doc["seed_noise"].sd_difference is not None and doc["seed_noise"].n == 5
     worse = verdict(get_method("dapo"), get_method("grpo"), {"method": base, "baseline": better})
     assert worse["overall"] == "worse"
     tiny = {s: _arm(0.70 + 0.003 * s + 0.005) for s in range(5)}  # significant but under the minimum effect
@@ -114,7 +112,7 @@ def test_verdict_on_clear_and_null_results() -> None:
     )
     one = verdict(get_method("dapo"), get_method("grpo"), {"method": {0: better[0]}, "baseline": {0: base[0]}})
     assert one["overall"] == "too few seeds" and "run --seeds 5" in one["summary"]
-    assert RunVerdict.from_dict(doc) is not None and RunVerdict.from_dict(doc).calibrated  # type: ignore[union-attr]
+    assert RunVerdict.read(doc) is not None and RunVerdict.read(doc).calibrated  # type: ignore[union-attr]
 
 
 def test_claim_against_the_wrong_baseline_is_not_checked() -> None:
@@ -202,8 +200,8 @@ def test_a_toy_run_is_a_pipeline_check_whatever_its_result() -> None:
     two = {k: {s: v[s] for s in (0, 1)} for k, v in (("method", better), ("baseline", base))}
     out = verdict(get_method("dapo"), get_method("grpo"), two, setting=few)["evidence"]
     assert out["class"] == "underpowered" and "2 seed pairs" in out["reason"]
-    RunVerdict.from_dict(doc)  # and the store reads all of it back, typed
-    typed = RunVerdict.from_dict(doc)
+    RunVerdict.read(doc)  # and the store reads all of it back, typed
+    typed = RunVerdict.read(doc)
     assert typed is not None and typed.evidence_class == "pipeline check" and typed.power is not None
     assert (
         typed.mechanisms["method"].length is None and typed.decision_p == doc["metrics"]["heldout_greedy"]["p_adjusted"]
@@ -223,8 +221,8 @@ def test_mde_is_what_the_decision_rule_finds_four_times_in_five(seeds: int) -> N
     """The MDE (non-central t at Holm's first threshold for the more precise metric, the noise split as the
     simulation splits it) against the simulated decision rule: at the MDE the real rule says "better" 80-92 %
     of the time (a lower bound: the rule also rejects on the other metric), never less."""
+    from radar.repro.paired_tests import SIM_EVAL_PROMPTS, SIM_TRAIN_SD
     from radar.repro.power import mde, metric_sds, power_at, seeds_needed
-    from radar.repro.verdict import SIM_EVAL_PROMPTS, SIM_TRAIN_SD
 
     p = 0.63  # the simulation's paired sd of greedy accuracy (over 1,000 problems)
     sd = math.sqrt(2 * (SIM_TRAIN_SD**2 + p * (1 - p) / SIM_EVAL_PROMPTS))
@@ -256,7 +254,7 @@ def test_a_claim_whose_lever_did_not_engage_is_not_testable_here() -> None:
     assert doc["mechanisms"]["baseline"]["clip_high"] == pytest.approx(0.0025)
     engaged = {"method": idle["method"], "baseline": {s: arm(0.02, 0.4, s) for s in range(5)}}
     assert verdict(get_method("dapo"), get_method("grpo"), engaged)["claim"]["status"] == "holds"
-    assert RunVerdict.from_dict(doc).claim_reason == claim["reason"]  # type: ignore[union-attr]
+    assert RunVerdict.read(doc).claim_reason == claim["reason"]  # type: ignore[union-attr]
 
 
 def test_mechanism_rates_are_means_over_steps_then_pairs() -> None:
