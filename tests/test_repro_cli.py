@@ -516,6 +516,7 @@ def test_listing_and_showing_runs_never_imports_torch(ws: Workspace) -> None:
 import sys
 from pathlib import Path
 from radar.app.cli import main
+from radar.repro.runs_table import Runs
 from radar.store import Workspace
 assert main(["--workspace", {str(ws.root)!r}, "repro", "list", "--json"]) == 0
 assert main(["--workspace", {str(ws.root)!r}, "repro", "show", {run_id!r}]) == 0
