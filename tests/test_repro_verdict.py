@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import random
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -308,3 +309,33 @@ def test_a_stop_signal_wrapped_by_a_library_is_still_the_reason() -> None:
         found = _terminated(exc)
     assert found is not None and "SIGTERM" in str(found)
     assert _terminated(ValueError("plain")) is None
+
+
+def test_a_stored_verdict_reads_back_typed_an_older_one_empty_and_a_damaged_one_as_none(tmp_path: Path) -> None:
+    """repro's runs table stores the verdict document as built (msgspec encodes its SeedNoise) and reads it back
+    typed: the same values; an older record's missing parts read empty; a part of the wrong type makes the whole
+    verdict read as none (the run still lists, with no verdict), and nothing stored is changed by reading it."""
+    from radar.repro.runs_table import Runs
+    from radar.repro.verdict_record import SeedNoise
+    from radar.store import Store
+
+    m = {s: _arm(0.70 + 0.02 * s) for s in range(3)}
+    b = {s: _arm(0.65 + 0.02 * s) for s in range(3)}
+    doc = verdict(get_method("dapo"), get_method("grpo"), {"method": m, "baseline": b})
+    assert isinstance(doc["seed_noise"], SeedNoise)
+    damaged = {"overall": "better", "summary": "s", "metrics": {"heldout_greedy": {"n": "five"}}}
+    with Store(tmp_path / "radar.db") as store:
+        runs = Runs(store)
+        for run_id, stored in (("new", doc), ("old", {"overall": "better", "summary": "s"}), ("bad", damaged)):
+            runs.create_run(run_id, "repro", {"method": "dapo", "baseline": "grpo"})
+            runs.update_run(run_id, status="done", result={"verdict": stored})
+        new, old, bad = (runs.get_run(i) for i in ("new", "old", "bad"))
+        assert new is not None and new.verdict is not None and new.verdict.seed_noise == doc["seed_noise"]
+        assert new.verdict.overall == doc["overall"] and new.verdict.summary == doc["summary"]
+        assert [t.name for t in new.verdict.metrics] == list(doc["metrics"])
+        assert new.verdict.metrics[0].p_adjusted == doc["metrics"]["heldout_greedy"]["p_adjusted"]
+        assert new.verdict.power is not None and new.verdict.power.mde == doc["evidence"]["power"]["mde"]
+        assert old is not None and old.verdict is not None and old.verdict.overall == "better"
+        assert not old.verdict.calibrated and old.verdict.evidence_class == "" and old.verdict.power is None
+        assert bad is not None and bad.verdict is None and bad.result == {"verdict": damaged}
+        assert {r.id for r in runs.list_runs(kind="repro")} == {"new", "old", "bad"}
