@@ -42,9 +42,10 @@ from bench_trends import show
 from radar.analysis.names.aliases import surface_key
 from radar.analysis.names.evidence import collect
 from radar.analysis.names.find import classify, introducing
-from radar.analysis.trends.cache import day_number, term_table
+from radar.analysis.trends.cache import term_table
 from radar.analysis.trends.config import TrendsConfig, series_starts, windows
 from radar.analysis.trends.methods import first_seen_names
+from radar.analysis.trends.term_table import day_number
 
 KINDS = ("method", "system")
 FOLLOW_WEEKS = 26

@@ -33,9 +33,10 @@ from backtest_trends import CORPUS, console, month_ends, setup  # same folder
 from rich.table import Table
 
 from radar.analysis.names.aliases import surface_key
-from radar.analysis.trends.cache import day_number, term_table
+from radar.analysis.trends.cache import term_table
 from radar.analysis.trends.config import series_starts, windows
 from radar.analysis.trends.methods import first_seen_names, introduced_names, introduction_span
+from radar.analysis.trends.term_table import day_number
 from radar.app import wiring
 from radar.app.context import Radar
 

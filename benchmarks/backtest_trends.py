@@ -66,13 +66,14 @@ sys.path.insert(0, str(ROOT))
 
 from bench_trends import show  # same folder
 
-from radar.analysis.trends.cache import TermTable, day_date, day_number, term_table
+from radar.analysis.trends.cache import term_table
 from radar.analysis.trends.compute import compute_trends
 from radar.analysis.trends.config import (
     TrendsConfig,
     months_back,
 )
 from radar.analysis.trends.family import families, successor_of
+from radar.analysis.trends.term_table import TermTable, day_date, day_number
 from radar.analysis.trends.terms import NAME_PREFIX
 from radar.app import wiring
 from radar.app.context import Radar

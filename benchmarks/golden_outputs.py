@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import json
 import os
 import re
 import subprocess
@@ -39,7 +40,10 @@ WEEK = "2025-W39"  # the demo's report week (its --as-of 2025-09-30)
 COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("stats", ("stats", "--json")),
     ("search-grpo", ("search", "group relative policy optimization variance", "-k", "10", "--json")),
-    ("search-kv-since", ("search", "KV cache memory management for LLM serving", "-k", "5", "--since", "2025-06-01", "--json")),
+    (
+        "search-kv-since",
+        ("search", "KV cache memory management for LLM serving", "-k", "5", "--since", "2025-06-01", "--json"),
+    ),
     ("similar", ("similar", "{doc}", "-k", "5", "--json")),
     ("trends-month", ("trends", "--as-of", "2025-09-30", "--window", "month", "--json")),
     ("trends-week", ("trends", "--as-of", "2025-09-30", "--window", "week", "--json")),
@@ -60,16 +64,43 @@ TOY_RUN = ("repro", "run", "--method", "dapo", "--seeds", "1", "--steps", "2", "
 
 _NOISE = (
     (re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2}| UTC)?"), "<TIME>"),
-    (re.compile(r'("(?:seconds|elapsed|elapsed_s|wall_s|took|duration|duration_s|cpu_s|runtime_s|took_s)"\s*:\s*)[0-9.eE+-]+'), r"\1<S>"),
     (re.compile(r"\b\d+(?:\.\d+)? ?(?:s|ms|CPU-s)\b(?= |\)|,|$)"), "<S>"),
     (re.compile(r"\b[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}\b"), "<UUID>"),
 )
 
 
+# a reproduction's timings and memory (the accuracies and mechanism rates of a seeded CPU run are deterministic)
+_TIMING_KEY = re.compile(
+    r"(?:_s|_gb|_mb|seconds|_per_s_wall|_ratio|_ratio_per_pair|_ratio_range|_diff_range|_s_median)$"
+)
+_EFFICIENCY = re.compile(r"Efficiency \((\w+)\): [^\n\"]*?\(peak RSS \(VmHWM\)\)\.")
+
+
+def _timings(value: object, key: str = "") -> object:
+    if isinstance(value, dict):
+        return {k: _timings(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_timings(v, key) for v in value]
+    if _TIMING_KEY.search(key) and isinstance(value, int | float) and not isinstance(value, bool):
+        return "<N>"
+    if isinstance(value, str) and value.endswith("(peak RSS (VmHWM))"):  # the efficiency line, from the timings
+        return "<EFFICIENCY>"
+    return value
+
+
 def normalise(text: str, ws: Path, run_id: str) -> str:
-    text = text.replace(str(ws.resolve()), "<WS>").replace(str(ws), "<WS>")
+    for path in {str(ws.resolve()), str(ws)}:
+        text = text.replace(path, "<WS>").replace(path.replace("_", "\\_"), "<WS>")  # Markdown escapes _
     if run_id:
         text = text.replace(run_id, "<RUN>")
+    head, _, body = text.partition("\n") if text.startswith("exit ") else ("", "", text)
+    if body.lstrip()[:1] in ("{", "["):
+        try:  # a JSON document: its timings by key, its layout as printed
+            doc = json.dumps(_timings(json.loads(body)), indent=2, ensure_ascii=False)
+            text = f"{head}\n{doc}" if head else doc
+        except json.JSONDecodeError:
+            pass
+    text = _EFFICIENCY.sub(r"Efficiency (\1): <EFFICIENCY>.", text)
     for rx, sub in _NOISE:
         text = rx.sub(sub, text)
     return text
@@ -130,7 +161,8 @@ def main(argv: list[str] | None = None) -> int:
             (args.save / f"{name}.txt").write_text(text, encoding="utf-8")
         print(f"saved {len(outputs)} outputs to {args.save}")
         return 0
-    saved = {p.stem: p.read_text(encoding="utf-8") for p in sorted(args.compare.glob("*.txt"))}
+    # the saved side normalised again (idempotent): outputs saved before a rule was added compare under it
+    saved = {p.stem: normalise(p.read_text(encoding="utf-8"), ws, "") for p in sorted(args.compare.glob("*.txt"))}
     differ = 0
     for name in sorted(saved.keys() | outputs.keys()):
         before, after = saved.get(name), outputs.get(name)

@@ -73,7 +73,6 @@ def test_candidates_carry_where_they_come_from() -> None:
     assert "p:intro_verb" in ex.paper
 
 
-
 def test_names_the_abstract_writes_in_lower_case_or_after_our_proposed() -> None:
     """Min-p sampling, aligned probing (the title capitalises the name the abstract introduces in lower case),
     Gated DeltaNet ("our proposed architecture, X,"): each is a candidate with the introduction's own cues; a
@@ -85,8 +84,11 @@ def test_names_the_abstract_writes_in_lower_case_or_after_our_proposed() -> None
     )
     by = {c.surface: c for c in ex.candidates}
     assert {"src:after_verb", "intro:0-2", "intro&apposition", "in_title"} <= by["Min-p Sampling"].features
-    ex = extract("Aligned Probing: Relating Toxic Behavior and Model Internals", "We introduce aligned probing, a new framework.")
-    assert {"src:prefix", "intro:0-2", "intro&apposition"} <= {c.surface: c for c in ex.candidates}["Aligned Probing"].features
+    ex = extract(
+        "Aligned Probing: Relating Toxic Behavior and Model Internals", "We introduce aligned probing, a new framework."
+    )
+    aligned = {c.surface: c for c in ex.candidates}["Aligned Probing"]
+    assert {"src:prefix", "intro:0-2", "intro&apposition"} <= aligned.features
     ex = extract(
         "Gated Delta Networks: Improving Mamba2 with Delta Rule",
         "We introduce the gated delta rule and a parallel training algorithm. Our proposed architecture, Gated "
@@ -98,10 +100,12 @@ def test_names_the_abstract_writes_in_lower_case_or_after_our_proposed() -> None
     # the long form's words mostly in the title: EVA's, not LoRA's "low-rank adaptation" (one word of three)
     ex = extract(
         "One Initialization to Rule them All: Fine-tuning via Explained Variance Adaptation",
-        "The most used method is low-rank adaptation (LoRA). We call our new method Explained Variance Adaptation (EVA).",
+        "The most used method is low-rank adaptation (LoRA). We call our new method Explained Variance Adaptation "
+        "(EVA).",
     )
     by = {c.surface: c for c in ex.candidates}
     assert "expansion_in_title" in by["EVA"].features and "expansion_in_title" not in by["LoRA"].features
+
 
 def test_rule_baseline_reads_title_prefix_then_we_propose() -> None:
     assert rule_name("QAE: Quantile Advantage Estimation", "We study entropy.") == "QAE"

@@ -295,6 +295,7 @@ def anchors(page: Path) -> set[str]:
 def local_links(page: Path) -> list[str]:
     text = CODE_FENCE.sub("", page.read_text(encoding="utf-8"))
     text = re.sub(r"^(?: {4}|\t).*$", "", text, flags=re.M)  # indented code blocks
+    text = INLINE.sub("", text)  # `[x](y)` in inline code is no link
     return [t for t in LINK.findall(text) if not re.match(r"[a-z][a-z0-9+.-]*:", t)]
 
 
@@ -303,9 +304,8 @@ def test_slug_follows_github() -> None:
     assert slug("Ingest (`python benchmarks/bench_ingest.py`)") == "ingest-python-benchmarksbench_ingestpy"
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
-def test_every_link_between_the_docs_resolves(page: Path) -> None:
-    """A relative link names a file of the repository, and its #anchor a heading of that page."""
+def broken_links(page: Path) -> list[str]:
+    """The relative links of a page that name no file, or whose #anchor names no heading of the page linked."""
     broken = []
     for target in local_links(page):
         path, _, anchor = target.partition("#")
@@ -314,6 +314,32 @@ def test_every_link_between_the_docs_resolves(page: Path) -> None:
             broken.append(f"{target} (no such file)")
         elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
             broken.append(f"{target} (no heading #{anchor} in {dest.name})")
+    return broken
+
+
+def test_the_link_check_finds_broken_links(tmp_path: Path) -> None:
+    """A missing page and a missing heading are caught, on this page and on another; working links, links in
+    code and external links are left alone (else the check below could pass vacuously)."""
+    (tmp_path / "other.md").write_text("# Other\n\n## The test suite\n", encoding="utf-8")
+    page = tmp_path / "page.md"
+    page.write_text(
+        "# Page\n\n## Figures\n\n"
+        "[ok](other.md#the-test-suite) [ok](#figures) [ok](other.md) [web](https://example.org/x#y)\n"
+        "[gone](missing.md) [renamed](other.md#the-demo) [here](#no-such-heading)\n"
+        "`[code](missing.md)`\n\n```\n[fenced](missing.md)\n```\n",
+        encoding="utf-8",
+    )
+    assert broken_links(page) == [
+        "missing.md (no such file)",
+        "other.md#the-demo (no heading #the-demo in other.md)",
+        "#no-such-heading (no heading #no-such-heading in page.md)",
+    ]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_link_between_the_docs_resolves(page: Path) -> None:
+    """A relative link names a file of the repository, and its #anchor a heading of that page."""
+    broken = broken_links(page)
     assert not broken, f"{page.relative_to(ROOT)}: " + "; ".join(broken)
 
 

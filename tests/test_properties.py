@@ -13,7 +13,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from radar.analysis.trends.cache import TermTable, term_table
+from radar.analysis.trends.cache import term_table
+from radar.analysis.trends.term_table import TermTable
 from radar.analysis.trends.terms import NAME_PREFIX, fold, is_name
 from radar.crawler.feeds import canonical_url, post_id
 from radar.reports.errors import ReportError

@@ -57,7 +57,9 @@ _OUR_NAMED = re.compile(
 )
 # a title's capitalised runs ("Min-p Sampling", "Explained Variance Adaptation"; linking words inside)
 _TITLE_RUN = re.compile(r"[A-Z0-9][\w\-.+]*(?:\s+(?:(?:of|for|and|via|with|in)\s+)?[A-Z0-9][\w\-.+]*){1,3}")
-_LEAD_IN = re.compile(r"\s*(?:(?:a|an|the)\s+)?(?:(?:novel|new|simple|general|unified|lightweight|method,?|approach,?)\s+)*")
+_LEAD_IN = re.compile(
+    r"\s*(?:(?:a|an|the)\s+)?(?:(?:novel|new|simple|general|unified|lightweight|method,?|approach,?)\s+)*"
+)
 _CLAUSE_END = re.compile(r"\s*[,:;(]|\s+[-–—]{1,2}\s|\s+(?:which|that|is|as|to|for|with)\b|\s*$")
 _CAPS_RUN = re.compile(r"[A-Z][\w\-.+]*(?:\s+(?:[A-Z0-9][\w\-.+]*|of|for|and|via)){0,3}")
 _CONNECTOR_TAIL = re.compile(r"(?:\s+(?:of|for|and|via))+$")
@@ -401,10 +403,10 @@ def extract(title: str, abstract: str) -> Extracted:
             lead = _LEAD_IN.match(text, wstart)
             at = lead.end() if lead else wstart
             head = lowered[at : at + 60]
-            for run in runs:
-                words = run.split()
-                for n in range(len(words), 1, -1):  # the longest run of the title's words the verb introduces
-                    sub = " ".join(words[:n])
+            for title_run in runs:
+                parts = title_run.split()
+                for n in range(len(parts), 1, -1):  # the longest run of the title's words the verb introduces
+                    sub = " ".join(parts[:n])
                     if head.startswith(sub.lower()) and _CLAUSE_END.match(head, len(sub)):
                         add(sub, title.find(sub), "src:after_verb")
                         break

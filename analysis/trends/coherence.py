@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from radar.analysis.trends.cache import TermTable
+from radar.analysis.trends.term_table import TermTable
 
 
 def _words(key: str) -> set[str]:

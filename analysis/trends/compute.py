@@ -10,16 +10,7 @@ from typing import Protocol, TypedDict
 
 import numpy as np
 
-from radar.analysis.trends.cache import (
-    CACHE_VERSION,
-    RULES,
-    Progress,
-    TermTable,
-    day_date,
-    day_number,
-    documents_version,
-    term_table,
-)
+from radar.analysis.trends.cache import CACHE_VERSION, RULES, Progress, documents_version, term_table
 from radar.analysis.trends.config import TrendsConfig, Windows, check_window, series_starts, windows
 from radar.analysis.trends.emerging import term_lists
 from radar.analysis.trends.errors import TrendsError
@@ -28,6 +19,7 @@ from radar.analysis.trends.methods import Introductions, first_seen_names, intro
 from radar.analysis.trends.parts import Parts, code_version, settings_key
 from radar.analysis.trends.result import NewMethod, SharePoint, Span, TagTrend, TermTrend, Topic, TrendsResult
 from radar.analysis.trends.series import tag_series
+from radar.analysis.trends.term_table import TermTable, day_date, day_number
 from radar.analysis.trends.topics import current_model, discover_topics
 from radar.index.config import EmbeddingConfig
 from radar.store.tables import TrendsStore

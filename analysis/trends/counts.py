@@ -7,7 +7,7 @@ from datetime import date
 import numpy as np
 import scipy.sparse as sp
 
-from radar.analysis.trends.cache import TermTable, day_number
+from radar.analysis.trends.term_table import TermTable, day_number
 
 
 def day_rows(table: TermTable, first: date, last: date) -> tuple[int, int]:

@@ -23,12 +23,12 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from radar.analysis.trends.cache import TermTable, day_date
 from radar.analysis.trends.coherence import Coherence
 from radar.analysis.trends.config import TrendsConfig, Windows, earlier_baseline, period_label, span
 from radar.analysis.trends.counts import day_rows, period_stratum_counts, stratum_counts
 from radar.analysis.trends.result import StatFields, TermTrend
 from radar.analysis.trends.stats import TestResult, comparable, kleinberg_active, stratified_test
+from radar.analysis.trends.term_table import TermTable, day_date
 
 MERGE_OVERLAP = 0.8  # share of the smaller term's recent documents that also contain the other ...
 MERGE_JACCARD = 0.7  # ... or documents in common over documents of either, for unrelated spellings

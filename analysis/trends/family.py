@@ -19,7 +19,6 @@ from datetime import date
 
 import numpy as np
 
-from radar.analysis.trends.cache import TermTable, day_date
 from radar.analysis.trends.config import TrendsConfig, Windows, earlier_baseline, period_label, span
 from radar.analysis.trends.counts import day_rows, stratum_counts
 from radar.analysis.trends.emerging import (
@@ -32,6 +31,7 @@ from radar.analysis.trends.emerging import (
     stat_fields,
 )
 from radar.analysis.trends.result import TermTrend
+from radar.analysis.trends.term_table import TermTable, day_date
 from radar.analysis.trends.terms import NAME_PREFIX
 
 # stem (letters, inner hyphens), version (digits, minor parts), an optional one-letter tag, then a variant tail

@@ -25,11 +25,11 @@ import scipy.sparse as sp
 
 from radar.analysis.contributions.cards import MethodCard
 from radar.analysis.contributions.update import name_key
-from radar.analysis.trends.cache import TermTable, day_date, day_number
 from radar.analysis.trends.config import TrendsConfig, Windows, period_label
 from radar.analysis.trends.counts import day_rows, period_stratum_counts, stratum_counts
 from radar.analysis.trends.result import NewMethod, PeriodCount
 from radar.analysis.trends.stats import stratified_test
+from radar.analysis.trends.term_table import TermTable, day_date, day_number
 from radar.analysis.trends.terms import phrase_key
 
 # the kinds a trends list calls methods: a hardware design too (the report keeps it for a hardware profile)

@@ -15,10 +15,10 @@ from datetime import date
 import numpy as np
 from scipy.special import ndtri
 
-from radar.analysis.trends.cache import TermTable, day_number
 from radar.analysis.trends.config import TrendsConfig, Windows, period_label
 from radar.analysis.trends.result import SharePoint, TagTrend
 from radar.analysis.trends.stats import fixed_effect_shares, stratified_test
+from radar.analysis.trends.term_table import TermTable, day_number
 from radar.store.tables import TrendsStore
 
 

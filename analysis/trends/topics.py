@@ -29,11 +29,11 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from radar.analysis.trends.cache import TermTable, day_number
 from radar.analysis.trends.config import TrendsConfig, Windows, windows
 from radar.analysis.trends.counts import day_rows
 from radar.analysis.trends.result import Topic
 from radar.analysis.trends.stats import stratified_test
+from radar.analysis.trends.term_table import TermTable, day_number
 from radar.analysis.trends.topic_ids import ANCHOR_DEPTH, Registry, anchor_before, horizon_key, load_seed, save_seed
 from radar.index.config import EmbeddingConfig
 from radar.index.errors import IndexError_, ModelNotFound
