@@ -50,7 +50,7 @@ from radar.repro.spec import (
     spec_of,
     spec_params,
 )
-from radar.repro.verdict_record import Power, decode
+from radar.repro.verdict_record import Power
 from radar.store import Workspace, WorkspaceError
 from radar.store.errors import RadarError
 
@@ -161,9 +161,7 @@ class Reproductions:
         if found is None and spec.toy:
             found = (TOY_ASSUMED_SD, "assumed: the upper end measured on the toy tasks; run an A/A to measure it")
         sd, source = found if found is not None else (None, "")
-        planned = decode(plan(spec.seeds, sd, source, effect), Power)
-        assert planned is not None
-        return planned
+        return msgspec.convert(plan(spec.seeds, sd, source, effect), Power, from_attributes=True)
 
     # -- submit (the one call site of repro.supervise.submit) ------------------------------------------
     def submit(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import NotRequired, Required, TypedDict
 
-from radar.repro.verdict_record import ArmRates, SeedNoise
+from radar.repro.verdict_record import ArmRates, PowerPlan, SeedNoise
 
 PlannedPower = dict[str, float | str | None]  # ``Power`` as a run was submitted with it (dataclasses.asdict)
 
@@ -47,21 +47,6 @@ class Profile(TypedDict, total=False):
     vllm: bool
     seeds: int
     per_seed: dict[str, Profile]  # an arm's mean profile in a run's result: each seed pair's own
-
-
-class PowerPlan(TypedDict):
-    """repro/power.py ``plan``: what a run can detect at its seed pairs (verdict_record.Power reads it back)."""
-
-    seeds: int
-    sd_difference: float | None
-    noise_source: str
-    mde: float | None
-    effect: float
-    seeds_needed: int | None
-    power_at_effect: float | None
-    alpha: float
-    power: float
-    test: str
 
 
 # repro/power.py ``classify``: the class of evidence a run supports ("pipeline check", "evidence",

@@ -405,11 +405,11 @@ def summary(method: str, baseline: str, doc: Verdict) -> str:
         cls = str(evidence.get("class", ""))
         head = f"{cls[:1].upper()}{cls[1:]} ({evidence.get('reason', '')})"
         head += f": {method} vs {baseline}, {doc['setup']}. " if doc.get("setup") else ". "
-    power = evidence.get("power") or {}
+    power = evidence.get("power")
     power_text = (
-        f"; minimum detectable effect {_pts(power['mde'], sign=False)} pts at {power['seeds']} pairs "
-        f"(80% power, noise from {power['noise_source']})"
-        if power.get("mde") is not None
+        f"; minimum detectable effect {_pts(power.mde, sign=False)} pts at {power.seeds} pairs "
+        f"(80% power, noise from {power.noise_source})"
+        if power is not None and power.mde is not None
         else ""
     )
     why = f" ({claim['reason']})" if claim.get("status") == "not testable here" and claim.get("reason") else ""

@@ -38,7 +38,7 @@ class Calibration(TypedDict):
 def decode(value: object, kind: type[T]) -> T | None:
     """``value`` (parsed JSON) as a ``kind``, or None when it is not one (an older or damaged record)."""
     try:
-        return msgspec.convert(value, kind)
+        return msgspec.convert(value, kind, from_attributes=True)  # parsed JSON, or a document as built
     except msgspec.ValidationError:
         return None
 
@@ -106,6 +106,15 @@ class Power(msgspec.Struct, frozen=True):
             f"minimum detectable effect {100 * self.mde:.1f} pts at {self.seeds} seed pairs (80% power; seed noise "
             f"sd {100 * self.sd_difference:.1f} pts, {self.noise_source}); +{100 * self.effect:.1f} pts needs {needed}"
         )
+
+
+class PowerPlan(Power, frozen=True):
+    """repro/power.py ``plan``: a ``Power`` with the test it assumes, as the verdict's evidence stores it (a run's
+    params keep the ``Power`` it was submitted with)."""
+
+    alpha: float = 0.05
+    power: float = 0.8
+    test: str = ""
 
 
 class ArmMechanisms(msgspec.Struct, frozen=True):

@@ -181,7 +181,7 @@ def test_a_toy_run_is_a_pipeline_check_whatever_its_result() -> None:
     toy = Setting(toy=True, quick=False, steps=200, seeds=5, setup="tiny char-level Qwen2, 0.1M parameters")
     doc = verdict(get_method("dapo"), get_method("grpo"), {"method": better, "baseline": base}, setting=toy)
     assert doc["overall"] == "better" and doc["evidence"]["class"] == "pipeline check"
-    assert doc["evidence"]["power"]["mde"] is not None and set(doc["mechanisms"]) == {"method", "baseline"}
+    assert doc["evidence"]["power"].mde is not None and set(doc["mechanisms"]) == {"method", "baseline"}
     assert doc["summary"].startswith("Pipeline check (a toy task") and "0.1M parameters" in doc["summary"]
     tiny = Setting(toy=False, quick=True, steps=200, seeds=5)
     assert (
@@ -334,7 +334,7 @@ def test_a_stored_verdict_reads_back_typed_an_older_one_empty_and_a_damaged_one_
         assert new.verdict.overall == doc["overall"] and new.verdict.summary == doc["summary"]
         assert [t.name for t in new.verdict.metrics] == list(doc["metrics"])
         assert new.verdict.metrics[0].p_adjusted == doc["metrics"]["heldout_greedy"]["p_adjusted"]
-        assert new.verdict.power is not None and new.verdict.power.mde == doc["evidence"]["power"]["mde"]
+        assert new.verdict.power is not None and new.verdict.power.mde == doc["evidence"]["power"].mde
         assert old is not None and old.verdict is not None and old.verdict.overall == "better"
         assert not old.verdict.calibrated and old.verdict.evidence_class == "" and old.verdict.power is None
         assert bad is not None and bad.verdict is None and bad.result == {"verdict": damaged}
