@@ -17,9 +17,9 @@ from rich.markup import escape
 
 from radar.app.context import Radar
 from radar.app.output import console, err_console, print_json
+from radar.repro.records import RunRecord
 from radar.store import Workspace, resolve_root
 from radar.store.errors import RadarError
-from radar.store.runs import RunRecord
 
 if TYPE_CHECKING:  # the API (and wiring) are imported per command
     from radar.app.reproductions import Reproductions
@@ -35,8 +35,30 @@ def _api(args: argparse.Namespace) -> Reproductions:
     return wiring.reproductions(Radar(Workspace.open(resolve_root(args.workspace))))
 
 
-def _summary(run: RunRecord) -> dict[str, Any]:
-    return run.as_json() | {"profile": _profile_summary(run.result.get("profile"))}
+def _summary(run: RunRecord) -> dict[str, Any]:  # the JSON edge: `radar repro run/list/show --json`
+    """The run as one JSON object: what it compared on what, its verdict, metrics, plots, params, life cycle,
+    and each arm's profile in brief."""
+    result = run.result
+    verdict = result.get("verdict")
+    return {
+        "id": run.id,
+        "status": run.status,
+        "setup": run.setup,
+        "verdict": verdict,
+        "metrics": result.get("metrics"),
+        "plots": list(run.plots),
+        "params": run.params,
+        "progress": run.progress,
+        "error": run.error,
+        "created_at": run.created_at,
+        "started_at": run.started_at,
+        "finished_at": run.finished_at,
+        "folder": result.get("folder"),
+        "eval_overlap": run.eval_overlap,
+        "model": result.get("model"),
+        "profile": _profile_summary(result.get("profile")),
+        "efficiency": verdict.get("efficiency") if isinstance(verdict, dict) else None,
+    }
 
 
 PROFILE_KEYS = (

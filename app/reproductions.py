@@ -27,11 +27,16 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
+from radar.app.run_summaries import finished_runs
 from radar.app.settings import ReproConfig
-from radar.reports.runs import RunSummary, finished_runs
+from radar.reports.runs import RunSummary
 from radar.repro import supervise
 from radar.repro.export import export_run
 from radar.repro.methods import Catalog
+from radar.repro.records import RunAdoption, RunRecord
+from radar.repro.runs_table import Runs
 from radar.repro.spec import (
     KIND,
     RunSpec,
@@ -45,9 +50,9 @@ from radar.repro.spec import (
     spec_of,
     spec_params,
 )
+from radar.repro.verdict_record import Power
 from radar.store import Workspace, WorkspaceError
 from radar.store.errors import RadarError
-from radar.store.runs import Power, RunAdoption, RunRecord, RunsTable
 
 Log = Callable[[str], None]
 REPRO_LOCK = "repro work"  # one queue worker per workspace
@@ -135,12 +140,18 @@ class Reproductions:
             method, task=cfg.task, preset=cfg.preset, seeds=cfg.seeds, steps=cfg.steps, device=cfg.device, **extra
         )
 
-    def plan(self, spec: RunSpec, effect: float = DEFAULT_EFFECT, store: RunsTable | None = None) -> Power:
+    @contextmanager
+    def runs_table(self) -> Iterator[Runs]:
+        """The workspace's runs table (its repository over a Store opened for the block)."""
+        with self.ws.store() as store:
+            yield Runs(store)
+
+    def plan(self, spec: RunSpec, effect: float = DEFAULT_EFFECT, store: Runs | None = None) -> Power:
         """The run's power at its seed pairs, from the matching A/A run or stored seed noise of that setting."""
         from radar.repro.power import TOY_ASSUMED_SD, plan  # defers scipy
 
         if store is None:
-            with self.ws.store() as opened:
+            with self.runs_table() as opened:
                 return self.plan(spec, effect, opened)
         from radar.repro.adoption import stored_noise  # defers scipy
 
@@ -150,9 +161,7 @@ class Reproductions:
         if found is None and spec.toy:
             found = (TOY_ASSUMED_SD, "assumed: the upper end measured on the toy tasks; run an A/A to measure it")
         sd, source = found if found is not None else (None, "")
-        planned = Power.from_dict(plan(spec.seeds, sd, source, effect))
-        assert planned is not None
-        return planned
+        return msgspec.convert(plan(spec.seeds, sd, source, effect), Power, from_attributes=True)
 
     # -- submit (the one call site of repro.supervise.submit) ------------------------------------------
     def submit(
@@ -160,7 +169,7 @@ class Reproductions:
         spec: RunSpec,
         *,
         power: Power | None = None,
-        store: RunsTable | None = None,
+        store: Runs | None = None,
         queued_by: str = "",
         week: str = "",
         first_pair: int | None = None,
@@ -169,7 +178,7 @@ class Reproductions:
         ``first_pair``: start at this pair instead (a benchmark's timing re-run; that look is then not
         independent of the earlier ones, which repro/adoption.py's replication rule checks)."""
         if store is None:
-            with self.ws.store() as opened:
+            with self.runs_table() as opened:
                 return self.submit(
                     spec, power=power, store=opened, queued_by=queued_by, week=week, first_pair=first_pair
                 )
@@ -187,7 +196,7 @@ class Reproductions:
             "experiment": experiment,
             "dedupe_key": dedupe_key(spec, self.presets),
             "look": len(earlier) + 1,
-            "power": asdict(power),
+            "power": msgspec.structs.asdict(power),
         }
         if queued_by:
             params |= {"queued_by": queued_by, "queued_for": week}
@@ -196,7 +205,7 @@ class Reproductions:
     def launch(self, spec: RunSpec, power: Power | None = None) -> tuple[RunRecord, subprocess.Popen[bytes]]:
         """Submit and start the worker in the background (the CLI's run, the dashboard's Start run)."""
         check_device(spec.device)
-        with self.ws.store() as store:
+        with self.runs_table() as store:
             run = self.submit(spec, power=power, store=store)
             return run, supervise.start(store, run.id)
 
@@ -204,7 +213,7 @@ class Reproductions:
         self, run_id: str, proc: subprocess.Popen[bytes], on_progress: Callable[[RunRecord], None] | None = None
     ) -> RunRecord:
         """Wait for a started run (SIGINT/SIGTERM/SIGHUP stop its worker: repro.supervise.wait)."""
-        with self.ws.store() as store:
+        with self.runs_table() as store:
             return supervise.wait(store, run_id, proc, on_progress=on_progress)
 
     def log_path(self, run_id: str) -> Path:
@@ -212,15 +221,15 @@ class Reproductions:
 
     # -- reading and control ----------------------------------------------------------------------------
     def runs(self, status: str = "") -> list[RunRecord]:
-        with self.ws.store() as store:
+        with self.runs_table() as store:
             return supervise.list_runs(store, status=status)
 
     def get(self, run_id: str, reap_first: bool = True) -> RunRecord:
-        with self.ws.store() as store:
+        with self.runs_table() as store:
             return supervise.get(store, run_id, reap_first=reap_first)
 
     def cancel(self, run_id: str) -> RunRecord:
-        with self.ws.store() as store:
+        with self.runs_table() as store:
             return supervise.cancel(store, run_id)
 
     def export(self, run_id: str, engine: str, out_dir: Path | None = None, gpus: int = 8) -> list[Path]:
@@ -228,21 +237,21 @@ class Reproductions:
             self.get(run_id), engine=engine, out_dir=out_dir, num_processes=gpus, runs_root=self.ws.runs_dir
         )
 
-    def adoptions(self, store: RunsTable) -> dict[str, RunAdoption]:
+    def adoptions(self, store: Runs) -> dict[str, RunAdoption]:
         from radar.repro.adoption import adoptions  # defers scipy
 
         return adoptions(store.list_runs(kind=KIND))
 
-    def finished(self, store: RunsTable) -> list[RunSummary]:
+    def finished(self, store: Runs) -> list[RunSummary]:
         """Finished runs for the report, each with whether it may drive an "adopt"."""
         return finished_runs(store, self.ws.runs_dir, self.adoptions(store))
 
     # -- the queue ----------------------------------------------------------------------------------------
-    def queue(self, method: str, *, queued_by: str, week: str = "", store: RunsTable | None = None) -> Queued:
+    def queue(self, method: str, *, queued_by: str, week: str = "", store: Runs | None = None) -> Queued:
         """Queue ``method`` with [repro]'s settings unless the same experiment with the same seeds is queued,
         running or done (also one started by hand). Nothing is started here."""
         if store is None:
-            with self.ws.store() as opened:
+            with self.runs_table() as opened:
                 return self.queue(method, queued_by=queued_by, week=week, store=opened)
         spec = self.configured_spec(method)
         key = dedupe_key(spec, self.presets)
@@ -277,7 +286,7 @@ class Reproductions:
         for it earlier count; duplicates cost nothing). Returns (asked for, budget left)."""
         out: list[Queued] = []
         presets = [r.get("evidence", {}).get("preset", "") for r in recommendations if r.get("action") == "reproduce"]
-        with self.ws.store() as store:
+        with self.runs_table() as store:
             left = budget - sum(r.params.get("queued_for") == week for r in store.list_runs(kind=KIND))
             for preset in dict.fromkeys(p for p in presets if p):
                 if left <= 0:
@@ -287,7 +296,7 @@ class Reproductions:
                 left -= queued.new
         return out, max(left, 0)
 
-    def queued(self, store: RunsTable) -> list[RunRecord]:
+    def queued(self, store: Runs) -> list[RunRecord]:
         """Runs the queue holds (queued by weekly or the dashboard, no worker yet), oldest first."""
         runs = store.list_runs(kind=KIND, status="queued")
         return [r for r in reversed(runs) if r.params.get("queued_by") and not r.pid]
@@ -302,7 +311,7 @@ class Reproductions:
         # A run queued while this worker was finding the queue empty saw the lock held and started no worker:
         # look again now that the lock is released (start_worker probes the lock only after submitting).
         while not stopped and (not max_runs or len(done) < max_runs):
-            with self.ws.store() as store:
+            with self.runs_table() as store:
                 if not self.queued(store):
                     break
             held = ExitStack()
@@ -317,7 +326,7 @@ class Reproductions:
     def _work(self, say: Log, max_runs: int, done: list[RunRecord]) -> bool:
         """Run queued runs (appended to ``done``) until none waits or ``max_runs`` are done; True when told to stop."""
         while not max_runs or len(done) < max_runs:
-            with self.ws.store() as store:
+            with self.runs_table() as store:
                 waiting = self.queued(store)
                 if not waiting:
                     break

@@ -47,6 +47,7 @@ from radar.reports.errors import ReportError
 from radar.reports.period import Period
 from radar.reports.sections import Area
 from radar.reports.summarize import Summarizer
+from radar.repro.runs_table import Runs
 from radar.store import ConfigError, Store, Workspace, WorkspaceError
 from radar.store.errors import RadarError
 from radar.store.names import NameRow
@@ -248,7 +249,7 @@ def report(
             trends=found,
             grouping=tag_groups({t.name: t.group for t in radar.taxonomy.tags}, store),
             summarizer=summarizer or wiring.summarizer(radar),
-            runs=wiring.reproductions(radar, catalog).finished(store),
+            runs=wiring.reproductions(radar, catalog).finished(Runs(store)),
             presets=catalog.titles(),
             cards=cards,
             knobs=wiring.preset_knobs(catalog),

@@ -60,11 +60,11 @@ def one(api: Reproductions, spec: RunSpec, first_pair: int | None = None) -> dic
     started = time.perf_counter()
     power = api.plan(spec)
     print(f"power: {power.text}", flush=True)
-    with api.ws.store() as store:
+    with api.runs_table() as store:
         run = api.submit(spec, power=power, store=store, first_pair=first_pair)
     from radar.repro import supervise
 
-    with api.ws.store() as store:
+    with api.runs_table() as store:
         run = supervise.wait(store, run.id, supervise.start(store, run.id))
     wall = time.perf_counter() - started
     if run.status != "done":

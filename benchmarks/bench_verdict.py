@@ -42,7 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from radar.app import wiring  # noqa: E402
 from radar.app.context import Radar  # noqa: E402
 from radar.repro import supervise  # noqa: E402
-from radar.repro.verdict import DEFAULT_SEEDS, SIM_TRAIN_SD, simulate  # noqa: E402
+from radar.repro.paired_tests import SIM_TRAIN_SD, simulate  # noqa: E402
+from radar.repro.verdict import DEFAULT_SEEDS  # noqa: E402
 from radar.store import Workspace  # noqa: E402
 
 
@@ -159,7 +160,7 @@ def real_run(ws: Workspace, method: str, baseline: str, seeds: int, steps: int, 
     started = time.perf_counter()
     power = api.plan(spec)
     print(f"power: {power.text}", flush=True)
-    with ws.store() as store:
+    with api.runs_table() as store:
         run = api.submit(spec, power=power, store=store)
         run = supervise.wait(store, run.id, supervise.start(store, run.id))
     run_id = run.id

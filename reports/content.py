@@ -24,7 +24,7 @@ from radar.reports.period import Period
 from radar.reports.ranking import PaperRow, Ranked, rank, term_pattern
 from radar.reports.recommend import ACTIONS, Presets, Recommendation, decide
 from radar.reports.result import Bullet, ElsewhereRow, PostRow, ReportContent, TagRow, TagSection
-from radar.reports.runs import RunSummary, finished_runs  # noqa: F401  (finished_runs: re-exported)
+from radar.reports.runs import RunSummary
 from radar.reports.sections import Area, place
 from radar.reports.summarize import EndpointSummarizer, Summarizer
 from radar.reports.text import plain

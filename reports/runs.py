@@ -2,18 +2,16 @@
 
 ``RunSummary.setup`` names the model, its parameters, the task or data set, the steps and the seed pairs;
 every line the report writes about a run carries it, with the run's class of evidence ("pipeline check",
-"evidence", "underpowered"). ``adoptable`` comes from the app (repro/adoption.py over all finished runs):
-only an adoptable "better" may drive the ``repro-better`` rule's "adopt".
+"evidence", "underpowered"). The app adapts repro's run records into these (app/run_summaries.py), with
+``adoptable`` from repro/adoption.py over all finished runs: only an adoptable "better" may drive the
+``repro-better`` rule's "adopt".
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import TypedDict, cast
-
-from radar.store.runs import RunAdoption, RunRecord, RunsTable
 
 
 class RunSummaryJson(TypedDict):
@@ -80,45 +78,3 @@ class RunSummary:
             f: str(data.get(f) or "") for f in cls.__dataclass_fields__ if f not in ("adoptable", "seed_noise", "mde")
         }
         return cls(**text, adoptable=bool(data.get("adoptable")), seed_noise=num("seed_noise"), mde=num("mde"))
-
-
-def summarize_run(run: RunRecord, runs_dir: Path, adoption: RunAdoption | None = None) -> RunSummary:
-    """The report's view of one finished run."""
-    v = run.verdict
-    aa = run.method == run.baseline
-    if v is None:
-        label = ""
-    elif aa:
-        label = f"A/A calibration ({v.overall})"
-    elif not v.calibrated:
-        label = f"uncalibrated, old record ({v.overall})"
-    else:
-        label = v.overall
-    why = adoption.reason if adoption is not None else "not assessed against the other runs"
-    return RunSummary(
-        id=run.id,
-        method=run.method,
-        baseline=run.baseline,
-        task=run.task,
-        setup=run.setup,
-        evidence_class=(v.evidence_class if v is not None else "") or "unclassified",
-        verdict=label,
-        overall=v.overall if v is not None else "",
-        adoptable=bool(adoption is not None and adoption.adoptable and not aa),
-        adoption="an A/A run calibrates the others; it says nothing about a method" if aa else why,
-        summary=v.summary if v is not None else "",
-        claim_status=v.claim_status if v is not None else "",
-        seed_noise=v.seed_noise.sd_difference if v is not None and v.seed_noise is not None else None,
-        mde=v.power.mde if v is not None and v.power is not None else None,
-        finished_at=run.finished_at,
-        folder=run.folder or str(runs_dir / run.id),
-    )
-
-
-def finished_runs(
-    store: RunsTable, runs_dir: Path, adoptions: Mapping[str, RunAdoption] | None = None
-) -> list[RunSummary]:
-    """Finished reproduction runs, newest first, from the store's run records. ``adoptions``: the app's
-    decision per run (repro/adoption.py); without it no run is adoptable."""
-    found = adoptions or {}
-    return [summarize_run(run, runs_dir, found.get(run.id)) for run in store.list_runs(kind="repro", status="done")]

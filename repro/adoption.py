@@ -27,11 +27,11 @@ from typing import Any
 
 import numpy as np
 
+from radar.repro.paired_tests import SIM_EVAL_PROMPTS, SIM_INIT_SD, SIM_TRAIN_SD, decide, holm
 from radar.repro.power import ALPHA, MIN_EFFECT
+from radar.repro.records import RunAdoption, RunParams, RunRecord
 from radar.repro.shapes import Calibration
 from radar.repro.spec import KIND
-from radar.repro.verdict import SIM_EVAL_PROMPTS, SIM_INIT_SD, SIM_TRAIN_SD, decide, holm
-from radar.store.runs import RunAdoption, RunParams, RunRecord
 
 
 # -- settings and families ----------------------------------------------------------------------------

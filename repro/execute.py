@@ -17,12 +17,15 @@ import multiprocessing
 import os
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor
 from concurrent.futures import wait as wait_futures
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any, cast
+
+import msgspec
 
 from radar.repro.adoption import calibration_for
 from radar.repro.checkpoint import eval_rows, load_dataset
@@ -32,6 +35,8 @@ from radar.repro.plugins.catalog import plugin_catalog
 from radar.repro.power import DEFAULT_EFFECT, Setting
 from radar.repro.profile_stats import mean_profile
 from radar.repro.record import checkpoint_record, resolve_device
+from radar.repro.records import RunParams, RunRecord, setup_text
+from radar.repro.runs_table import Runs
 from radar.repro.shapes import (
     ArmRun,
     ArmSummary,
@@ -64,7 +69,6 @@ from radar.repro.tasks import get_task
 from radar.repro.verdict import verdict
 from radar.store import Store, utc_now
 from radar.store.files import write_text_atomic
-from radar.store.runs import RunParams, RunRecord, setup_text
 
 Log = Callable[[str], None]
 TOY_ENGINE_ENV = "RADAR_REPRO_TOY_ENGINE"
@@ -101,8 +105,11 @@ def _terminated(exc: BaseException) -> _Terminated | None:
     return None
 
 
-def _store(db: Path | str) -> Store:
-    return Store(Path(db))
+@contextmanager
+def _store(db: Path | str) -> Iterator[Runs]:
+    """The runs table of the database at ``db``, on a connection of this process's own."""
+    with Store(Path(db)) as store:
+        yield Runs(store)
 
 
 def execute(db: Path, run_id: str, log: Log = print) -> RunRecord:
@@ -436,7 +443,7 @@ def finish(
         "final_heldout_greedy": {arm: _arm_mean(doc["metrics"]["heldout_greedy"], arm) for arm in arms},
         "eval_seconds": round(sum(s["eval_seconds"] for per in summaries.values() for s in per.values()), 2),
     }
-    write_text_atomic(verdict_path(folder), json.dumps(doc | {"timing": metrics}, indent=2))
+    write_text_atomic(verdict_path(folder), json.dumps(msgspec.to_builtins(doc | {"timing": metrics}), indent=2))
     return {
         "verdict": doc,
         "metrics": metrics,

@@ -32,11 +32,11 @@ from radar.repro.export_verl import (
     write_verl,
 )
 from radar.repro.plugins.catalog import plugin_catalog
+from radar.repro.records import RunParams, RunRecord
 from radar.repro.shapes import RunJson
 from radar.repro.spec import record_path as spec_record_path
 from radar.repro.spec import rl_seed, run_catalog
 from radar.store.files import write_text_atomic
-from radar.store.runs import RunParams, RunRecord
 
 __all__ = [
     "FORMAT_WEIGHT",

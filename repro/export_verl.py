@@ -65,10 +65,10 @@ from radar.repro.export_templates import VERL_LAUNCHER, VERL_NOTES, VERL_REWARD
 from radar.repro.mathreward import equivalent, final_answer, has_final_marker
 from radar.repro.methods import Catalog, Method
 from radar.repro.plugins.catalog import BUILTIN_CATALOG, PluginCatalog
+from radar.repro.records import RunParams
 from radar.repro.shapes import Example, GrpoConfigJson, RunJson
 from radar.repro.sizes import get_checkpoint_preset, get_size
 from radar.repro.tasks import get_task, rl_stream
-from radar.store.runs import RunParams
 
 VERL_VERSION = "0.9.1"  # the version whose default config the test checks the keys against
 FORMAT_WEIGHT = 0.1  # repro.tasks.format_reward's weight; the local run's reward is correct + format

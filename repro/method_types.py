@@ -45,7 +45,7 @@ class Claim:
 
 @dataclass(frozen=True)
 class Lever:
-    """What a claim needs to have acted: ``metric`` (a field of store.runs.ArmMechanisms) of ``arm`` at least
+    """What a claim needs to have acted: ``metric`` (a field of repro.verdict_record.ArmMechanisms) of ``arm`` at least
     ``minimum`` over the run (mean over steps and seed pairs); ``what`` says why in words."""
 
     metric: str

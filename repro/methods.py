@@ -39,9 +39,9 @@ from radar.repro.method_types import (
     settings,
 )
 from radar.repro.plugins.catalog import BUILTIN_CATALOG, PluginCatalog
+from radar.repro.records import UserPreset
 from radar.repro.user_presets import CHOICES, PRESET_KEYS, PRESET_SETTINGS, user_preset, user_presets
 from radar.store.config import TomlValue
-from radar.store.runs import UserPreset
 
 __all__ = [
     "BUILTIN",

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 
 from scipy import optimize, stats
 
-from radar.repro.shapes import Evidence, PowerPlan
+from radar.repro.shapes import Evidence
+from radar.repro.verdict_record import PowerPlan
 
 ALPHA = 0.05  # family-wise error rate of the overall label
 MIN_EFFECT = 0.01  # a difference under 1 point of held-out accuracy is never "better"/"worse"
@@ -95,21 +96,21 @@ def seeds_needed(
 
 
 def plan(seeds: int, sd: float | None, source: str, effect: float = DEFAULT_EFFECT) -> PowerPlan:
-    """The power of a run at its seed pairs (store.runs.Power as JSON)."""
+    """The power of a run at its seed pairs, and the test it assumes."""
     detectable = mde(sd, seeds)
-    return {
-        "seeds": seeds,
-        "sd_difference": None if sd is None else round(sd, 5),
-        "noise_source": source if sd is not None else "",
-        "mde": None if detectable is None else round(detectable, 5),
-        "effect": effect,
-        "seeds_needed": seeds_needed(effect, sd),
-        "power_at_effect": None if sd is None or seeds < 2 else round(power_at(effect, sd, seeds), 4),
-        "alpha": ALPHA,
-        "power": POWER,
-        "test": f"the more precise verdict metric's paired t at alpha {ALPHA:g} / {METRICS} (Holm's first step), "
+    return PowerPlan(
+        seeds=seeds,
+        sd_difference=None if sd is None else round(sd, 5),
+        noise_source=source if sd is not None else "",
+        mde=None if detectable is None else round(detectable, 5),
+        effect=effect,
+        seeds_needed=seeds_needed(effect, sd),
+        power_at_effect=None if sd is None or seeds < 2 else round(power_at(effect, sd, seeds), 4),
+        alpha=ALPHA,
+        power=POWER,
+        test=f"the more precise verdict metric's paired t at alpha {ALPHA:g} / {METRICS} (Holm's first step), "
         f"min effect {MIN_EFFECT:g}: a lower bound on the rule's power",
-    }
+    )
 
 
 @dataclass(frozen=True)
@@ -121,7 +122,7 @@ class Setting:
     steps: int
     seeds: int
     effect: float = DEFAULT_EFFECT
-    setup: str = ""  # model, parameters, task, steps, seed pairs (store.runs.RunRecord.setup)
+    setup: str = ""  # model, parameters, task, steps, seed pairs (records.RunRecord.setup)
 
 
 def classify(setting: Setting, sd: float | None, source: str) -> Evidence:
@@ -139,7 +140,7 @@ def classify(setting: Setting, sd: float | None, source: str) -> Evidence:
         short.append(f"{setting.seeds} seed pairs (evidence needs >= {MIN_EVIDENCE_SEEDS})")
     if setting.steps < MIN_EVIDENCE_STEPS:
         short.append(f"{setting.steps} steps (evidence needs >= {MIN_EVIDENCE_STEPS})")
-    mde = power["mde"]
+    mde = power.mde
     if mde is None:
         short.append("no seed noise measured (run an A/A)")
     elif mde > setting.effect:

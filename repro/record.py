@@ -17,11 +17,11 @@ from radar.repro.checkpoint import load_dataset, model_fingerprint
 from radar.repro.checkpoint import rl_stream as math_stream
 from radar.repro.errors import ReproError
 from radar.repro.methods import Method
+from radar.repro.records import RunParams
 from radar.repro.shapes import GrpoConfigJson, Overlap, OverlapPart, Provenance, RunCommon, RunJson, RunPolicy
 from radar.repro.sizes import get_checkpoint_preset, get_size
 from radar.repro.spec import RunSpec, checkpoint_threads, rl_seed
 from radar.repro.tasks import get_task, refill_stream, rl_stream
-from radar.store.runs import RunParams
 
 if TYPE_CHECKING:  # the worker imports TRL; reading this module does not
     from trl import GRPOConfig

@@ -3,18 +3,15 @@ runs table's result), typed for the code that builds them.
 
 They are TypedDicts, not dataclasses, because they are the stored JSON itself: the runs table, run.json and
 verdict.json hold exactly these objects. The shapes of a run's result (the verdict document, metrics,
-profiles, overlap) are defined in store/run_shapes.py, because the store reads them back into its dataclasses
-(store.runs ``RunVerdict``, ``Power``, ``ArmMechanisms``, ``ArmProfile``) without importing repro; they are
-re-exported here beside the shapes only repro reads. No torch, no I/O.
+profiles, overlap) are in repro/result_shapes.py, which readers of runs import without the rest of repro (no
+torch); they are re-exported here beside the shapes only repro reads. No torch, no I/O.
 """
 
 from __future__ import annotations
 
 from typing import Any, Required, TypedDict
 
-from radar.store.run_shapes import (
-    ArmRates,
-    Calibration,
+from radar.repro.result_shapes import (
     ClaimCondition,
     ClaimResult,
     ClaimTest,
@@ -26,18 +23,17 @@ from radar.store.run_shapes import (
     PlannedPower,
     PowerPlan,
     Profile,
-    Rate,
     ResultModel,
     ResultRecord,
     RunMetrics,
     RunResult,
-    SeedNoise,
     Timing,
     Verdict,
     VerdictMetric,
 )
+from radar.repro.verdict_record import ArmRates, Calibration, Rate, SeedNoise
 
-__all__ = [  # this module's shapes and the result's (store/run_shapes.py)
+__all__ = [  # this module's shapes and the result's (repro/result_shapes.py)
     "ArmRates",
     "ArmRun",
     "ArmSummary",

@@ -20,10 +20,10 @@ from radar.repro.checkpoint import load_dataset, model_fingerprint, resolve_mode
 from radar.repro.errors import ReproError
 from radar.repro.methods import Catalog, baseline_of, catalog
 from radar.repro.plugins.catalog import BUILTIN_CATALOG, PluginCatalog
+from radar.repro.records import RunParams, RunRecord
 from radar.repro.shapes import ModelFingerprint
 from radar.repro.sizes import get_checkpoint_preset, get_size
 from radar.repro.tasks import get_task
-from radar.store.runs import RunParams, RunRecord
 
 KIND = "repro"
 ACTIVE = ("queued", "running")

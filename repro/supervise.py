@@ -28,15 +28,16 @@ from pathlib import Path
 from typing import Any
 
 from radar.repro.errors import ReproError
+from radar.repro.records import RunParams, RunRecord
+from radar.repro.runs_table import Runs
 from radar.repro.spec import ACTIVE, KIND, check_inputs, log_path, run_folder, spec_of
-from radar.store import Store, utc_now
-from radar.store.runs import RunParams, RunRecord, RunsTable
+from radar.store import utc_now
 
 STALE_HEARTBEAT_S = 30 * 60  # a live worker beats every step / 50 SFT steps; this only catches pid reuse
 STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
 
 
-def submit(store: RunsTable, run_id: str, params: RunParams) -> RunRecord:
+def submit(store: Runs, run_id: str, params: RunParams) -> RunRecord:
     """Record a queued run (``params``: repro.spec.record_params plus what the app adds). A checkpoint run's
     model and data set are checked first: nothing is stored when they are bad."""
 
@@ -47,7 +48,7 @@ def submit(store: RunsTable, run_id: str, params: RunParams) -> RunRecord:
     return require(store, run_id)
 
 
-def start(store: Store, run_id: str) -> subprocess.Popen[bytes]:  # the Store: the worker opens its file (path)
+def start(store: Runs, run_id: str) -> subprocess.Popen[bytes]:
     """Start the worker process for a queued run; its output goes to the run's log.txt."""
     run = require(store, run_id)
     log = log_path(run_folder(run))
@@ -73,7 +74,7 @@ def start(store: Store, run_id: str) -> subprocess.Popen[bytes]:  # the Store: t
 
 
 def wait(
-    store: RunsTable,
+    store: Runs,
     run_id: str,
     proc: subprocess.Popen[bytes],
     on_progress: Callable[[RunRecord], None] | None = None,
@@ -110,7 +111,7 @@ def wait(
     return require(store, run_id)
 
 
-def stop_worker(store: RunsTable, run_id: str, proc: subprocess.Popen[bytes], why: str, grace_s: float = 20.0) -> None:
+def stop_worker(store: Runs, run_id: str, proc: subprocess.Popen[bytes], why: str, grace_s: float = 20.0) -> None:
     """Cancel the run and terminate its worker's process group; SIGKILL after ``grace_s``."""
     store.update_run(run_id, cancel_requested=1)
     with contextlib.suppress(ProcessLookupError):
@@ -128,7 +129,7 @@ def stop_worker(store: RunsTable, run_id: str, proc: subprocess.Popen[bytes], wh
         )
 
 
-def cancel(store: RunsTable, run_id: str) -> RunRecord:
+def cancel(store: Runs, run_id: str) -> RunRecord:
     """A queued run is cancelled at once; a running one at its worker's next step."""
     run = require(store, run_id)
     if run.status == "queued" and not run.pid:
@@ -139,18 +140,18 @@ def cancel(store: RunsTable, run_id: str) -> RunRecord:
 
 
 # -- reading ----------------------------------------------------------------------------------------
-def get(store: RunsTable, run_id: str, reap_first: bool = True) -> RunRecord:
+def get(store: Runs, run_id: str, reap_first: bool = True) -> RunRecord:
     if reap_first:
         reap(store)
     return require(store, run_id)
 
 
-def list_runs(store: RunsTable, status: str = "") -> list[RunRecord]:
+def list_runs(store: Runs, status: str = "") -> list[RunRecord]:
     reap(store)
     return store.list_runs(kind=KIND, status=status)
 
 
-def require(store: RunsTable, run_id: str) -> RunRecord:
+def require(store: Runs, run_id: str) -> RunRecord:
     run = store.get_run(run_id)
     if run is None or run.kind != KIND:
         raise ReproError(f"no reproduction run {run_id!r}; list them with `radar repro list`")
@@ -177,7 +178,7 @@ def _age_s(stamp: str) -> float:
     return (datetime.now(UTC) - datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)).total_seconds()
 
 
-def reap(store: RunsTable) -> list[str]:
+def reap(store: Runs) -> list[str]:
     """Mark failed every active run whose worker is gone (or silent for too long). Returns their ids."""
     reaped = []
     for run in store.list_runs(kind=KIND):

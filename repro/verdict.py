@@ -15,8 +15,9 @@ Design (repro/README.md has the numbers):
   non-inferiority with a margin for "not lower", one-sided on log ratios for "ratio at least"),
   Holm-corrected over the claim's conditions. A claim is "refuted" when the one-sided (1 - ALPHA)
   bound excludes the claimed effect, "holds" when its test rejects, "inconclusive" otherwise.
-- ``simulate`` runs the same decision rule vectorised over many synthetic runs: the test suite and
-  benchmarks/bench_verdict.py measure the false "better/worse" rate and the power with it.
+- The tests and the decision rule are repro/paired_tests.py, whose ``simulate`` runs the rule vectorised over
+  many synthetic runs: the test suite and benchmarks/bench_verdict.py measure the false "better/worse" rate
+  and the power with it.
 - What a run can support (repro/power.py ``classify``): ``pipeline check`` (toy tasks, tiny checkpoints),
   ``evidence`` or ``underpowered``, with the minimum detectable effect at its seed pairs; the per-arm
   mechanism rates (repro/mechanisms.py) gate the claim ("not testable here" when its lever did not engage).
@@ -28,7 +29,6 @@ Pure functions; no I/O, no torch.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeGuard
@@ -38,7 +38,9 @@ from scipy import stats
 
 from radar.repro import mechanisms as mech
 from radar.repro.methods import Claim, Method
+from radar.repro.paired_tests import decide, holm, paired_t
 from radar.repro.power import ALPHA, MIN_EFFECT, Setting, classify
+from radar.repro.result_shapes import PlannedPower
 from radar.repro.shapes import (
     ArmRun,
     Calibration,
@@ -52,7 +54,6 @@ from radar.repro.shapes import (
     Verdict,
     VerdictMetric,
 )
-from radar.store.runs import PlannedPower
 
 __all__ = ["ALPHA", "MIN_EFFECT", "Setting"]
 
@@ -63,13 +64,6 @@ VERDICT_METRICS: tuple[tuple[str, str], ...] = (
     ("heldout_pass1", "held-out pass@1"),
 )
 DEFAULT_SEEDS = 5
-# The simulations of the test suite use the seed noise of the real A/A run (benchmarks/bench_verdict.py aa:
-# grpo vs grpo, addition, tiny, 5 pairs x 200 steps): held-out greedy accuracy 63 %, sd between warm starts
-# 7 points, sd of the paired differences 2.0 points. Training noise of 1.2 points per arm plus binomial
-# scoring over 1,000 problems gives a simulated difference sd of 2.7 points: a little more than measured.
-SIM_TRAIN_SD = 0.012
-SIM_INIT_SD = 0.07  # sd between warm starts (shared within a pair, so it cancels in the difference)
-SIM_EVAL_PROMPTS = 1000
 
 
 # -- aggregation of per-step records ----------------------------------------------------------------
@@ -102,112 +96,6 @@ def arm_value(run: ArmRun, metric: str, window: str) -> float:
         value = (run.get("final") or {}).get(metric)
         return float(value) if isinstance(value, int | float) else math.nan
     return aggregate(run.get("records") or [], metric, window)
-
-
-# -- tests (vectorised: the last axis holds the seeds) ----------------------------------------------
-def paired_t(diffs: np.ndarray, null: float = 0.0, alternative: str = "two-sided") -> dict[str, np.ndarray]:
-    """Paired t test of mean(diffs) against ``null`` along the last axis; NaNs (missing seeds) dropped
-    per row. Returns n, effect (mean), se, df, p and the two-sided (1 - ALPHA) interval."""
-    d = np.asarray(diffs, dtype=float)
-    n = np.sum(~np.isnan(d), axis=-1)
-    with warnings.catch_warnings():  # a row with no seed at all gives NaN, which is the answer
-        warnings.simplefilter("ignore", RuntimeWarning)
-        mean = np.nanmean(d, axis=-1) if d.size else np.full(d.shape[:-1], np.nan)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        sd = np.sqrt(np.nansum((d - mean[..., None]) ** 2, axis=-1) / (n - 1))
-        se = sd / np.sqrt(n)
-        df = (n - 1).astype(float)
-        t = (mean - null) / se
-        # se == 0 (identical differences): the sign decides, p is 0 or 1
-        t = np.where(se == 0, np.where(mean > null, np.inf, np.where(mean < null, -np.inf, 0.0)), t)
-        if alternative == "two-sided":
-            p = 2 * stats.t.sf(np.abs(t), df)
-        elif alternative == "greater":
-            p = stats.t.sf(t, df)
-        else:
-            p = stats.t.cdf(t, df)
-        half = stats.t.ppf(1 - ALPHA / 2, df) * se
-    p = np.where(n < 2, np.nan, np.minimum(p, 1.0))
-    return {"n": n, "effect": mean, "se": se, "df": df, "p": p, "lo": mean - half, "hi": mean + half, "sd": sd}
-
-
-def holm(p: np.ndarray) -> np.ndarray:
-    """Holm-adjusted p values along the last axis (NaN p values stay NaN and do not count)."""
-    p = np.asarray(p, dtype=float)
-    filled = np.where(np.isnan(p), np.inf, p)
-    order = np.argsort(filled, axis=-1)
-    sorted_p = np.take_along_axis(filled, order, axis=-1)
-    m = np.sum(~np.isnan(p), axis=-1, keepdims=True)
-    k = np.arange(p.shape[-1])
-    scaled = np.where(np.isinf(sorted_p), np.inf, np.maximum(m - k, 1) * sorted_p)
-    adjusted = np.maximum.accumulate(np.minimum(scaled, 1.0), axis=-1)
-    out = np.empty_like(adjusted)
-    np.put_along_axis(out, order, adjusted, axis=-1)
-    return np.where(np.isnan(p), np.nan, out)
-
-
-def metric_labels(effect: np.ndarray, p_adjusted: np.ndarray, min_effect: float = MIN_EFFECT) -> np.ndarray:
-    """'better' / 'worse' / 'no clear difference' / 'too few seeds' per metric."""
-    sig = p_adjusted < ALPHA
-    return np.where(
-        np.isnan(p_adjusted),
-        "too few seeds",
-        np.where(
-            sig & (effect >= min_effect),
-            "better",
-            np.where(sig & (effect <= -min_effect), "worse", "no clear difference"),
-        ),
-    )
-
-
-def overall_label(labels: np.ndarray) -> np.ndarray:
-    """Combine the metric labels (last axis): better / worse / mixed / no clear difference / too few seeds."""
-    better = np.any(labels == "better", axis=-1)
-    worse = np.any(labels == "worse", axis=-1)
-    few = np.all(labels == "too few seeds", axis=-1)
-    return np.where(
-        better & worse,
-        "mixed",
-        np.where(better, "better", np.where(worse, "worse", np.where(few, "too few seeds", "no clear difference"))),
-    )
-
-
-def decide(diffs: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
-    """The overall decision for diffs of shape (..., metrics, seeds): (tests, metric labels, overall)."""
-    tests = paired_t(diffs)
-    tests["p_adjusted"] = holm(tests["p"])
-    labels = metric_labels(tests["effect"], tests["p_adjusted"])
-    return tests, labels, overall_label(labels)
-
-
-# -- simulation (the error rates of the rule above) -------------------------------------------------
-def simulate(
-    seeds: int,
-    effect: float = 0.0,
-    trials: int = 20_000,
-    train_sd: float = SIM_TRAIN_SD,
-    init_sd: float = SIM_INIT_SD,
-    prompts: int = SIM_EVAL_PROMPTS,
-    base: float = 0.63,
-    rng_seed: int = 0,
-) -> dict[str, float]:
-    """Synthetic runs through ``decide``: per pair a shared warm-start level, per arm independent
-    training noise, then held-out scores drawn as binomial counts over ``prompts`` problems (greedy)
-    and over 4 x ``prompts`` samples (pass@1). Returns the shares of overall labels."""
-    rng = np.random.default_rng(rng_seed)
-    init = rng.normal(0.0, init_sd, (trials, 1, seeds))
-    levels = {
-        arm: np.clip(base + init + rng.normal(0.0, train_sd, (trials, 1, seeds)) + shift, 0.0, 1.0)
-        for arm, shift in (("method", effect), ("baseline", 0.0))
-    }
-    scores = {
-        arm: np.concatenate(
-            [rng.binomial(prompts, lv) / prompts, rng.binomial(4 * prompts, lv) / (4 * prompts)], axis=1
-        )
-        for arm, lv in levels.items()
-    }
-    _, _, overall = decide(scores["method"] - scores["baseline"])
-    return {label: float(np.mean(overall == label)) for label in ("better", "worse", "mixed", "no clear difference")}
 
 
 # -- claims -----------------------------------------------------------------------------------------
@@ -363,7 +251,7 @@ def verdict(
     noise = seed_noise(m, b, calibration)
     setting = setting or Setting(toy=True, quick=False, steps=0, seeds=len(seeds))
     cal_sd = calibration.get("sd_difference") if calibration else None
-    own = noise["sd_difference"]
+    own = noise.sd_difference
     sd: float | None
     if calibration and cal_sd is not None and (own is None or cal_sd >= own):
         sd, source = float(cal_sd), f"A/A run {calibration['run']}"
@@ -470,15 +358,15 @@ def seed_noise(m: np.ndarray, b: np.ndarray, calibration: Calibration | None) ->
         return float(np.std(x, ddof=1)) if x.size >= 2 else math.nan
 
     by_metric = {name: _r(sd(m[i] - b[i])) if m.size else None for i, (name, _) in enumerate(VERDICT_METRICS)}
-    return {
-        "metric": VERDICT_METRICS[0][0],
-        "sd_method": _r(sd(m[0])) if m.size else None,
-        "sd_baseline": _r(sd(b[0])) if b.size else None,
-        "sd_difference": by_metric[VERDICT_METRICS[0][0]],
-        "sd_differences": by_metric,  # power uses greedy's (repro/power.py splits it to model pass@1's)
-        "n": int(m.shape[1]) if m.ndim == 2 else 0,
-        "calibration": calibration,
-    }
+    return SeedNoise(
+        metric=VERDICT_METRICS[0][0],
+        sd_method=_r(sd(m[0])) if m.size else None,
+        sd_baseline=_r(sd(b[0])) if b.size else None,
+        sd_difference=by_metric[VERDICT_METRICS[0][0]],
+        sd_differences=by_metric,  # power uses greedy's (repro/power.py splits it to model pass@1's)
+        n=int(m.shape[1]) if m.ndim == 2 else 0,
+        calibration=calibration,
+    )
 
 
 def summary(method: str, baseline: str, doc: Verdict) -> str:
@@ -503,11 +391,11 @@ def summary(method: str, baseline: str, doc: Verdict) -> str:
         )
     noise = doc["seed_noise"]
     noise_text = (
-        f"seed noise: sd of per-seed differences {_pts(noise['sd_difference'], sign=False)} pts"
-        if noise.get("sd_difference") is not None
+        f"seed noise: sd of per-seed differences {_pts(noise.sd_difference, sign=False)} pts"
+        if noise.sd_difference is not None
         else "seed noise: not measurable from fewer than 2 seeds"
     )
-    cal = noise.get("calibration")
+    cal = noise.calibration
     if cal and cal.get("sd_difference") is not None:
         noise_text += f" (A/A run {cal['run']}: {_pts(cal['sd_difference'], sign=False)} pts)"
     claim = doc["claim"]
@@ -517,11 +405,11 @@ def summary(method: str, baseline: str, doc: Verdict) -> str:
         cls = str(evidence.get("class", ""))
         head = f"{cls[:1].upper()}{cls[1:]} ({evidence.get('reason', '')})"
         head += f": {method} vs {baseline}, {doc['setup']}. " if doc.get("setup") else ". "
-    power = evidence.get("power") or {}
+    power = evidence.get("power")
     power_text = (
-        f"; minimum detectable effect {_pts(power['mde'], sign=False)} pts at {power['seeds']} pairs "
-        f"(80% power, noise from {power['noise_source']})"
-        if power.get("mde") is not None
+        f"; minimum detectable effect {_pts(power.mde, sign=False)} pts at {power.seeds} pairs "
+        f"(80% power, noise from {power.noise_source})"
+        if power is not None and power.mde is not None
         else ""
     )
     why = f" ({claim['reason']})" if claim.get("status") == "not testable here" and claim.get("reason") else ""

@@ -21,7 +21,6 @@ from radar.store.embeddings import EmbeddingsTable
 from radar.store.errors import DiskError, StoreError, damage_message, disk_message, free_bytes
 from radar.store.frameworks import FrameworksTable
 from radar.store.names import NamesTable
-from radar.store.runs import RunsTable
 from radar.store.schema import LATEST_VERSION, MIGRATIONS
 from radar.store.tags import TagsTable
 from radar.store.text import INVISIBLE, fold_lookalikes, strip_invisible
@@ -112,7 +111,6 @@ class Store(
     DocumentsTable,
     EmbeddingsTable,
     TagsTable,
-    RunsTable,
     NamesTable,
     ContributionsTable,
     FrameworksTable,
@@ -120,8 +118,9 @@ class Store(
     """A connection to the workspace database. Use as a context manager or call close().
 
     The connection, transactions and migrations live here; each table's methods and row types live in
-    its module (documents, embeddings, tags, runs, ...), composed into this one class; a stage that owns its table
-    reads it through its own repository on this connection (crawler.state, reports.deliveries, reports.people).
+    its module (documents, embeddings, tags, names, ...), composed into this one class; a stage that owns its table
+    reads it through its own repository on this connection (crawler.state, reports.deliveries, reports.people,
+    repro.runs_table).
 
     On a read-only workspace (a read-only mount, a folder without write permission) the database is opened
     read-only: reading works, the cache tables (names, meta) are kept in memory for the process, and a

@@ -20,11 +20,11 @@ from typing import Any
 from radar.repro.errors import ReproError, RunCancelled
 from radar.repro.methods import Method
 from radar.repro.record import provenance
+from radar.repro.records import RunParams
 from radar.repro.shapes import ArmSummary, Overlap, OverlapPart, StepRecord
 from radar.repro.sizes import PolicySize
 from radar.repro.spec import RunSpec, rl_seed
 from radar.repro.tasks import Task
-from radar.store.runs import RunParams
 
 STEP_S = 0.1
 ENGINE = "tests.fast_toy_engine"

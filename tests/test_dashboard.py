@@ -24,6 +24,7 @@ from radar.app.cli import main
 from radar.app.dashboard import MAIN_SCRIPT, data
 from radar.app.dashboard.page_reports import sandboxed
 from radar.crawler.state import CrawlState, CrawlStates
+from radar.repro.runs_table import Runs
 from radar.store import Document, Workspace
 from radar.store.models import utc_now
 from tests.cli_helpers import run_cli
@@ -424,7 +425,7 @@ def test_repro_form_starts_a_run_and_cancel_stops_it(app: AppTest, dash_ws: Work
 
 def test_repro_page_shows_a_finished_runs_verdict_and_curves(app: AppTest, dash_ws: Workspace) -> None:
     with dash_ws.store() as store:
-        store.create_run(
+        Runs(store).create_run(
             "20260101-000000-gspo-vs-grpo-abcd",
             "repro",
             {
@@ -443,7 +444,7 @@ def test_repro_page_shows_a_finished_runs_verdict_and_curves(app: AppTest, dash_
             "summary": "gspo vs grpo over 2 seed(s): ... -> no clear difference.",
             "claim": {"claim": "clips far more", "status": "holds"},
         }
-        store.update_run(
+        Runs(store).update_run(
             "20260101-000000-gspo-vs-grpo-abcd",
             status="done",
             progress=1.0,

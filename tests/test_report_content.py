@@ -21,6 +21,7 @@ from radar.reports.period import Period, last_full_week, latest_data_week, parse
 from radar.reports.recommend import RULES, Evidence, decide, match_preset, preset_patterns
 from radar.reports.render import ChartSink, md_escape, render, render_email_html
 from radar.reports.summarize import EndpointSummarizer, ExtractiveSummarizer, make_summarizer
+from radar.repro.runs_table import Runs
 from radar.store import ConfigError, Store, Workspace
 from radar.store.dates import entered
 from radar.store.models import Document, utc_now
@@ -114,7 +115,7 @@ def gather_content(
         ),
         grouping=tag_groups({t.name: t.group for t in radar.taxonomy.tags}, store),
         summarizer=make_summarizer(cfg),
-        runs=wiring.reproductions(radar, catalog).finished(store),
+        runs=wiring.reproductions(radar, catalog).finished(Runs(store)),
         presets=catalog.titles(),
         cards=steps.period_cards(radar, store, period),
         knobs=wiring.preset_knobs(catalog),
@@ -451,11 +452,13 @@ def test_finished_reproduction_shows_its_verdict_and_drives_the_rule(tmp_path: P
     }
     with ws.store() as store:
         store.upsert_documents([paper])
-        store.create_run("r-dapo-1", "repro", {"method": "dapo", "baseline": "grpo", "task": "arith"}, status="done")
-        store.update_run(
+        Runs(store).create_run(
+            "r-dapo-1", "repro", {"method": "dapo", "baseline": "grpo", "task": "arith"}, status="done"
+        )
+        Runs(store).update_run(
             "r-dapo-1", result={"verdict": verdict, "folder": str(ws.run_dir("r-dapo-1"))}, finished_at=utc_now()
         )
-        store.create_run("r-gspo-2", "repro", {"method": "gspo"}, status="running")  # not finished: not shown
+        Runs(store).create_run("r-gspo-2", "repro", {"method": "gspo"}, status="running")  # not finished: not shown
         content = gather_content(
             ws, store, parse_week(WEEK), ReportConfig(), Profile(terms={"DAPO": 1.0}), trends=TRENDS
         )

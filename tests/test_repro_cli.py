@@ -33,10 +33,11 @@ from radar.app.reproductions import Reproductions
 from radar.repro import supervise
 from radar.repro.execute import TOY_ENGINE_ENV
 from radar.repro.policy import cached_policy, get_size
+from radar.repro.records import RunRecord
+from radar.repro.runs_table import Runs
 from radar.repro.spec import record_path
 from radar.repro.tasks import get_task
 from radar.store import Workspace
-from radar.store.runs import RunRecord
 from tests import fast_toy_engine
 from tests.cli_helpers import run_cli
 from tests.conftest import shared_dir
@@ -187,7 +188,7 @@ def test_tiny_run_end_to_end(capsys: pytest.CaptureFixture[str], ws: Workspace) 
     from radar.reports.recommend import Evidence, decide
 
     with ws.store() as store:
-        (line,) = [r for r in _api(ws).finished(store) if r.id == doc["id"]]
+        (line,) = [r for r in _api(ws).finished(Runs(store)) if r.id == doc["id"]]
     assert "char-level Qwen2" in line.line and "4 steps" in line.line and "2 seed pairs" in line.line
     assert line.evidence_class == "pipeline check" and not line.adoptable and "pipeline check" in line.adoption
     rec = decide(Evidence("DAPO", "test", recent_count=3, count=12, growth=2.0, relevance=0.6, preset="dapo", run=line))
@@ -347,7 +348,7 @@ def test_sigterm_marks_failed(ws: Workspace, monkeypatch: pytest.MonkeyPatch) ->
     """A worker told to stop (SIGTERM, e.g. a shutdown) records failed itself, not via the reaper."""
     monkeypatch.setenv("RADAR_REPRO_ARMS_AT_ONCE", "1")  # the in-process path (the others test children)
     run_id = _submit(ws, "cispo", task="sorting", seeds=1, steps=5000)
-    with ws.store() as store:
+    with _api(ws).runs_table() as store:
         proc = supervise.start(store, run_id)
     _wait(ws, run_id, lambda r: r.status == "running" and r.progress > 0)
     proc.send_signal(signal.SIGTERM)
@@ -477,7 +478,7 @@ def test_foreground_run_killed_by_a_signal_stops_its_worker(ws: Workspace, signa
 
 def _list(ws: Workspace) -> list[RunRecord]:
     with ws.store() as store:
-        return store.list_runs(kind="repro")
+        return Runs(store).list_runs(kind="repro")
 
 
 def test_device_cuda_without_a_gpu_fails_before_a_worker(capsys: pytest.CaptureFixture[str], ws: Workspace) -> None:
@@ -510,16 +511,17 @@ print(sorted(m for m in ("torch", "transformers", "trl") if m in sys.modules))
 def test_listing_and_showing_runs_never_imports_torch(ws: Workspace) -> None:
     run_id = _submit(ws, "dapo", task="sorting", seeds=1, steps=5)
     with ws.store() as store:
-        store.update_run(run_id, status="done", result={"verdict": {"overall": "better", "summary": "s"}})
+        Runs(store).update_run(run_id, status="done", result={"verdict": {"overall": "better", "summary": "s"}})
     code = f"""
 import sys
 from pathlib import Path
 from radar.app.cli import main
+from radar.repro.runs_table import Runs
 from radar.store import Workspace
 assert main(["--workspace", {str(ws.root)!r}, "repro", "list", "--json"]) == 0
 assert main(["--workspace", {str(ws.root)!r}, "repro", "show", {run_id!r}]) == 0
 with Workspace.open(Path({str(ws.root)!r})).store() as store:
-    records = store.list_runs(kind="repro")
+    records = Runs(store).list_runs(kind="repro")
     assert any(r.id == {run_id!r} and r.verdict.overall == "better" and not r.verdict.calibrated for r in records)
 assert "torch" not in sys.modules, "reading runs imported torch"
 print("ok")

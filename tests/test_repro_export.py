@@ -30,9 +30,9 @@ from radar.repro.errors import ReproError
 from radar.repro.export import FORMAT_WEIGHT, VERL_VERSION, rollouts, verl_overrides, verl_score
 from radar.repro.export import export_run as _export_run
 from radar.repro.methods import BUILTIN, METHODS
+from radar.repro.records import RunRecord
 from radar.repro.sizes import get_size
 from radar.repro.tasks import TASKS, get_task
-from radar.store.runs import RunRecord
 
 FIXTURES = Path(__file__).parent / "fixtures" / "verl"
 get_method = BUILTIN.get
@@ -248,7 +248,7 @@ def test_the_token_level_rule_is_the_documented_difference() -> None:
 
 # -- the written launch: every override of launch.sh against the defaults ----------------------------
 def _run(params: dict[str, Any], run_id: str = "r1") -> RunRecord:
-    return RunRecord.from_row({"id": run_id, "kind": "repro", "status": "done", "params": params})
+    return RunRecord(id=run_id, kind="repro", status="done", params=params)  # type: ignore[arg-type]
 
 
 def _toy_record(tmp_path: Path, method: str, baseline: str, steps: int = 8, pairs: int = 2) -> RunRecord:

@@ -30,7 +30,7 @@ from radar.repro.export import export_run
 from radar.repro.methods import BUILTIN
 from radar.repro.plugins import BUILTIN_CATALOG
 from radar.repro.plugins.points import AdvantageInputs, aggregate
-from radar.store.runs import RunRecord
+from radar.repro.records import RunRecord
 from tests.test_repro_export import DEFAULTS, _check_keys, _launch_overrides, _math_record, _run, _toy_record
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -167,9 +167,7 @@ def _hostile(run: RunRecord, tmp_path: Path) -> RunRecord:
         cfg["lr_scheduler_type"] = EVIL
         cfg["report_to"] = EVIL
     (folder / "run.json").write_text(json.dumps(record))
-    return RunRecord.from_row(
-        {"id": EVIL, "kind": "repro", "status": "done", "params": run.params | {"dataset_path": EVIL_PATH}}
-    )
+    return RunRecord(id=EVIL, kind="repro", status="done", params=run.params | {"dataset_path": EVIL_PATH})
 
 
 def test_hostile_ids_paths_and_settings_never_run_and_stay_in_the_export_folder(tmp_path: Path) -> None:
@@ -193,7 +191,7 @@ def test_hostile_ids_paths_and_settings_never_run_and_stay_in_the_export_folder(
 
 def test_hostile_checkpoint_run_to_verl_keeps_code_out_of_every_file(tmp_path: Path) -> None:
     run = _math_record(tmp_path, "pspo", "grpo", EVIL_PATH)
-    run = RunRecord.from_row({"id": EVIL, "kind": "repro", "status": "done", "params": run.params | {"task": "math"}})
+    run = RunRecord(id=EVIL, kind="repro", status="done", params=run.params | {"task": "math"})
     out = tmp_path / "out"
     export_run(run, "verl", out, 4, runs_root=tmp_path)
     for name in ("radar_reward.py", "radar_verl_plugins.py"):

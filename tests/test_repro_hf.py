@@ -18,6 +18,7 @@ import pytest
 from radar.repro import checkpoint
 from radar.repro.errors import ReproError
 from radar.repro.mathreward import equivalent, final_answer, reference_answer
+from radar.repro.runs_table import Runs
 from radar.store import Workspace
 from tests.cli_helpers import run_cli
 
@@ -197,7 +198,7 @@ def test_missing_model_is_one_line(capsys: pytest.CaptureFixture[str], tiny: dic
         )  # fmt: skip
         assert result.code == 1 and words in result.err and len(result.err.strip().splitlines()) == 1
     with ws.store() as store:
-        assert store.list_runs() == []  # nothing stored
+        assert Runs(store).list_runs() == []  # nothing stored
 
 
 @pytest.mark.parametrize(
@@ -224,7 +225,7 @@ def test_bad_dataset_is_one_line_with_its_line_number(
     )  # fmt: skip
     assert result.code == 1 and words in result.err and len(result.err.strip().splitlines()) == 1
     with ws.store() as store:
-        assert store.list_runs() == []
+        assert Runs(store).list_runs() == []
 
 
 def test_model_needs_dataset_and_dataset_needs_model(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -312,7 +313,7 @@ def test_run_on_a_saved_checkpoint_end_to_end(capsys: pytest.CaptureFixture[str]
     shown = run_cli(capsys, "--workspace", str(ws.root), "repro", "show", doc["id"])
     assert "efficiency profile" in shown.out and "per step" in shown.out
     with ws.store() as store:  # what the dashboard's repro page reads
-        typed = store.get_run(doc["id"])
+        typed = Runs(store).get_run(doc["id"])
     assert typed is not None and typed.profiles["method"].step_s == doc["profile"]["method"]["step_s"]
     assert typed.efficiency_text == eff["text"]
 

@@ -12,6 +12,7 @@ from radar.repro.export import verl_overrides
 from radar.repro.methods import BUILTIN, METHODS, describe, settings
 from radar.repro.plugins import BUILTIN_CATALOG
 from radar.repro.policy import SIZES, get_size
+from radar.repro.runs_table import Runs
 from radar.repro.tasks import TASKS, get_task
 from radar.repro.trainer import build_config, overlong_buffer, reward_functions
 
@@ -330,7 +331,7 @@ def test_user_preset_from_radar_toml_runs_through_the_queue(tmp_path: Path, monk
     deadline = time.monotonic() + 900
     while time.monotonic() < deadline:
         with ws.store() as store:
-            run = store.get_run(queued.run_id)
+            run = Runs(store).get_run(queued.run_id)
         if run and not run.active:
             break
         time.sleep(2)

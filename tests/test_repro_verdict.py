@@ -8,24 +8,23 @@ from __future__ import annotations
 import math
 import random
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy import stats
 
 from radar.repro.methods import BUILTIN, METHODS, Claim
+from radar.repro.paired_tests import holm, paired_t, simulate
 from radar.repro.verdict import (
     ALPHA,
     DEFAULT_SEEDS,
     Setting,
     aggregate,
     check_claim,
-    holm,
-    paired_t,
-    simulate,
     verdict,
 )
-from radar.store.runs import RunVerdict
+from radar.repro.verdict_record import RunVerdict
 
 get_method = BUILTIN.get
 
@@ -105,7 +104,7 @@ def test_verdict_on_clear_and_null_results() -> None:
     g = doc["metrics"]["heldout_greedy"]
     assert g["n"] == 5 and g["effect"] == pytest.approx(0.098, abs=1e-3) and g["p_adjusted"] < ALPHA
     assert g["interval"][0] < g["effect"] < g["interval"][1] and g["label"] == "better"
-    assert doc["seed_noise"]["sd_difference"] is not None and doc["seed_noise"]["n"] == 5
+    assert doc["seed_noise"].sd_difference is not None and doc["seed_noise"].n == 5
     worse = verdict(get_method("dapo"), get_method("grpo"), {"method": base, "baseline": better})
     assert worse["overall"] == "worse"
     tiny = {s: _arm(0.70 + 0.003 * s + 0.005) for s in range(5)}  # significant but under the minimum effect
@@ -114,7 +113,7 @@ def test_verdict_on_clear_and_null_results() -> None:
     )
     one = verdict(get_method("dapo"), get_method("grpo"), {"method": {0: better[0]}, "baseline": {0: base[0]}})
     assert one["overall"] == "too few seeds" and "run --seeds 5" in one["summary"]
-    assert RunVerdict.from_dict(doc) is not None and RunVerdict.from_dict(doc).calibrated  # type: ignore[union-attr]
+    assert RunVerdict.read(doc) is not None and RunVerdict.read(doc).calibrated  # type: ignore[union-attr]
 
 
 def test_claim_against_the_wrong_baseline_is_not_checked() -> None:
@@ -182,7 +181,7 @@ def test_a_toy_run_is_a_pipeline_check_whatever_its_result() -> None:
     toy = Setting(toy=True, quick=False, steps=200, seeds=5, setup="tiny char-level Qwen2, 0.1M parameters")
     doc = verdict(get_method("dapo"), get_method("grpo"), {"method": better, "baseline": base}, setting=toy)
     assert doc["overall"] == "better" and doc["evidence"]["class"] == "pipeline check"
-    assert doc["evidence"]["power"]["mde"] is not None and set(doc["mechanisms"]) == {"method", "baseline"}
+    assert doc["evidence"]["power"].mde is not None and set(doc["mechanisms"]) == {"method", "baseline"}
     assert doc["summary"].startswith("Pipeline check (a toy task") and "0.1M parameters" in doc["summary"]
     tiny = Setting(toy=False, quick=True, steps=200, seeds=5)
     assert (
@@ -202,8 +201,8 @@ def test_a_toy_run_is_a_pipeline_check_whatever_its_result() -> None:
     two = {k: {s: v[s] for s in (0, 1)} for k, v in (("method", better), ("baseline", base))}
     out = verdict(get_method("dapo"), get_method("grpo"), two, setting=few)["evidence"]
     assert out["class"] == "underpowered" and "2 seed pairs" in out["reason"]
-    RunVerdict.from_dict(doc)  # and the store reads all of it back, typed
-    typed = RunVerdict.from_dict(doc)
+    RunVerdict.read(doc)  # and the store reads all of it back, typed
+    typed = RunVerdict.read(doc)
     assert typed is not None and typed.evidence_class == "pipeline check" and typed.power is not None
     assert (
         typed.mechanisms["method"].length is None and typed.decision_p == doc["metrics"]["heldout_greedy"]["p_adjusted"]
@@ -223,8 +222,8 @@ def test_mde_is_what_the_decision_rule_finds_four_times_in_five(seeds: int) -> N
     """The MDE (non-central t at Holm's first threshold for the more precise metric, the noise split as the
     simulation splits it) against the simulated decision rule: at the MDE the real rule says "better" 80-92 %
     of the time (a lower bound: the rule also rejects on the other metric), never less."""
+    from radar.repro.paired_tests import SIM_EVAL_PROMPTS, SIM_TRAIN_SD
     from radar.repro.power import mde, metric_sds, power_at, seeds_needed
-    from radar.repro.verdict import SIM_EVAL_PROMPTS, SIM_TRAIN_SD
 
     p = 0.63  # the simulation's paired sd of greedy accuracy (over 1,000 problems)
     sd = math.sqrt(2 * (SIM_TRAIN_SD**2 + p * (1 - p) / SIM_EVAL_PROMPTS))
@@ -256,7 +255,7 @@ def test_a_claim_whose_lever_did_not_engage_is_not_testable_here() -> None:
     assert doc["mechanisms"]["baseline"]["clip_high"] == pytest.approx(0.0025)
     engaged = {"method": idle["method"], "baseline": {s: arm(0.02, 0.4, s) for s in range(5)}}
     assert verdict(get_method("dapo"), get_method("grpo"), engaged)["claim"]["status"] == "holds"
-    assert RunVerdict.from_dict(doc).claim_reason == claim["reason"]  # type: ignore[union-attr]
+    assert RunVerdict.read(doc).claim_reason == claim["reason"]  # type: ignore[union-attr]
 
 
 def test_mechanism_rates_are_means_over_steps_then_pairs() -> None:
@@ -310,3 +309,33 @@ def test_a_stop_signal_wrapped_by_a_library_is_still_the_reason() -> None:
         found = _terminated(exc)
     assert found is not None and "SIGTERM" in str(found)
     assert _terminated(ValueError("plain")) is None
+
+
+def test_a_stored_verdict_reads_back_typed_an_older_one_empty_and_a_damaged_one_as_none(tmp_path: Path) -> None:
+    """repro's runs table stores the verdict document as built (msgspec encodes its SeedNoise) and reads it back
+    typed: the same values; an older record's missing parts read empty; a part of the wrong type makes the whole
+    verdict read as none (the run still lists, with no verdict), and nothing stored is changed by reading it."""
+    from radar.repro.runs_table import Runs
+    from radar.repro.verdict_record import SeedNoise
+    from radar.store import Store
+
+    m = {s: _arm(0.70 + 0.02 * s) for s in range(3)}
+    b = {s: _arm(0.65 + 0.02 * s) for s in range(3)}
+    doc = verdict(get_method("dapo"), get_method("grpo"), {"method": m, "baseline": b})
+    assert isinstance(doc["seed_noise"], SeedNoise)
+    damaged = {"overall": "better", "summary": "s", "metrics": {"heldout_greedy": {"n": "five"}}}
+    with Store(tmp_path / "radar.db") as store:
+        runs = Runs(store)
+        for run_id, stored in (("new", doc), ("old", {"overall": "better", "summary": "s"}), ("bad", damaged)):
+            runs.create_run(run_id, "repro", {"method": "dapo", "baseline": "grpo"})
+            runs.update_run(run_id, status="done", result={"verdict": stored})
+        new, old, bad = (runs.get_run(i) for i in ("new", "old", "bad"))
+        assert new is not None and new.verdict is not None and new.verdict.seed_noise == doc["seed_noise"]
+        assert new.verdict.overall == doc["overall"] and new.verdict.summary == doc["summary"]
+        assert [t.name for t in new.verdict.metrics] == list(doc["metrics"])
+        assert new.verdict.metrics[0].p_adjusted == doc["metrics"]["heldout_greedy"]["p_adjusted"]
+        assert new.verdict.power is not None and new.verdict.power.mde == doc["evidence"]["power"].mde
+        assert old is not None and old.verdict is not None and old.verdict.overall == "better"
+        assert not old.verdict.calibrated and old.verdict.evidence_class == "" and old.verdict.power is None
+        assert bad is not None and bad.verdict is None and bad.result == {"verdict": damaged}
+        assert {r.id for r in runs.list_runs(kind="repro")} == {"new", "old", "bad"}

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from radar.crawler.state import CrawlStates
 from radar.reports.deliveries import Deliveries, Delivery
+from radar.repro.runs_table import Runs
 from radar.store import (
     Correction,
     DayCount,
@@ -33,7 +34,6 @@ from radar.store import (
 from radar.store.dates import entered
 from radar.store.documents import DocumentsTable
 from radar.store.embeddings import EmbeddingsTable
-from radar.store.runs import RunsTable
 from radar.store.schema import LATEST_VERSION
 from radar.store.tags import TagsTable
 
@@ -125,15 +125,15 @@ def test_corrupt_database_gives_one_line_error(tmp_path: Path) -> None:
 
 def test_runs_lifecycle(workspace: Workspace) -> None:
     with workspace.store() as store:
-        store.create_run("r1", "repro", {"method": "dapo"})
-        store.update_run("r1", status="running", progress=0.5, result={"step": 3})
-        run = store.get_run("r1")  # the store returns runs as RunRecords only
+        Runs(store).create_run("r1", "repro", {"method": "dapo"})
+        Runs(store).update_run("r1", status="running", progress=0.5, result={"step": 3})
+        run = Runs(store).get_run("r1")  # the store returns runs as RunRecords only
         assert run is not None and run.status == "running" and run.method == "dapo" and run.result == {"step": 3}
         with pytest.raises(StoreError, match="not one of"):
-            store.update_run("r1", status="exploded")
+            Runs(store).update_run("r1", status="exploded")
         with pytest.raises(StoreError, match="no run"):
-            store.update_run("missing", status="done")
-        assert [r.id for r in store.list_runs(status="running")] == ["r1"]
+            Runs(store).update_run("missing", status="done")
+        assert [r.id for r in Runs(store).list_runs(status="running")] == ["r1"]
 
 
 def test_crawl_state_round_trip(workspace: Workspace) -> None:
@@ -223,7 +223,7 @@ def test_migrations_upgrade_an_existing_database_in_place(tmp_path: Path, monkey
 
 
 def test_store_composes_every_table_and_no_table_shadows_another() -> None:
-    tables = (DocumentsTable, EmbeddingsTable, TagsTable, RunsTable)
+    tables = (DocumentsTable, EmbeddingsTable, TagsTable)
     assert all(issubclass(Store, t) for t in tables)
     owners: dict[str, list[str]] = {}
     for table in tables:

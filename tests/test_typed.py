@@ -154,9 +154,9 @@ def test_json_shapes_name_every_field_of_their_dataclass() -> None:
 
 
 def test_run_params_name_every_spec_field() -> None:
-    """store.runs.RunParams types a run's stored params; repro's RunSpec fields are among them."""
+    """repro.records.RunParams types a run's stored params; repro's RunSpec fields are among them."""
+    from radar.repro.records import RunParams
     from radar.repro.spec import RunSpec
-    from radar.store.runs import RunParams
 
     assert set(RunSpec.__dataclass_fields__) <= set(RunParams.__annotations__)
 
@@ -165,10 +165,10 @@ def test_typed_shapes_name_the_fields_their_code_reads() -> None:
     """Each TypedDict that types a dict built or filtered elsewhere names exactly the keys that code uses."""
     from radar.repro.export import _GRPO_FIELDS
     from radar.repro.methods import PRESET_KEYS, PRESET_SETTINGS, PresetSettings, TrlSettings
+    from radar.repro.records import UserPreset
     from radar.repro.shapes import GrpoConfigJson
     from radar.repro.spec import RunSpec, SpecFields
     from radar.repro.user_presets import PLUGIN_ARGS, PLUGIN_SETTINGS
-    from radar.store.runs import UserPreset
 
     own = {"overlong_shaping", "dynamic_sampling", *PLUGIN_SETTINGS}
     assert set(TrlSettings.__optional_keys__) == set(PRESET_SETTINGS) - own - set(PLUGIN_ARGS)
@@ -179,18 +179,21 @@ def test_typed_shapes_name_the_fields_their_code_reads() -> None:
     assert set(SpecFields.__required_keys__ | SpecFields.__optional_keys__) == set(RunSpec.__dataclass_fields__)
 
 
-def test_run_rows_name_every_column(tmp_path: Path) -> None:
-    """store.runs.RunRow types a row of the runs table: every column, no other."""
+def test_run_records_name_every_column(tmp_path: Path) -> None:
+    """repro.records.RunRecord is a row of the runs table (repro/runs_table.py maps columns onto fields by name):
+    every column, and besides them only the verdict it reads from the result."""
+    from dataclasses import fields
+
+    from radar.repro.records import RunRecord
     from radar.store import Store
-    from radar.store.runs import RunRow
 
     with Store(tmp_path / "radar.db") as store:
         columns = {r[1] for r in store.conn.execute("PRAGMA table_info(runs)")}
-    assert set(RunRow.__required_keys__ | RunRow.__optional_keys__) == columns
+    assert {f.name for f in fields(RunRecord) if f.init} == columns
 
 
 # -- the store's narrow types ------------------------------------------------------------------------------
-# Issue 27's "tables as narrow protocols": a function takes the table mixin it reads (``store: RunsTable``) or a
+# Issue 27's "tables as narrow protocols": a function takes the table mixin it reads (``store: DocumentsTable``) or a
 # Protocol of store/tables.py (``store: TrendsStore``); the whole ``Store`` only where it needs the database
 # itself (its path, a connection handed back) or hands it to several stages (the composition root). These count
 # the signatures that take the whole Store, per package: parameters, class fields and type aliases, string
@@ -234,7 +237,7 @@ def test_signatures_taking_the_whole_store_do_not_grow_back(package: str) -> Non
     count = store_count(package)
     assert count <= STORE_CEILINGS[package], (
         f"{package}/ has {count} signatures that take the whole Store, above its ceiling of "
-        f"{STORE_CEILINGS[package]}: take the table mixin the function reads (store: RunsTable) or a Protocol of "
+        f"{STORE_CEILINGS[package]}: take the table mixin the function reads (store: DocumentsTable) or a Protocol of "
         "store/tables.py (store: TrendsStore); see docs/ARCHITECTURE.md"
     )
 
@@ -250,7 +253,7 @@ def test_signatures_taking_the_whole_store_do_not_grow_back(package: str) -> Non
         ("class C:\n    def m(self, *, store: Store) -> None: ...", 1),
         ("@dataclass\nclass E:\n    store: Store\n    n: int = 0", 1),
         ("Reads = Callable[[Store, str], list[str]]", 1),
-        ("def f(store: RunsTable, s: TrendsStore, t: 'CardsStore') -> None: ...", 0),
+        ("def f(store: DocumentsTable, s: TrendsStore, t: 'CardsStore') -> None: ...", 0),
         ("def f() -> None:\n    store = Store(path)\n    x: Store = store", 0),  # opening one takes none
     ],
 )

@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from radar.reports.deliveries import Deliveries
+from radar.repro.records import RunRecord
+from radar.repro.runs_table import Runs
 from radar.store import Workspace
 from radar.store.errors import RadarError
-from radar.store.runs import RunRecord
 from tests.cli_helpers import run_cli
 from tests.conftest import make_workspace
 from tests.feedserver import FeedServer, fixture_bytes
@@ -235,7 +236,7 @@ def _weekly(capsys: pytest.CaptureFixture[str], ws: Workspace, week: str = WEEK)
 
 def _queued(ws: Workspace) -> list[RunRecord]:
     with ws.store() as store:
-        return store.list_runs(kind="repro")
+        return Runs(store).list_runs(kind="repro")
 
 
 def test_weekly_queues_the_weeks_reproduce_methods_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -284,7 +285,7 @@ def _finish(ws: Workspace, label_of: dict[str, str], evidence: str) -> None:
 
     test = {"test": "paired t", "n": 2, "effect": 0.05, "interval": [0.02, 0.08], "p": 0.004, "p_adjusted": 0.008}
     with ws.store() as store:
-        for run in store.list_runs(kind="repro"):
+        for run in Runs(store).list_runs(kind="repro"):
             label = label_of[run.method]
             verdict = {
                 "overall": label,
@@ -294,7 +295,7 @@ def _finish(ws: Workspace, label_of: dict[str, str], evidence: str) -> None:
                 "evidence": {"class": evidence, "reason": "as written by the worker"},
                 "aa": run.method == run.baseline,
             }
-            store.update_run(run.id, status="done", finished_at=utc_now(), result={"verdict": verdict})
+            Runs(store).update_run(run.id, status="done", finished_at=utc_now(), result={"verdict": verdict})
 
 
 def test_a_finished_run_drives_next_weeks_recommendation(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -410,10 +411,10 @@ def test_dedupe_key_follows_the_presets_settings(tmp_path: Path) -> None:
     api = wiring.reproductions(Radar.at(ws.root))
     spec = api.configured_spec("dapo-eps03")
     with ws.store() as store:  # `radar repro run --method dapo-eps03 ...` by an older radar, finished
-        store.create_run(
+        Runs(store).create_run(
             "by-hand", "repro", record_params(spec, api.presets, ws.run_dir("by-hand"), ws.policy_cache_dir)
         )
-        store.update_run("by-hand", status="done")
+        Runs(store).update_run("by-hand", status="done")
     assert api.queue("dapo-eps03", queued_by="test").status == "already done"
     assert api.queue("dapo", queued_by="test").new  # another preset: another experiment
     ws.config_path.write_text(ws.config_path.read_text().replace("epsilon_high = 0.3", "epsilon_high = 0.35"))
@@ -422,7 +423,7 @@ def test_dedupe_key_follows_the_presets_settings(tmp_path: Path) -> None:
     assert queued.new and edited.presets.get("dapo-eps03").config["epsilon_high"] == 0.35
     assert api.presets.get("dapo-eps03").config["epsilon_high"] == 0.3  # the older catalog is untouched
     with ws.store() as store:
-        run = store.get_run(queued.run_id)
+        run = Runs(store).get_run(queued.run_id)
         assert run is not None and run.params["user_presets"][0]["settings"] == {"epsilon_high": 0.35}
         assert run.params["look"] == 1  # another experiment: its own first look, from seed pair 0
     assert edited.queue("dapo-eps03", queued_by="test").status == "already queued"

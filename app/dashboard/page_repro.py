@@ -19,11 +19,11 @@ from radar.app.dashboard.page_reports import list_reports
 from radar.app.reproductions import Reproductions
 from radar.reports.build import load_report
 from radar.reports.recommend import match_preset, preset_patterns
+from radar.repro.records import RunRecord
 from radar.repro.sizes import SIZES  # not repro.policy: that imports torch (8 s on a first load)
 from radar.repro.tasks import TASKS
 from radar.store import Workspace
 from radar.store.errors import RadarError
-from radar.store.runs import RunRecord
 
 REFRESH_S = 2.0
 

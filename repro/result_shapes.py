@@ -1,8 +1,8 @@
 """The JSON of a run's result as the runs table stores it: the verdict document (repro/verdict.py), its
-metrics, efficiency profiles and measured overlap (repro/execute.py). repro builds these TypedDicts; the
-store reads them back (store/runs.py ``RunRecord``, ``RunVerdict``, ``Power``, ``ArmMechanisms``,
-``ArmProfile``). They live in the store, which both repro and the readers of runs import, so that typing a
-stored result never imports repro (repro/shapes.py re-exports them beside the shapes only repro writes).
+metrics, efficiency profiles and measured overlap (repro/execute.py), typed for the code that builds them. Readers
+decode the verdict typed (repro/verdict_record.py ``RunVerdict``, ``Power``, ``ArmMechanisms``, ``ArmProfile``,
+and ``SeedNoise``, the one type of a run's seed noise, which the verdict document holds); repro/shapes.py
+re-exports these beside the shapes only repro writes.
 
 ``StoredResult`` is the result column as read: a finished run's ``RunResult``, a failed run's log, or
 ``{}``. Records written by an older radar may lack keys these shapes declare: the store's readers check
@@ -13,16 +13,7 @@ from __future__ import annotations
 
 from typing import NotRequired, Required, TypedDict
 
-
-class Calibration(TypedDict):
-    """The matching A/A run a verdict quotes (repro/adoption.py ``calibration_for``), as stored."""
-
-    run: str
-    method: str
-    seeds: int
-    sd_difference: float
-    overall: str
-
+from radar.repro.verdict_record import ArmRates, PowerPlan, SeedNoise
 
 PlannedPower = dict[str, float | str | None]  # ``Power`` as a run was submitted with it (dataclasses.asdict)
 
@@ -58,21 +49,6 @@ class Profile(TypedDict, total=False):
     per_seed: dict[str, Profile]  # an arm's mean profile in a run's result: each seed pair's own
 
 
-class PowerPlan(TypedDict):
-    """repro/power.py ``plan``: what a run can detect at its seed pairs (store.runs.Power reads it back)."""
-
-    seeds: int
-    sd_difference: float | None
-    noise_source: str
-    mde: float | None
-    effect: float
-    seeds_needed: int | None
-    power_at_effect: float | None
-    alpha: float
-    power: float
-    test: str
-
-
 # repro/power.py ``classify``: the class of evidence a run supports ("pipeline check", "evidence",
 # "underpowered"), why, and its power; the verdict adds the plan made when the run was submitted.
 Evidence = TypedDict(
@@ -80,25 +56,8 @@ Evidence = TypedDict(
 )
 
 
-class SeedNoise(TypedDict):
-    """Seed-to-seed spread of the primary held-out score in a run (repro/verdict.py ``seed_noise``)."""
-
-    metric: str
-    sd_method: float | None
-    sd_baseline: float | None
-    sd_difference: float | None
-    sd_differences: dict[str, float | None]  # per verdict metric
-    n: int
-    calibration: Calibration | None
-
-
-Rate = float | None
-# An arm's lever rates (repro/mechanisms.py): rate name -> mean over seed pairs, and "per_seed": {pair: {rate: v}}
-ArmRates = dict[str, Rate | dict[str, dict[str, Rate]]]
-
-
 class VerdictMetric(TypedDict):
-    """One verdict metric's paired test (verdict.json ``metrics``; store.runs.MetricTest reads it back)."""
+    """One verdict metric's paired test (verdict.json ``metrics``; verdict_record.MetricTest reads it back)."""
 
     title: str
     test: str
@@ -181,7 +140,7 @@ class Efficiency(TypedDict, total=False):
 
 
 class Verdict(TypedDict):
-    """verdict.json without its timing, and the runs table's result["verdict"] (store.runs.RunVerdict reads it)."""
+    """verdict.json without its timing, and the runs table's result["verdict"] (verdict_record.RunVerdict reads it)."""
 
     overall: str
     alpha: float
@@ -228,7 +187,7 @@ class ResultModel(TypedDict):
 
 
 class RunResult(TypedDict):
-    """A finished run's result as the runs table stores it (store.runs.RunRecord reads it back)."""
+    """A finished run's result as the runs table stores it (records.RunRecord reads it back)."""
 
     verdict: Verdict
     metrics: RunMetrics
