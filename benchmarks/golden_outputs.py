@@ -4,9 +4,12 @@
     .venv/bin/python benchmarks/golden_outputs.py --compare DIR   [--workspace WS] [--no-repro]
 
 Builds a workspace from the bundled snapshot as `make demo` does (`radar demo --no-app` into WS, a temporary
-folder by default), then runs, each in a fresh process of the `radar` next to this interpreter, every `--json`
-command a user reads on it (stats, search, similar, trends, methods in its four forms, report, people, digest,
-repro methods/list/show after one short toy run, doctor) and reads the report the demo wrote (Markdown and
+folder by default), then runs, each in a fresh process of the `radar` next to this interpreter, the commands of
+``COMMANDS`` (stats, two searches, similar, trends by month and week, methods in four forms and as text, report,
+people list, repro methods/list/show after one short toy run, doctor, and last a crawl of the demo's local feeds
+again) and reads the report the demo wrote (Markdown, HTML and JSON). Not covered: digest and alerts (the demo has
+no people), index, tag eval/fix. Use a fresh workspace for each side (the default): a workspace reused with a run in
+it gets no second toy run, so its repro outputs differ from a fresh one's.
 HTML). Each output is normalised for what legitimately differs between two runs (timestamps, durations, the
 workspace's path, run ids, the demo's timings) and written to DIR/<name>.txt (``--save``) or compared with DIR
 (``--compare``: a table of same/different, the first differing lines of each, exit 1 when any differs).
@@ -60,6 +63,7 @@ COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("repro-list", ("repro", "list", "--json")),
     ("repro-show", ("repro", "show", "{run}", "--json")),
     ("doctor", ("doctor", "--json")),
+    ("crawl-again", ("crawl", "--json")),  # last: it writes the crawl state (the local feeds again, nothing new)
 )
 TOY_RUN = ("repro", "run", "--method", "dapo", "--seeds", "1", "--steps", "2", "--json")
 
@@ -125,7 +129,7 @@ def collect(ws: Path, repro: bool) -> dict[str, str]:
         if code not in (0, 2):
             raise SystemExit(f"radar demo failed ({code}): {stderr[-2000:]}")
     run_id = ""
-    if repro:
+    if repro and not any((ws / "runs").glob("*/run.json")):  # one toy run a workspace
         code, stdout, stderr = radar(ws, TOY_RUN, timeout=1800)
         out["repro-run"] = f"exit {code}\n{stdout}"
         found = re.search(r'"(?:run_id|id)"\s*:\s*"([^"]+)"', stdout)

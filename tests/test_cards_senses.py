@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection
+from dataclasses import replace
 from pathlib import Path
 
 import orjson
@@ -12,7 +13,7 @@ import pytest
 from radar.analysis.contributions.cards import card_for, iso_week
 from radar.analysis.contributions.extract import papers_naming
 from radar.analysis.contributions.senses import same_sense, sense_key, senses_of
-from radar.analysis.contributions.update import update_contributions
+from radar.analysis.contributions.update import name_key, update_contributions
 from radar.analysis.contributions.week import week_cards
 from radar.app.wiring import repro_presets
 from radar.store import Workspace
@@ -95,22 +96,23 @@ def test_grpo_is_deepseekmaths_and_the_homonym_is_named_beside_it(grpo_store: Wo
 
 
 def test_a_name_in_use_when_the_stored_papers_begin_was_introduced_before_them(workspace: Workspace) -> None:
-    """CoT is named from the store's first week on; a later paper the model reads as introducing CoT (2402.11199,
-    an evaluation paradigm that defines CoT for its readers) is not its introduction, though fewer than
-    ``KNOWN_BEFORE`` stored papers named it before: the card says CoT predates the stored papers, counts that paper
-    among its users, and that week does not list it."""
-    docs = snapshot({"2402.11199"}, naming="CoT", limit=10, until="2024-03-01")
+    """DPO is named from the store's first week on; a later paper read as introducing DPO (active preference
+    learning that defines DPO for its readers: the stored decision says so here, whatever the shipped model decides
+    for that paper) is not its introduction, though fewer than ``KNOWN_BEFORE`` stored papers named it before: the
+    card says DPO predates the stored papers, counts that paper among its users, and that week does not list it."""
+    docs = snapshot({"2402.08114"}, naming="DPO", limit=10, until="2024-03-01")
     with workspace.store() as store:
         store.upsert_documents(docs)
         update_contributions(store)
-        redefines = store.contributions(["2402.11199"])["2402.11199"]
-        card = card_for(store, "CoT", repro_presets())
-        listed = week_cards(store, iso_week(redefines.published), {})
-    assert redefines.introduces and redefines.name == "CoT"  # what the model decides for that paper
+        row = store.contributions(["2402.08114"])["2402.08114"]
+        redefines = replace(row, introduces=True, name="DPO", name_key=name_key("DPO"), kind="method")
+        store.write_contributions([redefines], store.mentions_by_paper([row.doc_id]).get(row.doc_id, []))
+        card = card_for(store, "DPO", repro_presets())
+        listed = week_cards(store, iso_week(row.published), {})
     assert (card.status, card.introduced_by) == ("before-corpus", None)
-    assert card.expansion == "Chain-of-Thought" and not card.other_senses
-    assert "2402.11199" in card.used_by and len(card.used_by) >= len(docs) - 2 and card.first_seen < "2024-01-29"
-    assert "CoT" not in {c.name for c in listed}
+    assert card.expansion == "Direct Preference Optimization" and card.kind == "method"
+    assert set(card.used_by) == {d.id for d in docs} and card.first_seen < "2024-01-29"
+    assert "DPO" not in {c.name for c in listed}
 
 
 def test_qae_shows_the_lab_sense_and_names_the_quantum_ones(workspace: Workspace) -> None:

@@ -83,7 +83,7 @@ def test_names_the_abstract_writes_in_lower_case_or_after_our_proposed() -> None
         "the threshold.",
     )
     by = {c.surface: c for c in ex.candidates}
-    assert {"src:after_verb", "intro:0-2", "intro&apposition", "in_title"} <= by["Min-p Sampling"].features
+    assert {"src:title_lower", "intro:0-2", "intro&apposition", "in_title"} <= by["Min-p Sampling"].features
     ex = extract(
         "Aligned Probing: Relating Toxic Behavior and Model Internals", "We introduce aligned probing, a new framework."
     )

@@ -55,11 +55,12 @@ _AFTER_VERB = re.compile(
     r"([A-Z][\w\-.+]*(?:\s+[A-Z0-9][\w\-.+]*){0,2})(?=\s*[,:;(]|\s+[-–—]{1,2}\s|\s+(?:which|that|is|as|to|for|with)\b)"
 )
 # "our proposed architecture, Gated DeltaNet, ...": a name in apposition to "our (proposed) <noun>"
+# (a proposal word is required: "our model, Qwen2.5-Math-7B" and "our optimizer, AdamW, is tuned" name what the paper
+# uses; the noun in lower case: "our Model Factory" is a name of its own, not "our model, Factory")
 _OUR_NAMED = re.compile(
-    r"\b(?i:our\s+(?:(?:proposed|new|novel|resulting|final)\s+)?(?:method|model|architecture|framework|approach|"
-    r"algorithm|system|technique|scheme|design|kernel|library|optimizer|recipe|objective|loss))\s*,?\s+"
-    r"(?i:(?:called|named|dubbed|termed)\s+)?"
-    r"([A-Z][\w\-.+]*(?:\s+[A-Z0-9][\w\-.+]*){0,2})(?=\s*[,:;(]|\s+[-–—]{1,2}\s|\s+(?:which|that|is|achieves)\b)"
+    r"\b[Oo]ur\s+(?:proposed|new|novel|resulting)\s+(?:method|model|architecture|framework|approach|algorithm|system|"
+    r"technique|scheme|design|kernel|library|optimizer|recipe|objective|loss),?\s+(?:(?:called|named|dubbed|termed)\s+)?"
+    r"([A-Z][\w\-.+]*(?:\s+[A-Z0-9][\w\-.+]*){0,2})(?=\s*[,:;(]|\s+[-–—]{1,2}\s|\s+(?:which|that|achieves)\b)"
 )
 # a title's capitalised runs ("Min-p Sampling", "Explained Variance Adaptation"; linking words inside)
 _TITLE_RUN = re.compile(r"[A-Z0-9][\w\-.+]*(?:\s+(?:(?:of|for|and|via|with|in)\s+)?[A-Z0-9][\w\-.+]*){1,3}")
@@ -282,6 +283,7 @@ def extract(title: str, abstract: str) -> Extracted:
     # a name the title capitalises and the abstract introduces in lower case ("Min-p Sampling" of the title,
     # "we propose min-p sampling, a ..."): the title's spelling, found where the introducing verb is
     runs = [r.group() for r in _TITLE_RUN.finditer(title)]
+    lowercase_named: set[str] = set()  # the title's names the abstract introduces in lower case
     if runs and windows:
         for wstart, _, _ in windows:
             lead = _LEAD_IN.match(text, wstart)
@@ -292,7 +294,8 @@ def extract(title: str, abstract: str) -> Extracted:
                 for n in range(len(parts), 1, -1):  # the longest run of the title's words the verb introduces
                     sub = " ".join(parts[:n])
                     if head.startswith(sub.lower()) and _CLAUSE_END.match(head, len(sub)):
-                        add(sub, title.find(sub), "src:after_verb")
+                        add(sub, title.find(sub), "src:title_lower")
+                        lowercase_named.add(sub)
                         break
     # acronym definitions: "Long Form Words (LFW)"
     for m in _PAREN.finditer(text):
@@ -329,8 +332,9 @@ def extract(title: str, abstract: str) -> Extracted:
         c.features.update(_shape(c.surface))
         spans = [(p, p + len(o)) for o in phrases if o != c.surface and c.surface in o for p in _find_all(text, o)]
         occurrences = _find_all(text, c.surface, spans)
-        if " " in c.surface and len(lowered) == len(text) and not any(p > t_end for p in occurrences):
-            # "Aligned Probing: ..." of the title, "we introduce aligned probing, a ..." of the abstract
+        if c.surface in lowercase_named and len(lowered) == len(text) and not any(p > t_end for p in occurrences):
+            # "Aligned Probing: ..." of the title, "we introduce aligned probing, a ..." of the abstract (only for a
+            # name the verb introduces: a title phrase the abstract merely mentions is not the paper's name)
             occurrences = sorted({*occurrences, *_find_all(lowered, c.surface.lower())})
         c.count = len(occurrences)
         first_abs = next((p for p in occurrences if p > t_end), -1)
