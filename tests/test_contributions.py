@@ -97,6 +97,13 @@ def test_names_the_abstract_writes_in_lower_case_or_after_our_proposed() -> None
     by = {c.surface: c for c in ex.candidates}
     assert {"src:after_verb", "after_our", "intro&apposition"} <= by["Gated DeltaNet"].features
     assert "Gated Delta" not in by  # "the gated delta rule" goes on past the title's words
+    # what the paper uses, not what it introduces: no proposal word before "our model", a capitalised noun
+    ex = extract("X: Y", "We fine-tune our model, Qwen2.5-Math-7B, on math. Our optimizer, AdamW, is tuned.")
+    assert all("src:after_verb" not in c.features for c in ex.candidates)
+    # a title phrase the abstract mentions in lower case without introducing it keeps no abstract evidence
+    ex = extract("Test-Time Compute: from System-1 to System-2", "We survey how test-time compute is spent.")
+    prefix = {c.surface: c for c in ex.candidates}["Test-Time Compute"]
+    assert "abs_count:0" in prefix.features and not any(f.startswith("intro:") for f in prefix.features)
     # the long form's words mostly in the title: EVA's, not LoRA's "low-rank adaptation" (one word of three)
     ex = extract(
         "One Initialization to Rule them All: Fine-tuning via Explained Variance Adaptation",
