@@ -49,7 +49,7 @@ ACTIONS = ("adopt", "reproduce", "evaluate", "watch")
 CODE_LINK = re.compile(
     r"https?://(?:www\.)?(?:github\.com|gitlab\.com|huggingface\.co|bitbucket\.org)/[^\s)\]}>,;\"']+", re.IGNORECASE
 )
-# a new card's day-0 consequence worth evaluating: about 4 calls a week with the shipped model (docs/benchmarks.md)
+# a new card's day-0 consequence worth evaluating: 4-5 calls a median week with the shipped model (docs/benchmarks.md)
 EVALUATE_AT = 0.80
 ADOPTED_BASELINE = 3  # papers of the period comparing against a method: the field's bar to beat
 COMPARED_FOR_REPRO = 2  # ... enough beside a preset to reproduce it
