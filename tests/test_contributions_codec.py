@@ -83,6 +83,9 @@ def test_a_fitted_model_is_stored_to_six_places() -> None:
     assert orjson.loads(noisy.to_json())["name"]["weights"][row] == list(m.name.weights[row])
 
 
+HEADER = {"format": prebuilt.FORMAT, "model": "c1", "papers": 1, "fields": list(prebuilt.ROW_FIELDS)}
+
+
 def test_a_prebuilt_line_of_the_wrong_types_is_refused(tmp_path: Path) -> None:
     good = [True, "QAE", "qae", [], "method", "rl-post-training", ["GRPO"], "changes", [], 0.9, 0.8]
     for bad in ({0: 1}, {9: True}, {3: ["x", 2]}):  # introduces a number, a score true, a name not text
@@ -91,14 +94,14 @@ def test_a_prebuilt_line_of_the_wrong_types_is_refused(tmp_path: Path) -> None:
             values[i] = v
         path = tmp_path / "x_contributions.jsonl.gz"
         lines = [
-            orjson.dumps({"format": prebuilt.FORMAT, "model": "c1", "papers": 1}),
+            orjson.dumps(HEADER),
             orjson.dumps(["a", "h", values, []]),
         ]
         path.write_bytes(gzip.compress(b"\n".join(lines)))
         with pytest.raises(prebuilt.PrebuiltError, match="line 2 is not a paper's contribution"):
             prebuilt.read(path, "c1")
     path.write_bytes(
-        gzip.compress(b"\n".join([orjson.dumps({"format": prebuilt.FORMAT, "model": "c1", "papers": 1}),
+        gzip.compress(b"\n".join([orjson.dumps(HEADER),
                                   orjson.dumps(["a", "h", good, [["qae", False, ""]]])]))
     )  # fmt: skip
     assert prebuilt.read(path, "c1").get("a", "h") is not None

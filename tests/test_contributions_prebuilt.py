@@ -142,7 +142,7 @@ def test_a_marked_file_shows_where_its_rows_are_stored(tmp_path: Path, cut: Path
     assert table(imported(tmp_path / "ws", corpus)) != table(fresh)
 
 
-@pytest.mark.parametrize("damage", ["garbage", "stale model", "bad line", "count"])
+@pytest.mark.parametrize("damage", ["garbage", "stale model", "other fields", "bad line", "count"])
 def test_a_stale_or_broken_file_is_one_line_and_every_paper_is_decided(
     tmp_path: Path, cut: Path, capsys: pytest.CaptureFixture[str], damage: str
 ) -> None:
@@ -154,6 +154,9 @@ def test_a_stale_or_broken_file_is_one_line_and_every_paper_is_decided(
     elif damage == "stale model":
         header = orjson.loads(lines[0]) | {"model": "c000000000000"}
         target.write_bytes(gzip.compress(b"\n".join([orjson.dumps(header), *lines[1:]])))
+    elif damage == "other fields":  # built before a stored field was added: out of date, one line, not "line 2"
+        header = orjson.loads(lines[0]) | {"fields": [*prebuilt.ROW_FIELDS, "candidates"]}
+        target.write_bytes(gzip.compress(b"\n".join([orjson.dumps(header), *lines[1:]])))
     elif damage == "bad line":
         lines[5] = b'["x", "y", [true, "NAME"], []]'
         target.write_bytes(gzip.compress(b"\n".join(lines)))
@@ -163,4 +166,6 @@ def test_a_stale_or_broken_file_is_one_line_and_every_paper_is_decided(
     ws = imported(tmp_path / "ws", corpus)
     notes = [line for line in capsys.readouterr().err.splitlines() if "prebuilt contributions" in line]
     assert len(notes) == 1 and target.name in notes[0] and "decided instead" in notes[0]
+    if damage == "other fields":
+        assert "other row fields" in notes[0]
     assert table(ws) == table(fresh)

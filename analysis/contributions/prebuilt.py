@@ -7,9 +7,9 @@ result is the same table a fresh decision gives (``tests/test_contributions_preb
 again and compares). The file is untrusted input: anything malformed makes it unused, with one line saying
 why, and nothing stored changes because of it.
 
-Format (gzip, JSON lines): a header ``{"format": FORMAT, "model": VERSION, "papers": N}``, then one line per
-paper ``[doc_id, content_hash, row, mentions]``, ``row`` the ``ContributionRow`` fields ``ROW_FIELDS`` in
-order and ``mentions`` a list of ``[key, compared, expansion]``.
+Format (gzip, JSON lines): a header ``{"format": FORMAT, "model": VERSION, "papers": N, "fields": ROW_FIELDS}``,
+then one line per paper ``[doc_id, content_hash, row, mentions]``, ``row`` the ``ContributionRow`` fields
+``ROW_FIELDS`` in order and ``mentions`` a list of ``[key, compared, expansion]``.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def write(path: Path, model: str, papers: Iterable[tuple[ContributionRow, Iterab
                 option=orjson.OPT_SERIALIZE_DATACLASS,
             )
         )
-    header = orjson.dumps({"format": FORMAT, "model": model, "papers": len(lines)})
+    header = orjson.dumps({"format": FORMAT, "model": model, "papers": len(lines), "fields": list(ROW_FIELDS)})
     tmp = path.with_name(path.name + ".tmp")
     with gzip.GzipFile(tmp, "wb", compresslevel=9, mtime=0) as out:  # mtime 0: the same input, the same bytes
         out.write(header + b"\n")
@@ -103,6 +103,8 @@ def read(path: Path, model: str) -> PrebuiltContributions:
         raise PrebuiltError(f"{path.name}: not a {FORMAT} file (its first line is not the header)")
     if header.get("model") != model:
         raise PrebuiltError(f"{path.name}: decided by model {header.get('model')!r}, not {model!r} (out of date)")
+    if header.get("fields") != list(ROW_FIELDS):  # a stored field added or removed since it was built
+        raise PrebuiltError(f"{path.name}: built for other row fields than {', '.join(ROW_FIELDS)} (out of date)")
     papers: dict[tuple[str, str], tuple[ContributionRow, tuple[Mention, ...]]] = {}
     for number, line in enumerate(lines[1:], 2):
         try:
