@@ -4,14 +4,18 @@ repro/verdict.py builds (result_shapes ``Verdict``), validated where it is read.
 
 Every part has defaults, so records written by an older radar (a verdict with only ``overall`` and ``summary``)
 read back with empty parts: ``RunVerdict.calibrated`` is False for records written before verdicts carried their
-tests, and ``evidence_class`` is "" for records written before verdicts carried one: neither drives an "adopt". A
-stored verdict that does not decode (a value of the wrong type) reads as no verdict. ``SeedNoise`` is the one
-type of a run's seed noise: repro/verdict.py builds it, the stored document holds it. No torch, no I/O.
+tests, and ``evidence_class`` is "" for records written before verdicts carried one: neither drives an "adopt".
+``RunVerdict.read`` decodes each part on its own (summary, metrics, claim, seed noise, evidence and its power,
+each arm's rates, aa): a part that is missing, null or of the wrong shape reads as empty and the rest are kept, as
+the reader before msgspec did; a null field reads as its default; a number is read as an int or a float where it
+is integral (``n: 5.0``). The metrics are one part (the Holm family the label and ``calibrated`` come from): one bad
+metric empties them all. Only a document without a string ``overall`` reads as no verdict. ``SeedNoise`` is the
+one type of a run's seed noise: repro/verdict.py builds it, the stored document holds it. No torch, no I/O.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, is_dataclass, replace
 from typing import TypedDict, TypeVar
 
 import msgspec
@@ -26,19 +30,25 @@ ArmRates = dict[str, Rate | dict[str, dict[str, Rate]]]
 
 
 class Calibration(TypedDict):
-    """The matching A/A run a verdict quotes (repro/adoption.py ``calibration_for``), as stored."""
+    """The matching A/A run a verdict quotes (repro/adoption.py ``calibration_for``), as stored. Read back from
+    a record written before calibrations carried the A/A run's label (30 Nov), ``overall`` is "" and ``seeds``
+    may be None."""
 
     run: str
     method: str
-    seeds: int
+    seeds: int | None
     sd_difference: float
     overall: str
 
 
 def decode(value: object, kind: type[T]) -> T | None:
-    """``value`` (parsed JSON) as a ``kind``, or None when it is not one (an older or damaged record)."""
+    """``value`` (parsed JSON, or a document as built) as a ``kind``, or None when it is not one (an older or
+    damaged record). Lenient as the reader before msgspec was: a null field of a record (a Struct or dataclass)
+    reads as absent (its default), and an integral float reads as an int (``strict=False``)."""
+    if isinstance(value, dict) and isinstance(kind, type) and (issubclass(kind, msgspec.Struct) or is_dataclass(kind)):
+        value = {k: v for k, v in value.items() if v is not None}
     try:
-        return msgspec.convert(value, kind, from_attributes=True)  # parsed JSON, or a document as built
+        return msgspec.convert(value, kind, from_attributes=True, strict=False)
     except msgspec.ValidationError:
         return None
 
@@ -172,8 +182,25 @@ class RunVerdict(msgspec.Struct, frozen=True):
 
     @classmethod
     def read(cls, doc: object) -> RunVerdict | None:
-        """The stored verdict document (result["verdict"]), or None for a run without one."""
-        return decode(doc, cls)
+        """The stored verdict document (result["verdict"]), each part decoded on its own (a bad or missing part
+        reads as empty, the others are kept); None for a run without one (no string ``overall``)."""
+        if not isinstance(doc, dict) or not isinstance(overall := doc.get("overall"), str):
+            return None
+        rates = doc.get("mechanisms")
+        return cls(
+            overall=overall,
+            summary=decode(doc.get("summary"), str) or "",
+            tests=_metrics(doc.get("metrics")),
+            claim_part=decode(doc.get("claim"), ClaimPart),
+            seed_noise=_seed_noise(doc.get("seed_noise")),
+            evidence=_evidence(doc.get("evidence")),
+            rates={
+                arm: r
+                for arm, raw in (rates.items() if isinstance(rates, dict) else ())
+                if (r := decode(raw, ArmRates)) is not None
+            },
+            aa=decode(doc.get("aa"), bool) or False,
+        )
 
     @property
     def metrics(self) -> tuple[MetricTest, ...]:
@@ -220,6 +247,41 @@ class RunVerdict(msgspec.Struct, frozen=True):
         """The smallest Holm-adjusted p of the label's metrics (the run's global test)."""
         ps = [t.p_adjusted for t in self.tests.values() if t.p_adjusted is not None]
         return min(ps) if ps else None
+
+
+def _metrics(raw: object) -> dict[str, MetricTest]:
+    """The metrics part: every metric, or none when one does not decode. An interval stored as null, [] or one
+    bound reads with the missing bounds None."""
+    if not isinstance(raw, dict):
+        return {}
+    tests: dict[str, MetricTest] = {}
+    for name, metric in raw.items():
+        if isinstance(metric, dict) and isinstance(interval := metric.get("interval"), list | tuple | None):
+            metric = metric | {"interval": ([*(interval or ()), None, None])[:2]}
+        if (test := decode(metric, MetricTest)) is None:
+            return {}
+        tests[name] = test
+    return tests
+
+
+def _seed_noise(raw: object) -> SeedNoise | None:
+    """The seed-noise part; its calibration decoded on its own (none when it does not decode), one stored before
+    calibrations carried the A/A run's label with ``overall`` "" (repro/runner.py of 30 Nov)."""
+    if not isinstance(raw, dict):
+        return decode(raw, SeedNoise)  # a document as built holds the SeedNoise itself
+    noise = decode({k: v for k, v in raw.items() if k != "calibration"}, SeedNoise)
+    cal = raw.get("calibration")
+    calibration = decode({"overall": ""} | cal, Calibration) if isinstance(cal, dict) else None
+    return None if noise is None else replace(noise, calibration=calibration)
+
+
+def _evidence(raw: object) -> EvidencePart | None:
+    """The evidence part; its power decoded on its own (none when it does not decode: e.g. stored without
+    ``seeds``), its class and reason kept."""
+    if not isinstance(raw, dict):
+        return decode(raw, EvidencePart)
+    evidence = decode({k: v for k, v in raw.items() if k != "power"}, EvidencePart)
+    return None if evidence is None else msgspec.structs.replace(evidence, power=decode(raw.get("power"), Power))
 
 
 class ArmProfile(msgspec.Struct, frozen=True):

@@ -311,10 +311,11 @@ def test_a_stop_signal_wrapped_by_a_library_is_still_the_reason() -> None:
     assert _terminated(ValueError("plain")) is None
 
 
-def test_a_stored_verdict_reads_back_typed_an_older_one_empty_and_a_damaged_one_as_none(tmp_path: Path) -> None:
+def test_a_stored_verdict_reads_back_typed_an_older_one_empty_and_a_damaged_part_as_empty(tmp_path: Path) -> None:
     """repro's runs table stores the verdict document as built (msgspec encodes its SeedNoise) and reads it back
-    typed: the same values; an older record's missing parts read empty; a part of the wrong type makes the whole
-    verdict read as none (the run still lists, with no verdict), and nothing stored is changed by reading it."""
+    typed: the same values; an older record's missing parts read empty; a part of the wrong type reads as empty
+    and the rest of the verdict is kept (the run lists with its label); only a document without a string
+    ``overall`` reads as no verdict; nothing stored is changed by reading it."""
     from radar.repro.runs_table import Runs
     from radar.repro.verdict_record import SeedNoise
     from radar.store import Store
@@ -323,13 +324,25 @@ def test_a_stored_verdict_reads_back_typed_an_older_one_empty_and_a_damaged_one_
     b = {s: _arm(0.65 + 0.02 * s) for s in range(3)}
     doc = verdict(get_method("dapo"), get_method("grpo"), {"method": m, "baseline": b})
     assert isinstance(doc["seed_noise"], SeedNoise)
-    damaged = {"overall": "better", "summary": "s", "metrics": {"heldout_greedy": {"n": "five"}}}
+    damaged = {
+        "overall": "better",
+        "summary": "s",
+        "metrics": {"heldout_greedy": {"n": "five"}},
+        "claim": {"claim": "c", "status": "holds"},
+    }
+    stored = {
+        "new": doc,
+        "old": {"overall": "better", "summary": "s"},
+        "bad": damaged,
+        "none": {"summary": "no label"},
+        "odd": {"overall": 3, "summary": "s"},
+    }
     with Store(tmp_path / "radar.db") as store:
         runs = Runs(store)
-        for run_id, stored in (("new", doc), ("old", {"overall": "better", "summary": "s"}), ("bad", damaged)):
+        for run_id, v in stored.items():
             runs.create_run(run_id, "repro", {"method": "dapo", "baseline": "grpo"})
-            runs.update_run(run_id, status="done", result={"verdict": stored})
-        new, old, bad = (runs.get_run(i) for i in ("new", "old", "bad"))
+            runs.update_run(run_id, status="done", result={"verdict": v})
+        new, old, bad, none, odd = (runs.get_run(i) for i in stored)
         assert new is not None and new.verdict is not None and new.verdict.seed_noise == doc["seed_noise"]
         assert new.verdict.overall == doc["overall"] and new.verdict.summary == doc["summary"]
         assert [t.name for t in new.verdict.metrics] == list(doc["metrics"])
@@ -337,5 +350,112 @@ def test_a_stored_verdict_reads_back_typed_an_older_one_empty_and_a_damaged_one_
         assert new.verdict.power is not None and new.verdict.power.mde == doc["evidence"]["power"].mde
         assert old is not None and old.verdict is not None and old.verdict.overall == "better"
         assert not old.verdict.calibrated and old.verdict.evidence_class == "" and old.verdict.power is None
-        assert bad is not None and bad.verdict is None and bad.result == {"verdict": damaged}
-        assert {r.id for r in runs.list_runs(kind="repro")} == {"new", "old", "bad"}
+        assert bad is not None and bad.verdict is not None and bad.result == {"verdict": damaged}
+        assert (bad.verdict.overall, bad.verdict.summary, bad.verdict.claim_status) == ("better", "s", "holds")
+        assert bad.verdict.metrics == () and not bad.verdict.calibrated
+        assert none is not None and none.verdict is None and odd is not None and odd.verdict is None
+        assert {r.id for r in runs.list_runs(kind="repro")} == set(stored)
+
+
+def _verdict_of_30_nov() -> dict[str, object]:
+    """A verdict document as repro/verdict.py and repro/runner.py of 14fb717 (30 Nov) stored it: its calibration
+    without ``overall`` and with ``"seeds": None`` (``p.get("seeds")``), a claim with its test and conditions,
+    the metrics with their per-seed values, no evidence and no mechanisms; plus the oddities seen in older
+    workspaces (an interval null or [], ``n: 5.0``, ``summary: null``, ``aa: null``)."""
+    metric = {
+        "title": "held-out accuracy (greedy)",
+        "test": "paired t over seed pairs, two-sided, Holm over heldout_greedy and heldout_sampled",
+        "n": 5.0,
+        "effect": 0.06,
+        "interval": [0.02, 0.1],
+        "confidence": 0.95,
+        "p": 0.01,
+        "p_adjusted": 0.02,
+        "label": "better",
+        "method_mean": 0.7,
+        "baseline_mean": 0.64,
+        "method": [0.7] * 5,
+        "baseline": [0.64] * 5,
+        "seeds": [0, 1, 2, 3, 4],
+    }
+    return {
+        "overall": "better",
+        "alpha": 0.05,
+        "min_effect": 0.02,
+        "primary": "heldout_greedy",
+        "metrics": {
+            "heldout_greedy": metric,
+            "heldout_sampled": metric | {"title": "held-out accuracy (sampled)", "interval": None, "p_adjusted": 0.04},
+            "train_reward": metric | {"title": "train reward", "interval": [], "n": 5, "p_adjusted": 0.3},
+        },
+        "claim": {
+            "claim": "clip-higher keeps entropy up",
+            "status": "holds",
+            "test": {"name": "clip-higher keeps entropy up", "n": 5, "p": 0.01, "p_adjusted": 0.01},
+            "conditions": [],
+        },
+        "seed_noise": {
+            "metric": "heldout_greedy",
+            "sd_method": 0.01,
+            "sd_baseline": 0.012,
+            "sd_difference": 0.015,
+            "n": 5.0,
+            "calibration": {"run": "aa-1", "method": "grpo", "seeds": None, "sd_difference": 0.014},
+        },
+        "aa": None,
+        "summary": None,
+    }
+
+
+def test_a_verdict_stored_on_30_nov_reads_back_with_its_label_summary_and_metrics(tmp_path: Path) -> None:
+    """A 14fb717-shaped verdict stored through ``Runs`` reads back whole: its overall, summary and metrics (each
+    test's n, effect, interval and Holm p), claim and seed noise with its calibration (label unknown: ""); the
+    parts it never had read empty; each later-seen oddity reads as the reader before msgspec read it."""
+    from radar.repro.runs_table import Runs
+    from radar.store import Store
+
+    v30 = _verdict_of_30_nov()
+    v30_summary = v30 | {"summary": "dapo vs grpo: better"}
+    odd_power = {"class": "evidence", "reason": "r", "power": {"seeds": 5, "effect": None, "seeds_needed": 3.0}}
+    stored = {
+        "nov30": v30_summary,
+        "nulls": v30,
+        "power": v30 | {"evidence": odd_power},
+        "noseeds": v30 | {"evidence": {"class": "evidence", "reason": "r", "power": {"mde": 0.03}}},
+        "claimstr": v30 | {"claim": "a claim as a string", "seed_noise": None},
+    }
+    with Store(tmp_path / "radar.db") as store:
+        runs = Runs(store)
+        for run_id, v in stored.items():
+            runs.create_run(run_id, "repro", {"method": "dapo", "baseline": "grpo", "seeds": 5})
+            runs.update_run(run_id, status="done", result={"verdict": v})
+        got = {i: runs.get_run(i) for i in stored}
+    verdicts = {i: r.verdict for i, r in got.items() if r is not None and r.verdict is not None}
+    assert set(verdicts) == set(stored)
+    v = verdicts["nov30"]
+    assert (v.overall, v.summary, v.claim, v.claim_status) == (
+        "better",
+        "dapo vs grpo: better",
+        "clip-higher keeps entropy up",
+        "holds",
+    )
+    assert [t.name for t in v.metrics] == ["heldout_greedy", "heldout_sampled", "train_reward"]
+    greedy, sampled, reward = v.metrics
+    assert (greedy.n, greedy.effect, greedy.interval, greedy.p_adjusted) == (5, 0.06, (0.02, 0.1), 0.02)
+    assert sampled.interval == (None, None) and reward.interval == (None, None) and reward.p_adjusted == 0.3
+    assert v.calibrated and v.decision_p == 0.02 and v.aa is False
+    assert v.seed_noise is not None and (v.seed_noise.n, v.seed_noise.sd_difference) == (5, 0.015)
+    assert v.seed_noise.calibration == {
+        "run": "aa-1",
+        "method": "grpo",
+        "seeds": None,
+        "sd_difference": 0.014,
+        "overall": "",
+    }
+    assert v.evidence_class == "" and v.power is None and v.mechanisms == {}
+    assert verdicts["nulls"].summary == "" and verdicts["nulls"].metrics == v.metrics
+    power = verdicts["power"].power
+    assert power is not None and (power.seeds, power.effect, power.seeds_needed) == (5, 0.05, 3)
+    assert verdicts["noseeds"].power is None and verdicts["noseeds"].evidence_class == "evidence"
+    assert verdicts["claimstr"].claim == "" and verdicts["claimstr"].seed_noise is None
+    assert verdicts["claimstr"].metrics == v.metrics
