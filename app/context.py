@@ -33,6 +33,8 @@ class Radar:
             self._settings = load_settings(self.ws)
             if self.ws.config_unreadable:  # a workspace owned by another user: read with the defaults, said once
                 print(f"radar: note: {one_line(self.ws.config_unreadable)}", file=sys.stderr)
+            for note in self._settings.crawler.notes:  # a source's keys of another source type, ignored
+                print(f"radar: note: {one_line(note)}", file=sys.stderr)
         return self._settings
 
     def store(self) -> Store:

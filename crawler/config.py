@@ -1,8 +1,11 @@
 """The crawler's part of radar.toml: ``[crawl]`` (how to fetch) and ``[[sources]]`` (what to fetch).
 
 A source is one of a tagged union keyed by its ``type`` (msgspec structs, frozen): each type declares the keys
-it takes, so a key that does nothing for a type is refused with the type's valid keys. ``crawler_config``
-validates both sections once, where the composition root reads radar.toml; errors name the key and the fix.
+it takes. A key another type takes but this one does not (``page_size`` left on a source switched from ``arxiv``
+to ``arxiv-rss``: the single source table before the union accepted it) is ignored, and ``CrawlerConfig.notes``
+says so in one line naming the source, the key and the valid keys (the composition root prints it); a key no
+type takes is refused with the type's valid keys. ``crawler_config`` validates both sections once, where the
+composition root reads radar.toml; errors name the key and the fix.
 Adding a source type: its struct here (and in ``Source``), its fetch function in ``run.py``'s ``_fetch``, and its
 keys in docs/configuration.md.
 """
@@ -213,8 +216,12 @@ Source = ArxivSource | ArxivRssSource | FeedSource | FrameworkSource
 SOURCE_TYPES: dict[str, type[SourceBase]] = {cast(str, cls.__struct_config__.tag): cls for cls in get_args(Source)}
 
 
-def source_from(table: TomlTable, where: str) -> Source:
-    """One [[sources]] table as its type's struct; the first problem as one line naming ``where`` and the fix."""
+SOURCE_KEYS = frozenset({"type", *(f.name for cls in SOURCE_TYPES.values() for f in msgspec.structs.fields(cls))})
+
+
+def source_from(table: TomlTable, where: str) -> tuple[Source, str]:
+    """One [[sources]] table as its type's struct, and a note ('' when none) naming the keys of other source types
+    it ignored; the first problem as one line naming ``where`` and the fix."""
     kind = table.get("type")
     name = table.get("name", "")
     if kind is None:
@@ -226,13 +233,22 @@ def source_from(table: TomlTable, where: str) -> Source:
     if cls is None:
         raise ConfigError(f"source {name!r}: type {kind!r} is not one of {', '.join(SOURCE_TYPES)}")
     fields = msgspec.structs.fields(cls)
-    check_keys(table, {"type", *(f.name for f in fields)}, f"{where} (type {kind})")
+    valid = {"type", *(f.name for f in fields)}
+    check_keys(table, valid | SOURCE_KEYS, f"{where} (type {kind})", valid=valid)
+    ignored = sorted(set(table) - valid)
+    note = (
+        f"{where} (type {kind}): ignoring {', '.join(ignored)} (another source type's key(s)); "
+        f"valid keys: {', '.join(sorted(valid))}; remove {'them' if len(ignored) > 1 else 'it'} from radar.toml"
+        if ignored
+        else ""
+    )
+    table = {k: v for k, v in table.items() if k in valid}
     check_types(cls, {k: v for k, v in table.items() if k != "type"}, where)
     missing = [f.name for f in fields if f.required and f.name not in table]
     if missing:
         raise ConfigError(f"{where}: missing {', '.join(missing)}; add {missing[0]} = ... to this table")
     try:
-        return msgspec.convert(table, type=Source)
+        return msgspec.convert(table, type=Source), note
     except msgspec.ValidationError as exc:
         raise ConfigError(f"{where}: {exc}; fix it in radar.toml") from None
 
@@ -243,6 +259,7 @@ class CrawlerConfig:
 
     crawl: CrawlConfig = CrawlConfig()
     sources: tuple[Source, ...] = ()
+    notes: tuple[str, ...] = ()  # keys of another source type a source ignored, a line each (for stderr)
 
     def source(self, name: str) -> Source:
         for src in self.sources:
@@ -252,20 +269,22 @@ class CrawlerConfig:
         raise ConfigError(f"unknown source {name!r}; configured sources: {valid}")
 
     def with_locations(self, resolve: Callable[[str], str]) -> CrawlerConfig:
-        return CrawlerConfig(self.crawl, tuple(src.with_locations(resolve) for src in self.sources))
+        return CrawlerConfig(self.crawl, tuple(src.with_locations(resolve) for src in self.sources), self.notes)
 
 
 def crawler_config(config: Config) -> CrawlerConfig:
     """[crawl] and [[sources]] of a parsed radar.toml, validated."""
     origin = config.origin
     crawl = dataclass_from(CrawlConfig, config.section("crawl"), f"{origin} [crawl]")
-    sources = []
+    sources, notes = [], []
     for i, table in enumerate(config.source_tables):
         name = table.get("name", f"#{i + 1}")
         name = name if isinstance(name, str) else f"#{i + 1}"
-        sources.append(source_from(table, f"{origin} [[sources]] {name!r}"))
+        source, note = source_from(table, f"{origin} [[sources]] {name!r}")
+        sources.append(source)
+        notes += [note] if note else []
     names = [s.name for s in sources]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise ConfigError(f"{origin}: source names must be unique; rename {', '.join(dupes)}")
-    return CrawlerConfig(crawl, tuple(sources))
+    return CrawlerConfig(crawl, tuple(sources), tuple(notes))

@@ -38,11 +38,15 @@ TomlValue = str | int | float | bool | datetime | date | time | list["TomlValue"
 TomlTable = dict[str, TomlValue]
 
 
-def check_keys(table: Mapping[str, TomlValue], allowed: set[str], where: str) -> None:
-    """Unknown keys in a config table: one error naming them and the valid ones."""
+def check_keys(
+    table: Mapping[str, TomlValue], allowed: set[str], where: str, valid: set[str] | frozenset[str] | None = None
+) -> None:
+    """Unknown keys in a config table: one error naming them and the valid ones (``valid``, default ``allowed``:
+    the keys to suggest where more are tolerated)."""
     unknown = sorted(set(table) - allowed)
     if unknown:
-        raise ConfigError(f"unknown key(s) {', '.join(unknown)} in {where}; valid keys: {', '.join(sorted(allowed))}")
+        hint = ", ".join(sorted(allowed if valid is None else valid))
+        raise ConfigError(f"unknown key(s) {', '.join(unknown)} in {where}; valid keys: {hint}")
 
 
 @dataclass(frozen=True)

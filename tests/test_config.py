@@ -34,10 +34,10 @@ def test_default_config_parses_with_arxiv_politeness() -> None:
         ('[[sources]]\nname="a"\ntype="feed"', "a feed needs url"),
         ('[[sources]]\nname="a"\ntype="podcast"\nurl="x"', "is not one of arxiv, arxiv-rss, feed"),
         ('[[sources]]\nname="a"\ntype="feed"\nurl="x"\ncolour="red"', "unknown key(s) colour"),
-        (  # each source type takes its own keys: one that does nothing for a feed is named with the feed's keys
-            '[[sources]]\nname="a"\ntype="feed"\nurl="x"\npage_size=10',
-            "unknown key(s) page_size in radar.toml [[sources]] 'a' (type feed); valid keys: enabled, min_interval_s, "
-            "name, type, url",
+        (  # a key no source type takes is refused, named with this type's own keys
+            '[[sources]]\nname="a"\ntype="arxiv-rss"\ncategories=["cs.LG"]\npage_size=10\npage_sise=10',
+            "unknown key(s) page_sise in radar.toml [[sources]] 'a' (type arxiv-rss); valid keys: base_url, "
+            "categories, enabled, min_interval_s, name, type",
         ),
         ('[[sources]]\nname="a"\ntype=1\nurl="x"', "'a': type must be a string, not 1"),
         ('[[sources]]\nname="a"\ntype="feed"\nurl="x"\n[[sources]]\nname="a"\ntype="feed"\nurl="y"', "rename a"),
@@ -50,6 +50,45 @@ def test_default_config_parses_with_arxiv_politeness() -> None:
 def test_bad_config_says_how_to_fix(toml: str, message: str) -> None:
     with pytest.raises(ConfigError, match=re.escape(message)):
         crawler_config(parse_config(toml))
+
+
+def test_a_key_of_another_source_type_is_ignored_with_one_note(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A radar.toml the single source table accepted still loads: an arxiv-rss source keeping page_size, queries
+    and initial_days from its arxiv days (and a feed keeping page_size) reads as without them, and one line per
+    source on stderr names the source, the keys and the valid keys; nothing else changes."""
+    from radar.app.context import Radar
+    from radar.store import Workspace
+
+    switched = (
+        '[[sources]]\nname="rss"\ntype="arxiv-rss"\nbase_url="https://rss.arxiv.org/atom/"\ncategories=["cs.LG"]\n'
+        'page_size=500\nqueries=["grpo"]\n'
+        'initial_days=3\n[[sources]]\nname="blog"\ntype="feed"\nurl="https://example.org/feed"\npage_size=10\n'
+    )
+    plain = (
+        '[[sources]]\nname="rss"\ntype="arxiv-rss"\nbase_url="https://rss.arxiv.org/atom/"\ncategories=["cs.LG"]\n'
+        '[[sources]]\nname="blog"\ntype="feed"\n'
+    )
+    config = crawler_config(parse_config(switched))
+    assert config.sources == crawler_config(parse_config(plain + 'url="https://example.org/feed"\n')).sources
+    assert config.notes == (
+        "radar.toml [[sources]] 'rss' (type arxiv-rss): ignoring initial_days, page_size, queries (another source "
+        "type's key(s)); valid keys: base_url, categories, enabled, min_interval_s, name, type; remove them from "
+        "radar.toml",
+        "radar.toml [[sources]] 'blog' (type feed): ignoring page_size (another source type's key(s)); valid keys: "
+        "enabled, min_interval_s, name, type, url; remove it from radar.toml",
+    )
+    assert crawler_config(parse_config(DEFAULT_CONFIG_TEXT)).notes == ()
+
+    ws, _ = Workspace.init(tmp_path / "ws")
+    ws.config_path.write_text(switched)
+    capsys.readouterr()
+    assert [s.name for s in Radar.at(ws.root).settings.sources] == ["rss", "blog"]
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and all(line.startswith("radar: note: ") for line in err)
+    assert "'rss' (type arxiv-rss): ignoring initial_days, page_size, queries" in err[0]
+    assert "valid keys: base_url, categories, enabled, min_interval_s, name, type" in err[0]
 
 
 def test_sources_are_one_union_keyed_by_type() -> None:
