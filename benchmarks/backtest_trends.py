@@ -67,7 +67,7 @@ sys.path.insert(0, str(ROOT))
 from bench_trends import show  # same folder
 
 from radar.analysis.trends.cache import term_table
-from radar.analysis.trends.compute import compute_trends
+from radar.analysis.trends.compute import TrendsEnv, compute_trends
 from radar.analysis.trends.config import (
     TrendsConfig,
     months_back,
@@ -75,7 +75,7 @@ from radar.analysis.trends.config import (
 from radar.analysis.trends.family import families, successor_of
 from radar.analysis.trends.term_table import TermTable, day_date, day_number
 from radar.analysis.trends.terms import NAME_PREFIX
-from radar.app import wiring
+from radar.app import steps_contributions, wiring
 from radar.app.context import Radar
 from radar.store import Workspace
 from radar.store.db import Store
@@ -100,9 +100,12 @@ CASES = [
 console = Console(highlight=False, width=170)
 
 
-def trends_at(ws: Workspace, store: Store, **kwargs: Any) -> dict[str, Any]:
-    """The trends stage as app wires it, as the `radar trends --json` document."""
-    return compute_trends(store, wiring.trends_env(Radar(ws), store), **kwargs).as_dict()
+def refreshed_env(ws: Workspace, store: Store) -> TrendsEnv:
+    """The trends stage's inputs as app wires them (app/steps.py ``trends``): the contributions its new methods
+    read brought up to date first (trends only read them)."""
+    radar = Radar(ws)
+    steps_contributions.refresh(radar, store)
+    return wiring.trends_env(radar, store)
 
 
 def norm(text: str) -> str:
@@ -226,6 +229,9 @@ def run(ws: Workspace, ends: list[date], naive: bool = True, **thresholds: float
     out: dict[str, Any] = {name: {} for name in detectors}
     with ws.store() as store:
         t = time.perf_counter()
+        env = refreshed_env(ws, store)  # once: the replay reads the workspace, it adds nothing
+        console.print(f"contributions up to date ({time.perf_counter() - t:.1f} s)")
+        t = time.perf_counter()
         table = term_table(ws.term_cache_path, store)
         console.print(
             f"term table: {table.matrix.shape[0]:,} documents x {table.matrix.shape[1]:,} terms "
@@ -234,9 +240,7 @@ def run(ws: Workspace, ends: list[date], naive: bool = True, **thresholds: float
         for as_of in ends:
             for name, cfg in detectors.items():
                 t = time.perf_counter()
-                result = compute_trends(
-                    store, wiring.trends_env(Radar(ws), store), as_of=as_of, window="month", cfg=cfg, topics=False
-                ).as_dict()
+                result = compute_trends(store, env, as_of=as_of, window="month", cfg=cfg, topics=False).as_dict()
                 result["seconds"] = time.perf_counter() - t
                 out[name][as_of.strftime("%Y-%m")] = result
             r = out["radar"][as_of.strftime("%Y-%m")]
