@@ -6,7 +6,8 @@ alerts).
 
 Sending an alert or a digest is recorded in the ``deliveries`` table like a report, so it goes out once. The
 tables' schema stays with the workspace's migrations (store/schema.py); the records and their reads and writes
-are here, on the store's connection (``store.table.Database``); a profile is stored as msgspec encodes it."""
+are here, on the store's connection (``store.table.Database``); a profile and a saved search's filters are stored
+as msgspec encodes them."""
 
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
 import msgspec
-import orjson
 
 from radar.store.errors import StoreError
 from radar.store.models import utc_now
@@ -164,7 +164,7 @@ class People:
         if value not in (1, -1) or source not in FEEDBACK_SOURCES:
             raise StoreError(f"feedback must be +1 or -1 from one of {', '.join(FEEDBACK_SOURCES)}")
         person = self.person(name)
-        known = {r[0] for r in self.db._rows_for("SELECT id FROM documents WHERE id IN ({marks})", doc_ids)}
+        known = {r[0] for r in self.db.rows_for("SELECT id FROM documents WHERE id IN ({marks})", doc_ids)}
         now = utc_now()
         with self.db.transaction() as conn:
             conn.executemany(
@@ -206,7 +206,7 @@ class People:
                 "INSERT INTO saved_searches (person_id, name, query, filters, min_score, created_at) "
                 "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(person_id, name) DO UPDATE SET query = excluded.query, "
                 "filters = excluded.filters, min_score = excluded.min_score",
-                (person.id, label, query.strip(), orjson.dumps(filters or {}).decode(), min_score, utc_now()),
+                (person.id, label, query.strip(), msgspec.json.encode(filters or {}).decode(), min_score, utc_now()),
             )
         return next(s for s in self.saved_searches(name) if s.name == label)
 
@@ -216,7 +216,7 @@ class People:
             "SELECT name, query, filters, min_score, created_at FROM saved_searches WHERE person_id = ? ORDER BY name",
             (person.id,),
         )
-        return [SavedSearch(r[0], r[1], orjson.loads(r[2]), float(r[3]), r[4]) for r in rows]
+        return [SavedSearch(r[0], r[1], _filters(r[0], r[2]), float(r[3]), r[4]) for r in rows]
 
     def delete_search(self, name: str, label: str) -> bool:
         person = self.person(name)
@@ -264,6 +264,18 @@ def _check_reach(name: str, email: str, webhook: str) -> None:
                 check(value, f"person {name}'s {what}")
         except UrlRefused as exc:
             raise StoreError(f"{exc} (`radar people set {name} --{what} ...`)") from None
+
+
+def _filters(label: str, stored: str) -> SearchFilters:
+    """A saved search's filters as stored (msgspec's JSON, the same bytes orjson wrote before), typed; an integral
+    float reads as an int. One that does not decode is one line naming the search and the fix."""
+    try:
+        return msgspec.json.decode(stored, type=SearchFilters, strict=False)
+    except msgspec.DecodeError as exc:
+        raise StoreError(
+            f"saved search {label!r} has unreadable filters ({exc}); "
+            f"save it again: radar people search NAME {label} QUERY"
+        ) from None
 
 
 def _person(row: Any) -> Person:
