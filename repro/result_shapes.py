@@ -15,7 +15,7 @@ from typing import NotRequired, Required, TypedDict
 
 from radar.repro.verdict_record import ArmRates, PowerPlan, SeedNoise
 
-PlannedPower = dict[str, float | str | None]  # ``Power`` as a run was submitted with it (dataclasses.asdict)
+PlannedPower = dict[str, float | str | None]  # ``Power`` as a run was submitted with it (msgspec.structs.asdict)
 
 
 class Profile(TypedDict, total=False):

@@ -264,7 +264,7 @@ class Store(
             f"{self.busy_timeout_s:g} s; wait for it to finish (or stop it) and rerun"
         )
 
-    def _rows_for(self, sql: str, ids: Iterable[str], *params: Any) -> Iterator[sqlite3.Row]:
+    def rows_for(self, sql: str, ids: Iterable[str], *params: Any) -> Iterator[sqlite3.Row]:
         """Rows of ``sql`` (whose ``{marks}`` takes the ids' placeholders, after ``params``) for any
         number of ids, 900 at a time (SQLite caps the number of parameters)."""
         ids = list(ids)

@@ -166,7 +166,7 @@ class DocumentsTable(Table):
         ON DELETE CASCADE) in one transaction; the embeddings generation moves, so a saved vector index is
         rebuilt without them, and the fingerprint changes, so keyword and term indexes are. Returns the ids
         that were there."""
-        found = [r[0] for r in self._rows_for("SELECT id FROM documents WHERE id IN ({marks})", dict.fromkeys(ids))]
+        found = [r[0] for r in self.rows_for("SELECT id FROM documents WHERE id IN ({marks})", dict.fromkeys(ids))]
         if found:
             with self.transaction() as conn:
                 conn.executemany("DELETE FROM documents WHERE id = ?", [(i,) for i in found])
@@ -203,7 +203,7 @@ class DocumentsTable(Table):
     def documents(self, ids: Iterable[str]) -> dict[str, Document]:
         return {
             r["id"]: _row_doc(r)
-            for r in self._rows_for(f"SELECT {_DOC_COLUMNS} FROM documents WHERE id IN ({{marks}})", ids)
+            for r in self.rows_for(f"SELECT {_DOC_COLUMNS} FROM documents WHERE id IN ({{marks}})", ids)
         }
 
     def latest_documents(
@@ -297,7 +297,7 @@ class DocumentsTable(Table):
 
     def content_hashes(self, ids: Iterable[str]) -> dict[str, str]:
         """The content hash of each of ``ids`` that is stored."""
-        return {r[0]: r[1] for r in self._rows_for("SELECT id, content_hash FROM documents WHERE id IN ({marks})", ids)}
+        return {r[0]: r[1] for r in self.rows_for("SELECT id, content_hash FROM documents WHERE id IN ({marks})", ids)}
 
     def content_hashes_since(self, changed_since: str) -> list[DocumentHash]:
         """Content hashes of documents changed at or after ``changed_since``, sorted by id."""

@@ -91,7 +91,7 @@ class EmbeddingsTable(Table):
     def vec_ids_of(self, doc_ids: Iterable[str]) -> dict[str, int]:
         return {
             r[0]: r[1]
-            for r in self._rows_for("SELECT doc_id, vec_id FROM embeddings WHERE doc_id IN ({marks})", doc_ids)
+            for r in self.rows_for("SELECT doc_id, vec_id FROM embeddings WHERE doc_id IN ({marks})", doc_ids)
         }
 
     def doc_ids_for_vectors(self, vec_ids: Iterable[int]) -> dict[int, str]:
@@ -132,7 +132,7 @@ class EmbeddingsTable(Table):
         """Vector bytes of the given documents from ``model_id``, for their current content only."""
         return {
             r[0]: r[1]
-            for r in self._rows_for(
+            for r in self.rows_for(
                 "SELECT e.doc_id, e.vector FROM embeddings e JOIN documents d ON d.id = e.doc_id "
                 "WHERE e.model_id = ? AND e.content_hash = d.content_hash AND e.doc_id IN ({marks})",
                 ids,

@@ -73,7 +73,7 @@ class FrameworksTable(Table):
         with self.transaction() as conn:
             old = {
                 r[0]: tuple(r[1:])
-                for r in self._rows_for(
+                for r in self.rows_for(
                     f"SELECT {', '.join(_ENTRY_COLUMNS)} FROM framework_entries WHERE id IN ({{marks}})",
                     [e.id for e in rows],
                 )
@@ -134,7 +134,7 @@ class FrameworksTable(Table):
     def adoptions_of(self, keys: Iterable[str]) -> dict[str, list[Adopted]]:
         """The framework entries matched to each spelling key, oldest first (keys no entry names are absent)."""
         out: dict[str, list[Adopted]] = {}
-        rows = self._rows_for(
+        rows = self.rows_for(
             "SELECT m.key, e.framework, e.published, e.link, e.kind, e.title, m.via, m.intro_id, m.sense "
             "FROM framework_matches m JOIN framework_entries e ON e.id = m.entry_id "
             "WHERE m.key IN ({marks}) ORDER BY e.published, e.id",

@@ -68,7 +68,7 @@ class TagsTable(Table):
     def tag_scores(self, ids: Iterable[str]) -> dict[str, dict[str, float]]:
         """{doc_id: {tag: score}} (the tagger's confidence; corrections and rules score 1)."""
         out: dict[str, dict[str, float]] = {}
-        for doc_id, tag, score in self._rows_for(
+        for doc_id, tag, score in self.rows_for(
             "SELECT doc_id, tag, score FROM document_tags WHERE doc_id IN ({marks})", ids
         ):
             out.setdefault(doc_id, {})[tag] = float(score)
@@ -141,7 +141,7 @@ class TagsTable(Table):
             chunk = ids[start : start + batch]
             rows = {
                 r[0]: EmbeddedDocument(r[0], r[1], r[2], r[3])
-                for r in self._rows_for(
+                for r in self.rows_for(
                     "SELECT d.id, d.title, d.abstract, e.vector FROM documents d JOIN embeddings e ON e.doc_id = d.id "
                     "WHERE d.id IN ({marks})",
                     chunk,

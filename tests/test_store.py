@@ -232,7 +232,7 @@ def test_store_composes_every_table_and_no_table_shadows_another() -> None:
                 owners.setdefault(name, []).append(table.__name__)
     assert {n: o for n, o in owners.items() if len(o) > 1 and not n.startswith("__")} == {}
     # Store itself keeps the connection, transactions and migrations, and redefines no table method
-    assert {"transaction", "_rows_for", "_migrate"} <= set(vars(Store))
+    assert {"transaction", "rows_for", "_migrate"} <= set(vars(Store))
     assert set(vars(Store)) & set(owners) == set()
 
 
