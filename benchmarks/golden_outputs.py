@@ -112,7 +112,8 @@ def normalise(text: str, ws: Path, run_id: str) -> str:
 
 
 def radar(ws: Path, argv: Sequence[str], timeout: int = 900) -> tuple[int, str, str]:
-    env = {**os.environ, "COLUMNS": "160", "NO_COLOR": "1", "TERM": "dumb"}
+    # one arm at a time: how many a toy run trains at once follows the machine's load (repro/execute.py), not the code
+    env = {**os.environ, "COLUMNS": "160", "NO_COLOR": "1", "TERM": "dumb", "RADAR_REPRO_ARMS_AT_ONCE": "1"}
     done = subprocess.run(
         [*RADAR, "--workspace", str(ws), *argv], capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT
     )
