@@ -321,19 +321,23 @@ def main(argv: list[str] | None = None) -> int:
     priority = {x.doc_id: x for x in leads if x.source != "extra"}  # measured: the shared labels only
     models: dict[tuple[str, str], ConsequenceModel] = {}
 
+    def fitted(train: Sequence[Example], before: str) -> ConsequenceModel:
+        """A model with this run's levers, fitted on ``train``'s introductions before ``before``."""
+        return fit_model(
+            train,
+            before,
+            lead_c=args.lead_c,
+            adopt_c=args.adopt_c,
+            must_weight=args.must_weight,
+            adopt_weight=args.adopt_weight,
+            early_weight=args.early_weight,
+            unnamed_penalty=args.unnamed_penalty,
+        )
+
     def model(before: str) -> ConsequenceModel:
         key = (before, "m")
         if key not in models:
-            models[key] = fit_model(
-                exs,
-                before,
-                lead_c=args.lead_c,
-                adopt_c=args.adopt_c,
-                must_weight=args.must_weight,
-                adopt_weight=args.adopt_weight,
-                early_weight=args.early_weight,
-                unnamed_penalty=args.unnamed_penalty,
-            )
+            models[key] = fitted(exs, before)
         return models[key]
 
     def train_before(before: str) -> list[Example]:
@@ -353,17 +357,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.lowo:
         lowo: dict[str, Callable[[str], Order]] = {
             "consequence, fitted on the other labeled weeks": lambda before: model_order(
-                fit_model(
-                    _others(exs, before),
-                    "9999",
-                    lead_c=args.lead_c,
-                    adopt_c=args.adopt_c,
-                    must_weight=args.must_weight,
-                    adopt_weight=args.adopt_weight,
-                    early_weight=args.early_weight,
-                    unnamed_penalty=args.unnamed_penalty,
-                ),
-                check=False,
+                fitted(_others(exs, before), "9999"), check=False
             )
         }
         run_lead(exs, lowo, priority, "lead weeks, leave-one-week-out (not a time split: how an unseen week does)")
