@@ -134,7 +134,7 @@ def tag_bullet(tag_volume: list[TagRow], profile: Profile, sections: list[TagSec
     first = next((sec["papers"][0] for sec in sections if sec["tag"] == pick["tag"] and sec["papers"]), None)
     if moved:
         text = f"{pick['tag']}: {pick['count']} papers this period, {pick['change']}"
-        return {"text": text, "link": first["url"] if first else "", "label": first["title"] if first else ""}
+        return {"text": text, "link": first.url if first else "", "label": first.title if first else ""}
     return {
         "text": f"No profile tag's share changed significantly (largest move: {pick['tag']}, {pick['count']} papers, "
         f"{pick['change']})",
@@ -192,7 +192,7 @@ def executive_summary(
     if tag_line is not None:
         out.append(tag_line)
     if top:
-        out.append({"text": "Top paper for the profile", "link": top[0]["url"], "label": top[0]["title"]})
+        out.append({"text": "Top paper for the profile", "link": top[0].url, "label": top[0].title})
     if topics:
         t = topics[0]
         out.append(
@@ -250,7 +250,7 @@ class ReportInputs:
 
 
 def gather(store: ReportStore, inputs: ReportInputs) -> ReportContent:
-    """Everything the templates show; ``ReportContent.as_dict()`` is report.json."""
+    """Everything the templates show; ``ReportContent.document()`` is report.json."""
     period, cfg, trends, grouping, summarizer = (
         inputs.period,
         inputs.config,
@@ -287,14 +287,14 @@ def gather(store: ReportStore, inputs: ReportInputs) -> ReportContent:
         if r.doc.id not in summaries:
             summaries[r.doc.id] = plain(summarizer.summarize(plain(r.doc.title), plain(r.doc.abstract)))
         r.summary = summaries[r.doc.id]
-        return r.as_dict() | {"title": plain(r.doc.title)}
+        return PaperRow.of(r, title=plain(r.doc.title))
 
     # each paper in one place: the section of its contribution's area, or the "elsewhere" line (reports.sections)
     placed = {r.doc.id: place(r.doc, tags.get(r.doc.id, {}), grouping.groups, inputs.area_of) for r in ranked}
     elsewhere = [r for r in ranked if placed[r.doc.id].elsewhere]
     in_lab = [r for r in ranked if not placed[r.doc.id].elsewhere]
     top_overall = [shown(r) for r in in_lab[: cfg.top_n]]
-    listed = {p["id"] for p in top_overall}
+    listed = {p.id for p in top_overall}
     by_tag: list[TagSection] = []
     for tag in sorted(grouping.groups, key=lambda t: (grouping.group_names().index(grouping.group_of(t)), t)):
         here = [r for r in in_lab if placed[r.doc.id].section == tag]

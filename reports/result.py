@@ -1,26 +1,36 @@
-"""``ReportContent``: what one period's report says, typed; ``as_dict()`` is report.json.
+"""``ReportContent``: what one period's report says, typed; ``document()`` is report.json.
 
-The templates render ``as_dict()`` (Jinja reads the same names either way), the dashboard and
-delivery read the dataclass, and ``from_dict`` reads a report.json written earlier (to retry its
-deliveries). Rows inside the sections stay JSON objects: they are what report.json documents.
+One codec, msgspec: ``document()`` is the content as ``msgspec.to_builtins`` writes it (the templates render
+it; Jinja reads the same names either way), the dashboard and delivery read the dataclass, and ``read``
+decodes a report.json written earlier (to retry its deliveries): its records (``Recommendation``, ``PaperRow``,
+``RunSummary``) typed and checked, the other sections kept as read. Those sections' rows are the TypedDicts
+below: report.json's shapes, written by ``gather`` and read as JSON objects by the templates and the dashboard,
+with rows of other stages' shapes inside (the trends' terms, names and topics).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, NotRequired, TypeAlias, TypedDict
+from typing import NotRequired, TypeAlias, TypedDict
+
+import msgspec
 
 from radar.analysis.trends.result import NewMethod, TermTrend, Topic
 from radar.reports.calls import CallsSection
 from radar.reports.new_this_week import NewThisWeek
 from radar.reports.ranking import PaperRow
-from radar.reports.recommend import Evidence, Recommendation
+from radar.reports.recommend import Recommendation
 from radar.reports.runs import RunSummary
 
 # A JSON value as json.loads gives it: what report.json holds and the templates read.
 JsonValue: TypeAlias = str | int | float | bool | None | list["JsonValue"] | dict[str, "JsonValue"]
-ReportDocument: TypeAlias = Mapping[str, JsonValue]  # report.json's document (``ReportContent.as_dict()``)
+ReportDocument: TypeAlias = Mapping[str, JsonValue]  # report.json's document (``ReportContent.document()``)
+
+
+class LaterSections(dict[str, JsonValue]):
+    """The top-level sections of a report.json that a later version added, kept as read: msgspec passes an
+    instance through ``convert`` unread and writes it as the JSON object it is."""
 
 
 class PeriodInfo(TypedDict):
@@ -141,12 +151,12 @@ class ReportContent:
     headline: Headline
     tag_volume: list[TagRow]
     trends: ReportTrends
-    top_overall: list[PaperRow]  # ranked papers (reports.ranking.Ranked.as_dict)
+    top_overall: list[PaperRow]  # ranked papers
     top_papers: list[TagSection]
     posts: list[PostRow]
     posts_total: int
-    recommendations: list[Recommendation]  # as_dict(): Recommendation.as_dict each
-    runs: list[RunSummary]  # finished reproduction runs with their verdicts (as_dict(): RunSummary.as_dict each)
+    recommendations: list[Recommendation]
+    runs: list[RunSummary]  # finished reproduction runs with their verdicts
     notes: Notes
     summary: list[Bullet] = field(default_factory=list)  # the executive summary: at most five bullets
     # papers carrying a profile tag whose contribution lies elsewhere (an application: speech, medicine, ...):
@@ -156,37 +166,40 @@ class ReportContent:
     new_this_week: NewThisWeek = field(default_factory=lambda: NewThisWeek())
     # "Last month's calls" (reports.calls): what the radar flagged 4, 8 and 12 weeks earlier and what came of it
     calls: CallsSection = field(default_factory=lambda: CallsSection())
-    extra: dict[str, JsonValue] = field(default_factory=dict)  # sections added by later stages, kept as read
+    extra: LaterSections = field(default_factory=lambda: LaterSections())  # sections a later version added
 
-    def as_dict(self) -> dict[str, Any]:  # report.json (the JSON edge: its sections' rows are the TypedDicts above)
-        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
-        out["recommendations"] = [r.as_dict() for r in self.recommendations]
-        out["runs"] = [r.as_dict() for r in self.runs]
+    def document(self) -> dict[str, JsonValue]:
+        """report.json: the fields in order as msgspec writes them, then the sections read from a later version."""
+        out: dict[str, JsonValue] = msgspec.to_builtins(self)
+        del out["extra"]
+        out["runs"] = msgspec.to_builtins([r.as_dict() for r in self.runs])  # with each run's ``line`` (runs.py)
         return {**out, **self.extra}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ReportContent:  # report.json as parsed; its keys checked here
-        """A report.json read back; ValueError when it is not one (a key missing, a recommendation malformed)."""
+    def read(cls, data: object) -> ReportContent:
+        """A report.json read back; ValueError when it is not one (a section missing, a record malformed). Its
+        records are decoded by msgspec, types checked (the recommendations, the listed papers; the runs by
+        ``RunSummary``'s reader, lenient with older runs); the other sections are kept as read, as the templates
+        read them. A report written before summary, elsewhere, new_this_week or calls existed reads with them
+        empty; keys a later version added are ignored inside records and kept in ``extra`` at the top."""
+        if not isinstance(data, dict):
+            raise ValueError("report.json is not a JSON object")
         names = {f.name for f in fields(cls)} - {"extra"}
         missing = sorted(names - set(data) - {"summary", "elsewhere", "new_this_week", "calls"})  # before these existed
         if missing:
             raise ValueError(f"report.json lacks {', '.join(missing)}")
         values = {k: data[k] for k in names if k in data}
-        values["recommendations"] = [recommendation_from_dict(r) for r in data["recommendations"] or []]
-        values["runs"] = [RunSummary.from_dict(r) for r in data["runs"] or []]
-        return cls(**values, extra={k: v for k, v in data.items() if k not in names})
-
-
-def recommendation_from_dict(data: Any) -> Recommendation:
-    """``Recommendation.as_dict()`` read back (report.json); keys a later version added are ignored."""
-    if not isinstance(data, dict) or not isinstance(data.get("evidence"), dict):
-        raise ValueError("a recommendation in report.json is not an object with its evidence")
-    known = {f.name for f in fields(Evidence)}
-    evidence = Evidence(**{k: v for k, v in data["evidence"].items() if k in known})
-    return Recommendation(
-        method=str(data["method"]),
-        action=str(data["action"]),
-        rule=str(data["rule"]),
-        reason=str(data["reason"]),
-        evidence=evidence,
-    )
+        try:
+            values["recommendations"] = msgspec.convert(
+                data["recommendations"] or [], list[Recommendation], strict=False
+            )
+            values["top_overall"] = msgspec.convert(data["top_overall"], list[PaperRow], strict=False)
+            values["top_papers"] = [
+                section | {"papers": msgspec.convert(section["papers"], list[PaperRow], strict=False)}
+                for section in data["top_papers"]
+            ]
+        except (msgspec.ValidationError, TypeError, KeyError) as exc:
+            raise ValueError(f"report.json: {exc}") from None
+        values["runs"] = [RunSummary.from_dict(r) for r in data["runs"] or []]  # older runs: fields missing, read
+        later = LaterSections({k: v for k, v in data.items() if k not in names})
+        return cls(**values, extra=later)

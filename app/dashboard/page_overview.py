@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 import altair as alt
+import msgspec
 import pandas as pd
 import streamlit as st
 
@@ -83,7 +84,7 @@ def _recommendations(root: str, label: str) -> None:
         return
     recs = built.content.recommendations
     with st.expander(f"Recommendations of the {label} report ({len(recs)})", expanded=True):
-        reproduce.recommendations(root, [r.as_dict() for r in recs], "overview")
+        reproduce.recommendations(root, msgspec.to_builtins(recs), "overview")
 
 
 def _volume(head: dict[str, Any]) -> None:
