@@ -48,7 +48,7 @@ def cmd_people_import(args: argparse.Namespace) -> int:
             {
                 "person": args.name,
                 "matched": [{"id": m.doc_id, "how": m.how, "key": m.entry.key} for m in found.matched],
-                "unmatched": [describe(e) for e in found.unmatched],
+                "unmatched": msgspec.to_builtins([describe(e) for e in found.unmatched]),
             }
         )
         return 0

@@ -151,12 +151,12 @@ def _new_bullets(section: NewThisWeek) -> list[Bullet]:
     linked to the first one's paper."""
     out: list[Bullet] = []
     for area, cards in read_this(section).items():
-        names = ", ".join(c["name"] for c in cards)
+        names = ", ".join(c.name for c in cards)
         out.append(
             {
                 "text": f"Read this, {AREA_WORDS.get(area, area)}: {names}",
-                "link": cards[0]["url"],
-                "label": cards[0]["title"],
+                "link": cards[0].url,
+                "label": cards[0].title,
             }
         )
     return out
@@ -186,7 +186,7 @@ def executive_summary(
     """At most five bullets, what matters to the profile this period, each with its evidence link; every figure in
     them is one the body shows (the new methods are the section's, the tag line is the table's ``change``, the
     topic the first growing topic)."""
-    out: list[Bullet] = _new_bullets(new or {})
+    out: list[Bullet] = _new_bullets(new or NewThisWeek())
     for rec in [r for r in recs if r.action in ("adopt", "reproduce", "evaluate")][:2]:
         out.append(rec_bullet(rec))
     if tag_line is not None:

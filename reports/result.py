@@ -2,10 +2,11 @@
 
 One codec, msgspec: ``document()`` is the content as ``msgspec.to_builtins`` writes it (the templates render
 it; Jinja reads the same names either way), the dashboard and delivery read the dataclass, and ``read``
-decodes a report.json written earlier (to retry its deliveries): its records (``Recommendation``, ``PaperRow``,
-``RunSummary``) typed and checked, the other sections kept as read. Those sections' rows are the TypedDicts
-below: report.json's shapes, written by ``gather`` and read as JSON objects by the templates and the dashboard,
-with rows of other stages' shapes inside (the trends' terms, names and topics).
+decodes a report.json written earlier (to retry its deliveries, last month's calls): its records
+(``Recommendation``, ``PaperRow``, ``NewThisWeek``, ``CallsSection``, ``RunSummary``) typed and checked, the
+other sections kept as read. Those sections' rows are the TypedDicts below: report.json's shapes, written by
+``gather`` and read as JSON objects by the templates and the dashboard, with rows of other stages' shapes inside
+(the trends' terms, names and topics).
 """
 
 from __future__ import annotations
@@ -143,6 +144,16 @@ class Notes(TypedDict):
     topics: NotRequired[str]  # growing topics and new names left out as unrelated to the profile
 
 
+# report.json's sections that are records, as ``ReportContent.read`` decodes them (msgspec, types checked): each
+# section's name, its type, and what null reads as
+RECORDS: tuple[tuple[str, object, list[str] | dict[str, str]], ...] = (
+    ("recommendations", list[Recommendation], []),
+    ("top_overall", list[PaperRow], []),
+    ("new_this_week", NewThisWeek, {}),
+    ("calls", CallsSection, {}),
+)
+
+
 @dataclass
 class ReportContent:
     title: str
@@ -163,9 +174,9 @@ class ReportContent:
     # {id, title, url, field}, listed in one line instead of the lab's sections (reports.sections)
     elsewhere: list[ElsewhereRow] = field(default_factory=list)
     # "New this week" (reports.new_this_week): the period's method cards in the profile's areas and the rest by name
-    new_this_week: NewThisWeek = field(default_factory=lambda: NewThisWeek())
+    new_this_week: NewThisWeek = field(default_factory=NewThisWeek)
     # "Last month's calls" (reports.calls): what the radar flagged 4, 8 and 12 weeks earlier and what came of it
-    calls: CallsSection = field(default_factory=lambda: CallsSection())
+    calls: CallsSection = field(default_factory=CallsSection)
     extra: LaterSections = field(default_factory=lambda: LaterSections())  # sections a later version added
 
     def document(self) -> dict[str, JsonValue]:
@@ -178,8 +189,8 @@ class ReportContent:
     @classmethod
     def read(cls, data: object) -> ReportContent:
         """A report.json read back; ValueError when it is not one (a section missing, a record malformed). Its
-        records are decoded by msgspec, types checked (the recommendations, the listed papers; the runs by
-        ``RunSummary``'s reader, lenient with older runs); the other sections are kept as read, as the templates
+        records (``RECORDS`` and the listed papers) are decoded by msgspec, types checked, the runs by
+        ``RunSummary``'s reader (lenient with older runs); the other sections are kept as read, as the templates
         read them. A report written before summary, elsewhere, new_this_week or calls existed reads with them
         empty; keys a later version added are ignored inside records and kept in ``extra`` at the top."""
         if not isinstance(data, dict):
@@ -190,10 +201,9 @@ class ReportContent:
             raise ValueError(f"report.json lacks {', '.join(missing)}")
         values = {k: data[k] for k in names if k in data}
         try:
-            values["recommendations"] = msgspec.convert(
-                data["recommendations"] or [], list[Recommendation], strict=False
-            )
-            values["top_overall"] = msgspec.convert(data["top_overall"], list[PaperRow], strict=False)
+            for name, record, empty in RECORDS:
+                if name in data:
+                    values[name] = msgspec.convert(data[name] or empty, record, strict=False)
             values["top_papers"] = [
                 section | {"papers": msgspec.convert(section["papers"], list[PaperRow], strict=False)}
                 for section in data["top_papers"]

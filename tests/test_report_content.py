@@ -502,6 +502,8 @@ def test_an_older_report_json_reads_back_and_a_damaged_one_is_refused(report_ws:
     section a later version added: it reads back (its records by msgspec, types checked), renders, and is written
     back as read; a malformed record is no report."""
     from radar.reports.build import load_report
+    from radar.reports.calls import CallsSection
+    from radar.reports.new_this_week import NewThisWeek
     from radar.reports.result import ReportContent
 
     profile = Profile(tags={"rl-policy-optimization": 1.0, "llm-reasoning": 1.0}, terms={"GRPO": 1.0})
@@ -517,7 +519,7 @@ def test_an_older_report_json_reads_back_and_a_damaged_one_is_refused(report_ws:
     old["runs"] = [{"id": "r0", "method": "dapo", "baseline": "grpo", "verdict": "better"}]
     old["later_section"] = {"rows": [1, 2]}
     read = ReportContent.read(json.loads(json.dumps(old)))
-    assert (read.summary, read.elsewhere, read.new_this_week, read.calls) == ([], [], {}, {})
+    assert (read.summary, read.elsewhere, read.new_this_week, read.calls) == ([], [], NewThisWeek(), CallsSection())
     rec = read.recommendations[0]
     assert rec.method == content["recommendations"][0]["method"] and rec.evidence.adopted == []
     assert (read.runs[0].verdict, read.runs[0].adoptable) == ("better", False)
