@@ -87,7 +87,7 @@ def write_report(folder: Path, period: Period, content: ReportContent, cfg: Repo
     """Render ``content`` in the configured formats into ``folder``, plus report.json: all rendered first,
     then written as one set (``write_set_atomic``: all the files of the week appear, or none changes)."""
     data = content.document()
-    built = BuiltReport(period, content, trends_note=content.notes["trends"])
+    built = BuiltReport(period, content, trends_note=content.notes.trends)
     html = render(data, "html") if ("html" in cfg.formats or "pdf" in cfg.formats) else ""
     files: dict[Path, bytes] = {}
     for fmt in cfg.formats:
@@ -114,4 +114,4 @@ def load_report(folder: Path) -> BuiltReport | None:
         return None
     paths = {p.suffix.lstrip("."): p for p in sorted(folder.glob(report_file(folder, "*").name)) if p != data}
     paths["json"] = data
-    return BuiltReport(period_from_label(folder.name), content, paths, trends_note=content.notes.get("trends", ""))
+    return BuiltReport(period_from_label(folder.name), content, paths, trends_note=content.notes.trends)

@@ -3,10 +3,10 @@
 One codec, msgspec: ``document()`` is the content as ``msgspec.to_builtins`` writes it (the templates render
 it; Jinja reads the same names either way), the dashboard and delivery read the dataclass, and ``read``
 decodes a report.json written earlier (to retry its deliveries, last month's calls): its records
-(``Recommendation``, ``PaperRow``, ``NewThisWeek``, ``CallsSection``, ``RunSummary``) typed and checked, the
-other sections kept as read. Those sections' rows are the TypedDicts below: report.json's shapes, written by
-``gather`` and read as JSON objects by the templates and the dashboard, with rows of other stages' shapes inside
-(the trends' terms, names and topics).
+(``RECORDS``: the period, the listed papers, the posts, recommendations, notes, ...; ``RunSummary``) typed and
+checked, the other sections kept as read: the headline, the tags' table and the trends, whose rows are the
+TypedDicts below (report.json's shapes, written by ``volumes`` and ``gather``, with rows of the trends' own shapes
+inside: terms, names and topics, which a report must render even when partial).
 """
 
 from __future__ import annotations
@@ -34,17 +34,19 @@ class LaterSections(dict[str, JsonValue]):
     instance through ``convert`` unread and writes it as the JSON object it is."""
 
 
-class PeriodInfo(TypedDict):
+class PeriodInfo(msgspec.Struct, frozen=True):
     label: str
     start: str
     end: str
     describe: str
 
 
-class Bullet(TypedDict):
+class Bullet(msgspec.Struct, frozen=True):
+    """A line of the executive summary."""
+
     text: str
-    link: str  # the evidence (a paper's URL), "" when the bullet is its own evidence
-    label: str  # the link's text
+    link: str = ""  # the evidence (a paper's URL), "" when the bullet is its own evidence
+    label: str = ""  # the link's text
 
 
 class ShareFields(TypedDict):
@@ -93,17 +95,17 @@ class Headline(TypedDict):
     series: list[SeriesPoint]
 
 
-class TagSection(TypedDict):
+class TagSection(msgspec.Struct, frozen=True, kw_only=True):
     """The lab's section of one tag: its best papers not listed above."""
 
     tag: str
     group: str
     count: int  # papers tagged: the table's count
-    in_area: int  # of those, whose contribution is in the area
+    in_area: int = 0  # of those, whose contribution is in the area
     papers: list[PaperRow]
 
 
-class PostRow(TypedDict):
+class PostRow(msgspec.Struct, frozen=True):
     id: str
     title: str
     url: str
@@ -112,7 +114,7 @@ class PostRow(TypedDict):
     summary: str
 
 
-class ElsewhereRow(TypedDict):
+class ElsewhereRow(msgspec.Struct, frozen=True):
     """A paper carrying a profile tag whose contribution lies elsewhere (reports.sections), listed in one line."""
 
     id: str
@@ -134,21 +136,29 @@ class ReportTrends(TypedDict):
     new_benchmarks: NotRequired[list[NewMethod]]
 
 
-class Notes(TypedDict):
-    profile: str
-    summaries: str
-    off_profile: str
-    tags: str
-    ranking: str
-    trends: str  # why trends are missing ("" when they are there)
-    topics: NotRequired[str]  # growing topics and new names left out as unrelated to the profile
+class Notes(msgspec.Struct, kw_only=True):
+    """The report's notes on how it was made (an older report.json's missing ones read as "")."""
+
+    profile: str = ""
+    summaries: str = ""
+    off_profile: str = ""
+    tags: str = ""
+    ranking: str = ""
+    trends: str = ""  # why trends are missing ("" when they are there; the composition root sets it)
+    topics: str = ""  # growing topics and new names left out as unrelated to the profile
 
 
 # report.json's sections that are records, as ``ReportContent.read`` decodes them (msgspec, types checked): each
 # section's name, its type, and what null reads as
 RECORDS: tuple[tuple[str, object, list[str] | dict[str, str]], ...] = (
-    ("recommendations", list[Recommendation], []),
+    ("period", PeriodInfo, {}),
     ("top_overall", list[PaperRow], []),
+    ("top_papers", list[TagSection], []),
+    ("posts", list[PostRow], []),
+    ("recommendations", list[Recommendation], []),
+    ("notes", Notes, {}),
+    ("summary", list[Bullet], []),
+    ("elsewhere", list[ElsewhereRow], []),
     ("new_this_week", NewThisWeek, {}),
     ("calls", CallsSection, {}),
 )
@@ -189,10 +199,11 @@ class ReportContent:
     @classmethod
     def read(cls, data: object) -> ReportContent:
         """A report.json read back; ValueError when it is not one (a section missing, a record malformed). Its
-        records (``RECORDS`` and the listed papers) are decoded by msgspec, types checked, the runs by
-        ``RunSummary``'s reader (lenient with older runs); the other sections are kept as read, as the templates
-        read them. A report written before summary, elsewhere, new_this_week or calls existed reads with them
-        empty; keys a later version added are ignored inside records and kept in ``extra`` at the top."""
+        records (``RECORDS``) are decoded by msgspec, types checked, the runs by ``RunSummary``'s reader (lenient
+        with older runs); the headline, the tags' table and the trends (rows of the trends' own shapes) are kept as
+        read, as the templates read them. A report written before summary, elsewhere, new_this_week or calls
+        existed reads with them empty; keys a later version added are ignored inside records and kept in ``extra``
+        at the top."""
         if not isinstance(data, dict):
             raise ValueError("report.json is not a JSON object")
         names = {f.name for f in fields(cls)} - {"extra"}
@@ -204,11 +215,7 @@ class ReportContent:
             for name, record, empty in RECORDS:
                 if name in data:
                     values[name] = msgspec.convert(data[name] or empty, record, strict=False)
-            values["top_papers"] = [
-                section | {"papers": msgspec.convert(section["papers"], list[PaperRow], strict=False)}
-                for section in data["top_papers"]
-            ]
-        except (msgspec.ValidationError, TypeError, KeyError) as exc:
+        except msgspec.ValidationError as exc:
             raise ValueError(f"report.json: {exc}") from None
         values["runs"] = [RunSummary.from_dict(r) for r in data["runs"] or []]  # older runs: fields missing, read
         later = LaterSections({k: v for k, v in data.items() if k not in names})
