@@ -381,7 +381,7 @@ def report_story(built: BuiltReport | None) -> list[str]:
         return ["no report was written (see the report step above)"]
     c = built.content
     t = c.trends
-    lines = [f"{c.period.describe}: {c.headline['documents']:,} documents"]
+    lines = [f"{c.period.describe}: {c.headline.documents:,} documents"]
     lines += [f"- {b.text}".replace("`", "") + (f": {b.label}" if b.label else "") for b in c.summary]
     emerging = [f"{e['term']} ({e['recent_count']} recent)" for e in t["emerging"][:4]]
     window = f"{t.get('start', '')}..{t['as_of']}" if t.get("start") else t["as_of"]

@@ -160,7 +160,7 @@ class WeeklyJob:
 
     def report(self) -> tuple[bool, str]:
         built = self.result.report = steps.report(self.radar, self.period, trends_result=self.found)
-        n, recs = built.content.headline["documents"], len(built.content.recommendations)
+        n, recs = built.content.headline.documents, len(built.content.recommendations)
         return True, f"{n} documents, {recs} recommendations -> {built.folder}"
 
     def deliver(self) -> tuple[bool, str]:

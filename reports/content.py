@@ -135,18 +135,17 @@ def tag_bullet(tag_volume: list[TagRow], profile: Profile, sections: list[TagSec
     """The brief's line on the profile's tags, worded as the table words it (``share_change``): the tag whose
     share changed significantly with the largest |z|, linked to the first paper of its section; when none did,
     that no tag did and the largest move."""
-    mine = [t for t in tag_volume if profile.tags.get(t["tag"], 0) > 0 and t.get("z") is not None]
+    mine = [t for t in tag_volume if profile.tags.get(t.tag, 0) > 0 and t.z is not None]
     if not mine:
         return None
-    moved = [t for t in mine if t["trend"] in ("rising", "falling")]
-    pick = max(moved or mine, key=lambda t: (abs(t["z"] or 0.0), t["tag"]))  # z is not None in ``mine``
-    first = next((sec.papers[0] for sec in sections if sec.tag == pick["tag"] and sec.papers), None)
+    moved = [t for t in mine if t.trend in ("rising", "falling")]
+    pick = max(moved or mine, key=lambda t: (abs(t.z or 0.0), t.tag))  # z is not None in ``mine``
+    first = next((sec.papers[0] for sec in sections if sec.tag == pick.tag and sec.papers), None)
     if moved:
-        text = f"{pick['tag']}: {pick['count']} papers this period, {pick['change']}"
+        text = f"{pick.tag}: {pick.count} papers this period, {pick.change}"
         return Bullet(text, first.url if first else "", first.title if first else "")
     return Bullet(
-        f"No profile tag's share changed significantly (largest move: {pick['tag']}, {pick['count']} papers, "
-        f"{pick['change']})"
+        f"No profile tag's share changed significantly (largest move: {pick.tag}, {pick.count} papers, {pick.change})"
     )
 
 

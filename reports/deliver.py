@@ -77,7 +77,7 @@ def subject(report: BuiltReport) -> str:
     recs = report.content.recommendations
     acts = [r for r in recs if r.action != "watch"]
     tail = f", {len(acts)} to act on" if acts else ""
-    return f"{report.content.title} {report.period.label}: {h['documents']} documents{tail}"
+    return f"{report.content.title} {report.period.label}: {h.documents} documents{tail}"
 
 
 @dataclass(frozen=True)
@@ -156,11 +156,11 @@ def webhook_payload(report: BuiltReport) -> WebhookPayload:
     """Slack incoming-webhook JSON (text fallback + blocks); other chat tools accept `text`."""
     c = report.content
     h = c.headline
-    change = "" if h["change_pct"] is None else f" ({h['change_pct']:+.0f}% vs the trailing mean)"
-    groups = ", ".join(f"{slack_text(g['group'])} {g['count']}" for g in h["groups"])
+    change = "" if h.change_pct is None else f" ({h.change_pct:+.0f}% vs the trailing mean)"
+    groups = ", ".join(f"{slack_text(g.group)} {g.count}" for g in h.groups)
     lines = [
         f"*{slack_text(subject(report))}*",
-        f"{h['documents']} documents{change}" + (f"; {groups}" if groups else ""),
+        f"{h.documents} documents{change}" + (f"; {groups}" if groups else ""),
     ]
     recs = [f"• *{slack_text(r.action)}* {slack_text(r.method)}: {slack_text(r.reason)}" for r in c.recommendations[:8]]
     top = [

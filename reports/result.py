@@ -3,10 +3,9 @@
 One codec, msgspec: ``document()`` is the content as ``msgspec.to_builtins`` writes it (the templates render
 it; Jinja reads the same names either way), the dashboard and delivery read the dataclass, and ``read``
 decodes a report.json written earlier (to retry its deliveries, last month's calls): its records
-(``RECORDS``: the period, the listed papers, the posts, recommendations, notes, ...; ``RunSummary``) typed and
-checked, the other sections kept as read: the headline, the tags' table and the trends, whose rows are the
-TypedDicts below (report.json's shapes, written by ``volumes`` and ``gather``, with rows of the trends' own shapes
-inside: terms, names and topics, which a report must render even when partial).
+(``RECORDS``: the period, the headline, the tags' table, the listed papers, recommendations, notes, ...;
+``RunSummary``) typed and checked; the trends section is kept as read: ``ReportTrends`` below, report.json's shape
+holding rows of the trends' own shapes (terms, names and topics, which a report renders even when partial).
 """
 
 from __future__ import annotations
@@ -49,50 +48,61 @@ class Bullet(msgspec.Struct, frozen=True):
     label: str = ""  # the link's text
 
 
-class ShareFields(TypedDict):
-    """A tag's or group's change in share, from the trends' test (reports.volume.share_fields)."""
+class ShareFields(msgspec.Struct, frozen=True):
+    """A tag's or group's change in share, from the trends' test (reports.volume.share_fields); a row lists these
+    fields after its own (``GroupRow``, ``TagRow``)."""
 
-    trend: str  # "rising" / "falling" / "steady" ..., "" when the trends have no row for it
-    share_now: float | None
-    share_before: float | None
-    z: float | None
-    change: str  # worded by analysis.trends.result.share_change
+    trend: str = ""  # "rising" / "falling" / "steady" ..., "" when the trends have no row for it
+    share_now: float | None = None
+    share_before: float | None = None
+    z: float | None = None
+    change: str = ""  # worded by analysis.trends.result.share_change
 
 
-class SeriesPoint(TypedDict):
+class SeriesPoint(msgspec.Struct, frozen=True):
     period: str
     count: int
-    share: NotRequired[float]  # a tag's share of the period's documents
+    share: float | msgspec.UnsetType = msgspec.UNSET  # a tag's share of the period's documents
 
 
-class GroupRow(ShareFields):
+class GroupRow(msgspec.Struct, frozen=True, kw_only=True):
     group: str
     count: int
     share_pct: float
     tags: list[str]
+    trend: str = ""  # the fields of ShareFields
+    share_now: float | None = None
+    share_before: float | None = None
+    z: float | None = None
+    change: str = ""
 
 
-class TagRow(ShareFields):
+class TagRow(msgspec.Struct, frozen=True, kw_only=True):
     """One tag's row of the report's table (reports.volume.volumes)."""
 
     tag: str
     group: str
     count: int
     series: list[SeriesPoint]
+    trend: str = ""  # the fields of ShareFields
+    share_now: float | None = None
+    share_before: float | None = None
+    z: float | None = None
+    change: str = ""
 
 
-class Headline(TypedDict):
+class Headline(msgspec.Struct, frozen=True, kw_only=True):
     """The period's counts against the trailing mean, per taxonomy group, and the documents' weekly series."""
 
     documents: int
-    papers: int
-    posts: int
-    trailing_weeks: int
-    trailing_mean: float
-    change_pct: float | None
-    tagged: int
-    groups: list[GroupRow]
-    series: list[SeriesPoint]
+    papers: int = 0
+    posts: int = 0
+    trailing_weeks: int = 0
+    trailing_mean: float = 0.0
+    change_pct: float | None = None
+    tagged: int = 0
+    groups: list[GroupRow] = []
+    series: list[SeriesPoint] = []
 
 
 class TagSection(msgspec.Struct, frozen=True, kw_only=True):
@@ -148,10 +158,19 @@ class Notes(msgspec.Struct, kw_only=True):
     topics: str = ""  # growing topics and new names left out as unrelated to the profile
 
 
+def _as_float(value: object) -> float:
+    """A float subclass (numpy's float64 from a computation) as the float it is, as json wrote it before."""
+    if isinstance(value, float):
+        return float(value)
+    raise TypeError(f"report.json cannot hold a {type(value).__name__}")
+
+
 # report.json's sections that are records, as ``ReportContent.read`` decodes them (msgspec, types checked): each
 # section's name, its type, and what null reads as
 RECORDS: tuple[tuple[str, object, list[str] | dict[str, str]], ...] = (
     ("period", PeriodInfo, {}),
+    ("headline", Headline, {}),
+    ("tag_volume", list[TagRow], []),
     ("top_overall", list[PaperRow], []),
     ("top_papers", list[TagSection], []),
     ("posts", list[PostRow], []),
@@ -191,7 +210,7 @@ class ReportContent:
 
     def document(self) -> dict[str, JsonValue]:
         """report.json: the fields in order as msgspec writes them, then the sections read from a later version."""
-        out: dict[str, JsonValue] = msgspec.to_builtins(self)
+        out: dict[str, JsonValue] = msgspec.to_builtins(self, enc_hook=_as_float)
         del out["extra"]
         out["runs"] = msgspec.to_builtins([r.as_dict() for r in self.runs])  # with each run's ``line`` (runs.py)
         return {**out, **self.extra}
@@ -200,10 +219,9 @@ class ReportContent:
     def read(cls, data: object) -> ReportContent:
         """A report.json read back; ValueError when it is not one (a section missing, a record malformed). Its
         records (``RECORDS``) are decoded by msgspec, types checked, the runs by ``RunSummary``'s reader (lenient
-        with older runs); the headline, the tags' table and the trends (rows of the trends' own shapes) are kept as
-        read, as the templates read them. A report written before summary, elsewhere, new_this_week or calls
-        existed reads with them empty; keys a later version added are ignored inside records and kept in ``extra``
-        at the top."""
+        with older runs); the trends (rows of the trends' own shapes) are kept as read, as the templates read
+        them. A report written before summary, elsewhere, new_this_week or calls existed reads with them empty;
+        keys a later version added are ignored inside records and kept in ``extra`` at the top."""
         if not isinstance(data, dict):
             raise ValueError("report.json is not a JSON object")
         names = {f.name for f in fields(cls)} - {"extra"}

@@ -199,7 +199,7 @@ def test_demo_story_repeats_the_report_and_lists_methods_apart_from_models(tmp_p
     from radar.app.cmd_core import report_story
     from radar.reports.build import BuiltReport
     from radar.reports.period import parse_week
-    from radar.reports.result import Bullet, Notes, PeriodInfo, ReportContent
+    from radar.reports.result import Bullet, Headline, Notes, PeriodInfo, ReportContent
 
     def name(n: str, kind: str | None) -> dict:
         return {"name": n, "kind": kind, "first_seen": "2025-08-01"}
@@ -208,7 +208,7 @@ def test_demo_story_repeats_the_report_and_lists_methods_apart_from_models(tmp_p
         title="t",
         period=PeriodInfo("2025-W39", "2025-09-22", "2025-09-28", "2025-W39 (...)"),
         generated_at="",
-        headline={"documents": 325},
+        headline=Headline(documents=325),
         tag_volume=[],
         trends={
             "as_of": "2025-09-28",

@@ -17,6 +17,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import streamlit as st
 
 from radar.analysis.trends.result import PeriodTrends, TrendsResult
@@ -187,7 +188,7 @@ def volumes(root: str, ver: str, label: str, tags_json: str) -> tuple[dict[str, 
     tags = TrendsResult.from_dict(json.loads(tags_json)) if tags_json else TrendsResult.empty()
     period = parse_week(label)
     cfg = radar.settings.report
-    found: tuple[dict[str, Any], list[dict[str, Any]]] = data.read(
-        root, lambda s: report_volumes(s, period, tag_groups(groups, s), cfg, tags)
+    found: tuple[dict[str, Any], list[dict[str, Any]]] = data.read(  # the report's records as the page's rows
+        root, lambda s: tuple(msgspec.to_builtins(report_volumes(s, period, tag_groups(groups, s), cfg, tags)))
     )
     return found

@@ -57,7 +57,7 @@ class AlertHit(msgspec.Struct, frozen=True):
     found_at: str | msgspec.UnsetType = msgspec.UNSET  # the digest's rows (``alert_rows``) carry it
 
     def __post_init__(self) -> None:
-        msgspec.structs.force_setattr(self, "score", round(self.score, 4))
+        msgspec.structs.force_setattr(self, "score", round(float(self.score), 4))
 
     @classmethod
     def of(cls, alert: PersonAlert, *, found_at: bool = True) -> AlertHit:
@@ -72,7 +72,7 @@ class DigestPaper(msgspec.Struct, frozen=True):
     url: str
 
     def __post_init__(self) -> None:
-        msgspec.structs.force_setattr(self, "score", round(self.score, 4))
+        msgspec.structs.force_setattr(self, "score", round(float(self.score), 4))
 
 
 @dataclass
