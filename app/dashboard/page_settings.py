@@ -77,7 +77,7 @@ def _taxonomy(root: str, ws: Workspace) -> None:
     except RadarError as exc:
         st.error(data.md(f"radar: {exc}"))
         return
-    st.dataframe(pd.DataFrame(tax), hide_index=True)
+    st.dataframe(data.table(tax), hide_index=True)
 
 
 def _workspace(root: str, ws: Workspace) -> None:
