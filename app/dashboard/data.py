@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 import pandas as pd
@@ -31,6 +31,9 @@ from radar.reports.text import code_spans, plain
 from radar.store import Store, Workspace, resolve_root
 from radar.store.errors import RadarError
 from radar.store.text import strip_invisible
+
+if TYPE_CHECKING:  # the searcher loads faiss and the embedder: imported where it is opened
+    from radar.index.search import Filters, Hit, Searcher
 
 NO_CACHE_ENV = "RADAR_DASHBOARD_NO_CACHE"
 F = TypeVar("F", bound=Callable[..., Any])
@@ -172,7 +175,7 @@ def table(rows: Sequence[msgspec.Struct]) -> pd.DataFrame:
 # -- search -----------------------------------------------------------------------------------------
 @dataclass
 class SearchHandle:
-    searcher: Any
+    searcher: Searcher
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -191,23 +194,23 @@ def search_handle(root: str) -> SearchHandle:
 
 
 @cache_data
-def search(root: str, ver: str, query: str, filters: Any, k: int) -> list[Any]:
-    """Hybrid search hits (index.search.Hit) for a query and filters (index.search.Filters)."""
+def search(root: str, ver: str, query: str, filters: Filters, k: int) -> list[Hit]:
+    """Hybrid search hits for a query and filters."""
     handle = search_handle(root)
     with handle.lock:
         return handle.searcher.search(query, k=k, filters=filters)
 
 
 @cache_data
-def similar(root: str, ver: str, doc_id: str, k: int) -> list[Any]:
+def similar(root: str, ver: str, doc_id: str, k: int) -> list[Hit]:
     handle = search_handle(root)
     with handle.lock:
         return handle.searcher.similar(doc_id, k=k)
 
 
 @cache_data
-def latest(root: str, ver: str, filters: Any, k: int) -> tuple[list[Any], dict[str, list[str]]]:
-    """The newest ``k`` documents matching ``filters`` (an index.search.Filters) and their tags."""
+def latest(root: str, ver: str, filters: Filters, k: int) -> tuple[list[Any], dict[str, list[str]]]:
+    """The newest ``k`` documents matching ``filters`` and their tags."""
     since, until = filters.sql_bounds()
 
     def go(s: Store) -> tuple[list[Any], dict[str, list[str]]]:
