@@ -65,20 +65,8 @@ def _sources(root: str, ws: Workspace) -> None:
             if not state.last_attempt
             else ("failed" if state.last_error and state.last_error_at >= state.last_success else "ok")
         )
-        rows.append(
-            SourceRow(
-                source=src.name,
-                type=src.type,
-                url=scrub(src.target),
-                enabled=src.enabled,
-                status=status,
-                last_success=state.last_success,
-                last_attempt=state.last_attempt,
-                last_result=state.last_summary,
-                last_error=state.last_error,
-                error_at=state.last_error_at,
-            )
-        )
+        last = (state.last_success, state.last_attempt, state.last_summary, state.last_error, state.last_error_at)
+        rows.append(SourceRow(src.name, src.type, scrub(src.target), src.enabled, status, *last))
     st.dataframe(data.table(rows), hide_index=True)
     failing = [r for r in rows if r.status == "failed"]
     if failing:
