@@ -310,7 +310,7 @@ def test_a_cards_detail_names_its_adopters_and_escapes_feed_text(
         assert not re.search(r"(?<!\\)[<>]", text) and "](javascript" not in text, text
     for el in list(at.markdown) + list(at.caption):
         assert not el.proto.allow_html
-    assert page_methods.week_cards(str(ws.root), data.version(str(ws.root)), "2025-W39")[0]["name"] == "EVILPO"
+    assert page_methods.week_cards(str(ws.root), data.version(str(ws.root)), "2025-W39")[0].name == "EVILPO"
 
 
 def test_md_escapes_what_markdown_would_interpret() -> None:

@@ -184,6 +184,32 @@ def test_a_commit_feed_of_10000_entries_keeps_the_newest_up_to_the_cap(
     assert stored == parsed[-500:]
 
 
+def test_since_keeps_a_frameworks_entries_from_that_day_on_as_it_does_a_feeds(
+    tmp_path: Path, feeds: FeedServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`radar crawl --since` bounds a framework's commits and releases as it bounds a feed's posts (one rule for
+    both: crawler.run._newest); under the cap, nothing is left."""
+    days = [f"2025-{1 + i % 12:02d}-{1 + i % 28:02d}T00:00:00Z" for i in range(60)]
+    entries = "".join(
+        f"<entry><id>tag:github.com,2008:Grit::Commit/{i:040x}</id>"
+        f'<link rel="alternate" href="https://github.com/since/repo/commit/{i:040x}"/>'
+        f"<title>Commit {i}</title><updated>{day}</updated></entry>"
+        for i, day in enumerate(days)
+    )
+    feeds.static(
+        "/since/repo/commits/main.atom", f'<feed xmlns="http://www.w3.org/2005/Atom">{entries}</feed>'.encode()
+    )
+    feeds.static("/since/repo/releases.atom", b'<feed xmlns="http://www.w3.org/2005/Atom"><title>r</title></feed>')
+    ws, _ = Workspace.init(tmp_path / "ws", config_text=FAST_CRAWL + _source(f"{feeds.url}/since/repo"))
+    res = run_cli(capsys, "-w", str(ws.root), "crawl", "--since", "2025-07-01", "--json")
+    assert res.code == 0, res.err
+    (src,) = res.json()["sources"]
+    kept = sorted(d for d in days if d >= "2025-07-01")
+    assert 0 < len(kept) < len(days) and src["added"] == len(kept) and "left" not in src["message"]
+    with ws.store() as store:
+        assert sorted(e.published for e in store.framework_entries()) == kept
+
+
 def test_a_hostile_release_note_is_stored_and_shown_as_plain_text(
     crawled: tuple[Workspace, dict[str, object]], feeds: FeedServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
