@@ -10,7 +10,7 @@ import msgspec
 from radar.analysis.contributions.cards import MethodCard
 from radar.analysis.contributions.consequence import Score
 from radar.analysis.contributions.find import contribution_of
-from radar.reports.calls import PastWeek, last_calls
+from radar.reports.calls import CallsSection, PastWeek, last_calls
 from radar.reports.new_this_week import CardRow, NewThisWeek, read_this
 from radar.reports.recommend import EVALUATE_AT
 from radar.store.frameworks import Adopted
@@ -62,6 +62,18 @@ def test_last_months_calls_are_decided_on_day0_and_checked_against_what_came_aft
     # counted up to the report's end: a week earlier, TRL had not yet taken Q in
     early = last_calls([decided], ["rl-post-training"], days, {}, "2025-09-14")
     assert early.weeks and early.weeks[0].calls[0].picked_up is False
+
+
+def test_no_earlier_week_writes_an_empty_section_and_zero_counts_are_written() -> None:
+    """report.json's calls: ``{}`` when no earlier week was looked at (CallsSection's fields unset, as the dict it
+    was), every count written when there were weeks, zeros too."""
+    assert msgspec.to_builtins(CallsSection()) == {}
+    section = msgspec.to_builtins(last_calls([], ["rl-post-training"], {}, {}, "2025-09-28"))
+    assert section == dict.fromkeys(("flagged", "flagged_picked", "unflagged", "unflagged_picked"), 0) | {
+        "until": "2025-09-28",
+        "weeks": [],
+    }
+    assert list(section) == ["until", "weeks", "flagged", "flagged_picked", "unflagged", "unflagged_picked"]
 
 
 def test_read_this_names_at_most_five_per_area_in_the_sections_order() -> None:
