@@ -16,7 +16,7 @@ from radar.crawler.arxiv_api import ArxivClient, ArxivQuery
 from radar.crawler.config import ArxivRssSource, ArxivSource, CrawlerConfig, FeedSource, FrameworkSource, Source
 from radar.crawler.errors import CrawlError, FetchError
 from radar.crawler.feeds import ParsedFeed, parse_arxiv_rss, parse_feed
-from radar.crawler.frameworks import parse_framework_feed
+from radar.crawler.frameworks import FrameworkEntries, parse_framework_feed
 from radar.crawler.http import HttpClient, Response
 from radar.crawler.state import CrawlState, CrawlStates
 from radar.store import UpsertCounts, utc_now
@@ -203,7 +203,7 @@ def crawl_framework(
             entries = [e for e in entries if e.published >= cutoff]
         left = max(0, len(entries) - cap) + parsed.cut
         entries = sorted(entries, key=lambda e: e.published, reverse=True)[:cap]
-        result.count(store.upsert_framework_entries(entries))
+        result.count(FrameworkEntries(store).upsert_framework_entries(entries))
         seen += 1
         skipped = f"{parsed.skipped} {kind}s without title or link skipped" if parsed.skipped else ""
         notes += [m for m in (parsed.warning, skipped, _left_line(left, cap)) if m]

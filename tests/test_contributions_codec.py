@@ -15,8 +15,8 @@ from radar.analysis.contributions import prebuilt
 from radar.analysis.contributions.consequence import ConsequenceModel, shipped_consequence
 from radar.analysis.contributions.errors import ContributionsError
 from radar.analysis.contributions.model import ContributionModel, shipped_model
+from radar.analysis.contributions.table import ContributionRow, Contributions
 from radar.store import Store
-from radar.store.contributions import ContributionRow
 from radar.store.models import Document
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,8 +54,8 @@ def test_a_stored_row_reads_back_as_written(
         store.upsert_documents(
             [Document(id="2501.00001", kind="paper", source="arxiv", title="T", abstract="A.", published="2025-01-02")]
         )
-        store.write_contributions([row], [])
-        assert store.contributions(["2501.00001"])["2501.00001"] == row
+        Contributions(store).write_contributions([row], [])
+        assert Contributions(store).contributions(["2501.00001"])["2501.00001"] == row
 
 
 def test_the_model_files_keep_their_bytes_and_versions() -> None:

@@ -18,8 +18,8 @@ from radar.analysis.names.extract import Mention, code_links, mentions
 from radar.analysis.names.features import rule_kind
 from radar.analysis.names.find import EXTRA_LABEL_FILES, SHARED_LABEL_FILES, classify, training_set
 from radar.analysis.names.kinds import KindModel, choose_method_margin, folds_by_name
+from radar.analysis.names.table import NameRow, Names
 from radar.store import Workspace
-from radar.store.names import NameRow
 from tests.cli_helpers import run_cli
 
 
@@ -263,14 +263,14 @@ def test_names_table_round_trip(workspace: Workspace) -> None:
     )
     other = dataclasses.replace(row, name="Qwen3.5", kind="model", first_seen="2025-03-20", count=9)
     with workspace.store() as store:
-        assert store.names_state() == "" and store.names() == []
-        assert store.replace_names([row, other], "state-1") == 2
-        assert store.names_state() == "state-1"
-        assert [r.name for r in store.names()] == ["Qwen3.5", "ZetaPO"]
-        assert store.names(kind="method") == [row]
-        assert [r.name for r in store.names(since="2025-03-01")] == ["Qwen3.5"]
-        store.replace_names([other], "state-2")
-        assert [r.name for r in store.names()] == ["Qwen3.5"] and store.names_state() == "state-2"
+        assert Names(store).names_state() == "" and Names(store).names() == []
+        assert Names(store).replace_names([row, other], "state-1") == 2
+        assert Names(store).names_state() == "state-1"
+        assert [r.name for r in Names(store).names()] == ["Qwen3.5", "ZetaPO"]
+        assert Names(store).names(kind="method") == [row]
+        assert [r.name for r in Names(store).names(since="2025-03-01")] == ["Qwen3.5"]
+        Names(store).replace_names([other], "state-2")
+        assert [r.name for r in Names(store).names()] == ["Qwen3.5"] and Names(store).names_state() == "state-2"
 
 
 def test_radar_methods_on_an_imported_workspace(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

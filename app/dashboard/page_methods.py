@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from radar.analysis.contributions.adoptions import Adoptions
 from radar.analysis.contributions.frameworks import with_adoptions
 from radar.analysis.contributions.labels import LAB_AREAS
 from radar.analysis.contributions.week import week_cards as cards_of_week
@@ -32,7 +33,7 @@ def week_cards(root: str, ver: str, label: str) -> list[dict[str, Any]]:
     radar = data.radar(root)
     presets, groups = steps_contributions.presets(radar), steps_contributions.tag_groups(radar)
     found: list[dict[str, Any]] = data.read(
-        root, lambda s: [c.as_dict() for c in with_adoptions(s, cards_of_week(s, label, presets, groups))]
+        root, lambda s: [c.as_dict() for c in with_adoptions(Adoptions(s), cards_of_week(s, label, presets, groups))]
     )
     return found
 
