@@ -10,7 +10,7 @@ The table's schema stays with the workspace's migrations (store/schema.py)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import msgspec
 
@@ -18,8 +18,6 @@ from radar.crawler.config import FrameworkSource
 from radar.crawler.feeds import parse_feed
 from radar.store.models import UpsertCounts, utc_now
 from radar.store.table import Database
-
-_ENTRY_COLUMNS = ("id", "source", "framework", "area", "kind", "published", "link", "title", "text")
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +33,10 @@ class FrameworkEntry:
     link: str
     title: str
     text: str
+
+
+# a column per field, of the same name (and ``first_seen``, the first crawl that stored it)
+_ENTRY_COLUMNS = tuple(f.name for f in fields(FrameworkEntry))
 
 
 @dataclass(frozen=True)

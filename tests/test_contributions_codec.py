@@ -105,3 +105,26 @@ def test_a_prebuilt_line_of_the_wrong_types_is_refused(tmp_path: Path) -> None:
                                   orjson.dumps(["a", "h", good, [["qae", False, ""]]])]))
     )  # fmt: skip
     assert prebuilt.read(path, "c1").get("a", "h") is not None
+
+
+@pytest.mark.parametrize(
+    ("table", "record", "besides"),
+    [
+        ("contributions", "radar.analysis.contributions.table:ContributionRow", {"computed_at", "-published"}),
+        ("names", "radar.analysis.names.table:NameRow", {"computed_at"}),
+        ("framework_entries", "radar.crawler.frameworks:FrameworkEntry", {"first_seen"}),
+        ("framework_matches", "radar.analysis.contributions.adoptions:FrameworkMatch", set()),
+    ],
+)
+def test_each_moved_record_names_its_tables_columns(tmp_path: Path, table: str, record: str, besides: set[str]) -> None:
+    """The repositories map rows onto records by field name: every column is a field (but the write times; a
+    contribution's ``published`` is the document's), so a column added by a migration needs its field."""
+    import dataclasses
+    import importlib
+
+    module, name = record.split(":")
+    cls = getattr(importlib.import_module(module), name)
+    with Store(tmp_path / "radar.db") as store:
+        columns = {r[1] for r in store.conn.execute(f"PRAGMA table_info({table})")}
+    extra = {b[1:] for b in besides if b.startswith("-")}
+    assert {f.name for f in dataclasses.fields(cls)} - extra == columns - besides
