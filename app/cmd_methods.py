@@ -11,11 +11,11 @@ from rich.text import Text
 
 from radar.app.cli_helpers import open_radar, open_workspace, parse_date
 from radar.app.output import console, err_console, keep_whole, print_json, safe, title_line
-from radar.store.names import NameRow
 from radar.store.text import script_mark
 
 if TYPE_CHECKING:
     from radar.analysis.contributions.cards import MethodCard
+    from radar.analysis.names.table import NameRow
 
 
 def _json(row: NameRow) -> dict[str, Any]:
@@ -155,6 +155,7 @@ def cmd_methods(args: argparse.Namespace) -> int:
         if args.kind or args.since or args.as_of:
             raise NamesError("--kind, --since and --as-of list names; drop them with --week or --name")
         return _cards(args)
+    from radar.analysis.names.table import Names  # defers the names stage
     from radar.app.steps import stored_names  # defers scipy, faiss, bm25s
 
     if args.kind and args.kind not in KINDS:
@@ -165,7 +166,7 @@ def cmd_methods(args: argparse.Namespace) -> int:
     with ws.store() as store:
         with err_console.status("finding names (first run after new documents)", spinner="dots"):
             stored_names(store, as_of.date().isoformat() if as_of else "")
-        rows = store.names(kind=args.kind or "", since=since.date().isoformat() if since else "")
+        rows = Names(store).names(kind=args.kind or "", since=since.date().isoformat() if since else "")
     if args.json:
         print_json([_json(r) for r in rows])
         return 0

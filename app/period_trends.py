@@ -14,6 +14,7 @@ import json
 from collections.abc import Callable
 from dataclasses import asdict
 
+from radar.analysis.contributions.table import Contributions
 from radar.analysis.trends.compute import TrendDetector, compute_trends
 from radar.analysis.trends.result import PeriodTrends
 from radar.app import steps_contributions, wiring
@@ -30,7 +31,7 @@ def state(radar: Radar, store: Store) -> str:  # the whole Store: a fingerprint 
     """What the trends depend on: documents, tags, embeddings, the contributions (their model versions: the new
     methods are the method cards) and the [trends] settings."""
     settings = hashlib.blake2b(repr(asdict(radar.settings.trends)).encode(), digest_size=6).hexdigest()
-    models = ",".join(f"{m}:{n}" for m, n in sorted(store.contribution_models().items()))
+    models = ",".join(f"{m}:{n}" for m, n in sorted(Contributions(store).contribution_models().items()))
     return f"{store.fingerprint()}|{store.tags_fingerprint()}|{store.embeddings_generation()}|{models}|{settings}"
 
 

@@ -44,6 +44,7 @@ from radar.analysis.contributions.evaluate import lead_target, report
 from radar.analysis.contributions.labels import LabeledPaper, load_labeled, load_training
 from radar.analysis.contributions.model import fit_shipped
 from radar.analysis.contributions.rules import rule_decision
+from radar.analysis.contributions.table import Contributions
 from radar.analysis.contributions.update import decide_documents, name_key
 from radar.analysis.contributions.week import week_cards
 from radar.app.cli import main as radar
@@ -104,7 +105,7 @@ def score(listed: list[tuple[str, str, str, str]], papers: Sequence[LabeledPaper
 def names_delay(store: Store, lead: Sequence[Any], intro_week: dict[str, str]) -> list[int | None]:
     """Weeks from introduction until the name's third stored paper (the names stage sees it), None: never."""
     keys = {lab.doc_id: name_key(lab.name) for lab in lead}
-    found = store.mentions_of(keys.values())
+    found = Contributions(store).mentions_of(keys.values())
     out: list[int | None] = []
     for lab in lead:
         start = parse_week(intro_week[lab.doc_id])[0]

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import orjson
 
+from radar.analysis.contributions.adoptions import Adopted
 from radar.analysis.contributions.card import MethodCard, OtherSense
 from radar.analysis.contributions.consequence import Score
-from radar.store.frameworks import Adopted
 
 CARD = MethodCard(
     name="DAPO",

@@ -25,12 +25,12 @@ from radar.analysis.contributions.extract import plain_text, title_handle
 from radar.analysis.contributions.linear import Linear
 from radar.analysis.contributions.senses import Intro, senses_of
 from radar.analysis.contributions.signals import Paper, signals, stack_of
+from radar.analysis.contributions.table import MentionRow
 from radar.analysis.contributions.update import update_contributions
 from radar.analysis.contributions.week import MAX_UNNAMED, paper_of, rank, week_cards
 from radar.app.wiring import repro_presets
 from radar.reports.text import plain
 from radar.store import Store
-from radar.store.contributions import MentionRow
 from tests.snapshot_data import snapshot_documents
 
 W39 = "2025-W39"

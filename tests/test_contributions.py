@@ -27,6 +27,7 @@ from radar.analysis.contributions.find import changes_line, contribution_of
 from radar.analysis.contributions.labels import Label, Training, disjoint, load_labeled, load_training, parse_labels
 from radar.analysis.contributions.model import ContributionModel, fit_shipped, shipped_model, train
 from radar.analysis.contributions.rules import rule_decision, rule_name
+from radar.analysis.contributions.table import Contributions
 from radar.analysis.contributions.update import update_contributions
 from radar.store import Store, Workspace
 from radar.store.models import Document
@@ -293,7 +294,7 @@ def test_contributions_are_computed_once_per_text_and_model(workspace: Workspace
         store.upsert_documents([*docs, post])
         first = update_contributions(store)
         assert first.decided == len(docs) and first.introducing == len(docs)  # posts get no contribution
-        rows = store.contributions(KNOWN)
+        rows = Contributions(store).contributions(KNOWN)
         assert {i: r.name for i, r in rows.items()} == KNOWN
         assert all(r.model == shipped_model().version and r.content_hash for r in rows.values())
         assert update_contributions(store).decided == 0  # nothing new: nothing decided
@@ -304,11 +305,11 @@ def test_contributions_are_computed_once_per_text_and_model(workspace: Workspace
         assert other.version != shipped_model().version
         assert update_contributions(store, other).decided == len(docs)  # a new model decides everything again
         # mentions: by spelling key, with comparisons
-        dapo = store.mentions_of(["dapo"])["dapo"]
+        dapo = Contributions(store).mentions_of(["dapo"])["dapo"]
         assert "2503.14476" in {m.doc_id for m in dapo}
         removed = store.delete_documents(["2503.14476"])
-        assert removed and not store.contributions(["2503.14476"])
-        assert "2503.14476" not in {m.doc_id for m in store.mentions_of(["dapo"]).get("dapo", [])}
+        assert removed and not Contributions(store).contributions(["2503.14476"])
+        assert "2503.14476" not in {m.doc_id for m in Contributions(store).mentions_of(["dapo"]).get("dapo", [])}
 
 
 def test_schema_has_the_contributions_tables(tmp_path: Path) -> None:
@@ -326,8 +327,11 @@ def test_worker_processes_store_what_one_process_does(tmp_path: Path) -> None:
             assert update_contributions(store, workers=workers, batch=2).decided == len(docs)
             got.append(
                 (
-                    {i: dataclasses.replace(r, published="") for i, r in store.contributions(KNOWN).items()},
-                    store.mentions_of(["dapo", "grpo", "qae"]),
+                    {
+                        i: dataclasses.replace(r, published="")
+                        for i, r in Contributions(store).contributions(KNOWN).items()
+                    },
+                    Contributions(store).mentions_of(["dapo", "grpo", "qae"]),
                 )
             )
     assert got[0] == got[1]

@@ -15,8 +15,8 @@ from radar.analysis.contributions import prebuilt
 from radar.analysis.contributions.consequence import ConsequenceModel, shipped_consequence
 from radar.analysis.contributions.errors import ContributionsError
 from radar.analysis.contributions.model import ContributionModel, shipped_model
+from radar.analysis.contributions.table import ContributionRow, Contributions
 from radar.store import Store
-from radar.store.contributions import ContributionRow
 from radar.store.models import Document
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,8 +54,8 @@ def test_a_stored_row_reads_back_as_written(
         store.upsert_documents(
             [Document(id="2501.00001", kind="paper", source="arxiv", title="T", abstract="A.", published="2025-01-02")]
         )
-        store.write_contributions([row], [])
-        assert store.contributions(["2501.00001"])["2501.00001"] == row
+        Contributions(store).write_contributions([row], [])
+        assert Contributions(store).contributions(["2501.00001"])["2501.00001"] == row
 
 
 def test_the_model_files_keep_their_bytes_and_versions() -> None:
@@ -105,3 +105,26 @@ def test_a_prebuilt_line_of_the_wrong_types_is_refused(tmp_path: Path) -> None:
                                   orjson.dumps(["a", "h", good, [["qae", False, ""]]])]))
     )  # fmt: skip
     assert prebuilt.read(path, "c1").get("a", "h") is not None
+
+
+@pytest.mark.parametrize(
+    ("table", "record", "besides"),
+    [
+        ("contributions", "radar.analysis.contributions.table:ContributionRow", {"computed_at", "-published"}),
+        ("names", "radar.analysis.names.table:NameRow", {"computed_at"}),
+        ("framework_entries", "radar.crawler.frameworks:FrameworkEntry", {"first_seen"}),
+        ("framework_matches", "radar.analysis.contributions.adoptions:FrameworkMatch", set()),
+    ],
+)
+def test_each_moved_record_names_its_tables_columns(tmp_path: Path, table: str, record: str, besides: set[str]) -> None:
+    """The repositories map rows onto records by field name: every column is a field (but the write times; a
+    contribution's ``published`` is the document's), so a column added by a migration needs its field."""
+    import dataclasses
+    import importlib
+
+    module, name = record.split(":")
+    cls = getattr(importlib.import_module(module), name)
+    with Store(tmp_path / "radar.db") as store:
+        columns = {r[1] for r in store.conn.execute(f"PRAGMA table_info({table})")}
+    extra = {b[1:] for b in besides if b.startswith("-")}
+    assert {f.name for f in dataclasses.fields(cls)} - extra == columns - besides

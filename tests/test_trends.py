@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from radar.analysis.contributions.table import Contributions
 from radar.analysis.trends.cache import term_table
 from radar.analysis.trends.compute import TrendsEnv, compute_trends
 from radar.analysis.trends.config import TrendsConfig
@@ -475,10 +476,10 @@ def test_trends_only_read_and_the_command_refreshes_first(workspace: Workspace) 
     with workspace.store() as store:
         base_corpus(store)
         tag(store, [(ZORPO_ID, "rl-policy-optimization")])
-        undecided = store.papers_without_contribution(version)
+        undecided = Contributions(store).papers_without_contribution(version)
         assert ZORPO_ID in undecided
         assert not wiring.trends_env(Radar(workspace), store).introductions("2025-01-01", "2025-06-30")
-        assert store.papers_without_contribution(version) == undecided  # the read wrote nothing
+        assert Contributions(store).papers_without_contribution(version) == undecided  # the read wrote nothing
         result = steps.trends(Radar(workspace), store, as_of=AS_OF, window="month").as_dict()
-        assert not store.papers_without_contribution(version)
+        assert not Contributions(store).papers_without_contribution(version)
     assert "ZORPO" in {m["name"] for m in result["new_methods"]}

@@ -18,10 +18,10 @@ from typing import TypeAlias
 import msgspec
 from msgspec.structs import force_setattr
 
+from radar.analysis.contributions.adoptions import Adopted
 from radar.analysis.contributions.consequence import NO_SCORE, Score, ScoreJson
 from radar.analysis.contributions.extract import title_prefix
 from radar.analysis.contributions.labels import LAB_AREAS
-from radar.store.frameworks import Adopted
 from radar.store.text import mixed_script
 
 # a name at least this many stored papers named before a paper "introduces" it is not new there (the paper
@@ -108,7 +108,7 @@ class MethodCard:
 
 
 class AdoptedJson(msgspec.Struct, frozen=True):
-    """A framework entry on a card's JSON: its public part (``store.frameworks.Adopted`` less how it matched)."""
+    """A framework entry on a card's JSON: its public part (``adoptions.Adopted`` less how it matched)."""
 
     framework: str
     date: str

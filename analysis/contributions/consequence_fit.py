@@ -30,6 +30,7 @@ from radar.analysis.contributions.extract import title_handle
 from radar.analysis.contributions.labels import LAB_AREAS
 from radar.analysis.contributions.linear import Linear, fit
 from radar.analysis.contributions.signals import signals
+from radar.analysis.contributions.table import Contributions
 from radar.analysis.contributions.week import _handle_card, named_cards, paper_of
 from radar.store.tables import MethodsStore
 
@@ -176,7 +177,7 @@ def examples(
     # a card only for the few papers the lead model rates highest: ``week.MAX_UNNAMED``)
     wanted = (set(lead_of) | adopted_ids) - with_card
     if wanted:
-        unnamed = [r for r in store.contributions(wanted).values() if since <= r.published <= until]
+        unnamed = [r for r in Contributions(store).contributions(wanted).values() if since <= r.published <= until]
         docs = store.documents([r.doc_id for r in unnamed])
         utags = store.tags_of([r.doc_id for r in unnamed])
         for r in unnamed:
