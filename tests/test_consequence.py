@@ -12,6 +12,7 @@ import orjson
 import pytest
 
 from radar.analysis.contributions.areas import card_area
+from radar.analysis.contributions.card import CardJson
 from radar.analysis.contributions.cards import MethodCard, card_for, parse_week
 from radar.analysis.contributions.consequence import (
     ConsequenceModel,
@@ -178,7 +179,7 @@ def test_a_method_beside_a_model_gets_a_card_and_an_unnamed_finding_a_handle(sto
     unnamed = [c for c in cards if not c.named]
     assert len(unnamed) <= MAX_UNNAMED
     for c in unnamed:
-        assert c.name == title_handle(c.title) and c.as_dict()["named"] is False
+        assert c.name == title_handle(c.title) and CardJson.of(c).named is False
     hosts = {c.introduced_by for c in cards if c.kind in ("model", "system") and c.also}
     beside = [c for c in cards if c.introduced_by in hosts and c.kind == "method"]
     for c in beside:  # its own card: the name the paper introduces beside its model, that paper's clause

@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from radar.analysis.contributions.card import CardJson
 from radar.analysis.contributions.frameworks import with_adoptions
 from radar.analysis.contributions.labels import LAB_AREAS
 from radar.analysis.contributions.week import week_cards as cards_of_week
@@ -27,12 +28,12 @@ MAX_IDS = 40  # ids listed per line of a card's detail (the count is always the 
 
 @data.cache_data
 def week_cards(root: str, ver: str, label: str) -> list[dict[str, Any]]:
-    """The week's cards as `radar methods --week --json` prints them (``MethodCard.as_dict``)."""
+    """The week's cards as `radar methods --week --json` prints them (``CardJson.builtins``)."""
 
     radar = data.radar(root)
     presets, groups = steps_contributions.presets(radar), steps_contributions.tag_groups(radar)
     found: list[dict[str, Any]] = data.read(
-        root, lambda s: [c.as_dict() for c in with_adoptions(s, cards_of_week(s, label, presets, groups))]
+        root, lambda s: CardJson.builtins(with_adoptions(s, cards_of_week(s, label, presets, groups)))
     )
     return found
 
