@@ -96,7 +96,7 @@ def prepare_large(ws: Workspace) -> None:
     with ws.store() as store:
         last = date.fromisoformat(store.published_range().last[:10])
         started = time.perf_counter()
-        compute_trends(store, wiring.trends_env(Radar(ws), store), as_of=last, window="week").as_dict()
+        compute_trends(store, wiring.trends_env(Radar(ws), store), as_of=last, window="week")
         console.print(f"trends warm-up (term cache; reused later): {time.perf_counter() - started:.1f} s")
     if not any(ws.reports_dir.glob("????-W??")):
         try:

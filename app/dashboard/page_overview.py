@@ -5,14 +5,13 @@ changes through the report's own computation (reports.volume), the recommendatio
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import altair as alt
 import pandas as pd
 import streamlit as st
 
-from radar.analysis.trends.result import NewMethod, PeriodTrends, TrendsResult
+from radar.analysis.trends.result import NewMethod, PeriodTrends, TrendsResult, encode
 from radar.app.dashboard import data, period, reproduce
 
 TOP_METHODS = 6  # lines in the new-methods chart
@@ -30,7 +29,7 @@ def render() -> None:
     if week is None:
         return
     found, note = period.trends(root, ver, week.label)
-    tags_json = json.dumps(found.tags.as_dict()) if found is not None else ""
+    tags_json = encode(found.tags).decode() if found is not None else ""
     head, rows = period.volumes(root, ver, week.label, tags_json)
     st.caption(data.md(f"{week.describe()}: what was announced from its Monday to its Sunday"))
     _headline(head, facets)

@@ -19,7 +19,7 @@ from typing import Any
 
 import streamlit as st
 
-from radar.analysis.trends.result import PeriodTrends, TrendsResult
+from radar.analysis.trends.result import PeriodTrends, TrendsResult, decode
 from radar.app.dashboard import data
 from radar.reports.build import BuiltReport, load_report, report_file
 from radar.reports.period import Period, latest_data_week, parse_week, week_of
@@ -178,13 +178,11 @@ def report(root: str, label: str) -> BuiltReport | None:
 def volumes(root: str, ver: str, label: str, tags_json: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The report's headline and per-tag rows for the week (reports.volume: the report's own computation), with the
     changes in share from the week's cached trends (``tags_json``: their tags part, so the cache key follows it)."""
-    import json
-
     from radar.reports.content import tag_groups  # defers scipy, requests
 
     radar = data.radar(root)
     groups = {t.name: t.group for t in radar.taxonomy.tags}
-    tags = TrendsResult.from_dict(json.loads(tags_json)) if tags_json else TrendsResult.empty()
+    tags = decode(tags_json, TrendsResult) if tags_json else TrendsResult.empty()
     period = parse_week(label)
     cfg = radar.settings.report
     found: tuple[dict[str, Any], list[dict[str, Any]]] = data.read(
