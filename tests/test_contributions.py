@@ -278,10 +278,10 @@ def test_scores_count_what_the_list_shows() -> None:
     preds = [pred("a", True, "QAE", "method"), pred("b", True, "VC", "method"), pred("c", True, "X", "method")]
     preds.append(pred("d", False, "", ""))
     s = evaluate.scores(labels, preds)
-    assert s["lead_targets"] == 2 and s["lead_recall"] == 0.5 and s["lead_recall_any_name"] == 1.0
-    assert s["cards"] == 3 and s["card_precision"] == round(1 / 3, 3)
-    assert s["introduces_precision"] == round(2 / 3, 3) and s["introduces_recall"] == round(2 / 3, 3)
-    assert s["card_kind_agreement"] == 1.0 and s["name_exact"] == round(1 / 3, 3)
+    assert s.lead_targets == 2 and s.lead_recall == 0.5 and s.lead_recall_any_name == 1.0
+    assert s.cards == 3 and s.card_precision == round(1 / 3, 3)
+    assert s.introduces_precision == round(2 / 3, 3) and s.introduces_recall == round(2 / 3, 3)
+    assert s.card_kind_agreement == 1.0 and s.name_exact == round(1 / 3, 3)
 
 
 # -- the contributions table ----------------------------------------------------------------------------------
