@@ -27,8 +27,8 @@ LOOSE = {"Any", "object"}
 CEILINGS = {
     "store": 1,
     "crawler": 1,
-    "index": 2,
-    "analysis": 5,
+    "index": 0,
+    "analysis": 2,
     "reports": 7,
     "repro": 2,
 }
