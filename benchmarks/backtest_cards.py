@@ -35,6 +35,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import msgspec
 import orjson
 from rich.console import Console
 from rich.table import Table
@@ -125,7 +126,7 @@ def main() -> None:
     args = ap.parse_args()
     papers = load_labeled()
     training = load_training()
-    cv = report(papers, training)
+    cv = msgspec.to_builtins(report(papers, training))
     cv_table = Table(title=f"Contributions per field, leave-one-week-out CV on {len(papers)} labeled papers")
     for col in ("figure", "model", "rules", *(f"model {w}" for w in cv["weeks"])):
         cv_table.add_column(col, justify="left" if col == "figure" else "right")

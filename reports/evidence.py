@@ -5,8 +5,8 @@ Candidates (reports/recommend.py names the rules), each with its introducing pap
 - the reproduction presets' methods (their paper: the one each preset names), not the GRPO baselines;
 - the trends' new methods (introduced in the last months, named by later papers): adoption candidates.
 
-Counts are the store's mentions (``Contributions.mentions_of``: the papers whose title or abstract names a spelling of the
-name) plus the introducing paper: ``recent_count`` those of the period's papers, ``compared_count`` of those the
+Counts are the stored mentions (``Contributions.mentions_of``: the papers whose title or abstract names a spelling
+of the name) plus the introducing paper: ``recent_count`` those of the period's papers, ``compared_count`` of those the
 ones comparing against it, ``trailing_count`` those of the trailing weeks' papers, ``count`` all that entered the
 record by the period's end. A candidate the period's papers do not name is dropped; one outside the profile's
 areas is named in the report's note. A rise: the period's rate against the trailing rate at the two windows'

@@ -10,6 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from radar.analysis.contributions.card import CardJson
 from radar.analysis.contributions.cards import KNOWN_BEFORE, card_for, iso_week, parse_week, preset_for
 from radar.analysis.contributions.errors import ContributionsError
 from radar.analysis.contributions.extract import extract, phrase_mention, spelled_by
@@ -106,7 +107,7 @@ def test_every_card_number_equals_what_the_store_holds(store_path: Path) -> None
         later = [m for m in mine.mentions if m.doc_id != card.introduced_by and m.published >= card.introduced_on]
         assert sorted(card.used_by) == sorted(m.doc_id for m in later), card.name
         assert sorted(card.compared_by) == sorted(m.doc_id for m in later if m.compared), card.name
-        assert card.as_dict()["uses"] == len(later) and card.expansion == mine.expansion
+        assert CardJson.of(card).uses == len(later) and card.expansion == mine.expansion
         assert card.prior_mentions == sum(m.published < card.introduced_on for m in mine.mentions)
         checked += bool(later)
         several += len(senses) > 1
@@ -134,7 +135,7 @@ def test_code_links_come_from_the_introducing_abstract_only(workspace: Workspace
         card = card_for(store, "ZetaPO", {})
     assert card.code == ("https://github.com/zeta/zetapo",)
     assert card.used_by == ("2501.00002",) and card.compared_by == ("2501.00002",)
-    assert card.preset == "" and card.as_dict()["preset"] is None  # no preset covers it
+    assert card.preset == "" and CardJson.of(card).preset is None  # no preset covers it
 
 
 def test_a_name_many_earlier_papers_used_is_not_new_unless_the_title_starts_with_it(workspace: Workspace) -> None:

@@ -16,6 +16,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 import pytest
 
@@ -37,7 +38,7 @@ def _env(ws: Workspace, store: Store) -> TrendsEnv:
 
 
 def _trends(env: TrendsEnv, store: Store, **kwargs: Any) -> dict[str, Any]:
-    return compute_trends(store, env, as_of=AS_OF, window="month", **kwargs).as_dict()
+    return msgspec.to_builtins(compute_trends(store, env, as_of=AS_OF, window="month", **kwargs))
 
 
 def _computed(ws: Workspace, store: Store) -> dict[str, Any]:

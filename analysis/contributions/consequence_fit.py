@@ -18,8 +18,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import TypedDict
 
+import msgspec
 import orjson
 
 from radar.analysis.contributions.areas import card_area
@@ -63,26 +63,25 @@ class Lead:
 
 
 def _lead(r: LabelRow, source: str) -> Lead:
-    flagged = bool(r["lead_should_see"])
-    p = r.get("priority")
-    priority = None if p is None else int(p)
+    flagged, priority = r.lead_should_see, r.priority
     if priority is None:
-        return Lead(str(r["id"]), str(r["week"]), flagged, None if flagged else False, None, source)
-    named = bool(r.get("introduces")) and r.get("kind") in ("method", "system", "model", "hardware")
-    lead = flagged or (named and r.get("area") in LAB_AREAS and priority >= 1)
-    return Lead(str(r["id"]), str(r["week"]), lead, priority >= 2, priority, source)
+        return Lead(r.id, r.week, flagged, None if flagged else False, None, source)
+    named = bool(r.introduces) and r.kind in ("method", "system", "model", "hardware")
+    lead = flagged or (named and r.area in LAB_AREAS and priority >= 1)
+    return Lead(r.id, r.week, lead, priority >= 2, priority, source)
 
 
-class LabelRow(TypedDict, total=False):
-    """A line of a label file (INTRODUCTIONS.md), the fields read here."""
+class LabelRow(msgspec.Struct, frozen=True):
+    """A line of a label file (INTRODUCTIONS.md), the fields read here (decoded with their types checked; the
+    line's other fields are not read)."""
 
     id: str
     week: str
     lead_should_see: bool
-    priority: int | None
-    introduces: bool
-    kind: str
-    area: str
+    priority: int | None = None
+    introduces: bool | None = None
+    kind: str | None = None
+    area: str | None = None
 
 
 LEAD_FILES = {
@@ -130,8 +129,8 @@ def load_leads(sources: tuple[str, ...] = ("dev", "dev2", "extra")) -> list[Lead
             if not line.strip():
                 continue
             try:
-                lead = _lead(orjson.loads(line), source)
-            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+                lead = _lead(msgspec.json.decode(line, type=LabelRow), source)
+            except ValueError:  # msgspec's errors: not JSON, or a field missing or of another type
                 raise ContributionsError(f"{name} line {n} is not a labeled introduction; fix that line") from None
             out.append(lead)
     shared = {x.week for x in out if x.source != "extra"}

@@ -17,6 +17,7 @@ from typing import Any
 
 from radar.analysis.contributions.extract import spelled_by
 from radar.analysis.contributions.find import Contribution, decide
+from radar.analysis.contributions.linear import encode
 from radar.analysis.contributions.model import ContributionModel, shipped_model
 from radar.analysis.contributions.prebuilt import PrebuiltContributions
 from radar.analysis.contributions.table import ContributionRow, Contributions, Mention
@@ -112,7 +113,7 @@ def update_contributions(
             by_id = store.documents(chunk)
             stored(*_decided([by_id[i] for i in chunk if i in by_id], m))
     else:
-        model_json = m.to_json()
+        model_json = encode(m)
         with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
             pending = []
             for chunk in chunks:
@@ -170,7 +171,7 @@ class _Text:
 
 @cache
 def _worker_model(model_json: bytes) -> ContributionModel:
-    return ContributionModel.from_json(model_json)
+    return ContributionModel.decode(model_json)
 
 
 def _decide_in_worker(texts: list[_Text], model_json: bytes) -> tuple[list[ContributionRow], list[Mention]]:
