@@ -18,7 +18,7 @@ from radar.crawler.arxiv_api import ArxivClient, ArxivQuery
 from radar.crawler.config import ArxivRssSource, ArxivSource, CrawlerConfig, FeedSource, FrameworkSource, Source
 from radar.crawler.errors import CrawlError, FetchError
 from radar.crawler.feeds import ParsedFeed, parse_arxiv_rss, parse_feed
-from radar.crawler.frameworks import framework_entries
+from radar.crawler.frameworks import FrameworkEntries, framework_entries
 from radar.crawler.http import HttpClient, Response
 from radar.crawler.state import CrawlState, CrawlStates
 from radar.store import UpsertCounts, utc_now
@@ -207,7 +207,7 @@ def crawl_framework(run: _Crawl, src: FrameworkSource) -> None:
             continue
         entries, left = _newest(parsed.entries, run.since, cap)
         entries = sorted(entries, key=lambda e: e.published, reverse=True)  # stored newest first
-        run.result.count(run.store.upsert_framework_entries(entries))
+        run.result.count(FrameworkEntries(run.store).upsert_framework_entries(entries))
         seen += 1
         skipped = f"{parsed.skipped} {kind}s without title or link skipped" if parsed.skipped else ""
         notes += [m for m in (parsed.warning, skipped, _left_line(left + parsed.cut, cap)) if m]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import msgspec
 import streamlit as st
 
+from radar.analysis.contributions.adoptions import Adoptions
 from radar.analysis.contributions.card import CardJson
 from radar.analysis.contributions.frameworks import with_adoptions
 from radar.analysis.contributions.labels import LAB_AREAS
@@ -32,7 +33,7 @@ def week_cards(root: str, ver: str, label: str) -> list[CardJson]:
     radar = data.radar(root)
     presets, groups = steps_contributions.presets(radar), steps_contributions.tag_groups(radar)
     found: list[CardJson] = data.read(
-        root, lambda s: [CardJson.of(c) for c in with_adoptions(s, cards_of_week(s, label, presets, groups))]
+        root, lambda s: [CardJson.of(c) for c in with_adoptions(Adoptions(s), cards_of_week(s, label, presets, groups))]
     )
     return found
 
