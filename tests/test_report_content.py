@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from radar.analysis.trends.result import PeriodTrends, TrendsResult
+from radar.analysis.trends.result import PeriodTrends, Topic, TrendsResult
 from radar.app import wiring
 from radar.app.context import Radar
 from radar.crawler.snapshot import import_snapshot
@@ -25,6 +25,7 @@ from radar.repro.runs_table import Runs
 from radar.store import ConfigError, Store, Workspace
 from radar.store.dates import entered
 from radar.store.models import Document, utc_now
+from tests import trend_rows
 
 WEEK = "2024-W07"  # Mon 12 - Sun 18 Feb 2024: inside the first 500 snapshot lines, with 4+ weeks before it
 EVIL = "<script>alert(1)</script> [click](javascript:alert(2)) *GRPO* tricks"
@@ -61,7 +62,7 @@ TRENDS = {
     "tags": {},
     "topics": [
         {
-            "id": 1,
+            "id": "1",
             "label": "speculative decoding",
             "keywords": ["draft", "verify"],
             "size": 12,
@@ -111,7 +112,7 @@ def gather_content(
             start=period.start.isoformat(),
             end=period.end.isoformat(),
             tags=TrendsResult(as_of=period.end.isoformat(), window="week"),
-            terms=TrendsResult(**{"window": "month", **trends}),
+            terms=trend_rows.trends({"window": "month", **trends}),
         ),
         grouping=tag_groups({t.name: t.group for t in radar.taxonomy.tags}, store),
         summarizer=make_summarizer(cfg),
@@ -635,8 +636,8 @@ def test_a_topic_is_on_the_profile_when_most_of_its_nearest_members_are(report_w
         off = [i for i in ids if not tags.get(i)][:12]
         assert len(on) >= 10 and len(off) >= 10
 
-        def topic(sample: list[str]) -> dict[str, object]:
-            return {"example_ids": sample[:3], "keywords": ["patient"], "sample_ids": sample}
+        def topic(sample: list[str]) -> Topic:
+            return trend_rows.topic(example_ids=sample[:3], keywords=["patient"], sample_ids=sample)
 
         assert not _topic_is_relevant(store, profile, topic([on[0], *off[:9]]))  # 1 of 10
         assert _topic_is_relevant(store, profile, topic([*on[:6], *off[:4]]))  # 6 of 10

@@ -55,10 +55,9 @@ def _flagged(root: str, api: Reproductions) -> None:
     st.subheader("Flagged methods")
     ver = data.version(root)
     facets = data.facets(root, ver)
-    flagged: list[dict[str, Any]] = []
     chosen = period.picker(root, ver)  # the dashboard's one week; its trends as the weekly job kept them
     found = period.trends(root, ver, chosen.label)[0] if chosen is not None and facets.counts["documents"] else None
-    flagged = [dict(m) for m in found.terms.new_methods if m.get("kind") in data.METHOD_KINDS] if found else []
+    flagged = [m for m in found.terms.new_methods if m.kind in data.METHOD_KINDS] if found else []
     if flagged:
         st.caption(
             data.md(
@@ -67,7 +66,7 @@ def _flagged(root: str, api: Reproductions) -> None:
             )
         )
         st.dataframe(pd.DataFrame(data.method_rows(flagged)), hide_index=True)
-        _reproduce_flagged(root, api, [str(m.get("name") or "") for m in flagged])
+        _reproduce_flagged(root, api, [m.name for m in flagged])
     else:
         st.caption("No methods flagged by `radar trends` yet; the reproducible presets and the claim each run checks:")
     week, recs = latest_recommendations(Workspace(Path(root)), chosen.label if chosen else None)
