@@ -8,6 +8,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from radar.analysis.trends.result import PeriodTrends, Topic, TrendsResult
@@ -521,7 +522,12 @@ def test_an_older_report_json_reads_back_and_a_damaged_one_is_refused(report_ws:
     old["notes"] = {k: v for k, v in content["notes"].items() if k != "topics"}  # before the topics' note
     old["tag_volume"] = [{k: v for k, v in t.items() if k not in ("trend", "change")} for t in content["tag_volume"]]
     old["later_section"] = {"rows": [1, 2]}
+    # the trends before their windows and the names' own lists: their rows the trends' records
+    gone = ("start", "baseline_start", "tags_baseline", "new_models", "new_benchmarks")
+    old["trends"] = {k: v for k, v in content["trends"].items() if k not in gone}
     read = ReportContent.read(json.loads(json.dumps(old)))
+    assert (read.trends.start, read.trends.new_models) == ("", []) and read.trends.emerging[0].term.startswith("<img")
+    assert msgspec.to_builtins(read.trends.emerging) == content["trends"]["emerging"]
     assert (read.summary, read.elsewhere, read.new_this_week, read.calls) == ([], [], NewThisWeek(), CallsSection())
     rec = read.recommendations[0]
     assert rec.method == content["recommendations"][0]["method"] and rec.evidence.adopted == []
@@ -540,6 +546,9 @@ def test_an_older_report_json_reads_back_and_a_damaged_one_is_refused(report_ws:
     paper = content["top_overall"][0] | {"score": "high"}
     with pytest.raises(ValueError, match=r"report.json: Expected `float`, got `str` - at `\$\[0\]\.score`"):
         ReportContent.read(old | {"top_overall": [paper]})
+    term = content["trends"]["emerging"][0] | {"recent_count": "many"}
+    with pytest.raises(ValueError, match=r"Expected `int`, got `str` - at `\$\.emerging\[0\]\.recent_count`"):
+        ReportContent.read(old | {"trends": old["trends"] | {"emerging": [term]}})
     with pytest.raises(ValueError, match="report.json lacks headline"):
         ReportContent.read({k: v for k, v in old.items() if k != "headline"})
     (folder / "report.json").write_text(json.dumps(old | {"recommendations": [{"method": "x"}]}), encoding="utf-8")
