@@ -21,11 +21,10 @@ LEAD_KINDS = ("method", "system")  # what a lead wants flagged in the lab's area
 
 
 @dataclass(frozen=True, slots=True)
-class Label:
-    """What annotators say one paper introduces (INTRODUCTIONS.md of the shared labels)."""
+class Introduction:
+    """What one paper introduces, as labeled (``Label``) or predicted (``evaluate.Predicted``): the fields scored."""
 
     doc_id: str
-    week: str  # ISO week, YYYY-Www
     introduces: bool
     name: str
     also: tuple[str, ...]
@@ -33,6 +32,13 @@ class Label:
     area: str
     builds_on: tuple[str, ...]
     changes: str
+
+
+@dataclass(frozen=True, slots=True)
+class Label(Introduction):
+    """What annotators say one paper introduces (INTRODUCTIONS.md of the shared labels)."""
+
+    week: str  # ISO week, YYYY-Www
     lead_should_see: bool
 
 
@@ -43,6 +49,11 @@ class LabeledPaper:
     abstract: str
     categories: tuple[str, ...]
     published: str
+
+    @property
+    def id(self) -> str:
+        """The labeled paper's id: a labeled paper is a text the contributions read (``find.PaperText``)."""
+        return self.label.doc_id
 
 
 def parse_labels(text: str) -> list[Label]:
