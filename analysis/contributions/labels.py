@@ -11,6 +11,7 @@ from importlib import resources
 import orjson
 
 from radar.analysis.contributions.errors import ContributionsError
+from radar.analysis.label_lines import json_lines
 from radar.analysis.names.find import SHARED_LABEL_FILES
 from radar.analysis.names.find import load_labels as load_name_labels
 
@@ -56,32 +57,30 @@ class LabeledPaper:
         return self.label.doc_id
 
 
+def _label(line: str) -> Label:
+    r = orjson.loads(line)
+    return Label(
+        doc_id=str(r["id"]),
+        week=str(r["week"]),
+        introduces=bool(r["introduces"]),
+        name=str(r.get("name") or ""),
+        also=tuple(str(a) for a in r.get("also") or ()),
+        kind=str(r.get("kind") or ""),
+        area=str(r["area"]),
+        builds_on=tuple(str(b) for b in r.get("builds_on") or ()),
+        changes=str(r.get("changes") or ""),
+        lead_should_see=bool(r.get("lead_should_see")),
+    )
+
+
 def parse_labels(text: str) -> list[Label]:
-    out = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            r = orjson.loads(line)
-            out.append(
-                Label(
-                    doc_id=str(r["id"]),
-                    week=str(r["week"]),
-                    introduces=bool(r["introduces"]),
-                    name=str(r.get("name") or ""),
-                    also=tuple(str(a) for a in r.get("also") or ()),
-                    kind=str(r.get("kind") or ""),
-                    area=str(r["area"]),
-                    builds_on=tuple(str(b) for b in r.get("builds_on") or ()),
-                    changes=str(r.get("changes") or ""),
-                    lead_should_see=bool(r.get("lead_should_see")),
-                )
-            )
-        except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
-            raise ContributionsError(
-                f"introduction labels line {n} is not a JSON object with id, week, introduces and area; fix that line"
-            ) from None
-    return out
+    return json_lines(
+        text,
+        _label,
+        lambda n: ContributionsError(
+            f"introduction labels line {n} is not a JSON object with id, week, introduces and area; fix that line"
+        ),
+    )
 
 
 def load_labeled(name: str = "introductions_dev.jsonl") -> list[LabeledPaper]:

@@ -15,6 +15,7 @@ from importlib import resources
 import numpy as np
 import orjson
 
+from radar.analysis.label_lines import json_lines
 from radar.analysis.names.aliases import surface_key
 from radar.analysis.names.context import Embed, context_vectors
 from radar.analysis.names.errors import NamesError
@@ -48,18 +49,17 @@ def load_labels(text: str | None = None, files: Sequence[str] = LABEL_FILES) -> 
     if text is None:
         folder = resources.files("radar.analysis.names").joinpath("labels")
         text = "\n".join(folder.joinpath(f).read_text("utf-8") for f in files)
-    out = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = orjson.loads(line)
-            name, kind = str(row["name"]), str(row["kind"])
-        except (orjson.JSONDecodeError, KeyError, TypeError):
-            raise NamesError(f"name labels line {n} is not a JSON object with name and kind; fix that line") from None
-        if kind in KINDS:
-            out.append((name, kind))
-    return out
+    pairs = json_lines(
+        text,
+        _name_label,
+        lambda n: NamesError(f"name labels line {n} is not a JSON object with name and kind; fix that line"),
+    )
+    return [(name, kind) for name, kind in pairs if kind in KINDS]
+
+
+def _name_label(line: str) -> tuple[str, str]:
+    row = orjson.loads(line)
+    return str(row["name"]), str(row["kind"])
 
 
 def training_set(corpus: Corpus, labels: Sequence[tuple[str, str]]) -> dict[str, str]:
