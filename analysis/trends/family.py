@@ -30,7 +30,7 @@ from radar.analysis.trends.emerging import (
     rising,
     score_columns,
     score_counts,
-    stat_fields,
+    trend_item,
 )
 from radar.analysis.trends.result import Burst, TermTrend
 from radar.analysis.trends.term_table import TermTable, day_date
@@ -234,11 +234,13 @@ def _item(
     cols, _ = fams.select(np.array([fam]))
     block = table.matrix[lo:hi][:, cols]
     rows = np.flatnonzero(np.asarray(block.sum(axis=1)).ravel())
-    return TermTrend(
+    return trend_item(
+        scored,
+        idx,
+        bool(scored.test.llr[idx] >= 0),
         term=table.readable(int(members[0])),
         aliases=[table.readable(int(c)) for c in members[1:]],
         keys=[table.term(int(c)) for c in members],
-        **msgspec.structs.asdict(stat_fields(scored, idx, rising=bool(scored.test.llr[idx] >= 0))),
         first_seen=day_date(int(table.day[first])).isoformat() if first >= 0 else None,
         example_ids=[table.ids[lo + int(r)] for r in rows[::-1][:3]],
         coherence=None,

@@ -20,20 +20,6 @@ class Burst(msgspec.Struct, frozen=True):
     since: str | None
 
 
-class StatFields(msgspec.Struct, frozen=True, kw_only=True):
-    """The test's statistics of one scored term or family (emerging.stat_fields)."""
-
-    score: float  # log-likelihood ratio (ranking)
-    z: float
-    ratio: float
-    ratio_bound: float
-    recent_count: int
-    compared_count: int
-    expected_count: float
-    recent_share: float
-    baseline_share: float
-
-
 class TermTrend(msgspec.Struct, frozen=True, kw_only=True):
     """An emerging or declining term: its keys as a term's item writes them (a family's own item writes the same
     keys, ``burst`` among them, in this order too)."""
@@ -41,7 +27,7 @@ class TermTrend(msgspec.Struct, frozen=True, kw_only=True):
     term: str
     aliases: list[str]
     keys: list[str]  # term-cache keys of the term and its merged aliases
-    score: float  # the test's statistics (StatFields)
+    score: float  # the test's statistics (emerging.trend_item): log-likelihood ratio (ranking)
     z: float
     ratio: float
     ratio_bound: float
