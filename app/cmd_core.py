@@ -19,6 +19,7 @@ from radar.app.cmd_trends import print_period
 from radar.app.context import Radar
 from radar.app.output import console, err_console, print_json
 from radar.crawler.snapshot import describe_problems, import_snapshot
+from radar.index.embeddings import Embeddings
 from radar.index.errors import IndexError_
 from radar.index.prebuilt import PrebuiltVectors
 from radar.reports.period import week_of
@@ -333,7 +334,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     with ws.store() as store:
         stats = store.stats()
-        models = store.embedding_models()
+        models = Embeddings(store).models()
     app_cfg = radar.settings.with_app(port=args.port).app
     app_argv = base + ["app"] + (["--port", str(args.port)] if args.port else [])
     print_summary(

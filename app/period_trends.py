@@ -18,6 +18,7 @@ from radar.analysis.trends.compute import TrendDetector, compute_trends
 from radar.analysis.trends.result import PeriodTrends
 from radar.app import steps_contributions, wiring
 from radar.app.context import Radar
+from radar.index.embeddings import Embeddings
 from radar.reports.period import Period
 from radar.store import Store
 from radar.store.files import write_cache_atomic
@@ -31,7 +32,7 @@ def state(radar: Radar, store: Store) -> str:  # the whole Store: a fingerprint 
     methods are the method cards) and the [trends] settings."""
     settings = hashlib.blake2b(repr(asdict(radar.settings.trends)).encode(), digest_size=6).hexdigest()
     models = ",".join(f"{m}:{n}" for m, n in sorted(store.contribution_models().items()))
-    return f"{store.fingerprint()}|{store.tags_fingerprint()}|{store.embeddings_generation()}|{models}|{settings}"
+    return f"{store.fingerprint()}|{store.tags_fingerprint()}|{Embeddings(store).generation()}|{models}|{settings}"
 
 
 def tags_window(period: Period) -> str:

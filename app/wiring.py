@@ -38,7 +38,8 @@ from radar.reports.summarize import Summarizer, make_summarizer
 from radar.repro.methods import BUILTIN, Catalog, catalog
 from radar.repro.plugins.catalog import plugin_catalog
 from radar.store import Store
-from radar.store.tables import MethodsStore, NamesStore, StoredVectors
+from radar.store.table import Database
+from radar.store.tables import MethodsStore, NamesStore
 
 # -- embedder and search: app/wiring_search.py (imported above: index_paths, prebuilt_vectors, embedder, searcher,
 # open_searcher), which `radar search` imports alone
@@ -61,7 +62,7 @@ def name_encoder(radar: Radar) -> Embed:
 
 
 # -- tagging ---------------------------------------------------------------------------------------------
-def tag_vectors(radar: Radar, store: StoredVectors, *, allow_empty: bool = False) -> Vectors:
+def tag_vectors(radar: Radar, store: Database, *, allow_empty: bool = False) -> Vectors:
     """The embedding model whose vectors the workspace holds (as search picks it). With ``allow_empty`` a
     workspace with nothing embedded gets the model `radar index` would use on this CPU."""
     cfg = radar.settings.embedding
@@ -79,7 +80,7 @@ def tag_vectors(radar: Radar, store: StoredVectors, *, allow_empty: bool = False
     return Vectors(model_id, precision, radar.ws.model_cache_dir, make)
 
 
-def tag_env(radar: Radar, store: StoredVectors, *, allow_empty: bool = False) -> TagEnv:
+def tag_env(radar: Radar, store: Database, *, allow_empty: bool = False) -> TagEnv:
     settings = radar.settings
     return TagEnv(
         config=settings.tagging,

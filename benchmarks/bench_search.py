@@ -155,7 +155,7 @@ class FeedbackVotes:
         self.s, self.top, self.beta = searcher, top, beta
 
     def __call__(self, query_vector: np.ndarray, ids: list[str]) -> dict[str, float]:
-        blobs = self.s.store.current_vectors(ids, self.s.vectors.manifest.model_id)
+        blobs = self.s.embeddings.current_vectors(ids, self.s.vectors.manifest.model_id)
         vecs = {d: np.frombuffer(b, dtype=np.float32) for d, b in blobs.items()}
         tops = [vecs[d] for d in ids[: self.top] if d in vecs]
         centroid = query_vector + self.beta * np.mean(tops, axis=0) if tops else query_vector

@@ -60,6 +60,7 @@ from radar.analysis.trends.terms import document_terms
 from radar.analysis.trends.topics import cluster, current_model, match
 from radar.app import steps_contributions, wiring
 from radar.app.context import Radar
+from radar.index.embeddings import Embeddings
 from radar.store import Store, Workspace
 
 SHARED = ROOT.parent / "shared" / "data"
@@ -196,7 +197,7 @@ def _horizon_vectors(ws: Workspace, as_of: date) -> tuple[list[str], np.ndarray]
     with ws.store() as store:
         model = current_model(store, Radar(ws).settings.embedding)
         ids = [d.id for d in store.iter_documents(since=first.isoformat(), until=f"{as_of.isoformat()}T23:59:59Z")]
-        found = store.current_vectors(ids, model) if model else {}
+        found = Embeddings(store).current_vectors(ids, model) if model else {}
     ids = [i for i in ids if i in found]
     vectors = np.stack([np.frombuffer(found[i], dtype=np.float32) for i in ids])
     return ids, vectors / np.linalg.norm(vectors, axis=1, keepdims=True)

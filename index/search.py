@@ -13,6 +13,7 @@ import numpy as np
 
 from radar.index.config import SearchConfig
 from radar.index.embedder import Embedder
+from radar.index.embeddings import Embeddings
 from radar.index.errors import IndexError_
 from radar.index.keyword import KeywordIndex
 from radar.index.rerank import Votes, analyse, rank
@@ -105,6 +106,7 @@ class Searcher:
         similarity: Similar | None = None,
     ) -> None:
         self.store = store
+        self.embeddings = Embeddings(store)
         self.similarity = similarity
         self.votes = votes or Votes()
         self.embedder = embedder
@@ -130,10 +132,10 @@ class Searcher:
             kind = np.full(n, "", dtype="U5")
             vec = np.full(n, -1, dtype=np.int64)
             position = self._positions()
-            for doc_id, pub, src, knd, vec_id in self.store.facets():
-                i = position.get(doc_id)
+            for f in self.embeddings.facets():
+                i = position.get(f.doc_id)
                 if i is not None:
-                    published[i], source[i], kind[i], vec[i] = pub, src, knd, vec_id
+                    published[i], source[i], kind[i], vec[i] = f.published, f.source, f.kind, f.vec_id
             self._facet_cache = {"published": published, "source": source, "kind": kind, "vec": vec}
         return self._facet_cache
 
@@ -172,7 +174,7 @@ class Searcher:
             return []
         _, ids = self.vectors.search(query_vector[None, :], k, allowed_vec)
         found = [int(i) for i in ids[0] if i >= 0]
-        mapping = self.store.doc_ids_for_vectors(found)
+        mapping = self.embeddings.doc_ids_for_vectors(found)
         return [mapping[i] for i in found if i in mapping]
 
     def search(self, query: str, k: int = 10, filters: Filters = Filters()) -> list[Hit]:
@@ -199,17 +201,17 @@ class Searcher:
         return hits
 
     def similar(self, doc_id: str, k: int = 10, filters: Filters = Filters()) -> list[Hit]:
-        stored = self.store.vector_of(doc_id, self.vectors.manifest.model_id)
+        stored = self.embeddings.vector_of(doc_id, self.vectors.manifest.model_id)
         if stored is None:
             if self.store.get_document(doc_id) is None:
                 raise IndexError_(f"no document {doc_id!r} in this workspace; find ids with `radar search`")
             raise IndexError_(f"{doc_id} is not embedded yet; run `radar index` first")
-        vec_id, blob = stored
-        vector = np.frombuffer(blob, dtype=np.float32)
+        vec_id = stored.vec_id
+        vector = np.frombuffer(stored.vector, dtype=np.float32)
         _, allowed_vec = self._allowed(filters)
         scores, ids = self.vectors.search(vector[None, :], k + 1, allowed_vec)
         pairs = [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i >= 0 and i != vec_id][:k]
-        mapping = self.store.doc_ids_for_vectors([i for i, _ in pairs])
+        mapping = self.embeddings.doc_ids_for_vectors([i for i, _ in pairs])
         return self._hits([(mapping[i], s) for i, s in pairs if i in mapping])
 
     def _hits(self, ranked: list[tuple[str, float]], docs: dict[str, Document] | None = None) -> list[Hit]:

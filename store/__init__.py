@@ -4,7 +4,6 @@ named row types). Every stage depends on it."""
 from radar.store.config import Config, parse_config
 from radar.store.db import Store
 from radar.store.documents import DayCount, DocumentHash, DocumentMeta, DocumentText, PublishedRange
-from radar.store.embeddings import Embedding, Facet, PendingEmbedding, StoredVector
 from radar.store.errors import ConfigError, RadarError, StoreError, WorkspaceError
 from radar.store.models import Document, UpsertCounts, iso_utc, utc_now
 from radar.store.tags import Correction, EmbeddedDocument, TagDecision, TagDetails, TaggedDocument, TagScore
@@ -20,14 +19,10 @@ __all__ = [
     "DocumentMeta",
     "DocumentText",
     "EmbeddedDocument",
-    "Embedding",
-    "Facet",
-    "PendingEmbedding",
     "PublishedRange",
     "RadarError",
     "Store",
     "StoreError",
-    "StoredVector",
     "TagDecision",
     "TagDetails",
     "TagScore",

@@ -17,7 +17,6 @@ from urllib.parse import quote
 
 from radar.store.contributions import ContributionsTable
 from radar.store.documents import DocumentsTable
-from radar.store.embeddings import EmbeddingsTable
 from radar.store.errors import DiskError, StoreError, damage_message, disk_message, free_bytes
 from radar.store.frameworks import FrameworksTable
 from radar.store.names import NamesTable
@@ -109,7 +108,6 @@ def _temp(create: str) -> str:
 
 class Store(
     DocumentsTable,
-    EmbeddingsTable,
     TagsTable,
     NamesTable,
     ContributionsTable,
@@ -118,9 +116,9 @@ class Store(
     """A connection to the workspace database. Use as a context manager or call close().
 
     The connection, transactions and migrations live here; each table's methods and row types live in
-    its module (documents, embeddings, tags, names, ...), composed into this one class; a stage that owns its table
-    reads it through its own repository on this connection (crawler.state, reports.deliveries, reports.people,
-    repro.runs_table).
+    its module (documents, tags, names, ...), composed into this one class; a stage that owns its table
+    reads it through its own repository on this connection (crawler.state, index.embeddings, reports.deliveries,
+    reports.people, repro.runs_table).
 
     On a read-only workspace (a read-only mount, a folder without write permission) the database is opened
     read-only: reading works, the cache tables (names, meta) are kept in memory for the process, and a

@@ -9,8 +9,8 @@ Protocol, so callers pass the Store they hold. The methods are copies of the mix
 that ``Store`` satisfies each Protocol wherever one is passed (and below), tests/test_typed.py that the
 copies match.
 
-Protocols are combined by inheritance, so a function typed with a smaller one (``StoredVectors``, ``Mentions``,
-``Mentions``) can be called with any larger one that includes it; a table mixin cannot (it is a class, not a
+Protocols are combined by inheritance, so a function typed with a smaller one (``Mentions``,
+``Adoptions``) can be called with any larger one that includes it; a table mixin cannot (it is a class, not a
 Protocol), so a helper called from a Protocol-typed function takes a Protocol too.
 """
 
@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Protocol
 
 from radar.store.contributions import ContributionRow, Mention, MentionRow, PaperText
 from radar.store.documents import DayCount, DocumentHash, DocumentText
-from radar.store.embeddings import PendingEmbedding, StoredVector
 from radar.store.frameworks import Adopted, FrameworkEntry, FrameworkMatch
 from radar.store.models import Document, UpsertCounts
 from radar.store.names import NameRow
@@ -33,15 +32,6 @@ if TYPE_CHECKING:
 
 
 # -- pieces several stages share ---------------------------------------------------------------------------
-class StoredVectors(Protocol):
-    """embeddings: which models' vectors the store holds, and the current vectors of documents (search, tagging,
-    topics and the digests pick the model and read vectors this way)."""
-
-    def embedding_models(self) -> dict[str, int]: ...
-
-    def current_vectors(self, ids: Iterable[str], model_id: str) -> dict[str, bytes]: ...
-
-
 class Mentions(Protocol):
     """contributions: the stored papers that name a method (the cards' spread, the report's evidence)."""
 
@@ -66,8 +56,9 @@ class CrawlStore(Database, Protocol):
     def upsert_framework_entries(self, entries: Iterable[FrameworkEntry]) -> UpsertCounts: ...
 
 
-class IndexStore(Protocol):
-    """index.pipeline: documents (their text, for BM25) and embeddings (pending, saved, read back)."""
+class IndexStore(Database, Protocol):
+    """index.pipeline: documents (their text, for BM25); its own embeddings through the database
+    (index.embeddings.Embeddings)."""
 
     def fingerprint(self) -> str: ...
 
@@ -75,28 +66,17 @@ class IndexStore(Protocol):
         self, *, since: str = "", until: str = "", kind: str = "", batch: int = 5000
     ) -> Iterator[Document]: ...
 
-    def embeddings_generation(self) -> int: ...
-
-    def pending_embeddings(self, model_id: str) -> list[PendingEmbedding]: ...
-
-    def save_embeddings(self, rows: Iterable[tuple[str, str, str, bytes]]) -> None: ...
-
-    def vec_ids_of(self, doc_ids: Iterable[str]) -> dict[str, int]: ...
-
-    def iter_vectors(self, model_id: str, batch: int = 20000) -> Iterator[list[StoredVector]]: ...
-
 
 # -- analysis ----------------------------------------------------------------------------------------------
-class TaggingStore(StoredVectors, Protocol):
-    """analysis.tags: documents, embeddings (vectors and embedded samples) and tags (decisions, corrections)."""
+class TaggingStore(Database, Protocol):
+    """analysis.tags: documents, embeddings (index.embeddings.Embeddings on the database; embedded samples) and tags
+    (decisions, corrections)."""
 
     def documents(self, ids: Iterable[str]) -> dict[str, Document]: ...
 
     def get_document(self, doc_id: str) -> Document | None: ...
 
     def count_documents(self) -> int: ...
-
-    def count_unembedded(self, model_id: str) -> int: ...
 
     def sample_embedded(self, model_id: str, n: int) -> list[EmbeddedDocument]: ...
 
@@ -115,8 +95,9 @@ class TaggingStore(StoredVectors, Protocol):
     def save_correction(self, doc_id: str, add: Iterable[str], remove: Iterable[str]) -> None: ...
 
 
-class TrendsStore(StoredVectors, Protocol):
-    """analysis.trends: documents (texts for the term table), tags (the tag series), embeddings (topics)."""
+class TrendsStore(Database, Protocol):
+    """analysis.trends: documents (texts for the term table), tags (the tag series), embeddings (topics, through
+    index.embeddings.Embeddings on the database)."""
 
     def fingerprint(self) -> str: ...
 
@@ -129,8 +110,6 @@ class TrendsStore(StoredVectors, Protocol):
     def tagged_in(self, since: str, until: str) -> list[TaggedDocument]: ...
 
     def tags_fingerprint(self) -> str: ...
-
-    def embeddings_generation(self) -> int: ...
 
 
 class NamesStore(Protocol):
@@ -246,9 +225,9 @@ class ReportStore(Mentions, Adoptions, Protocol):
     def introductions_of(self, keys: Iterable[str]) -> list[ContributionRow]: ...
 
 
-class PeopleStore(StoredVectors, Database, Protocol):
-    """reports.people (digests, alerts, libraries): documents, tags and embeddings; its own people tables and the
-    deliveries through the database (reports.people.repository, reports.deliveries)."""
+class PeopleStore(Database, Protocol):
+    """reports.people (digests, alerts, libraries): documents and tags; embeddings, its own people tables and the
+    deliveries through the database (index.embeddings, reports.people.repository, reports.deliveries)."""
 
     def documents(self, ids: Iterable[str]) -> dict[str, Document]: ...
 
@@ -272,7 +251,6 @@ if TYPE_CHECKING:  # mypy: the Store satisfies every Protocol above (tests/test_
 
     def _store_satisfies_every_protocol(store: Store) -> None:
         views: tuple[
-            StoredVectors,
             Mentions,
             Adoptions,
             CrawlStore,
@@ -287,7 +265,6 @@ if TYPE_CHECKING:  # mypy: the Store satisfies every Protocol above (tests/test_
             ReportStore,
             PeopleStore,
         ] = (
-            store,
             store,
             store,
             store,

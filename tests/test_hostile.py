@@ -17,6 +17,7 @@ import pytest
 from radar.crawler.config import CrawlConfig, crawler_config
 from radar.crawler.http import HttpClient
 from radar.crawler.snapshot import import_snapshot
+from radar.index.embeddings import Embeddings
 from radar.reports.deliveries import Deliveries
 from radar.store import Document, Store, StoreError, Workspace
 from radar.store.config import DEFAULT_CONFIG_TEXT
@@ -381,19 +382,19 @@ def test_rm_removes_a_document_and_what_derives_from_it(
     snap = _write(tmp_path / "s.jsonl.gz", [_paper(i) for i in range(3)])
     with workspace.store() as store:
         import_snapshot(store, snap)
-        store.save_embeddings([(f"2402.1000{i}", "m", "h", b"\0" * 16) for i in range(3)])
+        Embeddings(store).save([(f"2402.1000{i}", "m", "h", b"\0" * 16) for i in range(3)])
         store.conn.execute(
             "INSERT INTO document_tags (doc_id, tag, score, origin, created_at) "
             "VALUES ('2402.10001', 'x', 1, 'user', '')"
         )
-        generation = store.embeddings_generation()
+        generation = Embeddings(store).generation()
     res = run_cli(capsys, "--workspace", str(workspace.root), "rm", "2402.10001", "2402.77777", "--json")
     assert res.code == 0 and res.json() == {"removed": ["2402.10001"], "missing": ["2402.77777"]}
     with workspace.store() as store:
         assert store.count_documents() == 2 and store.get_document("2402.10001") is None
         assert store.conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0] == 2
         assert store.conn.execute("SELECT COUNT(*) FROM document_tags").fetchone()[0] == 0
-        assert store.embeddings_generation() > generation  # a saved vector index is rebuilt without it
+        assert Embeddings(store).generation() > generation  # a saved vector index is rebuilt without it
 
 
 # -- 8: dashboard hosts and outbound calls ---------------------------------------------------------------

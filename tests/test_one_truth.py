@@ -17,6 +17,7 @@ from streamlit.testing.v1 import AppTest
 from radar.analysis.trends.result import share_change
 from radar.app.context import Radar
 from radar.app.dashboard import MAIN_SCRIPT, data
+from radar.index.embeddings import Embeddings
 from radar.store import Document, Workspace
 from radar.store.dates import entered, entered_sql
 from radar.store.models import utc_now
@@ -46,7 +47,7 @@ def _vectors(ws: Workspace) -> None:
         for i, d in enumerate(store.iter_documents()):
             v = centres[i % 6] + 0.8 * rng.normal(size=384).astype(np.float32)
             rows.append((d.id, model, d.content_hash, (v / np.linalg.norm(v)).astype(np.float32).tobytes()))
-        store.save_embeddings(rows)
+        Embeddings(store).save(rows)
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from radar.crawler.state import CrawlStates
+from radar.index.embeddings import Embedding, Embeddings, Facet, PendingEmbedding, StoredVector
 from radar.reports.deliveries import Deliveries, Delivery
 from radar.repro.runs_table import Runs
 from radar.store import (
@@ -18,12 +19,8 @@ from radar.store import (
     DocumentMeta,
     DocumentText,
     EmbeddedDocument,
-    Embedding,
-    Facet,
-    PendingEmbedding,
     PublishedRange,
     Store,
-    StoredVector,
     StoreError,
     TagDecision,
     TagDetails,
@@ -33,7 +30,6 @@ from radar.store import (
 )
 from radar.store.dates import entered
 from radar.store.documents import DocumentsTable
-from radar.store.embeddings import EmbeddingsTable
 from radar.store.schema import LATEST_VERSION
 from radar.store.tags import TagsTable
 
@@ -223,7 +219,7 @@ def test_migrations_upgrade_an_existing_database_in_place(tmp_path: Path, monkey
 
 
 def test_store_composes_every_table_and_no_table_shadows_another() -> None:
-    tables = (DocumentsTable, EmbeddingsTable, TagsTable)
+    tables = (DocumentsTable, TagsTable)
     assert all(issubclass(Store, t) for t in tables)
     owners: dict[str, list[str]] = {}
     for table in tables:
@@ -244,31 +240,33 @@ vectors = st.binary(min_size=8, max_size=8)
 def test_embeddings_round_trip(docs: list[Document], data: st.DataObject) -> None:
     with Store(Path(":memory:")) as store:
         store.upsert_documents(docs)
-        pending = store.pending_embeddings("m")
+        embeddings = Embeddings(store)
+        pending = embeddings.pending("m")
         assert all(isinstance(p, PendingEmbedding) for p in pending)
         assert {p.doc_id: (p.content_hash, p.title, p.abstract) for p in pending} == {
             d.id: (d.content_hash, d.title, d.abstract) for d in docs
         }
         saved = {d.id: data.draw(vectors) for d in docs}
-        store.save_embeddings(Embedding(p.doc_id, "m", p.content_hash, saved[p.doc_id]) for p in pending)
-        assert store.pending_embeddings("m") == [] and store.count_unembedded("m") == 0
-        assert store.current_vectors([d.id for d in docs], "m") == saved
-        vec_ids = store.vec_ids_of(saved)
+        embeddings.save(Embedding(p.doc_id, "m", p.content_hash, saved[p.doc_id]) for p in pending)
+        assert embeddings.pending("m") == [] and embeddings.count_unembedded("m") == 0
+        assert embeddings.current_vectors([d.id for d in docs], "m") == saved
+        vec_ids = embeddings.vec_ids_of(saved)
         for doc_id, vector in saved.items():
-            assert store.vector_of(doc_id, "m") == StoredVector(vec_ids[doc_id], vector)
-        assert [v for batch in store.iter_vectors("m") for v in batch] == sorted(
-            StoredVector(vec_ids[i], v) for i, v in saved.items()
+            assert embeddings.vector_of(doc_id, "m") == StoredVector(vec_ids[doc_id], vector)
+        assert [v for batch in embeddings.iter_vectors("m") for v in batch] == sorted(
+            (StoredVector(vec_ids[i], v) for i, v in saved.items()), key=lambda v: v.vec_id
         )
-        assert store.doc_ids_for_vectors(vec_ids.values()) == {v: i for i, v in vec_ids.items()}
-        assert sorted(store.facets()) == sorted(
-            Facet(d.id, entered(d.id, d.published), d.source, d.kind, vec_ids[d.id]) for d in docs
+        assert embeddings.doc_ids_for_vectors(vec_ids.values()) == {v: i for i, v in vec_ids.items()}
+        assert sorted(embeddings.facets(), key=lambda f: f.doc_id) == sorted(
+            (Facet(d.id, entered(d.id, d.published), d.source, d.kind, vec_ids[d.id]) for d in docs),
+            key=lambda f: f.doc_id,
         )
         rows = store.sample_embedded("m", len(docs))
         assert all(isinstance(r, EmbeddedDocument) for r in rows)
         assert {r.doc_id: (r.title, r.abstract, r.vector) for r in rows} == {
             d.id: (d.title, d.abstract, saved[d.id]) for d in docs
         }
-        assert store.embedding_models() == {"m": len(docs)}
+        assert embeddings.models() == {"m": len(docs)}
 
 
 tag_names = st.sampled_from(["rl", "kernels", "inference"])

@@ -18,6 +18,7 @@ from radar.analysis.trends.stats import fixed_effect_shares, kleinberg_active, s
 from radar.analysis.trends.terms import document_terms
 from radar.app import steps_contributions, wiring
 from radar.app.context import Radar
+from radar.index.embeddings import Embeddings
 from radar.store import Store, Workspace
 from tests.trends_data import (
     base_corpus,
@@ -179,7 +180,7 @@ def test_topic_ids_stable_a_week_later(corpus_ws: Workspace) -> None:
         for i, d in enumerate(docs):
             v = centres[i % 6] + 0.3 * rng.normal(size=384).astype(np.float32)
             rows.append((d.id, model, d.content_hash, (v / np.linalg.norm(v)).astype(np.float32).tobytes()))
-        store.save_embeddings(rows)
+        Embeddings(store).save(rows)
         first = trends_of(corpus_ws, store, as_of=date(2025, 6, 15), window="week")
         later = trends_of(corpus_ws, store, as_of=date(2025, 6, 22), window="week")
         again = trends_of(corpus_ws, store, as_of=date(2025, 6, 22), window="week")

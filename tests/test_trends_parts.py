@@ -23,6 +23,7 @@ from radar.analysis.trends.compute import TrendsEnv, compute_trends
 from radar.analysis.trends.parts import KEEP, Parts
 from radar.app import wiring
 from radar.app.context import Radar
+from radar.index.embeddings import Embeddings
 from radar.store import Store, Workspace
 from tests.conftest import ROOT
 from tests.trends_data import base_corpus, make_doc, noisy_vectors, tag
@@ -98,7 +99,7 @@ def test_a_part_whose_inputs_changed_is_computed_again_and_only_it(corpus: Works
         assert retagged == _computed(corpus, store)
         assert len(_files(corpus, "tags")) == 2 and len(_files(corpus, "terms")) == 1
         assert len(_files(corpus, "topics")) == 1 and len(_files(corpus, "frame")) == 1
-        noisy_vectors(store, store.embedding_models().popitem()[0], 1.6)  # new vectors: the topics again
+        noisy_vectors(store, Embeddings(store).models().popitem()[0], 1.6)  # new vectors: the topics again
         moved = _trends(_env(corpus, store), store)
         assert moved == _computed(corpus, store) and len(_files(corpus, "topics")) == 2
         new = make_doc(random.Random(0), "2506.99999", date(2025, 6, 20), "arxiv", "cs.LG", ["zorpo method"])

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from radar.index.embeddings import Embeddings
 from radar.reports.deliveries import Deliveries
 from radar.repro.records import RunRecord
 from radar.repro.runs_table import Runs
@@ -59,7 +60,7 @@ def test_weekly_delivers_once_and_reruns_cleanly(
             n_docs = store.count_documents()
             in_week = store.filter_documents(since="2025-08-18", until="2025-08-24T23:59:59Z")
             assert n_docs > 20 and len(in_week) >= 5
-            assert sum(store.embedding_models().values()) == n_docs  # the index step embedded everything
+            assert sum(Embeddings(store).models().values()) == n_docs  # the index step embedded everything
         assert f"{n_docs} new" in steps["crawl"]["summary"]
         assert f"{n_docs} decided" in steps["tag"]["summary"]
         report = json.loads(Path(doc["paths"]["json"]).read_text())

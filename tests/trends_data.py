@@ -8,6 +8,7 @@ from datetime import date, timedelta
 
 import numpy as np
 
+from radar.index.embeddings import Embeddings
 from radar.store.db import Store
 from radar.store.models import Document
 
@@ -163,7 +164,7 @@ def noisy_vectors(store: Store, model: str, noise: float, since: str = "2025-02-
     for i, d in enumerate(store.iter_documents(since=since)):
         v = centres[i % 8] + noise * rng.normal(size=384).astype(np.float32)
         rows.append((d.id, model, d.content_hash, (v / np.linalg.norm(v)).astype(np.float32).tobytes()))
-    store.save_embeddings(rows)
+    Embeddings(store).save(rows)
 
 
 def continuing_corpus(store: Store, *, seed: int = 7) -> None:

@@ -36,10 +36,12 @@ from radar.analysis.tags.training import (
     shipped_papers,
 )
 from radar.index.embedder import Embedder, document_text
+from radar.index.embeddings import Embeddings
 from radar.index.errors import IndexError_
 from radar.index.prebuilt import DAMAGED_NPZ, PrebuiltVectors
 from radar.store.files import write_bytes_atomic
-from radar.store.tables import StoredVectors, TaggingStore
+from radar.store.table import Database
+from radar.store.tables import TaggingStore
 
 MODEL_FORMAT = 4  # 4: numpy + JSON (persist.py), trained on dev + dev2 + dev3; 3 was a pickle, never read now
 VOCAB_SAMPLE = 5000  # workspace documents that join the examples to fit the TF-IDF vocabulary
@@ -86,11 +88,11 @@ class Vectors:
         digest = hashlib.sha1(self.model_id.encode()).hexdigest()[:12]
         return self.cache_dir / f"tag-examples-{digest}.npz"
 
-    def for_texts(self, store: StoredVectors, ids: Sequence[str], texts: dict[str, tuple[str, str]]) -> np.ndarray:
+    def for_texts(self, store: Database, ids: Sequence[str], texts: dict[str, tuple[str, str]]) -> np.ndarray:
         """Vectors of ``ids``: stored ones for their current content, else cached by text, else shipped (the
         labeled papers, default model), else embedded now; what was not cached is cached (once per model,
         not per workspace)."""
-        stored = store.current_vectors(ids, self.model_id)
+        stored = Embeddings(store).current_vectors(ids, self.model_id)
         keys = {i: hashlib.sha1(document_text(*texts[i]).encode()).hexdigest() for i in ids if i not in stored}
         cache: dict[str, np.ndarray] = {}
         path = self.cache_path()
@@ -405,7 +407,7 @@ def tag_documents(
     tag_start = time.perf_counter()
     thresholds = model.thresholds()
     origins = [model.rules[n].origin for n in model.names]
-    total = store.count_documents() - store.count_unembedded(vectors.model_id)
+    total = store.count_documents() - Embeddings(store).count_unembedded(vectors.model_id)
     decided = 0
     for batch in store.tagging_candidates(vectors.model_id, model.version, everything=retrain):
         ids = [r[0] for r in batch]
@@ -423,7 +425,7 @@ def tag_documents(
         model.version,
         trained,
         decided,
-        store.count_unembedded(vectors.model_id),
+        Embeddings(store).count_unembedded(vectors.model_id),
         tag_start - start,
         time.perf_counter() - tag_start,
         {n: sum(counts.get(n, {}).values()) for n in model.names},

@@ -22,6 +22,7 @@ from radar.analysis.trends.series import tag_series
 from radar.analysis.trends.term_table import TermTable, day_date, day_number
 from radar.analysis.trends.topics import current_model, discover_topics
 from radar.index.config import EmbeddingConfig
+from radar.index.embeddings import Embeddings
 from radar.store.tables import TrendsStore
 
 
@@ -165,7 +166,7 @@ def compute_trends(
     topic_part: TopicsPart = {"topics": [], "note": "not computed"}
     if topics:
         model = current_model(store, env.embedding) or ""
-        topic_part = parts.get("topics", [str(store.embeddings_generation()), model], topic_list, shape=TopicsPart)
+        topic_part = parts.get("topics", [str(Embeddings(store).generation()), model], topic_list, shape=TopicsPart)
     if env.methods_version is None or env.introductions is None:  # the plain first-seen names: not kept
         new_methods = _new_methods(env, table(), win, cfg, window, starts)
     else:

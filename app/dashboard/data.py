@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 import streamlit as st
 
 from radar.app.context import Radar
+from radar.index.embeddings import Embeddings
 from radar.reports.text import code_spans, plain
 from radar.store import Store, Workspace, resolve_root
 from radar.store.errors import RadarError
@@ -98,7 +99,7 @@ def version(root: str) -> str:
     with sh.lock:
         seen = sh.store.data_version()
         if seen != sh.data_version or not sh.version:
-            sh.version = f"{sh.store.fingerprint()}|{sh.store.tags_fingerprint()}|{sh.store.embeddings_generation()}"
+            sh.version = f"{sh.store.fingerprint()}|{sh.store.tags_fingerprint()}|{Embeddings(sh.store).generation()}"
             sh.data_version = seen
         return sh.version
 

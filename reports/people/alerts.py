@@ -18,6 +18,7 @@ from typing import TypedDict
 
 import numpy as np
 
+from radar.index.embeddings import Embeddings
 from radar.index.search import Filters, Searcher
 from radar.reports.config import DeliveryConfig
 from radar.reports.deliver import Outcome, send_jobs
@@ -57,7 +58,7 @@ def matches(searcher: Searcher, person: Person) -> list[PersonAlert]:
             continue
         query = np.asarray(searcher.embedder.embed([search.query])[0], dtype=np.float32)
         query /= max(float(np.linalg.norm(query)), 1e-12)
-        vectors = store.current_vectors(new, model_id)
+        vectors = Embeddings(store).current_vectors(new, model_id)
         for doc_id in new:
             if doc_id not in vectors:
                 continue

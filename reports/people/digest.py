@@ -14,6 +14,7 @@ from html import escape
 from typing import NotRequired, TypedDict
 from urllib.parse import quote, urlencode
 
+from radar.index.embeddings import Embeddings
 from radar.reports.config import DeliveryConfig, Profile, ReportConfig, WebhookConfig
 from radar.reports.deliver import (
     Job,
@@ -41,7 +42,7 @@ from radar.reports.render import md_escape, md_url
 from radar.store.models import Document
 from radar.store.scrub import url_secrets
 from radar.store.table import Database
-from radar.store.tables import PeopleStore, StoredVectors
+from radar.store.tables import PeopleStore
 from radar.store.urls import check_configured_url, check_email
 
 TOP_N = 10
@@ -102,8 +103,8 @@ class Digest:
         }
 
 
-def _examples(store: StoredVectors, docs: list[Document], model_id: str) -> list[Example]:
-    vectors = store.current_vectors([d.id for d in docs], model_id) if model_id else {}
+def _examples(store: Database, docs: list[Document], model_id: str) -> list[Example]:
+    vectors = Embeddings(store).current_vectors([d.id for d in docs], model_id) if model_id else {}
     return [Example(d, unit(vectors.get(d.id))) for d in docs]
 
 

@@ -1,16 +1,26 @@
-"""The embeddings table: one vector per document (its ``vec_id`` is the FAISS id), the model that made it,
-and the content hash it was made from. Written by index/, read by search, tagging and topics."""
+"""The index's repository: the embeddings table, one vector per document (its ``vec_id`` is the FAISS id), the model
+that made it and the content hash it was made from. Written by index/, read through index by search, tagging,
+topics and the digests.
+
+The table's schema stays with the workspace's migrations (store/schema.py); its records and its reads and writes
+are here, on the store's connection (``store.table.Database``); rows become records by msgspec (array-like Structs
+take a row's columns in order).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import NamedTuple
+from typing import Any
+
+import msgspec
 
 from radar.store.dates import entered_sql
-from radar.store.table import Table
+from radar.store.table import Database
+
+GENERATION_KEY = "embeddings_generation"  # the meta counter every save (and every document change) bumps
 
 
-class PendingEmbedding(NamedTuple):
+class PendingEmbedding(msgspec.Struct, frozen=True, array_like=True):
     """A document whose current content has no vector from the current model."""
 
     doc_id: str
@@ -19,7 +29,7 @@ class PendingEmbedding(NamedTuple):
     abstract: str
 
 
-class Embedding(NamedTuple):
+class Embedding(msgspec.Struct, frozen=True, array_like=True):
     """One row to save: float32 ``vector`` bytes of ``doc_id``'s content ``content_hash`` by ``model_id``."""
 
     doc_id: str
@@ -28,12 +38,12 @@ class Embedding(NamedTuple):
     vector: bytes
 
 
-class StoredVector(NamedTuple):
+class StoredVector(msgspec.Struct, frozen=True, array_like=True):
     vec_id: int
     vector: bytes  # float32 bytes
 
 
-class Facet(NamedTuple):
+class Facet(msgspec.Struct, frozen=True, array_like=True):
     """The filterable fields of one document; ``vec_id`` is -1 when it has no vector."""
 
     doc_id: str
@@ -43,45 +53,55 @@ class Facet(NamedTuple):
     vec_id: int
 
 
-class EmbeddingsTable(Table):
-    """Embeddings: pending work, saving vectors, and reading them back by document or vec_id."""
+class Embeddings:
+    """Embeddings on ``db``: pending work, saving vectors, and reading them back by document or vec_id."""
 
-    def pending_embeddings(self, model_id: str) -> list[PendingEmbedding]:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def _rows(self, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
+        cur = self.db.conn.cursor()
+        cur.row_factory = None  # plain tuples: what msgspec converts to array-like Structs
+        return cur.execute(sql, tuple(params)).fetchall()
+
+    def pending(self, model_id: str) -> list[PendingEmbedding]:
         """Documents with no vector from ``model_id`` for their current content: new, changed, or embedded
         by another model."""
-        rows = self.conn.execute(
+        rows = self._rows(
             "SELECT d.id, d.content_hash, d.title, d.abstract FROM documents d "
             "LEFT JOIN embeddings e ON e.doc_id = d.id "
             "WHERE e.doc_id IS NULL OR e.model_id != ? OR e.content_hash != d.content_hash ORDER BY d.rowid",
             (model_id,),
         )
-        return list(map(PendingEmbedding._make, rows))
+        return msgspec.convert(rows, list[PendingEmbedding])
 
-    def save_embeddings(self, rows: Iterable[tuple[str, str, str, bytes]]) -> None:
+    def save(self, rows: Iterable[Embedding | tuple[str, str, str, bytes]]) -> None:
         """Store ``Embedding`` rows (or plain tuples in that order) in one transaction; a doc keeps its vec_id."""
-        with self.transaction() as conn:
+        with self.db.transaction() as conn:
             conn.execute(
-                "INSERT INTO meta (key, value) VALUES ('embeddings_generation', '1') ON CONFLICT(key) "
-                "DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+                "INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT(key) "
+                "DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+                (GENERATION_KEY,),
             )
             conn.executemany(
                 "INSERT INTO embeddings (doc_id, model_id, content_hash, vector) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT(doc_id) DO UPDATE SET model_id = excluded.model_id, "
                 "content_hash = excluded.content_hash, vector = excluded.vector",
-                list(rows),
+                [msgspec.structs.astuple(r) if isinstance(r, Embedding) else r for r in rows],
             )
 
-    def embeddings_generation(self) -> int:
-        """Grows with every save_embeddings: an index built at generation g is current iff this is g."""
-        row = self.conn.execute("SELECT value FROM meta WHERE key = 'embeddings_generation'").fetchone()
+    def generation(self) -> int:
+        """Grows with every save: an index built at generation g is current iff this is g."""
+        row = self.db.conn.execute("SELECT value FROM meta WHERE key = ?", (GENERATION_KEY,)).fetchone()
         return int(row[0]) if row else 0
 
-    def embedding_models(self) -> dict[str, int]:
-        return {r[0]: r[1] for r in self.conn.execute("SELECT model_id, COUNT(*) FROM embeddings GROUP BY model_id")}
+    def models(self) -> dict[str, int]:
+        """How many vectors each model made."""
+        return dict(self._rows("SELECT model_id, COUNT(*) FROM embeddings GROUP BY model_id"))
 
     def count_unembedded(self, model_id: str) -> int:
         return int(
-            self.conn.execute(
+            self.db.conn.execute(
                 "SELECT COUNT(*) FROM documents d LEFT JOIN embeddings e ON e.doc_id = d.id AND e.model_id = ? "
                 "AND e.content_hash = d.content_hash WHERE e.doc_id IS NULL",
                 (model_id,),
@@ -91,7 +111,7 @@ class EmbeddingsTable(Table):
     def vec_ids_of(self, doc_ids: Iterable[str]) -> dict[str, int]:
         return {
             r[0]: r[1]
-            for r in self.rows_for("SELECT doc_id, vec_id FROM embeddings WHERE doc_id IN ({marks})", doc_ids)
+            for r in self.db.rows_for("SELECT doc_id, vec_id FROM embeddings WHERE doc_id IN ({marks})", doc_ids)
         }
 
     def doc_ids_for_vectors(self, vec_ids: Iterable[int]) -> dict[int, str]:
@@ -99,40 +119,37 @@ class EmbeddingsTable(Table):
         if not ids:
             return {}
         marks = ",".join("?" * len(ids))
-        rows = self.conn.execute(f"SELECT vec_id, doc_id FROM embeddings WHERE vec_id IN ({marks})", ids)
-        return {r[0]: r[1] for r in rows}
+        return dict(self._rows(f"SELECT vec_id, doc_id FROM embeddings WHERE vec_id IN ({marks})", ids))
 
-    def facets(self) -> Iterator[Facet]:
+    def facets(self) -> list[Facet]:
         """The filterable fields of every document, for in-memory filtering."""
-        yield from map(
-            Facet._make,
-            self.conn.execute(
-                f"SELECT d.id, {entered_sql('d')}, d.source, d.kind, COALESCE(e.vec_id, -1) FROM documents d "
-                "LEFT JOIN embeddings e ON e.doc_id = d.id"
-            ),
+        rows = self._rows(
+            f"SELECT d.id, {entered_sql('d')}, d.source, d.kind, COALESCE(e.vec_id, -1) FROM documents d "
+            "LEFT JOIN embeddings e ON e.doc_id = d.id"
         )
+        return msgspec.convert(rows, list[Facet])
 
     def iter_vectors(self, model_id: str, batch: int = 20000) -> Iterator[list[StoredVector]]:
         """Batches of the vectors of the current content of every document, by vec_id."""
-        cur = self.conn.execute(
+        cur = self.db.conn.cursor()
+        cur.row_factory = None
+        cur.execute(
             "SELECT e.vec_id, e.vector FROM embeddings e JOIN documents d ON d.id = e.doc_id "
             "WHERE e.model_id = ? AND e.content_hash = d.content_hash ORDER BY e.vec_id",
             (model_id,),
         )
         while rows := cur.fetchmany(batch):
-            yield [StoredVector(r[0], r[1]) for r in rows]
+            yield msgspec.convert(rows, list[StoredVector])
 
     def vector_of(self, doc_id: str, model_id: str) -> StoredVector | None:
-        row = self.conn.execute(
-            "SELECT vec_id, vector FROM embeddings WHERE doc_id = ? AND model_id = ?", (doc_id, model_id)
-        ).fetchone()
-        return StoredVector(row[0], row[1]) if row else None
+        rows = self._rows("SELECT vec_id, vector FROM embeddings WHERE doc_id = ? AND model_id = ?", (doc_id, model_id))
+        return msgspec.convert(rows[0], StoredVector) if rows else None
 
     def current_vectors(self, ids: Iterable[str], model_id: str) -> dict[str, bytes]:
         """Vector bytes of the given documents from ``model_id``, for their current content only."""
         return {
             r[0]: r[1]
-            for r in self.rows_for(
+            for r in self.db.rows_for(
                 "SELECT e.doc_id, e.vector FROM embeddings e JOIN documents d ON d.id = e.doc_id "
                 "WHERE e.model_id = ? AND e.content_hash = d.content_hash AND e.doc_id IN ({marks})",
                 ids,
