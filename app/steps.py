@@ -38,6 +38,7 @@ from radar.index.embedder import Embedder
 from radar.index.pipeline import BatchEmbedder, IndexReport, local_batches, run_index
 from radar.index.prebuilt import PrebuiltVectors
 from radar.index.ray_engine import ray_batches
+from radar.index.tags_table import Tags
 from radar.reports.build import BuiltReport, load_report, write_report
 from radar.reports.calls import WEEKS_AGO, PastWeek
 from radar.reports.content import ReportInputs, gather, tag_groups
@@ -170,7 +171,7 @@ def fix_tags(radar: Radar, doc_id: str, add: Sequence[str], remove: Sequence[str
     """Record a correction (applies at once, weighs in the next retrain); the document's tags after it."""
     with radar.store() as store:
         record_correction(store, radar.taxonomy, doc_id, add, remove)
-        return store.tags_of([doc_id]).get(doc_id, [])
+        return Tags(store).of([doc_id]).get(doc_id, [])
 
 
 # -- names ---------------------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from radar.analysis.contributions.prebuilt import PrebuiltContributions
 from radar.analysis.contributions.update import Progress, UpdateReport, update_contributions
 from radar.analysis.contributions.week import introduced_methods, week_cards
 from radar.app.context import Radar
+from radar.index.tags_table import Tags
 from radar.reports.recommend import preset_name
 from radar.repro.methods import catalog
 from radar.store import WorkspaceError
@@ -103,7 +104,7 @@ def version(radar: Radar, store: MethodsStore) -> str:
     h = hashlib.blake2b(model, digest_size=8)
     h.update(repr((sorted(presets(radar).items()), sorted((tag_groups(radar) or {}).items()))).encode())
     models = ",".join(f"{m}:{n}" for m, n in sorted(store.contribution_models().items()))
-    return f"{models}|{store.contributions_fingerprint()}|{store.tags_fingerprint()}|{h.hexdigest()}"
+    return f"{models}|{store.contributions_fingerprint()}|{Tags(store).fingerprint()}|{h.hexdigest()}"
 
 
 def changes_writer(radar: Radar) -> Rewrite | None:

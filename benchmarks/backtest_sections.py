@@ -42,6 +42,7 @@ from radar.analysis.trends.result import PeriodTrends
 from radar.app import steps_contributions, wiring
 from radar.app.context import Radar
 from radar.app.steps import contribution_areas
+from radar.index.tags_table import Tags
 from radar.reports.config import ReportConfig
 from radar.reports.content import ReportInputs, gather, tag_groups
 from radar.reports.period import parse_week as report_week
@@ -89,7 +90,7 @@ def score(content: dict[str, Any], labels: dict[str, Any], groups: dict[str, str
 def placements(store: Any, ids: list[str], labels: dict[str, Any], groups: dict[str, str], area_of: Any) -> dict:
     """Every labeled paper of the week carrying a lab tag, placed as the report places it (all, not only those
     the sections show first)."""
-    scores = store.tag_scores(ids)
+    scores = Tags(store).scores(ids)
     docs = store.documents(ids)
     n_lab = n_right = n_apps = n_out = n_lab_total = n_elsewhere = n_elsewhere_right = 0
     for i in ids:

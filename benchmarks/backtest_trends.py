@@ -77,6 +77,7 @@ from radar.analysis.trends.term_table import TermTable, day_date, day_number
 from radar.analysis.trends.terms import NAME_PREFIX
 from radar.app import steps_contributions, wiring
 from radar.app.context import Radar
+from radar.index.tags_table import Tags
 from radar.store import Workspace
 from radar.store.db import Store
 
@@ -134,7 +135,7 @@ def setup(ws_root: Path, corpus: Path) -> Workspace:
         radar(["--workspace", str(ws_root), "import", str(corpus)])
         console.print(f"imported {corpus.name} in {time.perf_counter() - t:.1f} s")
     with ws.store() as store:
-        if not store.known_tags():
+        if not Tags(store).known():
             _keyword_tags(store)
     return ws
 

@@ -45,6 +45,7 @@ from streamlit.testing.v1 import AppTest
 
 from radar.app.cli import main as radar
 from radar.app.dashboard.data import NO_CACHE_ENV
+from radar.index.tags_table import Tags
 from radar.store import Workspace
 from radar.store.models import utc_now
 
@@ -63,7 +64,7 @@ def build_large(root: Path) -> Workspace:
             assert radar(["--workspace", str(root), "import", str(corpus)]) in (0, 2)
     ws = Workspace.open(root)
     with ws.store() as store:
-        if not store.known_tags():
+        if not Tags(store).known():
             _load_tags(store)
     return ws
 
@@ -226,7 +227,7 @@ def main() -> None:
     prepare_large(large)
     search = copy_demo(base / "search") if DEMO.exists() else None
     with large.store() as store:
-        n_docs, n_tags = store.count_documents(), len(store.known_tags())
+        n_docs, n_tags = store.count_documents(), len(Tags(store).known())
     console.print(
         f"large workspace: {n_docs:,} documents, {n_tags} tags (set-up {time.perf_counter() - started:.0f} s)"
     )

@@ -39,6 +39,7 @@ from radar.analysis.trends.result import PeriodTrends
 from radar.app import period_trends, steps
 from radar.app.context import Radar
 from radar.crawler.snapshot import import_snapshot
+from radar.index.tags_table import Tags
 from radar.reports.period import Period, latest_data_week, parse_week
 from radar.reports.render import render
 from radar.store import Store, Workspace
@@ -81,7 +82,7 @@ def build_workspace(root: Path, console: Console) -> Workspace:
 
 
 def keyword_tags(store: Store, console: Console) -> None:
-    if store.known_tags():
+    if Tags(store).known():
         return
     t = time.perf_counter()
     pats = {tag: re.compile(p, re.I) for tag, p in RULES.items()}

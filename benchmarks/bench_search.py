@@ -372,7 +372,7 @@ def radar_rankings(workspace: Path) -> dict[str, list[list[Any]]]:
 
     searcher = wiring.open_searcher(Radar(Workspace.open(workspace)))
     try:
-        tags = searcher.store.known_tags()
+        tags = searcher.tags.known()
         filters = {"": Filters(), "since 2025-06-01": Filters(since="2025-06-01")}
         filters["cs.DC"] = Filters(categories=("cs.DC",))
         if tags:

@@ -43,6 +43,15 @@ class StoredVector(msgspec.Struct, frozen=True, array_like=True):
     vector: bytes  # float32 bytes
 
 
+class EmbeddedDocument(msgspec.Struct, frozen=True, array_like=True):
+    """A document's text and its current float32 vector bytes, as the tagger reads it."""
+
+    doc_id: str
+    title: str
+    abstract: str
+    vector: bytes
+
+
 class Facet(msgspec.Struct, frozen=True, array_like=True):
     """The filterable fields of one document; ``vec_id`` is -1 when it has no vector."""
 
@@ -140,6 +149,16 @@ class Embeddings:
         )
         while rows := cur.fetchmany(batch):
             yield msgspec.convert(rows, list[StoredVector])
+
+    def sample_embedded(self, model_id: str, n: int) -> list[EmbeddedDocument]:
+        """Up to ``n`` embedded documents, a fixed pseudo-random sample."""
+        rows = self._rows(
+            "SELECT d.id, d.title, d.abstract, e.vector FROM documents d JOIN embeddings e ON e.doc_id = d.id "
+            "WHERE e.model_id = ? AND e.content_hash = d.content_hash ORDER BY (e.vec_id * 2654435761) % 4294967296 "
+            "LIMIT ?",
+            (model_id, n),
+        )
+        return msgspec.convert(rows, list[EmbeddedDocument])
 
     def vector_of(self, doc_id: str, model_id: str) -> StoredVector | None:
         rows = self._rows("SELECT vec_id, vector FROM embeddings WHERE doc_id = ? AND model_id = ?", (doc_id, model_id))

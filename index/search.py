@@ -18,6 +18,7 @@ from radar.index.errors import IndexError_
 from radar.index.keyword import KeywordIndex
 from radar.index.rerank import Votes, analyse, rank
 from radar.index.rerank import rrf as weighted_rrf
+from radar.index.tags_table import Tags
 from radar.index.vectors import Manifest
 from radar.store import Document, Store
 
@@ -107,6 +108,7 @@ class Searcher:
     ) -> None:
         self.store = store
         self.embeddings = Embeddings(store)
+        self.tags = Tags(store)
         self.similarity = similarity
         self.votes = votes or Votes()
         self.embedder = embedder
@@ -156,7 +158,7 @@ class Searcher:
             mask &= np.isin(facets["kind"], list(filters.kinds))
         if filters.tags or filters.categories:
             if filters.tags:
-                known = set(self.store.known_tags())
+                known = set(self.tags.known())
                 unknown = [t for t in filters.tags if t not in known]
                 if unknown:
                     valid = ", ".join(sorted(known)) or "none yet: run `radar tag` first"
@@ -217,7 +219,7 @@ class Searcher:
     def _hits(self, ranked: list[tuple[str, float]], docs: dict[str, Document] | None = None) -> list[Hit]:
         ids = [d for d, _ in ranked]
         docs = self.store.documents(ids) if docs is None else docs
-        tags = self.store.tags_of(ids)
+        tags = self.tags.of(ids)
         return [
             Hit(d, docs[d].title, s, docs[d].published, docs[d].url, tags.get(d, []), docs[d].source)
             for d, s in ranked

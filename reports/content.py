@@ -16,6 +16,7 @@ from typing import Any
 
 from radar.analysis.contributions.cards import MethodCard
 from radar.analysis.trends.result import PeriodTrends, TrendsResult
+from radar.index.tags_table import Tags
 from radar.reports.calls import CallsSection, PastWeek, last_calls
 from radar.reports.config import Profile, ReportConfig
 from radar.reports.evidence import gather_evidence
@@ -55,7 +56,7 @@ class TagGroups:
 def tag_groups(taxonomy_groups: dict[str, str], store: ReportStore) -> TagGroups:
     """The taxonomy's tag -> group (in its order), plus any other stored tag in "other"."""
     groups = dict(taxonomy_groups)
-    for t in store.known_tags():
+    for t in Tags(store).known():
         groups.setdefault(t, "other")
     return TagGroups(groups)
 
@@ -96,7 +97,7 @@ def _relevant_to(store: ReportStore, profile: Profile) -> Callable[[list[str], s
     wanted = {t for t, w in profile.tags.items() if w > 0}
 
     def relevant(ids: list[str], text: str) -> bool:
-        if wanted and any(wanted & set(tags) for tags in store.tags_of(ids).values()):
+        if wanted and any(wanted & set(tags) for tags in Tags(store).of(ids).values()):
             return True
         if not patterns:
             return False
@@ -114,7 +115,7 @@ def _topic_is_relevant(store: ReportStore, profile: Profile, topic: Any) -> bool
     wanted = {t for t, w in profile.tags.items() if w > 0}
     sample = topic.get("sample_ids") or topic["example_ids"]
     if wanted and sample:
-        tags = store.tags_of(sample)
+        tags = Tags(store).of(sample)
         if sum(1 for i in sample if wanted & set(tags.get(i, {}))) * 2 >= len(sample):
             return True
     if not profile.terms:
@@ -265,7 +266,7 @@ def gather(store: ReportStore, inputs: ReportInputs) -> ReportContent:
     docs = list(store.iter_documents(since=period.since, until=period.until))
     papers = [d for d in docs if d.kind == "paper"]
     posts = sorted((d for d in docs if d.kind == "post"), key=lambda d: (d.published, d.id), reverse=True)
-    tags = store.tag_scores(d.id for d in docs)
+    tags = Tags(store).scores(d.id for d in docs)
     trail_start = period.trailing(cfg.trailing_weeks)[0]
     day_before = (period.start - timedelta(days=1)).isoformat() + "T23:59:59Z"
     baseline = list(store.iter_documents(since=trail_start.since, until=day_before, kind="paper"))
@@ -418,7 +419,7 @@ def gather(store: ReportStore, inputs: ReportInputs) -> ReportContent:
             "profile": profile_note,
             "summaries": summary_note,
             "off_profile": off_note,
-            "tags": "" if store.known_tags() else "no tags yet: run `radar tag` for per-tag sections",
+            "tags": "" if Tags(store).known() else "no tags yet: run `radar tag` for per-tag sections",
             "ranking": f"score = {cfg.relevance_weight:g} relevance + {cfg.novelty_weight:g} novelty + "
             f"{cfg.recency_weight:g} recency",
             "trends": "",

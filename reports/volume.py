@@ -15,6 +15,7 @@ from datetime import date
 from typing import Any
 
 from radar.analysis.trends.result import TagTrend, TrendsResult, share_change
+from radar.index.tags_table import Tags
 from radar.reports.config import ReportConfig
 from radar.reports.period import Period
 from radar.reports.result import GroupRow, Headline, SeriesPoint, ShareFields, TagRow
@@ -62,11 +63,11 @@ def volumes(store: ReportStore, period: Period, grouping: Any, cfg: ReportConfig
             kinds[i][kind] += n
     tag_counts: list[Counter[str]] = [Counter() for _ in periods]
     group_docs: list[dict[str, set[str]]] = [defaultdict(set) for _ in periods]
-    for doc_id, day, tag in store.tagged_in(first.since, period.until):
-        i = _bucket(day, periods)
+    for row in Tags(store).tagged_in(first.since, period.until):
+        i = _bucket(row.day, periods)
         if i >= 0:
-            tag_counts[i][tag] += 1
-            group_docs[i][grouping.group_of(tag)].add(doc_id)
+            tag_counts[i][row.tag] += 1
+            group_docs[i][grouping.group_of(row.tag)].add(row.doc_id)
     k = cfg.trailing_weeks
     trail = range(len(periods) - 1 - k, len(periods) - 1)
     totals = [sum(c.values()) for c in kinds]

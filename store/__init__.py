@@ -6,27 +6,20 @@ from radar.store.db import Store
 from radar.store.documents import DayCount, DocumentHash, DocumentMeta, DocumentText, PublishedRange
 from radar.store.errors import ConfigError, RadarError, StoreError, WorkspaceError
 from radar.store.models import Document, UpsertCounts, iso_utc, utc_now
-from radar.store.tags import Correction, EmbeddedDocument, TagDecision, TagDetails, TaggedDocument, TagScore
 from radar.store.workspace import Workspace, resolve_root
 
 __all__ = [
     "Config",
     "ConfigError",
-    "Correction",
     "DayCount",
     "Document",
     "DocumentHash",
     "DocumentMeta",
     "DocumentText",
-    "EmbeddedDocument",
     "PublishedRange",
     "RadarError",
     "Store",
     "StoreError",
-    "TagDecision",
-    "TagDetails",
-    "TagScore",
-    "TaggedDocument",
     "UpsertCounts",
     "Workspace",
     "WorkspaceError",

@@ -21,7 +21,6 @@ from radar.store.errors import DiskError, StoreError, damage_message, disk_messa
 from radar.store.frameworks import FrameworksTable
 from radar.store.names import NamesTable
 from radar.store.schema import LATEST_VERSION, MIGRATIONS
-from radar.store.tags import TagsTable
 from radar.store.text import INVISIBLE, fold_lookalikes, strip_invisible
 
 BUSY_TIMEOUT_S = 30.0  # how long a write waits for another process's write before "the workspace is busy"
@@ -108,7 +107,6 @@ def _temp(create: str) -> str:
 
 class Store(
     DocumentsTable,
-    TagsTable,
     NamesTable,
     ContributionsTable,
     FrameworksTable,
@@ -116,9 +114,9 @@ class Store(
     """A connection to the workspace database. Use as a context manager or call close().
 
     The connection, transactions and migrations live here; each table's methods and row types live in
-    its module (documents, tags, names, ...), composed into this one class; a stage that owns its table
-    reads it through its own repository on this connection (crawler.state, index.embeddings, reports.deliveries,
-    reports.people, repro.runs_table).
+    its module (documents, names, ...), composed into this one class; a stage that owns its table
+    reads it through its own repository on this connection (crawler.state, index.embeddings, index.tags_table,
+    reports.deliveries, reports.people, repro.runs_table).
 
     On a read-only workspace (a read-only mount, a folder without write permission) the database is opened
     read-only: reading works, the cache tables (names, meta) are kept in memory for the process, and a

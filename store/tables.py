@@ -25,7 +25,6 @@ from radar.store.frameworks import Adopted, FrameworkEntry, FrameworkMatch
 from radar.store.models import Document, UpsertCounts
 from radar.store.names import NameRow
 from radar.store.table import Database
-from radar.store.tags import Correction, EmbeddedDocument, TaggedDocument
 
 if TYPE_CHECKING:
     from radar.store.db import Store
@@ -69,8 +68,8 @@ class IndexStore(Database, Protocol):
 
 # -- analysis ----------------------------------------------------------------------------------------------
 class TaggingStore(Database, Protocol):
-    """analysis.tags: documents, embeddings (index.embeddings.Embeddings on the database; embedded samples) and tags
-    (decisions, corrections)."""
+    """analysis.tags: documents; embeddings and tags through the database (index.embeddings.Embeddings,
+    index.tags_table.Tags)."""
 
     def documents(self, ids: Iterable[str]) -> dict[str, Document]: ...
 
@@ -78,26 +77,10 @@ class TaggingStore(Database, Protocol):
 
     def count_documents(self) -> int: ...
 
-    def sample_embedded(self, model_id: str, n: int) -> list[EmbeddedDocument]: ...
-
-    def tagging_candidates(
-        self, model_id: str, tagger: str, *, everything: bool = False, batch: int = 4096
-    ) -> Iterator[list[EmbeddedDocument]]: ...
-
-    def save_tag_decisions(
-        self, tagger: str, doc_ids: list[str], decisions: Iterable[tuple[str, str, float, str]]
-    ) -> None: ...
-
-    def tag_counts(self) -> dict[str, dict[str, int]]: ...
-
-    def corrections(self) -> list[Correction]: ...
-
-    def save_correction(self, doc_id: str, add: Iterable[str], remove: Iterable[str]) -> None: ...
-
 
 class TrendsStore(Database, Protocol):
-    """analysis.trends: documents (texts for the term table), tags (the tag series), embeddings (topics, through
-    index.embeddings.Embeddings on the database)."""
+    """analysis.trends: documents (texts for the term table); tags (the tag series) and embeddings (topics) through
+    the database (index.tags_table.Tags, index.embeddings.Embeddings)."""
 
     def fingerprint(self) -> str: ...
 
@@ -106,10 +89,6 @@ class TrendsStore(Database, Protocol):
     def text_rows(self, changed_since: str = "", batch: int = 5000) -> Iterator[DocumentText]: ...
 
     def content_hashes_since(self, changed_since: str) -> list[DocumentHash]: ...
-
-    def tagged_in(self, since: str, until: str) -> list[TaggedDocument]: ...
-
-    def tags_fingerprint(self) -> str: ...
 
 
 class NamesStore(Protocol):
@@ -140,14 +119,13 @@ class ContributionsStore(Protocol):
     def write_contributions(self, rows: Sequence[ContributionRow], mentions: Iterable[Mention]) -> int: ...
 
 
-class CardsStore(Mentions, Protocol):
-    """analysis.contributions.cards: contributions (introductions, mentions), documents and their tags."""
+class CardsStore(Mentions, Database, Protocol):
+    """analysis.contributions.cards: contributions (introductions, mentions), documents and their tags (through the
+    database: index.tags_table.Tags)."""
 
     def documents(self, ids: Iterable[str]) -> dict[str, Document]: ...
 
     def get_document(self, doc_id: str) -> Document | None: ...
-
-    def tags_of(self, ids: Iterable[str]) -> dict[str, list[str]]: ...
 
     def first_paper_day(self) -> str: ...
 
@@ -197,12 +175,11 @@ class MethodsStore(FrameworksStore, ContributionsStore, Protocol):
 
     def contributions_fingerprint(self) -> str: ...
 
-    def tags_fingerprint(self) -> str: ...
-
 
 # -- reports -----------------------------------------------------------------------------------------------
-class ReportStore(Mentions, Adoptions, Protocol):
-    """reports (content, evidence, volume): documents, tags (scores, series) and contributions (evidence)."""
+class ReportStore(Mentions, Adoptions, Database, Protocol):
+    """reports (content, evidence, volume): documents, contributions (evidence) and tags (scores, series; through the
+    database: index.tags_table.Tags)."""
 
     def documents(self, ids: Iterable[str]) -> dict[str, Document]: ...
 
@@ -212,22 +189,15 @@ class ReportStore(Mentions, Adoptions, Protocol):
 
     def counts_by_day(self, since: str = "", until: str = "") -> list[DayCount]: ...
 
-    def known_tags(self) -> list[str]: ...
-
-    def tags_of(self, ids: Iterable[str]) -> dict[str, list[str]]: ...
-
-    def tag_scores(self, ids: Iterable[str]) -> dict[str, dict[str, float]]: ...
-
-    def tagged_in(self, since: str, until: str) -> list[TaggedDocument]: ...
-
     def contributions(self, ids: Iterable[str]) -> dict[str, ContributionRow]: ...
 
     def introductions_of(self, keys: Iterable[str]) -> list[ContributionRow]: ...
 
 
 class PeopleStore(Database, Protocol):
-    """reports.people (digests, alerts, libraries): documents and tags; embeddings, its own people tables and the
-    deliveries through the database (index.embeddings, reports.people.repository, reports.deliveries)."""
+    """reports.people (digests, alerts, libraries): documents; tags, embeddings, its own people tables and the
+    deliveries through the database (index.tags_table, index.embeddings, reports.people.repository,
+    reports.deliveries)."""
 
     def documents(self, ids: Iterable[str]) -> dict[str, Document]: ...
 
@@ -241,10 +211,6 @@ class PeopleStore(Database, Protocol):
         categories: Iterable[str] = (),
         kinds: Iterable[str] = (),
     ) -> list[str]: ...
-
-    def tag_scores(self, ids: Iterable[str]) -> dict[str, dict[str, float]]: ...
-
-    def sample_embedded(self, model_id: str, n: int) -> list[EmbeddedDocument]: ...
 
 
 if TYPE_CHECKING:  # mypy: the Store satisfies every Protocol above (tests/test_typed.py checks it at run time)

@@ -18,6 +18,7 @@ from radar.analysis.contributions.update import name_key, update_contributions
 from radar.analysis.contributions.week import introduced_methods, week_cards
 from radar.analysis.names.extract import _TOKEN, is_candidate
 from radar.app.wiring import repro_presets
+from radar.index.tags_table import Tags
 from radar.store import Store, Workspace
 from radar.store.contributions import ContributionRow, Mention, MentionRow
 from radar.store.models import Document
@@ -286,7 +287,7 @@ def test_stored_tags_move_a_card_into_the_lab_areas_and_leave_its_kind(workspace
             ],
             [],
         )
-        store.save_tag_decisions("test", ["2501.00011"], [("2501.00011", "accelerator-hardware", 0.9, "model")])
+        Tags(store).save_decisions("test", ["2501.00011"], [("2501.00011", "accelerator-hardware", 0.9, "model")])
         groups = {"accelerator-hardware": "hardware-systems", "graphics-xr": "other"}
         cards = {c.name: c for c in week_cards(store, iso_week("2025-01-06"), {}, groups)}
         untagged = {c.name: c for c in week_cards(store, iso_week("2025-01-06"), {})}

@@ -14,6 +14,7 @@ from radar.analysis.trends.result import PeriodTrends, TrendsResult
 from radar.app import wiring
 from radar.app.context import Radar
 from radar.crawler.snapshot import import_snapshot
+from radar.index.tags_table import Tags
 from radar.reports.config import DeliveryConfig, Profile, ReportConfig
 from radar.reports.content import ReportInputs, gather, tag_groups
 from radar.reports.errors import ReportError
@@ -312,7 +313,7 @@ def test_content_counts_agree_with_the_store(report_ws: Workspace) -> None:
         content = gather_content(report_ws, store, period, cfg, profile, trends=TRENDS)
         in_week = store.filter_documents(since=period.since, until=period.until)
         papers = store.filter_documents(since=period.since, until=period.until, kinds=["paper"])
-        tagged = store.tags_of(in_week)
+        tagged = Tags(store).of(in_week)
         earlier = [len(store.filter_documents(since=p.since, until=p.until)) for p in period.trailing(4)]
     h = content["headline"]
     assert (h["documents"], h["papers"], h["posts"]) == (len(in_week), len(papers), 1)
@@ -581,7 +582,7 @@ def test_a_topic_is_on_the_profile_when_most_of_its_nearest_members_are(report_w
     profile = Profile(tags={"inference-serving": 1.0})
     with report_ws.store() as store:
         ids = [d.id for d in store.iter_documents(kind="paper")]
-        tags = store.tags_of(ids)
+        tags = Tags(store).of(ids)
         on = [i for i in ids if "inference-serving" in tags.get(i, {})][:12]
         off = [i for i in ids if not tags.get(i)][:12]
         assert len(on) >= 10 and len(off) >= 10

@@ -7,31 +7,26 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from msgspec.structs import astuple
 
 from radar.crawler.state import CrawlStates
-from radar.index.embeddings import Embedding, Embeddings, Facet, PendingEmbedding, StoredVector
+from radar.index.embeddings import EmbeddedDocument, Embedding, Embeddings, Facet, PendingEmbedding, StoredVector
+from radar.index.tags_table import Correction, TagDecision, TagDetails, TaggedDocument, Tags, TagScore
 from radar.reports.deliveries import Deliveries, Delivery
 from radar.repro.runs_table import Runs
 from radar.store import (
-    Correction,
     DayCount,
     Document,
     DocumentMeta,
     DocumentText,
-    EmbeddedDocument,
     PublishedRange,
     Store,
     StoreError,
-    TagDecision,
-    TagDetails,
-    TaggedDocument,
-    TagScore,
     Workspace,
 )
 from radar.store.dates import entered
 from radar.store.documents import DocumentsTable
 from radar.store.schema import LATEST_VERSION
-from radar.store.tags import TagsTable
 
 
 def paper(
@@ -219,7 +214,7 @@ def test_migrations_upgrade_an_existing_database_in_place(tmp_path: Path, monkey
 
 
 def test_store_composes_every_table_and_no_table_shadows_another() -> None:
-    tables = (DocumentsTable, TagsTable)
+    tables = (DocumentsTable,)
     assert all(issubclass(Store, t) for t in tables)
     owners: dict[str, list[str]] = {}
     for table in tables:
@@ -261,7 +256,7 @@ def test_embeddings_round_trip(docs: list[Document], data: st.DataObject) -> Non
             (Facet(d.id, entered(d.id, d.published), d.source, d.kind, vec_ids[d.id]) for d in docs),
             key=lambda f: f.doc_id,
         )
-        rows = store.sample_embedded("m", len(docs))
+        rows = Embeddings(store).sample_embedded("m", len(docs))
         assert all(isinstance(r, EmbeddedDocument) for r in rows)
         assert {r.doc_id: (r.title, r.abstract, r.vector) for r in rows} == {
             d.id: (d.title, d.abstract, saved[d.id]) for d in docs
@@ -285,11 +280,13 @@ def test_tags_and_corrections_round_trip(
     ids = ["2501.00001", "2501.00002"]
     with Store(Path(":memory:")) as store:
         store.upsert_documents([paper(i) for i in ids])
-        store.save_tag_decisions("v1", ids, [TagDecision(d, t, s, "model") for d, t, s in decisions])
+        Tags(store).save_decisions("v1", ids, [TagDecision(d, t, s, "model") for d, t, s in decisions])
         for doc_id, tag, add in fixes:
-            store.save_correction(doc_id, [tag] if add else [], [] if add else [tag])
+            Tags(store).save_correction(doc_id, [tag] if add else [], [] if add else [tag])
         last = {(d, t): add for d, t, add in fixes}  # a later correction of the same tag replaces the earlier
-        assert sorted(store.corrections()) == sorted(Correction(d, t, add) for (d, t), add in last.items())
+        assert sorted(Tags(store).corrections(), key=astuple) == sorted(
+            (Correction(d, t, add) for (d, t), add in last.items()), key=astuple
+        )
         expected: dict[str, dict[str, TagScore]] = {i: {} for i in ids}
         for d, t, s in decisions:
             expected[d][t] = TagScore(t, s, "model")
@@ -299,14 +296,14 @@ def test_tags_and_corrections_round_trip(
             else:
                 expected[d].pop(t, None)
         for doc_id in ids:
-            details = store.tag_details(doc_id)
+            details = Tags(store).details(doc_id)
             assert isinstance(details, TagDetails)
-            assert sorted(details.tags) == sorted(expected[doc_id].values())
+            assert sorted(details.tags, key=astuple) == sorted(expected[doc_id].values(), key=astuple)
             assert details.corrections == {t: int(add) for (d, t), add in last.items() if d == doc_id}
-        assert sorted(store.tagged_in("", "~")) == sorted(
-            TaggedDocument(d, "2025-01-02", t) for d in ids for t in expected[d]
+        assert sorted(Tags(store).tagged_in("", "~"), key=astuple) == sorted(
+            (TaggedDocument(d, "2025-01-02", t) for d in ids for t in expected[d]), key=astuple
         )
-        assert store.tags_of(ids) == {d: sorted(tags) for d, tags in expected.items() if tags}
+        assert Tags(store).of(ids) == {d: sorted(tags) for d, tags in expected.items() if tags}
 
 
 @settings(max_examples=30, deadline=None)
@@ -332,14 +329,14 @@ def test_a_retag_with_as_many_rows_changes_the_tags_fingerprint() -> None:
     under it)."""
     with Store(Path(":memory:")) as store:
         store.upsert_documents([paper("2501.00001"), paper("2501.00002")])
-        store.save_tag_decisions("v1", ["2501.00001"], [TagDecision("2501.00001", "rl", 0.9, "model")])
-        before = store.tags_fingerprint()
-        store.save_tag_decisions("v1", ["2501.00001"], [TagDecision("2501.00001", "vision", 0.9, "model")])
-        assert store.tags_of(["2501.00001"]) == {"2501.00001": ["vision"]}
-        assert store.tags_fingerprint() != before
-        before = store.tags_fingerprint()
-        store.save_correction("2501.00002", ["rl"], [])
-        assert store.tags_fingerprint() != before
+        Tags(store).save_decisions("v1", ["2501.00001"], [TagDecision("2501.00001", "rl", 0.9, "model")])
+        before = Tags(store).fingerprint()
+        Tags(store).save_decisions("v1", ["2501.00001"], [TagDecision("2501.00001", "vision", 0.9, "model")])
+        assert Tags(store).of(["2501.00001"]) == {"2501.00001": ["vision"]}
+        assert Tags(store).fingerprint() != before
+        before = Tags(store).fingerprint()
+        Tags(store).save_correction("2501.00002", ["rl"], [])
+        assert Tags(store).fingerprint() != before
 
 
 def test_every_contributions_write_changes_their_fingerprint() -> None:

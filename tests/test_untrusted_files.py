@@ -16,6 +16,7 @@ import orjson
 import pytest
 
 from radar.crawler.snapshot import import_snapshot
+from radar.index.tags_table import Tags
 from radar.reports.people.repository import People
 from radar.store import Workspace
 from tests.cli_helpers import run_cli
@@ -236,7 +237,7 @@ def test_dropped_tables_are_recreated_and_methods_tag_and_report_still_work(
         res = run_cli(capsys, "--workspace", str(ws.root), *argv)
         assert res.code == 0 and "Traceback" not in res.err, (argv, res.err)
     with ws.store() as store:
-        assert list(store.tagging_candidates("m", "t")) == []  # what `radar tag` reads first
+        assert list(Tags(store).candidates("m", "t")) == []  # what `radar tag` reads first
         indexes = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     assert {"names_kind", "tag_state_tagger"} <= indexes
     conn = sqlite3.connect(ws.db_path)

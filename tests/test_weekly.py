@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from radar.index.embeddings import Embeddings
+from radar.index.tags_table import Tags
 from radar.reports.deliveries import Deliveries
 from radar.repro.records import RunRecord
 from radar.repro.runs_table import Runs
@@ -66,7 +67,7 @@ def test_weekly_delivers_once_and_reruns_cleanly(
         report = json.loads(Path(doc["paths"]["json"]).read_text())
         assert report["headline"]["documents"] == len(in_week)
         with ws.store() as store:
-            assert report["headline"]["tagged"] == len(store.tags_of(in_week))
+            assert report["headline"]["tagged"] == len(Tags(store).of(in_week))
         assert sorted(d["status"] for d in doc["deliveries"]) == ["sent", "sent", "sent"]
         assert len(smtp.messages) == 2 and len(hook.posts) == 1
         assert doc["summary"].startswith(f"weekly {WEEK}: crawl: ")

@@ -38,6 +38,7 @@ from radar.analysis.contributions.model import shipped_model
 from radar.analysis.contributions.plugin_point import plugin_point
 from radar.analysis.contributions.senses import Intro, Sense, sense_with, senses_of
 from radar.analysis.contributions.update import name_key
+from radar.index.tags_table import Tags
 from radar.store.contributions import ContributionRow, MentionRow
 from radar.store.dates import week_monday
 from radar.store.names import NameRow
@@ -248,7 +249,7 @@ def cards_of(
     docs = store.documents(ids)
     titles = {i: d.title for i, d in docs.items()}
     abstracts = {i: d.abstract for i, d in docs.items()}
-    tags = store.tags_of(ids)
+    tags = Tags(store).of(ids)
     intros: dict[str, list[ContributionRow]] = {}  # every stored paper introducing each name (senses split on them)
     for r in store.introductions_of({r.name_key for r in rows}):
         intros.setdefault(r.name_key, []).append(r)
@@ -401,7 +402,7 @@ def card_for(
             docs = store.documents([r.doc_id for r in mine])
             titles = {i: d.title for i, d in docs.items()}
             abstracts = {i: d.abstract for i, d in docs.items()}
-            tags = store.tags_of([r.doc_id for r in mine])
+            tags = Tags(store).of([r.doc_id for r in mine])
             start = store.first_paper_day()
             cards = [
                 _card(

@@ -34,6 +34,7 @@ from radar.analysis.contributions.extract import title_handle
 from radar.analysis.contributions.labels import LAB_AREAS, LEAD_KINDS
 from radar.analysis.contributions.signals import Paper, signals
 from radar.analysis.contributions.update import name_key
+from radar.index.tags_table import Tags
 from radar.store.contributions import ContributionRow
 from radar.store.models import Document
 from radar.store.tables import CardsStore
@@ -68,7 +69,7 @@ def rank(store: CardsStore, cards: Sequence[MethodCard], model: ConsequenceModel
     model = model or shipped_consequence()
     ids = [c.introduced_by for c in cards if c.introduced_by]
     docs = store.documents(ids)
-    tags = store.tags_of(ids)
+    tags = Tags(store).of(ids)
     scored = []
     for c in cards:
         if c.introduced_by is None:
@@ -106,7 +107,7 @@ def _unnamed_cards(
     if not rows:
         return []
     docs = store.documents([r.doc_id for r in rows])
-    tags = store.tags_of([r.doc_id for r in rows])
+    tags = Tags(store).of([r.doc_id for r in rows])
     found = []
     for r in rows:
         doc = docs.get(r.doc_id)

@@ -21,6 +21,7 @@ from radar.analysis.tags.errors import TaggingError
 from radar.analysis.tags.model import TagModel
 from radar.analysis.tags.tagger import decide, labeled_pairs, saved_model, train
 from radar.analysis.tags.taxonomy import Taxonomy
+from radar.index.embeddings import Embeddings
 from radar.store.tables import TaggingStore
 
 if TYPE_CHECKING:
@@ -108,7 +109,7 @@ def review_queue(
 
     if k <= 0:
         return []
-    rows = store.sample_embedded(env.vectors.model_id, pool)
+    rows = Embeddings(store).sample_embedded(env.vectors.model_id, pool)
     if not rows:
         raise TaggingError("nothing is embedded yet; run `radar index` and `radar tag` before reviewing tags")
     model = saved_model(env) or train(store, env)

@@ -39,6 +39,7 @@ from radar.index.embedder import Embedder, document_text
 from radar.index.embeddings import Embeddings
 from radar.index.errors import IndexError_
 from radar.index.prebuilt import DAMAGED_NPZ, PrebuiltVectors
+from radar.index.tags_table import Tags
 from radar.store.files import write_bytes_atomic
 from radar.store.table import Database
 from radar.store.tables import TaggingStore
@@ -136,7 +137,7 @@ def gather_examples(store: TaggingStore, env: TagEnv) -> Examples:
     """Every labeled document (later label sources win), then corrections on top."""
     cfg, taxonomy, vectors = env.config, env.taxonomy, env.vectors
     labels, scope = _label_files(env)
-    corrections = [(d, t, v) for d, t, v in store.corrections() if t in taxonomy.names]
+    corrections = [(c.doc_id, c.tag, c.add) for c in Tags(store).corrections() if c.tag in taxonomy.names]
     texts = shipped_papers() if cfg.use_dev_labels else {}
     stored = store.documents(set(labels) | {d for d, _, _ in corrections})
     texts.update({i: (doc.title, doc.abstract) for i, doc in stored.items()})
@@ -193,7 +194,7 @@ def labeled_pairs(store: TaggingStore, env: TagEnv) -> set[tuple[str, str]]:
     pairs: set[tuple[str, str]] = set()
     for doc_id, decided in scope.items():
         pairs.update((doc_id, n) for n in names if decided is None or n in decided)
-    pairs.update((c.doc_id, c.tag) for c in store.corrections())
+    pairs.update((c.doc_id, c.tag) for c in Tags(store).corrections())
     return pairs
 
 
@@ -210,11 +211,13 @@ class Corpus:
 
     @classmethod
     def sample(cls, store: TaggingStore, model_id: str, n: int = WEAK_SAMPLE) -> Corpus:
-        rows = store.sample_embedded(model_id, n)
+        rows = Embeddings(store).sample_embedded(model_id, n)
         if not rows:
             return cls()
         return cls(
-            [r[1] for r in rows], [r[2] for r in rows], np.stack([np.frombuffer(r[3], dtype=np.float32) for r in rows])
+            [r.title for r in rows],
+            [r.abstract for r in rows],
+            np.stack([np.frombuffer(r.vector, dtype=np.float32) for r in rows]),
         )
 
 
@@ -409,18 +412,18 @@ def tag_documents(
     origins = [model.rules[n].origin for n in model.names]
     total = store.count_documents() - Embeddings(store).count_unembedded(vectors.model_id)
     decided = 0
-    for batch in store.tagging_candidates(vectors.model_id, model.version, everything=retrain):
-        ids = [r[0] for r in batch]
-        vecs = np.stack([np.frombuffer(r[3], dtype=np.float32) for r in batch])
-        scores = decide(model, [r[1] for r in batch], [r[2] for r in batch], vecs)
+    for batch in Tags(store).candidates(vectors.model_id, model.version, everything=retrain):
+        ids = [r.doc_id for r in batch]
+        vecs = np.stack([np.frombuffer(r.vector, dtype=np.float32) for r in batch])
+        scores = decide(model, [r.title for r in batch], [r.abstract for r in batch], vecs)
         hits = np.argwhere(scores >= thresholds)
-        store.save_tag_decisions(
+        Tags(store).save_decisions(
             model.version, ids, [(ids[i], model.names[j], float(scores[i, j]), origins[j]) for i, j in hits]
         )
         decided += len(ids)
         if progress:
             progress(decided, total)
-    counts = store.tag_counts()
+    counts = Tags(store).counts()
     return TagReport(
         model.version,
         trained,
@@ -446,7 +449,7 @@ def record_correction(
         raise TaggingError(f"{', '.join(both)} is both added and removed; give each tag once")
     if store.get_document(doc_id) is None:
         raise TaggingError(f"no document {doc_id!r} in this workspace; find its id with `radar search`")
-    store.save_correction(doc_id, add, remove)
+    Tags(store).save_correction(doc_id, add, remove)
 
 
 class Tagger(Protocol):

@@ -23,6 +23,7 @@ from radar.analysis.trends.term_table import TermTable, day_date, day_number
 from radar.analysis.trends.topics import current_model, discover_topics
 from radar.index.config import EmbeddingConfig
 from radar.index.embeddings import Embeddings
+from radar.index.tags_table import Tags
 from radar.store.tables import TrendsStore
 
 
@@ -162,7 +163,7 @@ def compute_trends(
 
     term_part = parts.get("terms", [], terms, shape=TermsPart)
     groups = repr(sorted((g, sorted(t)) for g, t in (env.tag_groups or {}).items()))
-    tag_part = parts.get("tags", [store.tags_fingerprint(), groups], tags, shape=TagsPart)
+    tag_part = parts.get("tags", [Tags(store).fingerprint(), groups], tags, shape=TagsPart)
     topic_part: TopicsPart = {"topics": [], "note": "not computed"}
     if topics:
         model = current_model(store, env.embedding) or ""

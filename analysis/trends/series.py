@@ -19,6 +19,7 @@ from radar.analysis.trends.config import TrendsConfig, Windows, period_label
 from radar.analysis.trends.result import SharePoint, TagTrend
 from radar.analysis.trends.stats import fixed_effect_shares, stratified_test
 from radar.analysis.trends.term_table import TermTable, day_number
+from radar.index.tags_table import Tags
 from radar.store.tables import TrendsStore
 
 
@@ -40,10 +41,10 @@ def _tag_matrix(
     hi = table.rows_until(day_number(as_of.isoformat()))
     where = {doc_id: i for i, doc_id in enumerate(table.ids[lo:hi])}
     rows: dict[str, list[int]] = {}
-    for doc_id, _day, tag in store.tagged_in(first.isoformat(), f"{as_of.isoformat()}T23:59:59Z~"):
-        i = where.get(doc_id)
+    for row in Tags(store).tagged_in(first.isoformat(), f"{as_of.isoformat()}T23:59:59Z~"):
+        i = where.get(row.doc_id)
         if i is not None:
-            rows.setdefault(tag, []).append(i)
+            rows.setdefault(row.tag, []).append(i)
     return lo, hi, sorted(rows), {t: np.array(sorted(set(r)), dtype=np.int64) for t, r in rows.items()}
 
 

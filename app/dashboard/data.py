@@ -25,6 +25,7 @@ import streamlit as st
 
 from radar.app.context import Radar
 from radar.index.embeddings import Embeddings
+from radar.index.tags_table import Tags
 from radar.reports.text import code_spans, plain
 from radar.store import Store, Workspace, resolve_root
 from radar.store.errors import RadarError
@@ -99,7 +100,7 @@ def version(root: str) -> str:
     with sh.lock:
         seen = sh.store.data_version()
         if seen != sh.data_version or not sh.version:
-            sh.version = f"{sh.store.fingerprint()}|{sh.store.tags_fingerprint()}|{Embeddings(sh.store).generation()}"
+            sh.version = f"{sh.store.fingerprint()}|{Tags(sh.store).fingerprint()}|{Embeddings(sh.store).generation()}"
             sh.data_version = seen
         return sh.version
 
@@ -123,7 +124,7 @@ def facets(root: str, ver: str) -> dict[str, Any]:
             "last": last,
             "last_paper": s.published_range("paper")[1],
             "sources": s.stats()["by_source"],
-            "tags": s.known_tags(),
+            "tags": Tags(s).known(),
             "categories": s.primary_categories(),
             "counts": s.table_counts(),
         }
@@ -192,7 +193,7 @@ def latest(root: str, ver: str, filters: Any, k: int) -> tuple[list[Any], dict[s
             kinds=filters.kinds,
             limit=k,
         )
-        return docs, s.tags_of([d.id for d in docs])
+        return docs, Tags(s).of([d.id for d in docs])
 
     return read(root, go)
 

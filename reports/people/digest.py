@@ -15,6 +15,7 @@ from typing import NotRequired, TypedDict
 from urllib.parse import quote, urlencode
 
 from radar.index.embeddings import Embeddings
+from radar.index.tags_table import Tags
 from radar.reports.config import DeliveryConfig, Profile, ReportConfig, WebhookConfig
 from radar.reports.deliver import (
     Job,
@@ -116,7 +117,9 @@ def training_of(store: PeopleStore, person: Person, model_id: str, *, exclude: s
     disliked = [docs[i] for i, v in verdicts.items() if v < 0 and i in docs]
     skipped: list[Document] = []
     if model_id and len(liked) >= 1:
-        sample = [e.doc_id for e in store.sample_embedded(model_id, N_SKIPPED + len(verdicts) + len(exclude))]
+        sample = [
+            e.doc_id for e in Embeddings(store).sample_embedded(model_id, N_SKIPPED + len(verdicts) + len(exclude))
+        ]
         keep = [i for i in sample if i not in verdicts and i not in exclude][:N_SKIPPED]
         found = store.documents(keep)
         skipped = [found[i] for i in keep if i in found]
@@ -150,7 +153,7 @@ def build_digest(
         scores, method = learned_scores(training, _examples(store, docs, model_id)), "learned"
     else:
         liked = [ex.doc for ex in training.liked]
-        scores, method = rule_scores(docs, store.tag_scores(ids), profile, liked, period, cfg), "rules"
+        scores, method = rule_scores(docs, Tags(store).scores(ids), profile, liked, period, cfg), "rules"
     kept, dropped = adjust(scores, profile)
     top = [s for s in kept if s.score >= profile.min_score][:top_n]
     alerts = alert_rows(People(store).alerts(person.name, since=period.since))
