@@ -18,6 +18,7 @@ from radar.analysis.trends.compute import TrendDetector, compute_trends
 from radar.analysis.trends.result import PeriodTrends
 from radar.app import steps_contributions, wiring
 from radar.app.context import Radar
+from radar.crawler.documents import Documents
 from radar.index.embeddings import Embeddings
 from radar.index.tags_table import Tags
 from radar.reports.period import Period
@@ -33,7 +34,8 @@ def state(radar: Radar, store: Store) -> str:  # the whole Store: a fingerprint 
     methods are the method cards) and the [trends] settings."""
     settings = hashlib.blake2b(repr(asdict(radar.settings.trends)).encode(), digest_size=6).hexdigest()
     models = ",".join(f"{m}:{n}" for m, n in sorted(store.contribution_models().items()))
-    return f"{store.fingerprint()}|{Tags(store).fingerprint()}|{Embeddings(store).generation()}|{models}|{settings}"
+    tables = f"{Documents(store).fingerprint()}|{Tags(store).fingerprint()}|{Embeddings(store).generation()}"
+    return f"{tables}|{models}|{settings}"
 
 
 def tags_window(period: Period) -> str:

@@ -32,6 +32,7 @@ from radar.analysis.trends.compute import TrendDetector, compute_trends
 from radar.analysis.trends.result import PeriodTrends, TrendsResult
 from radar.app import period_trends, steps_contributions, wiring
 from radar.app.context import Radar
+from radar.crawler.documents import Documents
 from radar.crawler.run import ProgressFn as CrawlProgress
 from radar.crawler.run import SourceResult, crawl
 from radar.index.embedder import Embedder
@@ -306,7 +307,7 @@ def past_weeks(radar: Radar, store: MethodsStore, period: Period) -> list[PastWe
 def contribution_areas(store: ReportStore, period: Period) -> Area:
     """area_of(doc_id): the area of the paper's stored contribution (rl-post-training, hardware-systems,
     other-llm, other; reports.sections places it), None for a document the contributions stage has not decided."""
-    ids = [d.id for d in store.iter_documents(since=period.since, until=period.until, kind="paper")]
+    ids = [d.id for d in Documents(store).scan(since=period.since, until=period.until, kind="paper")]
     rows = store.contributions(ids)
     return lambda doc_id: rows[doc_id].area if doc_id in rows else None
 

@@ -27,6 +27,7 @@ from radar.analysis.contributions.prebuilt import PrebuiltContributions
 from radar.analysis.contributions.update import Progress, UpdateReport, update_contributions
 from radar.analysis.contributions.week import introduced_methods, week_cards
 from radar.app.context import Radar
+from radar.crawler.documents import Documents
 from radar.index.tags_table import Tags
 from radar.reports.recommend import preset_name
 from radar.repro.methods import catalog
@@ -137,7 +138,7 @@ def rewrite_changes(store: MethodsStore, cards: Sequence[MethodCard], rewrite: R
         return list(cards)
     ids = [c.introduced_by for c in cards if c.introduced_by]
     stored = store.contributions(ids)
-    docs = store.documents([i for i in ids if i in stored and not stored[i].changes_rewritten])
+    docs = Documents(store).of([i for i in ids if i in stored and not stored[i].changes_rewritten])
     lines = {}
     for doc_id, doc in docs.items():
         line = rewrite(doc.title, doc.abstract, stored[doc_id].name)

@@ -77,6 +77,7 @@ from radar.analysis.trends.term_table import TermTable, day_date, day_number
 from radar.analysis.trends.terms import NAME_PREFIX
 from radar.app import steps_contributions, wiring
 from radar.app.context import Radar
+from radar.crawler.documents import Documents
 from radar.index.tags_table import Tags
 from radar.store import Workspace
 from radar.store.db import Store
@@ -129,7 +130,7 @@ def setup(ws_root: Path, corpus: Path) -> Workspace:
         Workspace.init(ws_root)
     ws = Workspace.open(ws_root)
     with ws.store() as store:
-        empty = store.count_documents() == 0
+        empty = Documents(store).count() == 0
     if empty:
         t = time.perf_counter()
         radar(["--workspace", str(ws_root), "import", str(corpus)])
@@ -148,7 +149,7 @@ def _keyword_tags(store: Store) -> None:
         parts = [re.escape(k.rstrip("*")) + (r"\w*" if k.endswith("*") else "") for k in tag["keywords"]]
         patterns[tag["name"]] = re.compile(r"(?<!\w)(?:" + "|".join(parts) + r")(?!\w)", re.IGNORECASE)
     rows = []
-    for row in store.text_rows(""):
+    for row in Documents(store).text_rows(""):
         text = f"{row.title}. {row.abstract}"
         rows.extend((row.doc_id, name) for name, pat in patterns.items() if pat.search(text))
     with store.transaction() as conn:

@@ -34,6 +34,7 @@ from radar.app.cli import main as radar
 from radar.app.context import Radar
 from radar.app.steps import stored_names
 from radar.app.steps_contributions import presets
+from radar.crawler.documents import Documents
 from radar.crawler.run import crawl
 from radar.reports.recommend import preset_name
 from radar.store import Workspace
@@ -97,7 +98,7 @@ def main(argv: list[str] | None = None) -> None:
             entries = sum(r.counts.added for r in results)
             keys = {m[0] for m in store.conn.execute("SELECT DISTINCT key FROM framework_matches")}
             adopted = store.adoptions_of(keys)
-            papers = store.count_documents()
+            papers = Documents(store).count()
         speed = Table(title=f"{entries} entries (TRL and verl), {papers:,} papers; CPU seconds, one run")
         for col in ("step", "CPU s", "entries/s", "vs feedparser alone"):
             speed.add_column(col, justify="left" if col == "step" else "right")

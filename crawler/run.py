@@ -14,6 +14,7 @@ import msgspec
 
 from radar.crawler.arxiv_api import ArxivClient, ArxivQuery
 from radar.crawler.config import ArxivRssSource, ArxivSource, CrawlerConfig, FeedSource, FrameworkSource, Source
+from radar.crawler.documents import Documents
 from radar.crawler.errors import CrawlError, FetchError
 from radar.crawler.feeds import ParsedFeed, parse_arxiv_rss, parse_feed
 from radar.crawler.frameworks import parse_framework_feed
@@ -83,7 +84,7 @@ def crawl_arxiv(
         http, src.base_url, page_size=src.page_size, min_interval_s=src.min_interval_s, source=src.name
     )
     for page in client.pages(query, max_results=src.max_results):
-        result.count(store.upsert_documents(page.documents))
+        result.count(Documents(store).upsert(page.documents))
         if page.newest_update and page.newest_update > state.cursor:
             state.cursor = page.newest_update
         CrawlStates(store).save(state)  # the cursor moves only after the page is stored
@@ -147,7 +148,7 @@ def crawl_feed(
     left = max(0, len(docs) - cap) + int(parsed.extra.get("cut", 0))
     if len(docs) > cap:  # the newest (a feed of 100,000 would take minutes to store and hours to embed)
         docs = sorted(docs, key=lambda d: d.published, reverse=True)[:cap]
-    result.count(store.upsert_documents(docs))
+    result.count(Documents(store).upsert(docs))
     result.message = "; ".join(
         m
         for m in (

@@ -17,6 +17,7 @@ from typing import TypedDict
 
 import numpy as np
 
+from radar.crawler.documents import Documents
 from radar.index.config import EmbeddingConfig, SearchConfig
 from radar.index.embedder import Embedder, document_text, model_id_for, resolve_model_dir
 from radar.index.embeddings import Embeddings
@@ -26,7 +27,6 @@ from radar.index.postings import LAYOUT
 from radar.index.prebuilt import PrebuiltVectors
 from radar.index.vectors import VectorIndex, vectors_from_blobs
 from radar.store.table import Database
-from radar.store.tables import IndexStore
 
 CHUNK = 256
 SAVE_EVERY_S = 30.0
@@ -89,7 +89,7 @@ class IndexPaths:
 
 
 def load_vectors(
-    paths: IndexPaths, store: IndexStore, model_id: str, dim: int, cfg: SearchConfig, *, mmap: bool = False
+    paths: IndexPaths, store: Database, model_id: str, dim: int, cfg: SearchConfig, *, mmap: bool = False
 ) -> tuple[VectorIndex, bool]:
     """The saved index if it matches the store (``mmap``: memory-mapped, read-only, for a search); otherwise one
     rebuilt from the stored vectors."""
@@ -103,12 +103,12 @@ def load_vectors(
     ), True
 
 
-def load_keyword(paths: IndexPaths, store: IndexStore, *, rebuild_if_stale: bool = True) -> tuple[KeywordIndex, bool]:
-    fingerprint = store.fingerprint()
+def load_keyword(paths: IndexPaths, store: Database, *, rebuild_if_stale: bool = True) -> tuple[KeywordIndex, bool]:
+    fingerprint = Documents(store).fingerprint()
     saved = KeywordIndex.load(paths.keyword)
     if saved is not None and (saved.fingerprint == fingerprint or not rebuild_if_stale):
         return saved, False
-    docs = [(d.id, d.title, d.abstract) for d in store.iter_documents()]
+    docs = [(d.id, d.title, d.abstract) for d in Documents(store).scan()]
     return KeywordIndex.build(docs, fingerprint), True
 
 
@@ -123,7 +123,7 @@ def local_batches(embedder: Embedder) -> BatchEmbedder:
 
 def run_index(
     paths: IndexPaths,
-    store: IndexStore,
+    store: Database,
     *,
     model_id: str,
     dim: int,
@@ -178,7 +178,7 @@ def run_index(
 
 
 def _reuse(
-    store: IndexStore,
+    store: Database,
     vi: VectorIndex,
     model_id: str,
     prebuilt: Sequence[PrebuiltVectors],

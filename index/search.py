@@ -11,6 +11,7 @@ from typing import Protocol, TypedDict
 
 import numpy as np
 
+from radar.crawler.documents import Document, Documents
 from radar.index.config import SearchConfig
 from radar.index.embedder import Embedder
 from radar.index.embeddings import Embeddings
@@ -20,7 +21,7 @@ from radar.index.rerank import Votes, analyse, rank
 from radar.index.rerank import rrf as weighted_rrf
 from radar.index.tags_table import Tags
 from radar.index.vectors import Manifest
-from radar.store import Document, Store
+from radar.store import Store
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,7 @@ class Searcher:
         similarity: Similar | None = None,
     ) -> None:
         self.store = store
+        self.documents = Documents(store)
         self.embeddings = Embeddings(store)
         self.tags = Tags(store)
         self.similarity = similarity
@@ -163,7 +165,7 @@ class Searcher:
                 if unknown:
                     valid = ", ".join(sorted(known)) or "none yet: run `radar tag` first"
                     raise IndexError_(f"no document has tag {', '.join(unknown)}; tags in use: {valid}")
-            ids = self.store.filter_documents(tags=filters.tags, categories=filters.categories)
+            ids = self.documents.matching(tags=filters.tags, categories=filters.categories)
             keep = np.zeros_like(mask)
             position = self._positions()
             keep[[p for p in (position.get(d) for d in ids) if p is not None]] = True
@@ -190,7 +192,7 @@ class Searcher:
         dense = self.dense(query_vector, n, allowed_vec)
         keyword = [d for d, _ in self.keyword.search(query, n, allowed_mask)]
         candidates = list(dict.fromkeys(dense + keyword))
-        docs = self.store.documents(candidates)
+        docs = self.documents.of(candidates)
         texts = {d: (doc.title, doc.abstract) for d, doc in docs.items()}
         vote = self.similarity if self.votes.similar else None
         similar = (lambda top: vote(query_vector, top)) if vote is not None else None
@@ -205,7 +207,7 @@ class Searcher:
     def similar(self, doc_id: str, k: int = 10, filters: Filters = Filters()) -> list[Hit]:
         stored = self.embeddings.vector_of(doc_id, self.vectors.manifest.model_id)
         if stored is None:
-            if self.store.get_document(doc_id) is None:
+            if self.documents.get(doc_id) is None:
                 raise IndexError_(f"no document {doc_id!r} in this workspace; find ids with `radar search`")
             raise IndexError_(f"{doc_id} is not embedded yet; run `radar index` first")
         vec_id = stored.vec_id
@@ -218,7 +220,7 @@ class Searcher:
 
     def _hits(self, ranked: list[tuple[str, float]], docs: dict[str, Document] | None = None) -> list[Hit]:
         ids = [d for d, _ in ranked]
-        docs = self.store.documents(ids) if docs is None else docs
+        docs = self.documents.of(ids) if docs is None else docs
         tags = self.tags.of(ids)
         return [
             Hit(d, docs[d].title, s, docs[d].published, docs[d].url, tags.get(d, []), docs[d].source)

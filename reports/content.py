@@ -16,6 +16,7 @@ from typing import Any
 
 from radar.analysis.contributions.cards import MethodCard
 from radar.analysis.trends.result import PeriodTrends, TrendsResult
+from radar.crawler.documents import Documents
 from radar.index.tags_table import Tags
 from radar.reports.calls import CallsSection, PastWeek, last_calls
 from radar.reports.config import Profile, ReportConfig
@@ -101,7 +102,7 @@ def _relevant_to(store: ReportStore, profile: Profile) -> Callable[[list[str], s
             return True
         if not patterns:
             return False
-        docs = store.documents(ids).values()
+        docs = Documents(store).of(ids).values()
         texts = [text, *(f"{d.title} {d.abstract}" for d in docs)]
         return any(p.search(t) for p in patterns for t in texts)
 
@@ -263,14 +264,14 @@ def gather(store: ReportStore, inputs: ReportInputs) -> ReportContent:
     used_profile, profile_note = effective_profile(inputs.profile, grouping)
     terms = trends.terms
     headline, tag_volume = volumes(store, period, grouping, cfg, trends.tags)
-    docs = list(store.iter_documents(since=period.since, until=period.until))
+    docs = list(Documents(store).scan(since=period.since, until=period.until))
     papers = [d for d in docs if d.kind == "paper"]
     posts = sorted((d for d in docs if d.kind == "post"), key=lambda d: (d.published, d.id), reverse=True)
     tags = Tags(store).scores(d.id for d in docs)
     trail_start = period.trailing(cfg.trailing_weeks)[0]
     day_before = (period.start - timedelta(days=1)).isoformat() + "T23:59:59Z"
-    baseline = list(store.iter_documents(since=trail_start.since, until=day_before, kind="paper"))
-    liked = list(store.documents(used_profile.liked).values())
+    baseline = list(Documents(store).scan(since=trail_start.since, until=day_before, kind="paper"))
+    liked = list(Documents(store).of(used_profile.liked).values())
     ranked = rank(
         papers,
         tags,
@@ -333,7 +334,7 @@ def gather(store: ReportStore, inputs: ReportInputs) -> ReportContent:
     new = new_this_week(
         cards,
         areas,
-        {i: d.url for i, d in store.documents([c.introduced_by for c in cards if c.introduced_by]).items()},
+        {i: d.url for i, d in Documents(store).of([c.introduced_by for c in cards if c.introduced_by]).items()},
     )
     found, off_profile = gather_evidence(
         store,
@@ -442,6 +443,6 @@ def _past_days_and_urls(store: ReportStore, past: Sequence[PastWeek]) -> tuple[d
     """The day each later paper naming an earlier week's card entered the record, and the cards' papers' links."""
     later = {d for w in past for c in w.cards for d in c.used_by}
     intros = {c.introduced_by for w in past for c in w.cards if c.introduced_by}
-    docs = store.documents(later | intros)
+    docs = Documents(store).of(later | intros)
     days = {i: entered(i, d.published)[:10] for i, d in docs.items() if i in later}
     return days, {i: d.url for i, d in docs.items() if i in intros}

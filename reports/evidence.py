@@ -28,6 +28,7 @@ from radar.analysis.contributions.frameworks import first_adoptions
 from radar.analysis.contributions.senses import Intro, sense_with, senses_of
 from radar.analysis.contributions.update import name_key
 from radar.analysis.trends.result import NewMethod
+from radar.crawler.documents import Document, Documents
 from radar.reports.period import Period
 from radar.reports.ranking import Ranked
 from radar.reports.recommend import Evidence, Presets, paper_ref, preset_name
@@ -35,7 +36,6 @@ from radar.reports.runs import RunSummary
 from radar.store.contributions import MentionRow
 from radar.store.dates import entered
 from radar.store.frameworks import Adopted
-from radar.store.models import Document
 from radar.store.tables import ReportStore
 
 MIN_RISING = 3  # papers of the period naming a name before its rise is tested
@@ -100,7 +100,7 @@ def candidates(
             )
             add(name_key(card.name), cand)
     rows = store.contributions([*preset_papers.values(), *(m["first_id"] for m in trend_names)])
-    stored = store.documents(preset_papers.values())
+    stored = Documents(store).of(preset_papers.values())
     for preset in presets:
         if not is_baseline(preset):
             paper = preset_papers.get(preset, "")
@@ -157,7 +157,7 @@ def gather_evidence(
     introducing: dict[str, list[Intro]] = {}  # the papers introducing each name: a reused acronym's senses
     for row in store.introductions_of(found):
         introducing.setdefault(row.name_key, []).append(Intro(row.doc_id, row.published, row.area))
-    intros = store.documents([c.intro for c in found.values() if c.intro])
+    intros = Documents(store).of([c.intro for c in found.values() if c.intro])
     adoptions = store.adoptions_of(found)
     chosen_keys = {name_key(c) for c in chosen}
     out: list[Evidence] = []

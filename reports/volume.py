@@ -15,6 +15,7 @@ from datetime import date
 from typing import Any
 
 from radar.analysis.trends.result import TagTrend, TrendsResult, share_change
+from radar.crawler.documents import Documents
 from radar.index.tags_table import Tags
 from radar.reports.config import ReportConfig
 from radar.reports.period import Period
@@ -57,10 +58,10 @@ def volumes(store: ReportStore, period: Period, grouping: Any, cfg: ReportConfig
     periods = [*period.trailing(n_hist - 1), period]
     first = periods[0]
     kinds: list[Counter[str]] = [Counter() for _ in periods]
-    for day, kind, n in store.counts_by_day(first.since, period.until):
-        i = _bucket(day, periods)
+    for count in Documents(store).counts_by_day(first.since, period.until):
+        i = _bucket(count.day, periods)
         if i >= 0:
-            kinds[i][kind] += n
+            kinds[i][count.kind] += count.documents
     tag_counts: list[Counter[str]] = [Counter() for _ in periods]
     group_docs: list[dict[str, set[str]]] = [defaultdict(set) for _ in periods]
     for row in Tags(store).tagged_in(first.since, period.until):

@@ -16,7 +16,6 @@ from typing import Any
 from urllib.parse import quote
 
 from radar.store.contributions import ContributionsTable
-from radar.store.documents import DocumentsTable
 from radar.store.errors import DiskError, StoreError, damage_message, disk_message, free_bytes
 from radar.store.frameworks import FrameworksTable
 from radar.store.names import NamesTable
@@ -106,7 +105,6 @@ def _temp(create: str) -> str:
 
 
 class Store(
-    DocumentsTable,
     NamesTable,
     ContributionsTable,
     FrameworksTable,
@@ -114,9 +112,9 @@ class Store(
     """A connection to the workspace database. Use as a context manager or call close().
 
     The connection, transactions and migrations live here; each table's methods and row types live in
-    its module (documents, names, ...), composed into this one class; a stage that owns its table
-    reads it through its own repository on this connection (crawler.state, index.embeddings, index.tags_table,
-    reports.deliveries, reports.people, repro.runs_table).
+    its module (names, contributions, frameworks), composed into this one class; a stage that owns its table
+    reads it through its own repository on this connection (crawler.state, crawler.documents, index.embeddings,
+    index.tags_table, reports.deliveries, reports.people, repro.runs_table).
 
     On a read-only workspace (a read-only mount, a folder without write permission) the database is opened
     read-only: reading works, the cache tables (names, meta) are kept in memory for the process, and a

@@ -23,7 +23,7 @@ class Database(Protocol):
 
 
 class Table:
-    """Base of the table mixins (``DocumentsTable``, ``RunsTable``, ...); ``Store`` composes them."""
+    """Base of the table mixins (``NamesTable``, ...); ``Store`` composes them."""
 
     conn: sqlite3.Connection
 

@@ -1,7 +1,7 @@
 """The store as each stage sees it: narrow Protocols over ``Store``, so a stage's signature says which tables it
 touches (issue 27, "Typed to the edge").
 
-A function that reads one table takes that table's mixin (``store: RunsTable``, ``store: DocumentsTable``, ...);
+A function that reads one table takes that table's mixin (``store: NamesTable``, ...) or its stage's repository;
 one that reads several takes a Protocol here, named for the stage that reads it; only a function that needs the
 whole database (the connection, a transaction across tables, its path, or one that hands the store to several
 stages, as the composition root does) takes ``Store``. ``Store`` subclasses every mixin and satisfies every
@@ -20,9 +20,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from radar.store.contributions import ContributionRow, Mention, MentionRow, PaperText
-from radar.store.documents import DayCount, DocumentHash, DocumentText
 from radar.store.frameworks import Adopted, FrameworkEntry, FrameworkMatch
-from radar.store.models import Document, UpsertCounts
+from radar.store.models import UpsertCounts
 from radar.store.names import NameRow
 from radar.store.table import Database
 
@@ -47,58 +46,16 @@ class Adoptions(Protocol):
 
 # -- crawler and index -------------------------------------------------------------------------------------
 class CrawlStore(Database, Protocol):
-    """crawler.run: documents and framework entries (upserted); its own crawl_state through the database
-    (crawler.state.CrawlStates)."""
-
-    def upsert_documents(self, docs: Iterable[Document]) -> UpsertCounts: ...
+    """crawler.run: framework entries (upserted); its own documents and crawl_state through the database
+    (crawler.documents.Documents, crawler.state.CrawlStates)."""
 
     def upsert_framework_entries(self, entries: Iterable[FrameworkEntry]) -> UpsertCounts: ...
 
 
-class IndexStore(Database, Protocol):
-    """index.pipeline: documents (their text, for BM25); its own embeddings through the database
-    (index.embeddings.Embeddings)."""
-
-    def fingerprint(self) -> str: ...
-
-    def iter_documents(
-        self, *, since: str = "", until: str = "", kind: str = "", batch: int = 5000
-    ) -> Iterator[Document]: ...
-
-
 # -- analysis ----------------------------------------------------------------------------------------------
-class TaggingStore(Database, Protocol):
-    """analysis.tags: documents; embeddings and tags through the database (index.embeddings.Embeddings,
-    index.tags_table.Tags)."""
-
-    def documents(self, ids: Iterable[str]) -> dict[str, Document]: ...
-
-    def get_document(self, doc_id: str) -> Document | None: ...
-
-    def count_documents(self) -> int: ...
-
-
-class TrendsStore(Database, Protocol):
-    """analysis.trends: documents (texts for the term table); tags (the tag series) and embeddings (topics) through
-    the database (index.tags_table.Tags, index.embeddings.Embeddings)."""
-
-    def fingerprint(self) -> str: ...
-
-    def count_documents(self) -> int: ...
-
-    def text_rows(self, changed_since: str = "", batch: int = 5000) -> Iterator[DocumentText]: ...
-
-    def content_hashes_since(self, changed_since: str) -> list[DocumentHash]: ...
-
-
-class NamesStore(Protocol):
-    """analysis.names.stage: documents (the names' source) and names (the computed table, cached by state)."""
-
-    def fingerprint(self) -> str: ...
-
-    def iter_documents(
-        self, *, since: str = "", until: str = "", kind: str = "", batch: int = 5000
-    ) -> Iterator[Document]: ...
+class NamesStore(Database, Protocol):
+    """analysis.names.stage: names (the computed table, cached by state); documents (the names' source) through the
+    database (crawler.documents.Documents)."""
 
     def names(self, kind: str = "", since: str = "") -> list[NameRow]: ...
 
@@ -107,12 +64,9 @@ class NamesStore(Protocol):
     def replace_names(self, rows: Iterable[NameRow], state: str) -> int: ...
 
 
-class ContributionsStore(Protocol):
-    """analysis.contributions.update: documents (texts and hashes) and contributions (what is decided, written)."""
-
-    def documents(self, ids: Iterable[str]) -> dict[str, Document]: ...
-
-    def content_hashes(self, ids: Iterable[str]) -> dict[str, str]: ...
+class ContributionsStore(Database, Protocol):
+    """analysis.contributions.update: contributions (what is decided, written); documents (texts and hashes) through
+    the database (crawler.documents.Documents)."""
 
     def papers_without_contribution(self, model: str) -> list[str]: ...
 
@@ -120,12 +74,8 @@ class ContributionsStore(Protocol):
 
 
 class CardsStore(Mentions, Database, Protocol):
-    """analysis.contributions.cards: contributions (introductions, mentions), documents and their tags (through the
-    database: index.tags_table.Tags)."""
-
-    def documents(self, ids: Iterable[str]) -> dict[str, Document]: ...
-
-    def get_document(self, doc_id: str) -> Document | None: ...
+    """analysis.contributions.cards: contributions (introductions, mentions); documents and their tags through the
+    database (crawler.documents.Documents, index.tags_table.Tags)."""
 
     def first_paper_day(self) -> str: ...
 
@@ -141,8 +91,6 @@ class CardsStore(Mentions, Database, Protocol):
 class FrameworksStore(CardsStore, Adoptions, Protocol):
     """analysis.contributions.frameworks: framework entries matched to the cards' names (contributions, the names
     table), the matches replaced whole when entries or contributions change."""
-
-    def fingerprint(self) -> str: ...
 
     def contribution_models(self) -> dict[str, int]: ...
 
@@ -178,39 +126,12 @@ class MethodsStore(FrameworksStore, ContributionsStore, Protocol):
 
 # -- reports -----------------------------------------------------------------------------------------------
 class ReportStore(Mentions, Adoptions, Database, Protocol):
-    """reports (content, evidence, volume): documents, contributions (evidence) and tags (scores, series; through the
-    database: index.tags_table.Tags)."""
-
-    def documents(self, ids: Iterable[str]) -> dict[str, Document]: ...
-
-    def iter_documents(
-        self, *, since: str = "", until: str = "", kind: str = "", batch: int = 5000
-    ) -> Iterator[Document]: ...
-
-    def counts_by_day(self, since: str = "", until: str = "") -> list[DayCount]: ...
+    """reports (content, evidence, volume): contributions (evidence); documents and tags (scores, series) through the
+    database (crawler.documents.Documents, index.tags_table.Tags)."""
 
     def contributions(self, ids: Iterable[str]) -> dict[str, ContributionRow]: ...
 
     def introductions_of(self, keys: Iterable[str]) -> list[ContributionRow]: ...
-
-
-class PeopleStore(Database, Protocol):
-    """reports.people (digests, alerts, libraries): documents; tags, embeddings, its own people tables and the
-    deliveries through the database (index.tags_table, index.embeddings, reports.people.repository,
-    reports.deliveries)."""
-
-    def documents(self, ids: Iterable[str]) -> dict[str, Document]: ...
-
-    def filter_documents(
-        self,
-        *,
-        since: str = "",
-        until: str = "",
-        tags: Iterable[str] = (),
-        sources: Iterable[str] = (),
-        categories: Iterable[str] = (),
-        kinds: Iterable[str] = (),
-    ) -> list[str]: ...
 
 
 if TYPE_CHECKING:  # mypy: the Store satisfies every Protocol above (tests/test_typed.py checks it at run time)
@@ -220,21 +141,13 @@ if TYPE_CHECKING:  # mypy: the Store satisfies every Protocol above (tests/test_
             Mentions,
             Adoptions,
             CrawlStore,
-            IndexStore,
-            TaggingStore,
-            TrendsStore,
             NamesStore,
             ContributionsStore,
             CardsStore,
             FrameworksStore,
             MethodsStore,
             ReportStore,
-            PeopleStore,
         ] = (
-            store,
-            store,
-            store,
-            store,
             store,
             store,
             store,

@@ -23,9 +23,10 @@ from streamlit.testing.v1 import AppTest
 from radar.app.cli import main
 from radar.app.dashboard import MAIN_SCRIPT, data
 from radar.app.dashboard.page_reports import sandboxed
+from radar.crawler.documents import Document, Documents
 from radar.crawler.state import CrawlState, CrawlStates
 from radar.repro.runs_table import Runs
-from radar.store import Document, Workspace
+from radar.store import Workspace
 from radar.store.models import utc_now
 from tests.cli_helpers import run_cli
 from tests.index_helpers import dev_queries, write_subset
@@ -59,8 +60,8 @@ def dash_ws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     assert main(["--workspace", str(root), "import", str(subset)]) == 0
     ws = Workspace.open(root)
     with ws.store() as store:
-        last = store.published_range().last
-        store.upsert_documents([_evil_doc(last)])
+        last = Documents(store).published_range().last
+        Documents(store).upsert([_evil_doc(last)])
         target = dev_queries()[0]["id"]
         with store.transaction() as conn:
             conn.executemany(
@@ -120,10 +121,10 @@ def test_overview_opens_on_the_latest_complete_week_and_reads_its_trends(app: Ap
     assert not app.exception, [e.value for e in app.exception]
     assert app.title[0].value == "Overview"
     with dash_ws.store() as store:
-        total = store.count_documents()
+        total = Documents(store).count()
         week = latest_data_week(store)
-        docs = store.filter_documents(since=week.since, until=week.until)
-        kinds = store.counts_by_kind(week.since, week.until)
+        docs = Documents(store).matching(since=week.since, until=week.until)
+        kinds = Documents(store).counts_by_kind(week.since, week.until)
     assert app.session_state[period.KEY] == week.label
     assert app.selectbox(key=period.WIDGET).value == week.label
     assert _metric(app, "Documents") == f"{len(docs):,}"
@@ -139,7 +140,7 @@ def test_overview_opens_on_the_latest_complete_week_and_reads_its_trends(app: Ap
     earlier = parse_week(week.label).shifted(-8)
     app.selectbox(key=period.WIDGET).set_value(earlier.label).run()
     with dash_ws.store() as store:
-        before = store.filter_documents(since=earlier.since, until=earlier.until)
+        before = Documents(store).matching(since=earlier.since, until=earlier.until)
     assert _metric(app, "Documents") == f"{len(before):,}"
     app.selectbox(key=period.WIDGET).set_value(week.label).run()
 
@@ -180,7 +181,7 @@ def test_filters_narrow_the_list(app: AppTest, dash_ws: Workspace) -> None:
     from radar.reports.period import week_of
 
     with dash_ws.store() as store:
-        newest = date.fromisoformat(store.published_range().last[:10])
+        newest = date.fromisoformat(Documents(store).published_range().last[:10])
     app.session_state[period.KEY] = week_of(newest).label  # the list without a query: the chosen week's documents
     _page(app, "explore")
     app.multiselect(key="ex_kinds").set_value(["post"]).run()
@@ -195,7 +196,7 @@ def test_detail_shows_abstract_similar_papers_and_tags(app: AppTest, dash_ws: Wo
     app.button(key=f"open-{target['id']}").click().run()
     assert not app.exception
     with dash_ws.store() as store:
-        doc = store.get_document(target["id"])
+        doc = Documents(store).get(target["id"])
     assert doc is not None
     assert data.text(doc.abstract) in _markdown(app)  # through the report's LaTeX-to-text step
     assert any((b.key or "").startswith(f"sim-{target['id']}-") for b in app.button), "no similar papers"
@@ -229,7 +230,7 @@ def test_feed_text_is_never_markup(app: AppTest, dash_ws: Workspace) -> None:
     from radar.reports.period import week_of
 
     with dash_ws.store() as store:
-        newest = date.fromisoformat(store.published_range().last[:10])
+        newest = date.fromisoformat(Documents(store).published_range().last[:10])
     app.session_state[period.KEY] = week_of(newest).label  # the week of the hostile post
     _page(app, "explore")
     app.button(key=f"open-{EVIL_ID}").click().run()
@@ -294,7 +295,7 @@ def test_a_cards_detail_names_its_adopters_and_escapes_feed_text(
     later = Document("2510.10001", "paper", "arxiv", "Stable reinforcement learning for reasoning",
                      "Our recipe outperforms EVILPO and GRPO on math benchmarks.", "2025-10-08T10:00:00Z")  # fmt: skip
     with ws.store() as store:
-        store.upsert_documents([intro, later])
+        Documents(store).upsert([intro, later])
         steps_contributions.refresh(Radar(ws), store)
     monkeypatch.setenv("RADAR_HOME", str(ws.root))
     at = AppTest.from_file(str(MAIN_SCRIPT), default_timeout=180).run()
@@ -344,7 +345,7 @@ def test_generate_now_writes_the_weeks_report(app: AppTest, dash_ws: Workspace) 
     from radar.app.dashboard import period
 
     with dash_ws.store() as store:
-        day = date.fromisoformat(store.published_range("paper").last[:10]) - timedelta(days=7)
+        day = date.fromisoformat(Documents(store).published_range("paper").last[:10]) - timedelta(days=7)
     year, week, _ = day.isocalendar()
     label = f"{year}-W{week:02d}"
     _page(app, "reports")

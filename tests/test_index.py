@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from radar.app.cli import main
+from radar.crawler.documents import Documents
 from radar.index.config import EmbeddingConfig
 from radar.index.embedder import FastTokenizer, document_text, make_embedder, model_id_for, resolve_model_dir
 from radar.index.embeddings import Embeddings
@@ -79,7 +80,7 @@ def test_filters_apply_inside_retrieval(indexed: Workspace, capsys: pytest.Captu
     assert hits and all("2025-06-01" <= h["published"] <= "2025-12-31" for h in hits)
     cat = run_cli(capsys, "--workspace", ws, "search", "GPU cluster scheduling", "--category", "cs.DC", "--json").json()
     with indexed.store() as store:
-        docs = store.documents([h["id"] for h in cat])
+        docs = Documents(store).of([h["id"] for h in cat])
     assert cat and all("cs.DC" in d.categories for d in docs.values())
     none = run_cli(capsys, "--workspace", ws, "search", "anything", "--source", "no-such-source", "--json")
     assert none.code == 0 and none.json() == []
@@ -87,7 +88,7 @@ def test_filters_apply_inside_retrieval(indexed: Workspace, capsys: pytest.Captu
 
 def test_tag_filter_names_known_tags(copy_of: Workspace, capsys: pytest.CaptureFixture[str]) -> None:
     with copy_of.store() as store:
-        doc_id = next(store.iter_documents()).id
+        doc_id = next(Documents(store).scan()).id
         store.conn.execute("INSERT INTO document_tags VALUES (?, 'graphics-xr', 0.9, 'user', '2026-01-01')", (doc_id,))
     ws = str(copy_of.root)
     bad = run_cli(capsys, "--workspace", ws, "search", "rendering", "--tag", "nope")
@@ -109,11 +110,11 @@ def test_similar_excludes_the_paper_itself(indexed: Workspace, capsys: pytest.Ca
 def test_changed_abstract_is_re_embedded_alone(copy_of: Workspace, capsys: pytest.CaptureFixture[str]) -> None:
     target = dev_queries()[1]["id"]
     with copy_of.store() as store:
-        doc = store.get_document(target)
+        doc = Documents(store).get(target)
         old_vec = Embeddings(store).vector_of(target, Embeddings(store).models().popitem()[0])
         from dataclasses import replace
 
-        store.upsert_documents(
+        Documents(store).upsert(
             [replace(doc, abstract="A completely new abstract about FPGA accelerators.", version=doc.version + 1)]
         )
     report = run_cli(capsys, "--workspace", str(copy_of.root), "index", "--json").json()
@@ -459,7 +460,7 @@ def test_radar_index_saves_a_bm25s_layout_again_without_rebuilding(
     current = KeywordIndex.load(folder)
     assert current is not None and (folder / "keyword.json").is_file()
     with copy_of.store() as store:
-        docs = [(d.id, d.title, d.abstract) for d in store.iter_documents()]
+        docs = [(d.id, d.title, d.abstract) for d in Documents(store).scan()]
     from radar.index.keyword import document_terms
 
     retriever = bm25s.BM25()

@@ -3,29 +3,31 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import msgspec
 import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from msgspec.structs import astuple
 
+from radar.crawler.documents import (
+    DayCount,
+    Document,
+    DocumentHash,
+    DocumentMeta,
+    Documents,
+    DocumentText,
+    PublishedRange,
+    row_intact,
+)
 from radar.crawler.state import CrawlStates
 from radar.index.embeddings import EmbeddedDocument, Embedding, Embeddings, Facet, PendingEmbedding, StoredVector
 from radar.index.tags_table import Correction, TagDecision, TagDetails, TaggedDocument, Tags, TagScore
 from radar.reports.deliveries import Deliveries, Delivery
 from radar.repro.runs_table import Runs
-from radar.store import (
-    DayCount,
-    Document,
-    DocumentMeta,
-    DocumentText,
-    PublishedRange,
-    Store,
-    StoreError,
-    Workspace,
-)
+from radar.store import Store, StoreError, Workspace
 from radar.store.dates import entered
-from radar.store.documents import DocumentsTable
+from radar.store.doctor import salvage
 from radar.store.schema import LATEST_VERSION
 
 
@@ -56,45 +58,45 @@ def test_init_creates_wal_database_and_commented_config(workspace: Workspace) ->
 def test_init_twice_keeps_config_and_data(workspace: Workspace) -> None:
     workspace.config_path.write_text(workspace.config_path.read_text() + "\n# my edit\n")
     with workspace.store() as store:
-        store.upsert_documents([paper()])
+        Documents(store).upsert([paper()])
     ws2, created = Workspace.init(workspace.root)
     assert not created
     assert "# my edit" in ws2.config_path.read_text()
     with ws2.store() as store:
-        assert store.count_documents() == 1
+        assert Documents(store).count() == 1
 
 
 def test_new_version_replaces_old_in_place_and_keeps_first_seen(workspace: Workspace) -> None:
     with workspace.store() as store:
-        assert store.upsert_documents([paper(version=1)]).added == 1
-        first = store.document_meta("2501.00001")
-        counts = store.upsert_documents([paper(version=2, title="A better title", published="2025-02-01T00:00:00Z")])
+        assert Documents(store).upsert([paper(version=1)]).added == 1
+        first = Documents(store).meta("2501.00001")
+        counts = Documents(store).upsert([paper(version=2, title="A better title", published="2025-02-01T00:00:00Z")])
         assert (counts.added, counts.updated) == (0, 1)
-        doc = store.get_document("2501.00001")
+        doc = Documents(store).get("2501.00001")
         assert doc.title == "A better title" and doc.version == 2
         # the v1 date stays the paper's date; first_seen is unchanged
         assert doc.published == "2025-01-02T00:00:00Z"
-        assert store.document_meta("2501.00001").first_seen == first.first_seen
+        assert Documents(store).meta("2501.00001").first_seen == first.first_seen
         # an older version arriving late does not overwrite the newer one
-        assert store.upsert_documents([paper(version=1, title="Old")]).unchanged == 1
-        assert store.get_document("2501.00001").title == "A better title"
-        assert store.count_documents() == 1
+        assert Documents(store).upsert([paper(version=1, title="Old")]).unchanged == 1
+        assert Documents(store).get("2501.00001").title == "A better title"
+        assert Documents(store).count() == 1
 
 
 def test_same_content_twice_is_unchanged(workspace: Workspace) -> None:
     with workspace.store() as store:
-        store.upsert_documents([paper()])
-        counts = store.upsert_documents([paper(), paper()])
-        assert counts.unchanged == 2 and store.count_documents() == 1
+        Documents(store).upsert([paper()])
+        counts = Documents(store).upsert([paper(), paper()])
+        assert counts.unchanged == 2 and Documents(store).count() == 1
 
 
 def test_transaction_rolls_back_on_interrupt(workspace: Workspace) -> None:
     with workspace.store() as store:
-        store.upsert_documents([paper("2501.00001")])
+        Documents(store).upsert([paper("2501.00001")])
         with pytest.raises(KeyboardInterrupt), store.transaction() as conn:
             conn.execute("DELETE FROM documents")
             raise KeyboardInterrupt
-        assert store.count_documents() == 1
+        assert Documents(store).count() == 1
 
 
 def test_database_from_a_newer_radar_is_refused(tmp_path: Path) -> None:
@@ -170,17 +172,17 @@ documents = st.builds(
 def test_store_round_trip(workspace: Workspace, doc: Document) -> None:
     with workspace.store() as store:
         store.conn.execute("DELETE FROM documents")
-        store.upsert_documents([doc])
-        back = store.get_document(doc.id)
+        Documents(store).upsert([doc])
+        back = Documents(store).get(doc.id)
         assert back == doc
         assert back.extra == doc.extra
         # the named rows other stages read carry the same values
-        meta = store.document_meta(doc.id)
+        meta = Documents(store).meta(doc.id)
         assert isinstance(meta, DocumentMeta)
         assert (meta.doc_id, meta.content_hash, meta.version) == (doc.id, doc.content_hash, doc.version)
-        [text] = store.text_rows("")
+        [text] = Documents(store).text_rows("")
         assert isinstance(text, DocumentText)
-        assert text._replace(categories="") == DocumentText(
+        assert msgspec.structs.replace(text, categories="") == DocumentText(
             doc.id,
             doc.published,
             doc.source,
@@ -192,10 +194,10 @@ def test_store_round_trip(workspace: Workspace, doc: Document) -> None:
             meta.changed_at,
         )
         assert tuple(orjson.loads(text.categories)) == doc.categories
-        assert store.content_hashes_since("") == [(doc.id, doc.content_hash)]
+        assert Documents(store).content_hashes_since("") == [DocumentHash(doc.id, doc.content_hash)]
         day = entered(doc.id, doc.published)  # the day it entered the record (store.dates)
-        assert store.published_range() == PublishedRange(day, day)
-        assert store.counts_by_day() == [DayCount(day[:10], doc.kind, 1)]
+        assert Documents(store).published_range() == PublishedRange(day, day)
+        assert Documents(store).counts_by_day() == [DayCount(day[:10], doc.kind, 1)]
 
 
 def test_migrations_upgrade_an_existing_database_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -203,19 +205,33 @@ def test_migrations_upgrade_an_existing_database_in_place(tmp_path: Path, monkey
 
     db = tmp_path / "radar.db"
     with Store(db) as store:
-        store.upsert_documents([paper()])
+        Documents(store).upsert([paper()])
     extra = (LATEST_VERSION + 1, "ALTER TABLE documents ADD COLUMN note TEXT NOT NULL DEFAULT ''")
     monkeypatch.setattr(db_module, "MIGRATIONS", [*db_module.MIGRATIONS, extra])
     monkeypatch.setattr(db_module, "LATEST_VERSION", LATEST_VERSION + 1)
     with Store(db) as store:
         assert store.schema_version == LATEST_VERSION + 1
-        assert store.count_documents() == 1
+        assert Documents(store).count() == 1
         assert store.conn.execute("SELECT note FROM documents").fetchone()[0] == ""
 
 
+def test_the_doctor_skips_a_document_whose_text_no_longer_matches_its_hash(tmp_path: Path) -> None:
+    """The kernel salvages rows without knowing a document; the crawler's check (the content hash) finds one whose
+    title was altered behind the store's back."""
+    db = tmp_path / "radar.db"
+    with Store(db) as store:
+        Documents(store).upsert([paper("2501.00001"), paper("2501.00002")])
+        store.conn.execute("UPDATE documents SET title = 'flipped' WHERE id = '2501.00001'")
+    checked = salvage(db, checks={"documents": row_intact}).tables["documents"]
+    assert (checked.rows, checked.altered) == (1, 1)
+    assert salvage(db).tables["documents"].rows == 2  # no check given: every readable row is kept
+
+
 def test_store_composes_every_table_and_no_table_shadows_another() -> None:
-    tables = (DocumentsTable,)
-    assert all(issubclass(Store, t) for t in tables)
+    tables = Store.__bases__  # the table mixins left in the store; a stage's own tables are its repositories
+    assert all(t.__module__.startswith("radar.store.") for t in tables)
+    moved = {"upsert_documents", "documents", "current_vectors", "save_embeddings", "tags_of", "save_tag_decisions"}
+    assert moved.isdisjoint(dir(Store))  # documents (crawler), embeddings and tags (index) are read by repositories
     owners: dict[str, list[str]] = {}
     for table in tables:
         for name, value in vars(table).items():
@@ -234,7 +250,7 @@ vectors = st.binary(min_size=8, max_size=8)
 @given(docs=st.lists(documents, min_size=1, max_size=5, unique_by=lambda d: d.id), data=st.data())
 def test_embeddings_round_trip(docs: list[Document], data: st.DataObject) -> None:
     with Store(Path(":memory:")) as store:
-        store.upsert_documents(docs)
+        Documents(store).upsert(docs)
         embeddings = Embeddings(store)
         pending = embeddings.pending("m")
         assert all(isinstance(p, PendingEmbedding) for p in pending)
@@ -279,7 +295,7 @@ def test_tags_and_corrections_round_trip(
 ) -> None:
     ids = ["2501.00001", "2501.00002"]
     with Store(Path(":memory:")) as store:
-        store.upsert_documents([paper(i) for i in ids])
+        Documents(store).upsert([paper(i) for i in ids])
         Tags(store).save_decisions("v1", ids, [TagDecision(d, t, s, "model") for d, t, s in decisions])
         for doc_id, tag, add in fixes:
             Tags(store).save_correction(doc_id, [tag] if add else [], [] if add else [tag])
@@ -328,7 +344,7 @@ def test_a_retag_with_as_many_rows_changes_the_tags_fingerprint() -> None:
     last rowid stay as they were; the fingerprint still changes (the trends' tag series and method cards are kept
     under it)."""
     with Store(Path(":memory:")) as store:
-        store.upsert_documents([paper("2501.00001"), paper("2501.00002")])
+        Documents(store).upsert([paper("2501.00001"), paper("2501.00002")])
         Tags(store).save_decisions("v1", ["2501.00001"], [TagDecision("2501.00001", "rl", 0.9, "model")])
         before = Tags(store).fingerprint()
         Tags(store).save_decisions("v1", ["2501.00001"], [TagDecision("2501.00001", "vision", 0.9, "model")])
@@ -349,7 +365,7 @@ def test_every_contributions_write_changes_their_fingerprint() -> None:
         )
 
     with Store(Path(":memory:")) as store:
-        store.upsert_documents([paper("2501.00001")])
+        Documents(store).upsert([paper("2501.00001")])
         store.write_contributions([row("ZorPO")], [Mention("2501.00001", "grpo", True)])
         seen = {store.contributions_fingerprint()}
         store.set_rewritten_changes({"2501.00001": "aaaa"})

@@ -23,6 +23,7 @@ from radar.analysis.trends.compute import TrendsEnv, compute_trends
 from radar.analysis.trends.parts import KEEP, Parts
 from radar.app import wiring
 from radar.app.context import Radar
+from radar.crawler.documents import Documents
 from radar.index.embeddings import Embeddings
 from radar.store import Store, Workspace
 from tests.conftest import ROOT
@@ -61,7 +62,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     with ws.store() as store:
         base_corpus(store)
         noisy_vectors(store, model_id_for(cfg, resolve_model_dir(cfg.model), int8=True), 0.3)
-        ids = [d.id for d in store.iter_documents(since="2025-05-01")]
+        ids = [d.id for d in Documents(store).scan(since="2025-05-01")]
         tag(store, [(d, "rl-policy-optimization") for d in ids[::3]])
         steps_contributions.refresh(Radar(ws), store)
     return ws
@@ -93,7 +94,7 @@ def test_a_warm_call_recomputes_nothing(corpus: Workspace) -> None:
 def test_a_part_whose_inputs_changed_is_computed_again_and_only_it(corpus: Workspace) -> None:
     with corpus.store() as store:
         _trends(_env(corpus, store), store)
-        ids = [d.id for d in store.iter_documents(since="2025-06-01")]
+        ids = [d.id for d in Documents(store).scan(since="2025-06-01")]
         tag(store, [(d, "llm-reasoning") for d in ids[::2]])  # the tags changed: the tag series only
         retagged = _trends(_env(corpus, store), store)
         assert retagged == _computed(corpus, store)
@@ -103,7 +104,7 @@ def test_a_part_whose_inputs_changed_is_computed_again_and_only_it(corpus: Works
         moved = _trends(_env(corpus, store), store)
         assert moved == _computed(corpus, store) and len(_files(corpus, "topics")) == 2
         new = make_doc(random.Random(0), "2506.99999", date(2025, 6, 20), "arxiv", "cs.LG", ["zorpo method"])
-        store.upsert_documents([new])
+        Documents(store).upsert([new])
         added = _trends(_env(corpus, store), store)  # a new document: every part
         assert added == _computed(corpus, store)
     assert all(len(_files(corpus, p)) >= 2 for p in ("frame", "terms", "tags", "topics", "methods"))

@@ -25,7 +25,7 @@ LOOSE = {"Any", "object"}
 # These ceilings are what the packages hold now (18; 295 before the typing work: store 27, crawler 4, index 8,
 # analysis 34, reports 48, repro 174); lower them as they shrink.
 CEILINGS = {
-    "store": 1,
+    "store": 0,
     "crawler": 1,
     "index": 2,
     "analysis": 5,
@@ -273,7 +273,7 @@ def test_store_satisfies_every_protocol_of_store_tables(tmp_path: Path) -> None:
     protocols = [
         p for p in vars(tables).values() if isinstance(p, type) and p.__module__ == tables.__name__ and p._is_protocol
     ]
-    assert {"TrendsStore", "ReportStore", "MethodsStore"} <= {p.__name__ for p in protocols}
+    assert {"ReportStore", "MethodsStore"} <= {p.__name__ for p in protocols}
     with Store(tmp_path / "radar.db") as store:
         for protocol in protocols:
             own = {n: f for n, f in vars(protocol).items() if inspect.isfunction(f) and not n.startswith("__")}

@@ -38,6 +38,7 @@ from radar.analysis.contributions.model import shipped_model
 from radar.analysis.contributions.plugin_point import plugin_point
 from radar.analysis.contributions.senses import Intro, Sense, sense_with, senses_of
 from radar.analysis.contributions.update import name_key
+from radar.crawler.documents import Documents
 from radar.index.tags_table import Tags
 from radar.store.contributions import ContributionRow, MentionRow
 from radar.store.dates import week_monday
@@ -246,7 +247,7 @@ def cards_of(
         return []
     ids = [r.doc_id for r in rows]
     mentions = mentions_for(store, ((r.name, r.published) for r in rows))
-    docs = store.documents(ids)
+    docs = Documents(store).of(ids)
     titles = {i: d.title for i, d in docs.items()}
     abstracts = {i: d.abstract for i, d in docs.items()}
     tags = Tags(store).of(ids)
@@ -278,7 +279,7 @@ def cards_of(
 def as_main(store: CardsStore, row: ContributionRow, also: str) -> ContributionRow:
     """A name a paper introduces beside its main one (CISPO in the MiniMax-M1 paper) as that paper's row: its
     own key, the clause that introduces it."""
-    doc = store.get_document(row.doc_id)
+    doc = Documents(store).get(row.doc_id)
     others = (row.name, *(a for a in row.also if a != also))
     if doc is None:
         return replace(row, name=also, name_key=name_key(also), also=others, changes_rewritten="")
@@ -399,7 +400,7 @@ def card_for(
         main = senses[0] if senses else None
         mine = [r for r in rows if main is None or r.doc_id in main.ids]
         if mine:
-            docs = store.documents([r.doc_id for r in mine])
+            docs = Documents(store).of([r.doc_id for r in mine])
             titles = {i: d.title for i, d in docs.items()}
             abstracts = {i: d.abstract for i, d in docs.items()}
             tags = Tags(store).of([r.doc_id for r in mine])

@@ -31,6 +31,7 @@ from radar.analysis.contributions.labels import LAB_AREAS
 from radar.analysis.contributions.linear import Linear, fit
 from radar.analysis.contributions.signals import signals
 from radar.analysis.contributions.week import _handle_card, named_cards, paper_of
+from radar.crawler.documents import Documents
 from radar.index.tags_table import Tags
 from radar.store.tables import MethodsStore
 
@@ -178,7 +179,7 @@ def examples(
     wanted = (set(lead_of) | adopted_ids) - with_card
     if wanted:
         unnamed = [r for r in store.contributions(wanted).values() if since <= r.published <= until]
-        docs = store.documents([r.doc_id for r in unnamed])
+        docs = Documents(store).of([r.doc_id for r in unnamed])
         utags = Tags(store).of([r.doc_id for r in unnamed])
         for r in unnamed:
             doc = docs.get(r.doc_id)
@@ -186,7 +187,7 @@ def examples(
                 area = card_area(r.area, utags.get(r.doc_id, []), groups, doc.title, doc.abstract)
                 cards.append(_handle_card(r, title_handle(doc.title), area, doc))
     ids = [c.introduced_by for c in cards if c.introduced_by]
-    docs = store.documents(ids)
+    docs = Documents(store).of(ids)
     tags = Tags(store).of(ids)
     out = []
     for c in cards:

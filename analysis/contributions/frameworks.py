@@ -49,6 +49,7 @@ from radar.analysis.contributions.labels import LEAD_KINDS
 from radar.analysis.contributions.model import shipped_model
 from radar.analysis.contributions.senses import same_sense, sense_key, senses_of
 from radar.analysis.contributions.update import name_key
+from radar.crawler.documents import Documents
 from radar.store.contributions import ContributionRow
 from radar.store.frameworks import Adopted, FrameworkEntry, FrameworkMatch
 from radar.store.tables import Adoptions, FrameworksStore
@@ -251,7 +252,14 @@ def matches_state(store: FrameworksStore, names: Sequence[str] = ()) -> str:
     models = ",".join(f"{k}={v}" for k, v in sorted(store.contribution_models().items()))
     extra = ",".join(sorted(names))
     return "|".join(
-        (MATCHER_VERSION, store.framework_entries_state(), store.fingerprint(), models, store.names_state(), extra)
+        (
+            MATCHER_VERSION,
+            store.framework_entries_state(),
+            Documents(store).fingerprint(),
+            models,
+            store.names_state(),
+            extra,
+        )
     )
 
 

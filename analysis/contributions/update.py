@@ -21,8 +21,8 @@ from radar.analysis.contributions.model import ContributionModel, shipped_model
 from radar.analysis.contributions.prebuilt import PrebuiltContributions
 from radar.analysis.names.aliases import surface_key
 from radar.analysis.names.extract import family_of
+from radar.crawler.documents import Document, Documents
 from radar.store.contributions import ContributionRow, Mention
-from radar.store.models import Document
 from radar.store.tables import ContributionsStore
 
 Progress = Callable[[int, int], None]
@@ -109,14 +109,14 @@ def update_contributions(
 
     if workers <= 1 or len(chunks) <= 1:
         for chunk in chunks:
-            by_id = store.documents(chunk)
+            by_id = Documents(store).of(chunk)
             stored(*_decided([by_id[i] for i in chunk if i in by_id], m))
     else:
         model_json = m.to_json()
         with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
             pending = []
             for chunk in chunks:
-                by_id = store.documents(chunk)
+                by_id = Documents(store).of(chunk)
                 texts = [_Text.of(by_id[i]) for i in chunk if i in by_id]
                 pending.append(pool.submit(_decide_in_worker, texts, model_json))
                 while len(pending) > workers * 2:  # bounded memory: store the oldest before reading more
@@ -136,7 +136,7 @@ def _store_prebuilt(
     reused = introducing = 0
     for start in range(0, len(ids), batch):
         chunk = ids[start : start + batch]
-        hashes = store.content_hashes(chunk)
+        hashes = Documents(store).content_hashes(chunk)
         rows: list[ContributionRow] = []
         found: list[Mention] = []
         for doc_id in chunk:

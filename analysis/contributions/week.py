@@ -34,9 +34,9 @@ from radar.analysis.contributions.extract import title_handle
 from radar.analysis.contributions.labels import LAB_AREAS, LEAD_KINDS
 from radar.analysis.contributions.signals import Paper, signals
 from radar.analysis.contributions.update import name_key
+from radar.crawler.documents import Document, Documents
 from radar.index.tags_table import Tags
 from radar.store.contributions import ContributionRow
-from radar.store.models import Document
 from radar.store.tables import CardsStore
 
 # an introduced name beside the paper's main one gets a card of its own when the main one is one of these kinds
@@ -68,7 +68,7 @@ def rank(store: CardsStore, cards: Sequence[MethodCard], model: ConsequenceModel
     (spreading, before the corpus) keeps no score and comes last."""
     model = model or shipped_consequence()
     ids = [c.introduced_by for c in cards if c.introduced_by]
-    docs = store.documents(ids)
+    docs = Documents(store).of(ids)
     tags = Tags(store).of(ids)
     scored = []
     for c in cards:
@@ -106,7 +106,7 @@ def _unnamed_cards(
     rows = [r for r in store.contributions_between(since, until, introducing=False) if r.doc_id not in taken]
     if not rows:
         return []
-    docs = store.documents([r.doc_id for r in rows])
+    docs = Documents(store).of([r.doc_id for r in rows])
     tags = Tags(store).of([r.doc_id for r in rows])
     found = []
     for r in rows:

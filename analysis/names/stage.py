@@ -11,6 +11,7 @@ from collections.abc import Callable
 from radar.analysis.names.aliases import surface_key
 from radar.analysis.names.context import Embed
 from radar.analysis.names.find import Name, find_names
+from radar.crawler.documents import Documents
 from radar.store.names import NameRow
 from radar.store.tables import NamesStore
 
@@ -20,7 +21,7 @@ NAMES_VERSION = "9"  # 9: spelling keys fold Cyrillic/Greek lookalikes in mixed-
 
 def names_state(store: NamesStore, as_of: str = "", embed: Embed | None = None) -> str:
     """What the stored names of ``store`` up to ``as_of`` are computed from: documents, cut-off, code version."""
-    return f"{store.fingerprint()}|{as_of}|{NAMES_VERSION}" + ("|context" if embed is not None else "")
+    return f"{Documents(store).fingerprint()}|{as_of}|{NAMES_VERSION}" + ("|context" if embed is not None else "")
 
 
 def _row(n: Name) -> NameRow:
@@ -50,7 +51,7 @@ def stored_names(store: NamesStore, as_of: str = "", embed: Embed | None = None)
     recomputes)."""
     state = names_state(store, as_of, embed)
     if store.names_state() != state:
-        found = find_names(store.iter_documents(), as_of or None, embed=embed)
+        found = find_names(Documents(store).scan(), as_of or None, embed=embed)
         store.replace_names((_row(n) for n in found), state)
     return store.names()
 

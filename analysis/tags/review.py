@@ -22,7 +22,7 @@ from radar.analysis.tags.model import TagModel
 from radar.analysis.tags.tagger import decide, labeled_pairs, saved_model, train
 from radar.analysis.tags.taxonomy import Taxonomy
 from radar.index.embeddings import Embeddings
-from radar.store.tables import TaggingStore
+from radar.store.table import Database
 
 if TYPE_CHECKING:
     from radar.analysis.tags.tagger import TagEnv
@@ -101,7 +101,7 @@ def pick_uncertain(
 
 
 def review_queue(
-    store: TaggingStore, env: TagEnv, *, k: int = 20, tags: Sequence[str] | None = None, pool: int = POOL
+    store: Database, env: TagEnv, *, k: int = 20, tags: Sequence[str] | None = None, pool: int = POOL
 ) -> list[ReviewItem]:
     """The ``k`` papers to review next: embedded papers of the store (a fixed sample of ``pool``) whose
     tag the current model (trained now if there is none) is least sure about, in ``tags`` (default:

@@ -35,6 +35,7 @@ from radar.analysis.tags.training import (
     read_label_file,
     shipped_papers,
 )
+from radar.crawler.documents import Documents
 from radar.index.embedder import Embedder, document_text
 from radar.index.embeddings import Embeddings
 from radar.index.errors import IndexError_
@@ -42,7 +43,6 @@ from radar.index.prebuilt import DAMAGED_NPZ, PrebuiltVectors
 from radar.index.tags_table import Tags
 from radar.store.files import write_bytes_atomic
 from radar.store.table import Database
-from radar.store.tables import TaggingStore
 
 MODEL_FORMAT = 4  # 4: numpy + JSON (persist.py), trained on dev + dev2 + dev3; 3 was a pickle, never read now
 VOCAB_SAMPLE = 5000  # workspace documents that join the examples to fit the TF-IDF vocabulary
@@ -133,13 +133,13 @@ class TagEnv:
 # -- examples ----------------------------------------------------------------------------------------
 
 
-def gather_examples(store: TaggingStore, env: TagEnv) -> Examples:
+def gather_examples(store: Database, env: TagEnv) -> Examples:
     """Every labeled document (later label sources win), then corrections on top."""
     cfg, taxonomy, vectors = env.config, env.taxonomy, env.vectors
     labels, scope = _label_files(env)
     corrections = [(c.doc_id, c.tag, c.add) for c in Tags(store).corrections() if c.tag in taxonomy.names]
     texts = shipped_papers() if cfg.use_dev_labels else {}
-    stored = store.documents(set(labels) | {d for d, _, _ in corrections})
+    stored = Documents(store).of(set(labels) | {d for d, _, _ in corrections})
     texts.update({i: (doc.title, doc.abstract) for i, doc in stored.items()})
     ids = [i for i in labels if i in texts] + sorted({d for d, _, _ in corrections if d not in labels and d in texts})
     names = taxonomy.names
@@ -186,7 +186,7 @@ def _label_files(env: TagEnv) -> tuple[dict[str, set[str]], dict[str, frozenset[
     return labels, scope
 
 
-def labeled_pairs(store: TaggingStore, env: TagEnv) -> set[tuple[str, str]]:
+def labeled_pairs(store: Database, env: TagEnv) -> set[tuple[str, str]]:
     """(doc id, tag) pairs a human has decided: the tags of labeled papers their labeler decided, and
     each correction."""
     scope = _label_files(env)[1]
@@ -210,7 +210,7 @@ class Corpus:
     vectors: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
 
     @classmethod
-    def sample(cls, store: TaggingStore, model_id: str, n: int = WEAK_SAMPLE) -> Corpus:
+    def sample(cls, store: Database, model_id: str, n: int = WEAK_SAMPLE) -> Corpus:
         rows = Embeddings(store).sample_embedded(model_id, n)
         if not rows:
             return cls()
@@ -301,7 +301,7 @@ def _header(env: TagEnv) -> ModelHeader:
     }
 
 
-def train(store: TaggingStore, env: TagEnv) -> TagModel:
+def train(store: Database, env: TagEnv) -> TagModel:
     cfg, taxonomy, vectors = env.config, env.taxonomy, env.vectors
     examples = gather_examples(store, env)
     model = fit_model(examples, taxonomy, cfg, Corpus.sample(store, vectors.model_id), vectors.embed)
@@ -398,7 +398,7 @@ def decide(model: TagModel, titles: Sequence[str], abstracts: Sequence[str], vec
 
 
 def tag_documents(
-    store: TaggingStore, env: TagEnv, *, retrain: bool = False, progress: Progress | None = None
+    store: Database, env: TagEnv, *, retrain: bool = False, progress: Progress | None = None
 ) -> TagReport:
     """Tag embedded documents that the current model has not decided yet (all of them when retraining)."""
     start = time.perf_counter()
@@ -410,7 +410,7 @@ def tag_documents(
     tag_start = time.perf_counter()
     thresholds = model.thresholds()
     origins = [model.rules[n].origin for n in model.names]
-    total = store.count_documents() - Embeddings(store).count_unembedded(vectors.model_id)
+    total = Documents(store).count() - Embeddings(store).count_unembedded(vectors.model_id)
     decided = 0
     for batch in Tags(store).candidates(vectors.model_id, model.version, everything=retrain):
         ids = [r.doc_id for r in batch]
@@ -438,7 +438,7 @@ def tag_documents(
 
 
 def record_correction(
-    store: TaggingStore, taxonomy: Taxonomy, doc_id: str, add: Sequence[str] = (), remove: Sequence[str] = ()
+    store: Database, taxonomy: Taxonomy, doc_id: str, add: Sequence[str] = (), remove: Sequence[str] = ()
 ) -> None:
     """Store +tag/-tag corrections for one document: they apply at once and enter the next retrain."""
     if not add and not remove:
@@ -447,7 +447,7 @@ def record_correction(
     both = sorted(set(add) & set(remove))
     if both:
         raise TaggingError(f"{', '.join(both)} is both added and removed; give each tag once")
-    if store.get_document(doc_id) is None:
+    if Documents(store).get(doc_id) is None:
         raise TaggingError(f"no document {doc_id!r} in this workspace; find its id with `radar search`")
     Tags(store).save_correction(doc_id, add, remove)
 
@@ -456,5 +456,5 @@ class Tagger(Protocol):
     """The tagging seam (``tag_documents`` is the real one): decide the tags of what is undecided."""
 
     def __call__(
-        self, store: TaggingStore, env: TagEnv, *, retrain: bool = False, progress: Progress | None = None
+        self, store: Database, env: TagEnv, *, retrain: bool = False, progress: Progress | None = None
     ) -> TagReport: ...

@@ -24,7 +24,7 @@ from radar.analysis.trends.topics import current_model, discover_topics
 from radar.index.config import EmbeddingConfig
 from radar.index.embeddings import Embeddings
 from radar.index.tags_table import Tags
-from radar.store.tables import TrendsStore
+from radar.store.table import Database
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class TrendDetector(Protocol):
 
     def __call__(
         self,
-        store: TrendsStore,
+        store: Database,
         env: TrendsEnv,
         *,
         as_of: date | None = None,
@@ -100,7 +100,7 @@ class TopicsPart(TypedDict):
 
 
 def compute_trends(
-    store: TrendsStore,
+    store: Database,
     env: TrendsEnv,
     *,
     as_of: date | None = None,

@@ -20,7 +20,7 @@ from radar.analysis.trends.result import SharePoint, TagTrend
 from radar.analysis.trends.stats import fixed_effect_shares, stratified_test
 from radar.analysis.trends.term_table import TermTable, day_number
 from radar.index.tags_table import Tags
-from radar.store.tables import TrendsStore
+from radar.store.table import Database
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class TagSeries:
 
 
 def _tag_matrix(
-    store: TrendsStore, table: TermTable, first: date, as_of: date
+    store: Database, table: TermTable, first: date, as_of: date
 ) -> tuple[int, int, list[str], dict[str, np.ndarray]]:
     """Row range [lo, hi) and, per tag, the row offsets (within the range) of documents with it."""
     lo = table.row_range(day_number(first.isoformat()), 0)[0]
@@ -53,7 +53,7 @@ def _counts(keys: np.ndarray, rows: np.ndarray, n_keys: int) -> np.ndarray:
 
 
 def tag_series(
-    store: TrendsStore,
+    store: Database,
     table: TermTable,
     win: Windows,
     cfg: TrendsConfig,

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 import streamlit as st
 
 from radar.app.context import Radar
+from radar.crawler.documents import Documents
 from radar.index.embeddings import Embeddings
 from radar.index.tags_table import Tags
 from radar.reports.text import code_spans, plain
@@ -100,7 +101,8 @@ def version(root: str) -> str:
     with sh.lock:
         seen = sh.store.data_version()
         if seen != sh.data_version or not sh.version:
-            sh.version = f"{sh.store.fingerprint()}|{Tags(sh.store).fingerprint()}|{Embeddings(sh.store).generation()}"
+            db = sh.store
+            sh.version = f"{Documents(db).fingerprint()}|{Tags(db).fingerprint()}|{Embeddings(db).generation()}"
             sh.data_version = seen
         return sh.version
 
@@ -118,14 +120,14 @@ def facets(root: str, ver: str) -> dict[str, Any]:
     """Filter choices and headline totals."""
 
     def go(s: Store) -> dict[str, Any]:
-        first, last = s.published_range()
+        span = Documents(s).published_range()
         return {
-            "first": first,
-            "last": last,
-            "last_paper": s.published_range("paper")[1],
-            "sources": s.stats()["by_source"],
+            "first": span.first,
+            "last": span.last,
+            "last_paper": Documents(s).published_range("paper").last,
+            "sources": Documents(s).stats().by_source,
             "tags": Tags(s).known(),
-            "categories": s.primary_categories(),
+            "categories": Documents(s).primary_categories(),
             "counts": s.table_counts(),
         }
 
@@ -184,7 +186,7 @@ def latest(root: str, ver: str, filters: Any, k: int) -> tuple[list[Any], dict[s
     since, until = filters.sql_bounds()
 
     def go(s: Store) -> tuple[list[Any], dict[str, list[str]]]:
-        docs = s.latest_documents(
+        docs = Documents(s).latest(
             since=since,
             until=until,
             tags=filters.tags,

@@ -14,6 +14,7 @@ from typing import Any
 import streamlit as st
 
 from radar.app.dashboard import data, period
+from radar.crawler.documents import Documents
 from radar.index.tags_table import Tags, TagScore
 from radar.reports.period import Period
 from radar.store.errors import RadarError
@@ -109,7 +110,7 @@ def _open(doc_id: str) -> None:
 
 
 def _detail(root: str, doc_id: str, facets: dict[str, Any]) -> None:
-    doc = data.read(root, lambda s: s.get_document(doc_id))
+    doc = data.read(root, lambda s: Documents(s).get(doc_id))
     if doc is None:
         st.warning(data.md(f"no document {doc_id} in this workspace"))
         return

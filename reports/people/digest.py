@@ -14,6 +14,7 @@ from html import escape
 from typing import NotRequired, TypedDict
 from urllib.parse import quote, urlencode
 
+from radar.crawler.documents import Document, Documents
 from radar.index.embeddings import Embeddings
 from radar.index.tags_table import Tags
 from radar.reports.config import DeliveryConfig, Profile, ReportConfig, WebhookConfig
@@ -40,10 +41,8 @@ from radar.reports.people.ranking import (
 from radar.reports.people.repository import People, Person, PersonAlert
 from radar.reports.period import Period
 from radar.reports.render import md_escape, md_url
-from radar.store.models import Document
 from radar.store.scrub import url_secrets
 from radar.store.table import Database
-from radar.store.tables import PeopleStore
 from radar.store.urls import check_configured_url, check_email
 
 TOP_N = 10
@@ -109,10 +108,10 @@ def _examples(store: Database, docs: list[Document], model_id: str) -> list[Exam
     return [Example(d, unit(vectors.get(d.id))) for d in docs]
 
 
-def training_of(store: PeopleStore, person: Person, model_id: str, *, exclude: set[str]) -> Training:
+def training_of(store: Database, person: Person, model_id: str, *, exclude: set[str]) -> Training:
     """The person's liked and not-for-me papers, and a fixed sample of other stored papers as skipped."""
     verdicts = {f.doc_id: f.value for f in People(store).feedback(person.name)}
-    docs = store.documents(verdicts)
+    docs = Documents(store).of(verdicts)
     liked = [docs[i] for i, v in verdicts.items() if v > 0 and i in docs]
     disliked = [docs[i] for i, v in verdicts.items() if v < 0 and i in docs]
     skipped: list[Document] = []
@@ -121,7 +120,7 @@ def training_of(store: PeopleStore, person: Person, model_id: str, *, exclude: s
             e.doc_id for e in Embeddings(store).sample_embedded(model_id, N_SKIPPED + len(verdicts) + len(exclude))
         ]
         keep = [i for i in sample if i not in verdicts and i not in exclude][:N_SKIPPED]
-        found = store.documents(keep)
+        found = Documents(store).of(keep)
         skipped = [found[i] for i in keep if i in found]
     return Training(
         _examples(store, liked, model_id), _examples(store, disliked, model_id), _examples(store, skipped, model_id)
@@ -129,7 +128,7 @@ def training_of(store: PeopleStore, person: Person, model_id: str, *, exclude: s
 
 
 def build_digest(
-    store: PeopleStore,
+    store: Database,
     person: Person,
     period: Period,
     cfg: ReportConfig,
@@ -145,8 +144,8 @@ def build_digest(
     if lab is not None and not (profile.tags or profile.terms):
         profile = replace(profile, tags=dict(lab.tags), terms=dict(lab.terms))
     verdicts = {f.doc_id for f in People(store).feedback(person.name)}
-    ids = [i for i in store.filter_documents(since=period.since, until=period.until) if i not in verdicts]
-    found = store.documents(ids)
+    ids = [i for i in Documents(store).matching(since=period.since, until=period.until) if i not in verdicts]
+    found = Documents(store).of(ids)
     docs = [found[i] for i in sorted(found)]
     training = training_of(store, person, model_id, exclude=set(ids))
     if training.learnable and model_id:
