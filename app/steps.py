@@ -19,11 +19,14 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
+from radar.analysis.contributions.adoptions import Adoptions
 from radar.analysis.contributions.cards import MethodCard
 from radar.analysis.contributions.frameworks import with_adoptions
 from radar.analysis.contributions.labels import KINDS
+from radar.analysis.contributions.table import Contributions
 from radar.analysis.contributions.week import introduced_methods, week_cards
 from radar.analysis.names import stage as names_stage
+from radar.analysis.names.table import NameRow
 from radar.analysis.tags.evaluate import TagEvaluation, evaluate_file
 from radar.analysis.tags.review import ReviewItem
 from radar.analysis.tags.review import review_queue as review_papers
@@ -52,8 +55,7 @@ from radar.reports.summarize import Summarizer
 from radar.repro.runs_table import Runs
 from radar.store import ConfigError, Store, Workspace, WorkspaceError
 from radar.store.errors import RadarError
-from radar.store.names import NameRow
-from radar.store.tables import MethodsStore, NamesStore, ReportStore
+from radar.store.table import Database
 from radar.store.workspace import cannot_write
 
 Progress = Callable[[int, int], None]
@@ -176,7 +178,7 @@ def fix_tags(radar: Radar, doc_id: str, add: Sequence[str], remove: Sequence[str
 
 
 # -- names ---------------------------------------------------------------------------------------------
-def stored_names(store: NamesStore, as_of: str = "") -> list[NameRow]:
+def stored_names(store: Database, as_of: str = "") -> list[NameRow]:
     """The names table of ``store`` up to ``as_of`` (the names stage, ``analysis.names.stage``), computed on
     first use after the documents change."""
     return names_stage.stored_names(store, as_of)
@@ -266,7 +268,7 @@ def report(
     return built
 
 
-def period_cards(radar: Radar, store: MethodsStore, period: Period) -> list[MethodCard]:
+def period_cards(radar: Radar, store: Database, period: Period) -> list[MethodCard]:
     """The method cards of the period's papers: for a week what `radar methods --week` lists (the same call), for
     a date range those of every kind and area its papers introduce, in the same order."""
     if period.is_week:
@@ -284,7 +286,7 @@ def period_cards(radar: Radar, store: MethodsStore, period: Period) -> list[Meth
     return steps_contributions.rewrite_changes(store, cards, steps_contributions.changes_writer(radar))
 
 
-def past_weeks(radar: Radar, store: MethodsStore, period: Period) -> list[PastWeek]:
+def past_weeks(radar: Radar, store: Database, period: Period) -> list[PastWeek]:
     """For a week's report, the weeks ``WEEKS_AGO`` before it: their cards (the week listing, with framework
     adoptions; no summary endpoint call) and what each week's stored report flagged (None when none was stored)."""
     if not period.is_week:
@@ -293,7 +295,7 @@ def past_weeks(radar: Radar, store: MethodsStore, period: Period) -> list[PastWe
     out = []
     for k in WEEKS_AGO:
         earlier = period.shifted(-k)
-        cards = with_adoptions(store, week_cards(store, earlier.label, presets, groups))
+        cards = with_adoptions(Adoptions(store), week_cards(store, earlier.label, presets, groups))
         stored = load_report(radar.ws.report_dir(earlier.label))
         flagged = (
             {r.method: r.action for r in stored.content.recommendations if r.evidence.new}
@@ -304,11 +306,11 @@ def past_weeks(radar: Radar, store: MethodsStore, period: Period) -> list[PastWe
     return out
 
 
-def contribution_areas(store: ReportStore, period: Period) -> Area:
+def contribution_areas(store: Database, period: Period) -> Area:
     """area_of(doc_id): the area of the paper's stored contribution (rl-post-training, hardware-systems,
     other-llm, other; reports.sections places it), None for a document the contributions stage has not decided."""
     ids = [d.id for d in Documents(store).scan(since=period.since, until=period.until, kind="paper")]
-    rows = store.contributions(ids)
+    rows = Contributions(store).contributions(ids)
     return lambda doc_id: rows[doc_id].area if doc_id in rows else None
 
 

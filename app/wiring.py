@@ -39,7 +39,6 @@ from radar.repro.methods import BUILTIN, Catalog, catalog
 from radar.repro.plugins.catalog import plugin_catalog
 from radar.store import Store
 from radar.store.table import Database
-from radar.store.tables import MethodsStore, NamesStore
 
 # -- embedder and search: app/wiring_search.py (imported above: index_paths, prebuilt_vectors, embedder, searcher,
 # open_searcher), which `radar search` imports alone
@@ -111,7 +110,7 @@ def trends_env(radar: Radar, store: Store) -> TrendsEnv:  # the Store: kind_of a
     )
 
 
-def _lazy_kinds(store: NamesStore) -> Callable[[str], str | None]:
+def _lazy_kinds(store: Database) -> Callable[[str], str | None]:
     """kind_of(name) of the names stage on ``store``, its index built at the first look-up (trends with method
     cards never looks one up, so the names are not computed for them)."""
     found: list[Callable[[str], str | None]] = []
@@ -124,7 +123,7 @@ def _lazy_kinds(store: NamesStore) -> Callable[[str], str | None]:
     return kind_of
 
 
-def introductions(radar: Radar, store: MethodsStore) -> Introductions:
+def introductions(radar: Radar, store: Database) -> Introductions:
     """(first day, last day) -> the method cards of what that span's papers on ``store`` introduce in the lab's
     areas, of the kinds trends lists (the reproduction presets and tag groups of this workspace). A read: the
     command brings the contributions up to date first (``steps_contributions.refresh``)."""

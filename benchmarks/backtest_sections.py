@@ -37,6 +37,7 @@ from rich.table import Table
 from radar.analysis.contributions.cards import cards_of, parse_week
 from radar.analysis.contributions.labels import LAB_AREAS, load_labeled, load_training
 from radar.analysis.contributions.model import fit_shipped
+from radar.analysis.contributions.table import Contributions
 from radar.analysis.contributions.update import decide_documents
 from radar.analysis.trends.result import PeriodTrends
 from radar.app import steps_contributions, wiring
@@ -140,7 +141,7 @@ def main() -> None:
             start, end = parse_week(week)
             ids = Documents(store).matching(since=period.since, until=period.until, kinds=["paper"])
             decide_documents(store, list(Documents(store).of(ids).values()), model)
-            rows = store.contributions(ids)
+            rows = Contributions(store).contributions(ids)
             cards = {c.introduced_by: c.area for c in cards_of(store, list(rows.values()), presets, card_groups)}
             seams = {
                 "tags (before)": None,

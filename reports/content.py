@@ -33,7 +33,7 @@ from radar.reports.text import plain
 from radar.reports.volume import volumes
 from radar.store.dates import entered
 from radar.store.models import utc_now
-from radar.store.tables import ReportStore
+from radar.store.table import Database
 
 GROUP_ORDER = ("rl-post-training", "hardware-systems", "other")
 MAX_RECOMMENDATIONS = 12
@@ -54,7 +54,7 @@ class TagGroups:
         return sorted(names, key=lambda g: (GROUP_ORDER.index(g) if g in GROUP_ORDER else len(GROUP_ORDER), g))
 
 
-def tag_groups(taxonomy_groups: dict[str, str], store: ReportStore) -> TagGroups:
+def tag_groups(taxonomy_groups: dict[str, str], store: Database) -> TagGroups:
     """The taxonomy's tag -> group (in its order), plus any other stored tag in "other"."""
     groups = dict(taxonomy_groups)
     for t in Tags(store).known():
@@ -91,7 +91,7 @@ def method_kinds(profile: Profile, grouping: TagGroups) -> frozenset[str | None]
     return frozenset(kinds)
 
 
-def _relevant_to(store: ReportStore, profile: Profile) -> Callable[[list[str], str], bool]:
+def _relevant_to(store: Database, profile: Profile) -> Callable[[list[str], str], bool]:
     """relevant(example ids, text): whether a trend item concerns the profile: one of its example documents
     carries a profile tag, or the profile's terms occur in its documents or its own words."""
     patterns = [term_pattern(t) for t, w in profile.terms.items() if w > 0]
@@ -109,7 +109,7 @@ def _relevant_to(store: ReportStore, profile: Profile) -> Callable[[list[str], s
     return relevant
 
 
-def _topic_is_relevant(store: ReportStore, profile: Profile, topic: Any) -> bool:
+def _topic_is_relevant(store: Database, profile: Profile, topic: Any) -> bool:
     """A topic concerns the profile when at least half of its members nearest the centroid carry a profile tag (one
     tagged example was enough before: a clinical topic with one RL paper among its examples passed), or when
     the profile's terms occur in its words or examples."""
@@ -251,7 +251,7 @@ class ReportInputs:
     past: Sequence[PastWeek] = ()  # the cards of the weeks 4, 8 and 12 before and what their reports flagged
 
 
-def gather(store: ReportStore, inputs: ReportInputs) -> ReportContent:
+def gather(store: Database, inputs: ReportInputs) -> ReportContent:
     """Everything the templates show; ``ReportContent.as_dict()`` is report.json."""
     period, cfg, trends, grouping, summarizer = (
         inputs.period,
@@ -439,7 +439,7 @@ def gather(store: ReportStore, inputs: ReportInputs) -> ReportContent:
     )
 
 
-def _past_days_and_urls(store: ReportStore, past: Sequence[PastWeek]) -> tuple[dict[str, str], dict[str, str]]:
+def _past_days_and_urls(store: Database, past: Sequence[PastWeek]) -> tuple[dict[str, str], dict[str, str]]:
     """The day each later paper naming an earlier week's card entered the record, and the cards' papers' links."""
     later = {d for w in past for c in w.cards for d in c.used_by}
     intros = {c.introduced_by for w in past for c in w.cards if c.introduced_by}

@@ -20,7 +20,7 @@ from radar.index.tags_table import Tags
 from radar.reports.config import ReportConfig
 from radar.reports.period import Period
 from radar.reports.result import GroupRow, Headline, SeriesPoint, ShareFields, TagRow
-from radar.store.tables import ReportStore
+from radar.store.table import Database
 
 Volumes = tuple[Headline, list[TagRow]]
 
@@ -50,7 +50,7 @@ def share_fields(found: TagTrend | None) -> ShareFields:
     }
 
 
-def volumes(store: ReportStore, period: Period, grouping: Any, cfg: ReportConfig, trends: TrendsResult) -> Volumes:
+def volumes(store: Database, period: Period, grouping: Any, cfg: ReportConfig, trends: TrendsResult) -> Volumes:
     """Headline (documents against the trailing mean; per group: count and change in share) and per-tag rows
     (count, change in share, per-period counts for the charts). ``grouping``: reports.content.TagGroups;
     ``trends``: the period's tag trends (PeriodTrends.tags)."""

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from radar.analysis.contributions.adoptions import Adopted
 from radar.analysis.contributions.cards import MethodCard
 from radar.analysis.contributions.consequence import Score
 from radar.analysis.contributions.find import contribution_of
 from radar.reports.calls import PastWeek, last_calls
 from radar.reports.new_this_week import NewThisWeek, read_this
 from radar.reports.recommend import EVALUATE_AT
-from radar.store.frameworks import Adopted
 from tests.snapshot_data import snapshot_documents
 
 BASE = MethodCard(

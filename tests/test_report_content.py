@@ -109,9 +109,9 @@ def gather_content(
         cfg,
         profile,
         trends=PeriodTrends(
-            period.label,
-            period.start.isoformat(),
-            period.end.isoformat(),
+            label=period.label,
+            start=period.start.isoformat(),
+            end=period.end.isoformat(),
             tags=TrendsResult(as_of=period.end.isoformat(), window="week"),
             terms=TrendsResult(**{"window": "month", **trends}),
         ),

@@ -227,20 +227,13 @@ def test_the_doctor_skips_a_document_whose_text_no_longer_matches_its_hash(tmp_p
     assert salvage(db).tables["documents"].rows == 2  # no check given: every readable row is kept
 
 
-def test_store_composes_every_table_and_no_table_shadows_another() -> None:
-    tables = Store.__bases__  # the table mixins left in the store; a stage's own tables are its repositories
-    assert all(t.__module__.startswith("radar.store.") for t in tables)
-    moved = {"upsert_documents", "documents", "current_vectors", "save_embeddings", "tags_of", "save_tag_decisions"}
-    assert moved.isdisjoint(dir(Store))  # documents (crawler), embeddings and tags (index) are read by repositories
-    owners: dict[str, list[str]] = {}
-    for table in tables:
-        for name, value in vars(table).items():
-            if callable(value) or isinstance(value, staticmethod):
-                owners.setdefault(name, []).append(table.__name__)
-    assert {n: o for n, o in owners.items() if len(o) > 1 and not n.startswith("__")} == {}
-    # Store itself keeps the connection, transactions and migrations, and redefines no table method
+def test_the_store_is_the_kernel_and_holds_no_stage_table() -> None:
+    """Store keeps the connection, transactions and migrations and composes no table: each stage reads its tables
+    through a repository of its own (documents: crawler.documents, embeddings and tags: index, ...)."""
+    assert Store.__bases__ == (object,)
     assert {"transaction", "rows_for", "_migrate"} <= set(vars(Store))
-    assert set(vars(Store)) & set(owners) == set()
+    moved = {"upsert_documents", "documents", "current_vectors", "save_embeddings", "tags_of", "save_tag_decisions"}
+    assert moved.isdisjoint(dir(Store))
 
 
 vectors = st.binary(min_size=8, max_size=8)
@@ -357,7 +350,7 @@ def test_a_retag_with_as_many_rows_changes_the_tags_fingerprint() -> None:
 
 def test_every_contributions_write_changes_their_fingerprint() -> None:
     """A rewritten ``changes`` line of the same length, and a paper's contribution decided again, change it."""
-    from radar.store.contributions import ContributionRow, Mention
+    from radar.analysis.contributions.table import ContributionRow, Contributions, Mention
 
     def row(name: str) -> ContributionRow:
         return ContributionRow(
@@ -366,12 +359,13 @@ def test_every_contributions_write_changes_their_fingerprint() -> None:
 
     with Store(Path(":memory:")) as store:
         Documents(store).upsert([paper("2501.00001")])
-        store.write_contributions([row("ZorPO")], [Mention("2501.00001", "grpo", True)])
-        seen = {store.contributions_fingerprint()}
-        store.set_rewritten_changes({"2501.00001": "aaaa"})
-        seen.add(store.contributions_fingerprint())
-        store.set_rewritten_changes({"2501.00001": "bbbb"})
-        seen.add(store.contributions_fingerprint())
-        store.write_contributions([row("BarPO")], [Mention("2501.00001", "ppo", True)])
-        seen.add(store.contributions_fingerprint())
+        table = Contributions(store)
+        table.write_contributions([row("ZorPO")], [Mention("2501.00001", "grpo", True)])
+        seen = {table.contributions_fingerprint()}
+        table.set_rewritten_changes({"2501.00001": "aaaa"})
+        seen.add(table.contributions_fingerprint())
+        table.set_rewritten_changes({"2501.00001": "bbbb"})
+        seen.add(table.contributions_fingerprint())
+        table.write_contributions([row("BarPO")], [Mention("2501.00001", "ppo", True)])
+        seen.add(table.contributions_fingerprint())
         assert len(seen) == 4

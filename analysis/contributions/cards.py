@@ -37,13 +37,13 @@ from radar.analysis.contributions.find import changes_line
 from radar.analysis.contributions.model import shipped_model
 from radar.analysis.contributions.plugin_point import plugin_point
 from radar.analysis.contributions.senses import Intro, Sense, sense_with, senses_of
+from radar.analysis.contributions.table import ContributionRow, Contributions, MentionRow
 from radar.analysis.contributions.update import name_key
+from radar.analysis.names.table import NameRow
 from radar.crawler.documents import Documents
 from radar.index.tags_table import Tags
-from radar.store.contributions import ContributionRow, MentionRow
 from radar.store.dates import week_monday
-from radar.store.names import NameRow
-from radar.store.tables import CardsStore, Mentions
+from radar.store.table import Database
 
 Presets = Mapping[str, str]  # preset name -> title (app/wiring.repro_presets)
 TagGroups = Mapping[str, str]  # tag -> taxonomy group
@@ -133,18 +133,18 @@ def _merge(*groups: Iterable[MentionRow]) -> list[MentionRow]:
     return sorted(merged.values(), key=lambda m: (m.published, m.doc_id))
 
 
-def mentions_for(store: Mentions, names: Iterable[tuple[str, str]]) -> dict[str, list[MentionRow]]:
+def mentions_for(contributions: Contributions, names: Iterable[tuple[str, str]]) -> dict[str, list[MentionRow]]:
     """The stored papers naming each (name, since) by its spelling key, oldest first; for a name of several
     words ("Dr. GRPO") also the papers on or after ``since`` whose text holds the phrase (by key -> list)."""
     wanted = list(dict.fromkeys(names))
-    found = store.mentions_of(name_key(n) for n, _ in wanted)
+    found = contributions.mentions_of(name_key(n) for n, _ in wanted)
     phrases = [(n, since) for n, since in wanted if " " in n.strip()]
     if phrases:
         first = min(since for _, since in phrases)
         asked = [n for n, _ in phrases]
         # one pass over the later texts, those holding none of the phrases skipped by one pattern (``papers_naming``;
         # SQLite's instr() of their first words took 1.3-1.6 s for a week's 50 phrases on 93k papers)
-        papers = store.papers_since(first)
+        papers = contributions.papers_since(first)
         hits = papers_naming(papers, asked)
         for n, since in phrases:
             extra = []
@@ -240,21 +240,22 @@ def _intros(rows: Iterable[ContributionRow]) -> list[Intro]:
 
 
 def cards_of(
-    store: CardsStore, rows: Sequence[ContributionRow], presets: Presets, groups: TagGroups | None = None
+    store: Database, rows: Sequence[ContributionRow], presets: Presets, groups: TagGroups | None = None
 ) -> list[MethodCard]:
     """One card per introducing row (adoption counted from the store's mentions, in the row's sense)."""
     if not rows:
         return []
     ids = [r.doc_id for r in rows]
-    mentions = mentions_for(store, ((r.name, r.published) for r in rows))
+    contributions = Contributions(store)
+    mentions = mentions_for(contributions, ((r.name, r.published) for r in rows))
     docs = Documents(store).of(ids)
     titles = {i: d.title for i, d in docs.items()}
     abstracts = {i: d.abstract for i, d in docs.items()}
     tags = Tags(store).of(ids)
     intros: dict[str, list[ContributionRow]] = {}  # every stored paper introducing each name (senses split on them)
-    for r in store.introductions_of({r.name_key for r in rows}):
+    for r in contributions.introductions_of({r.name_key for r in rows}):
         intros.setdefault(r.name_key, []).append(r)
-    start = store.first_paper_day()
+    start = contributions.first_paper_day()
     senses: dict[str, list[Sense]] = {}  # per name: the rows of one name share its mentions' senses
     for r in rows:
         if r.name_key not in senses:
@@ -276,7 +277,7 @@ def cards_of(
     ]
 
 
-def as_main(store: CardsStore, row: ContributionRow, also: str) -> ContributionRow:
+def as_main(store: Database, row: ContributionRow, also: str) -> ContributionRow:
     """A name a paper introduces beside its main one (CISPO in the MiniMax-M1 paper) as that paper's row: its
     own key, the clause that introduces it."""
     doc = Documents(store).get(row.doc_id)
@@ -299,14 +300,15 @@ def as_main(store: CardsStore, row: ContributionRow, also: str) -> ContributionR
     )
 
 
-def introducing_rows(store: CardsStore, name: str) -> list[ContributionRow]:
+def introducing_rows(store: Database, name: str) -> list[ContributionRow]:
     """The stored papers introducing ``name`` (any spelling) as their main name or beside it, oldest first."""
     key = name_key(name.strip())
     if not key:
         return []
-    rows = store.introductions_of([key])
+    contributions = Contributions(store)
+    rows = contributions.introductions_of([key])
     seen = {r.doc_id for r in rows}
-    for intro in store.introductions_also_naming(name.strip()):
+    for intro in contributions.introductions_also_naming(name.strip()):
         also = next((a for a in intro.also if name_key(a) == key), "")
         if also and intro.doc_id not in seen:
             rows.append(as_main(store, intro, also))
@@ -326,7 +328,7 @@ def _preset(names: Iterable[str], presets: Presets) -> tuple[str, str]:
 
 
 def _unintroduced(
-    store: CardsStore,
+    store: Database,
     name: str,
     kind: str,
     sense: Sense,
@@ -338,7 +340,7 @@ def _unintroduced(
     PPO, DPO), else spreading (introduced outside the store)."""
     used, compared = _adoption(sense.mentions, None, "")
     first = sense.mentions[0]
-    before = _at_start(first.published, store.first_paper_day())
+    before = _at_start(first.published, Contributions(store).first_paper_day())
     preset, preset_title = _preset((name, *aliases), presets)
     return MethodCard(
         name=name,
@@ -366,7 +368,7 @@ def _unintroduced(
 
 
 def _spreading(
-    row: NameRow, found: Mapping[str, Sequence[MentionRow]], store: CardsStore, presets: Presets
+    row: NameRow, found: Mapping[str, Sequence[MentionRow]], store: Database, presets: Presets
 ) -> MethodCard:
     senses = senses_of(_merge(*(found.get(k, []) for k in _keys(row))))
     if not senses:
@@ -385,7 +387,7 @@ def _spreading(
 
 
 def card_for(
-    store: CardsStore, name: str, presets: Presets, names: Sequence[NameRow] = (), groups: TagGroups | None = None
+    store: Database, name: str, presets: Presets, names: Sequence[NameRow] = (), groups: TagGroups | None = None
 ) -> MethodCard:
     """The card of ``name`` (any spelling), in the sense the lab's areas use most (then most papers; the other
     senses are named on it): from the earliest stored paper introducing that sense, else, when no stored paper
@@ -394,7 +396,7 @@ def card_for(
     typed = name.strip()
     key = name_key(typed)
     rows = introducing_rows(store, typed) if key else []
-    found = mentions_for(store, [(typed, ""), *((r.name, "") for r in rows)]) if key else {}
+    found = mentions_for(Contributions(store), [(typed, ""), *((r.name, "") for r in rows)]) if key else {}
     senses = senses_of(found.get(key, []), _intros(rows))
     if rows:
         main = senses[0] if senses else None
@@ -404,7 +406,7 @@ def card_for(
             titles = {i: d.title for i, d in docs.items()}
             abstracts = {i: d.abstract for i, d in docs.items()}
             tags = Tags(store).of([r.doc_id for r in mine])
-            start = store.first_paper_day()
+            start = Contributions(store).first_paper_day()
             cards = [
                 _card(
                     r,
@@ -431,7 +433,7 @@ def card_for(
         others = _other_senses(senses, senses[0], rows)
         return _unintroduced(store, shown, kind, senses[0], others, presets, row.aliases if row else ())
     if row is not None:
-        return _spreading(row, store.mentions_of(_keys(row)), store, presets)
+        return _spreading(row, Contributions(store).mentions_of(_keys(row)), store, presets)
     raise ContributionsError(
         f"no stored paper introduces or names {name!r}; list a week's cards with `radar methods --week YYYY-Www` "
         "or the names found with `radar methods`"
@@ -439,12 +441,12 @@ def card_for(
 
 
 def all_cards(
-    store: CardsStore, presets: Presets, names: Sequence[NameRow] = (), groups: TagGroups | None = None
+    store: Database, presets: Presets, names: Sequence[NameRow] = (), groups: TagGroups | None = None
 ) -> list[MethodCard]:
     """Every introduced name (its earliest introducing paper) and every spreading name (a names-table name of
     a kind labs adopt, named by at least ``MIN_SPREADING`` papers, that no stored paper introduces)."""
     earliest: dict[str, MethodCard] = {}
-    for card in cards_of(store, store.introductions(), presets, groups):
+    for card in cards_of(store, Contributions(store).introductions(), presets, groups):
         if card.new:
             earliest.setdefault(name_key(card.name), card)
     cards = list(earliest.values())
@@ -453,5 +455,5 @@ def all_cards(
         for row in names
         if row.kind in SPREADING_KINDS and row.count >= MIN_SPREADING and not set(_keys(row)) & earliest.keys()
     ]
-    found = store.mentions_of(k for row in spreading for k in _keys(row))
+    found = Contributions(store).mentions_of(k for row in spreading for k in _keys(row))
     return cards + [_spreading(row, found, store, presets) for row in spreading]

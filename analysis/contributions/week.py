@@ -33,11 +33,11 @@ from radar.analysis.contributions.consequence import ConsequenceModel, shipped_c
 from radar.analysis.contributions.extract import title_handle
 from radar.analysis.contributions.labels import LAB_AREAS, LEAD_KINDS
 from radar.analysis.contributions.signals import Paper, signals
+from radar.analysis.contributions.table import ContributionRow, Contributions
 from radar.analysis.contributions.update import name_key
 from radar.crawler.documents import Document, Documents
 from radar.index.tags_table import Tags
-from radar.store.contributions import ContributionRow
-from radar.store.tables import CardsStore
+from radar.store.table import Database
 
 # an introduced name beside the paper's main one gets a card of its own when the main one is one of these kinds
 # and it is a method (CISPO beside the model MiniMax-M1)
@@ -63,7 +63,7 @@ def paper_of(card: MethodCard, doc: Document | None, tags: Sequence[str]) -> Pap
     )
 
 
-def rank(store: CardsStore, cards: Sequence[MethodCard], model: ConsequenceModel | None = None) -> list[MethodCard]:
+def rank(store: Database, cards: Sequence[MethodCard], model: ConsequenceModel | None = None) -> list[MethodCard]:
     """``cards`` with their consequence scored, highest first (then by name); a card with no introducing paper
     (spreading, before the corpus) keeps no score and comes last."""
     model = model or shipped_consequence()
@@ -80,7 +80,7 @@ def rank(store: CardsStore, cards: Sequence[MethodCard], model: ConsequenceModel
     return sorted(scored, key=lambda c: (-c.consequence.score, c.name.lower(), c.introduced_by or ""))
 
 
-def _beside(store: CardsStore, rows: Sequence[ContributionRow]) -> list[ContributionRow]:
+def _beside(store: Database, rows: Sequence[ContributionRow]) -> list[ContributionRow]:
     """The methods papers introduce beside a main name of a ``HOST_KINDS`` kind, each as a row of its own."""
     out = []
     for row in rows:
@@ -94,7 +94,7 @@ def _beside(store: CardsStore, rows: Sequence[ContributionRow]) -> list[Contribu
 
 
 def _unnamed_cards(
-    store: CardsStore,
+    store: Database,
     since: str,
     until: str,
     groups: TagGroups | None,
@@ -103,7 +103,8 @@ def _unnamed_cards(
 ) -> list[MethodCard]:
     """Cards for the lab-area papers of the period that name nothing but that the lead model rates at least
     ``UNNAMED_LEAD``: the ``MAX_UNNAMED`` best."""
-    rows = [r for r in store.contributions_between(since, until, introducing=False) if r.doc_id not in taken]
+    between = Contributions(store).contributions_between(since, until, introducing=False)
+    rows = [r for r in between if r.doc_id not in taken]
     if not rows:
         return []
     docs = Documents(store).of([r.doc_id for r in rows])
@@ -154,16 +155,16 @@ def _handle_card(row: ContributionRow, handle: str, area: str, doc: Document) ->
 
 
 def named_cards(
-    store: CardsStore, since: str, until: str, presets: Presets, groups: TagGroups | None = None
+    store: Database, since: str, until: str, presets: Presets, groups: TagGroups | None = None
 ) -> list[MethodCard]:
     """The new named cards of the papers entered in [since, until], unranked: one per introducing paper and one
     per method introduced beside a model or system (what the listing and the consequence model's fitting read)."""
-    rows = store.introductions(since, until)
+    rows = Contributions(store).introductions(since, until)
     return [c for c in cards_of(store, rows + _beside(store, rows), presets, groups) if c.new]
 
 
 def period_cards(
-    store: CardsStore,
+    store: Database,
     since: str,
     until: str,
     presets: Presets,
@@ -190,7 +191,7 @@ def _dedup(cards: Sequence[MethodCard]) -> list[MethodCard]:
 
 
 def week_cards(
-    store: CardsStore,
+    store: Database,
     week: str,
     presets: Presets,
     groups: TagGroups | None = None,
@@ -202,7 +203,7 @@ def week_cards(
 
 
 def introduced_methods(
-    store: CardsStore,
+    store: Database,
     since: str,
     until: str,
     presets: Presets,

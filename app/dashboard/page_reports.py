@@ -122,7 +122,7 @@ def generate(ws: Workspace, week: str) -> BuiltReportJson:
 
 def _generate(ws: Workspace, root: str, chosen: Period | None) -> None:
     facets = data.facets(root, data.version(root))
-    newest = facets["last_paper"] or facets["last"]
+    newest = facets.last_paper or facets.last
     last = date.fromisoformat(newest[:10]) if newest else date.today()
     default = chosen.start if chosen is not None else last - timedelta(days=7)
     with st.expander("Generate now", expanded=not list_reports(ws)):

@@ -56,7 +56,7 @@ def _flagged(root: str, api: Reproductions) -> None:
     facets = data.facets(root, ver)
     flagged: list[dict[str, Any]] = []
     chosen = period.picker(root, ver)  # the dashboard's one week; its trends as the weekly job kept them
-    found = period.trends(root, ver, chosen.label)[0] if chosen is not None and facets["counts"]["documents"] else None
+    found = period.trends(root, ver, chosen.label)[0] if chosen is not None and facets.counts["documents"] else None
     flagged = [dict(m) for m in found.terms.new_methods if m.get("kind") in data.METHOD_KINDS] if found else []
     if flagged:
         st.caption(
