@@ -262,7 +262,7 @@ def report(
             past=past,
         )
         content = gather(store, inputs)
-    content.notes["trends"] = note
+    content.notes.trends = note
     built = write_report(target, period, content, settings.report)
     built.seconds = time.perf_counter() - started
     return built

@@ -159,7 +159,7 @@ def main() -> None:
                     presets=titles,
                     area_of=area_of,
                 )
-                content = gather(store, inputs).as_dict()
+                content = gather(store, inputs).document()
                 found = score(content, labels, groups.groups) | placements(store, ids, labels, groups.groups, area_of)
                 for key, (n, d) in found.items():
                     cell = totals.setdefault(who, {}).setdefault(key, [0, 0])

@@ -186,6 +186,6 @@ def test_a_method_outside_the_profile_is_left_out_and_said(story_ws: Workspace) 
         steps.report(radar, parse_week(story.WEEK))  # the module's report as it was
     content = built.content
     assert not {"DAPO", "KAPPAPO"} & {r.method for r in content.recommendations}
-    assert "KAPPAPO" in content.notes["off_profile"] and "DAPO" in content.notes["off_profile"]
-    assert content.new_this_week["areas"] == ["hardware-systems"] and not content.new_this_week["cards"]
-    assert "ZETAPO" in [c["name"] for c in content.new_this_week["others"]]
+    assert "KAPPAPO" in content.notes.off_profile and "DAPO" in content.notes.off_profile
+    assert content.new_this_week.areas == ["hardware-systems"] and not content.new_this_week.cards
+    assert "ZETAPO" in [c.name for c in content.new_this_week.others]

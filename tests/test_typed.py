@@ -28,7 +28,7 @@ CEILINGS = {
     "crawler": 1,
     "index": 0,
     "analysis": 2,
-    "reports": 7,
+    "reports": 0,
     "repro": 2,
 }
 

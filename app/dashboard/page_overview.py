@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import altair as alt
 import msgspec
-import pandas as pd
 import streamlit as st
 
 from radar.analysis.trends.result import NewMethod, PeriodTrends, TrendsResult
@@ -98,18 +97,18 @@ class TopicRow(msgspec.Struct, frozen=True):
 
 def _headline(head: Headline, facets: data.Facets) -> None:
     cols = st.columns(5)
-    change = head.get("change_pct")
+    change = head.change_pct
     cols[0].metric(
         "Documents",
-        f"{head['documents']:,}",
+        f"{head.documents:,}",
         delta=f"{change:+.0f}%" if change is not None else None,
-        help=f"the change against the mean of the {head['trailing_weeks']} weeks before ({head['trailing_mean']})",
+        help=f"the change against the mean of the {head.trailing_weeks} weeks before ({head.trailing_mean})",
     )
-    cols[1].metric("Papers", f"{head['papers']:,}")
-    cols[2].metric("Posts", f"{head['posts']:,}")
-    cols[3].metric("Tagged", f"{head['tagged']:,}", help="documents of this week with at least one tag")
+    cols[1].metric("Papers", f"{head.papers:,}")
+    cols[2].metric("Posts", f"{head.posts:,}")
+    cols[3].metric("Tagged", f"{head.tagged:,}", help="documents of this week with at least one tag")
     cols[4].metric("In the workspace", f"{facets.counts['documents']:,}")
-    groups = [GroupShare(g["group"], g["count"], f"{g['share_pct']}%", g["change"] or "-") for g in head["groups"]]
+    groups = [GroupShare(g.group, g.count, f"{g.share_pct}%", g.change or "-") for g in head.groups]
     if groups:
         st.dataframe(data.table(groups), hide_index=True, width="stretch")
 
@@ -122,16 +121,16 @@ def _recommendations(root: str, label: str) -> None:
         return
     recs = built.content.recommendations
     with st.expander(f"Recommendations of the {label} report ({len(recs)})", expanded=True):
-        reproduce.recommendations(root, [r.as_dict() for r in recs], "overview")
+        reproduce.recommendations(root, msgspec.to_builtins(recs), "overview")
 
 
 def _volume(head: Headline) -> None:
-    series = head.get("series") or []
+    series = head.series
     if not series:
         return
     st.subheader("Documents per week")
-    frame = pd.DataFrame(series)
-    order = [p["period"] for p in series]
+    frame = data.table(series)
+    order = [p.period for p in series]
     chart = (
         alt.Chart(frame)
         .mark_bar()
@@ -148,7 +147,7 @@ def _volume(head: Headline) -> None:
 def _tags(rows: list[TagRow], found: PeriodTrends) -> None:
     """Each tag's change in share, as the report words it, and small multiples of its weekly share."""
     st.subheader("Tags: change in share this week")
-    if not rows or not any(r["count"] for r in rows):
+    if not rows or not any(r.count for r in rows):
         st.info("No tagged documents this week: run `radar tag` to tag them.")
         return
     base = found.tags.baseline
@@ -160,7 +159,7 @@ def _tags(rows: list[TagRow], found: PeriodTrends) -> None:
             "report and `radar trends --week` say"
         )
     )
-    table = [TagShare(r["tag"], r["group"], r["count"], r["change"] or "-") for r in rows]
+    table = [TagShare(r.tag, r.group, r.count, r.change or "-") for r in rows]
     st.dataframe(data.table(table), hide_index=True, width="stretch")
     points = [
         SharePoint(tag, p["period"], 100 * p["raw_share"], p["count"])

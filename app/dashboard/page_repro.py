@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import altair as alt
+import msgspec
 import pandas as pd
 import streamlit as st
 
@@ -128,7 +129,7 @@ def latest_recommendations(ws: Workspace, week: str | None = None) -> tuple[str,
     for folder in [ws.report_dir(week)] if week else list_reports(ws):
         built = load_report(folder)
         if built is not None:
-            return folder.name, [r.as_dict() for r in built.content.recommendations]
+            return folder.name, msgspec.to_builtins(built.content.recommendations)
     return "", []
 
 
