@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from radar.analysis.names.aliases import surface_key
 from radar.analysis.names.context import Embed
-from radar.analysis.names.find import Name, find_names
+from radar.analysis.names.find import find_names
 from radar.analysis.names.table import NameRow, Names
 from radar.crawler.documents import Documents
 from radar.store.table import Database
@@ -24,24 +24,6 @@ def names_state(store: Database, as_of: str = "", embed: Embed | None = None) ->
     return f"{Documents(store).fingerprint()}|{as_of}|{NAMES_VERSION}" + ("|context" if embed is not None else "")
 
 
-def _row(n: Name) -> NameRow:
-    return NameRow(
-        name=n.name,
-        kind=n.kind,
-        kind_score=n.kind_score,
-        aliases=n.aliases,
-        introduced_by=n.introduced_by,
-        first_seen=n.first_seen,
-        first_id=n.first_id,
-        count=n.count,
-        recent_count=n.recent_count,
-        baseline_mentions=n.baseline_mentions,
-        recent_baseline_mentions=n.recent_baseline_mentions,
-        code=n.code,
-        series=n.series,
-    )
-
-
 def stored_names(store: Database, as_of: str = "", embed: Embed | None = None) -> list[NameRow]:
     """The names of the store's documents up to ``as_of`` (YYYY-MM-DD, '' for all): computed with
     ``find_names`` and kept in the names table until the documents change (or ``NAMES_VERSION`` does).
@@ -53,7 +35,7 @@ def stored_names(store: Database, as_of: str = "", embed: Embed | None = None) -
     table = Names(store)
     if table.names_state() != state:
         found = find_names(Documents(store).scan(), as_of or None, embed=embed)
-        table.replace_names((_row(n) for n in found), state)
+        table.replace_names(found, state)
     return table.names()
 
 
