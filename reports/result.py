@@ -16,7 +16,7 @@ from radar.reports.calls import CallsSection
 from radar.reports.new_this_week import NewThisWeek
 from radar.reports.ranking import PaperRow
 from radar.reports.recommend import Evidence, Recommendation
-from radar.reports.runs import RunSummary
+from radar.reports.runs import RunSummary, read_runs, runs_json
 
 # A JSON value as json.loads gives it: what report.json holds and the templates read.
 JsonValue: TypeAlias = str | int | float | bool | None | list["JsonValue"] | dict[str, "JsonValue"]
@@ -146,7 +146,7 @@ class ReportContent:
     posts: list[PostRow]
     posts_total: int
     recommendations: list[Recommendation]  # as_dict(): Recommendation.as_dict each
-    runs: list[RunSummary]  # finished reproduction runs with their verdicts (as_dict(): RunSummary.as_dict each)
+    runs: list[RunSummary]  # finished reproduction runs with their verdicts (as_dict(): reports.runs.runs_json)
     notes: Notes
     summary: list[Bullet] = field(default_factory=list)  # the executive summary: at most five bullets
     # papers carrying a profile tag whose contribution lies elsewhere (an application: speech, medicine, ...):
@@ -161,7 +161,7 @@ class ReportContent:
     def as_dict(self) -> dict[str, Any]:  # report.json (the JSON edge: its sections' rows are the TypedDicts above)
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
         out["recommendations"] = [r.as_dict() for r in self.recommendations]
-        out["runs"] = [r.as_dict() for r in self.runs]
+        out["runs"] = runs_json(self.runs)
         return {**out, **self.extra}
 
     @classmethod
@@ -173,7 +173,7 @@ class ReportContent:
             raise ValueError(f"report.json lacks {', '.join(missing)}")
         values = {k: data[k] for k in names if k in data}
         values["recommendations"] = [recommendation_from_dict(r) for r in data["recommendations"] or []]
-        values["runs"] = [RunSummary.from_dict(r) for r in data["runs"] or []]
+        values["runs"] = read_runs(data["runs"])
         return cls(**values, extra={k: v for k, v in data.items() if k not in names})
 
 
