@@ -68,13 +68,9 @@ def calibration_for(records: Iterable[RunRecord], params: RunParams, exclude: st
             continue
         noise = v.seed_noise
         if noise is not None and noise.sd_difference is not None:
-            return {
-                "run": run.id,
-                "method": run.method,
-                "seeds": run.seeds,
-                "sd_difference": noise.sd_difference,
-                "overall": v.overall,
-            }
+            return Calibration(
+                run=run.id, method=run.method, seeds=run.seeds, sd_difference=noise.sd_difference, overall=v.overall
+            )
     return None
 
 
@@ -84,7 +80,7 @@ def stored_noise(records: Iterable[RunRecord], params: RunParams) -> tuple[float
     runs = list(records)
     cal = calibration_for(runs, params)
     if cal is not None:
-        return float(cal["sd_difference"]), f"A/A run {cal['run']}"
+        return cal.sd_difference, f"A/A run {cal.run}"
     key = setting_key(params)
     for run in _finished(runs):
         noise = run.verdict.seed_noise if run.verdict else None
@@ -158,19 +154,19 @@ def _decide(
             f"(`radar repro run --method {run.baseline} --baseline {run.baseline}` with the same settings)",
             family_p=base_p,
         )
-    if cal["overall"] not in ("no clear difference",):
+    if cal.overall not in ("no clear difference",):
         return adoption(
             adoptable=False,
-            reason=f"the A/A run {cal['run']} found {cal['overall']}: the pipeline's null is not calibrated here",
-            calibration=cal["run"],
+            reason=f"the A/A run {cal.run} found {cal.overall}: the pipeline's null is not calibrated here",
+            calibration=cal.run,
             family_p=base_p,
         )
     if survives:
         return adoption(
             adoptable=True,
-            reason=f"better with evidence, A/A {cal['run']} calibrated, and Holm across {len(family)} run(s) "
+            reason=f"better with evidence, A/A {cal.run} calibrated, and Holm across {len(family)} run(s) "
             f"against {run.baseline} (this week and every look at the experiment) keeps p = {adjusted:.3g}",
-            calibration=cal["run"],
+            calibration=cal.run,
             family_p=base_p,
         )
     twin = next(
@@ -190,9 +186,9 @@ def _decide(
     if twin is not None:
         return adoption(
             adoptable=True,
-            reason=f"better with evidence, A/A {cal['run']} calibrated, and replicated by {twin.id} "
+            reason=f"better with evidence, A/A {cal.run} calibrated, and replicated by {twin.id} "
             "(independent seed pairs)",
-            calibration=cal["run"],
+            calibration=cal.run,
             replicated_by=twin.id,
             family_p=base_p,
         )
@@ -200,7 +196,7 @@ def _decide(
         adoptable=False,
         reason=f"does not survive Holm across {len(family)} run(s) against {run.baseline} (adjusted p = "
         f"{adjusted:.3g}); a replication (`radar repro run` again: fresh seed pairs) can confirm it",
-        calibration=cal["run"],
+        calibration=cal.run,
         family_p=base_p,
     )
 

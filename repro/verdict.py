@@ -250,11 +250,11 @@ def verdict(
         }
     noise = seed_noise(m, b, calibration)
     setting = setting or Setting(toy=True, quick=False, steps=0, seeds=len(seeds))
-    cal_sd = calibration.get("sd_difference") if calibration else None
+    cal_sd = calibration.sd_difference if calibration else None
     own = noise.sd_difference
     sd: float | None
     if calibration and cal_sd is not None and (own is None or cal_sd >= own):
-        sd, source = float(cal_sd), f"A/A run {calibration['run']}"
+        sd, source = float(cal_sd), f"A/A run {calibration.run}"
     else:  # the run's own noise when it is the larger (or the only) one: power is never overstated
         sd, source = own, "this run's own seed pairs"
     doc: Verdict = {
@@ -396,8 +396,8 @@ def summary(method: str, baseline: str, doc: Verdict) -> str:
         else "seed noise: not measurable from fewer than 2 seeds"
     )
     cal = noise.calibration
-    if cal and cal.get("sd_difference") is not None:
-        noise_text += f" (A/A run {cal['run']}: {_pts(cal['sd_difference'], sign=False)} pts)"
+    if cal:
+        noise_text += f" (A/A run {cal.run}: {_pts(cal.sd_difference, sign=False)} pts)"
     claim = doc["claim"]
     evidence = doc.get("evidence") or {}
     head = ""

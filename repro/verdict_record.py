@@ -16,7 +16,7 @@ one type of a run's seed noise: repro/verdict.py builds it, the stored document 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, is_dataclass, replace
-from typing import TypedDict, TypeVar
+from typing import TypeVar
 
 import msgspec
 
@@ -29,16 +29,17 @@ Rate = float | None
 ArmRates = dict[str, Rate | dict[str, dict[str, Rate]]]
 
 
-class Calibration(TypedDict):
-    """The matching A/A run a verdict quotes (repro/adoption.py ``calibration_for``), as stored. Read back from
-    a record written before calibrations carried the A/A run's label (30 Nov), ``overall`` is "" and ``seeds``
-    may be None."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Calibration:
+    """The matching A/A run a verdict quotes (repro/adoption.py ``calibration_for``), stored in its seed noise.
+    Read back from a record written before calibrations carried the A/A run's label (30 Nov), ``overall`` is ""
+    and ``seeds`` may be None."""
 
     run: str
     method: str
-    seeds: int | None
+    seeds: int | None = None
     sd_difference: float
-    overall: str
+    overall: str = ""
 
 
 def decode(value: object, kind: type[T]) -> T | None:
@@ -271,7 +272,7 @@ def _seed_noise(raw: object) -> SeedNoise | None:
         return decode(raw, SeedNoise)  # a document as built holds the SeedNoise itself
     noise = decode({k: v for k, v in raw.items() if k != "calibration"}, SeedNoise)
     cal = raw.get("calibration")
-    calibration = decode({"overall": ""} | cal, Calibration) if isinstance(cal, dict) else None
+    calibration = decode(cal, Calibration) if isinstance(cal, dict) else None
     return None if noise is None else replace(noise, calibration=calibration)
 
 

@@ -24,7 +24,7 @@ from radar.repro.verdict import (
     check_claim,
     verdict,
 )
-from radar.repro.verdict_record import RunVerdict
+from radar.repro.verdict_record import Calibration, RunVerdict
 
 get_method = BUILTIN.get
 
@@ -445,13 +445,7 @@ def test_a_verdict_stored_on_30_nov_reads_back_with_its_label_summary_and_metric
     assert sampled.interval == (None, None) and reward.interval == (None, None) and reward.p_adjusted == 0.3
     assert v.calibrated and v.decision_p == 0.02 and v.aa is False
     assert v.seed_noise is not None and (v.seed_noise.n, v.seed_noise.sd_difference) == (5, 0.015)
-    assert v.seed_noise.calibration == {
-        "run": "aa-1",
-        "method": "grpo",
-        "seeds": None,
-        "sd_difference": 0.014,
-        "overall": "",
-    }
+    assert v.seed_noise.calibration == Calibration(run="aa-1", method="grpo", seeds=None, sd_difference=0.014)
     assert v.evidence_class == "" and v.power is None and v.mechanisms == {}
     assert verdicts["nulls"].summary == "" and verdicts["nulls"].metrics == v.metrics
     power = verdicts["power"].power

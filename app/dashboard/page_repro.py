@@ -291,7 +291,7 @@ def _finished(api: Reproductions) -> None:
             st.caption(
                 data.md(
                     f"seed noise (sd of per-seed differences): {v.seed_noise.sd_difference}; "
-                    + (f"A/A run {cal['run']}: {cal['sd_difference']}" if cal else "no A/A run on this setting yet")
+                    + (f"A/A run {cal.run}: {cal.sd_difference}" if cal else "no A/A run on this setting yet")
                 )
             )
         if v.power is not None:
