@@ -20,7 +20,7 @@ import math
 from typing import Any
 
 from radar.repro.methods import Method
-from radar.repro.shapes import ArmRates, ArmRun, ClaimResult, Lever, StepRecord
+from radar.repro.shapes import ArmRates, ArmRun, ClaimResult, LeverCheck, StepRecord
 
 Records = list[StepRecord]
 RATE_PREFIX = "rate/"  # repro.trainer.RATE_PREFIX: the plug-ins' rates in the step records
@@ -96,31 +96,21 @@ def gate(claim: ClaimResult, method: Method, mech: dict[str, ArmRates]) -> Claim
     """The claim's result, or "not testable here" when one of the method's levers did not engage."""
     if claim.get("status") == "not checked":
         return claim
-    levers: list[Lever] = []
+    levers: list[LeverCheck] = []
     for lever in method.levers:
         raw = (mech.get(lever.arm) or {}).get(lever.metric)
         rate = raw if isinstance(raw, int | float) else None  # a rate (never "per_seed"), or None: not logged
         engaged = rate is not None and rate >= lever.minimum
-        levers.append(
-            {
-                "metric": lever.metric,
-                "arm": lever.arm,
-                "minimum": lever.minimum,
-                "measured": rate,
-                "engaged": engaged,
-                "what": lever.what,
-            }
-        )
+        levers.append(LeverCheck(lever.metric, lever.arm, lever.minimum, rate, engaged, lever.what))
     out = claim | {"levers": levers}
-    idle = [lv for lv in levers if not lv["engaged"]]
+    idle = [lv for lv in levers if not lv.engaged]
     if idle:
         lv = idle[0]
-        measured = "not logged" if lv["measured"] is None else _rate(lv["metric"], lv["measured"])
+        measured = "not logged" if lv.measured is None else _rate(lv.metric, lv.measured)
         out["tested_status"] = claim["status"]  # what the test alone said, kept for reference
         out["status"] = "not testable here"
         out["reason"] = (
-            f"{lv['what']}; the {lv['arm']} arm's {lv['metric']} was {measured} "
-            f"(needs >= {_rate(lv['metric'], lv['minimum'])})"
+            f"{lv.what}; the {lv.arm} arm's {lv.metric} was {measured} (needs >= {_rate(lv.metric, lv.minimum)})"
         )
     return out
 
@@ -134,13 +124,13 @@ def _rate(metric: str, value: float) -> str:
     return f"{100 * value:.2f}%"
 
 
-def lever_text(levers: list[Lever]) -> str:
+def lever_text(levers: list[LeverCheck]) -> str:
     """The claim's mechanism rates in words, for the verdict's summary: "mechanism: method zero_adv_share 85.94%
     (needs >= 25.00%)"; "" when the claim names no lever."""
     shown = [
-        f"{lv['arm']} {lv['metric']} "
-        + ("not logged" if lv["measured"] is None else _rate(lv["metric"], lv["measured"]))
-        + f" (needs >= {_rate(lv['metric'], lv['minimum'])})"
+        f"{lv.arm} {lv.metric} "
+        + ("not logged" if lv.measured is None else _rate(lv.metric, lv.measured))
+        + f" (needs >= {_rate(lv.metric, lv.minimum)})"
         for lv in levers
     ]
     return f" Mechanism: {'; '.join(shown)}." if shown else ""

@@ -11,6 +11,7 @@ before they use one. No I/O.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import NotRequired, Required, TypedDict
 
 from radar.repro.verdict_record import ArmRates, PowerPlan, SeedNoise
@@ -93,13 +94,18 @@ class ClaimTest(TypedDict):
     p_adjusted: NotRequired[float | None]  # Holm over the claim's conditions
 
 
-class ClaimCondition(TypedDict):
+@dataclass(frozen=True, slots=True)
+class ClaimCondition:
+    """One condition of a claim, tested (repro/verdict.py ``check_claim``); stored as msgspec encodes it."""
+
     test: ClaimTest
     status: str
 
 
-class Lever(TypedDict):
-    """Whether one of a method's levers engaged (repro/mechanisms.py ``gate``)."""
+@dataclass(frozen=True, slots=True)
+class LeverCheck:
+    """Whether one of a method's levers (repro.methods.Lever) engaged (repro/mechanisms.py ``gate``): the lever,
+    the rate measured (None: not logged) and whether it reached the minimum; stored as msgspec encodes it."""
 
     metric: str
     arm: str
@@ -117,7 +123,7 @@ class ClaimResult(TypedDict, total=False):
     test: ClaimTest
     conditions: list[ClaimCondition]
     reason: str
-    levers: list[Lever]
+    levers: list[LeverCheck]
     tested_status: str  # what the test alone said, when a lever did not engage
 
 

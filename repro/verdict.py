@@ -107,10 +107,10 @@ def check_claim(claim: Claim, method_runs: dict[int, ArmRun], baseline_runs: dic
     results: list[ClaimCondition] = []
     for t, p_adj in zip(tested, adjusted, strict=True):
         t.test["p_adjusted"] = _r(p_adj)
-        results.append({"test": t.test, "status": _claim_status(t)})
-    statuses = {r["status"] for r in results}
+        results.append(ClaimCondition(t.test, _claim_status(t)))
+    statuses = {r.status for r in results}
     status = "refuted" if "refuted" in statuses else "holds" if statuses == {"holds"} else "inconclusive"
-    out: ClaimResult = {"claim": claim.text, "status": status, "test": results[0]["test"], "conditions": results}
+    out: ClaimResult = {"claim": claim.text, "status": status, "test": results[0].test, "conditions": results}
     return out
 
 

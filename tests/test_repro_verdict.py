@@ -5,6 +5,7 @@ the false "adopt" rate of the family rule across 10 presets against one baseline
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import re
@@ -114,6 +115,43 @@ def test_verdict_on_clear_and_null_results() -> None:
     one = verdict(get_method("dapo"), get_method("grpo"), {"method": {0: better[0]}, "baseline": {0: base[0]}})
     assert one["overall"] == "too few seeds" and "run --seeds 5" in one["summary"]
     assert RunVerdict.read(doc) is not None and RunVerdict.read(doc).calibrated  # type: ignore[union-attr]
+
+
+def test_a_claims_conditions_and_levers_are_stored_in_their_json_shape() -> None:
+    """``ClaimCondition`` and ``LeverCheck`` are records; the verdict document stores them as msgspec encodes them:
+    the keys, their order and the values the dicts they replaced held (what stored runs and `radar repro show
+    --json` hold)."""
+    import msgspec
+
+    from radar.repro.mechanisms import gate
+
+    hi = {s: _arm(0.7, records=_curve(0.3, 0.5, seed=s, entropy=0.60 + 0.01 * s)) for s in range(5)}
+    lo = {s: _arm(0.7, records=_curve(0.3, 0.5, seed=s, entropy=0.40 + 0.012 * s)) for s in range(5)}
+    claimed = msgspec.to_builtins(check_claim(Claim("entropy higher", "entropy", "higher", min_effect=0.02), hi, lo))
+    assert list(claimed) == ["claim", "status", "test", "conditions"]
+    [condition] = claimed["conditions"]
+    assert list(condition) == ["test", "status"] and condition == {"test": claimed["test"], "status": "holds"}
+    assert list(claimed["test"])[-1] == "p_adjusted"
+    dapo = get_method("dapo")
+    [lever] = dapo.levers
+    gated = gate({"claim": "c", "status": "holds"}, dapo, {lever.arm: {lever.metric: 0.001}})
+    assert json.loads(msgspec.json.encode(gated)) == {
+        "claim": "c",
+        "status": "not testable here",
+        "levers": [
+            {
+                "metric": lever.metric,
+                "arm": lever.arm,
+                "minimum": lever.minimum,
+                "measured": 0.001,
+                "engaged": False,
+                "what": lever.what,
+            }
+        ],
+        "tested_status": "holds",
+        "reason": f"{lever.what}; the {lever.arm} arm's {lever.metric} was 0.10% (needs >= 0.50%)",
+    }
+    assert list(msgspec.to_builtins(gated)["levers"][0]) == ["metric", "arm", "minimum", "measured", "engaged", "what"]
 
 
 def test_claim_against_the_wrong_baseline_is_not_checked() -> None:
