@@ -54,7 +54,6 @@ def _flagged(root: str, api: Reproductions) -> None:
     st.subheader("Flagged methods")
     ver = data.version(root)
     facets = data.facets(root, ver)
-    flagged: list[dict[str, Any]] = []
     chosen = period.picker(root, ver)  # the dashboard's one week; its trends as the weekly job kept them
     found = period.trends(root, ver, chosen.label)[0] if chosen is not None and facets["counts"]["documents"] else None
     flagged = [dict(m) for m in found.terms.new_methods if m.get("kind") in data.METHOD_KINDS] if found else []
@@ -97,10 +96,7 @@ def _flagged(root: str, api: Reproductions) -> None:
     presets = api.presets.describe()
     st.dataframe(
         pd.DataFrame(
-            [
-                {"method": p["name"], "title": p["title"], "arXiv": p["arxiv"], "claim checked": p["claim"]}
-                for p in presets
-            ]
+            [{"method": p.name, "title": p.title, "arXiv": p.arxiv, "claim checked": p.claim} for p in presets]
         ),
         hide_index=True,
     )
