@@ -108,8 +108,9 @@ class PresetSettings(TrlSettings, total=False):
     plugin_args: PluginArgs
 
 
-class MethodSummary(TypedDict):
-    """A preset as `radar repro methods` lists it (``describe``; its --json)."""
+@dataclass(frozen=True, slots=True)
+class MethodSummary:
+    """A preset as `radar repro methods` lists it (``describe``; its --json is this as msgspec encodes it)."""
 
     name: str
     source: str  # "built-in" or "radar.toml"
@@ -202,27 +203,30 @@ def baseline_of(method: Method) -> str:
     return method.baseline or method.name
 
 
-def describe(method: Method, source: str = "built-in") -> MethodSummary:
-    """A JSON-ready summary for `radar repro methods`."""
-    return {
-        "name": method.name,
-        "source": source,
-        "title": method.title,
-        "arxiv": method.arxiv,
-        "baseline": method.baseline,
-        "changes": list(method.changes),
-        "config": method.config,
-        "claim": method.claim.text + (f"; {method.claim.also.text}" if method.claim.also else ""),
-        "levers": [f"{lv.arm} {lv.metric} >= {lv.minimum:g}: {lv.what}" for lv in method.levers],
-        "overlong_shaping": method.overlong_shaping,
-        "dynamic_sampling": method.dynamic_sampling,
-        "loss_plugin": method.loss_plugin,
-        "advantage": method.advantage,
-        "batch": method.batch,
-        "plugins": method.plugins(),
-        "plugin_args": {point: dict(args) for point, args in method.plugin_args.items()},
-        "card": method.card,
-        "equation": method.equation,
-        "notes": method.notes,
-        "deviations": method.deviations,
-    }
+def describe(method: Method, source: str = "built-in", plugin_args: PluginArgs | None = None) -> MethodSummary:
+    """A JSON-ready summary for `radar repro methods`; ``plugin_args``: its plug-ins' settings (default: the ones
+    the preset sets)."""
+    return MethodSummary(
+        name=method.name,
+        source=source,
+        title=method.title,
+        arxiv=method.arxiv,
+        baseline=method.baseline,
+        changes=list(method.changes),
+        config=method.config,
+        claim=method.claim.text + (f"; {method.claim.also.text}" if method.claim.also else ""),
+        levers=[f"{lv.arm} {lv.metric} >= {lv.minimum:g}: {lv.what}" for lv in method.levers],
+        overlong_shaping=method.overlong_shaping,
+        dynamic_sampling=method.dynamic_sampling,
+        loss_plugin=method.loss_plugin,
+        advantage=method.advantage,
+        batch=method.batch,
+        plugins=method.plugins(),
+        plugin_args={point: dict(args) for point, args in method.plugin_args.items()}
+        if plugin_args is None
+        else plugin_args,
+        card=method.card,
+        equation=method.equation,
+        notes=method.notes,
+        deviations=method.deviations,
+    )

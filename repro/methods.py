@@ -95,13 +95,12 @@ class Catalog:
         """Every preset as `radar repro methods --json` lists it, its plug-ins' settings in full (defaults too)."""
         out = []
         for m in self.methods.values():
-            d = describe(m, self.source(m.name))
-            d["plugin_args"] = {
+            args = {
                 point: self.plugins.get(point, name).settings(m.plugin_args.get(point, {}))
                 for point, name in m.plugins().items()
                 if (point, name) in self.plugins.plugins
             }
-            out.append(d)
+            out.append(describe(m, self.source(m.name), args))
         return out
 
     def titles(self) -> dict[str, str]:

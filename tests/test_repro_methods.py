@@ -39,7 +39,7 @@ def test_every_preset_builds_a_grpo_config(name: str, tmp_path: Path) -> None:
     assert method.claim.text and method.title
     for point, plugin in method.plugins().items():
         assert (point, plugin) in BUILTIN_CATALOG.plugins, (name, point, plugin)
-    assert describe(method)["name"] == name
+    assert describe(method).name == name
 
 
 def test_grpo_baseline_overrides_trl_defaults_and_is_kl_free(tmp_path: Path) -> None:
@@ -271,7 +271,7 @@ def test_user_presets_form_a_catalog_value_that_travels_with_a_run() -> None:
     mine = catalog([EPS03])
     assert mine.get("dapo-eps03").config["epsilon_high"] == 0.3 and "dapo-eps03" not in BUILTIN
     assert mine.definitions("dapo-eps03", "grpo") == [EPS03]  # built-ins need no definition
-    assert [d["source"] for d in mine.describe() if d["name"] == "dapo-eps03"] == ["radar.toml"]
+    assert [d.source for d in mine.describe() if d.name == "dapo-eps03"] == ["radar.toml"]
     with pytest.raises(ReproError, match="unknown method 'dapo-eps03'"):
         make_spec(BUILTIN, method="dapo-eps03")  # a worker knows only what the run's params carry
     spec = spec_of({"method": "dapo-eps03", "baseline": "grpo", "user_presets": [EPS03], "seeds": 2})

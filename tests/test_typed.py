@@ -165,7 +165,6 @@ def test_typed_shapes_name_the_fields_their_code_reads() -> None:
     from radar.repro.methods import PRESET_KEYS, PRESET_SETTINGS, PresetSettings, TrlSettings
     from radar.repro.records import UserPreset
     from radar.repro.shapes import GrpoConfigJson
-    from radar.repro.spec import RunSpec, SpecFields
     from radar.repro.user_presets import PLUGIN_ARGS, PLUGIN_SETTINGS
 
     own = {"overlong_shaping", "dynamic_sampling", *PLUGIN_SETTINGS}
@@ -174,7 +173,6 @@ def test_typed_shapes_name_the_fields_their_code_reads() -> None:
     assert set(PresetSettings.__optional_keys__) == set(PRESET_SETTINGS) - set(PLUGIN_ARGS) | {"plugin_args"}
     assert set(UserPreset.__required_keys__ | UserPreset.__optional_keys__) == set(PRESET_KEYS)
     assert set(GrpoConfigJson.__optional_keys__) == _GRPO_FIELDS
-    assert set(SpecFields.__required_keys__ | SpecFields.__optional_keys__) == set(RunSpec.__dataclass_fields__)
 
 
 def test_run_records_name_every_column(tmp_path: Path) -> None:
