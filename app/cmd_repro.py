@@ -19,7 +19,7 @@ from rich.markup import escape
 from radar.app.context import Radar
 from radar.app.output import console, err_console, print_json
 from radar.repro.records import RunParams, RunRecord
-from radar.repro.result_shapes import Efficiency, Overlap, ResultModel, RunMetrics, Verdict
+from radar.repro.result_shapes import Efficiency, JsonObject, Overlap, Verdict
 from radar.repro.shapes import Scalar
 from radar.store import Workspace, resolve_root
 from radar.store.errors import RadarError
@@ -66,7 +66,7 @@ class RunJson(msgspec.Struct, kw_only=True):
     status: str
     setup: str
     verdict: Verdict | None
-    metrics: RunMetrics | None
+    metrics: JsonObject | None
     plots: list[str]
     params: RunParams
     progress: float
@@ -76,7 +76,7 @@ class RunJson(msgspec.Struct, kw_only=True):
     finished_at: str
     folder: str | None
     eval_overlap: Overlap | None
-    model: ResultModel | None
+    model: JsonObject | None
     profile: dict[str, ProfileBrief] | None
     efficiency: Efficiency | None
 

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor
 from concurrent.futures import wait as wait_futures
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any, cast
@@ -42,6 +43,8 @@ from radar.repro.shapes import (
     ArmSummary,
     Calibration,
     ModelFingerprint,
+    ResultModel,
+    ResultRecord,
     RunJson,
     RunMetrics,
     RunResult,
@@ -353,14 +356,14 @@ def _execute(db: Path, run_id: str, params: RunParams, log: Log) -> RunResult:
 
     with _store(db) as store:
         calibration = calibration_for(store.list_runs(kind=KIND), params, exclude=run_id)
-    timing: Timing = {
-        "train_wall_s": round(time.perf_counter() - train_started, 2),
-        "warm_start_seconds": round(warm_s, 2),
-        "warm_start_cached": all(warm_s < 0.5 * float(p.get("seconds") or 0) for p in policies),
-        "warm_start_sampled_accuracy": [p.get("sampled_accuracy") for p in policies],
-        "parallel_arms": workers,
-        "device": device,
-    }
+    timing = Timing(
+        train_wall_s=round(time.perf_counter() - train_started, 2),
+        warm_start_seconds=round(warm_s, 2),
+        warm_start_cached=all(warm_s < 0.5 * float(p.get("seconds") or 0) for p in policies),
+        warm_start_sampled_accuracy=[p.get("sampled_accuracy") for p in policies],
+        parallel_arms=workers,
+        device=device,
+    )
     result = finish(
         folder,
         arms,
@@ -374,18 +377,17 @@ def _execute(db: Path, run_id: str, params: RunParams, log: Log) -> RunResult:
         timing=timing,
         started=started,
     )
-    log(result["verdict"]["summary"])
-    result["eval_overlap"] = overlap
-    result["record"] = {  # with the run record's provenance
-        "device": device,
-        "cuda_device": record["cuda_device"],
-        "seeds": pairs,
-        "git_commit": record["git_commit"],
-        "repro_dirty": record["repro_dirty"],
-        "python": record["python"],
-        "packages": record["packages"],
-    }
-    return result
+    log(result.verdict["summary"])
+    provenance = ResultRecord(  # with the run record's provenance
+        device=device,
+        cuda_device=record["cuda_device"],
+        seeds=pairs,
+        git_commit=record["git_commit"],
+        repro_dirty=record["repro_dirty"],
+        python=record["python"],
+        packages=record["packages"],
+    )
+    return replace(result, eval_overlap=overlap, record=provenance)
 
 
 def finish(
@@ -433,28 +435,28 @@ def finish(
     plots = plot_run(runs, names, folder / "plots", title)
     train_s = sum(s["seconds"] for per in summaries.values() for s in per.values())
     trained_steps = sum(s["steps"] for per in summaries.values() for s in per.values())
-    metrics: RunMetrics = {
-        **timing,
-        "time_to_verdict_s": round(time.perf_counter() - started, 2),
-        "train_seconds": round(train_s, 2),
-        "steps_per_s": round(trained_steps / train_s, 3) if train_s else None,  # per arm process
-        "steps_per_s_wall": round(trained_steps / timing["train_wall_s"], 3) if timing.get("train_wall_s") else None,
-        "heldout": {arm: {str(p): s["final"] for p, s in per.items()} for arm, per in summaries.items()},
-        "final_heldout_greedy": {arm: _arm_mean(doc["metrics"]["heldout_greedy"], arm) for arm in arms},
-        "eval_seconds": round(sum(s["eval_seconds"] for per in summaries.values() for s in per.values()), 2),
-    }
+    metrics = RunMetrics(
+        **msgspec.structs.asdict(timing),
+        time_to_verdict_s=round(time.perf_counter() - started, 2),
+        train_seconds=round(train_s, 2),
+        steps_per_s=round(trained_steps / train_s, 3) if train_s else None,  # per arm process
+        steps_per_s_wall=round(trained_steps / timing.train_wall_s, 3) if timing.train_wall_s else None,
+        heldout={arm: {str(p): s["final"] for p, s in per.items()} for arm, per in summaries.items()},
+        final_heldout_greedy={arm: _arm_mean(doc["metrics"]["heldout_greedy"], arm) for arm in arms},
+        eval_seconds=round(sum(s["eval_seconds"] for per in summaries.values() for s in per.values()), 2),
+    )
     write_text_atomic(verdict_path(folder), json.dumps(msgspec.to_builtins(doc | {"timing": metrics}), indent=2))
-    return {
-        "verdict": doc,
-        "metrics": metrics,
-        "plots": [str(p) for p in plots],
-        "folder": str(folder),
-        "model": {"name": setup_text(params, parameters).split(",")[0], "parameters": parameters, "toy": spec.toy},
-        "profile": {
+    return RunResult(
+        verdict=doc,
+        metrics=metrics,
+        plots=[str(p) for p in plots],
+        folder=str(folder),
+        model=ResultModel(name=setup_text(params, parameters).split(",")[0], parameters=parameters, toy=spec.toy),
+        profile={
             arm: mean_profile([per[p] for p in sorted(per)]) | {"per_seed": {str(p): per[p] for p in sorted(per)}}
             for arm, per in profiles.items()
         },
-    }
+    )
 
 
 def _arm_mean(test: VerdictMetric, arm: str) -> float | None:

@@ -12,7 +12,9 @@ before they use one. No I/O.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NotRequired, Required, TypedDict
+from typing import NotRequired, Required, TypeAlias, TypedDict
+
+import msgspec
 
 from radar.repro.verdict_record import ArmRates, PowerPlan, SeedNoise
 
@@ -163,7 +165,7 @@ class Verdict(TypedDict):
     summary: NotRequired[str]  # last: built from the rest
 
 
-class Timing(TypedDict):
+class Timing(msgspec.Struct, frozen=True):
     """How long a run's parts took (repro/execute.py), before the verdict."""
 
     train_wall_s: float
@@ -174,8 +176,8 @@ class Timing(TypedDict):
     device: str
 
 
-class RunMetrics(Timing):
-    """The result's ``metrics`` (and verdict.json's ``timing``)."""
+class RunMetrics(Timing, frozen=True):
+    """The result's ``metrics`` (and verdict.json's ``timing``): the timing, then these."""
 
     time_to_verdict_s: float
     train_seconds: float
@@ -186,14 +188,19 @@ class RunMetrics(Timing):
     eval_seconds: float
 
 
-class ResultModel(TypedDict):
+@dataclass(frozen=True, slots=True)
+class ResultModel:
+    """What a run trained: the model in words, its parameter count (None: not recorded) and whether it is a toy."""
+
     name: str
     parameters: int | None
     toy: bool
 
 
-class RunResult(TypedDict):
-    """A finished run's result as the runs table stores it (records.RunRecord reads it back)."""
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """A finished run's result as repro/execute.py builds it; the runs table stores it as msgspec encodes it and
+    reads it back as a ``StoredResult`` (records.RunRecord)."""
 
     verdict: Verdict
     metrics: RunMetrics
@@ -201,8 +208,8 @@ class RunResult(TypedDict):
     folder: str
     model: ResultModel
     profile: dict[str, Profile]  # per arm: the mean over its seed pairs, with ``per_seed``
-    eval_overlap: NotRequired[Overlap]
-    record: NotRequired[ResultRecord]
+    eval_overlap: Overlap | None = None  # set by the runner before the result is stored
+    record: ResultRecord | None = None
 
 
 class OverlapPart(TypedDict):
@@ -224,7 +231,8 @@ class Overlap(TypedDict):
     share: float | None
 
 
-class ResultRecord(TypedDict):
+@dataclass(frozen=True, slots=True)
+class ResultRecord:
     """The result's ``record``: where a run ran and on what code."""
 
     device: str
@@ -236,17 +244,22 @@ class ResultRecord(TypedDict):
     packages: dict[str, str | None]
 
 
+Json: TypeAlias = str | int | float | bool | None | list["Json"] | dict[str, "Json"]
+JsonObject: TypeAlias = dict[str, Json]  # a stored part as read, kept as stored (the CLI prints it as it is)
+
+
 class StoredResult(TypedDict, total=False):
-    """The runs table's result column as read: a finished run's ``RunResult``, else what a failed or reaped
-    run recorded (its log and the log's tail), else nothing."""
+    """The runs table's result column as read: a finished run's ``RunResult`` as stored (its metrics, model and
+    record as stored: readers print them as they are), else what a failed or reaped run recorded (its log and the
+    log's tail), else nothing."""
 
     verdict: Verdict
-    metrics: RunMetrics
+    metrics: JsonObject
     plots: list[str]
     folder: str
-    model: ResultModel
+    model: JsonObject
     profile: dict[str, Profile]
     eval_overlap: Overlap
-    record: ResultRecord
+    record: JsonObject
     log: str  # a failed run: its log file
     log_tail: str  # a reaped run: the last lines of its log
