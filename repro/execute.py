@@ -69,6 +69,7 @@ from radar.repro.spec import (
 )
 from radar.repro.supervise import pid_alive, require
 from radar.repro.tasks import get_task
+from radar.repro.toy_arm import ToyArm
 from radar.repro.verdict import verdict
 from radar.store import Store, utc_now
 from radar.store.files import write_text_atomic
@@ -253,7 +254,7 @@ def arm_job(
             eval_rows=eval_rows(data, preset.eval_prompts),
         )
         return summary, records
-    summary = toy_engine().train_toy_arm(
+    toy = ToyArm(
         policy_path=Path(policy["path"]),
         method=method,
         task=get_task(spec.task),
@@ -265,6 +266,7 @@ def arm_job(
         on_record=on_record,
         should_cancel=should_cancel,
     )
+    summary = toy_engine().train_toy_arm(toy)
     return summary, records
 
 
