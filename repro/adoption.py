@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from radar.repro.paired_tests import SIM_EVAL_PROMPTS, SIM_INIT_SD, SIM_TRAIN_SD, decide, holm
+from radar.repro.paired_tests import SIM_NOISE, SimNoise, decide, holm
 from radar.repro.power import ALPHA, MIN_EFFECT
 from radar.repro.records import RunAdoption, RunParams, RunRecord
 from radar.repro.shapes import Calibration
@@ -221,15 +221,13 @@ def _runs(
     presets: int,
     seeds: int,
     effect: float,
-    train_sd: float,
-    init_sd: float,
-    prompts: int,
-    base: float,
+    noise: SimNoise,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Overall labels and decision p values of ``presets`` runs per trial against one shared baseline."""
-    init = rng.normal(0.0, init_sd, (trials, 1, seeds))  # the pair's warm start, shared by every arm
-    baseline = _scores(rng, base + init + rng.normal(0.0, train_sd, (trials, 1, seeds)), prompts)  # one baseline
-    method = _scores(rng, base + effect + init + rng.normal(0.0, train_sd, (trials, presets, seeds)), prompts)
+    base, sd, prompts = noise.base, noise.train_sd, noise.prompts
+    init = rng.normal(0.0, noise.init_sd, (trials, 1, seeds))  # the pair's warm start, shared by every arm
+    baseline = _scores(rng, base + init + rng.normal(0.0, sd, (trials, 1, seeds)), prompts)  # one baseline
+    method = _scores(rng, base + effect + init + rng.normal(0.0, sd, (trials, presets, seeds)), prompts)
     tests, _, overall = decide(method - baseline)  # (trials, presets, metrics, seeds)
     return overall, np.nanmin(tests["p_adjusted"], axis=-1)
 
@@ -239,17 +237,14 @@ def simulate_family(
     seeds: int = 5,
     trials: int = 20_000,
     effect: float = 0.0,
-    train_sd: float = SIM_TRAIN_SD,
-    init_sd: float = SIM_INIT_SD,
-    prompts: int = SIM_EVAL_PROMPTS,
-    base: float = 0.63,
+    noise: SimNoise = SIM_NOISE,
     rng_seed: int = 0,
 ) -> dict[str, float]:
     """A week of ``presets`` runs against one shared baseline (the baseline arms are the same numbers in every
     run, as the runner's seeds make them), all of class evidence with a calibrated A/A. Returns the share of
     weeks with some "better" (no correction) and with some "adopt" (``family_adopt``)."""
     rng = np.random.default_rng(rng_seed)
-    overall, ps = _runs(rng, trials, presets, seeds, effect, train_sd, init_sd, prompts, base)
+    overall, ps = _runs(rng, trials, presets, seeds, effect, noise)
     _, adopt = family_adopt(overall, ps)
     return {
         "any_better": float(np.mean(np.any(overall == "better", axis=-1))),
@@ -263,10 +258,7 @@ def simulate_looks(
     looks: Sequence[int] = (3, 5, 10),
     trials: int = 20_000,
     effect: float = 0.0,
-    train_sd: float = SIM_TRAIN_SD,
-    init_sd: float = SIM_INIT_SD,
-    prompts: int = SIM_EVAL_PROMPTS,
-    base: float = 0.63,
+    noise: SimNoise = SIM_NOISE,
     rng_seed: int = 0,
     corrected: bool = True,
 ) -> dict[str, float]:
@@ -277,7 +269,7 @@ def simulate_looks(
     overall = np.empty((trials, len(looks)), dtype=object)
     ps = np.empty((trials, len(looks)))
     for k, n in enumerate(looks):
-        o, p = _runs(rng, trials, 1, n, effect, train_sd, init_sd, prompts, base)
+        o, p = _runs(rng, trials, 1, n, effect, noise)
         overall[:, k], ps[:, k] = o[:, 0], p[:, 0]
     adopted = np.zeros(trials, dtype=bool)
     for k in range(len(looks)):
