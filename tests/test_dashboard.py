@@ -443,6 +443,7 @@ def test_repro_page_shows_a_finished_runs_verdict_and_curves(app: AppTest, dash_
             "overall": "no clear difference",
             "summary": "gspo vs grpo over 2 seed(s): ... -> no clear difference.",
             "claim": {"claim": "clips far more", "status": "holds"},
+            "mechanisms": {"method": {"clip_high": 0.01, "length": 12.0}, "baseline": {"clip_high": 0.002}},
         }
         Runs(store).update_run(
             "20260101-000000-gspo-vs-grpo-abcd",
@@ -475,6 +476,15 @@ def test_repro_page_shows_a_finished_runs_verdict_and_curves(app: AppTest, dash_
     assert "**Efficiency**" in text and "slower per step" in text
     profile = next(df.value for df in app.dataframe if "step s" in df.value.columns)
     assert list(profile["step s"]) == [0.54, 0.5] and list(profile["arm"]) == ["gspo", "grpo (baseline)"]
+    assert list(profile.columns) == ["arm", "step s", "generation s", "reward s", "reference s", "optimisation s"] + [
+        "tokens/s",
+        "peak GB",
+        "device",
+        "memory",
+    ]
+    mech = next(df.value for df in app.dataframe if "clip high" in df.value.columns)
+    assert list(mech["arm"]) == ["gspo", "grpo (baseline)"] and list(mech["clip high"]) == [0.01, 0.002]
+    assert list(mech.columns)[:4] == ["arm", "overlong punished", "clip low", "clip high"] and len(mech.columns) == 11
     assert app.get("vega_lite_chart"), "no curves"
 
 

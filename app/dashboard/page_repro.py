@@ -6,6 +6,7 @@ line about a run names its model, parameters, task, steps and seed pairs (``RunR
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -310,34 +311,49 @@ def _finished(api: Reproductions) -> None:
             st.json(record.metrics)
 
 
+# the per-arm tables of a run: column -> the attribute shown (of ArmMechanisms, of ArmProfile)
+MECHANISM_COLUMNS = {
+    "overlong punished": "overlong_rate",
+    "clip low": "clip_low",
+    "clip high": "clip_high",
+    "weights capped": "capped_share",
+    "zero-variance groups": "zero_var_share",
+    "zero-variance trained": "zero_var_trained",
+    "length (tokens)": "length",
+    "length per 100 steps": "length_slope",
+    "right-answer length": "correct_length",
+    "wrong-answer length": "incorrect_length",
+}
+PROFILE_COLUMNS = {
+    "step s": "step_s",
+    "generation s": "generate_s",
+    "reward s": "reward_s",
+    "reference s": "ref_s",
+    "optimisation s": "train_s",
+    "tokens/s": "tokens_per_s",
+    "peak GB": "peak_mem_gb",
+    "device": "device",
+    "memory": "peak_mem_kind",
+}
+
+
+def _arm_table(record: RunRecord, by_arm: Mapping[str, object], columns: Mapping[str, str]) -> None:
+    """One row per arm (method, then the baseline as named in the run): the arm's ``columns``."""
+    names = {"method": record.method, "baseline": f"{record.baseline} (baseline)"}
+    rows = [
+        {"arm": names.get(arm, arm)} | {label: getattr(value, attr) for label, attr in columns.items()}
+        for arm, value in by_arm.items()
+    ]
+    st.dataframe(pd.DataFrame(rows), hide_index=True)
+
+
 def _mechanisms(record: RunRecord) -> None:
     """Per arm: the rates of the levers the methods are about (mean over steps and seed pairs)."""
     mech = record.verdict.mechanisms if record.verdict is not None else {}
     if not mech:
         return
-    names = {"method": record.method, "baseline": f"{record.baseline} (baseline)"}
     st.markdown("**Mechanisms** (did the levers engage? mean over steps and seed pairs)")
-    st.dataframe(
-        pd.DataFrame(
-            [
-                {
-                    "arm": names.get(arm, arm),
-                    "overlong punished": m.overlong_rate,
-                    "clip low": m.clip_low,
-                    "clip high": m.clip_high,
-                    "weights capped": m.capped_share,
-                    "zero-variance groups": m.zero_var_share,
-                    "zero-variance trained": m.zero_var_trained,
-                    "length (tokens)": m.length,
-                    "length per 100 steps": m.length_slope,
-                    "right-answer length": m.correct_length,
-                    "wrong-answer length": m.incorrect_length,
-                }
-                for arm, m in mech.items()
-            ]
-        ),
-        hide_index=True,
-    )
+    _arm_table(record, mech, MECHANISM_COLUMNS)
 
 
 def _profile(record: RunRecord) -> None:
@@ -345,30 +361,10 @@ def _profile(record: RunRecord) -> None:
     profiles = record.profiles
     if not profiles:
         return
-    names = {"method": record.method, "baseline": f"{record.baseline} (baseline)"}
     st.markdown("**Efficiency** (mean per optimiser step over seeds)")
     if record.efficiency_text:
         st.caption(data.md(f"{record.method} vs {record.baseline}: {record.efficiency_text}"))
-    st.dataframe(
-        pd.DataFrame(
-            [
-                {
-                    "arm": names.get(arm, arm),
-                    "step s": p.step_s,
-                    "generation s": p.generate_s,
-                    "reward s": p.reward_s,
-                    "reference s": p.ref_s,
-                    "optimisation s": p.train_s,
-                    "tokens/s": p.tokens_per_s,
-                    "peak GB": p.peak_mem_gb,
-                    "device": p.device,
-                    "memory": p.peak_mem_kind,
-                }
-                for arm, p in profiles.items()
-            ]
-        ),
-        hide_index=True,
-    )
+    _arm_table(record, profiles, PROFILE_COLUMNS)
 
 
 def _curves(ws: Workspace, run_id: str) -> alt.Chart | None:
