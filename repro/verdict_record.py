@@ -15,7 +15,7 @@ one type of a run's seed noise: repro/verdict.py builds it, the stored document 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, is_dataclass, replace
+from dataclasses import dataclass, is_dataclass
 from typing import TypeVar
 
 import msgspec
@@ -71,8 +71,7 @@ class MetricTest(msgspec.Struct, frozen=True):
     name: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class SeedNoise:
+class SeedNoise(msgspec.Struct, frozen=True):
     """Seed-to-seed spread of the primary held-out score (repro/verdict.py ``seed_noise``); ``sd_differences``
     per verdict metric; ``calibration`` is the latest matching A/A run's."""
 
@@ -80,7 +79,7 @@ class SeedNoise:
     sd_method: float | None = None
     sd_baseline: float | None = None
     sd_difference: float | None = None
-    sd_differences: dict[str, float | None] = field(default_factory=dict)
+    sd_differences: dict[str, float | None] = {}
     n: int = 0
     calibration: Calibration | None = None
 
@@ -268,21 +267,25 @@ def _metrics(raw: object) -> dict[str, MetricTest]:
 def _seed_noise(raw: object) -> SeedNoise | None:
     """The seed-noise part; its calibration decoded on its own (none when it does not decode), one stored before
     calibrations carried the A/A run's label with ``overall`` "" (repro/runner.py of 30 Nov)."""
-    if not isinstance(raw, dict):
-        return decode(raw, SeedNoise)  # a document as built holds the SeedNoise itself
-    noise = decode({k: v for k, v in raw.items() if k != "calibration"}, SeedNoise)
-    cal = raw.get("calibration")
-    calibration = decode(cal, Calibration) if isinstance(cal, dict) else None
-    return None if noise is None else replace(noise, calibration=calibration)
+    return _with_part(raw, SeedNoise, "calibration", Calibration)
 
 
 def _evidence(raw: object) -> EvidencePart | None:
     """The evidence part; its power decoded on its own (none when it does not decode: e.g. stored without
     ``seeds``), its class and reason kept."""
+    return _with_part(raw, EvidencePart, "power", Power)
+
+
+S = TypeVar("S", bound=msgspec.Struct)
+
+
+def _with_part(raw: object, kind: type[S], key: str, part: type) -> S | None:
+    """``raw`` as a ``kind``, its ``key`` decoded on its own as a ``part`` (None when that does not decode, the rest
+    kept); a document as built (not a dict) decodes whole."""
     if not isinstance(raw, dict):
-        return decode(raw, EvidencePart)
-    evidence = decode({k: v for k, v in raw.items() if k != "power"}, EvidencePart)
-    return None if evidence is None else msgspec.structs.replace(evidence, power=decode(raw.get("power"), Power))
+        return decode(raw, kind)
+    whole = decode({k: v for k, v in raw.items() if k != key}, kind)
+    return None if whole is None else msgspec.structs.replace(whole, **{key: decode(raw.get(key), part)})
 
 
 class ArmProfile(msgspec.Struct, frozen=True):
