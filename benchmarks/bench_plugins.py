@@ -57,10 +57,10 @@ def _arm(name: str, policy: Path, task: Any, size: Any, steps: int, sets: dict[s
         "rate_name": lever.metric if lever else "",
         "rate": rate,
         "rate_minimum": lever.minimum if lever else None,
-        "step_s": summary["profile"].get("step_s"),
+        "step_s": summary.profile.get("step_s"),
         "cpu_s": round(_cpu() - cpu, 1),
         "wall_s": round(time.perf_counter() - wall, 1),
-        "heldout_greedy": summary["final"].get("heldout_greedy"),
+        "heldout_greedy": summary.final.get("heldout_greedy"),
     }
 
 

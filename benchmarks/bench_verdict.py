@@ -236,7 +236,7 @@ def bench_presets(ws: Workspace, steps: int) -> list[dict[str, Any]]:
                 "length": mean("length"),
                 "incorrect_length": mean("incorrect_length"),
                 "entropy": mean("entropy"),
-                "heldout_greedy": summary["final"]["heldout_greedy"],
+                "heldout_greedy": summary.final["heldout_greedy"],
                 "seconds": round(time.perf_counter() - started, 1),
             }
         )

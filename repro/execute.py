@@ -410,11 +410,11 @@ def finish(
     from radar.repro.plots import plot_run  # defers matplotlib
 
     runs: dict[str, dict[int, ArmRun]] = {
-        arm: {p: {"records": records[arm][p], "final": s["final"]} for p, s in per.items()}
+        arm: {p: {"records": records[arm][p], "final": s.final} for p, s in per.items()}
         for arm, per in summaries.items()
     }
-    profiles = {arm: {p: s["profile"] for p, s in per.items() if s.get("profile")} for arm, per in summaries.items()}
-    parameters = next((s.get("parameters") for per in summaries.values() for s in per.values()), None)
+    profiles = {arm: {p: s.profile for p, s in per.items() if s.profile} for arm, per in summaries.items()}
+    parameters = next((s.parameters for per in summaries.values() for s in per.values()), None)
     weights = int(params.get("weights") or 0)
     setting = Setting(
         toy=spec.toy,
@@ -435,17 +435,17 @@ def finish(
     )
     names = {"method": arms["method"].name, "baseline": f"{arms['baseline'].name} (baseline)"}
     plots = plot_run(runs, names, folder / "plots", title)
-    train_s = sum(s["seconds"] for per in summaries.values() for s in per.values())
-    trained_steps = sum(s["steps"] for per in summaries.values() for s in per.values())
+    train_s = sum(s.seconds for per in summaries.values() for s in per.values())
+    trained_steps = sum(s.steps for per in summaries.values() for s in per.values())
     metrics = RunMetrics(
         **msgspec.structs.asdict(timing),
         time_to_verdict_s=round(time.perf_counter() - started, 2),
         train_seconds=round(train_s, 2),
         steps_per_s=round(trained_steps / train_s, 3) if train_s else None,  # per arm process
         steps_per_s_wall=round(trained_steps / timing.train_wall_s, 3) if timing.train_wall_s else None,
-        heldout={arm: {str(p): s["final"] for p, s in per.items()} for arm, per in summaries.items()},
+        heldout={arm: {str(p): s.final for p, s in per.items()} for arm, per in summaries.items()},
         final_heldout_greedy={arm: _arm_mean(doc["metrics"]["heldout_greedy"], arm) for arm in arms},
-        eval_seconds=round(sum(s["eval_seconds"] for per in summaries.values() for s in per.values()), 2),
+        eval_seconds=round(sum(s.eval_seconds for per in summaries.values() for s in per.values()), 2),
     )
     write_text_atomic(verdict_path(folder), json.dumps(msgspec.to_builtins(doc | {"timing": metrics}), indent=2))
     return RunResult(

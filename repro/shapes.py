@@ -9,6 +9,7 @@ torch); they are re-exported here beside the shapes only repro reads. No torch, 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Required, TypedDict
 
 from radar.repro.result_shapes import (
@@ -97,8 +98,9 @@ class ArmRun(TypedDict):
     final: dict[str, float]  # held-out scores at the end: heldout_greedy, heldout_pass1 (, ood_greedy)
 
 
-class ArmSummary(TypedDict):
-    """One trained (arm, seed pair) (repro/trainer.py ``_arm_result``)."""
+@dataclass(frozen=True, slots=True)
+class ArmSummary:
+    """One trained (arm, seed pair) (repro/trainer.py ``_arm_result``): what its arm process hands the worker."""
 
     steps: int
     seconds: float

@@ -416,13 +416,13 @@ def _arm_result(
     done: int, seconds: float, started: float, final: dict[str, float], profile: Profile, parameters: int
 ) -> ArmSummary:
     """One arm's summary: steps and time of training (evaluation after it), final held-out scores, profile."""
-    return {
-        "steps": done,
-        "seconds": round(seconds, 2),
-        "steps_per_s": round(done / seconds, 3) if seconds else None,
-        "eval_seconds": round(time.perf_counter() - started - seconds, 2),
-        "final": {k: round(v, 4) for k, v in final.items()},
-        "eval_accuracy": round(final["heldout_greedy"], 4),
-        "profile": profile,
-        "parameters": parameters,
-    }
+    return ArmSummary(
+        steps=done,
+        seconds=round(seconds, 2),
+        steps_per_s=round(done / seconds, 3) if seconds else None,
+        eval_seconds=round(time.perf_counter() - started - seconds, 2),
+        final={k: round(v, 4) for k, v in final.items()},
+        eval_accuracy=round(final["heldout_greedy"], 4),
+        profile=profile,
+        parameters=parameters,
+    )

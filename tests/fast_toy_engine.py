@@ -73,13 +73,13 @@ def train_toy_arm(arm: ToyArm) -> ArmSummary:
         time.sleep(STEP_S)
         arm.on_record({"step": step, "correct": score, "reward_std": 0.1, "time": time.perf_counter() - started})
     seconds = time.perf_counter() - started
-    return {
-        "steps": arm.steps,
-        "seconds": round(seconds, 2),
-        "steps_per_s": round(arm.steps / seconds, 3) if seconds else None,
-        "eval_seconds": 0.0,
-        "final": {"heldout_greedy": score, "heldout_pass1": score},
-        "eval_accuracy": score,
-        "profile": {},
-        "parameters": 0,
-    }
+    return ArmSummary(
+        steps=arm.steps,
+        seconds=round(seconds, 2),
+        steps_per_s=round(arm.steps / seconds, 3) if seconds else None,
+        eval_seconds=0.0,
+        final={"heldout_greedy": score, "heldout_pass1": score},
+        eval_accuracy=score,
+        profile={},
+        parameters=0,
+    )

@@ -356,8 +356,8 @@ def test_lora_trains_an_adapter(tiny: dict[str, Path], tmp_path: Path) -> None:
         should_cancel=lambda: False,
         eval_rows=checkpoint.eval_rows(data, 4),
     )
-    prof = out["profile"]
-    assert out["steps"] == 1 and prof["lora"] is True
+    prof = out.profile
+    assert out.steps == 1 and prof["lora"] is True
     assert prof["ref_model"] == "adapter disabled (PEFT)" and prof["ref_s"] > 0
     assert records and "loss" in records[0]
 
