@@ -2,8 +2,9 @@
 
 A preset (``Method``) maps onto TRL's ``GRPOConfig`` (``config``) and names the plug-ins it fills the plug-in points
 with (``advantage``, ``loss_plugin`` for the ratio/loss point, ``batch``; repro/plugins/), with their settings
-(``plugin_args``). The built-in presets are in repro/presets.py and repro/presets_2025.py, radar.toml's in
-repro/user_presets.py; repro/methods.py holds the ``Catalog`` value that joins them.
+(``plugin_args``). The built-in presets are data (repro/presets_2024.toml and presets_2025.toml, read by
+repro/builtin.py), radar.toml's in repro/user_presets.py; repro/methods.py holds the ``Catalog`` value that joins
+them.
 """
 
 from __future__ import annotations
@@ -149,7 +150,7 @@ class Method:
     levers: tuple[Lever, ...] = ()  # what the claim needs to have engaged (else "not testable here")
     notes: str = ""
     deviations: str = ""  # how this preset departs from its paper
-    hparams_from_paper: dict[str, float | str | list[float]] = field(default_factory=dict)  # as the paper states them
+    hparams_from_paper: dict[str, int | float | str | list[float]] = field(default_factory=dict)  # as the paper says
     advantage: str = ""  # the advantage plug-in; "" = TRL's group normalisation (scale_rewards)
     batch: str = ""  # the batch plug-in; "" = every group trains (or DAPO's filter with dynamic_sampling)
     plugin_args: PluginArgs = field(default_factory=dict)  # plug-in point -> settings that differ from the defaults
