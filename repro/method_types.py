@@ -15,7 +15,7 @@ from typing import TypedDict
 from radar.repro.errors import ReproError
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Claim:
     """A checkable statement: ``metric`` aggregated by ``window`` compared with the baseline.
 
@@ -44,7 +44,7 @@ class Claim:
             raise ReproError(f"claim {self.text!r} needs a minimum effect (min_effect > 0)")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Lever:
     """What a claim needs to have acted: ``metric`` (a field of repro.verdict_record.ArmMechanisms) of ``arm`` at least
     ``minimum`` over the run (mean over steps and seed pairs); ``what`` says why in words."""
@@ -135,7 +135,7 @@ class MethodSummary:
     deviations: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Method:
     name: str
     title: str

@@ -132,7 +132,7 @@ def _common(spec: RunSpec, device: str, steps: int, arms: dict[str, Method]) -> 
         "steps": steps,
         "seeds": spec.pairs,
         "rl_seeds": {arm: [rl_seed(arm, p) for p in spec.pairs] for arm in arms},
-        "methods": {arm: asdict(m) for arm, m in arms.items()},
+        "methods": dict(arms),
         "cuda_device": torch.cuda.get_device_name(0) if device == "cuda" else None,
         **provenance(),
     }

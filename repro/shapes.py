@@ -10,8 +10,9 @@ torch); they are re-exported here beside the shapes only repro reads. No torch, 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Required, TypedDict
+from typing import Required, TypedDict
 
+from radar.repro.method_types import Method
 from radar.repro.result_shapes import (
     ClaimCondition,
     ClaimResult,
@@ -207,7 +208,7 @@ class RunCommon(Provenance):
     steps: int
     seeds: list[int]  # the seed pairs
     rl_seeds: dict[str, list[int]]  # arm -> RL seed per pair
-    methods: dict[str, dict[str, Any]]  # arm -> its Method as dataclasses.asdict writes it: run.json only, read by none
+    methods: dict[str, Method]  # arm -> its Method (msgspec writes its fields): run.json only, read by none
     cuda_device: str | None
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict
 from typing import Any
 
 from radar.repro.errors import ReproError, RunCancelled
@@ -53,7 +52,7 @@ def toy_record(
         "steps": spec.total_steps,
         "seeds": spec.pairs,
         "rl_seeds": {arm: [rl_seed(arm, p) for p in spec.pairs] for arm in arms},
-        "methods": {arm: asdict(m) for arm, m in arms.items()},  # as the real record names each arm's method
+        "methods": dict(arms),  # as the real record names each arm's method
         "cuda_device": None,
         **provenance(),
         "policies": policies,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -349,3 +350,18 @@ def test_user_preset_from_radar_toml_runs_through_the_queue(tmp_path: Path, monk
     assert run.verdict.evidence_class == "pipeline check"
     again = wiring.reproductions(Radar.at(ws.root)).reproduce("dapo-eps03", queued_by="test")
     assert (again.status, again.run_id) == ("already done", queued.run_id)
+
+
+def test_a_built_in_preset_is_written_whole() -> None:
+    """The built-in presets are data (repro/presets_*.toml) converted into Methods by msgspec; run.json writes each
+    arm's Method with msgspec: every field, its nested claim's and levers' defaults included (what asdict wrote)."""
+    import dataclasses
+
+    import msgspec
+
+    from radar.repro.builtin import METHODS
+
+    for method in METHODS.values():
+        written = json.loads(msgspec.json.encode(method))
+        assert written == json.loads(json.dumps(dataclasses.asdict(method))), method.name
+        assert list(written["claim"]) == [f.name for f in dataclasses.fields(method.claim)], method.name
