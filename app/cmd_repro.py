@@ -19,7 +19,7 @@ from rich.markup import escape
 from radar.app.context import Radar
 from radar.app.output import console, err_console, print_json
 from radar.repro.records import RunParams, RunRecord
-from radar.repro.result_shapes import Efficiency, JsonObject, Overlap, Verdict
+from radar.repro.result_shapes import Efficiency, JsonObject, Verdict
 from radar.repro.shapes import Scalar
 from radar.store import Workspace, resolve_root
 from radar.store.errors import RadarError
@@ -75,7 +75,7 @@ class RunJson(msgspec.Struct, kw_only=True):
     started_at: str
     finished_at: str
     folder: str | None
-    eval_overlap: Overlap | None
+    eval_overlap: JsonObject | None
     model: JsonObject | None
     profile: dict[str, ProfileBrief] | None
     efficiency: Efficiency | None
@@ -97,7 +97,7 @@ class RunJson(msgspec.Struct, kw_only=True):
             started_at=run.started_at,
             finished_at=run.finished_at,
             folder=result.get("folder"),
-            eval_overlap=run.eval_overlap,
+            eval_overlap=result.get("eval_overlap"),
             model=result.get("model"),
             profile=_profile_summary(result.get("profile")),
             efficiency=verdict.get("efficiency") if isinstance(verdict, dict) else None,
@@ -208,7 +208,7 @@ def _print_run(run: RunRecord) -> None:
                 f"p {_p(t.p)} (Holm {_p(t.p_adjusted)}), n={t.n}, {t.test}"
             )
         if run.eval_overlap is not None:
-            console.print(f"  evaluation prompts seen in training (measured): {run.eval_overlap.get('share')}")
+            console.print(f"  evaluation prompts seen in training (measured): {run.eval_overlap.share}")
         m: Mapping[str, object] = run.metrics or {}  # a record without metrics prints None, as before
         console.print(
             f"time to verdict {m.get('time_to_verdict_s')} s, {m.get('steps_per_s')} steps/s on {m.get('device')}"

@@ -296,7 +296,7 @@ def _execute(db: Path, run_id: str, params: RunParams, log: Log) -> RunResult:
         record["engine"] = engine.__name__  # provenance: a run trained by a test seam's engine says so in run.json
     warm_s = time.perf_counter() - started  # ~0 when every warm start was cached
     write_text_atomic(record_path(folder), json.dumps(msgspec.to_builtins(record, enc_hook=str), indent=2))
-    if overlap["share"]:
+    if overlap.share:
         raise ReproError(f"held-out problems overlap training data ({overlap}); this is a bug in repro/tasks.py")
 
     pairs, steps = spec.pairs, spec.total_steps

@@ -112,7 +112,8 @@ class RunRecord:
 
     @property
     def eval_overlap(self) -> Overlap | None:
-        return self.result.get("eval_overlap")
+        """The measured overlap, decoded (None for a run without one, or one that does not read)."""
+        return decode(self.result.get("eval_overlap"), Overlap)
 
     @property
     def method(self) -> str:

@@ -212,23 +212,24 @@ class RunResult:
     record: ResultRecord | None = None
 
 
-class OverlapPart(TypedDict):
-    """One held-out set's measured overlap with the training data."""
+class OverlapPart(msgspec.Struct, frozen=True, kw_only=True):
+    """One held-out set's measured overlap with the training data (``distinct``: toy tasks only)."""
 
     prompts: int
-    distinct: NotRequired[int]
-    in_sft: int | None  # None: a warm start recorded before it was measured
-    in_rl: int
-    share: float | None
+    distinct: int | msgspec.UnsetType = msgspec.UNSET
+    in_sft: int | None = None  # None: a warm start recorded before it was measured
+    in_rl: int = 0
+    share: float | None = None
 
 
-class Overlap(TypedDict):
-    """Measured share of held-out problems that occur in the training data (run.json, the result)."""
+class Overlap(msgspec.Struct, frozen=True, kw_only=True):
+    """Measured share of held-out problems that occur in the training data (run.json, the result); a stored one is
+    decoded where it is read (records.RunRecord.eval_overlap)."""
 
     by: str  # the canonical key problems are compared by
     eval: OverlapPart
-    ood: NotRequired[OverlapPart]  # toy tasks: one difficulty up
-    share: float | None
+    ood: OverlapPart | msgspec.UnsetType = msgspec.UNSET  # toy tasks: one difficulty up
+    share: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,7 +260,7 @@ class StoredResult(TypedDict, total=False):
     folder: str
     model: JsonObject
     profile: dict[str, Profile]
-    eval_overlap: Overlap
+    eval_overlap: JsonObject
     record: JsonObject
     log: str  # a failed run: its log file
     log_tail: str  # a reaped run: the last lines of its log

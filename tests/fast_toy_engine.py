@@ -43,8 +43,8 @@ def toy_record(
 ) -> tuple[dict[str, Any], Overlap, list[dict[str, Any]]]:
     log(f"fast test engine ({ENGINE}): no warm start, no TRL")
     policies = [{"pair": p, "path": f"(no warm start {p})", "seconds": 0.0} for p in spec.pairs]
-    nothing: OverlapPart = {"prompts": 0, "in_sft": 0, "in_rl": 0, "share": 0.0}
-    overlap: Overlap = {"by": "the fast test engine trains on nothing", "eval": nothing, "share": 0.0}
+    nothing = OverlapPart(prompts=0, in_sft=0, in_rl=0, share=0.0)
+    overlap = Overlap(by="the fast test engine trains on nothing", eval=nothing, share=0.0)
     record = {
         "id": run_id,
         "engine": ENGINE,

@@ -247,10 +247,10 @@ def test_heldout_split_is_disjoint_and_stable(tmp_path: Path) -> None:
     assert 0.15 < len(data.eval) / len(data.rows) < 0.35  # about 25 % held out
     streams = [checkpoint.rl_stream(data, 500, seed) for seed in (0, 1, 1000)]
     overlap = checkpoint.eval_overlap(data, streams, 10_000)
-    assert overlap["share"] == 0.0 and overlap["eval"]["prompts"] == len(ev)
+    assert overlap.share == 0.0 and overlap.eval.prompts == len(ev)
     # the measurement can fail: a stream that leaks a held-out prompt is counted
     leak = [[*streams[0], data.eval[0]]]
-    assert checkpoint.eval_overlap(data, leak, 10_000)["eval"]["in_rl"] == 1
+    assert checkpoint.eval_overlap(data, leak, 10_000).eval.in_rl == 1
     # stable: the part of a prompt depends only on the prompt
     assert checkpoint.load_dataset(path).eval == data.eval
 

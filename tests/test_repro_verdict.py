@@ -491,3 +491,36 @@ def test_a_verdict_stored_on_30_nov_reads_back_with_its_label_summary_and_metric
     assert verdicts["noseeds"].power is None and verdicts["noseeds"].evidence_class == "evidence"
     assert verdicts["claimstr"].claim == "" and verdicts["claimstr"].seed_noise is None
     assert verdicts["claimstr"].metrics == v.metrics
+
+
+def test_a_stored_overlap_reads_back_typed_an_older_one_too(tmp_path: Path) -> None:
+    """A run's measured overlap is a record (``Overlap``) stored by msgspec and decoded where it is read
+    (``RunRecord.eval_overlap``): a toy run's (with ``distinct`` and ``ood``), a checkpoint run's (neither), one
+    recorded before the warm starts' overlap was measured (``in_sft`` and ``share`` null) read back, each written
+    again as it was stored; one that does not read is None, the run still listed."""
+    import msgspec
+
+    from radar.repro.result_shapes import OverlapPart
+    from radar.repro.runs_table import Runs
+    from radar.store import Store
+
+    part = {"prompts": 800, "distinct": 800, "in_sft": 0, "in_rl": 0, "share": 0.0}
+    stored = {
+        "toy": {"by": "key", "eval": part, "ood": part | {"prompts": 400, "distinct": 400}, "share": 0.0},
+        "before": {"by": "key", "eval": part | {"in_sft": None, "share": None}, "share": None},
+        "ckpt": {"by": "prompt", "eval": {"prompts": 10, "in_sft": 0, "in_rl": 1, "share": 0.1}, "share": 0.1},
+        "bad": {"by": "key", "eval": "all of it"},
+    }
+    with Store(tmp_path / "radar.db") as store:
+        runs = Runs(store)
+        for run_id, overlap in stored.items():
+            runs.create_run(run_id, "repro", {"method": "dapo"})
+            runs.update_run(run_id, status="done", result={"eval_overlap": overlap})
+        got = {r.id: r.eval_overlap for r in runs.list_runs(kind="repro")}
+    toy, before, ckpt = got["toy"], got["before"], got["ckpt"]
+    assert toy is not None and isinstance(toy.ood, OverlapPart) and toy.ood.prompts == 400 and toy.share == 0.0
+    assert before is not None and before.eval.in_sft is None and before.share is None
+    assert ckpt is not None and ckpt.eval.distinct is msgspec.UNSET and ckpt.ood is msgspec.UNSET
+    for run_id in ("toy", "before", "ckpt"):
+        assert json.loads(msgspec.json.encode(got[run_id])) == stored[run_id]
+    assert got["bad"] is None

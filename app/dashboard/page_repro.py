@@ -298,7 +298,7 @@ def _finished(api: Reproductions) -> None:
             st.caption(data.md(f"claim: {v.claim} -> {v.claim_status}{why}"))
         _mechanisms(record)
         if record.eval_overlap is not None:
-            st.caption(data.md(f"evaluation prompts seen in training (measured): {record.eval_overlap.get('share')}"))
+            st.caption(data.md(f"evaluation prompts seen in training (measured): {record.eval_overlap.share}"))
     _profile(record)
     curves = _curves(api.ws, record.id)
     if curves is not None:
