@@ -19,7 +19,7 @@ from rich.markup import escape
 from radar.app.context import Radar
 from radar.app.output import console, err_console, print_json
 from radar.repro.records import RunParams, RunRecord
-from radar.repro.result_shapes import Efficiency, JsonObject, Verdict
+from radar.repro.result_shapes import Json, JsonObject
 from radar.repro.shapes import Scalar
 from radar.store import Workspace, resolve_root
 from radar.store.errors import RadarError
@@ -65,7 +65,7 @@ class RunJson(msgspec.Struct, kw_only=True):
     id: str
     status: str
     setup: str
-    verdict: Verdict | None
+    verdict: JsonObject | None
     metrics: JsonObject | None
     plots: list[str]
     params: RunParams
@@ -78,7 +78,7 @@ class RunJson(msgspec.Struct, kw_only=True):
     eval_overlap: JsonObject | None
     model: JsonObject | None
     profile: dict[str, ProfileBrief] | None
-    efficiency: Efficiency | None
+    efficiency: Json
 
     @classmethod
     def of(cls, run: RunRecord) -> RunJson:

@@ -129,22 +129,23 @@ class ClaimResult(TypedDict, total=False):
     tested_status: str  # what the test alone said, when a lever did not engage
 
 
-class Efficiency(TypedDict, total=False):
-    """Method vs baseline cost over the seed pairs with both profiles (repro/verdict.py ``efficiency``)."""
+class Efficiency(msgspec.Struct, frozen=True, kw_only=True):
+    """Method vs baseline cost over the seed pairs with both profiles (repro/verdict.py ``efficiency``); without a
+    pair only ``pairs`` (0) is set and written."""
 
-    pairs: Required[int]
-    step_ratio: float | None
-    step_ratio_interval: list[float | None] | None
-    step_ratio_range: list[float | None]
-    step_ratio_per_pair: list[float | None]
-    peak_mem_diff_gb: float | None
-    peak_mem_diff_range: list[float | None] | None
-    tokens_per_s_ratio: float | None
-    peak_mem_kind: str
-    device: str
-    method: dict[str, float | None]
-    baseline: dict[str, float | None]
-    text: str
+    pairs: int
+    step_ratio: float | None | msgspec.UnsetType = msgspec.UNSET
+    step_ratio_interval: list[float | None] | None | msgspec.UnsetType = msgspec.UNSET
+    step_ratio_range: list[float | None] | msgspec.UnsetType = msgspec.UNSET
+    step_ratio_per_pair: list[float | None] | msgspec.UnsetType = msgspec.UNSET
+    peak_mem_diff_gb: float | None | msgspec.UnsetType = msgspec.UNSET
+    peak_mem_diff_range: list[float | None] | None | msgspec.UnsetType = msgspec.UNSET
+    tokens_per_s_ratio: float | None | msgspec.UnsetType = msgspec.UNSET
+    peak_mem_kind: str | msgspec.UnsetType = msgspec.UNSET
+    device: str | msgspec.UnsetType = msgspec.UNSET
+    method: dict[str, float | None] | msgspec.UnsetType = msgspec.UNSET
+    baseline: dict[str, float | None] | msgspec.UnsetType = msgspec.UNSET
+    text: str | msgspec.UnsetType = msgspec.UNSET  # last: built from the rest (verdict.efficiency_text)
 
 
 class Verdict(TypedDict):
@@ -254,7 +255,7 @@ class StoredResult(TypedDict, total=False):
     record as stored: readers print them as they are), else what a failed or reaped run recorded (its log and the
     log's tail), else nothing."""
 
-    verdict: Verdict
+    verdict: JsonObject  # RunVerdict.read decodes it
     metrics: JsonObject
     plots: list[str]
     folder: str

@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
+import msgspec
 import numpy as np
 from scipy import stats
 
@@ -283,30 +284,20 @@ def efficiency(profiles: dict[str, dict[int, Profile]]) -> Efficiency:
     same device under the same conditions as far as the runner controls them."""
     m_p, b_p = profiles.get("method") or {}, profiles.get("baseline") or {}
     pairs = sorted(p for p in set(m_p) & set(b_p) if _pos(m_p[p].get("step_s")) and _pos(b_p[p].get("step_s")))
-    out: Efficiency = {"pairs": len(pairs)}
     if not pairs:
-        return out
+        return Efficiency(pairs=0)
     logs = np.array([math.log(m_p[p]["step_s"] / b_p[p]["step_s"]) for p in pairs])
     t = paired_t(logs[None, :])
-    out["step_ratio"] = _r(math.exp(float(t["effect"][0])))
-    out["step_ratio_interval"] = [_r(_exp(float(t["lo"][0]))), _r(_exp(float(t["hi"][0])))] if len(pairs) >= 2 else None
-    out["step_ratio_range"] = [_r(math.exp(float(logs.min()))), _r(math.exp(float(logs.max())))]
-    out["step_ratio_per_pair"] = [_r(math.exp(float(x))) for x in logs]
     mems = [
         m_p[p]["peak_mem_gb"] - b_p[p]["peak_mem_gb"]
         for p in pairs
         if isinstance(m_p[p].get("peak_mem_gb"), int | float) and isinstance(b_p[p].get("peak_mem_gb"), int | float)
     ]
-    out["peak_mem_diff_gb"] = _r(sum(mems) / len(mems)) if mems else None
-    out["peak_mem_diff_range"] = [_r(min(mems)), _r(max(mems))] if mems else None
     tps = [
         math.log(mt / bt)
         for p in pairs
         if _pos(mt := m_p[p].get("tokens_per_s")) and _pos(bt := b_p[p].get("tokens_per_s"))
     ]
-    out["tokens_per_s_ratio"] = _r(math.exp(sum(tps) / len(tps))) if tps else None
-    out["peak_mem_kind"] = m_p[pairs[0]].get("peak_mem_kind", "")
-    out["device"] = m_p[pairs[0]].get("device", "")
 
     def means(per: dict[int, Profile]) -> dict[str, float | None]:
         return {
@@ -314,9 +305,21 @@ def efficiency(profiles: dict[str, dict[int, Profile]]) -> Efficiency:
             for k in ("step_s", "generate_s", "reward_s", "ref_s", "train_s", "tokens_per_s", "peak_mem_gb")
         }
 
-    out["method"], out["baseline"] = means(m_p), means(b_p)
-    out["text"] = efficiency_text(out)
-    return out
+    out = Efficiency(
+        pairs=len(pairs),
+        step_ratio=_r(math.exp(float(t["effect"][0]))),
+        step_ratio_interval=[_r(_exp(float(t["lo"][0]))), _r(_exp(float(t["hi"][0])))] if len(pairs) >= 2 else None,
+        step_ratio_range=[_r(math.exp(float(logs.min()))), _r(math.exp(float(logs.max())))],
+        step_ratio_per_pair=[_r(math.exp(float(x))) for x in logs],
+        peak_mem_diff_gb=_r(sum(mems) / len(mems)) if mems else None,
+        peak_mem_diff_range=[_r(min(mems)), _r(max(mems))] if mems else None,
+        tokens_per_s_ratio=_r(math.exp(sum(tps) / len(tps))) if tps else None,
+        peak_mem_kind=m_p[pairs[0]].get("peak_mem_kind", ""),
+        device=m_p[pairs[0]].get("device", ""),
+        method=means(m_p),
+        baseline=means(b_p),
+    )
+    return msgspec.structs.replace(out, text=efficiency_text(out))
 
 
 def _pos(x: object) -> TypeGuard[float]:
@@ -325,8 +328,8 @@ def _pos(x: object) -> TypeGuard[float]:
 
 def efficiency_text(e: Efficiency) -> str:
     """'8% slower per step (x1.08; pairs x1.05-x1.10, 95% CI x1.02-x1.14 over 3 seed pairs), +0.40 GB peak (...)'."""
-    ratio = e.get("step_ratio")
-    if ratio is None:
+    ratio = e.step_ratio
+    if not isinstance(ratio, float):
         return "no efficiency profile"
     pct = 100 * (ratio - 1)
     speed = (
@@ -334,18 +337,16 @@ def efficiency_text(e: Efficiency) -> str:
         if round(abs(pct)) >= 1
         else ("the same time per step (within 1%)")
     )
-    if interval := e.get("step_ratio_interval"):
+    if isinstance(interval := e.step_ratio_interval, list) and isinstance(span := e.step_ratio_range, list):
         lo, hi = interval
-        first, last = e["step_ratio_range"]
-        spread = (
-            f"x{ratio:.2f}; pairs x{first:.2f}-x{last:.2f}, 95% CI x{lo:.2f}-x{hi:.2f} over {e['pairs']} seed pairs"
-        )
+        first, last = span
+        spread = f"x{ratio:.2f}; pairs x{first:.2f}-x{last:.2f}, 95% CI x{lo:.2f}-x{hi:.2f} over {e.pairs} seed pairs"
     else:
         spread = f"x{ratio:.2f} from one seed pair: no spread"
     text = f"{speed} ({spread})"
-    mem = e.get("peak_mem_diff_gb")
-    kind = e.get("peak_mem_kind") or "memory"
-    if mem is not None:
+    mem = e.peak_mem_diff_gb
+    kind = e.peak_mem_kind or "memory"
+    if isinstance(mem, float):
         text += f", {mem:+.2f} GB peak ({kind})" if abs(mem) >= 0.005 else f", the same peak within 0.01 GB ({kind})"
     return text
 
@@ -422,8 +423,8 @@ def summary(method: str, baseline: str, doc: Verdict) -> str:
     if n < 2:
         text += " One seed gives no test: run --seeds 5 or more."
     eff = doc.get("efficiency")
-    if eff and eff.get("step_ratio") is not None:  # last: on a shared CPU step times carry the machine's load
-        text += f" Efficiency ({eff.get('device') or 'device'}): {eff['text']}."
+    if eff is not None and isinstance(eff.step_ratio, float):  # last: on a shared CPU step times carry the load
+        text += f" Efficiency ({eff.device or 'device'}): {eff.text}."
     return text
 
 

@@ -368,6 +368,9 @@ def test_efficiency_is_paired_over_seeds_and_quoted_in_the_summary() -> None:
     from radar.repro.methods import BUILTIN
 
     get_method = BUILTIN.get
+    import msgspec
+
+    from radar.repro.result_shapes import Efficiency
     from radar.repro.verdict import efficiency, verdict
 
     def prof(step: float, mem: float) -> dict[str, object]:
@@ -379,14 +382,15 @@ def test_efficiency_is_paired_over_seeds_and_quoted_in_the_summary() -> None:
         "baseline": {0: prof(1.00, 2.0), 1: prof(1.00, 2.0), 2: prof(1.00, 2.1)},
     }
     e = efficiency(profiles)
-    assert e["pairs"] == 3 and 1.07 < e["step_ratio"] < 1.08
-    lo, hi = e["step_ratio_interval"]
-    assert lo < e["step_ratio"] < hi and e["step_ratio_range"] == [1.05, 1.1]
-    assert abs(e["peak_mem_diff_gb"] - 0.4) < 1e-9
-    assert e["text"].startswith("8% slower per step (x1.08; pairs x1.05-x1.10, 95% CI x1.0")
-    assert e["text"].endswith(" over 3 seed pairs), +0.40 GB peak (cuda max allocated)")
+    assert e.pairs == 3 and isinstance(e.step_ratio, float) and 1.07 < e.step_ratio < 1.08
+    assert isinstance(e.step_ratio_interval, list) and isinstance(e.peak_mem_diff_gb, float)
+    lo, hi = e.step_ratio_interval
+    assert lo is not None and hi is not None and lo < e.step_ratio < hi and e.step_ratio_range == [1.05, 1.1]
+    assert abs(e.peak_mem_diff_gb - 0.4) < 1e-9
+    assert isinstance(e.text, str) and e.text.startswith("8% slower per step (x1.08; pairs x1.05-x1.10, 95% CI x1.0")
+    assert e.text.endswith(" over 3 seed pairs), +0.40 GB peak (cuda max allocated)")
     faster = efficiency({"method": {0: prof(0.5, 1.0)}, "baseline": {0: prof(1.0, 1.0)}})
-    assert faster["text"] == (
+    assert faster.text == (
         "50% faster per step (x0.50 from one seed pair: no spread), the same peak within 0.01 GB (cuda max allocated)"
     )
     runs = {
@@ -396,8 +400,10 @@ def test_efficiency_is_paired_over_seeds_and_quoted_in_the_summary() -> None:
     }  # fmt: skip
     doc = verdict(get_method("dapo"), get_method("grpo"), runs, profiles=profiles)
     # the verdict first; the efficiency phrase (a shared CPU's load shows in it) closes the summary
-    assert doc["summary"].endswith(f"Efficiency (cuda): {e['text']}.") and "8% slower" not in doc["summary"][:200]
+    assert doc["summary"].endswith(f"Efficiency (cuda): {e.text}.") and "8% slower" not in doc["summary"][:200]
     assert doc["efficiency"] == e
+    assert json.loads(msgspec.json.encode(efficiency({}))) == {"pairs": 0}  # no pair: only the count is written
+    assert list(msgspec.to_builtins(e)) == [*Efficiency.__struct_fields__]  # a full one: every key, in order
     assert "efficiency" not in verdict(get_method("dapo"), get_method("grpo"), runs)  # no profiles: unchanged
 
 
