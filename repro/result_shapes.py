@@ -78,8 +78,9 @@ class VerdictMetric(TypedDict):
     seeds: list[int]
 
 
-class ClaimTest(TypedDict):
-    """The test of one condition of a method's claim (repro/verdict.py ``check_claim``)."""
+class ClaimTest(msgspec.Struct, frozen=True, kw_only=True):
+    """The test of one condition of a method's claim (repro/verdict.py ``check_claim``); ``p_adjusted`` is set (and
+    written, last) once Holm has run over the claim's conditions."""
 
     name: str
     metric: str
@@ -93,7 +94,7 @@ class ClaimTest(TypedDict):
     method: list[float | None]
     baseline: list[float | None]
     seeds: list[int]
-    p_adjusted: NotRequired[float | None]  # Holm over the claim's conditions
+    p_adjusted: float | None | msgspec.UnsetType = msgspec.UNSET  # Holm over the claim's conditions
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeGuard
 
 import msgspec
@@ -104,11 +104,11 @@ def check_claim(claim: Claim, method_runs: dict[int, ArmRun], baseline_runs: dic
     """'holds', 'refuted' or 'inconclusive', with the test behind it (Holm over the claim's conditions)."""
     conditions = [claim] + ([claim.also] if claim.also else [])
     tested = [_claim_test(c, method_runs, baseline_runs) for c in conditions]
-    adjusted = holm(np.array([t.test["p"] if t.test["p"] is not None else np.nan for t in tested]))
+    adjusted = holm(np.array([t.test.p if t.test.p is not None else np.nan for t in tested]))
     results: list[ClaimCondition] = []
     for t, p_adj in zip(tested, adjusted, strict=True):
-        t.test["p_adjusted"] = _r(p_adj)
-        results.append(ClaimCondition(t.test, _claim_status(t)))
+        held = replace(t, test=msgspec.structs.replace(t.test, p_adjusted=_r(p_adj)))
+        results.append(ClaimCondition(held.test, _claim_status(held)))
     statuses = {r.status for r in results}
     status = "refuted" if "refuted" in statuses else "holds" if statuses == {"holds"} else "inconclusive"
     out: ClaimResult = {"claim": claim.text, "status": status, "test": results[0].test, "conditions": results}
@@ -151,24 +151,22 @@ def _claim_test(claim: Claim, method_runs: dict[int, ArmRun], baseline_runs: dic
     effect = float(t["effect"][0])
     return _Tested(
         claim=claim,
-        test={
-            "name": claim.text,
-            "metric": claim.metric,
-            "window": claim.window,
-            "test": test,
-            "n": int(t["n"][0]),
-            "effect": _r(
-                math.exp(effect) if claim.direction == "ratio_at_least" and not math.isnan(effect) else effect
-            ),
-            "effect_scale": "ratio" if claim.direction == "ratio_at_least" else "difference",
-            "interval": [_r(t["lo"][0]), _r(t["hi"][0])]
+        test=ClaimTest(
+            name=claim.text,
+            metric=claim.metric,
+            window=claim.window,
+            test=test,
+            n=int(t["n"][0]),
+            effect=_r(math.exp(effect) if claim.direction == "ratio_at_least" and not math.isnan(effect) else effect),
+            effect_scale="ratio" if claim.direction == "ratio_at_least" else "difference",
+            interval=[_r(t["lo"][0]), _r(t["hi"][0])]
             if claim.direction != "ratio_at_least"
             else [_r(_exp(t["lo"][0])), _r(_exp(t["hi"][0]))],
-            "p": _r(t["p"][0]),
-            "method": _r(list(m)),
-            "baseline": _r(list(b)),
-            "seeds": seeds,
-        },
+            p=_r(t["p"][0]),
+            method=_r(list(m)),
+            baseline=_r(list(b)),
+            seeds=seeds,
+        ),
         upper=effect + one_sided,
         lower=effect - one_sided,
         effect=effect,
@@ -177,8 +175,8 @@ def _claim_test(claim: Claim, method_runs: dict[int, ArmRun], baseline_runs: dic
 
 def _claim_status(r: _Tested) -> str:
     claim, upper, lower, effect = r.claim, r.upper, r.lower, r.effect
-    p_adj = r.test.get("p_adjusted")
-    if p_adj is None or math.isnan(upper):
+    p_adj = r.test.p_adjusted
+    if not isinstance(p_adj, float) or math.isnan(upper):
         return "inconclusive"
     rejects = p_adj < ALPHA
     if claim.direction == "higher":

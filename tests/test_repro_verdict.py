@@ -175,14 +175,14 @@ def test_claims_need_a_minimum_effect_and_use_their_own_tests() -> None:
     not_worse = Claim("within 2 points", "heldout_greedy", "not_lower", "end", 0.02)
     same = {s: _arm(0.70 + 0.001 * s) for s in range(5)}
     result = check_claim(not_worse, same, {s: _arm(0.70 + 0.0012 * s) for s in range(5)})
-    assert result["status"] == "holds" and "non-inferiority" in result["test"]["test"]
+    assert result["status"] == "holds" and "non-inferiority" in result["test"].test
     assert check_claim(not_worse, {s: _arm(0.60 + 0.001 * s) for s in range(5)}, same)["status"] == "refuted"
 
     clips = {s: _arm(0.7, records=[{"step": i, "clip_ratio": 0.5 + 0.01 * s} for i in range(1, 9)]) for s in range(3)}
     few = {s: _arm(0.7, records=[{"step": i, "clip_ratio": 0.01 + 0.001 * s} for i in range(1, 9)]) for s in range(3)}
     ratio = Claim("clips 10x", "clip_ratio", "ratio_at_least", "all", 10.0, also=not_worse)
     out = check_claim(ratio, clips, few)
-    assert out["status"] == "holds" and out["test"]["effect"] == pytest.approx(50.0, rel=0.1)
+    assert out["status"] == "holds" and out["test"].effect == pytest.approx(50.0, rel=0.1)
     assert check_claim(ratio, few, clips)["status"] == "refuted"
 
 
