@@ -463,4 +463,4 @@ def finish(
 
 def _arm_mean(test: VerdictMetric, arm: str) -> float | None:
     """The arm's mean held-out score in a verdict metric ("method" or "baseline")."""
-    return test["method_mean"] if arm == "method" else test["baseline_mean"]
+    return test.method_mean if arm == "method" else test.baseline_mean

@@ -59,8 +59,9 @@ Evidence = TypedDict(
 )
 
 
-class VerdictMetric(TypedDict):
-    """One verdict metric's paired test (verdict.json ``metrics``; verdict_record.MetricTest reads it back)."""
+class VerdictMetric(msgspec.Struct, frozen=True, kw_only=True):
+    """One verdict metric's paired test (verdict.json ``metrics``, as msgspec writes it; verdict_record.MetricTest
+    reads it back)."""
 
     title: str
     test: str

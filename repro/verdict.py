@@ -220,22 +220,22 @@ def verdict(
     tests, labels, overall = decide(m - b)
     metrics: dict[str, VerdictMetric] = {}
     for i, (name, title) in enumerate(VERDICT_METRICS):
-        metrics[name] = {
-            "title": title,
-            "test": "paired t over seed pairs, two-sided, Holm over " + " and ".join(names),
-            "n": int(tests["n"][i]),
-            "effect": _r(tests["effect"][i]),
-            "interval": [_r(tests["lo"][i]), _r(tests["hi"][i])],
-            "confidence": 1 - ALPHA,
-            "p": _r(tests["p"][i]),
-            "p_adjusted": _r(tests["p_adjusted"][i]),
-            "label": str(labels[i]),
-            "method_mean": _r(np.nanmean(m[i]) if m[i].size else math.nan),
-            "baseline_mean": _r(np.nanmean(b[i]) if b[i].size else math.nan),
-            "method": _r(list(m[i])),
-            "baseline": _r(list(b[i])),
-            "seeds": seeds,
-        }
+        metrics[name] = VerdictMetric(
+            title=title,
+            test="paired t over seed pairs, two-sided, Holm over " + " and ".join(names),
+            n=int(tests["n"][i]),
+            effect=_r(tests["effect"][i]),
+            interval=[_r(tests["lo"][i]), _r(tests["hi"][i])],
+            confidence=1 - ALPHA,
+            p=_r(tests["p"][i]),
+            p_adjusted=_r(tests["p_adjusted"][i]),
+            label=str(labels[i]),
+            method_mean=_r(np.nanmean(m[i]) if m[i].size else math.nan),
+            baseline_mean=_r(np.nanmean(b[i]) if b[i].size else math.nan),
+            method=_r(list(m[i])),
+            baseline=_r(list(b[i])),
+            seeds=seeds,
+        )
     rates = mech.mechanisms(runs)
     claim: ClaimResult
     if method.baseline == baseline.name or (not method.baseline and method.name == baseline.name):
@@ -374,19 +374,17 @@ def summary(method: str, baseline: str, doc: Verdict) -> str:
     n = 0
     for name, title in VERDICT_METRICS:
         t = doc["metrics"][name]
-        n = max(n, t["n"])
-        if t["effect"] is None:
-            parts.append(f"{title}: no data -> {t['label']}")
+        n = max(n, t.n)
+        if t.effect is None:
+            parts.append(f"{title}: no data -> {t.label}")
             continue
         interval = (
-            f", {int(100 * t['confidence'])}% CI [{_pts(t['interval'][0])}, {_pts(t['interval'][1])}], "
-            f"Holm p={t['p_adjusted']:.3f}"
-            if t["p_adjusted"] is not None
+            f", {int(100 * t.confidence)}% CI [{_pts(t.interval[0])}, {_pts(t.interval[1])}], Holm p={t.p_adjusted:.3f}"
+            if t.p_adjusted is not None
             else ", no interval from one seed"
         )
         parts.append(
-            f"{title} {_pct(t['method_mean'])} vs {_pct(t['baseline_mean'])} ({_pts(t['effect'])} pts{interval})"
-            f" -> {t['label']}"
+            f"{title} {_pct(t.method_mean)} vs {_pct(t.baseline_mean)} ({_pts(t.effect)} pts{interval}) -> {t.label}"
         )
     noise = doc["seed_noise"]
     noise_text = (

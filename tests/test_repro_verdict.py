@@ -103,8 +103,9 @@ def test_verdict_on_clear_and_null_results() -> None:
     doc = verdict(get_method("dapo"), get_method("grpo"), {"method": better, "baseline": base})
     assert doc["overall"] == "better"
     g = doc["metrics"]["heldout_greedy"]
-    assert g["n"] == 5 and g["effect"] == pytest.approx(0.098, abs=1e-3) and g["p_adjusted"] < ALPHA
-    assert g["interval"][0] < g["effect"] < g["interval"][1] and g["label"] == "better"
+    assert g.n == 5 and g.effect == pytest.approx(0.098, abs=1e-3) and g.p_adjusted is not None and g.p_adjusted < ALPHA
+    assert g.interval[0] is not None and g.interval[1] is not None and g.interval[0] < g.effect < g.interval[1]
+    assert g.label == "better"
     assert doc["seed_noise"].sd_difference is not None and doc["seed_noise"].n == 5
     worse = verdict(get_method("dapo"), get_method("grpo"), {"method": base, "baseline": better})
     assert worse["overall"] == "worse"
@@ -200,12 +201,12 @@ def test_summary_never_contradicts_the_labels(trial: int) -> None:
     b = {s: _arm(float(rng.normal(0.7, 0.02)), float(rng.normal(0.6, 0.02))) for s in range(n)}
     doc = verdict(method, get_method(method.baseline or name), {"method": m, "baseline": b})
     text = doc["summary"]
-    assert _SENTENCE.findall(text) == [doc["metrics"][k]["label"] for k in ("heldout_greedy", "heldout_pass1")]
+    assert _SENTENCE.findall(text) == [doc["metrics"][k].label for k in ("heldout_greedy", "heldout_pass1")]
     overall = re.search(r"Overall: ([a-z ]+?)[;(]", text)
     assert overall and overall.group(1).strip() == doc["overall"]
     assert f'": {doc["claim"]["status"]}' in text
     words = set(re.findall(r"better|worse|mixed", text.split(" Claim ")[0]))
-    labels = {doc["overall"], *(doc["metrics"][k]["label"] for k in ("heldout_greedy", "heldout_pass1"))}
+    labels = {doc["overall"], *(doc["metrics"][k].label for k in ("heldout_greedy", "heldout_pass1"))}
     assert words <= labels  # no label word appears that the structured result does not carry
     assert text.startswith(doc["evidence"]["class"].capitalize())  # what the run can support comes first
 
@@ -242,9 +243,7 @@ def test_a_toy_run_is_a_pipeline_check_whatever_its_result() -> None:
     RunVerdict.read(doc)  # and the store reads all of it back, typed
     typed = RunVerdict.read(doc)
     assert typed is not None and typed.evidence_class == "pipeline check" and typed.power is not None
-    assert (
-        typed.mechanisms["method"].length is None and typed.decision_p == doc["metrics"]["heldout_greedy"]["p_adjusted"]
-    )
+    assert typed.mechanisms["method"].length is None and typed.decision_p == doc["metrics"]["heldout_greedy"].p_adjusted
 
 
 def test_noisy_checkpoint_run_is_underpowered() -> None:
@@ -384,7 +383,7 @@ def test_a_stored_verdict_reads_back_typed_an_older_one_empty_and_a_damaged_part
         assert new is not None and new.verdict is not None and new.verdict.seed_noise == doc["seed_noise"]
         assert new.verdict.overall == doc["overall"] and new.verdict.summary == doc["summary"]
         assert [t.name for t in new.verdict.metrics] == list(doc["metrics"])
-        assert new.verdict.metrics[0].p_adjusted == doc["metrics"]["heldout_greedy"]["p_adjusted"]
+        assert new.verdict.metrics[0].p_adjusted == doc["metrics"]["heldout_greedy"].p_adjusted
         assert new.verdict.power is not None and new.verdict.power.mde == doc["evidence"]["power"].mde
         assert old is not None and old.verdict is not None and old.verdict.overall == "better"
         assert not old.verdict.calibrated and old.verdict.evidence_class == "" and old.verdict.power is None
