@@ -19,6 +19,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import msgspec
+
 from radar.repro.methods import Method
 from radar.repro.shapes import ArmRates, ArmRun, ClaimResult, LeverCheck, StepRecord
 
@@ -94,7 +96,7 @@ def _round(x: float | None) -> float | None:
 
 def gate(claim: ClaimResult, method: Method, mech: dict[str, ArmRates]) -> ClaimResult:
     """The claim's result, or "not testable here" when one of the method's levers did not engage."""
-    if claim.get("status") == "not checked":
+    if claim.status == "not checked":
         return claim
     levers: list[LeverCheck] = []
     for lever in method.levers:
@@ -102,17 +104,18 @@ def gate(claim: ClaimResult, method: Method, mech: dict[str, ArmRates]) -> Claim
         rate = raw if isinstance(raw, int | float) else None  # a rate (never "per_seed"), or None: not logged
         engaged = rate is not None and rate >= lever.minimum
         levers.append(LeverCheck(lever.metric, lever.arm, lever.minimum, rate, engaged, lever.what))
-    out = claim | {"levers": levers}
     idle = [lv for lv in levers if not lv.engaged]
-    if idle:
-        lv = idle[0]
-        measured = "not logged" if lv.measured is None else _rate(lv.metric, lv.measured)
-        out["tested_status"] = claim["status"]  # what the test alone said, kept for reference
-        out["status"] = "not testable here"
-        out["reason"] = (
-            f"{lv.what}; the {lv.arm} arm's {lv.metric} was {measured} (needs >= {_rate(lv.metric, lv.minimum)})"
-        )
-    return out
+    if not idle:
+        return msgspec.structs.replace(claim, levers=levers)
+    lv = idle[0]
+    measured = "not logged" if lv.measured is None else _rate(lv.metric, lv.measured)
+    return msgspec.structs.replace(
+        claim,
+        levers=levers,
+        tested_status=claim.status,  # what the test alone said, kept for reference
+        status="not testable here",
+        reason=f"{lv.what}; the {lv.arm} arm's {lv.metric} was {measured} (needs >= {_rate(lv.metric, lv.minimum)})",
+    )
 
 
 NOT_SHARES = ("kl", "resampled_groups", "gpg_alpha", "batch_scale", "baseline_shift", "length_weight_spread")

@@ -12,7 +12,7 @@ before they use one. No I/O.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NotRequired, Required, TypeAlias, TypedDict
+from typing import NotRequired, TypeAlias, TypedDict
 
 import msgspec
 
@@ -119,16 +119,17 @@ class LeverCheck:
     what: str
 
 
-class ClaimResult(TypedDict, total=False):
-    """The verdict's claim: its test's status, or why it was not checked or is not testable here."""
+class ClaimResult(msgspec.Struct, frozen=True, kw_only=True):
+    """The verdict's claim: its test's status (and each condition's), or why it was not checked or is not testable
+    here; what is unset is not written (a claim not checked: claim, status, reason)."""
 
-    claim: Required[str]
-    status: Required[str]  # holds / refuted / inconclusive / not testable here / not checked
-    test: ClaimTest
-    conditions: list[ClaimCondition]
-    reason: str
-    levers: list[LeverCheck]
-    tested_status: str  # what the test alone said, when a lever did not engage
+    claim: str
+    status: str  # holds / refuted / inconclusive / not testable here / not checked
+    test: ClaimTest | msgspec.UnsetType = msgspec.UNSET
+    conditions: list[ClaimCondition] | msgspec.UnsetType = msgspec.UNSET
+    levers: list[LeverCheck] | msgspec.UnsetType = msgspec.UNSET
+    tested_status: str | msgspec.UnsetType = msgspec.UNSET  # what the test alone said, when a lever did not engage
+    reason: str | msgspec.UnsetType = msgspec.UNSET
 
 
 class Efficiency(msgspec.Struct, frozen=True, kw_only=True):

@@ -111,8 +111,7 @@ def check_claim(claim: Claim, method_runs: dict[int, ArmRun], baseline_runs: dic
         results.append(ClaimCondition(held.test, _claim_status(held)))
     statuses = {r.status for r in results}
     status = "refuted" if "refuted" in statuses else "holds" if statuses == {"holds"} else "inconclusive"
-    out: ClaimResult = {"claim": claim.text, "status": status, "test": results[0].test, "conditions": results}
-    return out
+    return ClaimResult(claim=claim.text, status=status, test=results[0].test, conditions=results)
 
 
 @dataclass(frozen=True)
@@ -242,11 +241,11 @@ def verdict(
         claim = mech.gate(check_claim(method.claim, m_runs, b_runs), method, rates)
     else:
         want = method.baseline or method.name
-        claim = {
-            "claim": method.claim.text,
-            "status": "not checked",
-            "reason": f"the claim is about {want}; run with --baseline {want}",
-        }
+        claim = ClaimResult(
+            claim=method.claim.text,
+            status="not checked",
+            reason=f"the claim is about {want}; run with --baseline {want}",
+        )
     noise = seed_noise(m, b, calibration)
     setting = setting or Setting(toy=True, quick=False, steps=0, seeds=len(seeds))
     cal_sd = calibration.sd_difference if calibration else None
@@ -409,13 +408,13 @@ def summary(method: str, baseline: str, doc: Verdict) -> str:
         if power is not None and power.mde is not None
         else ""
     )
-    why = f" ({claim['reason']})" if claim.get("status") == "not testable here" and claim.get("reason") else ""
+    why = f" ({claim.reason})" if claim.status == "not testable here" and claim.reason else ""
     text = head + (
         f"{method} vs {baseline} over {n} paired seed(s): {'; '.join(parts)}. Overall: {doc['overall']}"
         f"{' (an A/A run: any difference is seed noise)' if doc.get('aa') else ''}; {noise_text}{power_text}. "
-        f'Claim "{claim["claim"]}": {claim["status"]}{why}.'
+        f'Claim "{claim.claim}": {claim.status}{why}.'
     )
-    text += mech.lever_text(claim.get("levers") or []) if claim.get("status") != "not testable here" else ""
+    text += mech.lever_text(claim.levers or []) if claim.status != "not testable here" else ""
     if n < 2:
         text += " One seed gives no test: run --seeds 5 or more."
     eff = doc.get("efficiency")

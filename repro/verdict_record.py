@@ -45,7 +45,10 @@ class Calibration:
 def decode(value: object, kind: type[T]) -> T | None:
     """``value`` (parsed JSON, or a document as built) as a ``kind``, or None when it is not one (an older or
     damaged record). Lenient as the reader before msgspec was: a null field of a record (a Struct or dataclass)
-    reads as absent (its default), and an integral float reads as an int (``strict=False``)."""
+    reads as absent (its default), and an integral float reads as an int (``strict=False``). A part of a document as
+    built (a Struct or dataclass) reads as it would be stored."""
+    if isinstance(value, msgspec.Struct) or (is_dataclass(value) and not isinstance(value, type)):
+        value = msgspec.to_builtins(value)
     if isinstance(value, dict) and isinstance(kind, type) and (issubclass(kind, msgspec.Struct) or is_dataclass(kind)):
         value = {k: v for k, v in value.items() if v is not None}
     try:

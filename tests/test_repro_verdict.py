@@ -17,6 +17,7 @@ from scipy import stats
 
 from radar.repro.methods import BUILTIN, METHODS, Claim
 from radar.repro.paired_tests import holm, paired_t, simulate
+from radar.repro.result_shapes import ClaimResult, ClaimTest
 from radar.repro.verdict import (
     ALPHA,
     DEFAULT_SEEDS,
@@ -116,6 +117,8 @@ def test_verdict_on_clear_and_null_results() -> None:
     one = verdict(get_method("dapo"), get_method("grpo"), {"method": {0: better[0]}, "baseline": {0: base[0]}})
     assert one["overall"] == "too few seeds" and "run --seeds 5" in one["summary"]
     assert RunVerdict.read(doc) is not None and RunVerdict.read(doc).calibrated  # type: ignore[union-attr]
+    read = RunVerdict.read(doc | {"claim": ClaimResult(claim="c", status="holds")})  # as built: read as stored
+    assert read is not None and (read.claim, read.claim_status, read.claim_reason) == ("c", "holds", "")
 
 
 def test_a_claims_conditions_and_levers_are_stored_in_their_json_shape() -> None:
@@ -135,7 +138,7 @@ def test_a_claims_conditions_and_levers_are_stored_in_their_json_shape() -> None
     assert list(claimed["test"])[-1] == "p_adjusted"
     dapo = get_method("dapo")
     [lever] = dapo.levers
-    gated = gate({"claim": "c", "status": "holds"}, dapo, {lever.arm: {lever.metric: 0.001}})
+    gated = gate(ClaimResult(claim="c", status="holds"), dapo, {lever.arm: {lever.metric: 0.001}})
     assert json.loads(msgspec.json.encode(gated)) == {
         "claim": "c",
         "status": "not testable here",
@@ -158,33 +161,33 @@ def test_a_claims_conditions_and_levers_are_stored_in_their_json_shape() -> None
 def test_claim_against_the_wrong_baseline_is_not_checked() -> None:
     runs = {"method": {s: _arm(0.7) for s in range(3)}, "baseline": {s: _arm(0.7) for s in range(3)}}
     doc = verdict(get_method("luspo"), get_method("grpo"), runs)
-    assert doc["claim"]["status"] == "not checked" and "--baseline gspo" in doc["claim"]["reason"]
+    assert doc["claim"].status == "not checked" and "--baseline gspo" in str(doc["claim"].reason)
 
 
 def test_claims_need_a_minimum_effect_and_use_their_own_tests() -> None:
     hi = {s: _arm(0.7, records=_curve(0.3, 0.5, seed=s, entropy=0.60 + 0.01 * s)) for s in range(5)}
     lo = {s: _arm(0.7, records=_curve(0.3, 0.5, seed=s, entropy=0.40 + 0.012 * s)) for s in range(5)}
     claim = Claim("entropy higher", "entropy", "higher", min_effect=0.02)
-    assert check_claim(claim, hi, lo)["status"] == "holds"
-    assert check_claim(claim, lo, hi)["status"] == "refuted"
+    assert check_claim(claim, hi, lo).status == "holds"
+    assert check_claim(claim, lo, hi).status == "refuted"
     barely = {s: _arm(0.7, records=_curve(0.3, 0.5, seed=s, entropy=0.40 + 0.012 * s + 0.005)) for s in range(5)}
     # significant, but 0.005 nats is under the claim's minimum effect: refuted (the bound excludes 0.02)
-    assert check_claim(claim, barely, lo)["status"] == "refuted"
+    assert check_claim(claim, barely, lo).status == "refuted"
     with pytest.raises(Exception, match="minimum effect"):
         Claim("x", "entropy", "higher")
 
     not_worse = Claim("within 2 points", "heldout_greedy", "not_lower", "end", 0.02)
     same = {s: _arm(0.70 + 0.001 * s) for s in range(5)}
     result = check_claim(not_worse, same, {s: _arm(0.70 + 0.0012 * s) for s in range(5)})
-    assert result["status"] == "holds" and "non-inferiority" in result["test"].test
-    assert check_claim(not_worse, {s: _arm(0.60 + 0.001 * s) for s in range(5)}, same)["status"] == "refuted"
+    assert result.status == "holds" and isinstance(result.test, ClaimTest) and "non-inferiority" in result.test.test
+    assert check_claim(not_worse, {s: _arm(0.60 + 0.001 * s) for s in range(5)}, same).status == "refuted"
 
     clips = {s: _arm(0.7, records=[{"step": i, "clip_ratio": 0.5 + 0.01 * s} for i in range(1, 9)]) for s in range(3)}
     few = {s: _arm(0.7, records=[{"step": i, "clip_ratio": 0.01 + 0.001 * s} for i in range(1, 9)]) for s in range(3)}
     ratio = Claim("clips 10x", "clip_ratio", "ratio_at_least", "all", 10.0, also=not_worse)
     out = check_claim(ratio, clips, few)
-    assert out["status"] == "holds" and out["test"].effect == pytest.approx(50.0, rel=0.1)
-    assert check_claim(ratio, few, clips)["status"] == "refuted"
+    assert out.status == "holds" and isinstance(out.test, ClaimTest) and out.test.effect == pytest.approx(50.0, rel=0.1)
+    assert check_claim(ratio, few, clips).status == "refuted"
 
 
 _SENTENCE = re.compile(r"-> (better|worse|no clear difference|too few seeds)")
@@ -204,7 +207,7 @@ def test_summary_never_contradicts_the_labels(trial: int) -> None:
     assert _SENTENCE.findall(text) == [doc["metrics"][k].label for k in ("heldout_greedy", "heldout_pass1")]
     overall = re.search(r"Overall: ([a-z ]+?)[;(]", text)
     assert overall and overall.group(1).strip() == doc["overall"]
-    assert f'": {doc["claim"]["status"]}' in text
+    assert f'": {doc["claim"].status}' in text
     words = set(re.findall(r"better|worse|mixed", text.split(" Claim ")[0]))
     labels = {doc["overall"], *(doc["metrics"][k].label for k in ("heldout_greedy", "heldout_pass1"))}
     assert words <= labels  # no label word appears that the structured result does not carry
@@ -287,12 +290,12 @@ def test_a_claim_whose_lever_did_not_engage_is_not_testable_here() -> None:
     idle = {"method": {s: arm(0.0, 0.5, s) for s in range(5)}, "baseline": {s: arm(0.0025, 0.4, s) for s in range(5)}}
     doc = verdict(get_method("dapo"), get_method("grpo"), idle)
     claim = doc["claim"]
-    assert claim["status"] == "not testable here" and claim["tested_status"] == "holds"
-    assert "0.25%" in claim["reason"] and "clip_high" in claim["reason"] and "not testable here (" in doc["summary"]
+    assert claim.status == "not testable here" and claim.tested_status == "holds" and isinstance(claim.reason, str)
+    assert "0.25%" in claim.reason and "clip_high" in claim.reason and "not testable here (" in doc["summary"]
     assert doc["mechanisms"]["baseline"]["clip_high"] == pytest.approx(0.0025)
     engaged = {"method": idle["method"], "baseline": {s: arm(0.02, 0.4, s) for s in range(5)}}
-    assert verdict(get_method("dapo"), get_method("grpo"), engaged)["claim"]["status"] == "holds"
-    assert RunVerdict.read(doc).claim_reason == claim["reason"]  # type: ignore[union-attr]
+    assert verdict(get_method("dapo"), get_method("grpo"), engaged)["claim"].status == "holds"
+    assert RunVerdict.read(doc).claim_reason == claim.reason  # type: ignore[union-attr]
 
 
 def test_mechanism_rates_are_means_over_steps_then_pairs() -> None:
