@@ -379,7 +379,7 @@ def _execute(db: Path, run_id: str, params: RunParams, log: Log) -> RunResult:
         timing=timing,
         started=started,
     )
-    log(result.verdict["summary"])
+    log(result.verdict.summary)
     provenance = ResultRecord(  # with the run record's provenance
         device=device,
         cuda_device=record["cuda_device"],
@@ -444,10 +444,11 @@ def finish(
         steps_per_s=round(trained_steps / train_s, 3) if train_s else None,  # per arm process
         steps_per_s_wall=round(trained_steps / timing.train_wall_s, 3) if timing.train_wall_s else None,
         heldout={arm: {str(p): s.final for p, s in per.items()} for arm, per in summaries.items()},
-        final_heldout_greedy={arm: _arm_mean(doc["metrics"]["heldout_greedy"], arm) for arm in arms},
+        final_heldout_greedy={arm: _arm_mean(doc.metrics["heldout_greedy"], arm) for arm in arms},
         eval_seconds=round(sum(s.eval_seconds for per in summaries.values() for s in per.values()), 2),
     )
-    write_text_atomic(verdict_path(folder), json.dumps(msgspec.to_builtins(doc | {"timing": metrics}), indent=2))
+    written = msgspec.to_builtins(doc) | {"timing": msgspec.to_builtins(metrics)}  # verdict.json: then its timing
+    write_text_atomic(verdict_path(folder), json.dumps(written, indent=2))
     return RunResult(
         verdict=doc,
         metrics=metrics,

@@ -151,8 +151,9 @@ class Efficiency(msgspec.Struct, frozen=True, kw_only=True):
     text: str | msgspec.UnsetType = msgspec.UNSET  # last: built from the rest (verdict.efficiency_text)
 
 
-class Verdict(TypedDict):
-    """verdict.json without its timing, and the runs table's result["verdict"] (verdict_record.RunVerdict reads it)."""
+class Verdict(msgspec.Struct, frozen=True, kw_only=True):
+    """The verdict document as built (repro/verdict.py ``verdict``): verdict.json without its timing, and the runs
+    table's result["verdict"], as msgspec writes it (verdict_record.RunVerdict reads it back)."""
 
     overall: str
     alpha: float
@@ -165,8 +166,8 @@ class Verdict(TypedDict):
     setup: str
     evidence: Evidence
     mechanisms: dict[str, ArmRates]
-    efficiency: NotRequired[Efficiency]
-    summary: NotRequired[str]  # last: built from the rest
+    efficiency: Efficiency | msgspec.UnsetType = msgspec.UNSET  # with the arms' profiles
+    summary: str = ""  # last: built from the rest
 
 
 class Timing(msgspec.Struct, frozen=True):

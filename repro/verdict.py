@@ -255,23 +255,21 @@ def verdict(
         sd, source = float(cal_sd), f"A/A run {calibration.run}"
     else:  # the run's own noise when it is the larger (or the only) one: power is never overstated
         sd, source = own, "this run's own seed pairs"
-    doc: Verdict = {
-        "overall": str(overall),
-        "alpha": ALPHA,
-        "min_effect": MIN_EFFECT,
-        "primary": names[0],
-        "metrics": metrics,
-        "claim": claim,
-        "seed_noise": noise,
-        "aa": method.name == baseline.name,
-        "setup": setting.setup,
-        "evidence": classify(setting, sd, source) | {"planned": planned},
-        "mechanisms": rates,
-    }
-    if profiles:
-        doc["efficiency"] = efficiency(profiles)
-    doc["summary"] = summary(method.name, baseline.name, doc)
-    return doc
+    doc = Verdict(
+        overall=str(overall),
+        alpha=ALPHA,
+        min_effect=MIN_EFFECT,
+        primary=names[0],
+        metrics=metrics,
+        claim=claim,
+        seed_noise=noise,
+        aa=method.name == baseline.name,
+        setup=setting.setup,
+        evidence=classify(setting, sd, source) | {"planned": planned},
+        mechanisms=rates,
+        efficiency=efficiency(profiles) if profiles else msgspec.UNSET,
+    )
+    return msgspec.structs.replace(doc, summary=summary(method.name, baseline.name, doc))
 
 
 def efficiency(profiles: dict[str, dict[int, Profile]]) -> Efficiency:
@@ -372,7 +370,7 @@ def summary(method: str, baseline: str, doc: Verdict) -> str:
     parts = []
     n = 0
     for name, title in VERDICT_METRICS:
-        t = doc["metrics"][name]
+        t = doc.metrics[name]
         n = max(n, t.n)
         if t.effect is None:
             parts.append(f"{title}: no data -> {t.label}")
@@ -385,7 +383,7 @@ def summary(method: str, baseline: str, doc: Verdict) -> str:
         parts.append(
             f"{title} {_pct(t.method_mean)} vs {_pct(t.baseline_mean)} ({_pts(t.effect)} pts{interval}) -> {t.label}"
         )
-    noise = doc["seed_noise"]
+    noise = doc.seed_noise
     noise_text = (
         f"seed noise: sd of per-seed differences {_pts(noise.sd_difference, sign=False)} pts"
         if noise.sd_difference is not None
@@ -394,13 +392,13 @@ def summary(method: str, baseline: str, doc: Verdict) -> str:
     cal = noise.calibration
     if cal:
         noise_text += f" (A/A run {cal.run}: {_pts(cal.sd_difference, sign=False)} pts)"
-    claim = doc["claim"]
-    evidence = doc.get("evidence") or {}
+    claim = doc.claim
+    evidence = doc.evidence
     head = ""
     if evidence:
         cls = str(evidence.get("class", ""))
         head = f"{cls[:1].upper()}{cls[1:]} ({evidence.get('reason', '')})"
-        head += f": {method} vs {baseline}, {doc['setup']}. " if doc.get("setup") else ". "
+        head += f": {method} vs {baseline}, {doc.setup}. " if doc.setup else ". "
     power = evidence.get("power")
     power_text = (
         f"; minimum detectable effect {_pts(power.mde, sign=False)} pts at {power.seeds} pairs "
@@ -410,15 +408,15 @@ def summary(method: str, baseline: str, doc: Verdict) -> str:
     )
     why = f" ({claim.reason})" if claim.status == "not testable here" and claim.reason else ""
     text = head + (
-        f"{method} vs {baseline} over {n} paired seed(s): {'; '.join(parts)}. Overall: {doc['overall']}"
-        f"{' (an A/A run: any difference is seed noise)' if doc.get('aa') else ''}; {noise_text}{power_text}. "
+        f"{method} vs {baseline} over {n} paired seed(s): {'; '.join(parts)}. Overall: {doc.overall}"
+        f"{' (an A/A run: any difference is seed noise)' if doc.aa else ''}; {noise_text}{power_text}. "
         f'Claim "{claim.claim}": {claim.status}{why}.'
     )
     text += mech.lever_text(claim.levers or []) if claim.status != "not testable here" else ""
     if n < 2:
         text += " One seed gives no test: run --seeds 5 or more."
-    eff = doc.get("efficiency")
-    if eff is not None and isinstance(eff.step_ratio, float):  # last: on a shared CPU step times carry the load
+    eff = doc.efficiency  # last: on a shared CPU step times carry the load
+    if isinstance(eff, Efficiency) and isinstance(eff.step_ratio, float):
         text += f" Efficiency ({eff.device or 'device'}): {eff.text}."
     return text
 

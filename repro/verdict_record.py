@@ -187,6 +187,8 @@ class RunVerdict(msgspec.Struct, frozen=True):
     def read(cls, doc: object) -> RunVerdict | None:
         """The stored verdict document (result["verdict"]), each part decoded on its own (a bad or missing part
         reads as empty, the others are kept); None for a run without one (no string ``overall``)."""
+        if isinstance(doc, msgspec.Struct):  # a document as built reads as it is stored
+            doc = msgspec.to_builtins(doc)
         if not isinstance(doc, dict) or not isinstance(overall := doc.get("overall"), str):
             return None
         rates = doc.get("mechanisms")

@@ -400,11 +400,12 @@ def test_efficiency_is_paired_over_seeds_and_quoted_in_the_summary() -> None:
     }  # fmt: skip
     doc = verdict(get_method("dapo"), get_method("grpo"), runs, profiles=profiles)
     # the verdict first; the efficiency phrase (a shared CPU's load shows in it) closes the summary
-    assert doc["summary"].endswith(f"Efficiency (cuda): {e.text}.") and "8% slower" not in doc["summary"][:200]
-    assert doc["efficiency"] == e
+    assert doc.summary.endswith(f"Efficiency (cuda): {e.text}.") and "8% slower" not in doc.summary[:200]
+    assert doc.efficiency == e
     assert json.loads(msgspec.json.encode(efficiency({}))) == {"pairs": 0}  # no pair: only the count is written
     assert list(msgspec.to_builtins(e)) == [*Efficiency.__struct_fields__]  # a full one: every key, in order
-    assert "efficiency" not in verdict(get_method("dapo"), get_method("grpo"), runs)  # no profiles: unchanged
+    without = verdict(get_method("dapo"), get_method("grpo"), runs)  # no profiles: no efficiency, none written
+    assert without.efficiency is msgspec.UNSET and "efficiency" not in msgspec.to_builtins(without)
 
 
 def test_profiler_leaves_out_the_warmup_cycle() -> None:

@@ -218,7 +218,7 @@ def test_plots_are_pngs_with_a_paired_difference(tmp_path) -> None:  # type: ign
     from radar.repro.methods import BUILTIN
     from radar.repro.verdict import verdict
 
-    tested = verdict(BUILTIN.get("dapo"), BUILTIN.get("grpo"), runs)["metrics"]["heldout_greedy"]
+    tested = verdict(BUILTIN.get("dapo"), BUILTIN.get("grpo"), runs).metrics["heldout_greedy"]
     assert end.mean == pytest.approx(tested.effect, abs=1e-4) and end.mean != pytest.approx(0.1)
     assert (end.lo, end.hi) == pytest.approx(tuple(tested.interval), abs=1e-4)
     assert all(lo <= m <= hi for lo, m, hi in zip(diff["lo"], diff["mean"], diff["hi"], strict=True))

@@ -11,6 +11,7 @@ import random
 import re
 from pathlib import Path
 
+import msgspec
 import numpy as np
 import pytest
 from scipy import stats
@@ -102,22 +103,22 @@ def test_verdict_on_clear_and_null_results() -> None:
     better = {s: _arm(0.80 + 0.002 * s) for s in range(5)}
     base = {s: _arm(0.70 + 0.003 * s) for s in range(5)}
     doc = verdict(get_method("dapo"), get_method("grpo"), {"method": better, "baseline": base})
-    assert doc["overall"] == "better"
-    g = doc["metrics"]["heldout_greedy"]
+    assert doc.overall == "better"
+    g = doc.metrics["heldout_greedy"]
     assert g.n == 5 and g.effect == pytest.approx(0.098, abs=1e-3) and g.p_adjusted is not None and g.p_adjusted < ALPHA
     assert g.interval[0] is not None and g.interval[1] is not None and g.interval[0] < g.effect < g.interval[1]
     assert g.label == "better"
-    assert doc["seed_noise"].sd_difference is not None and doc["seed_noise"].n == 5
+    assert doc.seed_noise.sd_difference is not None and doc.seed_noise.n == 5
     worse = verdict(get_method("dapo"), get_method("grpo"), {"method": base, "baseline": better})
-    assert worse["overall"] == "worse"
+    assert worse.overall == "worse"
     tiny = {s: _arm(0.70 + 0.003 * s + 0.005) for s in range(5)}  # significant but under the minimum effect
-    assert verdict(get_method("dapo"), get_method("grpo"), {"method": tiny, "baseline": base})["overall"] == (
+    assert verdict(get_method("dapo"), get_method("grpo"), {"method": tiny, "baseline": base}).overall == (
         "no clear difference"
     )
     one = verdict(get_method("dapo"), get_method("grpo"), {"method": {0: better[0]}, "baseline": {0: base[0]}})
-    assert one["overall"] == "too few seeds" and "run --seeds 5" in one["summary"]
+    assert one.overall == "too few seeds" and "run --seeds 5" in one.summary
     assert RunVerdict.read(doc) is not None and RunVerdict.read(doc).calibrated  # type: ignore[union-attr]
-    read = RunVerdict.read(doc | {"claim": ClaimResult(claim="c", status="holds")})  # as built: read as stored
+    read = RunVerdict.read(msgspec.structs.replace(doc, claim=ClaimResult(claim="c", status="holds")))  # as built
     assert read is not None and (read.claim, read.claim_status, read.claim_reason) == ("c", "holds", "")
 
 
@@ -161,7 +162,7 @@ def test_a_claims_conditions_and_levers_are_stored_in_their_json_shape() -> None
 def test_claim_against_the_wrong_baseline_is_not_checked() -> None:
     runs = {"method": {s: _arm(0.7) for s in range(3)}, "baseline": {s: _arm(0.7) for s in range(3)}}
     doc = verdict(get_method("luspo"), get_method("grpo"), runs)
-    assert doc["claim"].status == "not checked" and "--baseline gspo" in str(doc["claim"].reason)
+    assert doc.claim.status == "not checked" and "--baseline gspo" in str(doc.claim.reason)
 
 
 def test_claims_need_a_minimum_effect_and_use_their_own_tests() -> None:
@@ -203,15 +204,15 @@ def test_summary_never_contradicts_the_labels(trial: int) -> None:
     m = {s: _arm(float(rng.normal(0.7 + effect, 0.02)), float(rng.normal(0.6 - effect, 0.02))) for s in range(n)}
     b = {s: _arm(float(rng.normal(0.7, 0.02)), float(rng.normal(0.6, 0.02))) for s in range(n)}
     doc = verdict(method, get_method(method.baseline or name), {"method": m, "baseline": b})
-    text = doc["summary"]
-    assert _SENTENCE.findall(text) == [doc["metrics"][k].label for k in ("heldout_greedy", "heldout_pass1")]
+    text = doc.summary
+    assert _SENTENCE.findall(text) == [doc.metrics[k].label for k in ("heldout_greedy", "heldout_pass1")]
     overall = re.search(r"Overall: ([a-z ]+?)[;(]", text)
-    assert overall and overall.group(1).strip() == doc["overall"]
-    assert f'": {doc["claim"].status}' in text
+    assert overall and overall.group(1).strip() == doc.overall
+    assert f'": {doc.claim.status}' in text
     words = set(re.findall(r"better|worse|mixed", text.split(" Claim ")[0]))
-    labels = {doc["overall"], *(doc["metrics"][k].label for k in ("heldout_greedy", "heldout_pass1"))}
+    labels = {doc.overall, *(doc.metrics[k].label for k in ("heldout_greedy", "heldout_pass1"))}
     assert words <= labels  # no label word appears that the structured result does not carry
-    assert text.startswith(doc["evidence"]["class"].capitalize())  # what the run can support comes first
+    assert text.startswith(doc.evidence["class"].capitalize())  # what the run can support comes first
 
 
 # -- what a run can support: class of evidence, power, mechanisms ---------------------------------------------
@@ -222,31 +223,31 @@ def test_a_toy_run_is_a_pipeline_check_whatever_its_result() -> None:
     base = {s: _arm(0.70 + 0.003 * s) for s in range(5)}
     toy = Setting(toy=True, quick=False, steps=200, seeds=5, setup="tiny char-level Qwen2, 0.1M parameters")
     doc = verdict(get_method("dapo"), get_method("grpo"), {"method": better, "baseline": base}, setting=toy)
-    assert doc["overall"] == "better" and doc["evidence"]["class"] == "pipeline check"
-    assert doc["evidence"]["power"].mde is not None and set(doc["mechanisms"]) == {"method", "baseline"}
-    assert doc["summary"].startswith("Pipeline check (a toy task") and "0.1M parameters" in doc["summary"]
+    assert doc.overall == "better" and doc.evidence["class"] == "pipeline check"
+    assert doc.evidence["power"].mde is not None and set(doc.mechanisms) == {"method", "baseline"}
+    assert doc.summary.startswith("Pipeline check (a toy task") and "0.1M parameters" in doc.summary
     tiny = Setting(toy=False, quick=True, steps=200, seeds=5)
     assert (
-        verdict(get_method("dapo"), get_method("grpo"), {"method": better, "baseline": base}, setting=tiny)["evidence"][
+        verdict(get_method("dapo"), get_method("grpo"), {"method": better, "baseline": base}, setting=tiny).evidence[
             "class"
         ]
         == "pipeline check"
     )
     real = Setting(toy=False, quick=False, steps=200, seeds=5)
     assert (
-        verdict(get_method("dapo"), get_method("grpo"), {"method": better, "baseline": base}, setting=real)["evidence"][
+        verdict(get_method("dapo"), get_method("grpo"), {"method": better, "baseline": base}, setting=real).evidence[
             "class"
         ]
         == "evidence"
     )
     few = Setting(toy=False, quick=False, steps=200, seeds=2)
     two = {k: {s: v[s] for s in (0, 1)} for k, v in (("method", better), ("baseline", base))}
-    out = verdict(get_method("dapo"), get_method("grpo"), two, setting=few)["evidence"]
+    out = verdict(get_method("dapo"), get_method("grpo"), two, setting=few).evidence
     assert out["class"] == "underpowered" and "2 seed pairs" in out["reason"]
     RunVerdict.read(doc)  # and the store reads all of it back, typed
     typed = RunVerdict.read(doc)
     assert typed is not None and typed.evidence_class == "pipeline check" and typed.power is not None
-    assert typed.mechanisms["method"].length is None and typed.decision_p == doc["metrics"]["heldout_greedy"].p_adjusted
+    assert typed.mechanisms["method"].length is None and typed.decision_p == doc.metrics["heldout_greedy"].p_adjusted
 
 
 def test_noisy_checkpoint_run_is_underpowered() -> None:
@@ -254,7 +255,7 @@ def test_noisy_checkpoint_run_is_underpowered() -> None:
     base = {s: _arm(0.70) for s in range(5)}
     real = Setting(toy=False, quick=False, steps=200, seeds=5)
     out = verdict(get_method("dapo"), get_method("grpo"), {"method": noisy, "baseline": base}, setting=real)
-    assert out["evidence"]["class"] == "underpowered" and "minimum detectable effect" in out["evidence"]["reason"]
+    assert out.evidence["class"] == "underpowered" and "minimum detectable effect" in out.evidence["reason"]
 
 
 @pytest.mark.parametrize("seeds", [3, DEFAULT_SEEDS, 10])
@@ -289,12 +290,12 @@ def test_a_claim_whose_lever_did_not_engage_is_not_testable_here() -> None:
 
     idle = {"method": {s: arm(0.0, 0.5, s) for s in range(5)}, "baseline": {s: arm(0.0025, 0.4, s) for s in range(5)}}
     doc = verdict(get_method("dapo"), get_method("grpo"), idle)
-    claim = doc["claim"]
+    claim = doc.claim
     assert claim.status == "not testable here" and claim.tested_status == "holds" and isinstance(claim.reason, str)
-    assert "0.25%" in claim.reason and "clip_high" in claim.reason and "not testable here (" in doc["summary"]
-    assert doc["mechanisms"]["baseline"]["clip_high"] == pytest.approx(0.0025)
+    assert "0.25%" in claim.reason and "clip_high" in claim.reason and "not testable here (" in doc.summary
+    assert doc.mechanisms["baseline"]["clip_high"] == pytest.approx(0.0025)
     engaged = {"method": idle["method"], "baseline": {s: arm(0.02, 0.4, s) for s in range(5)}}
-    assert verdict(get_method("dapo"), get_method("grpo"), engaged)["claim"].status == "holds"
+    assert verdict(get_method("dapo"), get_method("grpo"), engaged).claim.status == "holds"
     assert RunVerdict.read(doc).claim_reason == claim.reason  # type: ignore[union-attr]
 
 
@@ -363,7 +364,7 @@ def test_a_stored_verdict_reads_back_typed_an_older_one_empty_and_a_damaged_part
     m = {s: _arm(0.70 + 0.02 * s) for s in range(3)}
     b = {s: _arm(0.65 + 0.02 * s) for s in range(3)}
     doc = verdict(get_method("dapo"), get_method("grpo"), {"method": m, "baseline": b})
-    assert isinstance(doc["seed_noise"], SeedNoise)
+    assert isinstance(doc.seed_noise, SeedNoise)
     damaged = {
         "overall": "better",
         "summary": "s",
@@ -383,11 +384,11 @@ def test_a_stored_verdict_reads_back_typed_an_older_one_empty_and_a_damaged_part
             runs.create_run(run_id, "repro", {"method": "dapo", "baseline": "grpo"})
             runs.update_run(run_id, status="done", result={"verdict": v})
         new, old, bad, none, odd = (runs.get_run(i) for i in stored)
-        assert new is not None and new.verdict is not None and new.verdict.seed_noise == doc["seed_noise"]
-        assert new.verdict.overall == doc["overall"] and new.verdict.summary == doc["summary"]
-        assert [t.name for t in new.verdict.metrics] == list(doc["metrics"])
-        assert new.verdict.metrics[0].p_adjusted == doc["metrics"]["heldout_greedy"].p_adjusted
-        assert new.verdict.power is not None and new.verdict.power.mde == doc["evidence"]["power"].mde
+        assert new is not None and new.verdict is not None and new.verdict.seed_noise == doc.seed_noise
+        assert new.verdict.overall == doc.overall and new.verdict.summary == doc.summary
+        assert [t.name for t in new.verdict.metrics] == list(doc.metrics)
+        assert new.verdict.metrics[0].p_adjusted == doc.metrics["heldout_greedy"].p_adjusted
+        assert new.verdict.power is not None and new.verdict.power.mde == doc.evidence["power"].mde
         assert old is not None and old.verdict is not None and old.verdict.overall == "better"
         assert not old.verdict.calibrated and old.verdict.evidence_class == "" and old.verdict.power is None
         assert bad is not None and bad.verdict is not None and bad.result == {"verdict": damaged}
