@@ -30,7 +30,7 @@ CEILINGS = {
     "index": 2,
     "analysis": 5,
     "reports": 7,
-    "repro": 2,
+    "repro": 1,  # the verl export's Hydra overrides (export_verl.py)
 }
 
 
