@@ -445,6 +445,7 @@ def test_toy_tasks_get_the_same_profile(tmp_path: Path) -> None:
     from radar.repro.policy import build_model, build_tokenizer, eval_sets
     from radar.repro.sizes import get_size
     from radar.repro.tasks import get_task
+    from radar.repro.toy_arm import ToyArm
     from radar.repro.trainer import train_arm
 
     task, size = get_task("addition"), get_size("tiny")
@@ -456,22 +457,24 @@ def test_toy_tasks_get_the_same_profile(tmp_path: Path) -> None:
     torch.set_num_threads(1)  # as the runner does for the tiny preset
     try:
         out = train_arm(
-            policy_path=tmp_path / "policy",
-            method=get_method("grpo-kl"),  # beta > 0: the reference model's cost is profiled
-            task=task,
-            size=size,
-            steps=2,
-            seed=0,
-            device="cpu",
-            output_dir=tmp_path / "trl",
-            on_record=lambda _: None,
-            should_cancel=lambda: False,
+            ToyArm(
+                policy_path=tmp_path / "policy",
+                method=get_method("grpo-kl"),  # beta > 0: the reference model's cost is profiled
+                task=task,
+                size=size,
+                steps=2,
+                seed=0,
+                device="cpu",
+                output_dir=tmp_path / "trl",
+                on_record=lambda _: None,
+                should_cancel=lambda: False,
+            ),
             eval_sets=sets,
             pass_samples=1,
         )
     finally:
         torch.set_num_threads(threads)
-    prof = out["profile"]
+    prof = out.profile
     assert prof["steps"] == 2 and prof["device"] == "cpu" and prof["ref_model"] == "separate copy"
     for key in ("step_s", "generate_s", "train_s", "ref_s", "tokens_per_s", "peak_mem_gb", "ref_mem_gb"):
         assert prof[key] > 0, (key, prof)
@@ -502,16 +505,18 @@ def test_a_cancelled_toy_arm_stops_at_its_next_trl_step(tmp_path: Path) -> None:
     try:
         with pytest.raises(RunCancelled):
             toy_engine.train_toy_arm(
-                policy_path=tmp_path / "policy",
-                method=BUILTIN.get("dr_grpo"),
-                task=task,
-                size=size,
-                steps=5000,
-                seed=0,
-                device="cpu",
-                output_dir=tmp_path / "trl",
-                on_record=records.append,
-                should_cancel=lambda: len(records) >= 2,
+                toy_engine.ToyArm(
+                    policy_path=tmp_path / "policy",
+                    method=BUILTIN.get("dr_grpo"),
+                    task=task,
+                    size=size,
+                    steps=5000,
+                    seed=0,
+                    device="cpu",
+                    output_dir=tmp_path / "trl",
+                    on_record=records.append,
+                    should_cancel=lambda: len(records) >= 2,
+                )
             )
     finally:
         torch.set_num_threads(threads)
