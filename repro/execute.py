@@ -410,7 +410,7 @@ def finish(
     from radar.repro.plots import plot_run  # defers matplotlib
 
     runs: dict[str, dict[int, ArmRun]] = {
-        arm: {p: {"records": records[arm][p], "final": s.final} for p, s in per.items()}
+        arm: {p: ArmRun(records=records[arm][p], final=s.final) for p, s in per.items()}
         for arm, per in summaries.items()
     }
     profiles = {arm: {p: s.profile for p, s in per.items() if s.profile} for arm, per in summaries.items()}

@@ -81,7 +81,7 @@ def mechanisms(runs: dict[str, dict[int, ArmRun]]) -> dict[str, ArmRates]:
     """{arm: {rate: mean over pairs, ..., "per_seed": {pair: {rate: value}}}} for both arms."""
     out: dict[str, ArmRates] = {}
     for arm, per in runs.items():
-        seeds = {pair: seed_rates(run.get("records") or []) for pair, run in sorted(per.items())}
+        seeds = {pair: seed_rates(run.records) for pair, run in sorted(per.items())}
         plugin_rates = sorted({k for s in seeds.values() for k in s} - {*RATES, "length_range", "length_slope"})
         names = [*RATES, "length_range", "length_slope", *plugin_rates]
         summary: ArmRates = {k: _round(_mean([s[k] for s in seeds.values() if s.get(k) is not None])) for k in names}

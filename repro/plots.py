@@ -53,7 +53,7 @@ def _per_step(arm_runs: ArmRuns, metric: str, smoothed: bool) -> dict[int, dict[
     """step -> {pair: value}."""
     table: dict[int, dict[int, float]] = {}
     for pair, run in arm_runs.items():
-        points = series(run.get("records") or [], metric)
+        points = series(run.records, metric)
         for step, value in smooth(points) if smoothed else points:
             table.setdefault(step, {})[pair] = value
     return table
@@ -98,8 +98,8 @@ def end_difference(runs: dict[str, ArmRuns], metric: str = "heldout_greedy") -> 
     pairs = sorted(set(runs["method"]) & set(runs["baseline"]))
     diffs = []
     for pair in pairs:
-        mine = (runs["method"][pair].get("final") or {}).get(metric)
-        theirs = (runs["baseline"][pair].get("final") or {}).get(metric)
+        mine = runs["method"][pair].final.get(metric)
+        theirs = runs["baseline"][pair].final.get(metric)
         if isinstance(mine, int | float) and isinstance(theirs, int | float):
             diffs.append((pair, float(mine) - float(theirs)))
     values = np.array([d for _, d in diffs])
@@ -170,9 +170,7 @@ def plot_run(runs: dict[str, ArmRuns], names: dict[str, str], out_dir: Path, tit
     fig.savefig(paths[-1], dpi=90)
     plt.close(fig)
 
-    panels = [
-        p for p in PANELS if any(series(r.get("records") or [], p[0]) for arm in runs.values() for r in arm.values())
-    ]
+    panels = [p for p in PANELS if any(series(r.records, p[0]) for arm in runs.values() for r in arm.values())]
     cols = 2
     rows = max(1, (len(panels) + cols - 1) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(11, 3.0 * rows), squeeze=False)

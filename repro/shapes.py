@@ -9,7 +9,7 @@ torch); they are re-exported here beside the shapes only repro reads. No torch, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Required, TypedDict
 
 from radar.repro.method_types import Method
@@ -92,11 +92,13 @@ class Example(TypedDict, total=False):
     part: str  # a data set row: "rl" or "eval"
 
 
-class ArmRun(TypedDict):
-    """One (arm, seed pair) as the verdict and the plots read it."""
+@dataclass(frozen=True, slots=True)
+class ArmRun:
+    """One (arm, seed pair) as the verdict, its mechanisms and the plots read it (in memory: the worker builds it from
+    the arm's summary and step records)."""
 
-    records: list[StepRecord]
-    final: dict[str, float]  # held-out scores at the end: heldout_greedy, heldout_pass1 (, ood_greedy)
+    records: list[StepRecord] = field(default_factory=list)
+    final: dict[str, float] = field(default_factory=dict)  # held-out scores at the end: heldout_greedy, ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -94,9 +94,9 @@ def aggregate(records: Records, metric: str, window: str) -> float:
 def arm_value(run: ArmRun, metric: str, window: str) -> float:
     """One number per (arm, seed): a held-out score at the end, or an aggregate of the step records."""
     if window == "end":
-        value = (run.get("final") or {}).get(metric)
+        value = run.final.get(metric)
         return float(value) if isinstance(value, int | float) else math.nan
-    return aggregate(run.get("records") or [], metric, window)
+    return aggregate(run.records, metric, window)
 
 
 # -- claims -----------------------------------------------------------------------------------------

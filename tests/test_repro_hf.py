@@ -371,6 +371,7 @@ def test_efficiency_is_paired_over_seeds_and_quoted_in_the_summary() -> None:
     import msgspec
 
     from radar.repro.result_shapes import Efficiency
+    from radar.repro.shapes import ArmRun
     from radar.repro.verdict import efficiency, verdict
 
     def prof(step: float, mem: float) -> dict[str, object]:
@@ -394,7 +395,7 @@ def test_efficiency_is_paired_over_seeds_and_quoted_in_the_summary() -> None:
         "50% faster per step (x0.50 from one seed pair: no spread), the same peak within 0.01 GB (cuda max allocated)"
     )
     runs = {
-        arm: {s: {"records": [], "final": {"heldout_greedy": 0.5 + d, "heldout_pass1": 0.4 + d}} for s, d in
+        arm: {s: ArmRun(final={"heldout_greedy": 0.5 + d, "heldout_pass1": 0.4 + d}) for s, d in
               enumerate((0.02, 0.03, 0.025) if arm == "method" else (0.0, 0.0, 0.0))}
         for arm in ("method", "baseline")
     }  # fmt: skip

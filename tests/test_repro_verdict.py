@@ -19,6 +19,7 @@ from scipy import stats
 from radar.repro.methods import BUILTIN, METHODS, Claim
 from radar.repro.paired_tests import holm, paired_t, simulate
 from radar.repro.result_shapes import ClaimResult, ClaimTest
+from radar.repro.shapes import ArmRun
 from radar.repro.verdict import (
     ALPHA,
     DEFAULT_SEEDS,
@@ -43,10 +44,10 @@ def _curve(start: float, end: float, steps: int = 40, noise: float = 0.0, seed: 
 
 
 def _arm(greedy: float, pass1: float | None = None, records=None):  # type: ignore[no-untyped-def]
-    return {
-        "records": records or [],
-        "final": {"heldout_greedy": greedy, "heldout_pass1": greedy if pass1 is None else pass1},
-    }
+    return ArmRun(
+        records=records or [],
+        final={"heldout_greedy": greedy, "heldout_pass1": greedy if pass1 is None else pass1},
+    )
 
 
 def test_aggregate_windows() -> None:
@@ -306,7 +307,7 @@ def test_mechanism_rates_are_means_over_steps_then_pairs() -> None:
         [{"step": i, "overlong_rate": r, "length": 10 + i, "length_min": 2, "length_max": 12} for i in range(1, 11)]
         for r in (0.1, 0.3)
     ]
-    out = mechanisms({"method": {0: {"records": recs[0]}, 1: {"records": recs[1]}}})["method"]
+    out = mechanisms({"method": {0: ArmRun(records=recs[0]), 1: ArmRun(records=recs[1])}})["method"]
     assert out["overlong_rate"] == pytest.approx(0.2) and out["length_slope"] == pytest.approx(100.0)
     assert out["length_range"] == pytest.approx(10.0) and out["clip_high"] is None
     assert out["per_seed"]["1"]["overlong_rate"] == pytest.approx(0.3)
