@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import msgspec
-from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import TaskID
 
 import radar
 from radar.app.cli_helpers import open_radar, open_workspace, parse_date
 from radar.app.cmd_trends import print_period
 from radar.app.context import Radar
-from radar.app.output import console, err_console, print_json
+from radar.app.output import console, err_console, print_json, progress_bar
 from radar.crawler.snapshot import describe_problems, import_snapshot
 from radar.index.errors import IndexError_
 from radar.index.prebuilt import PrebuiltVectors
@@ -52,16 +52,10 @@ def cmd_import(args: argparse.Namespace) -> int:
     ws = open_workspace(args)
     path = Path(args.file)
     started = time.perf_counter()
+    quiet = args.json or not err_console.is_terminal
     with (
         ws.store() as store,
-        Progress(
-            TextColumn("importing {task.description}"),
-            BarColumn(),
-            TextColumn("{task.completed:,} papers"),
-            TimeElapsedColumn(),
-            console=err_console,
-            disable=args.json or not err_console.is_terminal,
-        ) as bar,
+        progress_bar("importing {task.description}", "{task.completed:,} papers", disable=quiet) as bar,
     ):
         task = bar.add_task(path.name, total=None)
         result = import_snapshot(store, path, source=args.source, progress=lambda n: bar.advance(task, n))
@@ -190,14 +184,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
 
     radar = open_radar(args)
     since = parse_date(args.since, "--since")
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed:,} entries"),
-        TimeElapsedColumn(),
-        console=err_console,
-        disable=args.json,
-    ) as bar:
+    with progress_bar("{task.description}", "{task.completed:,} entries", disable=args.json) as bar:
         tasks: dict[str, TaskID] = {}
 
         def progress(source: str, n: int, total: int | None) -> None:
@@ -394,8 +381,8 @@ def report_story(built: BuiltReport | None) -> list[str]:
         return ["no report was written (see the report step above)"]
     c = built.content
     t = c.trends
-    lines = [f"{c.period['describe']}: {c.headline['documents']:,} documents"]
-    lines += [f"- {b['text']}".replace("`", "") + (f": {b['label']}" if b["label"] else "") for b in c.summary]
+    lines = [f"{c.period.describe}: {c.headline.documents:,} documents"]
+    lines += [f"- {b.text}".replace("`", "") + (f": {b.label}" if b.label else "") for b in c.summary]
     emerging = [f"{e['term']} ({e['recent_count']} recent)" for e in t["emerging"][:4]]
     window = f"{t.get('start', '')}..{t['as_of']}" if t.get("start") else t["as_of"]
     lines.append(f"emerging over {window}: " + (", ".join(emerging) if emerging else "none passes the bar"))

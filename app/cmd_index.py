@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import re
 
+import msgspec
 from rich import box
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
@@ -40,7 +41,9 @@ def cmd_index(args: argparse.Namespace) -> int:
         run = steps.index(radar, device=args.device, engine=args.engine, progress=progress)
     report = run.report
     if args.json:
-        print_json({**report.as_dict(), "device": run.device, "engine": args.engine})
+        from radar.index.pipeline import IndexReportJson
+
+        print_json({**msgspec.to_builtins(IndexReportJson.of(report)), "device": run.device, "engine": args.engine})
     else:
         console.print(
             f"indexed: {report.embedded:,} embedded ({report.docs_per_s:,.0f} docs/s on {run.device}, "
@@ -68,7 +71,9 @@ def _filters(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 def _print_hits(hits: list, as_json: bool) -> None:  # type: ignore[type-arg]
     if as_json:
-        print_json([h.as_dict() for h in hits])
+        from radar.index.search import HitJson  # defers faiss
+
+        print_json(msgspec.to_builtins(HitJson.of(hits)))
         return
     if not hits:
         console.print("no results")

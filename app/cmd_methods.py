@@ -4,35 +4,40 @@ method cards: ``--week YYYY-Www`` (what that week's papers introduce) and ``--na
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+import msgspec
+from msgspec.structs import force_setattr
 from rich.table import Table
 from rich.text import Text
 
 from radar.app.cli_helpers import open_radar, open_workspace, parse_date
 from radar.app.output import console, err_console, keep_whole, print_json, safe, title_line
-from radar.store.names import NameRow
 from radar.store.text import script_mark
 
 if TYPE_CHECKING:
     from radar.analysis.contributions.cards import MethodCard
 
 
-def _json(row: NameRow) -> dict[str, Any]:
-    return {
-        "name": row.name,
-        "kind": row.kind,
-        "kind_score": round(row.kind_score, 3),
-        "aliases": list(row.aliases),
-        "introduced_by": row.introduced_by,
-        "first_seen": row.first_seen,
-        "first_id": row.first_id,
-        "count": row.count,
-        "recent_count": row.recent_count,
-        "baseline_mentions": row.baseline_mentions,
-        "recent_baseline_mentions": row.recent_baseline_mentions,
-        "code": list(row.code),
-    }
+class NameJson(msgspec.Struct, frozen=True):
+    """A name of `radar methods --json`: a view msgspec fills from a stored ``NameRow``'s attributes, the kind's
+    score to 3 places."""
+
+    name: str
+    kind: str
+    kind_score: float
+    aliases: list[str]
+    introduced_by: str | None
+    first_seen: str
+    first_id: str
+    count: int
+    recent_count: int
+    baseline_mentions: int
+    recent_baseline_mentions: int
+    code: list[str]
+
+    def __post_init__(self) -> None:
+        force_setattr(self, "kind_score", round(self.kind_score, 3))
 
 
 def _line(text: str) -> Text:
@@ -109,7 +114,10 @@ def _cards(args: argparse.Namespace) -> int:
         else:
             cards = [contributions.name_card(radar, store, args.name)]
     if args.json:
-        print_json([c.as_dict() for c in cards] if args.week else cards[0].as_dict())
+        from radar.analysis.contributions.card import CardJson
+
+        found = CardJson.builtins(cards)
+        print_json(found if args.week else found[0])
         return 0
     if not cards:
         console.print(_line(f"no paper of {args.week} introduces a named method, model, system or benchmark"))
@@ -155,6 +163,7 @@ def cmd_methods(args: argparse.Namespace) -> int:
         if args.kind or args.since or args.as_of:
             raise NamesError("--kind, --since and --as-of list names; drop them with --week or --name")
         return _cards(args)
+    from radar.analysis.names.table import Names  # defers the names stage
     from radar.app.steps import stored_names  # defers scipy, faiss, bm25s
 
     if args.kind and args.kind not in KINDS:
@@ -165,9 +174,9 @@ def cmd_methods(args: argparse.Namespace) -> int:
     with ws.store() as store:
         with err_console.status("finding names (first run after new documents)", spinner="dots"):
             stored_names(store, as_of.date().isoformat() if as_of else "")
-        rows = store.names(kind=args.kind or "", since=since.date().isoformat() if since else "")
+        rows = Names(store).names(kind=args.kind or "", since=since.date().isoformat() if since else "")
     if args.json:
-        print_json([_json(r) for r in rows])
+        print_json(msgspec.to_builtins(msgspec.convert(rows, list[NameJson], from_attributes=True)))
         return 0
     if not rows:
         console.print(Text("no names found (import papers with `radar import FILE`, or widen --kind/--since)"))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 import msgspec
 from rich.text import Text
@@ -13,7 +12,7 @@ from rich.text import Text
 from radar.app.cli_helpers import open_radar
 from radar.app.output import console, print_json, safe, title_line
 from radar.reports.people.library import describe
-from radar.reports.people.repository import People, SearchFilters
+from radar.reports.people.repository import People, PersonProfile, SearchFilters
 from radar.reports.period import resolve_period
 from radar.store.errors import StoreError
 
@@ -49,7 +48,7 @@ def cmd_people_import(args: argparse.Namespace) -> int:
             {
                 "person": args.name,
                 "matched": [{"id": m.doc_id, "how": m.how, "key": m.entry.key} for m in found.matched],
-                "unmatched": [describe(e) for e in found.unmatched],
+                "unmatched": msgspec.to_builtins([describe(e) for e in found.unmatched]),
             }
         )
         return 0
@@ -65,32 +64,43 @@ def cmd_people_import(args: argparse.Namespace) -> int:
     return 0
 
 
+class PersonRow(msgspec.Struct, frozen=True):
+    """A person as `radar people list` shows them (its fields are the --json keys)."""
+
+    name: str
+    email: str
+    webhook: bool  # whether one is set (the url is a secret)
+    liked: int
+    disliked: int
+    saved_searches: list[str]
+    profile: PersonProfile
+
+
 def cmd_people_list(args: argparse.Namespace) -> int:
     with open_radar(args).store() as store:
         counts = People(store).feedback_counts()
-        rows: list[dict[str, Any]] = [
-            {
-                "name": p.name,
-                "email": p.email,
-                "webhook": bool(p.webhook),
-                "liked": counts.get(p.name, (0, 0))[0],
-                "disliked": counts.get(p.name, (0, 0))[1],
-                "saved_searches": [s.name for s in People(store).saved_searches(p.name)],
-                "profile": msgspec.to_builtins(p.profile),
-            }
+        rows = [
+            PersonRow(
+                p.name,
+                p.email,
+                bool(p.webhook),
+                *counts.get(p.name, (0, 0)),
+                [s.name for s in People(store).saved_searches(p.name)],
+                p.profile,
+            )
             for p in People(store).people()
         ]
     if args.json:
-        print_json(rows)
+        print_json(msgspec.to_builtins(rows))
     elif not rows:
         console.print("no people yet; add one with `radar people add NAME --email ADDR`", markup=False)
     for r in [] if args.json else rows:
-        prof = r["profile"]
-        follows = ", ".join([*prof["tags"], *prof["terms"], *prof["authors"], *prof["institutions"]]) or "-"
+        prof = r.profile
+        follows = ", ".join([*prof.tags, *prof.terms, *prof.authors, *prof.institutions]) or "-"
         console.print(
             Text(
-                f"{r['name']:<16} {r['email'] or '-':<28} liked {r['liked']:>4}  not-for-me {r['disliked']:>3}  "
-                f"searches {len(r['saved_searches'])}  follows: {follows}"
+                f"{r.name:<16} {r.email or '-':<28} liked {r.liked:>4}  not-for-me {r.disliked:>3}  "
+                f"searches {len(r.saved_searches)}  follows: {follows}"
             )
         )
     return 0
@@ -167,7 +177,9 @@ def cmd_digest(args: argparse.Namespace) -> int:
         period = resolve_period(store, week=args.week)
     d = steps_people.digest(radar, args.name, period)
     if args.json:
-        print_json(d.as_dict())
+        from radar.reports.people.digest import DigestJson
+
+        print_json(msgspec.to_builtins(DigestJson.of(d)))
         return 0
     from radar.reports.people.digest import render_text  # defers scipy, requests
 
@@ -180,7 +192,9 @@ def cmd_alerts_test(args: argparse.Namespace) -> int:
 
     msg, channels = steps_people.alerts_preview(open_radar(args), args.name)
     if args.json:
-        print_json(msg.as_dict() | {"channels": channels})
+        from radar.reports.people.alerts import AlertMessageJson
+
+        print_json(msgspec.to_builtins(AlertMessageJson.of(msg, channels)))
         return 0
     if not msg.alerts:
         console.print(Text(f"{args.name}: nothing to send (no new matches of the saved searches above their cut-off)"))

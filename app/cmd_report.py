@@ -6,6 +6,8 @@ import argparse
 from contextlib import nullcontext
 from pathlib import Path
 
+import msgspec
+
 from radar.app.cli_helpers import open_radar
 from radar.app.output import console, err_console, print_json
 from radar.reports.errors import DeliveryError, ReportError
@@ -14,6 +16,7 @@ from radar.reports.period import resolve_period
 
 def cmd_report(args: argparse.Namespace) -> int:
     from radar.app import steps  # defers scipy, faiss, bm25s
+    from radar.reports.build import BuiltReportJson
     from radar.reports.deliver import summarize_outcomes  # defers requests, jinja2
 
     radar = open_radar(args)
@@ -24,13 +27,13 @@ def cmd_report(args: argparse.Namespace) -> int:
     with status:
         built = steps.report(radar, period, formats=args.format, folder=Path(args.out) if args.out else None)
     outcomes = steps.deliver_report(radar, built) if args.send else []
-    doc = built.as_dict() | {"deliveries": [o.as_dict() for o in outcomes]}
+    doc = BuiltReportJson.of(built)
     if args.json:
-        print_json(doc)
+        print_json(msgspec.to_builtins(doc) | {"deliveries": msgspec.to_builtins(outcomes)})
     else:
         note = f" ({built.trends_note})" if built.trends_note else ""
         console.print(
-            f"report {period.label}: {doc['documents']} documents, {doc['recommendations']} "
+            f"report {period.label}: {doc.documents} documents, {doc.recommendations} "
             f"recommendations in {built.seconds:.1f} s{note}",
             markup=False,
         )
@@ -38,7 +41,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             console.print(f"  {fmt}: {path}", markup=False)
         if outcomes:
             console.print(summarize_outcomes(outcomes), markup=False)
-    if doc["documents"] == 0:
+    if doc.documents == 0:
         err_console.print(
             f"note: no documents were published in {period.label}; `--week latest` reports the "
             "latest week the workspace covers",
@@ -66,7 +69,7 @@ def cmd_weekly(args: argparse.Namespace) -> int:
     log = None if args.json else (lambda msg: err_console.print(msg, markup=False))
     result = weekly.run(radar, period, skip=skip, log=log)
     if args.json:
-        print_json(result.as_dict())
+        print_json(msgspec.to_builtins(weekly.WeeklyJson.of(result)))
     else:
         console.print(result.line(), markup=False)
     return result.exit_code

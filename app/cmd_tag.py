@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import msgspec
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -42,7 +43,9 @@ def cmd_tag(args: argparse.Namespace) -> int:
     for note in report.notes:
         err_console.print(f"radar: note: {note}", markup=False, highlight=False)
     if args.json:
-        print_json(report.as_dict())
+        from radar.analysis.tags.tagger import TagReportJson
+
+        print_json(msgspec.to_builtins(TagReportJson.of(report)))
         return 0
     table = Table(title=f"tags (model {report.version}{', trained now' if report.trained else ''})")
     for col in ("tag", "decided by", "documents"):
@@ -62,31 +65,31 @@ def cmd_tag_eval(args: argparse.Namespace) -> int:
     from radar.app import steps  # defers scipy, faiss, bm25s
 
     result = steps.evaluate_tags(open_radar(args), Path(args.labels))
-    for note in result["notes"]:
+    for note in result.notes:
         err_console.print(f"radar: note: {note}", markup=False, highlight=False)
-    if result["unknown_ids"]:
+    if result.unknown_ids:
         err_console.print(
-            f"radar: warning: {len(result['unknown_ids'])} labeled id(s) are not in this workspace "
-            f"and were skipped (first: {result['unknown_ids'][0]})"
+            f"radar: warning: {len(result.unknown_ids)} labeled id(s) are not in this workspace "
+            f"and were skipped (first: {result.unknown_ids[0]})"
         )
     if args.json:
-        print_json(result)
+        print_json(msgspec.to_builtins(result))
         return 0
     table = Table(
-        title=f"tag evaluation: {result['documents']} documents"
-        + (f" ({result['out_of_fold']} scored out of fold)" if result["out_of_fold"] else "")
+        title=f"tag evaluation: {result.documents} documents"
+        + (f" ({result.out_of_fold} scored out of fold)" if result.out_of_fold else "")
     )
     for col in ("tag", "precision", "recall", "F1", "support"):
         table.add_column(col, justify="left" if col == "tag" else "right")
     base = Table(title="keyword baseline (a tag applies when any of its seed keywords appears), same documents")
     for col in ("tag", "keyword P", "keyword R", "keyword F1"):
         base.add_column(col, justify="left" if col == "tag" else "right")
-    for name, row in result["tags"].items():
-        table.add_row(name, f"{row['precision']:.2f}", f"{row['recall']:.2f}", f"{row['f1']:.2f}", str(row["support"]))
-        kw = result["keyword_baseline"]["tags"][name]
-        base.add_row(name, f"{kw['precision']:.2f}", f"{kw['recall']:.2f}", f"{kw['f1']:.2f}")
-    table.add_row("macro", "", "", f"[bold]{result['macro_f1']:.3f}", "")
-    base.add_row("macro", "", "", f"{result['keyword_baseline']['macro_f1']:.3f}")
+    for name, row in result.tags.items():
+        table.add_row(name, f"{row.precision:.2f}", f"{row.recall:.2f}", f"{row.f1:.2f}", str(row.support))
+        kw = result.keyword_baseline.tags[name]
+        base.add_row(name, f"{kw.precision:.2f}", f"{kw.recall:.2f}", f"{kw.f1:.2f}")
+    table.add_row("macro", "", "", f"[bold]{result.macro_f1:.3f}", "")
+    base.add_row("macro", "", "", f"{result.keyword_baseline.macro_f1:.3f}")
     console.print(table)
     console.print(base)
     return 0

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
 from typing import Any
 
+import msgspec
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
 from radar.analysis.trends.config import check_window
-from radar.analysis.trends.result import PeriodTrends, share_change
+from radar.analysis.trends.result import PeriodTrends, TermTrend, TrendsResult, share_change
 from radar.app.cli_helpers import open_radar, parse_date
 from radar.app.output import console, err_console, keep_whole, print_json
 from radar.reports.period import resolve_period
@@ -35,9 +35,9 @@ def cmd_trends(args: argparse.Namespace) -> int:
             progress=lambda done, total: bar.update(task, completed=done, total=total),
         )
     if args.json:
-        print_json(result.as_dict())
+        print_json(msgspec.to_builtins(result))
     else:
-        _print(result.as_dict(), args.limit)
+        _print(result, args.limit)
     return 0
 
 
@@ -68,7 +68,7 @@ def _period(args: argparse.Namespace) -> int:
             radar, store, period, progress=lambda done, total: bar.update(task, completed=done, total=total)
         )
     if args.json:
-        print_json(found.as_dict())
+        print_json(msgspec.to_builtins(found))
     else:
         print_period(found, args.limit)
     return 0
@@ -82,10 +82,9 @@ def print_period(found: PeriodTrends, limit: int) -> None:
     console.print(
         Text(f"{found.label} ({found.start}..{found.end}): tags' share of the {docs:,} documents against {against}")
     )
-    _print_tags(tags.as_dict())
-    terms = found.terms.as_dict()
-    if terms.get("recent"):
-        _print(terms, limit, tags_too=False)
+    _print_tags(tags)
+    if found.terms.recent:
+        _print(found.terms, limit, tags_too=False)
     else:
         console.print(Text("Terms, new names and topics: not available"))
 
@@ -104,7 +103,7 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.2f}%"
 
 
-def _why(e: dict[str, Any]) -> str:
+def _why(e: TermTrend) -> str:
     """Which rule listed a term (short: the JSON has baseline_end and family): rise, continuing (against the
     months before its burst), launch (a model family's), fall, or the successor that replaced a family."""
     if e.get("successor"):
@@ -112,16 +111,17 @@ def _why(e: dict[str, Any]) -> str:
     return {"continuing rise": "continuing", "family launch": "launch"}.get(e.get("rule") or "", e.get("rule") or "")
 
 
-def _print(r: Mapping[str, Any], limit: int, *, tags_too: bool = True) -> None:
-    rec = r["recent"]
+def _print(r: TrendsResult, limit: int, *, tags_too: bool = True) -> None:
+    rec, base = r.recent, r.baseline
+    assert rec is not None and base is not None  # a result with terms has its windows
     console.print(
         Text(
-            f"trends as of {r['as_of']} ({r['window']}): recent {rec['start']}..{rec['end']} "
-            f"({rec['documents']:,} documents) against {r['baseline']['start']}..{r['baseline']['end']}"
+            f"trends as of {r.as_of} ({r.window}): recent {rec['start']}..{rec['end']} "
+            f"({rec['documents']:,} documents) against {base['start']}..{base['end']}"
         )
     )
-    for key, title in (("emerging", "Emerging terms"), ("declining", "Declining terms")):
-        rows = [
+    for terms, title in ((r.emerging, "Emerging terms"), (r.declining, "Declining terms")):
+        rows: list[list[object]] = [
             [
                 e["term"] + (f" (= {', '.join(e['aliases'][:2])})" if e["aliases"] else ""),
                 f"{e['score']:.1f}",
@@ -131,7 +131,7 @@ def _print(r: Mapping[str, Any], limit: int, *, tags_too: bool = True) -> None:
                 e["burst"]["since"] or "-",
                 _why(e),
             ]
-            for e in r[key][:limit]
+            for e in terms[:limit]
         ]
         console.print(
             _table(
@@ -145,7 +145,7 @@ def _print(r: Mapping[str, Any], limit: int, *, tags_too: bool = True) -> None:
     rows = [
         [m["name"], m.get("kind") or "-", m["first_seen"], m["first_id"], m["count"], m["recent_count"]]
         + [f"{m['growth']:.1f}x"]
-        for m in r["new_methods"][:limit]
+        for m in r.new_methods[:limit]
     ]
     console.print(
         _table(
@@ -156,20 +156,20 @@ def _print(r: Mapping[str, Any], limit: int, *, tags_too: bool = True) -> None:
         if rows
         else Text("New methods: none")
     )
-    rows = [[t["id"], t["label"], t["size"], t["recent_size"], f"{t['growth']:.2f}x"] for t in r["topics"][:limit]]
+    rows = [[t["id"], t["label"], t["size"], t["recent_size"], f"{t['growth']:.2f}x"] for t in r.topics[:limit]]
     console.print(
         _table("Topics", ["id", "label", "docs", "recent", "growth"], rows)
         if rows
-        else Text(f"Topics: none ({r.get('topics_note') or 'no clusters'})")
+        else Text(f"Topics: none ({r.topics_note or 'no clusters'})")
     )
     if tags_too:
         _print_tags(r)
 
 
-def _print_tags(r: Mapping[str, Any]) -> None:
+def _print_tags(r: TrendsResult) -> None:
     """Tags and groups: count and change in share, in the words of the report and the dashboard."""
-    for key, title in (("tag_trends", "Tags"), ("group_trends", "Tag groups")):
-        rows = [[t["tag"], t["recent_count"], share_change(t)] for t in r.get(key) or []]
+    for key, title, found in (("tag_trends", "Tags", r.tag_trends), ("group_trends", "Tag groups", r.group_trends)):
+        rows = [[t["tag"], t["recent_count"], share_change(t)] for t in found]
         if not rows and key == "group_trends":
             continue
         console.print(

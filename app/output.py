@@ -9,6 +9,7 @@ from typing import Any
 
 import orjson
 from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 # C0/C1 controls (escape sequences, carriage returns, line feeds), bidi controls, zero-width characters and the
@@ -32,6 +33,13 @@ def title_line(text: str, limit: int = TITLE_CHARS) -> str:
 
 console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def progress_bar(label: str, count: str, *, disable: bool, transient: bool = False) -> Progress:
+    """A command's progress on stderr: ``label`` (a rich format of the task: "importing {task.description}"), the
+    bar, ``count`` ("{task.completed:,} papers") and the time elapsed; ``disable`` with --json or no terminal."""
+    columns = (TextColumn(label), BarColumn(), TextColumn(count), TimeElapsedColumn())
+    return Progress(*columns, console=err_console, transient=transient, disable=disable)
 
 
 def print_json(doc: Any) -> None:

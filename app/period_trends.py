@@ -10,12 +10,12 @@ period's own window for the tags' change in share, the month up to it for terms,
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable
 from dataclasses import asdict
 
+from radar.analysis.contributions.table import Contributions
 from radar.analysis.trends.compute import TrendDetector, compute_trends
-from radar.analysis.trends.result import PeriodTrends
+from radar.analysis.trends.result import PeriodTrends, decode, encode
 from radar.app import steps_contributions, wiring
 from radar.app.context import Radar
 from radar.reports.period import Period
@@ -30,7 +30,7 @@ def state(radar: Radar, store: Store) -> str:  # the whole Store: a fingerprint 
     """What the trends depend on: documents, tags, embeddings, the contributions (their model versions: the new
     methods are the method cards) and the [trends] settings."""
     settings = hashlib.blake2b(repr(asdict(radar.settings.trends)).encode(), digest_size=6).hexdigest()
-    models = ",".join(f"{m}:{n}" for m, n in sorted(store.contribution_models().items()))
+    models = ",".join(f"{m}:{n}" for m, n in sorted(Contributions(store).contribution_models().items()))
     return f"{store.fingerprint()}|{store.tags_fingerprint()}|{store.embeddings_generation()}|{models}|{settings}"
 
 
@@ -68,14 +68,13 @@ def load(radar: Radar, label: str) -> PeriodTrends | None:
     """The cached trends of the period ``label``, None when there are none (or the file is unreadable)."""
     path = radar.ws.period_trends_path(label)
     try:
-        return PeriodTrends.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        return decode(path.read_bytes(), PeriodTrends)
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
 def save(radar: Radar, found: PeriodTrends) -> None:
-    data = json.dumps(found.as_dict(), ensure_ascii=False).encode("utf-8")
-    write_cache_atomic(radar.ws.period_trends_path(found.label), data)  # not kept on a full or read-only disk
+    write_cache_atomic(radar.ws.period_trends_path(found.label), encode(found))  # not kept on a full or read-only disk
 
 
 def get(

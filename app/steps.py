@@ -19,11 +19,14 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
+from radar.analysis.contributions.adoptions import Adoptions
 from radar.analysis.contributions.cards import MethodCard
 from radar.analysis.contributions.frameworks import with_adoptions
 from radar.analysis.contributions.labels import KINDS
+from radar.analysis.contributions.table import Contributions
 from radar.analysis.contributions.week import introduced_methods, week_cards
 from radar.analysis.names import stage as names_stage
+from radar.analysis.names.table import NameRow
 from radar.analysis.tags.evaluate import TagEvaluation, evaluate_file
 from radar.analysis.tags.review import ReviewItem
 from radar.analysis.tags.review import review_queue as review_papers
@@ -50,7 +53,6 @@ from radar.reports.summarize import Summarizer
 from radar.repro.runs_table import Runs
 from radar.store import ConfigError, Store, Workspace, WorkspaceError
 from radar.store.errors import RadarError
-from radar.store.names import NameRow
 from radar.store.tables import MethodsStore, NamesStore, ReportStore
 from radar.store.workspace import cannot_write
 
@@ -258,7 +260,7 @@ def report(
             past=past,
         )
         content = gather(store, inputs)
-    content.notes["trends"] = note
+    content.notes.trends = note
     built = write_report(target, period, content, settings.report)
     built.seconds = time.perf_counter() - started
     return built
@@ -291,7 +293,7 @@ def past_weeks(radar: Radar, store: MethodsStore, period: Period) -> list[PastWe
     out = []
     for k in WEEKS_AGO:
         earlier = period.shifted(-k)
-        cards = with_adoptions(store, week_cards(store, earlier.label, presets, groups))
+        cards = with_adoptions(Adoptions(store), week_cards(store, earlier.label, presets, groups))
         stored = load_report(radar.ws.report_dir(earlier.label))
         flagged = (
             {r.method: r.action for r in stored.content.recommendations if r.evidence.new}
@@ -306,7 +308,7 @@ def contribution_areas(store: ReportStore, period: Period) -> Area:
     """area_of(doc_id): the area of the paper's stored contribution (rl-post-training, hardware-systems,
     other-llm, other; reports.sections places it), None for a document the contributions stage has not decided."""
     ids = [d.id for d in store.iter_documents(since=period.since, until=period.until, kind="paper")]
-    rows = store.contributions(ids)
+    rows = Contributions(store).contributions(ids)
     return lambda doc_id: rows[doc_id].area if doc_id in rows else None
 
 

@@ -20,12 +20,15 @@ from importlib import resources
 from pathlib import Path
 
 from radar.analysis.contributions import prebuilt
+from radar.analysis.contributions.adoptions import Adoptions
 from radar.analysis.contributions.cards import MethodCard, TagGroups, card_for
 from radar.analysis.contributions.frameworks import refresh_matches, with_adoptions
 from radar.analysis.contributions.model import MODEL_FILE, shipped_model
 from radar.analysis.contributions.prebuilt import PrebuiltContributions
+from radar.analysis.contributions.table import Contributions
 from radar.analysis.contributions.update import Progress, UpdateReport, update_contributions
 from radar.analysis.contributions.week import introduced_methods, week_cards
+from radar.analysis.names.table import Names
 from radar.app.context import Radar
 from radar.reports.recommend import preset_name
 from radar.repro.methods import catalog
@@ -102,8 +105,8 @@ def version(radar: Radar, store: MethodsStore) -> str:
     model = resources.files("radar.analysis.contributions").joinpath(MODEL_FILE).read_bytes()
     h = hashlib.blake2b(model, digest_size=8)
     h.update(repr((sorted(presets(radar).items()), sorted((tag_groups(radar) or {}).items()))).encode())
-    models = ",".join(f"{m}:{n}" for m, n in sorted(store.contribution_models().items()))
-    return f"{models}|{store.contributions_fingerprint()}|{store.tags_fingerprint()}|{h.hexdigest()}"
+    models = ",".join(f"{m}:{n}" for m, n in sorted(Contributions(store).contribution_models().items()))
+    return f"{models}|{Contributions(store).contributions_fingerprint()}|{store.tags_fingerprint()}|{h.hexdigest()}"
 
 
 def changes_writer(radar: Radar) -> Rewrite | None:
@@ -135,7 +138,7 @@ def rewrite_changes(store: MethodsStore, cards: Sequence[MethodCard], rewrite: R
     if rewrite is None:
         return list(cards)
     ids = [c.introduced_by for c in cards if c.introduced_by]
-    stored = store.contributions(ids)
+    stored = Contributions(store).contributions(ids)
     docs = store.documents([i for i in ids if i in stored and not stored[i].changes_rewritten])
     lines = {}
     for doc_id, doc in docs.items():
@@ -144,7 +147,7 @@ def rewrite_changes(store: MethodsStore, cards: Sequence[MethodCard], rewrite: R
             lines[doc_id] = line
     if lines:
         with suppress(DiskError):  # a read-only workspace: the lines are shown, not kept (asked again next time)
-            store.set_rewritten_changes(lines)
+            Contributions(store).set_rewritten_changes(lines)
     return [replace(c, changes=lines[c.introduced_by]) if c.introduced_by in lines else c for c in cards]
 
 
@@ -152,19 +155,21 @@ def week(radar: Radar, store: MethodsStore, week_label: str) -> list[MethodCard]
     """``radar methods --week``: the week's cards (contributions brought up to date first)."""
     refresh(radar, store)
     cards = week_cards(store, week_label, presets(radar), tag_groups(radar))
-    return with_adoptions(store, rewrite_changes(store, cards, changes_writer(radar)))
+    return with_adoptions(Adoptions(store), rewrite_changes(store, cards, changes_writer(radar)))
 
 
 def name_card(radar: Radar, store: MethodsStore, name: str) -> MethodCard:
     """``radar methods --name``: one name's card, introduced, before the corpus or spreading (the names table,
     as last computed, gives a name no stored paper introduces its kind)."""
     refresh(radar, store)
-    card = card_for(store, name, presets(radar), store.names(), tag_groups(radar))
-    return with_adoptions(store, rewrite_changes(store, [card], changes_writer(radar)))[0]
+    card = card_for(store, name, presets(radar), Names(store).names(), tag_groups(radar))
+    return with_adoptions(Adoptions(store), rewrite_changes(store, [card], changes_writer(radar)))[0]
 
 
 def new_methods(radar: Radar, store: MethodsStore, since: str, until: str) -> list[MethodCard]:
     """The methods and systems papers of [since, until] introduce in the lab's areas: what trends and the report
     call *new* (introduced by a paper of the period, not first seen in several)."""
     refresh(radar, store)
-    return with_adoptions(store, introduced_methods(store, since, until, presets(radar), groups=tag_groups(radar)))
+    return with_adoptions(
+        Adoptions(store), introduced_methods(store, since, until, presets(radar), groups=tag_groups(radar))
+    )

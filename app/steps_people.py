@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from radar.app.context import Radar
 from radar.app.wiring import open_searcher
@@ -70,13 +69,6 @@ class PersonDigest:
     digest: Digest
     paths: dict[str, Path]
     outcomes: list[Outcome] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            **self.digest.as_dict(),
-            "paths": {k: str(v) for k, v in self.paths.items()},
-            "deliveries": [o.as_dict() for o in self.outcomes],
-        }
 
 
 def digests(radar: Radar, period: Period, *, send: bool = True) -> list[PersonDigest]:

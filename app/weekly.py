@@ -11,7 +11,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+
+import msgspec
 
 from radar.analysis.trends.result import PeriodTrends
 from radar.app import steps, steps_people, wiring
@@ -26,15 +27,16 @@ Log = Callable[[str], None]
 StepFn = Callable[[], tuple[bool, str]]
 
 
-@dataclass
-class StepResult:
-    name: str
+class StepResult(msgspec.Struct):
+    """One step's outcome; its fields are its JSON in `radar weekly --json` (``name`` as "step")."""
+
+    name: str = msgspec.field(name="step")
     ok: bool
     summary: str
     seconds: float = 0.0
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"step": self.name, "ok": self.ok, "summary": self.summary, "seconds": round(self.seconds, 2)}
+    def __post_init__(self) -> None:
+        self.seconds = round(self.seconds, 2)  # what the JSON shows
 
 
 @dataclass
@@ -52,15 +54,21 @@ class WeeklyResult:
         parts = [f"{s.name}: {s.summary}" if s.ok else f"{s.name} FAILED: {s.summary}" for s in self.steps]
         return f"weekly {self.period.label}: " + "; ".join(parts)
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "period": self.period.label,
-            "ok": self.exit_code == 0,
-            "summary": self.line(),
-            "steps": [s.as_dict() for s in self.steps],
-            "paths": {k: str(v) for k, v in self.report.paths.items()} if self.report else {},
-            "deliveries": [o.as_dict() for o in self.outcomes],
-        }
+
+class WeeklyJson(msgspec.Struct, frozen=True):
+    """``WeeklyResult`` as `radar weekly --json` prints it."""
+
+    period: str
+    ok: bool
+    summary: str
+    steps: list[StepResult]
+    paths: dict[str, str]
+    deliveries: list[Outcome]
+
+    @classmethod
+    def of(cls, result: WeeklyResult) -> WeeklyJson:
+        paths = {k: str(v) for k, v in result.report.paths.items()} if result.report else {}
+        return cls(result.period.label, result.exit_code == 0, result.line(), result.steps, paths, result.outcomes)
 
 
 def run(radar: Radar, period: Period, *, skip: Sequence[str] = (), log: Log | None = None) -> WeeklyResult:
@@ -152,8 +160,8 @@ class WeeklyJob:
 
     def report(self) -> tuple[bool, str]:
         built = self.result.report = steps.report(self.radar, self.period, trends_result=self.found)
-        r = built.as_dict()
-        return True, f"{r['documents']} documents, {r['recommendations']} recommendations -> {built.folder}"
+        n, recs = built.content.headline.documents, len(built.content.recommendations)
+        return True, f"{n} documents, {recs} recommendations -> {built.folder}"
 
     def deliver(self) -> tuple[bool, str]:
         if not self.settings.delivery.any_channel:

@@ -35,6 +35,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import msgspec
 import orjson
 from rich.console import Console
 from rich.table import Table
@@ -44,6 +45,7 @@ from radar.analysis.contributions.evaluate import lead_target, report
 from radar.analysis.contributions.labels import LabeledPaper, load_labeled, load_training
 from radar.analysis.contributions.model import fit_shipped
 from radar.analysis.contributions.rules import rule_decision
+from radar.analysis.contributions.table import Contributions
 from radar.analysis.contributions.update import decide_documents, name_key
 from radar.analysis.contributions.week import week_cards
 from radar.app.cli import main as radar
@@ -104,7 +106,7 @@ def score(listed: list[tuple[str, str, str, str]], papers: Sequence[LabeledPaper
 def names_delay(store: Store, lead: Sequence[Any], intro_week: dict[str, str]) -> list[int | None]:
     """Weeks from introduction until the name's third stored paper (the names stage sees it), None: never."""
     keys = {lab.doc_id: name_key(lab.name) for lab in lead}
-    found = store.mentions_of(keys.values())
+    found = Contributions(store).mentions_of(keys.values())
     out: list[int | None] = []
     for lab in lead:
         start = parse_week(intro_week[lab.doc_id])[0]
@@ -124,7 +126,7 @@ def main() -> None:
     args = ap.parse_args()
     papers = load_labeled()
     training = load_training()
-    cv = report(papers, training)
+    cv = msgspec.to_builtins(report(papers, training))
     cv_table = Table(title=f"Contributions per field, leave-one-week-out CV on {len(papers)} labeled papers")
     for col in ("figure", "model", "rules", *(f"model {w}" for w in cv["weeks"])):
         cv_table.add_column(col, justify="left" if col == "figure" else "right")

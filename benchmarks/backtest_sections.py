@@ -37,6 +37,7 @@ from rich.table import Table
 from radar.analysis.contributions.cards import cards_of, parse_week
 from radar.analysis.contributions.labels import LAB_AREAS, load_labeled, load_training
 from radar.analysis.contributions.model import fit_shipped
+from radar.analysis.contributions.table import Contributions
 from radar.analysis.contributions.update import decide_documents
 from radar.analysis.trends.result import PeriodTrends
 from radar.app import steps_contributions, wiring
@@ -138,7 +139,7 @@ def main() -> None:
             start, end = parse_week(week)
             ids = store.filter_documents(since=period.since, until=period.until, kinds=["paper"])
             decide_documents(store, list(store.documents(ids).values()), model)
-            rows = store.contributions(ids)
+            rows = Contributions(store).contributions(ids)
             cards = {c.introduced_by: c.area for c in cards_of(store, list(rows.values()), presets, card_groups)}
             seams = {
                 "tags (before)": None,
@@ -156,7 +157,7 @@ def main() -> None:
                     presets=titles,
                     area_of=area_of,
                 )
-                content = gather(store, inputs).as_dict()
+                content = gather(store, inputs).document()
                 found = score(content, labels, groups.groups) | placements(store, ids, labels, groups.groups, area_of)
                 for key, (n, d) in found.items():
                     cell = totals.setdefault(who, {}).setdefault(key, [0, 0])

@@ -57,6 +57,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 import orjson
 from rich.console import Console
@@ -240,7 +241,9 @@ def run(ws: Workspace, ends: list[date], naive: bool = True, **thresholds: float
         for as_of in ends:
             for name, cfg in detectors.items():
                 t = time.perf_counter()
-                result = compute_trends(store, env, as_of=as_of, window="month", cfg=cfg, topics=False).as_dict()
+                result = msgspec.to_builtins(
+                    compute_trends(store, env, as_of=as_of, window="month", cfg=cfg, topics=False)
+                )
                 result["seconds"] = time.perf_counter() - t
                 out[name][as_of.strftime("%Y-%m")] = result
             r = out["radar"][as_of.strftime("%Y-%m")]

@@ -45,12 +45,12 @@ sys.path.insert(0, str(ROOT))
 import msgspec
 import orjson
 
+from radar.analysis.contributions.adoptions import Adopted
 from radar.analysis.contributions.card import CardJson, MethodCard, OtherSense
 from radar.analysis.contributions.consequence import Score
 from radar.analysis.contributions.week import named_cards, rank
 from radar.app.wiring import repro_presets
 from radar.store import Store
-from radar.store.frameworks import Adopted
 
 LIBRARIES = ("orjson", "msgspec", "pydantic", "cattrs")
 # a child that runs `radar --help` from the checkout given first (the editable install's finder removed)

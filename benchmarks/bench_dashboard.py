@@ -84,30 +84,25 @@ def _load_tags(store) -> None:  # type: ignore[no-untyped-def]
 
 
 def prepare_large(ws: Workspace) -> None:
-    """What the weekly flow leaves behind: the trends term cache and one report."""
+    """What the weekly flow leaves behind: the trends term cache and one report. The warm-up is `radar trends
+    --window week` (app.steps.trends: the contributions brought up to date first, then the trends)."""
     from datetime import date
 
-    try:
-        from radar.analysis.trends.compute import compute_trends
-        from radar.app import wiring
-        from radar.app.context import Radar
-    except ImportError:
-        return
+    from radar.app import steps
+    from radar.app.context import Radar
+
     with ws.store() as store:
         last = date.fromisoformat(store.published_range().last[:10])
         started = time.perf_counter()
-        compute_trends(store, wiring.trends_env(Radar(ws), store), as_of=last, window="week").as_dict()
+        steps.trends(Radar(ws), store, as_of=last, window="week")
         console.print(f"trends warm-up (term cache; reused later): {time.perf_counter() - started:.1f} s")
     if not any(ws.reports_dir.glob("????-W??")):
-        try:
-            from radar.app.dashboard.page_reports import generate
-            from radar.reports.period import latest_data_week
+        from radar.app.dashboard.page_reports import generate
+        from radar.reports.period import latest_data_week
 
-            with ws.store() as store:
-                week = latest_data_week(store).label
-            generate(ws, week)
-        except ImportError:
-            pass
+        with ws.store() as store:
+            week = latest_data_week(store).label
+        generate(ws, week)
 
 
 def copy_demo(root: Path, source: Path = DEMO) -> Workspace:

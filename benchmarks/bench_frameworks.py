@@ -28,6 +28,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from radar.analysis.contributions.adoptions import Adoptions
 from radar.analysis.contributions.frameworks import first_adoptions, refresh_matches
 from radar.analysis.contributions.update import name_key
 from radar.app.cli import main as radar
@@ -96,7 +97,7 @@ def main(argv: list[str] | None = None) -> None:
             match_s = time.process_time() - c0
             entries = sum(r.counts.added for r in results)
             keys = {m[0] for m in store.conn.execute("SELECT DISTINCT key FROM framework_matches")}
-            adopted = store.adoptions_of(keys)
+            adopted = Adoptions(store).adoptions_of(keys)
             papers = store.count_documents()
         speed = Table(title=f"{entries} entries (TRL and verl), {papers:,} papers; CPU seconds, one run")
         for col in ("step", "CPU s", "entries/s", "vs feedparser alone"):

@@ -201,7 +201,7 @@ def main() -> None:
             trends_s, found = timed(lambda p=period: steps.report_trends(radar, store, p), 1)
             note = found[1]
             radar_s, built = timed(lambda p=period, t=found: steps.report(radar, p, trends_result=t), args.repeat)
-            n = built.content.headline["documents"]
+            n = built.content.headline.documents
             t = time.perf_counter()
             proc = subprocess.run(
                 [

@@ -367,7 +367,7 @@ def radar_rankings(workspace: Path) -> dict[str, list[list[Any]]]:
     positions)."""
     from radar.app import wiring
     from radar.app.context import Radar
-    from radar.index.search import Filters
+    from radar.index.search import Filters, HitJson
     from radar.store import Workspace
 
     searcher = wiring.open_searcher(Radar(Workspace.open(workspace)))
@@ -381,7 +381,7 @@ def radar_rankings(workspace: Path) -> dict[str, list[list[Any]]]:
         for q in [x["q"] for path in (LEAD, HELDOUT, DEV) for x in _jsonl(path)]:
             for name, f in filters.items():
                 hits = searcher.search(q, k=20, filters=f)
-                out[f"{q} | {name}"] = [[h["id"], h["score"]] for h in (hit.as_dict() for hit in hits)]
+                out[f"{q} | {name}"] = [[h.id, h.score] for h in HitJson.of(hits)]
         return out
     finally:
         searcher.store.close()

@@ -66,8 +66,14 @@ mark("the query model (loaded on its first use) and one embedding")
 hits = searcher.search(sys.argv[2], k=5)
 mark("the search: query embedding, FAISS, BM25, rerank, SQLite")
 from radar.app.output import print_json
+try:  # a checkout whose hits print through their msgspec view
+    import msgspec
+    from radar.index.search import HitJson
+    out = msgspec.to_builtins(HitJson.of(hits))
+except ImportError:
+    out = [h.as_dict() for h in hits]
 with contextlib.redirect_stdout(io.StringIO()):
-    print_json([h.as_dict() for h in hits])
+    print_json(out)
 mark("print")
 for (_, w0, c0), (name, w1, c1) in zip(marks, marks[1:]):
     print(f"{name}\t{w1 - w0:.4f}\t{c1 - c0:.4f}")

@@ -179,10 +179,10 @@ def scored(ls: data.LabeledSet, preds: list[np.ndarray]) -> dict[str, dict[str, 
     for subset, rows in subset_rows(ls).items():
         runs = [scores_table(ls.names, ls.y[rows], p[rows]) for p in preds]
         tags = {
-            n: {k: statistics.mean(r["tags"][n][k] for r in runs) for k in ("precision", "recall", "f1")}
+            n: {k: statistics.mean(getattr(r.tags[n], k) for r in runs) for k in ("precision", "recall", "f1")}
             for n in ls.names
         }
-        macros = [r["macro_f1"] for r in runs]
+        macros = [r.macro_f1 for r in runs]
         out[subset] = {"tags": tags, "macro_f1": statistics.mean(macros), "sd": statistics.pstdev(macros)}
     return out
 
@@ -285,9 +285,7 @@ def per_boundary(ls: data.LabeledSet, corpus: Corpus, seeds: int, folds: int, ra
         for idx in (rows["all"], rows["dev + dev2"], np.flatnonzero(pool)):
             a, b = (statistics.mean(_f1(ls.y[idx, j], p[idx, j]) for p in preds) for preds in (without, with_))
             cells.append(f"{a:.2f} -> {b:.2f} ({b - a:+.2f})")
-        macro = [
-            statistics.mean(scores_table(ls.names, ls.y, p)["macro_f1"] for p in preds) for preds in (without, with_)
-        ]
+        macro = [statistics.mean(scores_table(ls.names, ls.y, p).macro_f1 for p in preds) for preds in (without, with_)]
         cells.append(f"{macro[0]:.3f} -> {macro[1]:.3f}")
         table.add_row(boundary + ("" if not other_has_it else " (not in the default)"), tag, *cells)
     console.print(table)

@@ -279,7 +279,7 @@ def main() -> None:
         rows: dict[str, float] = {}
         scores, thr, text = tagger_scores(ls, train, test, corpus, cache=f"{train_set}-{len(train)}")
         base = scores_table(ls.names, yt, scores >= thr)
-        rows["tagger (stored vectors)"] = base["macro_f1"]
+        rows["tagger (stored vectors)"] = base.macro_f1
         rows["  mAP tagger"] = mean_ap(yt, scores)
         frozen = FineTuner(texts, args.max_len, args.top_layers, 0, args.lr, seed=0).fit(train, ls.y[train])
         rows["  mAP head before fine-tuning (frozen LR)"] = mean_ap(yt, frozen.encode(test)[1])
@@ -299,7 +299,7 @@ def main() -> None:
         log(f"fine-tuned head mAP {rows['  mAP head (fine-tuned)']:.3f}")
 
         s2, t2, _ = tagger_scores(with_vectors(ls, vec), train, test, corpus)
-        rows["tagger, fine-tuned vectors"] = scores_table(ls.names, yt, s2 >= t2)["macro_f1"]
+        rows["tagger, fine-tuned vectors"] = scores_table(ls.names, yt, s2 >= t2).macro_f1
         rows["  mAP (head + text) / 2"] = mean_ap(yt, (head[test] + text) / 2)
         rows["  mAP (tagger + head) / 2"] = mean_ap(yt, (scores + head[test]) / 2)
         if not args.no_oof:
@@ -320,9 +320,9 @@ def main() -> None:
             ):
                 th = np.array([best_threshold(oof[:, j], ls.y[train, j]) for j in range(len(ls.names))])
                 res = scores_table(ls.names, yt, tst >= th)
-                rows[name + " (oof thresholds)"] = res["macro_f1"]
-                rows[f"    {name}: rl-policy-optimization"] = res["tags"]["rl-policy-optimization"]["f1"]
-        rows["    tagger: rl-policy-optimization"] = base["tags"]["rl-policy-optimization"]["f1"]
+                rows[name + " (oof thresholds)"] = res.macro_f1
+                rows[f"    {name}: rl-policy-optimization"] = res.tags["rl-policy-optimization"].f1
+        rows["    tagger: rl-policy-optimization"] = base.tags["rl-policy-optimization"].f1
         print(f"\ntrained on {data.LABEL_FILES[train_set]}, scored on {data.LABEL_FILES[test_set]} (macro-F1 / mAP):")
         for k, v in rows.items():
             print(f"  {k:45s} {v:.3f}")

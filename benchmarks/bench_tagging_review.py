@@ -74,7 +74,7 @@ def with_corrections(
 
 def score(ls: data.LabeledSet, model, test: np.ndarray, important: list[str]) -> tuple[float, float]:  # noqa: ANN001
     result = scores_table(ls.names, ls.y[test], predict(model, ls, test))
-    return result["macro_f1"], statistics.mean(result["tags"][n]["f1"] for n in important)
+    return result.macro_f1, statistics.mean(result.tags[n].f1 for n in important)
 
 
 def main() -> None:

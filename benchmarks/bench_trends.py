@@ -43,6 +43,7 @@ from collections import Counter
 from datetime import date, timedelta
 from pathlib import Path
 
+import msgspec
 import numpy as np
 from rich.console import Console
 from rich.table import Table
@@ -115,7 +116,7 @@ def part_terms(corpus: Path, extra: Path, scratch: Path) -> list[list[str]]:
         with ws.store() as store:
             env = refreshed_env(ws, store)
             started = time.perf_counter()
-            result = compute_trends(store, env, as_of=AS_OF, window="month", cfg=cfg, topics=False).as_dict()
+            result = msgspec.to_builtins(compute_trends(store, env, as_of=AS_OF, window="month", cfg=cfg, topics=False))
             timings[label] = time.perf_counter() - started
         rows.append(
             [
@@ -130,14 +131,16 @@ def part_terms(corpus: Path, extra: Path, scratch: Path) -> list[list[str]]:
     with ws.store() as store:
         env = refreshed_env(ws, store)
         started = time.perf_counter()
-        before = compute_trends(
-            store,
-            env,
-            as_of=AS_OF,
-            window="month",
-            cfg=TrendsConfig(rise_periods=1, families=False),
-            topics=False,
-        ).as_dict()
+        before = msgspec.to_builtins(
+            compute_trends(
+                store,
+                env,
+                as_of=AS_OF,
+                window="month",
+                cfg=TrendsConfig(rise_periods=1, families=False),
+                topics=False,
+            )
+        )
         before_s = time.perf_counter() - started
     rows.append(
         [
@@ -156,7 +159,7 @@ def part_terms(corpus: Path, extra: Path, scratch: Path) -> list[list[str]]:
         update_s = time.perf_counter() - started
         env = refreshed_env(ws, store)  # the extra papers' contributions, outside the timed call
         started = time.perf_counter()
-        result = compute_trends(store, env, as_of=AS_OF, window="month", cfg=cfg, topics=False).as_dict()
+        result = msgspec.to_builtins(compute_trends(store, env, as_of=AS_OF, window="month", cfg=cfg, topics=False))
         after_s = time.perf_counter() - started
     rows.append(
         [
@@ -187,7 +190,7 @@ def compute_timed(ws: Workspace, as_of: date, window: str) -> float:
     with ws.store() as store:
         env = refreshed_env(ws, store)
         started = time.perf_counter()
-        compute_trends(store, env, as_of=as_of, window=window, topics=False).as_dict()
+        msgspec.to_builtins(compute_trends(store, env, as_of=as_of, window=window, topics=False))
         return time.perf_counter() - started
 
 

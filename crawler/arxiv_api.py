@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from datetime import datetime
 
 import arxiv
@@ -109,23 +109,16 @@ class _Checked:
     error: str | None = None  # arXiv's error feed: the request itself was rejected
 
 
+@dataclass(frozen=True)
 class ArxivClient:
     """How to fetch: the API's largest page, one request per ``min_interval_s``, bounded retries."""
 
-    def __init__(
-        self,
-        http: HttpClient,
-        base_url: str,
-        *,
-        page_size: int = 2000,
-        min_interval_s: float = 3.0,
-        source: str = "arxiv",
-    ) -> None:
-        self.http = http
-        self.base_url = base_url
-        self.page_size = page_size
-        self.min_interval_s = min_interval_s
-        self.source = source
+    http: HttpClient
+    base_url: str
+    _: KW_ONLY
+    page_size: int = 2000
+    min_interval_s: float = 3.0
+    source: str = "arxiv"
 
     def _params(self, query: ArxivQuery, start: int) -> dict[str, str]:
         args = query.to_search()._url_args()

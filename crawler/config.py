@@ -6,8 +6,8 @@ to ``arxiv-rss``: the single source table before the union accepted it) is ignor
 says so in one line naming the source, the key and the valid keys (the composition root prints it); a key no
 type takes is refused with the type's valid keys. ``crawler_config`` validates both sections once, where the
 composition root reads radar.toml; errors name the key and the fix.
-Adding a source type: its struct here (and in ``Source``), its fetch function in ``run.py``'s ``_fetch``, and its
-keys in docs/configuration.md.
+Adding a source type: its struct here (and in ``Source``; its URL field first in ``LOCATIONS``), its fetch function
+in ``run.py``'s ``crawl_source``, and its keys in docs/configuration.md.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def _is_arxiv_host(url: str) -> bool:
 class SourceBase(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
     """The keys every source type takes; ``type`` is the union's tag."""
 
-    LOCATIONS: ClassVar[tuple[str, ...]] = ()  # the fields holding a URL or a workspace path
+    LOCATIONS: ClassVar[tuple[str, ...]] = ()  # the fields holding a URL or a workspace path, the one read first
 
     name: str
     enabled: bool = True
@@ -90,8 +90,9 @@ class SourceBase(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
 
     @property
     def target(self) -> str:
-        """The URL this source reads (shown on the settings page; its secrets are scrubbed from errors)."""
-        return ""
+        """The URL this source reads, its first location (shown on the settings page; its secrets are scrubbed
+        from errors)."""
+        return cast(str, getattr(self, self.LOCATIONS[0])) if self.LOCATIONS else ""
 
     def with_locations(self, resolve: Callable[[str], str]) -> Self:
         """The same source with each URL field passed through ``resolve`` (the composition root turns workspace
@@ -123,10 +124,6 @@ class ArxivSource(SourceBase, frozen=True, tag="arxiv"):
         if self.initial_days < 0:
             raise ConfigError(f"{where}: initial_days must be >= 0")
 
-    @property
-    def target(self) -> str:
-        return self.base_url
-
 
 class ArxivRssSource(SourceBase, frozen=True, tag="arxiv-rss"):
     """The daily arXiv announcement listing of some categories."""
@@ -143,10 +140,6 @@ class ArxivRssSource(SourceBase, frozen=True, tag="arxiv-rss"):
             raise ConfigError(f'{where}: give categories = ["cs.LG", "cs.AI"]')
 
     @property
-    def target(self) -> str:
-        return self.base_url
-
-    @property
     def feed_url(self) -> str:
         return self.base_url.rstrip("/") + "/" + "+".join(self.categories)
 
@@ -161,10 +154,6 @@ class FeedSource(SourceBase, frozen=True, tag="feed"):
     def _check(self, where: str) -> None:
         if not self.url:
             raise ConfigError(f'{where}: a feed needs url = "https://.../feed.xml"')
-
-    @property
-    def target(self) -> str:
-        return self.url
 
     @property
     def feed_url(self) -> str:
@@ -192,10 +181,6 @@ class FrameworkSource(SourceBase, frozen=True, tag="framework"):
             raise ConfigError(f"{where}: forge must be github or gitlab (or left out: told by the url's host)")
         if not self.branch or any(c in self.branch for c in "?#\\ ") or ".." in self.branch:
             raise ConfigError(f'{where}: branch must be a branch name such as "main"')
-
-    @property
-    def target(self) -> str:
-        return self.url
 
     @property
     def framework(self) -> str:

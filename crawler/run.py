@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Protocol, TypeVar
 
 import msgspec
 
@@ -16,7 +18,7 @@ from radar.crawler.arxiv_api import ArxivClient, ArxivQuery
 from radar.crawler.config import ArxivRssSource, ArxivSource, CrawlerConfig, FeedSource, FrameworkSource, Source
 from radar.crawler.errors import CrawlError, FetchError
 from radar.crawler.feeds import ParsedFeed, parse_arxiv_rss, parse_feed
-from radar.crawler.frameworks import parse_framework_feed
+from radar.crawler.frameworks import FrameworkEntries, framework_entries
 from radar.crawler.http import HttpClient, Response
 from radar.crawler.state import CrawlState, CrawlStates
 from radar.store import UpsertCounts, utc_now
@@ -62,33 +64,67 @@ def _parse_stamp(value: str) -> datetime:
     return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC)
 
 
-def crawl_arxiv(
-    store: CrawlStore,
-    src: ArxivSource,
-    http: HttpClient,
-    state: CrawlState,
-    result: SourceResult,
-    since: datetime | None,
-    progress: ProgressFn | None,
-) -> None:
-    now = datetime.now(UTC)
+@dataclass(frozen=True, slots=True)
+class _Crawl:
+    """What one source's crawl works with: the store, the HTTP client, the source's crawl state (its cursor and
+    validators move as pages are stored), the result it fills, the ``--since`` bound and the progress callback."""
+
+    store: CrawlStore
+    http: HttpClient
+    state: CrawlState
+    result: SourceResult
+    since: datetime | None
+    progress: ProgressFn | None
+
+    def stored(self, src: Source, n: int, total: int) -> None:
+        if self.progress:
+            self.progress(src.name, n, total)
+
+
+class _Dated(Protocol):
+    @property
+    def published(self) -> str: ...
+
+
+D = TypeVar("D", bound=_Dated)
+
+
+def _newest(items: list[D], since: datetime | None, cap: int) -> tuple[list[D], int]:
+    """The items published at or after ``since``, at most ``cap`` of them (the newest: a feed of 100,000 would take
+    minutes to store and hours to embed), and how many were left."""
     if since is not None:
-        start = since
-    elif state.cursor:
-        start = _parse_stamp(state.cursor)
+        cutoff = since.strftime("%Y-%m-%dT%H:%M:%SZ")
+        items = [i for i in items if i.published >= cutoff]
+    if len(items) <= cap:
+        return items, 0
+    return sorted(items, key=lambda i: i.published, reverse=True)[:cap], len(items) - cap
+
+
+def _validated(state: CrawlState, resp: Response) -> None:
+    """Keep the response's validators for the next conditional GET (only once its entries are stored, so a failed
+    store re-fetches next time)."""
+    state.etag = resp.headers.get("ETag", "") or ""
+    state.last_modified = resp.headers.get("Last-Modified", "") or ""
+
+
+def crawl_arxiv(run: _Crawl, src: ArxivSource) -> None:
+    now = datetime.now(UTC)
+    if run.since is not None:
+        start = run.since
+    elif run.state.cursor:
+        start = _parse_stamp(run.state.cursor)
     else:
         start = now - timedelta(days=src.initial_days)
     query = ArxivQuery(categories=src.categories, queries=src.queries, since=start, until=now)
     client = ArxivClient(
-        http, src.base_url, page_size=src.page_size, min_interval_s=src.min_interval_s, source=src.name
+        run.http, src.base_url, page_size=src.page_size, min_interval_s=src.min_interval_s, source=src.name
     )
     for page in client.pages(query, max_results=src.max_results):
-        result.count(store.upsert_documents(page.documents))
-        if page.newest_update and page.newest_update > state.cursor:
-            state.cursor = page.newest_update
-        CrawlStates(store).save(state)  # the cursor moves only after the page is stored
-        if progress:
-            progress(src.name, len(page.documents), min(page.total_results, src.max_results))
+        run.result.count(run.store.upsert_documents(page.documents))
+        if page.newest_update and page.newest_update > run.state.cursor:
+            run.state.cursor = page.newest_update
+        CrawlStates(run.store).save(run.state)  # the cursor moves only after the page is stored
+        run.stored(src, len(page.documents), min(page.total_results, src.max_results))
 
 
 def _conditional_get(http: HttpClient, url: str, src: Source, state: CrawlState) -> Response:
@@ -113,42 +149,24 @@ def _conditional_get(http: HttpClient, url: str, src: Source, state: CrawlState)
     return resp
 
 
-def crawl_feed(
-    store: CrawlStore,
-    src: ArxivRssSource | FeedSource,
-    http: HttpClient,
-    state: CrawlState,
-    result: SourceResult,
-    since: datetime | None,
-    progress: ProgressFn | None,
-) -> None:
+def crawl_feed(run: _Crawl, src: ArxivRssSource | FeedSource) -> None:
     url = src.feed_url
-    resp = _conditional_get(http, url, src, state)
+    resp = _conditional_get(run.http, url, src, run.state)
     if resp.not_modified:
-        result.not_modified = True
+        run.result.not_modified = True
         return
+    cap = run.http.policy.max_feed_entries
     parsed: ParsedFeed
     if isinstance(src, ArxivRssSource):
         parsed = parse_arxiv_rss(resp.body, url=url, source=src.name, headers=resp.headers)
     else:
         parsed = parse_feed(
-            resp.body,
-            url=url,
-            source=src.name,
-            headers=resp.headers,
-            fetched_at=utc_now(),
-            max_entries=http.policy.max_feed_entries,
+            resp.body, url=url, source=src.name, headers=resp.headers, fetched_at=utc_now(), max_entries=cap
         )
-    docs = parsed.documents
-    if since is not None:
-        cutoff = since.strftime("%Y-%m-%dT%H:%M:%SZ")
-        docs = [d for d in docs if d.published >= cutoff]
-    cap = http.policy.max_feed_entries
-    left = max(0, len(docs) - cap) + int(parsed.extra.get("cut", 0))
-    if len(docs) > cap:  # the newest (a feed of 100,000 would take minutes to store and hours to embed)
-        docs = sorted(docs, key=lambda d: d.published, reverse=True)[:cap]
-    result.count(store.upsert_documents(docs))
-    result.message = "; ".join(
+    docs, left = _newest(parsed.documents, run.since, cap)
+    left += int(parsed.extra.get("cut", 0))
+    run.result.count(run.store.upsert_documents(docs))
+    run.result.message = "; ".join(
         m
         for m in (
             parsed.warning,
@@ -157,85 +175,50 @@ def crawl_feed(
         )
         if m
     )
-    # validators are saved only once the entries are stored, so a failed store re-fetches next time
-    state.etag = resp.headers.get("ETag", "") or ""
-    state.last_modified = resp.headers.get("Last-Modified", "") or ""
-    if progress:
-        progress(src.name, len(docs), len(docs))
+    _validated(run.state, resp)
+    run.stored(src, len(docs), len(docs))
 
 
 def _left_line(left: int, cap: int) -> str:
     return f"{left:,} entries left ([crawl] max_feed_entries = {cap:,} per crawl: the newest are kept)" if left else ""
 
 
-def crawl_framework(
-    store: CrawlStore,
-    src: FrameworkSource,
-    http: HttpClient,
-    state: CrawlState,
-    result: SourceResult,
-    since: datetime | None,
-    progress: ProgressFn | None,
-) -> None:
+def crawl_framework(run: _Crawl, src: FrameworkSource) -> None:
     """Both feeds of a framework (releases, commits), each with its own validators (crawl state
     "<source>#<kind>"): entries go to the framework tables, never to the documents. A feed that fails leaves the
     other's entries stored, and the source is reported failed with the feed named."""
-    cap = http.policy.max_feed_entries
+    cap = run.http.policy.max_feed_entries
     notes: list[str] = []
     failed: list[str] = []
     seen = 0
-    states = CrawlStates(store)
+    states = CrawlStates(run.store)
     for kind, url in src.framework_feeds():
         feed_state = states.get(f"{src.name}#{kind}")
         try:
-            resp = _conditional_get(http, url, src, feed_state)
+            resp = _conditional_get(run.http, url, src, feed_state)
             if resp.not_modified:
                 continue
-            parsed = parse_framework_feed(
-                resp.body, url=url, src=src, kind=kind, headers=resp.headers, fetched_at=utc_now(), max_entries=cap
+            feed = parse_feed(
+                resp.body, url=url, source=src.name, headers=resp.headers, fetched_at=utc_now(), max_entries=cap
             )
+            parsed = framework_entries(feed, src, kind)
         except CrawlError as exc:
             failed.append(f"{kind}s feed: {exc}")
             continue
-        entries = parsed.entries
-        if since is not None:
-            cutoff = since.strftime("%Y-%m-%dT%H:%M:%SZ")
-            entries = [e for e in entries if e.published >= cutoff]
-        left = max(0, len(entries) - cap) + parsed.cut
-        entries = sorted(entries, key=lambda e: e.published, reverse=True)[:cap]
-        result.count(store.upsert_framework_entries(entries))
+        entries, left = _newest(parsed.entries, run.since, cap)
+        entries = sorted(entries, key=lambda e: e.published, reverse=True)  # stored newest first
+        run.result.count(FrameworkEntries(run.store).upsert_framework_entries(entries))
         seen += 1
         skipped = f"{parsed.skipped} {kind}s without title or link skipped" if parsed.skipped else ""
-        notes += [m for m in (parsed.warning, skipped, _left_line(left, cap)) if m]
-        feed_state.etag = resp.headers.get("ETag", "") or ""
-        feed_state.last_modified = resp.headers.get("Last-Modified", "") or ""
+        notes += [m for m in (parsed.warning, skipped, _left_line(left + parsed.cut, cap)) if m]
+        _validated(feed_state, resp)
         feed_state.last_success = utc_now()
         states.save(feed_state)
-        if progress:
-            progress(src.name, len(entries), len(entries))
-    result.message = "; ".join(notes)
+        run.stored(src, len(entries), len(entries))
+    run.result.message = "; ".join(notes)
     if failed:
         raise CrawlError("; ".join(failed), url=src.url, source=src.name)
-    result.not_modified = seen == 0
-
-
-def _fetch(
-    store: CrawlStore,
-    src: Source,
-    http: HttpClient,
-    state: CrawlState,
-    result: SourceResult,
-    since: datetime | None,
-    progress: ProgressFn | None,
-) -> None:
-    """The source's type picks its fetch."""
-    match src:
-        case ArxivSource():
-            crawl_arxiv(store, src, http, state, result, since, progress)
-        case ArxivRssSource() | FeedSource():
-            crawl_feed(store, src, http, state, result, since, progress)
-        case FrameworkSource():
-            crawl_framework(store, src, http, state, result, since, progress)
+    run.result.not_modified = seen == 0
 
 
 def _record_failure(result: SourceResult, state: CrawlState, message: str, src: Source) -> None:
@@ -255,27 +238,34 @@ def crawl_source(
     since: datetime | None = None,
     progress: ProgressFn | None = None,
 ) -> SourceResult:
-    result = SourceResult(src.name)
+    """One source's crawl; the source's type picks its fetch."""
     states = CrawlStates(store)
-    state = states.get(src.name)
-    state.last_attempt = utc_now()
+    run = _Crawl(store, http, states.get(src.name), SourceResult(src.name), since, progress)
+    run.state.last_attempt = utc_now()
     requests_before = http.requests_made
     started = time.perf_counter()
     try:
-        _fetch(store, src, http, state, result, since, progress)
+        match src:
+            case ArxivSource():
+                crawl_arxiv(run, src)
+            case ArxivRssSource() | FeedSource():
+                crawl_feed(run, src)
+            case FrameworkSource():
+                crawl_framework(run, src)
     except CrawlError as exc:
-        _record_failure(result, state, str(exc), src)
+        _record_failure(run.result, run.state, str(exc), src)
     except Exception as exc:  # noqa: BLE001 - one broken source must not stop the others
-        _record_failure(result, state, f"unexpected {type(exc).__name__}: {exc}; the source is skipped this run", src)
+        msg = f"unexpected {type(exc).__name__}: {exc}; the source is skipped this run"
+        _record_failure(run.result, run.state, msg, src)
     else:
-        state.last_success = utc_now()
-        state.last_error = ""
+        run.state.last_success = utc_now()
+        run.state.last_error = ""
     finally:
-        result.requests = http.requests_made - requests_before
-        result.seconds = round(time.perf_counter() - started, 2)
-        state.last_summary = result.line()
-        states.save(state)
-    return result
+        run.result.requests = http.requests_made - requests_before
+        run.result.seconds = round(time.perf_counter() - started, 2)
+        run.state.last_summary = run.result.line()
+        states.save(run.state)
+    return run.result
 
 
 def crawl(

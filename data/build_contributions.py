@@ -26,6 +26,7 @@ sys.path.insert(0, str(DATA.parent))  # run from a checkout without an install t
 
 from radar.analysis.contributions import prebuilt  # noqa: E402
 from radar.analysis.contributions.model import shipped_model  # noqa: E402
+from radar.analysis.contributions.table import Contributions  # noqa: E402
 from radar.analysis.contributions.update import update_contributions  # noqa: E402
 from radar.crawler.snapshot import import_snapshot  # noqa: E402
 from radar.store import Workspace  # noqa: E402
@@ -38,9 +39,9 @@ def build(snapshot: Path, out: Path) -> int:
         with ws.store() as store:
             import_snapshot(store, snapshot)
             update_contributions(store, model)
-            ids = store.papers_without_contribution("")  # every paper (no row is by model '')
-            rows = store.contributions(ids)
-            found = store.mentions_by_paper(ids)
+            ids = Contributions(store).papers_without_contribution("")  # every paper (no row is by model '')
+            rows = Contributions(store).contributions(ids)
+            found = Contributions(store).mentions_by_paper(ids)
         papers = [(rows[i], found.get(i, [])) for i in ids]
     return prebuilt.write(out, model.version, papers)
 

@@ -1,12 +1,11 @@
 """[embedding] and [search] sections of radar.toml; each ``from_section`` takes its table as radar.toml parsed
-it (``dict[str, Any]``: the parse edge) and ``store.config.dataclass_from`` checks its keys and values."""
+it (``TomlTable``: the parse edge) and ``store.config.dataclass_from`` checks its keys and values."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from radar.store.config import dataclass_from
+from radar.store.config import TomlTable, dataclass_from
 from radar.store.errors import ConfigError
 
 BACKENDS = ("auto", "onnx", "torch")
@@ -51,7 +50,7 @@ class EmbeddingConfig:
         return self.quantize is True or (self.quantize == "auto" and device == "cpu")
 
     @classmethod
-    def from_section(cls, table: dict[str, Any]) -> EmbeddingConfig:
+    def from_section(cls, table: TomlTable) -> EmbeddingConfig:
         return dataclass_from(cls, table, "[embedding]")
 
 
@@ -71,5 +70,5 @@ class SearchConfig:
             raise ConfigError("[search] nprobe, rrf_k and candidates must be >= 1")
 
     @classmethod
-    def from_section(cls, table: dict[str, Any]) -> SearchConfig:
+    def from_section(cls, table: TomlTable) -> SearchConfig:
         return dataclass_from(cls, table, "[search]")

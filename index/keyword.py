@@ -22,8 +22,8 @@ import shutil
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TypedDict
 
+import msgspec
 import numpy as np
 
 from radar.index.acronyms import mine
@@ -125,8 +125,9 @@ def _fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-class KeywordMeta(TypedDict):
-    """keyword.json: what the saved index reflects and how it was cut into tokens."""
+class KeywordMeta(msgspec.Struct, frozen=True):
+    """keyword.json: what the saved index reflects and how it was cut into tokens (decoded with its types
+    checked: a file missing a key, as an older layout's, is not this index's)."""
 
     fingerprint: str  # the store's documents fingerprint when it was built
     tokenizer: int  # TOKENIZER
@@ -219,13 +220,8 @@ class KeywordIndex:
             self.postings.save(tmp)
             self.doc_ids.save(tmp, "ids")
             (tmp / "acronyms.json").write_text(json.dumps(self.acronyms))
-            meta: KeywordMeta = {
-                "fingerprint": self.fingerprint,
-                "tokenizer": TOKENIZER,
-                "layout": LAYOUT,
-                "num_docs": len(self.doc_ids),
-            }
-            (tmp / "keyword.json").write_text(json.dumps(meta))
+            meta = KeywordMeta(self.fingerprint, TOKENIZER, LAYOUT, len(self.doc_ids))
+            (tmp / "keyword.json").write_bytes(msgspec.json.encode(meta))
             _fsync_folder(tmp)  # every file on disk before the rename: a crash leaves the old index or the new one
             old = folder.with_name(folder.name + ".old")
             if folder.exists():
@@ -245,16 +241,17 @@ class KeywordIndex:
         itself (before ``LAYOUT``) is read from bm25s's files, more slowly: `radar index` saves it again."""
         try:
             if (folder / "keyword.json").is_file():
-                meta = json.loads((folder / "keyword.json").read_text())
-                if meta.get("tokenizer") != TOKENIZER or meta.get("layout") != LAYOUT:
+                meta = msgspec.json.decode((folder / "keyword.json").read_bytes(), type=KeywordMeta)
+                if meta.tokenizer != TOKENIZER or meta.layout != LAYOUT:
                     return None
-                postings = Postings.load(folder, int(meta["num_docs"]))
-                ids, layout = Strings.load(folder, "ids"), LAYOUT
+                postings = Postings.load(folder, meta.num_docs)
+                ids, layout, fingerprint = Strings.load(folder, "ids"), LAYOUT, meta.fingerprint
             elif (folder / "doc_ids.json").is_file():
-                meta = json.loads((folder / "doc_ids.json").read_text())
-                if meta.get("tokenizer") != TOKENIZER:  # built with other tokens
+                old = json.loads((folder / "doc_ids.json").read_text())  # bm25s's own file
+                if old.get("tokenizer") != TOKENIZER:  # built with other tokens
                     return None
-                postings, ids, layout = Postings.from_bm25s_files(folder), Strings.of(meta["ids"]), 0
+                postings, ids, layout = Postings.from_bm25s_files(folder), Strings.of(old["ids"]), 0
+                fingerprint = old["fingerprint"]
             else:
                 return None
             acronyms = json.loads((folder / "acronyms.json").read_text())
@@ -262,4 +259,4 @@ class KeywordIndex:
             return None
         if postings.num_docs != len(ids) or not postings.consistent() or not ids.consistent():
             return None
-        return cls(postings, ids, meta["fingerprint"], acronyms, layout=layout)
+        return cls(postings, ids, fingerprint, acronyms, layout=layout)

@@ -13,9 +13,10 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypedDict
 
+import msgspec
 import numpy as np
+from msgspec.structs import force_setattr
 
 from radar.index.config import EmbeddingConfig, SearchConfig
 from radar.index.embedder import Embedder, document_text, model_id_for, resolve_model_dir
@@ -35,20 +36,6 @@ Progress = Callable[[int, int], None]
 BatchEmbedder = Callable[[list[tuple[str, str]]], Iterator[tuple[list[str], np.ndarray]]]
 
 
-class IndexReportJson(TypedDict):
-    """``IndexReport.as_dict()``: `radar index --json` (which adds the device and engine)."""
-
-    model_id: str
-    embedded: int
-    vectors: int
-    kind: str
-    seconds: float
-    docs_per_s: float
-    keyword_rebuilt: bool
-    vector_rebuilt: bool
-    reused: int
-
-
 @dataclass
 class IndexReport:
     model_id: str
@@ -64,18 +51,28 @@ class IndexReport:
     def docs_per_s(self) -> float:
         return self.embedded / self.seconds if self.seconds > 0 else 0.0
 
-    def as_dict(self) -> IndexReportJson:
-        return {
-            "model_id": self.model_id,
-            "embedded": self.embedded,
-            "vectors": self.vectors,
-            "kind": self.kind,
-            "seconds": round(self.seconds, 2),
-            "docs_per_s": round(self.docs_per_s, 1),
-            "keyword_rebuilt": self.keyword_rebuilt,
-            "vector_rebuilt": self.vector_rebuilt,
-            "reused": self.reused,
-        }
+
+class IndexReportJson(msgspec.Struct, frozen=True):
+    """`radar index --json` (which adds the device and engine): a view msgspec fills from an ``IndexReport``'s
+    attributes (``of``), seconds to 2 places and the rate to 1."""
+
+    model_id: str
+    embedded: int
+    vectors: int
+    kind: str
+    seconds: float
+    docs_per_s: float
+    keyword_rebuilt: bool
+    vector_rebuilt: bool
+    reused: int
+
+    def __post_init__(self) -> None:
+        force_setattr(self, "seconds", round(self.seconds, 2))
+        force_setattr(self, "docs_per_s", round(self.docs_per_s, 1))
+
+    @classmethod
+    def of(cls, report: IndexReport) -> IndexReportJson:
+        return msgspec.convert(report, cls, from_attributes=True)
 
 
 @dataclass(frozen=True)

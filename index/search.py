@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol, TypedDict
+from typing import Protocol
 
+import msgspec
 import numpy as np
+from msgspec.structs import force_setattr
 
 from radar.index.config import SearchConfig
 from radar.index.embedder import Embedder
@@ -38,17 +40,6 @@ class Filters:
         return (self.since + "T00:00:00Z" if self.since else "", self.until + "T23:59:59Z" if self.until else "")
 
 
-class HitJson(TypedDict):
-    """``Hit.as_dict()``: one result of `radar search --json`."""
-
-    id: str
-    title: str
-    score: float
-    published: str  # YYYY-MM-DD
-    tags: list[str]
-    url: str
-
-
 @dataclass
 class Hit:
     id: str
@@ -61,15 +52,25 @@ class Hit:
     dense_rank: int | None = None
     keyword_rank: int | None = None
 
-    def as_dict(self) -> HitJson:
-        return {
-            "id": self.id,
-            "title": self.title,
-            "score": round(self.score, 6),
-            "published": self.published[:10],
-            "tags": self.tags,
-            "url": self.url,
-        }
+
+class HitJson(msgspec.Struct, frozen=True):
+    """One result of `radar search --json`: a view msgspec fills from a ``Hit``'s attributes (``of``), the score to 6
+    places and the day of ``published``; how it was retrieved is left out."""
+
+    id: str
+    title: str
+    score: float
+    published: str  # YYYY-MM-DD
+    tags: list[str]
+    url: str
+
+    def __post_init__(self) -> None:
+        force_setattr(self, "score", round(self.score, 6))
+        force_setattr(self, "published", self.published[:10])
+
+    @classmethod
+    def of(cls, hits: list[Hit]) -> list[HitJson]:
+        return msgspec.convert(hits, list[cls], from_attributes=True)  # type: ignore[valid-type]
 
 
 def rrf(rankings: list[list[str]], k: int) -> dict[str, float]:

@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypedDict
+
+import msgspec
 
 from radar.reports.config import ReportConfig
 from radar.reports.errors import ReportError
@@ -23,21 +24,6 @@ from radar.reports.render import render
 from radar.reports.result import ReportContent
 from radar.store.files import write_set_atomic
 from radar.store.jsonio import loads_bounded
-
-
-class BuiltReportJson(TypedDict):
-    """``BuiltReport.as_dict()``: `radar report --json`."""
-
-    period: str
-    start: str
-    end: str
-    paths: dict[str, str]
-    documents: int
-    papers: int
-    posts: int
-    recommendations: int
-    seconds: float
-    trends: str
 
 
 @dataclass
@@ -52,20 +38,36 @@ class BuiltReport:
     def folder(self) -> Path:
         return next(iter(self.paths.values())).parent
 
-    def as_dict(self) -> BuiltReportJson:
-        h = self.content.headline
-        return {
-            "period": self.period.label,
-            "start": self.period.start.isoformat(),
-            "end": self.period.end.isoformat(),
-            "paths": {k: str(v) for k, v in self.paths.items()},
-            "documents": h["documents"],
-            "papers": h["papers"],
-            "posts": h["posts"],
-            "recommendations": len(self.content.recommendations),
-            "seconds": round(self.seconds, 3),
-            "trends": self.trends_note or "analysis.trends",
-        }
+
+class BuiltReportJson(msgspec.Struct, frozen=True, kw_only=True):
+    """``BuiltReport`` as `radar report --json` prints it (with the deliveries the command made)."""
+
+    period: str
+    start: str
+    end: str
+    paths: dict[str, str]
+    documents: int
+    papers: int
+    posts: int
+    recommendations: int
+    seconds: float  # to 3 places
+    trends: str
+
+    @classmethod
+    def of(cls, built: BuiltReport) -> BuiltReportJson:
+        p, h = built.period, built.content.headline
+        return cls(
+            period=p.label,
+            start=p.start.isoformat(),
+            end=p.end.isoformat(),
+            paths={k: str(v) for k, v in built.paths.items()},
+            documents=h.documents,
+            papers=h.papers,
+            posts=h.posts,
+            recommendations=len(built.content.recommendations),
+            seconds=round(built.seconds, 3),
+            trends=built.trends_note or "analysis.trends",
+        )
 
 
 def _pdf(html: str, base: Path) -> bytes:
@@ -84,8 +86,8 @@ def report_file(folder: Path, fmt: str) -> Path:
 def write_report(folder: Path, period: Period, content: ReportContent, cfg: ReportConfig) -> BuiltReport:
     """Render ``content`` in the configured formats into ``folder``, plus report.json: all rendered first,
     then written as one set (``write_set_atomic``: all the files of the week appear, or none changes)."""
-    data = content.as_dict()
-    built = BuiltReport(period, content, trends_note=content.notes["trends"])
+    data = content.document()
+    built = BuiltReport(period, content, trends_note=content.notes.trends)
     html = render(data, "html") if ("html" in cfg.formats or "pdf" in cfg.formats) else ""
     files: dict[Path, bytes] = {}
     for fmt in cfg.formats:
@@ -107,9 +109,9 @@ def load_report(folder: Path) -> BuiltReport | None:
     if not data.is_file():
         return None
     try:
-        content = ReportContent.from_dict(loads_bounded(data.read_text(encoding="utf-8")))
+        content = ReportContent.read(loads_bounded(data.read_text(encoding="utf-8")))
     except (ValueError, TypeError, KeyError, AttributeError, OSError):  # a damaged or foreign report.json
         return None
     paths = {p.suffix.lstrip("."): p for p in sorted(folder.glob(report_file(folder, "*").name)) if p != data}
     paths["json"] = data
-    return BuiltReport(period_from_label(folder.name), content, paths, trends_note=content.notes.get("trends", ""))
+    return BuiltReport(period_from_label(folder.name), content, paths, trends_note=content.notes.trends)

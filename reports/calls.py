@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypedDict
+
+import msgspec
 
 from radar.analysis.contributions.cards import MethodCard
 from radar.analysis.contributions.labels import LAB_AREAS
@@ -24,7 +25,7 @@ FLAGGED = ("adopt", "reproduce", "evaluate")
 LEAD_KINDS = ("method", "system", "hardware")
 
 
-class CallRow(TypedDict):
+class CallRow(msgspec.Struct, frozen=True):
     """One flagged card and what came of it."""
 
     name: str
@@ -37,7 +38,7 @@ class CallRow(TypedDict):
     picked_up: bool
 
 
-class WeekCalls(TypedDict):
+class WeekCalls(msgspec.Struct, frozen=True):
     week: str
     weeks_ago: int
     source: str  # "report" (that week's stored report) or "decided again" (no report was stored)
@@ -47,15 +48,16 @@ class WeekCalls(TypedDict):
     unflagged_picked: int
 
 
-class CallsSection(TypedDict, total=False):
-    """The section as report.json holds it (absent in a report written before it existed)."""
+class CallsSection(msgspec.Struct, frozen=True, kw_only=True):
+    """The section as report.json holds it: ``{}`` when no earlier week was looked at (a report of the workspace's
+    first weeks, or one written before the section existed)."""
 
-    until: str  # the day counts run to: the report's period's end
-    weeks: list[WeekCalls]
-    flagged: int
-    flagged_picked: int
-    unflagged: int
-    unflagged_picked: int
+    until: str | msgspec.UnsetType = msgspec.UNSET  # the day counts run to: the report's period's end
+    weeks: list[WeekCalls] | msgspec.UnsetType = msgspec.UNSET
+    flagged: int | msgspec.UnsetType = msgspec.UNSET
+    flagged_picked: int | msgspec.UnsetType = msgspec.UNSET
+    unflagged: int | msgspec.UnsetType = msgspec.UNSET
+    unflagged_picked: int | msgspec.UnsetType = msgspec.UNSET
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,37 +108,20 @@ def last_calls(
             fws = _frameworks(c, until)
             picked = uses > 0 or bool(fws)
             if action in FLAGGED:
-                calls.append(
-                    {
-                        "name": plain(c.name),
-                        "action": action,
-                        "introduced_by": c.introduced_by or "",
-                        "url": urls.get(c.introduced_by or "", ""),
-                        "score": round(c.consequence.day0, 2),
-                        "uses": uses,
-                        "frameworks": fws,
-                        "picked_up": picked,
-                    }
-                )
+                intro = c.introduced_by or ""
+                score = round(c.consequence.day0, 2)
+                calls.append(CallRow(plain(c.name), action, intro, urls.get(intro, ""), score, uses, fws, picked))
             else:
                 unflagged += 1
                 unflagged_picked += picked
-        weeks.append(
-            {
-                "week": w.week,
-                "weeks_ago": w.weeks_ago,
-                "source": "report" if w.flagged is not None else "decided again",
-                "calls": calls,
-                "flagged_picked": sum(c["picked_up"] for c in calls),
-                "unflagged": unflagged,
-                "unflagged_picked": unflagged_picked,
-            }
-        )
-    return {
-        "until": until,
-        "weeks": weeks,
-        "flagged": sum(len(w["calls"]) for w in weeks),
-        "flagged_picked": sum(w["flagged_picked"] for w in weeks),
-        "unflagged": sum(w["unflagged"] for w in weeks),
-        "unflagged_picked": sum(w["unflagged_picked"] for w in weeks),
-    }
+        source = "report" if w.flagged is not None else "decided again"
+        picked_up = sum(c.picked_up for c in calls)
+        weeks.append(WeekCalls(w.week, w.weeks_ago, source, calls, picked_up, unflagged, unflagged_picked))
+    return CallsSection(
+        until=until,
+        weeks=weeks,
+        flagged=sum(len(w.calls) for w in weeks),
+        flagged_picked=sum(w.flagged_picked for w in weeks),
+        unflagged=sum(w.unflagged for w in weeks),
+        unflagged_picked=sum(w.unflagged_picked for w in weeks),
+    )

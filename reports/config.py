@@ -5,19 +5,18 @@ named by ``password_env``; host, port, user, sender, recipients and the webhook 
 the environment too (RADAR_SMTP_HOST, RADAR_SMTP_PORT, RADAR_SMTP_USER, RADAR_SMTP_FROM,
 RADAR_SMTP_TO (comma-separated), RADAR_WEBHOOK_URL), which wins over radar.toml.
 
-Each ``from_section`` is the parse edge: it takes its table as radar.toml parsed it (``dict[str, Any]``) and
+Each ``from_section`` is the parse edge: it takes its table as radar.toml parsed it (``TomlTable``) and
 checks every key and value before the dataclass is built.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any
 from urllib.parse import urlparse
 
-from radar.store.config import check_keys, check_types
+from radar.store.config import TomlTable, TomlValue, check_keys, check_types
 from radar.store.errors import ConfigError
 from radar.store.urls import UrlRefused, check_configured_url, check_email, check_header
 
@@ -25,7 +24,7 @@ FORMATS = ("md", "html", "pdf")
 TLS_MODES = ("starttls", "ssl", "none")
 
 
-def _checked(check: Any, value: str, what: str) -> None:
+def _checked(check: Callable[[str, str], object], value: str, what: str) -> None:
     """A radar.toml value through a store.urls check: its refusal as one ConfigError line."""
     try:
         check(value, what)
@@ -38,14 +37,15 @@ def _allowed(cls: type) -> set[str]:
     return {f.name for f in fields(cls)} | ({"from"} if cls is EmailConfig else set())
 
 
-def _weights(value: Any, where: str) -> dict[str, float]:
+def _weights(value: TomlValue, where: str) -> dict[str, float]:
     """A list of names (weight 1 each) or a table name -> weight."""
-    if isinstance(value, list | tuple):
-        value = {str(v): 1.0 for v in value}
-    if not isinstance(value, Mapping):
-        raise ConfigError(f"[{where}] must be a list of names or a table of name = weight")
+    table: Mapping[str, TomlValue] = {str(v): 1.0 for v in value} if isinstance(value, list) else {}
+    if not isinstance(value, list):
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"[{where}] must be a list of names or a table of name = weight")
+        table = value
     out = {}
-    for key, weight in value.items():
+    for key, weight in table.items():
         if not isinstance(weight, int | float) or isinstance(weight, bool) or not 0 < weight <= 10:
             raise ConfigError(f"[{where}] weight of {key!r} must be a number in (0, 10]")
         out[str(key)] = float(weight)
@@ -64,7 +64,7 @@ class Profile:
     chosen: dict[str, float] = field(default_factory=dict)  # method names the lab decided to adopt
 
     @classmethod
-    def from_section(cls, table: dict[str, Any]) -> Profile:
+    def from_section(cls, table: TomlTable) -> Profile:
         check_keys(table, _allowed(cls), "[profile]")
         return cls(**{k: _weights(v, f"profile.{k}") for k, v in table.items()})
 
@@ -122,14 +122,16 @@ class ReportConfig:
             raise ConfigError("[report] summary_max_calls must be 1..10000 and summary_budget_s in (0, 86400]")
 
     @classmethod
-    def from_section(cls, table: dict[str, Any], formats: str | None = None) -> ReportConfig:
+    def from_section(cls, table: TomlTable, formats: str | None = None) -> ReportConfig:
         check_keys(table, _allowed(cls), "[report]")
-        values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in table.items()}
+        values: dict[str, TomlValue | tuple[TomlValue, ...]] = {
+            k: tuple(v) if isinstance(v, list) else v for k, v in table.items()
+        }
         if formats is not None:
             values["formats"] = tuple(f.strip() for f in formats.split(",") if f.strip())
-        check_types(cls, values, "[report]")
+        check_types(cls, values, "[report]")  # type: ignore[arg-type]  # TOML's lists as tuples, as the fields hold
         try:
-            return cls(**values)
+            return cls(**values)  # type: ignore[arg-type]  # each value's type checked above
         except TypeError as exc:
             raise ConfigError(f"[report]: {exc}") from None
 
@@ -191,6 +193,14 @@ class WebhookConfig:
             raise ConfigError("[delivery.webhook] timeout_s must be > 0")
 
 
+def _subtable(table: TomlTable, sub: str) -> TomlTable:
+    """[delivery.email] or [delivery.webhook] as a table of its own (a copy), or one line saying it is none."""
+    value = table.get(sub, {})
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"[delivery] {sub} must be a [delivery.{sub}] table")
+    return dict(value)
+
+
 @dataclass(frozen=True)
 class DeliveryConfig:
     folder: str = ""  # also copy each report into this folder (e.g. a shared drive)
@@ -198,14 +208,10 @@ class DeliveryConfig:
     webhook: WebhookConfig = field(default_factory=WebhookConfig)
 
     @classmethod
-    def from_section(cls, table: dict[str, Any], environ: Mapping[str, str] | None = None) -> DeliveryConfig:
+    def from_section(cls, table: TomlTable, environ: Mapping[str, str] | None = None) -> DeliveryConfig:
         env = os.environ if environ is None else environ
         check_keys(table, _allowed(cls), "[delivery]")
-        for sub in ("email", "webhook"):
-            if not isinstance(table.get(sub, {}), Mapping):
-                raise ConfigError(f"[delivery] {sub} must be a [delivery.{sub}] table")
-        email_t = dict(table.get("email", {}))
-        hook_t = dict(table.get("webhook", {}))
+        email_t, hook_t = _subtable(table, "email"), _subtable(table, "webhook")
         check_keys(email_t, _allowed(EmailConfig), "[delivery.email]")
         check_keys(hook_t, _allowed(WebhookConfig), "[delivery.webhook]")
         if "from" in email_t:
@@ -220,20 +226,22 @@ class DeliveryConfig:
         for key, var in overrides.items():
             if env.get(var):
                 email_t[key] = env[var]
-        if isinstance(email_t.get("port"), str):
-            if not email_t["port"].isdigit():
+        if isinstance(port := email_t.get("port"), str):
+            if not port.isdigit():
                 raise ConfigError("RADAR_SMTP_PORT must be a port number, e.g. 587")
-            email_t["port"] = int(email_t["port"])
-        if isinstance(email_t.get("to"), str):
-            email_t["to"] = [a.strip() for a in email_t["to"].split(",") if a.strip()]
+            email_t["port"] = int(port)
+        if isinstance(to := email_t.get("to"), str):
+            email_t["to"] = [a.strip() for a in to.split(",") if a.strip()]
         check_types(EmailConfig, email_t, "[delivery.email]")
-        email_t["to"] = tuple(email_t.get("to", ()))
+        to_list = email_t.get("to", [])
+        to_all = tuple(to_list) if isinstance(to_list, list) else ()  # a list of strings (checked above)
         if env.get("RADAR_WEBHOOK_URL"):
             hook_t["url"] = env["RADAR_WEBHOOK_URL"]
         check_types(cls, {k: v for k, v in table.items() if k == "folder"}, "[delivery]")
         check_types(WebhookConfig, hook_t, "[delivery.webhook]")
-        try:
-            email, webhook = EmailConfig(**email_t), WebhookConfig(**hook_t)
+        try:  # each value's type checked above
+            email = EmailConfig(**(email_t | {"to": to_all}))  # type: ignore[arg-type]
+            webhook = WebhookConfig(**hook_t)  # type: ignore[arg-type]
         except TypeError as exc:
             raise ConfigError(f"[delivery]: {exc}") from None
         return cls(folder=str(table.get("folder", "")), email=email, webhook=webhook)

@@ -23,7 +23,16 @@ from radar.reports.new_this_week import NewThisWeek, new_this_week, profile_area
 from radar.reports.period import Period
 from radar.reports.ranking import PaperRow, Ranked, rank, term_pattern
 from radar.reports.recommend import ACTIONS, Presets, Recommendation, decide
-from radar.reports.result import Bullet, ElsewhereRow, PostRow, ReportContent, TagRow, TagSection
+from radar.reports.result import (
+    Bullet,
+    ElsewhereRow,
+    Notes,
+    PeriodInfo,
+    PostRow,
+    ReportContent,
+    TagRow,
+    TagSection,
+)
 from radar.reports.runs import RunSummary
 from radar.reports.sections import Area, place
 from radar.reports.summarize import EndpointSummarizer, Summarizer
@@ -126,21 +135,18 @@ def tag_bullet(tag_volume: list[TagRow], profile: Profile, sections: list[TagSec
     """The brief's line on the profile's tags, worded as the table words it (``share_change``): the tag whose
     share changed significantly with the largest |z|, linked to the first paper of its section; when none did,
     that no tag did and the largest move."""
-    mine = [t for t in tag_volume if profile.tags.get(t["tag"], 0) > 0 and t.get("z") is not None]
+    mine = [t for t in tag_volume if profile.tags.get(t.tag, 0) > 0 and t.z is not None]
     if not mine:
         return None
-    moved = [t for t in mine if t["trend"] in ("rising", "falling")]
-    pick = max(moved or mine, key=lambda t: (abs(t["z"] or 0.0), t["tag"]))  # z is not None in ``mine``
-    first = next((sec["papers"][0] for sec in sections if sec["tag"] == pick["tag"] and sec["papers"]), None)
+    moved = [t for t in mine if t.trend in ("rising", "falling")]
+    pick = max(moved or mine, key=lambda t: (abs(t.z or 0.0), t.tag))  # z is not None in ``mine``
+    first = next((sec.papers[0] for sec in sections if sec.tag == pick.tag and sec.papers), None)
     if moved:
-        text = f"{pick['tag']}: {pick['count']} papers this period, {pick['change']}"
-        return {"text": text, "link": first["url"] if first else "", "label": first["title"] if first else ""}
-    return {
-        "text": f"No profile tag's share changed significantly (largest move: {pick['tag']}, {pick['count']} papers, "
-        f"{pick['change']})",
-        "link": "",
-        "label": "",
-    }
+        text = f"{pick.tag}: {pick.count} papers this period, {pick.change}"
+        return Bullet(text, first.url if first else "", first.title if first else "")
+    return Bullet(
+        f"No profile tag's share changed significantly (largest move: {pick.tag}, {pick.count} papers, {pick.change})"
+    )
 
 
 AREA_WORDS = {"rl-post-training": "RL post-training", "hardware-systems": "hardware & systems"}
@@ -151,14 +157,8 @@ def _new_bullets(section: NewThisWeek) -> list[Bullet]:
     linked to the first one's paper."""
     out: list[Bullet] = []
     for area, cards in read_this(section).items():
-        names = ", ".join(c["name"] for c in cards)
-        out.append(
-            {
-                "text": f"Read this, {AREA_WORDS.get(area, area)}: {names}",
-                "link": cards[0]["url"],
-                "label": cards[0]["title"],
-            }
-        )
+        names = ", ".join(c.name for c in cards)
+        out.append(Bullet(f"Read this, {AREA_WORDS.get(area, area)}: {names}", cards[0].url, cards[0].title))
     return out
 
 
@@ -168,11 +168,7 @@ def rec_bullet(rec: Recommendation) -> Bullet:
     intro = rec.evidence.introduced_by
     other = rec.evidence.papers[0] if rec.evidence.papers else None
     paper, label = (intro, intro.get("title", "")) if intro else (other, f"named in {other['title']}" if other else "")
-    return {
-        "text": f"{rec.action.capitalize()}: {rec.method} ({rec.reason})",
-        "link": paper["url"] if paper else "",
-        "label": label,
-    }
+    return Bullet(f"{rec.action.capitalize()}: {rec.method} ({rec.reason})", paper["url"] if paper else "", label)
 
 
 def executive_summary(
@@ -186,28 +182,20 @@ def executive_summary(
     """At most five bullets, what matters to the profile this period, each with its evidence link; every figure in
     them is one the body shows (the new methods are the section's, the tag line is the table's ``change``, the
     topic the first growing topic)."""
-    out: list[Bullet] = _new_bullets(new or {})
+    out: list[Bullet] = _new_bullets(new or NewThisWeek())
     for rec in [r for r in recs if r.action in ("adopt", "reproduce", "evaluate")][:2]:
         out.append(rec_bullet(rec))
     if tag_line is not None:
         out.append(tag_line)
     if top:
-        out.append({"text": "Top paper for the profile", "link": top[0]["url"], "label": top[0]["title"]})
+        out.append(Bullet("Top paper for the profile", top[0].url, top[0].title))
     if topics:
         t = topics[0]
-        out.append(
-            {"text": f"Growing topic: {t['label']} ({t['recent_size']} recent of {t['size']})", "link": "", "label": ""}
-        )
+        out.append(Bullet(f"Growing topic: {t['label']} ({t['recent_size']} recent of {t['size']})"))
     done = [r for r in runs if r.verdict]
     if done and len(out) < 5:
         run = done[0]
-        out.append(
-            {
-                "text": f"Reproduction {run.line}",
-                "link": "",
-                "label": "",
-            }
-        )
+        out.append(Bullet(f"Reproduction {run.line}"))
     return out[:5]
 
 
@@ -250,7 +238,7 @@ class ReportInputs:
 
 
 def gather(store: ReportStore, inputs: ReportInputs) -> ReportContent:
-    """Everything the templates show; ``ReportContent.as_dict()`` is report.json."""
+    """Everything the templates show; ``ReportContent.document()`` is report.json."""
     period, cfg, trends, grouping, summarizer = (
         inputs.period,
         inputs.config,
@@ -287,45 +275,37 @@ def gather(store: ReportStore, inputs: ReportInputs) -> ReportContent:
         if r.doc.id not in summaries:
             summaries[r.doc.id] = plain(summarizer.summarize(plain(r.doc.title), plain(r.doc.abstract)))
         r.summary = summaries[r.doc.id]
-        return r.as_dict() | {"title": plain(r.doc.title)}
+        return PaperRow.of(r, title=plain(r.doc.title))
 
     # each paper in one place: the section of its contribution's area, or the "elsewhere" line (reports.sections)
     placed = {r.doc.id: place(r.doc, tags.get(r.doc.id, {}), grouping.groups, inputs.area_of) for r in ranked}
     elsewhere = [r for r in ranked if placed[r.doc.id].elsewhere]
     in_lab = [r for r in ranked if not placed[r.doc.id].elsewhere]
     top_overall = [shown(r) for r in in_lab[: cfg.top_n]]
-    listed = {p["id"] for p in top_overall}
+    listed = {p.id for p in top_overall}
     by_tag: list[TagSection] = []
     for tag in sorted(grouping.groups, key=lambda t: (grouping.group_names().index(grouping.group_of(t)), t)):
         here = [r for r in in_lab if placed[r.doc.id].section == tag]
         best = [r for r in here if r.doc.id not in listed][: cfg.top_n]
         if best:
             by_tag.append(
-                {
-                    "tag": tag,
-                    "group": grouping.group_of(tag),
-                    "count": sum(1 for r in ranked if tag in r.tags),  # papers tagged: the table's count
-                    "in_area": len(here),  # of those, whose contribution is in the area
-                    "papers": [shown(r) for r in best],
-                }
+                TagSection(
+                    tag=tag,
+                    group=grouping.group_of(tag),
+                    count=sum(1 for r in ranked if tag in r.tags),  # papers tagged: the table's count
+                    in_area=len(here),  # of those, whose contribution is in the area
+                    papers=[shown(r) for r in best],
+                )
             )
-    elsewhere_items: list[ElsewhereRow] = [
-        {"id": r.doc.id, "title": plain(r.doc.title), "url": r.doc.url, "field": placed[r.doc.id].elsewhere}
+    elsewhere_items = [
+        ElsewhereRow(r.doc.id, plain(r.doc.title), r.doc.url, placed[r.doc.id].elsewhere)
         for r in elsewhere
         if r.relevance > 0
     ]
-    post_items: list[PostRow] = []
+    post_items = []
     for d in posts[: cfg.max_posts]:
-        post_items.append(
-            {
-                "id": d.id,
-                "title": plain(d.title),
-                "url": d.url,
-                "published": d.published,
-                "source": d.source,
-                "summary": plain(summarizer.summarize(plain(d.title), plain(d.abstract))),
-            }
-        )
+        summary = plain(summarizer.summarize(plain(d.title), plain(d.abstract)))
+        post_items.append(PostRow(d.id, plain(d.title), d.url, d.published, d.source, summary))
 
     kinds = method_kinds(used_profile, grouping)
     areas = profile_areas(used_profile, grouping.groups)
@@ -386,12 +366,7 @@ def gather(store: ReportStore, inputs: ReportInputs) -> ReportContent:
     summary_note = (summarizer.note() if isinstance(summarizer, EndpointSummarizer) else "") or summarizer.name
     return ReportContent(
         title=cfg.title,
-        period={
-            "label": period.label,
-            "start": period.start.isoformat(),
-            "end": period.end.isoformat(),
-            "describe": period.describe(),
-        },
+        period=PeriodInfo(period.label, period.start.isoformat(), period.end.isoformat(), period.describe()),
         generated_at=utc_now(),
         headline=headline,
         tag_volume=tag_volume,
@@ -414,16 +389,15 @@ def gather(store: ReportStore, inputs: ReportInputs) -> ReportContent:
         recommendations=recs,
         new_this_week=new,
         runs=runs[:10],
-        notes={
-            "profile": profile_note,
-            "summaries": summary_note,
-            "off_profile": off_note,
-            "tags": "" if store.known_tags() else "no tags yet: run `radar tag` for per-tag sections",
-            "ranking": f"score = {cfg.relevance_weight:g} relevance + {cfg.novelty_weight:g} novelty + "
+        notes=Notes(
+            profile=profile_note,
+            summaries=summary_note,
+            off_profile=off_note,
+            tags="" if store.known_tags() else "no tags yet: run `radar tag` for per-tag sections",
+            ranking=f"score = {cfg.relevance_weight:g} relevance + {cfg.novelty_weight:g} novelty + "
             f"{cfg.recency_weight:g} recency",
-            "trends": "",
-            "topics": topics_note,
-        },
+            topics=topics_note,
+        ),
         summary=executive_summary(
             recs,
             tag_bullet(tag_volume, used_profile, by_tag),

@@ -36,16 +36,6 @@ from radar.store.text import strip_invisible
 from radar.store.urls import UrlRefused, check_configured_url
 
 
-class OutcomeJson(TypedDict):
-    """``Outcome.as_dict()``: one delivery in `radar report --send --json` and `radar weekly --json`."""
-
-    channel: str
-    recipient: str
-    status: str
-    error: str
-    attempts: int
-
-
 class SlackText(TypedDict):
     type: str  # plain_text | mrkdwn
     text: str
@@ -67,20 +57,13 @@ class WebhookPayload(TypedDict):
 
 @dataclass
 class Outcome:
+    """One delivery; its fields are its JSON in `radar report --send --json` and `radar weekly --json`."""
+
     channel: str
     recipient: str
     status: str  # sent | failed | already-sent
     error: str = ""
     attempts: int = 0
-
-    def as_dict(self) -> OutcomeJson:
-        return {
-            "channel": self.channel,
-            "recipient": self.recipient,
-            "status": self.status,
-            "error": self.error,
-            "attempts": self.attempts,
-        }
 
 
 def webhook_recipient(url: str) -> str:
@@ -94,7 +77,7 @@ def subject(report: BuiltReport) -> str:
     recs = report.content.recommendations
     acts = [r for r in recs if r.action != "watch"]
     tail = f", {len(acts)} to act on" if acts else ""
-    return f"{report.content.title} {report.period.label}: {h['documents']} documents{tail}"
+    return f"{report.content.title} {report.period.label}: {h.documents} documents{tail}"
 
 
 @dataclass(frozen=True)
@@ -109,10 +92,11 @@ class EmailBody:
 def email_body(report: BuiltReport) -> EmailBody:
     """The Markdown as text, and when the report has an HTML page, the page rendered for mail:
     the charts as PNG images referenced by cid instead of inline SVG."""
+    doc = report.content.document()
     if report.paths.get("html") is None:
-        return EmailBody(render_text(report.content.as_dict()), None)
-    html, charts = render_email_html(report.content.as_dict())
-    return EmailBody(render_text(report.content.as_dict()), html, tuple(charts))
+        return EmailBody(render_text(doc), None)
+    html, charts = render_email_html(doc)
+    return EmailBody(render_text(doc), html, tuple(charts))
 
 
 def build_email(report: BuiltReport, cfg: EmailConfig, to: str, body: EmailBody | None = None) -> EmailMessage:
@@ -172,15 +156,15 @@ def webhook_payload(report: BuiltReport) -> WebhookPayload:
     """Slack incoming-webhook JSON (text fallback + blocks); other chat tools accept `text`."""
     c = report.content
     h = c.headline
-    change = "" if h["change_pct"] is None else f" ({h['change_pct']:+.0f}% vs the trailing mean)"
-    groups = ", ".join(f"{slack_text(g['group'])} {g['count']}" for g in h["groups"])
+    change = "" if h.change_pct is None else f" ({h.change_pct:+.0f}% vs the trailing mean)"
+    groups = ", ".join(f"{slack_text(g.group)} {g.count}" for g in h.groups)
     lines = [
         f"*{slack_text(subject(report))}*",
-        f"{h['documents']} documents{change}" + (f"; {groups}" if groups else ""),
+        f"{h.documents} documents{change}" + (f"; {groups}" if groups else ""),
     ]
     recs = [f"• *{slack_text(r.action)}* {slack_text(r.method)}: {slack_text(r.reason)}" for r in c.recommendations[:8]]
     top = [
-        f"• <{r['url']}|{slack_text(r['title'])}>" if _slack_link_ok(r["url"]) else f"• {slack_text(r['title'])}"
+        f"• <{r.url}|{slack_text(r.title)}>" if _slack_link_ok(r.url) else f"• {slack_text(r.title)}"
         for r in c.top_overall[:5]
     ]
     where = ", ".join(str(p) for k, p in report.paths.items() if k != "json")

@@ -5,8 +5,8 @@ Candidates (reports/recommend.py names the rules), each with its introducing pap
 - the reproduction presets' methods (their paper: the one each preset names), not the GRPO baselines;
 - the trends' new methods (introduced in the last months, named by later papers): adoption candidates.
 
-Counts are the store's mentions (``store.mentions_of``: the papers whose title or abstract names a spelling of the
-name) plus the introducing paper: ``recent_count`` those of the period's papers, ``compared_count`` of those the
+Counts are the stored mentions (``Contributions.mentions_of``: the papers whose title or abstract names a spelling
+of the name) plus the introducing paper: ``recent_count`` those of the period's papers, ``compared_count`` of those the
 ones comparing against it, ``trailing_count`` those of the trailing weeks' papers, ``count`` all that entered the
 record by the period's end. A candidate the period's papers do not name is dropped; one outside the profile's
 areas is named in the report's note. A rise: the period's rate against the trailing rate at the two windows'
@@ -23,18 +23,18 @@ from typing import TypedDict
 import numpy as np
 from scipy.stats import binomtest, false_discovery_control
 
+from radar.analysis.contributions.adoptions import Adopted, Adoptions
 from radar.analysis.contributions.cards import MethodCard, mentions_for, preset_for
 from radar.analysis.contributions.frameworks import first_adoptions
 from radar.analysis.contributions.senses import Intro, sense_with, senses_of
+from radar.analysis.contributions.table import Contributions, MentionRow
 from radar.analysis.contributions.update import name_key
 from radar.analysis.trends.result import NewMethod
 from radar.reports.period import Period
 from radar.reports.ranking import Ranked
 from radar.reports.recommend import Evidence, Presets, paper_ref, preset_name
 from radar.reports.runs import RunSummary
-from radar.store.contributions import MentionRow
 from radar.store.dates import entered
-from radar.store.frameworks import Adopted
 from radar.store.models import Document
 from radar.store.tables import ReportStore
 
@@ -99,7 +99,7 @@ def candidates(
                 "; ".join(card.consequence.day0_evidence),
             )
             add(name_key(card.name), cand)
-    rows = store.contributions([*preset_papers.values(), *(m["first_id"] for m in trend_names)])
+    rows = Contributions(store).contributions([*preset_papers.values(), *(m["first_id"] for m in trend_names)])
     stored = store.documents(preset_papers.values())
     for preset in presets:
         if not is_baseline(preset):
@@ -153,12 +153,13 @@ def gather_evidence(
         latest_run.setdefault(run.method, run)
     found = candidates(store, cards, areas, kinds, trend_names, presets, preset_papers)
     # as the cards count them: by spelling key, and a name of several words ("Dr. GRPO") also by its phrase
-    mentions = mentions_for(store, [(c.name, "") for c in found.values()])
+    contributions = Contributions(store)
+    mentions = mentions_for(contributions, [(c.name, "") for c in found.values()])
     introducing: dict[str, list[Intro]] = {}  # the papers introducing each name: a reused acronym's senses
-    for row in store.introductions_of(found):
+    for row in contributions.introductions_of(found):
         introducing.setdefault(row.name_key, []).append(Intro(row.doc_id, row.published, row.area))
     intros = store.documents([c.intro for c in found.values() if c.intro])
-    adoptions = store.adoptions_of(found)
+    adoptions = Adoptions(store).adoptions_of(found)
     chosen_keys = {name_key(c) for c in chosen}
     out: list[Evidence] = []
     left_out: list[str] = []

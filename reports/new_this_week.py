@@ -19,7 +19,8 @@ escaped by the renderer like every other field.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import NotRequired, TypedDict
+
+import msgspec
 
 from radar.analysis.contributions.cards import MethodCard
 from radar.analysis.contributions.labels import LAB_AREAS
@@ -31,25 +32,31 @@ READ_THIS = 5  # cards the brief names per lab area
 LEAD_KINDS = ("method", "system", "hardware")
 
 
-class CardRef(TypedDict):
-    """A card by name (the compact line adds what it changes)."""
+class CardRef(msgspec.Struct, frozen=True):
+    """A card by name, as report.json lists it (built from the card: ``_ref``)."""
 
     name: str
     kind: str
     area: str
     introduced_by: str
     url: str
-    score: float  # its consequence score (0 for a card with no introducing paper)
+    score: float  # its consequence score to 2 places (0 for a card with no introducing paper)
     why: str  # the evidence behind its rank, one line
     named: bool
-    changes: NotRequired[str]
 
 
-class CardRow(CardRef):
+class CompactRef(CardRef, frozen=True, kw_only=True):
+    """A card past the first ``MAX_CARDS``: one line, with what it changes."""
+
+    changes: str
+
+
+class CardRow(CardRef, frozen=True, kw_only=True):
     """A card in full."""
 
     title: str
     introduced_on: str
+    changes: str
     builds_on: list[str]
     also: list[str]
     code: list[str]
@@ -59,16 +66,16 @@ class CardRow(CardRef):
     compares: int
 
 
-class NewThisWeek(TypedDict, total=False):
-    """The section as report.json holds it (empty in a report written before it existed)."""
+class NewThisWeek(msgspec.Struct, frozen=True, kw_only=True):
+    """The section as report.json holds it (empty, total 0, in a report written before it existed)."""
 
-    areas: list[str]
-    total: int
-    in_areas: int
-    cards: list[CardRow]
-    compact: list[CardRef]
-    more: list[CardRef]
-    others: list[CardRef]
+    areas: list[str] = []
+    total: int = 0
+    in_areas: int = 0
+    cards: list[CardRow] = []
+    compact: list[CompactRef] = []
+    more: list[CardRef] = []
+    others: list[CardRef] = []
 
 
 def profile_areas(profile: Profile, group_of: Mapping[str, str]) -> list[str]:
@@ -81,33 +88,27 @@ def profile_areas(profile: Profile, group_of: Mapping[str, str]) -> list[str]:
     return [a for a in LAB_AREAS if a in groups]
 
 
-def _ref(card: MethodCard, urls: Mapping[str, str]) -> CardRef:
-    return {
-        "name": plain(card.name),
-        "kind": card.kind,
-        "area": card.area,
-        "introduced_by": card.introduced_by or "",
-        "url": urls.get(card.introduced_by or "", ""),
-        "score": round(card.consequence.score, 2),
-        "why": "; ".join(card.consequence.evidence),
-        "named": card.named,
-    }
+def _ref(card: MethodCard, urls: Mapping[str, str]) -> tuple[str, str, str, str, str, float, str, bool]:
+    """A card's ``CardRef`` fields, in order."""
+    intro, score = card.introduced_by or "", round(card.consequence.score, 2)
+    why = "; ".join(card.consequence.evidence)
+    return plain(card.name), card.kind, card.area, intro, urls.get(intro, ""), score, why, card.named
 
 
 def _full(card: MethodCard, urls: Mapping[str, str]) -> CardRow:
-    return {
-        **_ref(card, urls),
-        "title": plain(card.title),
-        "introduced_on": card.introduced_on,
-        "changes": plain(card.changes),
-        "builds_on": [plain(b) for b in card.builds_on],
-        "also": [plain(a) for a in card.also],
-        "code": list(card.code),
-        "preset": card.preset,
-        "preset_title": card.preset_title,
-        "uses": len(card.used_by),
-        "compares": len(card.compared_by),
-    }
+    return CardRow(
+        *_ref(card, urls),
+        title=plain(card.title),
+        introduced_on=card.introduced_on,
+        changes=plain(card.changes),
+        builds_on=[plain(b) for b in card.builds_on],
+        also=[plain(a) for a in card.also],
+        code=list(card.code),
+        preset=card.preset,
+        preset_title=card.preset_title,
+        uses=len(card.used_by),
+        compares=len(card.compared_by),
+    )
 
 
 def new_this_week(cards: Sequence[MethodCard], areas: Sequence[str], urls: Mapping[str, str]) -> NewThisWeek:
@@ -115,30 +116,29 @@ def new_this_week(cards: Sequence[MethodCard], areas: Sequence[str], urls: Mappi
     ``areas``: the profile's areas; ``urls``: a paper's link. The order is the cards'; the profile only cuts."""
     mine = [c for c in cards if c.area in areas]
     lead = [c for c in mine if c.kind in LEAD_KINDS]
-    return {
-        "areas": list(areas),
-        "total": len(cards),
-        "in_areas": len(mine),
-        "cards": [_full(c, urls) for c in lead[:MAX_CARDS]],
-        "compact": [_ref(c, urls) | {"changes": plain(c.changes)} for c in lead[MAX_CARDS:]],
-        "more": [_ref(c, urls) for c in mine if c.kind not in LEAD_KINDS],
-        "others": [_ref(c, urls) for c in cards if c.area not in areas],
-    }
+    return NewThisWeek(
+        areas=list(areas),
+        total=len(cards),
+        in_areas=len(mine),
+        cards=[_full(c, urls) for c in lead[:MAX_CARDS]],
+        compact=[CompactRef(*_ref(c, urls), changes=plain(c.changes)) for c in lead[MAX_CARDS:]],
+        more=[CardRef(*_ref(c, urls)) for c in mine if c.kind not in LEAD_KINDS],
+        others=[CardRef(*_ref(c, urls)) for c in cards if c.area not in areas],
+    )
 
 
 def read_this(section: NewThisWeek, per_area: int = READ_THIS) -> dict[str, list[CardRow]]:
     """The brief's "read this": the first ``per_area`` full cards of each of the profile's areas, in the section's
     order."""
     out: dict[str, list[CardRow]] = {}
-    for c in section.get("cards") or []:
-        picked = out.setdefault(c["area"], [])
+    for c in section.cards:
+        picked = out.setdefault(c.area, [])
         if len(picked) < per_area:
             picked.append(c)
-    return {a: out[a] for a in section.get("areas", []) if a in out}
+    return {a: out[a] for a in section.areas if a in out}
 
 
 def names(section: NewThisWeek) -> list[str]:
     """Every name the section shows, in its order (cards, then the two lines)."""
-    shown: list[list[CardRow] | list[CardRef]] = [section.get("cards") or [], section.get("compact") or []]
-    shown += [section.get("more") or [], section.get("others") or []]
-    return [c["name"] for cards in shown for c in cards]
+    shown: list[Sequence[CardRef]] = [section.cards, section.compact, section.more, section.others]
+    return [c.name for cards in shown for c in cards]

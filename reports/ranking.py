@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TypedDict
 
+import msgspec
 import numpy as np
 
 from radar.reports.config import Profile, ReportConfig
@@ -31,8 +31,8 @@ from radar.store.dates import entered
 from radar.store.models import Document
 
 
-class PaperRow(TypedDict):
-    """A ranked paper as report.json lists it (``Ranked.as_dict``)."""
+class PaperRow(msgspec.Struct, frozen=True):
+    """A ranked paper as report.json lists it (``PaperRow.of``: the scores to 4 places)."""
 
     id: str
     title: str
@@ -48,6 +48,16 @@ class PaperRow(TypedDict):
     why: list[str]
     summary: str
 
+    def __post_init__(self) -> None:
+        for name in ("score", "relevance", "novelty", "recency"):
+            msgspec.structs.force_setattr(self, name, round(float(getattr(self, name)), 4))
+
+    @classmethod
+    def of(cls, r: Ranked, *, title: str) -> PaperRow:
+        """``r`` listed under ``title`` (the report shows titles as plain text)."""
+        d = r.doc
+        return cls(d.id, title, d.url, d.published, d.kind, d.source, r.tags, *r.scores, r.why, r.summary)
+
 
 @dataclass
 class Ranked:
@@ -60,23 +70,10 @@ class Ranked:
     why: list[str] = field(default_factory=list)
     summary: str = ""
 
-    def as_dict(self) -> PaperRow:
-        d = self.doc
-        return {
-            "id": d.id,
-            "title": d.title,
-            "url": d.url,
-            "published": d.published,
-            "kind": d.kind,
-            "source": d.source,
-            "tags": self.tags,
-            "score": round(self.score, 4),
-            "relevance": round(self.relevance, 4),
-            "novelty": round(self.novelty, 4),
-            "recency": round(self.recency, 4),
-            "why": self.why,
-            "summary": self.summary,
-        }
+    @property
+    def scores(self) -> tuple[float, float, float, float]:
+        """score, relevance, novelty, recency."""
+        return self.score, self.relevance, self.novelty, self.recency
 
 
 def _text(doc: Document) -> str:

@@ -38,8 +38,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
 
 from radar.reports.runs import RunSummary
 from radar.reports.text import plain
@@ -55,7 +54,7 @@ ADOPTED_BASELINE = 3  # papers of the period comparing against a method: the fie
 COMPARED_FOR_REPRO = 2  # ... enough beside a preset to reproduce it
 
 
-@dataclass
+@dataclass(slots=True)  # slotted: msgspec.convert then sets every field (a default too), to_builtins writes each
 class Evidence:
     """What the store says about one name for one period (every count recomputable from the store's mentions)."""
 
@@ -89,22 +88,13 @@ class Evidence:
     chosen: bool = False  # the lab chose to adopt it ([profile] chosen)
 
 
-@dataclass
+@dataclass(slots=True)
 class Recommendation:
     method: str
     action: str
     rule: str
     reason: str
-    evidence: Evidence
-
-    def as_dict(self) -> dict[str, Any]:  # a row of report.json: the evidence as ``asdict`` writes it
-        return {
-            "method": self.method,
-            "action": self.action,
-            "rule": self.rule,
-            "reason": self.reason,
-            "evidence": asdict(self.evidence),
-        }
+    evidence: Evidence  # a row of report.json: these fields as msgspec writes them (``msgspec.to_builtins``)
 
 
 Rule = Callable[[Evidence], str | None]  # returns the reason when the rule fires

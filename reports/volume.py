@@ -14,6 +14,8 @@ from collections import Counter, defaultdict
 from datetime import date
 from typing import Any
 
+import msgspec
+
 from radar.analysis.trends.result import TagTrend, TrendsResult, share_change
 from radar.reports.config import ReportConfig
 from radar.reports.period import Period
@@ -38,14 +40,10 @@ def _bucket(day: str, periods: list[Period]) -> int:
 def share_fields(found: TagTrend | None) -> ShareFields:
     """A row's share-change fields from the trends' test (empty values when the trends have no row for it)."""
     if found is None:
-        return {"trend": "", "share_now": None, "share_before": None, "z": None, "change": ""}
-    return {
-        "trend": found["direction"],
-        "share_now": found["recent_share"],
-        "share_before": found["baseline_share"],
-        "z": found["z"],
-        "change": share_change(found),
-    }
+        return ShareFields()
+    return ShareFields(
+        found["direction"], found["recent_share"], found["baseline_share"], found["z"], share_change(found)
+    )
 
 
 def volumes(store: ReportStore, period: Period, grouping: Any, cfg: ReportConfig, trends: TrendsResult) -> Volumes:
@@ -78,44 +76,33 @@ def volumes(store: ReportStore, period: Period, grouping: Any, cfg: ReportConfig
     for g in grouping.group_names():
         now = len(group_docs[-1].get(g, ()))
         groups.append(
-            {
-                "group": g,
-                "count": now,
-                "share_pct": round(100.0 * now / now_total, 1) if now_total else 0.0,
-                "tags": [t for t, gg in grouping.groups.items() if gg == g],
-                **share_fields(group_test.get(g)),
-            }
+            GroupRow(
+                group=g,
+                count=now,
+                share_pct=round(100.0 * now / now_total, 1) if now_total else 0.0,
+                tags=[t for t, gg in grouping.groups.items() if gg == g],
+                **msgspec.structs.asdict(share_fields(group_test.get(g))),
+            )
         )
-    doc_series: list[SeriesPoint] = [{"period": p.label, "count": totals[i]} for i, p in enumerate(periods)]
-    headline: Headline = {
-        "documents": now_total,
-        "papers": kinds[-1]["paper"],
-        "posts": kinds[-1]["post"],
-        "trailing_weeks": k,
-        "trailing_mean": round(mean_total, 1),
-        "change_pct": _pct(now_total, mean_total),
-        "tagged": len(set().union(*group_docs[-1].values())) if group_docs[-1] else 0,
-        "groups": groups,
-        "series": doc_series[-cfg.chart_weeks :],
-    }
+    doc_series = [SeriesPoint(p.label, totals[i]) for i, p in enumerate(periods)]
+    headline = Headline(
+        documents=now_total,
+        papers=kinds[-1]["paper"],
+        posts=kinds[-1]["post"],
+        trailing_weeks=k,
+        trailing_mean=round(mean_total, 1),
+        change_pct=_pct(now_total, mean_total),
+        tagged=len(set().union(*group_docs[-1].values())) if group_docs[-1] else 0,
+        groups=groups,
+        series=doc_series[-cfg.chart_weeks :],
+    )
     tags: list[TagRow] = []
     for tag in sorted(grouping.groups, key=lambda t: (grouping.group_names().index(grouping.group_of(t)), t)):
-        points: list[SeriesPoint] = [
-            {
-                "period": p.label,
-                "count": tag_counts[i][tag],
-                "share": round(tag_counts[i][tag] / totals[i], 4) if totals[i] else 0.0,
-            }
+        points = [
+            SeriesPoint(p.label, tag_counts[i][tag], round(tag_counts[i][tag] / totals[i], 4) if totals[i] else 0.0)
             for i, p in enumerate(periods)
         ]
         series = points[-cfg.chart_weeks :]
-        tags.append(
-            {
-                "tag": tag,
-                "group": grouping.group_of(tag),
-                "count": tag_counts[-1][tag],
-                "series": series,
-                **share_fields(tag_test.get(tag)),
-            }
-        )
+        share = msgspec.structs.asdict(share_fields(tag_test.get(tag)))
+        tags.append(TagRow(tag=tag, group=grouping.group_of(tag), count=tag_counts[-1][tag], series=series, **share))
     return headline, tags

@@ -15,12 +15,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from radar.store.contributions import ContributionsTable
 from radar.store.documents import DocumentsTable
 from radar.store.embeddings import EmbeddingsTable
 from radar.store.errors import DiskError, StoreError, damage_message, disk_message, free_bytes
-from radar.store.frameworks import FrameworksTable
-from radar.store.names import NamesTable
 from radar.store.schema import LATEST_VERSION, MIGRATIONS
 from radar.store.tags import TagsTable
 from radar.store.text import INVISIBLE, fold_lookalikes, strip_invisible
@@ -111,15 +108,13 @@ class Store(
     DocumentsTable,
     EmbeddingsTable,
     TagsTable,
-    NamesTable,
-    ContributionsTable,
-    FrameworksTable,
 ):
     """A connection to the workspace database. Use as a context manager or call close().
 
     The connection, transactions and migrations live here; each table's methods and row types live in
-    its module (documents, embeddings, tags, names, ...), composed into this one class; a stage that owns its table
-    reads it through its own repository on this connection (crawler.state, reports.deliveries, reports.people,
+    its module (documents, embeddings, tags), composed into this one class; a stage that owns its table
+    reads it through its own repository on this connection (crawler.state, crawler.frameworks,
+    analysis.contributions.table and .adoptions, analysis.names.table, reports.deliveries, reports.people,
     repro.runs_table).
 
     On a read-only workspace (a read-only mount, a folder without write permission) the database is opened

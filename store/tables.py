@@ -9,22 +9,19 @@ Protocol, so callers pass the Store they hold. The methods are copies of the mix
 that ``Store`` satisfies each Protocol wherever one is passed (and below), tests/test_typed.py that the
 copies match.
 
-Protocols are combined by inheritance, so a function typed with a smaller one (``StoredVectors``, ``Mentions``,
-``Mentions``) can be called with any larger one that includes it; a table mixin cannot (it is a class, not a
-Protocol), so a helper called from a Protocol-typed function takes a Protocol too.
+Protocols are combined by inheritance, so a function typed with a smaller one (``StoredVectors``) can be called
+with any larger one that includes it; a table mixin cannot (it is a class, not a Protocol), so a helper called
+from a Protocol-typed function takes a Protocol too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Protocol
 
-from radar.store.contributions import ContributionRow, Mention, MentionRow, PaperText
 from radar.store.documents import DayCount, DocumentHash, DocumentText
 from radar.store.embeddings import PendingEmbedding, StoredVector
-from radar.store.frameworks import Adopted, FrameworkEntry, FrameworkMatch
 from radar.store.models import Document, UpsertCounts
-from radar.store.names import NameRow
 from radar.store.table import Database
 from radar.store.tags import Correction, EmbeddedDocument, TaggedDocument
 
@@ -42,28 +39,12 @@ class StoredVectors(Protocol):
     def current_vectors(self, ids: Iterable[str], model_id: str) -> dict[str, bytes]: ...
 
 
-class Mentions(Protocol):
-    """contributions: the stored papers that name a method (the cards' spread, the report's evidence)."""
-
-    def mentions_of(self, keys: Iterable[str]) -> dict[str, list[MentionRow]]: ...
-
-    def papers_since(self, since: str = "") -> Iterator[PaperText]: ...
-
-
-class Adoptions(Protocol):
-    """framework_matches: the framework entries (commits, releases) that name each card's name."""
-
-    def adoptions_of(self, keys: Iterable[str]) -> dict[str, list[Adopted]]: ...
-
-
 # -- crawler and index -------------------------------------------------------------------------------------
 class CrawlStore(Database, Protocol):
-    """crawler.run: documents and framework entries (upserted); its own crawl_state through the database
-    (crawler.state.CrawlStates)."""
+    """crawler.run: documents (upserted); its own crawl_state and framework entries through the database
+    (crawler.state.CrawlStates, crawler.frameworks.FrameworkEntries)."""
 
     def upsert_documents(self, docs: Iterable[Document]) -> UpsertCounts: ...
-
-    def upsert_framework_entries(self, entries: Iterable[FrameworkEntry]) -> UpsertCounts: ...
 
 
 class IndexStore(Protocol):
@@ -133,8 +114,13 @@ class TrendsStore(StoredVectors, Protocol):
     def embeddings_generation(self) -> int: ...
 
 
-class NamesStore(Protocol):
-    """analysis.names.stage: documents (the names' source) and names (the computed table, cached by state)."""
+# The contributions, names and framework tables are read through their stages' repositories on the database
+# (analysis.contributions.table.Contributions, analysis.names.table.Names, crawler.frameworks.FrameworkEntries,
+# analysis.contributions.adoptions.Adoptions): a Protocol below that includes ``Database`` lists the other tables'
+# methods its stage reads, and the stage builds the repositories it reads from it.
+class NamesStore(Database, Protocol):
+    """analysis.names.stage: documents (the names' source); the names (the computed table, cached by state) through
+    the database (Names)."""
 
     def fingerprint(self) -> str: ...
 
@@ -142,27 +128,19 @@ class NamesStore(Protocol):
         self, *, since: str = "", until: str = "", kind: str = "", batch: int = 5000
     ) -> Iterator[Document]: ...
 
-    def names(self, kind: str = "", since: str = "") -> list[NameRow]: ...
 
-    def names_state(self) -> str: ...
-
-    def replace_names(self, rows: Iterable[NameRow], state: str) -> int: ...
-
-
-class ContributionsStore(Protocol):
-    """analysis.contributions.update: documents (texts and hashes) and contributions (what is decided, written)."""
+class ContributionsStore(Database, Protocol):
+    """analysis.contributions.update: documents (texts and hashes); contributions (what is decided, written) through
+    the database (Contributions)."""
 
     def documents(self, ids: Iterable[str]) -> dict[str, Document]: ...
 
     def content_hashes(self, ids: Iterable[str]) -> dict[str, str]: ...
 
-    def papers_without_contribution(self, model: str) -> list[str]: ...
 
-    def write_contributions(self, rows: Sequence[ContributionRow], mentions: Iterable[Mention]) -> int: ...
-
-
-class CardsStore(Mentions, Protocol):
-    """analysis.contributions.cards: contributions (introductions, mentions), documents and their tags."""
+class CardsStore(Database, Protocol):
+    """analysis.contributions.cards: documents and their tags; contributions (introductions, mentions) through the
+    database (Contributions)."""
 
     def documents(self, ids: Iterable[str]) -> dict[str, Document]: ...
 
@@ -170,60 +148,26 @@ class CardsStore(Mentions, Protocol):
 
     def tags_of(self, ids: Iterable[str]) -> dict[str, list[str]]: ...
 
-    def first_paper_day(self) -> str: ...
 
-    def introductions(self, since: str = "", until: str = "") -> list[ContributionRow]: ...
-
-    def introductions_of(self, keys: Iterable[str]) -> list[ContributionRow]: ...
-
-    def introductions_also_naming(self, text: str) -> list[ContributionRow]: ...
-
-    def contributions_between(self, since: str, until: str, *, introducing: bool = True) -> list[ContributionRow]: ...
-
-
-class FrameworksStore(CardsStore, Adoptions, Protocol):
-    """analysis.contributions.frameworks: framework entries matched to the cards' names (contributions, the names
-    table), the matches replaced whole when entries or contributions change."""
+class FrameworksStore(CardsStore, Protocol):
+    """analysis.contributions.frameworks: the documents' fingerprint; framework entries matched to the cards' names
+    (contributions, the names table), the matches replaced whole when entries or contributions change, through the
+    database (FrameworkEntries, Adoptions, Contributions, Names)."""
 
     def fingerprint(self) -> str: ...
-
-    def contribution_models(self) -> dict[str, int]: ...
-
-    def mention_counts(self, min_papers: int = 1) -> dict[str, int]: ...
-
-    def names(self, kind: str = "", since: str = "") -> list[NameRow]: ...
-
-    def names_state(self) -> str: ...
-
-    def framework_entries(self, source: str = "") -> Iterator[FrameworkEntry]: ...
-
-    def framework_entries_state(self) -> str: ...
-
-    def framework_matches_state(self) -> str: ...
-
-    def replace_framework_matches(self, matches: Sequence[FrameworkMatch], state: str) -> int: ...
 
 
 class MethodsStore(FrameworksStore, ContributionsStore, Protocol):
     """app's method-card steps: contributions brought up to date, then the cards, their ``changes`` rewritten (and
-    the names table as last computed, for `radar methods --name`)."""
-
-    def contributions(self, ids: Iterable[str]) -> dict[str, ContributionRow]: ...
-
-    def set_rewritten_changes(self, lines: dict[str, str]) -> None: ...
-
-    def names(self, kind: str = "", since: str = "") -> list[NameRow]: ...
-
-    def contribution_models(self) -> dict[str, int]: ...
-
-    def contributions_fingerprint(self) -> str: ...
+    the names table as last computed, for `radar methods --name`), the tags' fingerprint."""
 
     def tags_fingerprint(self) -> str: ...
 
 
 # -- reports -----------------------------------------------------------------------------------------------
-class ReportStore(Mentions, Adoptions, Protocol):
-    """reports (content, evidence, volume): documents, tags (scores, series) and contributions (evidence)."""
+class ReportStore(Database, Protocol):
+    """reports (content, evidence, volume): documents, tags (scores, series); contributions and framework matches
+    (evidence) through the database (Contributions, Adoptions)."""
 
     def documents(self, ids: Iterable[str]) -> dict[str, Document]: ...
 
@@ -240,10 +184,6 @@ class ReportStore(Mentions, Adoptions, Protocol):
     def tag_scores(self, ids: Iterable[str]) -> dict[str, dict[str, float]]: ...
 
     def tagged_in(self, since: str, until: str) -> list[TaggedDocument]: ...
-
-    def contributions(self, ids: Iterable[str]) -> dict[str, ContributionRow]: ...
-
-    def introductions_of(self, keys: Iterable[str]) -> list[ContributionRow]: ...
 
 
 class PeopleStore(StoredVectors, Database, Protocol):
@@ -273,8 +213,6 @@ if TYPE_CHECKING:  # mypy: the Store satisfies every Protocol above (tests/test_
     def _store_satisfies_every_protocol(store: Store) -> None:
         views: tuple[
             StoredVectors,
-            Mentions,
-            Adoptions,
             CrawlStore,
             IndexStore,
             TaggingStore,
@@ -287,8 +225,6 @@ if TYPE_CHECKING:  # mypy: the Store satisfies every Protocol above (tests/test_
             ReportStore,
             PeopleStore,
         ] = (
-            store,
-            store,
             store,
             store,
             store,

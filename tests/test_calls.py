@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import msgspec
+
+from radar.analysis.contributions.adoptions import Adopted
 from radar.analysis.contributions.cards import MethodCard
 from radar.analysis.contributions.consequence import Score
 from radar.analysis.contributions.find import contribution_of
-from radar.reports.calls import PastWeek, last_calls
-from radar.reports.new_this_week import NewThisWeek, read_this
+from radar.reports.calls import CallsSection, PastWeek, last_calls
+from radar.reports.new_this_week import CardRow, NewThisWeek, read_this
 from radar.reports.recommend import EVALUATE_AT
-from radar.store.frameworks import Adopted
 from tests.snapshot_data import snapshot_documents
 
 BASE = MethodCard(
@@ -43,8 +45,8 @@ def test_last_months_calls_are_decided_on_day0_and_checked_against_what_came_aft
     ]
     decided = PastWeek("2025-W35", 4, cards, None)
     stored = PastWeek("2025-W31", 8, [card("S", 0.1, used_by=("a",))], {"S": "evaluate"})
-    section = last_calls(
-        [decided, stored], ["rl-post-training"], days, {"id-Q": "https://arxiv.org/abs/q"}, "2025-09-28"
+    section = msgspec.to_builtins(
+        last_calls([decided, stored], ["rl-post-training"], days, {"id-Q": "https://arxiv.org/abs/q"}, "2025-09-28")
     )
     w35, w31 = section["weeks"]
     assert w35["source"] == "decided again" and w31["source"] == "report"
@@ -59,17 +61,30 @@ def test_last_months_calls_are_decided_on_day0_and_checked_against_what_came_aft
     assert (section["flagged"], section["flagged_picked"], section["unflagged"]) == (3, 2, 2)
     # counted up to the report's end: a week earlier, TRL had not yet taken Q in
     early = last_calls([decided], ["rl-post-training"], days, {}, "2025-09-14")
-    assert early["weeks"][0]["calls"][0]["picked_up"] is False
+    assert early.weeks and early.weeks[0].calls[0].picked_up is False
+
+
+def test_no_earlier_week_writes_an_empty_section_and_zero_counts_are_written() -> None:
+    """report.json's calls: ``{}`` when no earlier week was looked at (CallsSection's fields unset, as the dict it
+    was), every count written when there were weeks, zeros too."""
+    assert msgspec.to_builtins(CallsSection()) == {}
+    section = msgspec.to_builtins(last_calls([], ["rl-post-training"], {}, {}, "2025-09-28"))
+    assert section == dict.fromkeys(("flagged", "flagged_picked", "unflagged", "unflagged_picked"), 0) | {
+        "until": "2025-09-28",
+        "weeks": [],
+    }
+    assert list(section) == ["until", "weeks", "flagged", "flagged_picked", "unflagged", "unflagged_picked"]
 
 
 def test_read_this_names_at_most_five_per_area_in_the_sections_order() -> None:
-    rows = [{"name": f"R{i}", "area": "rl-post-training"} for i in range(7)]
-    rows += [{"name": "H0", "area": "hardware-systems"}, {"name": "O0", "area": "other-llm"}]
-    section: NewThisWeek = {"areas": ["rl-post-training", "hardware-systems"], "cards": rows}  # type: ignore[typeddict-item]
-    picked = read_this(section)
+    named = [(f"R{i}", "rl-post-training") for i in range(7)] + [("H0", "hardware-systems"), ("O0", "other-llm")]
+    blank = {"title": "", "introduced_on": "", "changes": "", "builds_on": [], "also": [], "code": [], "preset": ""}
+    blank |= {"preset_title": "", "uses": 0, "compares": 0}
+    cards = [CardRow(n, "method", a, "", "", 0.5, "", True, **blank) for n, a in named]
+    picked = read_this(NewThisWeek(areas=["rl-post-training", "hardware-systems"], cards=cards))
     assert list(picked) == ["rl-post-training", "hardware-systems"]
-    assert [c["name"] for c in picked["rl-post-training"]] == ["R0", "R1", "R2", "R3", "R4"]
-    assert [c["name"] for c in picked["hardware-systems"]] == ["H0"]
+    assert [c.name for c in picked["rl-post-training"]] == ["R0", "R1", "R2", "R3", "R4"]
+    assert [c.name for c in picked["hardware-systems"]] == ["H0"]
 
 
 def test_flashattention_4_is_a_method_not_hardware() -> None:

@@ -3,11 +3,12 @@ counts, null for no preset, rounded scores, a framework entry's public part, and
 
 from __future__ import annotations
 
+import msgspec
 import orjson
 
-from radar.analysis.contributions.card import MethodCard, OtherSense
+from radar.analysis.contributions.adoptions import Adopted
+from radar.analysis.contributions.card import CardJson, MethodCard, OtherSense
 from radar.analysis.contributions.consequence import Score
-from radar.store.frameworks import Adopted
 
 CARD = MethodCard(
     name="DAPO",
@@ -82,7 +83,7 @@ EXPECTED = {
 
 
 def test_a_cards_json_is_its_documented_view() -> None:
-    doc = CARD.as_dict()
+    doc = msgspec.to_builtins(CardJson.of(CARD))
     assert doc == EXPECTED
     assert list(doc) == list(EXPECTED)  # the documented key order (`--json` sorts them when it prints)
     assert orjson.loads(orjson.dumps(doc)) == EXPECTED  # plain JSON values
@@ -91,5 +92,5 @@ def test_a_cards_json_is_its_documented_view() -> None:
 def test_a_covering_preset_is_named() -> None:
     from dataclasses import replace
 
-    doc = replace(CARD, preset="dapo", preset_title="DAPO (decoupled clip ...)").as_dict()
+    doc = msgspec.to_builtins(CardJson.of(replace(CARD, preset="dapo", preset_title="DAPO (decoupled clip ...)")))
     assert (doc["preset"], doc["preset_title"]) == ("dapo", "DAPO (decoupled clip ...)")

@@ -10,16 +10,17 @@ from pathlib import Path
 import orjson
 import pytest
 
+from radar.analysis.contributions.card import CardJson
 from radar.analysis.contributions.cards import KNOWN_BEFORE, card_for, iso_week, parse_week, preset_for
 from radar.analysis.contributions.errors import ContributionsError
 from radar.analysis.contributions.extract import extract, phrase_mention, spelled_by
 from radar.analysis.contributions.senses import senses_of
+from radar.analysis.contributions.table import ContributionRow, Contributions, Mention, MentionRow
 from radar.analysis.contributions.update import name_key, update_contributions
 from radar.analysis.contributions.week import introduced_methods, week_cards
 from radar.analysis.names.extract import _TOKEN, is_candidate
 from radar.app.wiring import repro_presets
 from radar.store import Store, Workspace
-from radar.store.contributions import ContributionRow, Mention, MentionRow
 from radar.store.models import Document
 from tests.cli_helpers import run_cli
 from tests.snapshot_data import snapshot_documents
@@ -85,7 +86,7 @@ def test_every_card_number_equals_what_the_store_holds(store_path: Path) -> None
         cards = week_cards(store, W39, repro_presets())
         cards.append(card_for(store, "DAPO", repro_presets()))
         docs = list(store.iter_documents())
-        areas = {i: r.area for i, r in store.contributions([d.id for d in docs]).items()}
+        areas = {i: r.area for i, r in Contributions(store).contributions([d.id for d in docs]).items()}
     published = {d.id: d.published[:10] for d in docs}
     names = {d.id: _names_of(d) for d in docs}
     checked = several = 0
@@ -106,7 +107,7 @@ def test_every_card_number_equals_what_the_store_holds(store_path: Path) -> None
         later = [m for m in mine.mentions if m.doc_id != card.introduced_by and m.published >= card.introduced_on]
         assert sorted(card.used_by) == sorted(m.doc_id for m in later), card.name
         assert sorted(card.compared_by) == sorted(m.doc_id for m in later if m.compared), card.name
-        assert card.as_dict()["uses"] == len(later) and card.expansion == mine.expansion
+        assert CardJson.of(card).uses == len(later) and card.expansion == mine.expansion
         assert card.prior_mentions == sum(m.published < card.introduced_on for m in mine.mentions)
         checked += bool(later)
         several += len(senses) > 1
@@ -134,7 +135,7 @@ def test_code_links_come_from_the_introducing_abstract_only(workspace: Workspace
         card = card_for(store, "ZetaPO", {})
     assert card.code == ("https://github.com/zeta/zetapo",)
     assert card.used_by == ("2501.00002",) and card.compared_by == ("2501.00002",)
-    assert card.preset == "" and card.as_dict()["preset"] is None  # no preset covers it
+    assert card.preset == "" and CardJson.of(card).preset is None  # no preset covers it
 
 
 def test_a_name_many_earlier_papers_used_is_not_new_unless_the_title_starts_with_it(workspace: Workspace) -> None:
@@ -149,7 +150,7 @@ def test_a_name_many_earlier_papers_used_is_not_new_unless_the_title_starts_with
     with workspace.store() as store:
         store.upsert_documents([*before, defines, reused])
         update_contributions(store)  # the mentions; the two introductions are written as the model would
-        store.write_contributions(
+        Contributions(store).write_contributions(
             [
                 ContributionRow(
                     d.id,
@@ -277,7 +278,7 @@ def test_stored_tags_move_a_card_into_the_lab_areas_and_leave_its_kind(workspace
     with workspace.store() as store:
         store.upsert_documents(docs)
         update_contributions(store)
-        store.write_contributions(
+        Contributions(store).write_contributions(
             [
                 ContributionRow(
                     d.id, d.content_hash, "test", True, n, n.lower(), (), "method", "other", (), "", "", (), 0.9, 0.9
@@ -304,7 +305,7 @@ def test_a_name_introduced_beside_the_main_one_has_its_own_card(workspace: Works
     with workspace.store() as store:
         store.upsert_documents([*docs, later])
         update_contributions(store)
-        row = store.contributions(["2506.13585"])["2506.13585"]
+        row = Contributions(store).contributions(["2506.13585"])["2506.13585"]
         assert row.introduces and row.name == "MiniMax-M1" and "CISPO" in row.also
         card = card_for(store, "cispo", repro_presets())
     assert (card.name, card.introduced_by, card.preset) == ("CISPO", "2506.13585", "cispo")

@@ -13,11 +13,11 @@ import pytest
 from radar.analysis.contributions.cards import card_for, iso_week
 from radar.analysis.contributions.extract import papers_naming
 from radar.analysis.contributions.senses import same_sense, sense_key, senses_of
+from radar.analysis.contributions.table import Contributions, MentionRow
 from radar.analysis.contributions.update import name_key, update_contributions
 from radar.analysis.contributions.week import week_cards
 from radar.app.wiring import repro_presets
 from radar.store import Workspace
-from radar.store.contributions import MentionRow
 from radar.store.models import Document
 from tests.cli_helpers import run_cli
 from tests.snapshot_data import document_of, snapshot_rows
@@ -84,7 +84,7 @@ def grpo_store(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
 def test_grpo_is_deepseekmaths_and_the_homonym_is_named_beside_it(grpo_store: Workspace) -> None:
     with grpo_store.store() as store:
         card = card_for(store, "GRPO", repro_presets())
-        robust = store.contributions(["2405.20304"])["2405.20304"]
+        robust = Contributions(store).contributions(["2405.20304"])["2405.20304"]
     assert robust.introduces and robust.name == "GRPO"  # a real introduction, of another GRPO
     assert (card.introduced_by, card.expansion) == ("2402.03300", "Group Relative Policy Optimization")
     assert "2405.20304" not in card.used_by and len(card.used_by) >= 30 and card.preset == "grpo"
@@ -104,9 +104,11 @@ def test_a_name_in_use_when_the_stored_papers_begin_was_introduced_before_them(w
     with workspace.store() as store:
         store.upsert_documents(docs)
         update_contributions(store)
-        row = store.contributions(["2402.08114"])["2402.08114"]
+        row = Contributions(store).contributions(["2402.08114"])["2402.08114"]
         redefines = replace(row, introduces=True, name="DPO", name_key=name_key("DPO"), kind="method")
-        store.write_contributions([redefines], store.mentions_by_paper([row.doc_id]).get(row.doc_id, []))
+        Contributions(store).write_contributions(
+            [redefines], Contributions(store).mentions_by_paper([row.doc_id]).get(row.doc_id, [])
+        )
         card = card_for(store, "DPO", repro_presets())
         listed = week_cards(store, iso_week(row.published), {})
     assert (card.status, card.introduced_by) == ("before-corpus", None)
@@ -194,7 +196,7 @@ def test_many_phrases_are_looked_up_in_one_pass(tmp_path: Path) -> None:
     with ws.store() as store:
         store.upsert_documents(docs)
         phrases = [f"Method Number{i}" for i in range(700)] + ["Not Stored"]
-        found = papers_naming(store.papers_since("2025-06-01"), phrases)
+        found = papers_naming(Contributions(store).papers_since("2025-06-01"), phrases)
     assert len(found) == 700 and "Not Stored" not in found
     assert [p.doc_id for p in found["Method Number7"]] == ["2506.10007", *(f"2506.1007{k}" for k in range(10))][:11]
     shapes = {
@@ -219,7 +221,7 @@ def test_many_phrases_are_looked_up_in_one_pass(tmp_path: Path) -> None:
             )
             for i, (t, a) in shapes.items()
         )
-        found = papers_naming(store.papers_since("2025-07-01"), ["Dr. GRPO"])
+        found = papers_naming(Contributions(store).papers_since("2025-07-01"), ["Dr. GRPO"])
     assert [p.doc_id for p in found["Dr. GRPO"]] == [
         "2507.00001",
         "2507.00002",

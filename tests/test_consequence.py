@@ -12,6 +12,7 @@ import orjson
 import pytest
 
 from radar.analysis.contributions.areas import card_area
+from radar.analysis.contributions.card import CardJson
 from radar.analysis.contributions.cards import MethodCard, card_for, parse_week
 from radar.analysis.contributions.consequence import (
     ConsequenceModel,
@@ -22,15 +23,15 @@ from radar.analysis.contributions.consequence import (
 from radar.analysis.contributions.consequence_fit import Example, fit_model, load_adopted, load_leads
 from radar.analysis.contributions.errors import ContributionsError
 from radar.analysis.contributions.extract import plain_text, title_handle
-from radar.analysis.contributions.linear import Linear
+from radar.analysis.contributions.linear import Linear, encode
 from radar.analysis.contributions.senses import Intro, senses_of
 from radar.analysis.contributions.signals import Paper, signals, stack_of
+from radar.analysis.contributions.table import MentionRow
 from radar.analysis.contributions.update import update_contributions
 from radar.analysis.contributions.week import MAX_UNNAMED, paper_of, rank, week_cards
 from radar.app.wiring import repro_presets
 from radar.reports.text import plain
 from radar.store import Store
-from radar.store.contributions import MentionRow
 from tests.snapshot_data import snapshot_documents
 
 W39 = "2025-W39"
@@ -53,16 +54,16 @@ def store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 # -- the stored model -------------------------------------------------------------------------------------
 def test_the_shipped_model_reads_back_with_its_version_and_fits_before_a_day() -> None:
     model = shipped_consequence()
-    again = ConsequenceModel.from_json(model.to_json())
+    again = ConsequenceModel.decode(encode(model))
     assert again.version == model.version and model.version.startswith("q")
-    assert again.to_json() == model.to_json()
+    assert encode(again) == encode(model)
     assert model.fitted_before  # the time split it was fitted under travels with it
 
 
 def test_a_damaged_or_foreign_model_file_is_one_line_naming_the_fix() -> None:
     for data in (b"{not json", orjson.dumps({"code_version": "0"}), orjson.dumps({"code_version": "1"})):
         with pytest.raises(ContributionsError, match="retrain --consequence"):
-            ConsequenceModel.from_json(data)
+            ConsequenceModel.decode(data)
 
 
 def _example(doc_id: str, day: str, features: set[str], lead: bool | None, adopted: bool = False) -> Example:
@@ -82,7 +83,7 @@ def test_fitting_reads_only_what_came_before_the_split_and_is_deterministic() ->
     future = [_example(f"f{i}", "2025-06-01", {"domain:2"}, True, adopted=True) for i in range(40)]
     a = fit_model(past, "2025-02-01")
     b = fit_model(past + future, "2025-02-01")
-    assert a.version == b.version and a.to_json() == fit_model(past, "2025-02-01").to_json()
+    assert a.version == b.version and encode(a) == encode(fit_model(past, "2025-02-01"))
     assert a.lead.probability({"stack:grpo"}) > 0.5 > a.lead.probability({"domain:2"})
     c = fit_model(past + future, "2025-07-01")  # the future, once it is the past, is read
     assert c.version != a.version
@@ -135,7 +136,7 @@ def test_uptake_raises_only_the_labs_cards_and_a_finding_with_no_name_starts_low
     assert model.score(other, 3).score == model.score(other, 0).score
     assert not model.score(other, 3).evidence[0].startswith("3 papers")
     assert model.day0_logit(lab | {"unnamed"}) == pytest.approx(model.day0_logit(lab) - 2.0)
-    again = ConsequenceModel.from_json(model.to_json())  # the penalty is stored with the model
+    again = ConsequenceModel.decode(encode(model))  # the penalty is stored with the model
     assert again.unnamed_penalty == 2.0 and again.logit(lab | {"unnamed"}, 3) == pytest.approx(
         model.logit(lab | {"unnamed"}, 3)
     )
@@ -178,7 +179,7 @@ def test_a_method_beside_a_model_gets_a_card_and_an_unnamed_finding_a_handle(sto
     unnamed = [c for c in cards if not c.named]
     assert len(unnamed) <= MAX_UNNAMED
     for c in unnamed:
-        assert c.name == title_handle(c.title) and c.as_dict()["named"] is False
+        assert c.name == title_handle(c.title) and CardJson.of(c).named is False
     hosts = {c.introduced_by for c in cards if c.kind in ("model", "system") and c.also}
     beside = [c for c in cards if c.introduced_by in hosts and c.kind == "method"]
     for c in beside:  # its own card: the name the paper introduces beside its model, that paper's clause

@@ -7,6 +7,7 @@ import dataclasses
 from dataclasses import replace
 from pathlib import Path
 
+import msgspec
 import orjson
 import pytest
 
@@ -25,8 +26,10 @@ from radar.analysis.contributions.extract import (
 from radar.analysis.contributions.features import head_kinds, np_head
 from radar.analysis.contributions.find import changes_line, contribution_of
 from radar.analysis.contributions.labels import Label, Training, disjoint, load_labeled, load_training, parse_labels
+from radar.analysis.contributions.linear import encode
 from radar.analysis.contributions.model import ContributionModel, fit_shipped, shipped_model, train
 from radar.analysis.contributions.rules import rule_decision, rule_name
+from radar.analysis.contributions.table import Contributions
 from radar.analysis.contributions.update import update_contributions
 from radar.store import Store, Workspace
 from radar.store.models import Document
@@ -200,12 +203,12 @@ def test_a_survey_introduces_nothing() -> None:
 
 def test_model_round_trips_as_json_and_a_damaged_file_is_one_line() -> None:
     m = shipped_model()
-    again = ContributionModel.from_json(m.to_json())
-    assert again.version == m.version and again.to_json() == m.to_json()
+    again = ContributionModel.decode(encode(m))
+    assert again.version == m.version and encode(again) == encode(m)
     with pytest.raises(ContributionsError, match="rebuild it with"):
-        ContributionModel.from_json(b'{"code_version": "1", "name": {}}')
+        ContributionModel.decode(b'{"code_version": "1", "name": {}}')
     with pytest.raises(ContributionsError, match="code version"):
-        ContributionModel.from_json(orjson.dumps({**orjson.loads(m.to_json()), "code_version": "0"}))
+        ContributionModel.decode(orjson.dumps({**orjson.loads(encode(m)), "code_version": "0"}))
 
 
 @pytest.mark.slow
@@ -278,10 +281,10 @@ def test_scores_count_what_the_list_shows() -> None:
     preds = [pred("a", True, "QAE", "method"), pred("b", True, "VC", "method"), pred("c", True, "X", "method")]
     preds.append(pred("d", False, "", ""))
     s = evaluate.scores(labels, preds)
-    assert s["lead_targets"] == 2 and s["lead_recall"] == 0.5 and s["lead_recall_any_name"] == 1.0
-    assert s["cards"] == 3 and s["card_precision"] == round(1 / 3, 3)
-    assert s["introduces_precision"] == round(2 / 3, 3) and s["introduces_recall"] == round(2 / 3, 3)
-    assert s["card_kind_agreement"] == 1.0 and s["name_exact"] == round(1 / 3, 3)
+    assert s.lead_targets == 2 and s.lead_recall == 0.5 and s.lead_recall_any_name == 1.0
+    assert s.cards == 3 and s.card_precision == round(1 / 3, 3)
+    assert s.introduces_precision == round(2 / 3, 3) and s.introduces_recall == round(2 / 3, 3)
+    assert s.card_kind_agreement == 1.0 and s.name_exact == round(1 / 3, 3)
 
 
 # -- the contributions table ----------------------------------------------------------------------------------
@@ -293,22 +296,22 @@ def test_contributions_are_computed_once_per_text_and_model(workspace: Workspace
         store.upsert_documents([*docs, post])
         first = update_contributions(store)
         assert first.decided == len(docs) and first.introducing == len(docs)  # posts get no contribution
-        rows = store.contributions(KNOWN)
+        rows = Contributions(store).contributions(KNOWN)
         assert {i: r.name for i, r in rows.items()} == KNOWN
         assert all(r.model == shipped_model().version and r.content_hash for r in rows.values())
         assert update_contributions(store).decided == 0  # nothing new: nothing decided
         changed = dataclasses.replace(docs[0], abstract=docs[0].abstract + " We also release code.", version=2)
         store.upsert_documents([changed])
         assert update_contributions(store).decided == 1  # its text changed
-        other = dataclasses.replace(shipped_model(), threshold=0.99)
+        other = msgspec.structs.replace(shipped_model(), threshold=0.99)
         assert other.version != shipped_model().version
         assert update_contributions(store, other).decided == len(docs)  # a new model decides everything again
         # mentions: by spelling key, with comparisons
-        dapo = store.mentions_of(["dapo"])["dapo"]
+        dapo = Contributions(store).mentions_of(["dapo"])["dapo"]
         assert "2503.14476" in {m.doc_id for m in dapo}
         removed = store.delete_documents(["2503.14476"])
-        assert removed and not store.contributions(["2503.14476"])
-        assert "2503.14476" not in {m.doc_id for m in store.mentions_of(["dapo"]).get("dapo", [])}
+        assert removed and not Contributions(store).contributions(["2503.14476"])
+        assert "2503.14476" not in {m.doc_id for m in Contributions(store).mentions_of(["dapo"]).get("dapo", [])}
 
 
 def test_schema_has_the_contributions_tables(tmp_path: Path) -> None:
@@ -326,8 +329,11 @@ def test_worker_processes_store_what_one_process_does(tmp_path: Path) -> None:
             assert update_contributions(store, workers=workers, batch=2).decided == len(docs)
             got.append(
                 (
-                    {i: dataclasses.replace(r, published="") for i, r in store.contributions(KNOWN).items()},
-                    store.mentions_of(["dapo", "grpo", "qae"]),
+                    {
+                        i: dataclasses.replace(r, published="")
+                        for i, r in Contributions(store).contributions(KNOWN).items()
+                    },
+                    Contributions(store).mentions_of(["dapo", "grpo", "qae"]),
                 )
             )
     assert got[0] == got[1]

@@ -14,6 +14,7 @@ import pytest
 
 from radar.analysis.contributions import prebuilt
 from radar.analysis.contributions.model import shipped_model
+from radar.analysis.contributions.table import Contributions
 from radar.analysis.contributions.update import _decided
 from radar.app.cli import main
 from radar.crawler.snapshot import record_to_document
@@ -32,12 +33,12 @@ def ordered(mentions: object) -> list[tuple[str, bool, str]]:
 def table(ws: Workspace) -> tuple[dict[str, tuple[object, ...]], dict[str, list[tuple[str, bool, str]]]]:
     """Every stored contribution (its fields but the time it was computed) and every paper's mentions."""
     with ws.store() as store:
-        ids = store.papers_without_contribution("")  # every stored paper
+        ids = Contributions(store).papers_without_contribution("")  # every stored paper
         rows = {
             i: tuple(getattr(r, f) for f in ("content_hash", "model", *prebuilt.ROW_FIELDS))
-            for i, r in store.contributions(ids).items()
+            for i, r in Contributions(store).contributions(ids).items()
         }
-        return rows, {k: ordered(v) for k, v in store.mentions_by_paper(ids).items()}
+        return rows, {k: ordered(v) for k, v in Contributions(store).mentions_by_paper(ids).items()}
 
 
 def imported(root: Path, corpus: Path, *extra: str) -> Workspace:
@@ -82,8 +83,8 @@ def test_import_stores_the_matching_rows_and_decides_the_rest(tmp_path: Path, cu
     fresh = imported(tmp_path / "fresh", cut)  # no file beside it: every paper decided
     assert not prebuilt.beside(cut).exists()
     with fresh.store() as store:
-        ids = store.papers_without_contribution("")
-        rows, found = store.contributions(ids), store.mentions_by_paper(ids)
+        ids = Contributions(store).papers_without_contribution("")
+        rows, found = Contributions(store).contributions(ids), Contributions(store).mentions_by_paper(ids)
     # the same papers, one of them edited since the file was built
     folder = tmp_path / "shipped"
     folder.mkdir()
@@ -102,8 +103,8 @@ def test_import_stores_the_matching_rows_and_decides_the_rest(tmp_path: Path, cu
     (reference / corpus.name).write_bytes(corpus.read_bytes())
     again = imported(tmp_path / "again", reference / corpus.name)
     with ws.store() as store:
-        assert store.contribution_models() == {shipped_model().version: len(ids)}
-        row = store.contributions([edited])[edited]
+        assert Contributions(store).contribution_models() == {shipped_model().version: len(ids)}
+        row = Contributions(store).contributions([edited])[edited]
         assert row.content_hash == store.content_hashes([edited])[edited] != rows[edited].content_hash
     assert table(ws) != table(fresh)  # the edit shows (the edited paper was decided from its new text, not copied)
     assert table(ws) == table(again)
@@ -114,8 +115,8 @@ def shipped_beside(tmp_path: Path, cut: Path, *, marked: bool = False) -> tuple[
     as its prebuilt file (each row's ``changes`` marked when ``marked``: a row stored from the file then shows)."""
     fresh = imported(tmp_path / "fresh", cut)
     with fresh.store() as store:
-        ids = store.papers_without_contribution("")
-        rows, found = store.contributions(ids), store.mentions_by_paper(ids)
+        ids = Contributions(store).papers_without_contribution("")
+        rows, found = Contributions(store).contributions(ids), Contributions(store).mentions_by_paper(ids)
     folder = tmp_path / "shipped"
     folder.mkdir()
     corpus = folder / cut.name

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from radar.analysis.contributions.table import Contributions
 from radar.app.cli import main
 from radar.app.dashboard import MAIN_SCRIPT, data
 from radar.app.dashboard.page_reports import sandboxed
@@ -262,7 +263,7 @@ def test_methods_page_lists_the_weeks_cards_lab_areas_first(app: AppTest, dash_w
     radar = Radar(dash_ws)
     with dash_ws.store() as store:
         steps_contributions.refresh(radar, store)
-        busiest = Counter(iso_week(r.published) for r in store.introductions()).most_common(1)[0][0]
+        busiest = Counter(iso_week(r.published) for r in Contributions(store).introductions()).most_common(1)[0][0]
         cards = week_cards(store, busiest, steps_contributions.presets(radar), steps_contributions.tag_groups(radar))
     assert cards
     app.session_state[period.KEY] = busiest
@@ -310,7 +311,7 @@ def test_a_cards_detail_names_its_adopters_and_escapes_feed_text(
         assert not re.search(r"(?<!\\)[<>]", text) and "](javascript" not in text, text
     for el in list(at.markdown) + list(at.caption):
         assert not el.proto.allow_html
-    assert page_methods.week_cards(str(ws.root), data.version(str(ws.root)), "2025-W39")[0]["name"] == "EVILPO"
+    assert page_methods.week_cards(str(ws.root), data.version(str(ws.root)), "2025-W39")[0].name == "EVILPO"
 
 
 def test_md_escapes_what_markdown_would_interpret() -> None:

@@ -199,16 +199,16 @@ def test_demo_story_repeats_the_report_and_lists_methods_apart_from_models(tmp_p
     from radar.app.cmd_core import report_story
     from radar.reports.build import BuiltReport
     from radar.reports.period import parse_week
-    from radar.reports.result import ReportContent
+    from radar.reports.result import Bullet, Headline, Notes, PeriodInfo, ReportContent
 
     def name(n: str, kind: str | None) -> dict:
         return {"name": n, "kind": kind, "first_seen": "2025-08-01"}
 
     content = ReportContent(
         title="t",
-        period={"label": "2025-W39", "start": "2025-09-22", "end": "2025-09-28", "describe": "2025-W39 (...)"},
+        period=PeriodInfo("2025-W39", "2025-09-22", "2025-09-28", "2025-W39 (...)"),
         generated_at="",
-        headline={"documents": 325},
+        headline=Headline(documents=325),
         tag_volume=[],
         trends={
             "as_of": "2025-09-28",
@@ -225,8 +225,8 @@ def test_demo_story_repeats_the_report_and_lists_methods_apart_from_models(tmp_p
         posts_total=0,
         recommendations=[],
         runs=[],
-        notes={"profile": "", "summaries": "", "off_profile": "", "tags": "", "ranking": "", "trends": ""},
-        summary=[{"text": "Reproduce: DAPO (`radar repro run --method dapo`)", "link": "", "label": ""}],
+        notes=Notes(),
+        summary=[Bullet("Reproduce: DAPO (`radar repro run --method dapo`)")],
     )
     lines = report_story(BuiltReport(parse_week("2025-W39"), content))
     assert "- Reproduce: DAPO (radar repro run --method dapo)" in lines  # the brief, without our backticks

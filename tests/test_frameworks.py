@@ -15,14 +15,15 @@ from pathlib import Path
 import orjson
 import pytest
 
+from radar.analysis.contributions.adoptions import Adoptions
 from radar.analysis.contributions.frameworks import Matcher, is_word
 from radar.app.cli import main
 from radar.crawler.config import FrameworkSource, crawler_config
+from radar.crawler.frameworks import FrameworkEntries, FrameworkEntry
 from radar.crawler.state import CrawlStates
 from radar.reports.recommend import Evidence, decide
 from radar.reports.runs import RunSummary
 from radar.store import ConfigError, Workspace, parse_config
-from radar.store.frameworks import FrameworkEntry
 from tests.cli_helpers import run_cli
 from tests.conftest import FAST_CRAWL, make_workspace
 from tests.feedserver import FeedServer, Reply
@@ -97,7 +98,7 @@ def test_crawl_source_trl_stores_entries_and_cards_show_adopted(
     assert str(facts["summary"]).startswith("trl: 814 new")  # every commit of the recording, every release
     with ws.store() as store:
         assert store.count_documents() == facts["documents"]  # entries are not documents: never indexed or searched
-        counts = store.framework_counts()
+        counts = Adoptions(store).framework_counts()
     assert counts["TRL"][0] == 814 and 0 < counts["TRL"][1] < 814  # entries naming no card are kept
     for name, day, subject in (
         ("DAPO", "2025-08-22", "DAPO loss type (#3938)"),
@@ -179,9 +180,35 @@ def test_a_commit_feed_of_10000_entries_keeps_the_newest_up_to_the_cap(
     (src,) = res.json()["sources"]
     assert src["added"] == 500 and "9,500 entries left ([crawl] max_feed_entries = 500" in src["message"]
     with ws.store() as store:
-        stored = sorted(e.published for e in store.framework_entries())
+        stored = sorted(e.published for e in FrameworkEntries(store).framework_entries())
     parsed = sorted(f"2025-{1 + i % 12:02d}-{1 + i % 28:02d}T00:00:00Z" for i in range(1000))  # twice the cap
     assert stored == parsed[-500:]
+
+
+def test_since_keeps_a_frameworks_entries_from_that_day_on_as_it_does_a_feeds(
+    tmp_path: Path, feeds: FeedServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`radar crawl --since` bounds a framework's commits and releases as it bounds a feed's posts (one rule for
+    both: crawler.run._newest); under the cap, nothing is left."""
+    days = [f"2025-{1 + i % 12:02d}-{1 + i % 28:02d}T00:00:00Z" for i in range(60)]
+    entries = "".join(
+        f"<entry><id>tag:github.com,2008:Grit::Commit/{i:040x}</id>"
+        f'<link rel="alternate" href="https://github.com/since/repo/commit/{i:040x}"/>'
+        f"<title>Commit {i}</title><updated>{day}</updated></entry>"
+        for i, day in enumerate(days)
+    )
+    feeds.static(
+        "/since/repo/commits/main.atom", f'<feed xmlns="http://www.w3.org/2005/Atom">{entries}</feed>'.encode()
+    )
+    feeds.static("/since/repo/releases.atom", b'<feed xmlns="http://www.w3.org/2005/Atom"><title>r</title></feed>')
+    ws, _ = Workspace.init(tmp_path / "ws", config_text=FAST_CRAWL + _source(f"{feeds.url}/since/repo"))
+    res = run_cli(capsys, "-w", str(ws.root), "crawl", "--since", "2025-07-01", "--json")
+    assert res.code == 0, res.err
+    (src,) = res.json()["sources"]
+    kept = sorted(d for d in days if d >= "2025-07-01")
+    assert 0 < len(kept) < len(days) and src["added"] == len(kept) and "left" not in src["message"]
+    with ws.store() as store:
+        assert sorted(e.published for e in FrameworkEntries(store).framework_entries()) == kept
 
 
 def test_a_hostile_release_note_is_stored_and_shown_as_plain_text(
@@ -206,7 +233,7 @@ def test_a_hostile_release_note_is_stored_and_shown_as_plain_text(
     res = run_cli(capsys, "-w", str(ws.root), "crawl", "--source", "evil", "--json")
     assert res.code == 0, res.err
     with ws.store() as store:
-        (entry,) = store.framework_entries("evil")
+        (entry,) = FrameworkEntries(store).framework_entries("evil")
     for shown in (entry.title, entry.text):
         assert "<" not in shown and "alert(1)" not in shown and "onerror" not in shown and "p{}" not in shown
     assert entry.link == "" and "DAPO" in entry.title
@@ -231,7 +258,7 @@ def test_a_framework_feed_redirecting_to_an_internal_host_is_refused_and_nothing
         assert not src["ok"] and "commits feed" in src["message"] and "127.0.0.2" in src["message"]
         assert canary.hits == []  # never requested
         with ws.store() as store:
-            kinds = {e.kind for e in store.framework_entries()}
+            kinds = {e.kind for e in FrameworkEntries(store).framework_entries()}
         assert kinds == {"release"}  # the other feed's entries are stored, none from the redirect
     finally:
         canary.close()

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from radar.analysis.names import KINDS, find_names, kind_of, load_labels, name_index
 from radar.analysis.names.aliases import key_of, merge_keys, surface_key
@@ -18,8 +20,8 @@ from radar.analysis.names.extract import Mention, code_links, mentions
 from radar.analysis.names.features import rule_kind
 from radar.analysis.names.find import EXTRA_LABEL_FILES, SHARED_LABEL_FILES, classify, training_set
 from radar.analysis.names.kinds import KindModel, choose_method_margin, folds_by_name
+from radar.analysis.names.table import NameRow, Names
 from radar.store import Workspace
-from radar.store.names import NameRow
 from tests.cli_helpers import run_cli
 
 
@@ -263,14 +265,38 @@ def test_names_table_round_trip(workspace: Workspace) -> None:
     )
     other = dataclasses.replace(row, name="Qwen3.5", kind="model", first_seen="2025-03-20", count=9)
     with workspace.store() as store:
-        assert store.names_state() == "" and store.names() == []
-        assert store.replace_names([row, other], "state-1") == 2
-        assert store.names_state() == "state-1"
-        assert [r.name for r in store.names()] == ["Qwen3.5", "ZetaPO"]
-        assert store.names(kind="method") == [row]
-        assert [r.name for r in store.names(since="2025-03-01")] == ["Qwen3.5"]
-        store.replace_names([other], "state-2")
-        assert [r.name for r in store.names()] == ["Qwen3.5"] and store.names_state() == "state-2"
+        names = Names(store)
+        assert names.names_state() == "" and names.names() == []
+        assert names.replace_names([row, other], "state-1") == 2
+        assert names.names_state() == "state-1"
+        assert [r.name for r in names.names()] == ["Qwen3.5", "ZetaPO"]
+        assert names.names(kind="method") == [row]
+        assert [r.name for r in names.names(since="2025-03-01")] == ["Qwen3.5"]
+        names.replace_names([other], "state-2")
+        assert [r.name for r in names.names()] == ["Qwen3.5"] and names.names_state() == "state-2"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    aliases=st.lists(st.text(max_size=12), max_size=3),
+    series=st.lists(st.tuples(st.text(max_size=7), st.integers(0, 10**6)), max_size=3),
+)
+def test_names_columns_keep_the_json_text_orjson_wrote(
+    workspace: Workspace, aliases: list[str], series: list[tuple[str, int]]
+) -> None:
+    """The names table's arrays are written as the reader before msgspec wrote them (orjson's text, any unicode
+    kept as it is), and a row written that way reads back as the same record."""
+    import orjson
+
+    row = NameRow(
+        "Zëta\u2011PO\u202e", "method", 1, tuple(aliases), None, "2025-01-05", "2501.00001", 4, 1, 2, 0,
+        ("https://github.com/zeta/π",), tuple(series),
+    )  # fmt: skip
+    with workspace.store() as store:
+        Names(store).replace_names([row], "s")
+        stored = store.conn.execute("SELECT aliases, code, series FROM names").fetchone()
+        assert tuple(stored) == tuple(orjson.dumps(list(v)).decode() for v in (row.aliases, row.code, row.series))
+        assert Names(store).names() == [row]
 
 
 def test_radar_methods_on_an_imported_workspace(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

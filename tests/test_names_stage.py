@@ -13,11 +13,11 @@ from radar.analysis.names import stage
 from radar.analysis.names.aliases import surface_key
 from radar.analysis.names.extract import _TOKEN, code_links, is_candidate
 from radar.analysis.names.find import MAX_ALIASES, PRIOR_MENTIONS
+from radar.analysis.names.table import NameRow, Names
 from radar.app import wiring
 from radar.app.context import Radar
 from radar.store import Store, Workspace
 from radar.store.models import Document
-from radar.store.names import NameRow
 from tests.cli_helpers import run_cli
 from tests.conftest import SNAPSHOT
 
@@ -39,13 +39,13 @@ def test_stored_names_are_computed_once_per_corpus_state(workspace: Workspace) -
     with workspace.store() as store:
         store.upsert_documents(PAPERS)
         rows = stage.stored_names(store)
-        state = store.names_state()
+        state = Names(store).names_state()
         assert state.endswith(f"|{stage.NAMES_VERSION}") and {"ZetaPO", "GRPO", "Qwen3.5"} <= {r.name for r in rows}
-        store.replace_names([r for r in rows if r.name != "GRPO"], state)  # what is stored is what is read ...
+        Names(store).replace_names([r for r in rows if r.name != "GRPO"], state)  # what is stored is what is read ...
         assert "GRPO" not in {r.name for r in stage.stored_names(store)}
         store.upsert_documents([_paper(6, "Late", "GRPO again, with ZetaPO.", "2025-05-01")])
         again = {r.name: r for r in stage.stored_names(store)}  # ... until the documents change
-        assert store.names_state() != state and again["GRPO"].count == 4 and again["ZetaPO"].count == 4
+        assert Names(store).names_state() != state and again["GRPO"].count == 4 and again["ZetaPO"].count == 4
 
 
 def test_look_ups_resolve_any_spelling(workspace: Workspace) -> None:
@@ -68,7 +68,7 @@ def test_wiring_hands_trends_the_kinds_of_names(workspace: Workspace) -> None:
         store.upsert_documents(PAPERS)
         env = wiring.trends_env(Radar(workspace), store)
         assert env.introductions is not None  # the method cards, and ...
-        assert store.names_state() == ""  # ... the names are computed at the first kind look-up, not before
+        assert Names(store).names_state() == ""  # ... the names are computed at the first kind look-up, not before
         # complete inputs: a test or benchmark that builds trends from wiring alone gets name kinds
         assert env.kind_of is not None and env.kind_of("PPO") == "method" and env.kind_of("Zeta-PO") is not None
         assert env.kind_of("NoSuchName") is None

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from radar.analysis.contributions import extract
 from radar.analysis.contributions.cards import mentions_for
 from radar.analysis.contributions.extract import any_phrase, papers_naming
+from radar.analysis.contributions.table import Contributions, PaperText
 from radar.analysis.contributions.update import name_key
 from radar.store import Workspace
-from radar.store.contributions import PaperText
 from radar.store.models import Document
 
 # names of several words, as cards carry them: hyphens, digits, dots, a parenthesis, one that starts another
@@ -55,10 +55,10 @@ def test_week_mentions_are_those_of_the_full_scan(tmp_path: Path) -> None:
             for i, (t, a) in TEXTS.items()
         )
         names = [(n, "2025-07-01") for n in NAMES]
-        fast = mentions_for(store, names)
+        fast = mentions_for(Contributions(store), names)
         with mock.patch.object(extract, "MAX_PATTERN", 0):
-            scanned = mentions_for(store, names)
-        papers = list(store.papers_since("2025-07-01"))
+            scanned = mentions_for(Contributions(store), names)
+        papers = list(Contributions(store).papers_since("2025-07-01"))
     assert fast == scanned
     assert papers_naming(papers, NAMES) == _scan_all(papers, NAMES)
     found = {n: [m.doc_id for m in fast.get(name_key(n), [])] for n in NAMES}

@@ -8,6 +8,7 @@ import re
 from datetime import date
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from radar.crawler.snapshot import import_snapshot
@@ -58,7 +59,7 @@ def test_report_writes_files_and_json_gives_the_paths(
 
     assert doc["trends"] == "analysis.trends" and data["notes"]["trends"] == ""
     with ws.store() as store:
-        trends = steps.trends(Radar(ws), store, as_of=date(2024, 2, 18), window="week").as_dict()
+        trends = msgspec.to_builtins(steps.trends(Radar(ws), store, as_of=date(2024, 2, 18), window="week"))
     assert [e["term"] for e in data["trends"]["emerging"]] == [e["term"] for e in trends["emerging"][:10]]
     assert [m["name"] for m in data["trends"]["new_methods"]] == [m["name"] for m in trends["new_methods"][:10]]
     # the human output names the files; a rerun rewrites the same files

@@ -107,9 +107,9 @@ def gather_content(
         cfg,
         profile,
         trends=PeriodTrends(
-            period.label,
-            period.start.isoformat(),
-            period.end.isoformat(),
+            label=period.label,
+            start=period.start.isoformat(),
+            end=period.end.isoformat(),
             tags=TrendsResult(as_of=period.end.isoformat(), window="week"),
             terms=TrendsResult(**{"window": "month", **trends}),
         ),
@@ -122,7 +122,7 @@ def gather_content(
         preset_papers={name: m.arxiv for name, m in catalog.methods.items()},
         area_of=steps.contribution_areas(store, period),
     )
-    return gather(store, inputs).as_dict()
+    return gather(store, inputs).document()
 
 
 def tag_rows(ws: Workspace) -> int:
@@ -477,9 +477,9 @@ def test_finished_reproduction_shows_its_verdict_and_drives_the_rule(tmp_path: P
     from radar.reports.result import ReportContent
     from radar.reports.runs import RunSummary
 
-    again = ReportContent.from_dict(json.loads(json.dumps(content)))
+    again = ReportContent.read(json.loads(json.dumps(content)))
     assert isinstance(again.runs[0], RunSummary) and again.runs[0].id == "r-dapo-1"
-    assert json.dumps(again.as_dict(), sort_keys=True) == json.dumps(content, sort_keys=True)
+    assert json.dumps(again.document(), sort_keys=True) == json.dumps(content, sort_keys=True)
 
 
 def test_a_run_of_an_older_report_json_reads_back_and_a_malformed_one_is_refused() -> None:
@@ -500,6 +500,55 @@ def test_a_run_of_an_older_report_json_reads_back_and_a_malformed_one_is_refused
             read_runs(bad)
     with pytest.raises(ValueError, match=r"a run in report.json does not read \(Expected `bool`.*adoptable"):
         read_runs([{"id": "r0", "adoptable": "maybe"}])
+
+
+def test_an_older_report_json_reads_back_and_a_damaged_one_is_refused(report_ws: Workspace, tmp_path: Path) -> None:
+    """A report.json written before summary, elsewhere, new_this_week and calls existed, its recommendations'
+    evidence without the fields added since (and with one a later version added), a run with fewer fields and a
+    section a later version added: it reads back (its records by msgspec, types checked), renders, and is written
+    back as read; a malformed record is no report."""
+    from radar.reports.build import load_report
+    from radar.reports.calls import CallsSection
+    from radar.reports.new_this_week import NewThisWeek
+    from radar.reports.result import ReportContent
+
+    profile = Profile(tags={"rl-policy-optimization": 1.0, "llm-reasoning": 1.0}, terms={"GRPO": 1.0})
+    with report_ws.store() as store:
+        content = gather_content(report_ws, store, parse_week(WEEK), ReportConfig(top_n=3), profile, trends=TRENDS)
+    assert content["recommendations"] and content["top_overall"]
+    old = {k: v for k, v in content.items() if k not in ("summary", "elsewhere", "new_this_week", "calls")}
+    first = {"method", "origin", "papers", "count", "recent_count", "preset"}  # the evidence of the first version
+    old["recommendations"] = [
+        r | {"evidence": {k: v for k, v in r["evidence"].items() if k in first} | {"later": [1]}}
+        for r in content["recommendations"]
+    ]
+    old["runs"] = [{"id": "r0", "method": "dapo", "baseline": "grpo", "verdict": "better"}]
+    old["notes"] = {k: v for k, v in content["notes"].items() if k != "topics"}  # before the topics' note
+    old["tag_volume"] = [{k: v for k, v in t.items() if k not in ("trend", "change")} for t in content["tag_volume"]]
+    old["later_section"] = {"rows": [1, 2]}
+    read = ReportContent.read(json.loads(json.dumps(old)))
+    assert (read.summary, read.elsewhere, read.new_this_week, read.calls) == ([], [], NewThisWeek(), CallsSection())
+    rec = read.recommendations[0]
+    assert rec.method == content["recommendations"][0]["method"] and rec.evidence.adopted == []
+    assert (read.runs[0].verdict, read.runs[0].adoptable) == ("better", False)
+    assert read.top_overall[0].id == content["top_overall"][0]["id"]  # the rows typed
+    assert read.notes.topics == "" and read.tag_volume[0].change == "" and read.headline.documents > 0
+    doc = read.document()
+    assert doc["later_section"] == {"rows": [1, 2]} and doc["top_overall"] == content["top_overall"]
+    assert "## Headline" in render(doc, "md")
+    folder = tmp_path / WEEK
+    folder.mkdir()
+    (folder / "report.json").write_text(json.dumps(old), encoding="utf-8")
+    built = load_report(folder)
+    assert built is not None and built.content.document()["headline"] == content["headline"]
+    # a record of the wrong shape is no report (one line naming what is wrong), as a section missing is
+    paper = content["top_overall"][0] | {"score": "high"}
+    with pytest.raises(ValueError, match=r"report.json: Expected `float`, got `str` - at `\$\[0\]\.score`"):
+        ReportContent.read(old | {"top_overall": [paper]})
+    with pytest.raises(ValueError, match="report.json lacks headline"):
+        ReportContent.read({k: v for k, v in old.items() if k != "headline"})
+    (folder / "report.json").write_text(json.dumps(old | {"recommendations": [{"method": "x"}]}), encoding="utf-8")
+    assert load_report(folder) is None
 
 
 def test_ranking_uses_profile_weights_tag_confidence_terms_and_likes() -> None:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from radar.analysis.contributions.cards import mentions_for
+from radar.analysis.contributions.table import Contributions
 from radar.analysis.contributions.update import name_key
 from radar.app import steps, steps_contributions
 from radar.app.context import Radar
@@ -87,7 +88,7 @@ def _store_counts(story_ws: Workspace, report: dict[str, Any], rec: dict[str, An
     period = parse_week(report["period"]["label"])
     ev = rec["evidence"]
     with story_ws.store() as store:
-        rows = mentions_for(store, [(rec["method"], "")]).get(name_key(rec["method"]), [])
+        rows = mentions_for(Contributions(store), [(rec["method"], "")]).get(name_key(rec["method"]), [])
         week = set(store.filter_documents(since=period.since, until=period.until, kinds=["paper"]))
         trail = period.trailing(ev["trailing_weeks"])
         before = set(store.filter_documents(since=trail[0].since, until=trail[-1].until, kinds=["paper"]))
@@ -143,7 +144,7 @@ def test_each_link_goes_to_the_paper_its_line_names(story_ws: Workspace, report:
                 assert doc is not None and ref["url"] == doc.url and ref["title"] == plain(doc.title), ref
             intro = ev["introduced_by"]
             if intro:  # the introducing paper is the one whose contribution introduces the name (or the preset's)
-                row = store.contributions([intro["id"]])[intro["id"]]
+                row = Contributions(store).contributions([intro["id"]])[intro["id"]]
                 assert row.introduces and (name_key(row.name) == name_key(rec["method"]) or ev["preset"])
             own = store.get_document(intro["id"]).abstract if intro else ""  # type: ignore[union-attr]
             assert all(link in own for link in ev["code_links"]), rec["method"]  # its own paper's code only
@@ -184,6 +185,6 @@ def test_a_method_outside_the_profile_is_left_out_and_said(story_ws: Workspace) 
         steps.report(radar, parse_week(story.WEEK))  # the module's report as it was
     content = built.content
     assert not {"DAPO", "KAPPAPO"} & {r.method for r in content.recommendations}
-    assert "KAPPAPO" in content.notes["off_profile"] and "DAPO" in content.notes["off_profile"]
-    assert content.new_this_week["areas"] == ["hardware-systems"] and not content.new_this_week["cards"]
-    assert "ZETAPO" in [c["name"] for c in content.new_this_week["others"]]
+    assert "KAPPAPO" in content.notes.off_profile and "DAPO" in content.notes.off_profile
+    assert content.new_this_week.areas == ["hardware-systems"] and not content.new_this_week.cards
+    assert "ZETAPO" in [c.name for c in content.new_this_week.others]

@@ -346,7 +346,7 @@ def test_a_retag_with_as_many_rows_changes_the_tags_fingerprint() -> None:
 
 def test_every_contributions_write_changes_their_fingerprint() -> None:
     """A rewritten ``changes`` line of the same length, and a paper's contribution decided again, change it."""
-    from radar.store.contributions import ContributionRow, Mention
+    from radar.analysis.contributions.table import ContributionRow, Contributions, Mention
 
     def row(name: str) -> ContributionRow:
         return ContributionRow(
@@ -355,12 +355,13 @@ def test_every_contributions_write_changes_their_fingerprint() -> None:
 
     with Store(Path(":memory:")) as store:
         store.upsert_documents([paper("2501.00001")])
-        store.write_contributions([row("ZorPO")], [Mention("2501.00001", "grpo", True)])
-        seen = {store.contributions_fingerprint()}
-        store.set_rewritten_changes({"2501.00001": "aaaa"})
-        seen.add(store.contributions_fingerprint())
-        store.set_rewritten_changes({"2501.00001": "bbbb"})
-        seen.add(store.contributions_fingerprint())
-        store.write_contributions([row("BarPO")], [Mention("2501.00001", "ppo", True)])
-        seen.add(store.contributions_fingerprint())
+        table = Contributions(store)
+        table.write_contributions([row("ZorPO")], [Mention("2501.00001", "grpo", True)])
+        seen = {table.contributions_fingerprint()}
+        table.set_rewritten_changes({"2501.00001": "aaaa"})
+        seen.add(table.contributions_fingerprint())
+        table.set_rewritten_changes({"2501.00001": "bbbb"})
+        seen.add(table.contributions_fingerprint())
+        table.write_contributions([row("BarPO")], [Mention("2501.00001", "ppo", True)])
+        seen.add(table.contributions_fingerprint())
         assert len(seen) == 4

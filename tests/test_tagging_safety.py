@@ -11,11 +11,12 @@ import shutil
 import zipfile
 from pathlib import Path
 
+import msgspec
 import numpy as np
 import pytest
 
 from radar.analysis.tags.config import TaggingConfig
-from radar.analysis.tags.persist import ModelFileError, StaleModelError, model_bytes, read_model
+from radar.analysis.tags.persist import ModelFileError, ModelHeader, StaleModelError, model_bytes, read_model
 from radar.analysis.tags.tagger import Corpus, decide, fit_model
 from radar.analysis.tags.taxonomy import DEFAULT_TAXONOMY, load_taxonomy_file
 from radar.analysis.tags.training import Examples, shipped_papers
@@ -121,15 +122,38 @@ def _small_model() -> tuple[Examples, object]:
 
 def test_a_saved_model_scores_as_the_trained_one_and_bad_files_are_refused(tmp_path: Path) -> None:
     examples, model = _small_model()
-    header = {"format": 4, "taxonomy": TAXONOMY.digest, "model_id": "m", "config": "c"}
+    header = ModelHeader(4, TAXONOMY.digest, "m", "c")
     path = tmp_path / "model.npz"
-    path.write_bytes(model_bytes(model, header))  # type: ignore[arg-type]
+    path.write_bytes(model_bytes(model, header))
     loaded = read_model(path, header, TAXONOMY)
     args = (examples.titles[:30], examples.abstracts[:30], examples.vectors[:30])
     assert np.allclose(decide(loaded, *args), decide(model, *args), atol=1e-5)  # type: ignore[arg-type]
     assert loaded.version == model.version and loaded.thresholds().tolist() == model.thresholds().tolist()  # type: ignore[attr-defined]
     with pytest.raises(StaleModelError, match="trained for another"):  # retrained without a note
-        read_model(path, {**header, "config": "other"}, TAXONOMY)
+        read_model(path, msgspec.structs.replace(header, config="other"), TAXONOMY)
+    with np.load(path, allow_pickle=False) as saved:  # the spec as the code before msgspec wrote it (json.dumps)
+        arrays = {k: saved[k] for k in saved.files}
+    spec = json.loads(str(arrays["spec"]))
+    assert str(arrays["spec"]) == json.dumps(spec)
+    assert list(spec) == [
+        "format",
+        "taxonomy",
+        "model_id",
+        "config",
+        "features",
+        "tfidf",
+        "dim",
+        "names",
+        "version",
+        "rules",
+    ]
+    assert all(list(r)[:3] == ["strategy", "threshold", "positives"] and len(r) == 4 for r in spec["rules"].values())
+    del spec["format"]  # a spec of a format before the header's: retrained quietly, not a damaged file
+    buf = io.BytesIO()
+    np.savez(buf, **{**arrays, "spec": np.array(json.dumps(spec))})
+    path.write_bytes(buf.getvalue())
+    with pytest.raises(StaleModelError):
+        read_model(path, header, TAXONOMY)
 
     marker = tmp_path / "marker"
     plant(path, marker)  # a pickle where the model belongs

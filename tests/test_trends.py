@@ -8,9 +8,11 @@ from dataclasses import replace
 from datetime import date
 from typing import Any
 
+import msgspec
 import numpy as np
 import pytest
 
+from radar.analysis.contributions.table import Contributions
 from radar.analysis.trends.cache import term_table
 from radar.analysis.trends.compute import TrendsEnv, compute_trends
 from radar.analysis.trends.config import TrendsConfig
@@ -43,7 +45,7 @@ def trends_of(ws: Workspace, store: Store, **kwargs: Any) -> dict[str, Any]:
     back from the parts kept of earlier calls (what these tests check is the computation; the kept parts are
     tests/test_trends_parts.py's)."""
     env = replace(env_of(ws, store), parts_dir=None)
-    return compute_trends(store, env, **kwargs).as_dict()
+    return msgspec.to_builtins(compute_trends(store, env, **kwargs))
 
 
 AS_OF = date(2025, 6, 30)
@@ -403,8 +405,10 @@ def test_new_methods_are_what_papers_introduce_not_names_seen_in_several(workspa
         store.upsert_documents([*bench, *old, intro])
         tag(store, [(ZORPO_ID, "rl-policy-optimization"), ("2506.09999", "rl-policy-optimization")])
         env = env_of(workspace, store)
-        result = compute_trends(store, env, as_of=AS_OF, window="month").as_dict()
-        plain = compute_trends(store, replace(env, introductions=None), as_of=AS_OF, window="month").as_dict()
+        result = msgspec.to_builtins(compute_trends(store, env, as_of=AS_OF, window="month"))
+        plain = msgspec.to_builtins(
+            compute_trends(store, replace(env, introductions=None), as_of=AS_OF, window="month")
+        )
         naming = [d for d in store.iter_documents(until="2025-06-30T23:59:59Z") if "ZORPO" in d.title + d.abstract]
         june = [d for d in naming if d.published >= "2025-06-01"]
     names = {m["name"]: m for m in result["new_methods"]}
@@ -475,10 +479,10 @@ def test_trends_only_read_and_the_command_refreshes_first(workspace: Workspace) 
     with workspace.store() as store:
         base_corpus(store)
         tag(store, [(ZORPO_ID, "rl-policy-optimization")])
-        undecided = store.papers_without_contribution(version)
+        undecided = Contributions(store).papers_without_contribution(version)
         assert ZORPO_ID in undecided
         assert not wiring.trends_env(Radar(workspace), store).introductions("2025-01-01", "2025-06-30")
-        assert store.papers_without_contribution(version) == undecided  # the read wrote nothing
-        result = steps.trends(Radar(workspace), store, as_of=AS_OF, window="month").as_dict()
-        assert not store.papers_without_contribution(version)
+        assert Contributions(store).papers_without_contribution(version) == undecided  # the read wrote nothing
+        result = msgspec.to_builtins(steps.trends(Radar(workspace), store, as_of=AS_OF, window="month"))
+        assert not Contributions(store).papers_without_contribution(version)
     assert "ZORPO" in {m["name"] for m in result["new_methods"]}

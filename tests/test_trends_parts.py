@@ -16,9 +16,11 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 import pytest
 
+from radar.analysis.contributions.table import Contributions
 from radar.analysis.trends.compute import TrendsEnv, compute_trends
 from radar.analysis.trends.parts import KEEP, Parts
 from radar.app import wiring
@@ -36,7 +38,7 @@ def _env(ws: Workspace, store: Store) -> TrendsEnv:
 
 
 def _trends(env: TrendsEnv, store: Store, **kwargs: Any) -> dict[str, Any]:
-    return compute_trends(store, env, as_of=AS_OF, window="month", **kwargs).as_dict()
+    return msgspec.to_builtins(compute_trends(store, env, as_of=AS_OF, window="month", **kwargs))
 
 
 def _computed(ws: Workspace, store: Store) -> dict[str, Any]:
@@ -195,12 +197,12 @@ def test_new_methods_read_while_contributions_change_are_not_kept(corpus: Worksp
         env = _env(corpus, store)
         cards = env.introductions
         assert cards is not None
-        first = next(iter(store.contribution_models()))
-        some = store.introductions()[0].doc_id
+        first = next(iter(Contributions(store).contribution_models()))
+        some = Contributions(store).introductions()[0].doc_id
 
         def racing(since: str, until: str) -> list[Any]:
             found = cards(since, until)
-            store.set_rewritten_changes({some: f"rewritten by another process ({first})"})
+            Contributions(store).set_rewritten_changes({some: f"rewritten by another process ({first})"})
             return found
 
         _trends(replace(env, introductions=racing), store)

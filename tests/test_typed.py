@@ -27,9 +27,9 @@ LOOSE = {"Any", "object"}
 CEILINGS = {
     "store": 1,
     "crawler": 1,
-    "index": 2,
-    "analysis": 5,
-    "reports": 7,
+    "index": 0,
+    "analysis": 2,
+    "reports": 0,
     "repro": 1,  # the verl export's Hydra overrides (export_verl.py)
 }
 
@@ -133,22 +133,6 @@ def test_the_total_stays_within_the_ceilings_and_the_issues_target() -> None:
 )
 def test_the_count_sees_every_spelling(source: str, expected: int) -> None:
     assert count_loose(source) == expected
-
-
-def test_json_shapes_name_every_field_of_their_dataclass() -> None:
-    """A TypedDict that an ``as_dict`` spells out field by field names every field of its dataclass (a field
-    added to the dataclass but not to the JSON would otherwise be left out silently)."""
-    from dataclasses import fields
-
-    from radar.analysis.trends.result import PeriodTrends, PeriodTrendsJson, TrendsJson, TrendsResult
-
-    assert set(TrendsJson.__required_keys__) == {f.name for f in fields(TrendsResult)}
-    assert set(PeriodTrendsJson.__required_keys__) == {f.name for f in fields(PeriodTrends)}
-    empty = TrendsResult.empty()
-    assert set(empty.as_dict()) == set(TrendsJson.__required_keys__)
-    assert set(PeriodTrends(label="", start="", end="", tags=empty, terms=empty).as_dict()) == set(
-        PeriodTrendsJson.__required_keys__
-    )
 
 
 def test_run_params_name_every_spec_field() -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from radar.analysis.contributions.table import Contributions
 from radar.reports.summarize import EndpointSummarizer
 from tests.cli_helpers import run_cli
 from tests.test_report_cli import make_ws
@@ -213,7 +214,7 @@ def test_methods_week_asks_once_and_keeps_the_extractive_lines(
     assert len(cards) >= 2 and llm.calls == 1 and took < 30, (len(cards), llm.calls, took)
     assert [c["changes"] for c in cards] == [c["changes"] for c in before.json()]
     with ws.store() as store:
-        stored = store.contributions([c["introduced_by"] for c in cards])
+        stored = Contributions(store).contributions([c["introduced_by"] for c in cards])
     assert stored and not any(row.changes_rewritten for row in stored.values())
 
 
@@ -228,5 +229,7 @@ def test_a_report_never_carries_the_endpoints_controls(
         text = Path(res.json()["paths"][fmt]).read_text()
         assert "by half" in text and not any(c in text for c in "\u202e\u202c\u200b\x1b"), fmt
     with ws.store() as store:
-        rows = store.contributions([d for (d,) in store.conn.execute("SELECT doc_id FROM contributions")])
+        rows = Contributions(store).contributions(
+            [d for (d,) in store.conn.execute("SELECT doc_id FROM contributions")]
+        )
     assert not any(c in row.changes_rewritten for row in rows.values() for c in "\u202e\x1b\u200b")

@@ -18,10 +18,10 @@ from typing import TypeAlias
 import msgspec
 from msgspec.structs import force_setattr
 
+from radar.analysis.contributions.adoptions import Adopted
 from radar.analysis.contributions.consequence import NO_SCORE, Score, ScoreJson
 from radar.analysis.contributions.extract import title_prefix
 from radar.analysis.contributions.labels import LAB_AREAS
-from radar.store.frameworks import Adopted
 from radar.store.text import mixed_script
 
 # a name at least this many stored papers named before a paper "introduces" it is not new there (the paper
@@ -101,14 +101,9 @@ class MethodCard:
     def compares(self) -> int:
         return len(self.compared_by)
 
-    def as_dict(self) -> dict[str, Json]:
-        """The card's JSON as Python values (``CardJson``; `radar methods --json`, the dashboard)."""
-        out: dict[str, Json] = msgspec.to_builtins(CardJson.of(self))
-        return out
-
 
 class AdoptedJson(msgspec.Struct, frozen=True):
-    """A framework entry on a card's JSON: its public part (``store.frameworks.Adopted`` less how it matched)."""
+    """A framework entry on a card's JSON: its public part (``adoptions.Adopted`` less how it matched)."""
 
     framework: str
     date: str
@@ -157,3 +152,9 @@ class CardJson(msgspec.Struct, frozen=True, kw_only=True):
     @classmethod
     def of(cls, card: MethodCard) -> CardJson:
         return msgspec.convert(card, cls, from_attributes=True)
+
+    @classmethod
+    def builtins(cls, cards: list[MethodCard]) -> list[Json]:
+        """The cards' JSON as Python values (`radar methods --json`, the dashboard's cached cards)."""
+        out: list[Json] = msgspec.to_builtins([cls.of(c) for c in cards])
+        return out

@@ -37,11 +37,11 @@ from radar.analysis.contributions.find import changes_line
 from radar.analysis.contributions.model import shipped_model
 from radar.analysis.contributions.plugin_point import plugin_point
 from radar.analysis.contributions.senses import Intro, Sense, sense_with, senses_of
+from radar.analysis.contributions.table import ContributionRow, Contributions, MentionRow
 from radar.analysis.contributions.update import name_key
-from radar.store.contributions import ContributionRow, MentionRow
+from radar.analysis.names.table import NameRow
 from radar.store.dates import week_monday
-from radar.store.names import NameRow
-from radar.store.tables import CardsStore, Mentions
+from radar.store.tables import CardsStore
 
 Presets = Mapping[str, str]  # preset name -> title (app/wiring.repro_presets)
 TagGroups = Mapping[str, str]  # tag -> taxonomy group
@@ -131,18 +131,18 @@ def _merge(*groups: Iterable[MentionRow]) -> list[MentionRow]:
     return sorted(merged.values(), key=lambda m: (m.published, m.doc_id))
 
 
-def mentions_for(store: Mentions, names: Iterable[tuple[str, str]]) -> dict[str, list[MentionRow]]:
+def mentions_for(contributions: Contributions, names: Iterable[tuple[str, str]]) -> dict[str, list[MentionRow]]:
     """The stored papers naming each (name, since) by its spelling key, oldest first; for a name of several
     words ("Dr. GRPO") also the papers on or after ``since`` whose text holds the phrase (by key -> list)."""
     wanted = list(dict.fromkeys(names))
-    found = store.mentions_of(name_key(n) for n, _ in wanted)
+    found = contributions.mentions_of(name_key(n) for n, _ in wanted)
     phrases = [(n, since) for n, since in wanted if " " in n.strip()]
     if phrases:
         first = min(since for _, since in phrases)
         asked = [n for n, _ in phrases]
         # one pass over the later texts, those holding none of the phrases skipped by one pattern (``papers_naming``;
         # SQLite's instr() of their first words took 1.3-1.6 s for a week's 50 phrases on 93k papers)
-        papers = store.papers_since(first)
+        papers = contributions.papers_since(first)
         hits = papers_naming(papers, asked)
         for n, since in phrases:
             extra = []
@@ -244,15 +244,16 @@ def cards_of(
     if not rows:
         return []
     ids = [r.doc_id for r in rows]
-    mentions = mentions_for(store, ((r.name, r.published) for r in rows))
+    contributions = Contributions(store)
+    mentions = mentions_for(contributions, ((r.name, r.published) for r in rows))
     docs = store.documents(ids)
     titles = {i: d.title for i, d in docs.items()}
     abstracts = {i: d.abstract for i, d in docs.items()}
     tags = store.tags_of(ids)
     intros: dict[str, list[ContributionRow]] = {}  # every stored paper introducing each name (senses split on them)
-    for r in store.introductions_of({r.name_key for r in rows}):
+    for r in contributions.introductions_of({r.name_key for r in rows}):
         intros.setdefault(r.name_key, []).append(r)
-    start = store.first_paper_day()
+    start = contributions.first_paper_day()
     senses: dict[str, list[Sense]] = {}  # per name: the rows of one name share its mentions' senses
     for r in rows:
         if r.name_key not in senses:
@@ -302,9 +303,10 @@ def introducing_rows(store: CardsStore, name: str) -> list[ContributionRow]:
     key = name_key(name.strip())
     if not key:
         return []
-    rows = store.introductions_of([key])
+    contributions = Contributions(store)
+    rows = contributions.introductions_of([key])
     seen = {r.doc_id for r in rows}
-    for intro in store.introductions_also_naming(name.strip()):
+    for intro in contributions.introductions_also_naming(name.strip()):
         also = next((a for a in intro.also if name_key(a) == key), "")
         if also and intro.doc_id not in seen:
             rows.append(as_main(store, intro, also))
@@ -336,7 +338,7 @@ def _unintroduced(
     PPO, DPO), else spreading (introduced outside the store)."""
     used, compared = _adoption(sense.mentions, None, "")
     first = sense.mentions[0]
-    before = _at_start(first.published, store.first_paper_day())
+    before = _at_start(first.published, Contributions(store).first_paper_day())
     preset, preset_title = _preset((name, *aliases), presets)
     return MethodCard(
         name=name,
@@ -392,7 +394,7 @@ def card_for(
     typed = name.strip()
     key = name_key(typed)
     rows = introducing_rows(store, typed) if key else []
-    found = mentions_for(store, [(typed, ""), *((r.name, "") for r in rows)]) if key else {}
+    found = mentions_for(Contributions(store), [(typed, ""), *((r.name, "") for r in rows)]) if key else {}
     senses = senses_of(found.get(key, []), _intros(rows))
     if rows:
         main = senses[0] if senses else None
@@ -402,7 +404,7 @@ def card_for(
             titles = {i: d.title for i, d in docs.items()}
             abstracts = {i: d.abstract for i, d in docs.items()}
             tags = store.tags_of([r.doc_id for r in mine])
-            start = store.first_paper_day()
+            start = Contributions(store).first_paper_day()
             cards = [
                 _card(
                     r,
@@ -429,7 +431,7 @@ def card_for(
         others = _other_senses(senses, senses[0], rows)
         return _unintroduced(store, shown, kind, senses[0], others, presets, row.aliases if row else ())
     if row is not None:
-        return _spreading(row, store.mentions_of(_keys(row)), store, presets)
+        return _spreading(row, Contributions(store).mentions_of(_keys(row)), store, presets)
     raise ContributionsError(
         f"no stored paper introduces or names {name!r}; list a week's cards with `radar methods --week YYYY-Www` "
         "or the names found with `radar methods`"
@@ -442,7 +444,7 @@ def all_cards(
     """Every introduced name (its earliest introducing paper) and every spreading name (a names-table name of
     a kind labs adopt, named by at least ``MIN_SPREADING`` papers, that no stored paper introduces)."""
     earliest: dict[str, MethodCard] = {}
-    for card in cards_of(store, store.introductions(), presets, groups):
+    for card in cards_of(store, Contributions(store).introductions(), presets, groups):
         if card.new:
             earliest.setdefault(name_key(card.name), card)
     cards = list(earliest.values())
@@ -451,5 +453,5 @@ def all_cards(
         for row in names
         if row.kind in SPREADING_KINDS and row.count >= MIN_SPREADING and not set(_keys(row)) & earliest.keys()
     ]
-    found = store.mentions_of(k for row in spreading for k in _keys(row))
+    found = Contributions(store).mentions_of(k for row in spreading for k in _keys(row))
     return cards + [_spreading(row, found, store, presets) for row in spreading]

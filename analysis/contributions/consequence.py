@@ -28,33 +28,21 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date
-from functools import cache
+from functools import cache, cached_property
 from importlib import resources
+from typing import ClassVar
 
 import msgspec
 
 from radar.analysis.contributions.labels import LAB_AREAS
-from radar.analysis.contributions.linear import Linear, ModelFile
+from radar.analysis.contributions.linear import Linear, ModelFile, encode
 
 CONSEQUENCE_FILE = "consequence.json"
 REBUILD = "`python -m radar.analysis.contributions.retrain --consequence --db DIR/radar.db` (a full-corpus workspace)"
 CODE_VERSION = "2"  # bump when signals change what a model means (2: unnamed penalty; early uptake in the lab's areas)
 EARLY_DAYS = 28  # a card's early uptake: the papers naming it in its first four weeks
-
-
-class ConsequenceFile(ModelFile, frozen=True):
-    """``consequence.json``: the fields of ``ConsequenceModel`` it stores (``linear.ModelFile``)."""
-
-    fitted_before: str
-    must_weight: float
-    adopt_weight: float
-    early_weight: float
-    unnamed_penalty: float
-    lead: Linear
-    must: Linear
-    adopt: Linear
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,8 +93,12 @@ def _sigmoid(z: float) -> float:
     return 1.0 / (1.0 + math.exp(-z)) if z > -500 else 0.0
 
 
-@dataclass(frozen=True, slots=True)
-class ConsequenceModel:
+class ConsequenceModel(ModelFile, frozen=True):
+    """The consequence model; ``consequence.json`` holds its fields (``linear.ModelFile``)."""
+
+    WHAT: ClassVar[str] = "consequence model"
+    REBUILD: ClassVar[str] = REBUILD
+
     lead: Linear
     must: Linear
     adopt: Linear
@@ -115,15 +107,19 @@ class ConsequenceModel:
     early_weight: float
     fitted_before: str  # YYYY-MM-DD: every example it was fitted on was introduced before this day
     unnamed_penalty: float = 0.0  # subtracted from the day-0 logit of a card with no name
-    version: str = ""  # set from the JSON's hash
-    # each feature's weight in the day-0 logit, the three models' summed (``evidence``), for the features they weigh
-    day0_weights: dict[str, float] = field(init=False, repr=False, compare=False)
+    code_version: str = CODE_VERSION
 
-    def __post_init__(self) -> None:
-        if not self.version:  # a model read from its file got the file's hash (``from_json``): the same value
-            object.__setattr__(self, "version", _version(self.to_json()))
+    @cached_property
+    def version(self) -> str:
+        """A hash of the model's file."""
+        return _version(encode(self))
+
+    @cached_property
+    def day0_weights(self) -> dict[str, float]:
+        """Each feature's weight in the day-0 logit, the three models' summed (``evidence``), for the features they
+        weigh."""
         weighed = self.lead.weights.keys() | self.must.weights.keys() | self.adopt.weights.keys()
-        object.__setattr__(self, "day0_weights", {f: self._weight(f) for f in weighed})
+        return {f: self._weight(f) for f in weighed}
 
     def _weight(self, f: str) -> float:
         return (
@@ -185,20 +181,12 @@ class ConsequenceModel:
         averaged), in (0, 1); the order is the sum's."""
         return _sigmoid(z / (1.0 + self.must_weight + self.adopt_weight))
 
-    # -- storage ----------------------------------------------------------------------------------------
-    def to_json(self) -> bytes:
-        return ConsequenceFile.of(self, CODE_VERSION).to_json()
-
-    @classmethod
-    def from_json(cls, data: bytes) -> ConsequenceModel:
-        return ConsequenceFile.decode(data, CODE_VERSION, REBUILD, "consequence model").build(cls)
-
 
 @cache
 def shipped_consequence() -> ConsequenceModel:
     """The shipped consequence model (``consequence.json`` beside this module), read once."""
     data = resources.files("radar.analysis.contributions").joinpath(CONSEQUENCE_FILE).read_bytes()
-    return ConsequenceModel.from_json(data)
+    return ConsequenceModel.decode(data)
 
 
 def early_uses(used_on: Iterable[str], introduced_on: str) -> int:

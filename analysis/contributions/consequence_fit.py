@@ -18,8 +18,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import TypedDict
 
+import msgspec
 import orjson
 
 from radar.analysis.contributions.areas import card_area
@@ -30,6 +30,7 @@ from radar.analysis.contributions.extract import title_handle
 from radar.analysis.contributions.labels import LAB_AREAS
 from radar.analysis.contributions.linear import Linear, fit
 from radar.analysis.contributions.signals import signals
+from radar.analysis.contributions.table import Contributions
 from radar.analysis.contributions.week import _handle_card, named_cards, paper_of
 from radar.store.tables import MethodsStore
 
@@ -62,26 +63,25 @@ class Lead:
 
 
 def _lead(r: LabelRow, source: str) -> Lead:
-    flagged = bool(r["lead_should_see"])
-    p = r.get("priority")
-    priority = None if p is None else int(p)
+    flagged, priority = r.lead_should_see, r.priority
     if priority is None:
-        return Lead(str(r["id"]), str(r["week"]), flagged, None if flagged else False, None, source)
-    named = bool(r.get("introduces")) and r.get("kind") in ("method", "system", "model", "hardware")
-    lead = flagged or (named and r.get("area") in LAB_AREAS and priority >= 1)
-    return Lead(str(r["id"]), str(r["week"]), lead, priority >= 2, priority, source)
+        return Lead(r.id, r.week, flagged, None if flagged else False, None, source)
+    named = bool(r.introduces) and r.kind in ("method", "system", "model", "hardware")
+    lead = flagged or (named and r.area in LAB_AREAS and priority >= 1)
+    return Lead(r.id, r.week, lead, priority >= 2, priority, source)
 
 
-class LabelRow(TypedDict, total=False):
-    """A line of a label file (INTRODUCTIONS.md), the fields read here."""
+class LabelRow(msgspec.Struct, frozen=True):
+    """A line of a label file (INTRODUCTIONS.md), the fields read here (decoded with their types checked; the
+    line's other fields are not read)."""
 
     id: str
     week: str
     lead_should_see: bool
-    priority: int | None
-    introduces: bool
-    kind: str
-    area: str
+    priority: int | None = None
+    introduces: bool | None = None
+    kind: str | None = None
+    area: str | None = None
 
 
 LEAD_FILES = {
@@ -129,8 +129,8 @@ def load_leads(sources: tuple[str, ...] = ("dev", "dev2", "extra")) -> list[Lead
             if not line.strip():
                 continue
             try:
-                lead = _lead(orjson.loads(line), source)
-            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+                lead = _lead(msgspec.json.decode(line, type=LabelRow), source)
+            except ValueError:  # msgspec's errors: not JSON, or a field missing or of another type
                 raise ContributionsError(f"{name} line {n} is not a labeled introduction; fix that line") from None
             out.append(lead)
     shared = {x.week for x in out if x.source != "extra"}
@@ -176,7 +176,7 @@ def examples(
     # a card only for the few papers the lead model rates highest: ``week.MAX_UNNAMED``)
     wanted = (set(lead_of) | adopted_ids) - with_card
     if wanted:
-        unnamed = [r for r in store.contributions(wanted).values() if since <= r.published <= until]
+        unnamed = [r for r in Contributions(store).contributions(wanted).values() if since <= r.published <= until]
         docs = store.documents([r.doc_id for r in unnamed])
         utags = store.tags_of([r.doc_id for r in unnamed])
         for r in unnamed:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TypedDict
 
 from radar.analysis.contributions.errors import ContributionsError
 from radar.analysis.contributions.find import changes_line, contribution_of
@@ -93,7 +92,8 @@ def lead_target(lab: Label) -> bool:
     return lab.introduces and lab.lead_should_see and lab.kind in LEAD_KINDS
 
 
-class Scores(TypedDict):
+@dataclass(frozen=True, slots=True)
+class Scores:
     """Per-field and list-level figures of one set of predictions (``scores``); None: nothing to divide by."""
 
     papers: int
@@ -116,15 +116,17 @@ class Scores(TypedDict):
     card_kind_agreement: float | None
 
 
-class Compared(TypedDict):
+@dataclass(frozen=True, slots=True)
+class Compared:
     """The model's figures beside the rule baseline's."""
 
     model: Scores
     rules: Scores
 
 
+@dataclass(frozen=True, slots=True)
 class Report(Compared):
-    """``report``: overall and per held-out week."""
+    """``report``: overall and per held-out week (as JSON: ``msgspec.to_builtins``)."""
 
     weeks: dict[str, Compared]
 
@@ -159,28 +161,26 @@ def scores(labels: Sequence[Label], preds: Sequence[Predicted]) -> Scores:
     a_tp = sum(len(set(p.also) & set(lab.also)) for lab, p in named)
     a_pred = sum(len(set(p.also)) for _, p in named)
     a_gold = sum(len(set(lab.also)) for lab, _ in named)
-    return {
-        "papers": len(pairs),
-        "introduces_precision": _ratio(tp, pred_pos),
-        "introduces_recall": _ratio(tp, pos),
-        "name_exact": _ratio(len(named), pos),
-        "name_exact_when_both_introduce": _ratio(len(named), len(both)),
-        "kind_agreement": _ratio(sum(lab.kind == p.kind for lab, p in both), len(both)),
-        "area_agreement": _ratio(sum(lab.area == p.area for lab, p in pairs), len(pairs)),
-        "builds_on_precision": _ratio(b_tp, b_pred),
-        "builds_on_recall": _ratio(b_tp, b_gold),
-        "also_precision": _ratio(a_tp, a_pred),
-        "also_recall": _ratio(a_tp, a_gold),
-        "changes_token_f1": round(sum(changes_f1) / len(changes_f1), 3) if changes_f1 else None,
-        "lead_targets": len(lead),
-        "lead_recall": _ratio(sum(p.introduces and p.name == lab.name for lab, p in lead), len(lead)),
-        "lead_recall_any_name": _ratio(sum(p.introduces for _, p in lead), len(lead)),
-        "cards": pred_pos,
-        "card_precision": _ratio(
-            sum(lab.introduces and p.name == lab.name for lab, p in pairs if p.introduces), pred_pos
-        ),
-        "card_kind_agreement": _ratio(sum(lab.kind == p.kind for lab, p in listed_intro), len(listed_intro)),
-    }
+    return Scores(
+        papers=len(pairs),
+        introduces_precision=_ratio(tp, pred_pos),
+        introduces_recall=_ratio(tp, pos),
+        name_exact=_ratio(len(named), pos),
+        name_exact_when_both_introduce=_ratio(len(named), len(both)),
+        kind_agreement=_ratio(sum(lab.kind == p.kind for lab, p in both), len(both)),
+        area_agreement=_ratio(sum(lab.area == p.area for lab, p in pairs), len(pairs)),
+        builds_on_precision=_ratio(b_tp, b_pred),
+        builds_on_recall=_ratio(b_tp, b_gold),
+        also_precision=_ratio(a_tp, a_pred),
+        also_recall=_ratio(a_tp, a_gold),
+        changes_token_f1=round(sum(changes_f1) / len(changes_f1), 3) if changes_f1 else None,
+        lead_targets=len(lead),
+        lead_recall=_ratio(sum(p.introduces and p.name == lab.name for lab, p in lead), len(lead)),
+        lead_recall_any_name=_ratio(sum(p.introduces for _, p in lead), len(lead)),
+        cards=pred_pos,
+        card_precision=_ratio(sum(lab.introduces and p.name == lab.name for lab, p in pairs if p.introduces), pred_pos),
+        card_kind_agreement=_ratio(sum(lab.kind == p.kind for lab, p in listed_intro), len(listed_intro)),
+    )
 
 
 def report(papers: Sequence[LabeledPaper], training: Training | None = None) -> Report:
@@ -191,11 +191,11 @@ def report(papers: Sequence[LabeledPaper], training: Training | None = None) -> 
         disjoint(papers, training)  # no held-out paper or week is among the training-only labels
     model_preds = grouped_cv(papers, train if training is None else lambda rest: fit_shipped(rest, training))
     rule_preds = rule_predictions(papers)
-    out: Report = {"model": scores(labels, model_preds), "rules": scores(labels, rule_preds), "weeks": {}}
+    weeks = {}
     for week in sorted({lab.week for lab in labels}):
         idx = [i for i, lab in enumerate(labels) if lab.week == week]
-        out["weeks"][week] = {
-            "model": scores([labels[i] for i in idx], [model_preds[i] for i in idx]),
-            "rules": scores([labels[i] for i in idx], [rule_preds[i] for i in idx]),
-        }
-    return out
+        weeks[week] = Compared(
+            scores([labels[i] for i in idx], [model_preds[i] for i in idx]),
+            scores([labels[i] for i in idx], [rule_preds[i] for i in idx]),
+        )
+    return Report(scores(labels, model_preds), scores(labels, rule_preds), weeks)

@@ -1,6 +1,6 @@
 """Framework adoption: which stored commits and releases of the frameworks a lab runs name which method cards.
 
-An entry (store/frameworks.py) names a card when its subject or text holds
+An entry (crawler/frameworks.py) names a card when its subject or text holds
 
 - the arXiv id of the paper introducing the card's name (``via`` "arxiv-id": unambiguous), or
 - the card's name or one of its ``also`` names as a whole token sequence ("Dr_GRPO" and "Dr. GRPO" alike, never
@@ -44,14 +44,16 @@ from functools import cache
 
 from english_words import get_english_words_set
 
+from radar.analysis.contributions.adoptions import Adopted, Adoptions, FrameworkMatch
 from radar.analysis.contributions.cards import MIN_SPREADING, MethodCard, mentions_for
 from radar.analysis.contributions.labels import LEAD_KINDS
 from radar.analysis.contributions.model import shipped_model
 from radar.analysis.contributions.senses import same_sense, sense_key, senses_of
+from radar.analysis.contributions.table import ContributionRow, Contributions
 from radar.analysis.contributions.update import name_key
-from radar.store.contributions import ContributionRow
-from radar.store.frameworks import Adopted, FrameworkEntry, FrameworkMatch
-from radar.store.tables import Adoptions, FrameworksStore
+from radar.analysis.names.table import Names
+from radar.crawler.frameworks import FrameworkEntries, FrameworkEntry
+from radar.store.tables import FrameworksStore
 
 MATCHER_VERSION = "frameworks-4"
 KINDS = LEAD_KINDS  # what a framework adopts: methods and systems (not the models, benchmarks or orgs it names)
@@ -127,21 +129,22 @@ class Matcher:
         # forms of names that are not methods or systems (NVIDIA, DeepSeek-R1, multi-GPU): never matched, and a
         # method inside one ("DeepSeek" inside "DeepSeek-R1") is not matched there either
         self.blocked: set[str] = set()
-        for named in store.names():  # as last computed (`radar methods`, trends), with their kinds
+        named_rows = Names(store).names()  # as last computed (`radar methods`, trends)
+        for named in named_rows:  # with their kinds
             if named.kind not in (*KINDS, "unknown"):
                 self.blocked.update(_form(n) for n in (named.name, *named.aliases))
         self.forms: dict[str, list[_Name]] = defaultdict(list)
         self.intros: dict[str, list[ContributionRow]] = defaultdict(list)  # by key (main or also name)
         self.by_paper: dict[str, _Name] = {}
         self._senses: dict[str, list[SenseInfo]] = {}
-        for row in store.introductions():  # its main name when a method or system, and the names beside it
+        for row in Contributions(store).introductions():  # its main name when a method or system, and the others
             for i, name in enumerate((row.name, *row.also)):
                 entry = self._add(name) if i or row.kind in KINDS else None
                 if entry is not None:
                     self.intros[entry.key].append(row)
                     if i == 0:
                         self.by_paper[row.doc_id] = entry
-        for named in store.names():  # as last computed (`radar methods`, trends): their spellings
+        for named in named_rows:  # their spellings
             if named.kind in KINDS and named.count >= MIN_SPREADING:
                 for name in (named.name, *named.aliases):
                     self._add(name)
@@ -165,7 +168,7 @@ class Matcher:
         if named.key in self._senses:
             return self._senses[named.key]
         rows = sorted(self.intros.get(named.key, []), key=lambda r: (r.published, r.doc_id))
-        mentions = mentions_for(self.store, [(named.name, "")]).get(named.key, [])
+        mentions = mentions_for(Contributions(self.store), [(named.name, "")]).get(named.key, [])
         out: list[SenseInfo] = []
         placed: set[str] = set()
         for s in senses_of(mentions):
@@ -248,10 +251,17 @@ def _form_cased(text: str) -> str:
 
 
 def matches_state(store: FrameworksStore, names: Sequence[str] = ()) -> str:
-    models = ",".join(f"{k}={v}" for k, v in sorted(store.contribution_models().items()))
+    models = ",".join(f"{k}={v}" for k, v in sorted(Contributions(store).contribution_models().items()))
     extra = ",".join(sorted(names))
     return "|".join(
-        (MATCHER_VERSION, store.framework_entries_state(), store.fingerprint(), models, store.names_state(), extra)
+        (
+            MATCHER_VERSION,
+            FrameworkEntries(store).framework_entries_state(),
+            store.fingerprint(),
+            models,
+            Names(store).names_state(),
+            extra,
+        )
     )
 
 
@@ -260,15 +270,16 @@ def refresh_matches(store: FrameworksStore, names: Sequence[str] = ()) -> int | 
     names to look for) changed since the last matching (None when nothing did); the number of matches stored
     otherwise."""
     state = matches_state(store, names)
-    if store.framework_matches_state() == state:
+    adoptions = Adoptions(store)
+    if adoptions.framework_matches_state() == state:
         return None
-    entries = list(store.framework_entries())
+    entries = list(FrameworkEntries(store).framework_entries())
     matches: list[FrameworkMatch] = []
     if entries:
         matcher = Matcher(store, names)
         for entry in entries:
             matches += matcher.match(entry)
-    return store.replace_framework_matches(matches, state)
+    return adoptions.replace_framework_matches(matches, state)
 
 
 def belongs(adopted: Adopted, card: MethodCard) -> bool:
@@ -280,10 +291,10 @@ def belongs(adopted: Adopted, card: MethodCard) -> bool:
     return not adopted.sense and not adopted.intro_id
 
 
-def with_adoptions(store: Adoptions, cards: Sequence[MethodCard]) -> list[MethodCard]:
+def with_adoptions(adoptions: Adoptions, cards: Sequence[MethodCard]) -> list[MethodCard]:
     """``cards`` with ``adopted`` filled: the framework entries naming each card's sense, oldest first, one per
     framework and link."""
-    found = store.adoptions_of(name_key(c.name) for c in cards)
+    found = adoptions.adoptions_of(name_key(c.name) for c in cards)
     out = []
     for card in cards:
         seen: set[tuple[str, str]] = set()

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import ClassVar, TypeVar
 
 import msgspec
 
@@ -67,14 +67,16 @@ class Linear:
         )
 
 
-class ModelFile(msgspec.Struct, frozen=True):
-    """The shape ``model.json`` and ``consequence.json`` share, one codec for both (msgspec): a code version, the
-    models' settings and their ``Linear`` models as fields. A file type subclasses it with its fields, named as the
-    fields of the model it stores; built from a model (``of``) or decoded from a file (``decode``, which validates
-    every type), it keeps floats to 6 places and each ``Linear`` ``rounded``: what the file holds, so its bytes (and
-    the version hashed from them) depend on nothing else. Keys are written sorted."""
+class ModelFile(msgspec.Struct, frozen=True, dict=True):
+    """A model that is its own file record (msgspec): ``model.json``'s ``ContributionModel`` and
+    ``consequence.json``'s ``ConsequenceModel`` subclass it with their settings and ``Linear`` models as fields and
+    ``code_version`` (defaulted to their code's). Fitted or decoded (``decode``, which validates every type), a model
+    keeps floats to 6 places and each ``Linear`` ``rounded``: what its file holds, so its bytes (``encode``, keys
+    sorted) and the version hashed from them depend on nothing else. ``dict=True``: what a model derives from its
+    fields (its version, summed weights) is a ``cached_property`` beside them, never stored."""
 
-    code_version: str
+    WHAT: ClassVar[str] = "model"  # how errors name the file
+    REBUILD: ClassVar[str] = ""  # the command that rebuilds it
 
     def __post_init__(self) -> None:
         for name in self.__struct_fields__:
@@ -85,34 +87,28 @@ class ModelFile(msgspec.Struct, frozen=True):
                 msgspec.structs.force_setattr(self, name, value.rounded())
 
     @classmethod
-    def of(cls: type[F], model: object, code_version: str) -> F:
-        """The file of ``model``: its attributes named as this file's fields."""
-        fields = {f: getattr(model, f) for f in cls.__struct_fields__ if f != "code_version"}
-        return cls(code_version=code_version, **fields)
-
-    def build(self, model: Callable[..., M]) -> M:
-        """The stored model: ``model`` (its type) called with the stored fields."""
-        return model(**{f: getattr(self, f) for f in self.__struct_fields__ if f != "code_version"})
-
-    def to_json(self) -> bytes:
-        return msgspec.json.encode(self, order="sorted")
-
-    @classmethod
-    def decode(cls: type[F], data: bytes, code_version: str, rebuild: str, what: str) -> F:
-        """The file in ``data``, its types checked; ``ContributionsError`` naming ``rebuild`` when it is damaged or
+    def decode(cls: type[F], data: bytes) -> F:
+        """The model in ``data``, its types checked; ``ContributionsError`` naming ``REBUILD`` when it is damaged or
         was written for another code version."""
+        code_version = next(f.default for f in msgspec.structs.fields(cls) if f.name == "code_version")
         try:
             found = msgspec.json.decode(data, type=_Version).code_version
         except msgspec.MsgspecError:
             found = None
         if found is not None and found != code_version:
             raise ContributionsError(
-                f"the {what} was built for code version {found!r}, not {code_version!r}; rebuild it with {rebuild}"
+                f"the {cls.WHAT} was built for code version {found!r}, not {code_version!r}; rebuild it with "
+                f"{cls.REBUILD}"
             )
         try:
             return msgspec.json.decode(data, type=cls)
         except msgspec.MsgspecError:
-            raise ContributionsError(f"the {what} file is damaged; rebuild it with {rebuild}") from None
+            raise ContributionsError(f"the {cls.WHAT} file is damaged; rebuild it with {cls.REBUILD}") from None
+
+
+def encode(model: ModelFile) -> bytes:
+    """A model's file: its fields as JSON, keys sorted."""
+    return msgspec.json.encode(model, order="sorted")
 
 
 class _Version(msgspec.Struct):
@@ -120,7 +116,6 @@ class _Version(msgspec.Struct):
 
 
 F = TypeVar("F", bound=ModelFile)
-M = TypeVar("M")
 
 
 def fit(

@@ -20,8 +20,9 @@ import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from importlib import resources
+from typing import ClassVar
 
 from radar.analysis.contributions.extract import Candidate, Extracted, extract
 from radar.analysis.contributions.features import (
@@ -43,7 +44,7 @@ from radar.analysis.contributions.labels import (
     load_kind_examples,
     load_lexicon,
 )
-from radar.analysis.contributions.linear import Linear, ModelFile, fit
+from radar.analysis.contributions.linear import Linear, ModelFile, encode, fit
 
 MODEL_FILE = "model.json"
 REBUILD = "`python -m radar.analysis.contributions.retrain`"
@@ -85,24 +86,12 @@ class Decision:
     candidate: Candidate | None  # the chosen candidate (its evidence), None when there is none
 
 
-class ContributionModelFile(ModelFile, frozen=True):
-    """``model.json``: the fields of ``ContributionModel`` it stores (``linear.ModelFile``)."""
+class ContributionModel(ModelFile, frozen=True):
+    """The contributions model; ``model.json`` holds its fields (``linear.ModelFile``)."""
 
-    threshold: float
-    lab_threshold: float
-    also_threshold: float
-    builds_threshold: float
-    name: Linear
-    introduces: Linear
-    kind: Linear
-    area: Linear
-    builds: Linear
-    also: Linear
-    lexicon: dict[str, str]
+    WHAT: ClassVar[str] = "contributions model"
+    REBUILD: ClassVar[str] = REBUILD
 
-
-@dataclass(frozen=True, slots=True)
-class ContributionModel:
     name: Linear
     introduces: Linear
     kind: Linear
@@ -113,11 +102,13 @@ class ContributionModel:
     lab_threshold: float  # the threshold for papers of the lab's areas (recall matters most there)
     also_threshold: float
     builds_threshold: float
-    lexicon: Mapping[str, str]  # lower-cased labeled name -> kind (the names stage's labels)
-    version: str = ""  # set from the JSON's hash
+    lexicon: dict[str, str]  # lower-cased labeled name -> kind (the names stage's labels)
+    code_version: str = CODE_VERSION
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "version", "c" + hashlib.sha256(self.to_json()).hexdigest()[:12])
+    @cached_property
+    def version(self) -> str:
+        """A hash of the model's file."""
+        return "c" + hashlib.sha256(encode(self)).hexdigest()[:12]
 
     # -- deciding ---------------------------------------------------------------------------------------
     def rank(self, ex: Extracted) -> list[tuple[float, Candidate]]:
@@ -167,20 +158,12 @@ class ContributionModel:
             kind = "model"  # GPT-OSS-20B, QwQ-32B, Moxin 7B: a name with its parameter count is a checkpoint
         return kind, kind_score
 
-    # -- storage ----------------------------------------------------------------------------------------
-    def to_json(self) -> bytes:
-        return ContributionModelFile.of(self, CODE_VERSION).to_json()
-
-    @classmethod
-    def from_json(cls, data: bytes) -> ContributionModel:
-        return ContributionModelFile.decode(data, CODE_VERSION, REBUILD, "contributions model").build(cls)
-
 
 @cache
 def shipped_model() -> ContributionModel:
     """The model fitted on the shipped labels (``model.json`` beside this module), read once."""
     data = resources.files("radar.analysis.contributions").joinpath(MODEL_FILE).read_bytes()
-    return ContributionModel.from_json(data)
+    return ContributionModel.decode(data)
 
 
 # -- training ---------------------------------------------------------------------------------------------

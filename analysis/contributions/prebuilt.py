@@ -23,7 +23,7 @@ from pathlib import Path
 import msgspec
 import orjson
 
-from radar.store.contributions import ContributionRow, Mention
+from radar.analysis.contributions.table import ContributionRow, Mention
 from radar.store.text import fold_lookalikes
 
 FORMAT = "radar-contributions/1"

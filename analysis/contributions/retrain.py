@@ -18,6 +18,7 @@ from pathlib import Path
 from radar.analysis.contributions.consequence import CONSEQUENCE_FILE
 from radar.analysis.contributions.consequence_fit import examples, fit_model, load_adopted, load_leads
 from radar.analysis.contributions.labels import load_labeled, load_training
+from radar.analysis.contributions.linear import encode
 from radar.analysis.contributions.model import MODEL_FILE, fit_shipped
 from radar.analysis.tags.taxonomy import load_taxonomy
 from radar.store import Store
@@ -29,7 +30,7 @@ def _consequence(db: Path, before: str) -> int:
         exs = examples(store, "", "9999", groups=groups, leads=load_leads(), adopted=load_adopted())
     model = fit_model(exs, before)
     path = Path(__file__).with_name(CONSEQUENCE_FILE)
-    path.write_bytes(model.to_json())
+    path.write_bytes(encode(model))
     labeled = sum(e.lead is not None for e in exs if e.day < before)
     print(f"wrote {path} ({model.version}): {labeled} labeled and {len(exs):,} cards before {before}")
     return 0
@@ -47,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
         return _consequence(args.db, args.before)
     model = fit_shipped(load_labeled(), load_training())
     path = Path(__file__).with_name(MODEL_FILE)
-    path.write_bytes(model.to_json())
+    path.write_bytes(encode(model))
     print(f"wrote {path} ({model.version})")
     return 0
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from radar.analysis.contributions.labels import LAB_AREAS
-from radar.store.contributions import MentionRow
+from radar.analysis.contributions.table import MentionRow
 
 _WORD = re.compile(r"[a-z0-9]+")
 

@@ -1,5 +1,5 @@
 """Incremental contributions: decide every stored paper that has no contribution by the current model for its
-current text, and store it with the names it mentions (``store.contributions``).
+current text, and store it with the names it mentions (``table.Contributions``).
 
 A new week of papers costs its own papers only; a new model version recomputes every paper once.
 """
@@ -17,11 +17,12 @@ from typing import Any
 
 from radar.analysis.contributions.extract import spelled_by
 from radar.analysis.contributions.find import Contribution, decide
+from radar.analysis.contributions.linear import encode
 from radar.analysis.contributions.model import ContributionModel, shipped_model
 from radar.analysis.contributions.prebuilt import PrebuiltContributions
+from radar.analysis.contributions.table import ContributionRow, Contributions, Mention
 from radar.analysis.names.aliases import surface_key
 from radar.analysis.names.extract import family_of
-from radar.store.contributions import ContributionRow, Mention
 from radar.store.models import Document
 from radar.store.tables import ContributionsStore
 
@@ -90,7 +91,7 @@ def update_contributions(
     the same model decided for the same texts (``prebuilt.py``), stored as they are instead of deciding."""
     m = model or shipped_model()
     started = time.perf_counter()
-    ids = store.papers_without_contribution(m.version)
+    ids = Contributions(store).papers_without_contribution(m.version)
     reused = reused_introducing = 0
     if prebuilt is not None and prebuilt.model == m.version and ids:
         ids, reused, reused_introducing = _store_prebuilt(store, ids, prebuilt, batch)
@@ -101,7 +102,7 @@ def update_contributions(
 
     def stored(rows: list[ContributionRow], found: list[Mention]) -> None:
         nonlocal done, introducing
-        store.write_contributions(rows, found)
+        Contributions(store).write_contributions(rows, found)
         done += len(rows)
         introducing += sum(r.introduces for r in rows)
         if progress is not None:
@@ -112,7 +113,7 @@ def update_contributions(
             by_id = store.documents(chunk)
             stored(*_decided([by_id[i] for i in chunk if i in by_id], m))
     else:
-        model_json = m.to_json()
+        model_json = encode(m)
         with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
             pending = []
             for chunk in chunks:
@@ -147,7 +148,7 @@ def _store_prebuilt(
             rows.append(hit[0])
             found.extend(hit[1])
         if rows:
-            store.write_contributions(rows, found)
+            Contributions(store).write_contributions(rows, found)
             reused += len(rows)
             introducing += sum(r.introduces for r in rows)
     return left, reused, introducing
@@ -170,7 +171,7 @@ class _Text:
 
 @cache
 def _worker_model(model_json: bytes) -> ContributionModel:
-    return ContributionModel.from_json(model_json)
+    return ContributionModel.decode(model_json)
 
 
 def _decide_in_worker(texts: list[_Text], model_json: bytes) -> tuple[list[ContributionRow], list[Mention]]:
@@ -190,5 +191,5 @@ def decide_documents(store: ContributionsStore, docs: Sequence[Document], model:
     """Decide ``docs`` with ``model`` and store the rows and mentions (one transaction); returns how many
     introduce a name."""
     rows, found = _decided(docs, model)
-    store.write_contributions(rows, found)
+    Contributions(store).write_contributions(rows, found)
     return sum(r.introduces for r in rows)

@@ -33,8 +33,8 @@ from radar.analysis.contributions.consequence import ConsequenceModel, shipped_c
 from radar.analysis.contributions.extract import title_handle
 from radar.analysis.contributions.labels import LAB_AREAS, LEAD_KINDS
 from radar.analysis.contributions.signals import Paper, signals
+from radar.analysis.contributions.table import ContributionRow, Contributions
 from radar.analysis.contributions.update import name_key
-from radar.store.contributions import ContributionRow
 from radar.store.models import Document
 from radar.store.tables import CardsStore
 
@@ -102,7 +102,8 @@ def _unnamed_cards(
 ) -> list[MethodCard]:
     """Cards for the lab-area papers of the period that name nothing but that the lead model rates at least
     ``UNNAMED_LEAD``: the ``MAX_UNNAMED`` best."""
-    rows = [r for r in store.contributions_between(since, until, introducing=False) if r.doc_id not in taken]
+    between = Contributions(store).contributions_between(since, until, introducing=False)
+    rows = [r for r in between if r.doc_id not in taken]
     if not rows:
         return []
     docs = store.documents([r.doc_id for r in rows])
@@ -157,7 +158,7 @@ def named_cards(
 ) -> list[MethodCard]:
     """The new named cards of the papers entered in [since, until], unranked: one per introducing paper and one
     per method introduced beside a model or system (what the listing and the consequence model's fitting read)."""
-    rows = store.introductions(since, until)
+    rows = Contributions(store).introductions(since, until)
     return [c for c in cards_of(store, rows + _beside(store, rows), presets, groups) if c.new]
 
 

@@ -12,7 +12,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 from importlib import resources
-from typing import TypedDict
 
 import numpy as np
 import orjson
@@ -23,7 +22,6 @@ from radar.analysis.names.errors import NamesError
 from radar.analysis.names.evidence import Corpus, Evidence, TextDocument, collect
 from radar.analysis.names.features import HARDWARE, features, neighbour_features, neighbours, rule_kind
 from radar.analysis.names.kinds import KINDS, Decider
-from radar.analysis.trends.result import PeriodCount
 
 # the classifier is fitted when the corpus holds at least this many labeled names of at least 3 kinds
 MIN_LABELED = 40
@@ -37,24 +35,6 @@ LABEL_FILES = SHARED_LABEL_FILES + EXTRA_LABEL_FILES
 # a paper introduces a name only when at most this many earlier documents mention it (else the name was in
 # use before: "we propose PPO" in 2025 does not introduce PPO)
 PRIOR_MENTIONS = 2
-
-
-class NameJson(TypedDict):
-    """``Name.to_json()``."""
-
-    name: str
-    kind: str
-    kind_score: float
-    aliases: list[str]
-    introduced_by: str | None
-    first_seen: str
-    first_id: str
-    count: int
-    recent_count: int
-    baseline_mentions: int
-    recent_baseline_mentions: int
-    code: list[str]
-    series: list[PeriodCount]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,23 +54,6 @@ class Name:
     recent_baseline_mentions: int
     code: tuple[str, ...]  # GitHub/GitLab/Hugging Face links in the introducing paper's abstract
     series: tuple[tuple[str, int], ...]  # (YYYY-MM, documents) per month since its first mention
-
-    def to_json(self) -> NameJson:
-        return {
-            "name": self.name,
-            "kind": self.kind,
-            "kind_score": round(self.kind_score, 3),
-            "aliases": list(self.aliases),
-            "introduced_by": self.introduced_by,
-            "first_seen": self.first_seen,
-            "first_id": self.first_id,
-            "count": self.count,
-            "recent_count": self.recent_count,
-            "baseline_mentions": self.baseline_mentions,
-            "recent_baseline_mentions": self.recent_baseline_mentions,
-            "code": list(self.code),
-            "series": [{"period": p, "count": c} for p, c in self.series],
-        }
 
 
 def load_labels(text: str | None = None, files: Sequence[str] = LABEL_FILES) -> list[tuple[str, str]]:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from radar.analysis.names.aliases import surface_key
 from radar.analysis.names.context import Embed
 from radar.analysis.names.find import Name, find_names
-from radar.store.names import NameRow
+from radar.analysis.names.table import NameRow, Names
 from radar.store.tables import NamesStore
 
 # bump when find_names changes what it computes (kinds, margin, lexicon), so stored names are recomputed
@@ -49,10 +49,11 @@ def stored_names(store: NamesStore, as_of: str = "", embed: Embed | None = None)
     unsure; kinds computed with and without it are stored under different states (a call of the other kind
     recomputes)."""
     state = names_state(store, as_of, embed)
-    if store.names_state() != state:
+    table = Names(store)
+    if table.names_state() != state:
         found = find_names(store.iter_documents(), as_of or None, embed=embed)
-        store.replace_names((_row(n) for n in found), state)
-    return store.names()
+        table.replace_names((_row(n) for n in found), state)
+    return table.names()
 
 
 def name_adoption(store: NamesStore) -> Callable[[str], tuple[int, int, str] | None]:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, cast
 
-from radar.store.config import check_keys, check_types
+from radar.store.config import TomlTable, check_keys, check_types
 from radar.store.errors import ConfigError
 
 
@@ -42,11 +42,11 @@ class TaggingConfig:
         return dict(self.min_precision).get(tag, 0.0), dict(self.min_recall).get(tag, 0.0)
 
     @classmethod
-    def from_section(cls, table: dict[str, Any]) -> TaggingConfig:
+    def from_section(cls, table: TomlTable) -> TaggingConfig:
         check_keys(table, {f.name for f in fields(cls)}, "[tagging]")
         tables = ("labels", "min_precision", "min_recall")
         check_types(cls, {k: v for k, v in table.items() if k not in tables}, "[tagging]")
-        table = dict(table)
+        tuples: dict[str, tuple[str, ...] | tuple[tuple[str, float], ...]] = {}  # the tables, as the fields hold them
         for key in ("min_precision", "min_recall"):
             if key in table:
                 value = table[key]
@@ -56,9 +56,10 @@ class TaggingConfig:
                     raise ConfigError(
                         f'[tagging] {key} is a table of tag = number, e.g. {key} = {{"reward-modeling" = 0.8}}'
                     )
-                table[key] = tuple(sorted((str(k), float(v)) for k, v in value.items()))
+                tuples[key] = tuple(sorted((str(k), float(v)) for k, v in value.items() if isinstance(v, int | float)))
         if "labels" in table:
-            if not isinstance(table["labels"], list) or not all(isinstance(p, str) for p in table["labels"]):
+            labels = table["labels"]
+            if not isinstance(labels, list) or not all(isinstance(p, str) for p in labels):
                 raise ConfigError('[tagging] labels is a list of file paths, e.g. labels = ["my-labels.jsonl"]')
-            table["labels"] = tuple(table["labels"])
-        return cls(**table)
+            tuples["labels"] = tuple(str(p) for p in labels)
+        return cls(**cast(Any, {**table, **tuples}))  # every value checked above

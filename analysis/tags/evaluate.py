@@ -9,8 +9,8 @@ the model `radar tag` uses.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TypedDict
 
 import numpy as np
 
@@ -34,23 +34,26 @@ from radar.store.tables import TaggingStore
 FOLDS = 5
 
 
-class TagScore(TypedDict):
-    precision: float
+@dataclass(frozen=True, slots=True)
+class TagScore:
+    precision: float  # to 3 places, as recall and f1
     recall: float
     f1: float
     support: int
     predicted: int
 
 
-class Scores(TypedDict):
+@dataclass(frozen=True, slots=True)
+class Scores:
     """Per-tag scores and their macro-F1 (``scores_table``)."""
 
     tags: dict[str, TagScore]
     macro_f1: float
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TagEvaluation(Scores):
-    """``evaluate_file``: `radar tag eval --json`."""
+    """``evaluate_file``: `radar tag eval --json` (``msgspec.to_builtins``)."""
 
     documents: int
     unknown_ids: list[str]  # labeled ids not in the workspace (skipped)
@@ -69,15 +72,9 @@ def scores_table(names: Sequence[str], truth: np.ndarray, pred: np.ndarray) -> S
         precision = tp / n_pred if n_pred else 0.0
         recall = tp / support if support else 0.0
         f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-        tags[name] = {
-            "precision": round(precision, 3),
-            "recall": round(recall, 3),
-            "f1": round(f1, 3),
-            "support": support,
-            "predicted": n_pred,
-        }
-    scored = [v["f1"] for v in tags.values() if v["support"]]
-    return {"tags": tags, "macro_f1": round(float(np.mean(scored)), 3) if scored else 0.0}
+        tags[name] = TagScore(round(precision, 3), round(recall, 3), round(f1, 3), support, n_pred)
+    scored = [v.f1 for v in tags.values() if v.support]
+    return Scores(tags, round(float(np.mean(scored)), 3) if scored else 0.0)
 
 
 def keyword_baseline(taxonomy: Taxonomy, titles: Sequence[str], abstracts: Sequence[str]) -> np.ndarray:
@@ -125,15 +122,17 @@ def evaluate_file(store: TaggingStore, env: TagEnv, path: Path) -> TagEvaluation
                 >= fold_model.thresholds()
             )
     baseline = keyword_baseline(taxonomy, titles, abstracts)
-    return {
-        **scores_table(names, truth, pred),
-        "documents": len(ids),
-        "unknown_ids": unknown,
-        "out_of_fold": len(seen),
-        "model_version": model.version,
-        "notes": [note] if note else [],
-        "keyword_baseline": scores_table(names, truth, baseline),
-    }
+    found = scores_table(names, truth, pred)
+    return TagEvaluation(
+        tags=found.tags,
+        macro_f1=found.macro_f1,
+        documents=len(ids),
+        unknown_ids=unknown,
+        out_of_fold=len(seen),
+        model_version=model.version,
+        notes=[note] if note else [],
+        keyword_baseline=scores_table(names, truth, baseline),
+    )
 
 
 def cross_validate(

@@ -12,9 +12,9 @@ on unlabeled documents lowered it (0.65): they are used only for tags that lack 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 import scipy.sparse as sp
@@ -32,25 +32,10 @@ FEATURES = (
 EMBEDDING_WEIGHT = 1.0  # the embedding block as stored (unit vectors); it has its own regression
 
 
-class TransformParams(TypedDict):
-    """``TfidfVectorizer`` keywords that decide how a text becomes TF-IDF columns."""
-
-    ngram_range: tuple[int, int]
-    sublinear_tf: bool
-    stop_words: str
-
-
-class FitParams(TypedDict):
-    """``TfidfVectorizer`` keywords that decide which terms fitting keeps."""
-
-    min_df: int
-    max_df: float
-    max_features: int
-
-
-# How texts become TF-IDF columns (what a saved model records and is rebuilt with); fitting also uses FIT_PARAMS.
-TRANSFORM_PARAMS: TransformParams = {"ngram_range": (1, 2), "sublinear_tf": True, "stop_words": "english"}
-FIT_PARAMS: FitParams = {"min_df": 2, "max_df": 0.3, "max_features": 60000}
+# ``TfidfVectorizer`` keywords (scikit-learn's, not a record of ours): how texts become TF-IDF columns (what a saved
+# model records and is rebuilt with); fitting also uses FIT_PARAMS, which decide the terms it keeps.
+TRANSFORM_PARAMS: Final[Mapping[str, object]] = {"ngram_range": (1, 2), "sublinear_tf": True, "stop_words": "english"}
+FIT_PARAMS: Final[Mapping[str, object]] = {"min_df": 2, "max_df": 0.3, "max_features": 60000}
 
 
 def tfidf_text(title: str, abstract: str) -> str:

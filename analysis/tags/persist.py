@@ -12,8 +12,8 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict
 
+import msgspec
 import numpy as np
 
 from radar.analysis.tags.features import FEATURES, FeatureSpace
@@ -24,7 +24,7 @@ from radar.index.prebuilt import DAMAGED_NPZ
 STRATEGIES = ("model", "weak", "zero-shot")
 
 
-class ModelHeader(TypedDict):
+class ModelHeader(msgspec.Struct, frozen=True):
     """What a saved model must have been trained for to be used (``tagger._header``)."""
 
     format: int  # tagger.MODEL_FORMAT
@@ -33,19 +33,20 @@ class ModelHeader(TypedDict):
     config: str  # repr of the [tagging] settings
 
 
-class RuleSpec(TypedDict):
+class RuleSpec(msgspec.Struct, frozen=True, omit_defaults=True):
     """One tag's rule in the spec; its weights (``classifier``) or description vector (``description``) are
-    rows of the archive's arrays."""
+    rows of the archive's arrays (the one it has is written, the other left out)."""
 
     strategy: str
     threshold: float
     positives: int
-    classifier: NotRequired[int]
-    description: NotRequired[int]
+    classifier: int | None = None
+    description: int | None = None
 
 
-class ModelSpec(ModelHeader):
-    """The JSON spec saved beside the arrays."""
+class ModelSpec(ModelHeader, frozen=True):
+    """The JSON spec saved beside the arrays (msgspec: written in field order, read back with every type
+    checked)."""
 
     features: str
     tfidf: bool
@@ -75,14 +76,14 @@ def model_bytes(model: TagModel, header: ModelHeader) -> bytes:
     descriptions: list[np.ndarray] = []
     for name in model.names:
         rule = model.rules[name]
-        spec: RuleSpec = {"strategy": rule.strategy, "threshold": rule.threshold, "positives": rule.positives}
+        classifier = description = None
         if rule.classifier is not None:
-            spec["classifier"] = len(pairs)
+            classifier = len(pairs)
             pairs.append(rule.classifier)
         elif rule.description_vector is not None:
-            spec["description"] = len(descriptions)
+            description = len(descriptions)
             descriptions.append(np.asarray(rule.description_vector, dtype=np.float32))
-        rules[name] = spec
+        rules[name] = RuleSpec(rule.strategy, rule.threshold, rule.positives, classifier, description)
     dim = pairs[0].dim if pairs else 0
     if pairs:
         arrays["emb_coef"] = np.stack([p.embedding.coef for p in pairs]).astype(np.float32)
@@ -91,17 +92,17 @@ def model_bytes(model: TagModel, header: ModelHeader) -> bytes:
         arrays["text_intercept"] = np.array([p.text.intercept for p in pairs], dtype=np.float64)
     if descriptions:
         arrays["descriptions"] = np.stack(descriptions)
-    spec_json: ModelSpec = {
-        **header,
-        "features": FEATURES,
-        "tfidf": terms is not None,
-        "dim": dim,
-        "names": model.names,
-        "version": model.version,
-        "rules": rules,
-    }
+    spec = ModelSpec(
+        **msgspec.structs.asdict(header),
+        features=FEATURES,
+        tfidf=terms is not None,
+        dim=dim,
+        names=model.names,
+        version=model.version,
+        rules=rules,
+    )
     buf = io.BytesIO()
-    arrays["spec"] = np.array(json.dumps(spec_json))
+    arrays["spec"] = np.array(json.dumps(msgspec.to_builtins(spec)))  # the spacing json.dumps has always written
     np.savez_compressed(buf, allow_pickle=False, **arrays)
     return buf.getvalue()
 
@@ -120,14 +121,23 @@ def read_model(path: Path, header: ModelHeader, taxonomy: Taxonomy) -> TagModel:
     except DAMAGED_NPZ as exc:  # an object array is refused here (ValueError): it would need a pickle
         raise ModelFileError(f"not a numpy archive of numbers ({type(exc).__name__})") from None
     try:
-        spec = json.loads(str(_array(arrays, "spec", "U", 0)))
-        if not isinstance(spec, dict):
-            raise TypeError
-        if any(spec.get(k) != v for k, v in header.items()) or spec.get("features") != FEATURES:
+        text = str(_array(arrays, "spec", "U", 0))
+        stamp = msgspec.json.decode(text, type=_Stamp)  # checked before the rest: an older spec is stale, not damaged
+        if stamp != _Stamp(**msgspec.structs.asdict(header), features=FEATURES):
             raise StaleModelError("trained for another taxonomy, settings, embedding model or model version")
-        return _build(spec, arrays, taxonomy)
+        return _build(msgspec.json.decode(text, type=ModelSpec), arrays, taxonomy)
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         raise ModelFileError(f"its contents do not match a tag model ({type(exc).__name__})") from None
+
+
+class _Stamp(msgspec.Struct, frozen=True):
+    """The spec's keys that say what it was trained for (any of them missing or of another type: not this one)."""
+
+    format: object = None
+    taxonomy: object = None
+    model_id: object = None
+    config: object = None
+    features: object = None
 
 
 def _array(arrays: dict[str, np.ndarray], key: str, kind: str, ndim: int) -> np.ndarray:
@@ -137,27 +147,26 @@ def _array(arrays: dict[str, np.ndarray], key: str, kind: str, ndim: int) -> np.
     return value
 
 
-# JSON edge: the spec as parsed from the file (a ModelSpec when radar wrote it); every value is checked as it is read
-def _build(spec: dict[str, Any], arrays: dict[str, np.ndarray], taxonomy: Taxonomy) -> TagModel:
-    names = spec["names"]
+def _build(spec: ModelSpec, arrays: dict[str, np.ndarray], taxonomy: Taxonomy) -> TagModel:
+    names = spec.names
     if names != taxonomy.names:
         raise ValueError("tags")
     terms = idf = None
-    if spec["tfidf"]:
+    if spec.tfidf:
         terms, idf = _array(arrays, "terms", "U", 1), _array(arrays, "idf", "f", 1)
         if len(terms) != len(idf):
             raise ValueError("vocabulary")
     space = FeatureSpace.from_terms(taxonomy, terms, idf)
-    dim = int(spec["dim"])
+    dim = spec.dim
     text_width = (len(terms) if terms is not None else 0) + space.extra_columns()
-    model = TagModel(list(names), space, version=str(spec["version"]))
+    model = TagModel(list(names), space, version=spec.version)
     for name in names:
-        rule = spec["rules"][name]
-        strategy, threshold, positives = rule["strategy"], float(rule["threshold"]), int(rule["positives"])
+        rule = spec.rules[name]
+        strategy, threshold, positives = rule.strategy, rule.threshold, rule.positives
         if strategy not in STRATEGIES:
             raise ValueError("strategy")
-        if "classifier" in rule:
-            k = int(rule["classifier"])
+        if rule.classifier is not None:
+            k = rule.classifier
             emb, text = _array(arrays, "emb_coef", "f", 2)[k], _array(arrays, "text_coef", "f", 2)[k]
             if len(emb) != dim or len(text) != text_width:
                 raise ValueError("weights")
@@ -168,7 +177,9 @@ def _build(spec: dict[str, Any], arrays: dict[str, np.ndarray], taxonomy: Taxono
             )
             model.rules[name] = TagRule(strategy, threshold, positives, classifier=pair)
         else:
-            vector = _array(arrays, "descriptions", "f", 2)[int(rule["description"])]
+            if rule.description is None:
+                raise ValueError("rule")
+            vector = _array(arrays, "descriptions", "f", 2)[rule.description]
             if dim and len(vector) != dim:
                 raise ValueError("description")
             model.rules[name] = TagRule(strategy, threshold, positives, description_vector=vector)

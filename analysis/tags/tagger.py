@@ -17,10 +17,12 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, TypedDict
+from typing import Protocol
 
+import msgspec
 import numpy as np
 import scipy.sparse as sp
+from msgspec.structs import force_setattr
 
 from radar.analysis.tags.config import TaggingConfig
 from radar.analysis.tags.errors import TaggingError
@@ -288,12 +290,7 @@ def _version(taxonomy: Taxonomy, model_id: str, examples: Examples, cfg: Tagging
 
 def _header(env: TagEnv) -> ModelHeader:
     """What a saved model must have been trained for to be used."""
-    return {
-        "format": MODEL_FORMAT,
-        "taxonomy": env.taxonomy.digest,
-        "model_id": env.vectors.model_id,
-        "config": repr(env.config),
-    }
+    return ModelHeader(MODEL_FORMAT, env.taxonomy.digest, env.vectors.model_id, repr(env.config))
 
 
 def train(store: TaggingStore, env: TagEnv) -> TagModel:
@@ -341,21 +338,6 @@ def saved_model(env: TagEnv) -> TagModel | None:
 # -- tagging -----------------------------------------------------------------------------------------
 
 
-class TagReportJson(TypedDict):
-    """``TagReport.as_dict()``: `radar tag --json`."""
-
-    model_version: str
-    trained: bool
-    decided: int
-    unembedded: int
-    train_seconds: float
-    seconds: float
-    docs_per_s: float
-    per_tag: dict[str, int]
-    strategies: dict[str, str]
-    notes: list[str]
-
-
 @dataclass
 class TagReport:
     version: str
@@ -372,19 +354,30 @@ class TagReport:
     def docs_per_s(self) -> float:
         return self.decided / self.seconds if self.seconds > 0 else 0.0
 
-    def as_dict(self) -> TagReportJson:
-        return {
-            "model_version": self.version,
-            "trained": self.trained,
-            "decided": self.decided,
-            "unembedded": self.unembedded,
-            "train_seconds": round(self.train_seconds, 2),
-            "seconds": round(self.seconds, 2),
-            "docs_per_s": round(self.docs_per_s, 1),
-            "per_tag": self.per_tag,
-            "strategies": self.strategies,
-            "notes": list(self.notes),
-        }
+
+class TagReportJson(msgspec.Struct, frozen=True):
+    """`radar tag --json`: a view msgspec fills from a ``TagReport``'s attributes (``of``), the version under the key
+    ``model_version``, seconds to 2 places and the rate to 1."""
+
+    version: str = msgspec.field(name="model_version")
+    trained: bool
+    decided: int
+    unembedded: int
+    train_seconds: float
+    seconds: float
+    docs_per_s: float
+    per_tag: dict[str, int]
+    strategies: dict[str, str]
+    notes: list[str]
+
+    def __post_init__(self) -> None:
+        force_setattr(self, "train_seconds", round(self.train_seconds, 2))
+        force_setattr(self, "seconds", round(self.seconds, 2))
+        force_setattr(self, "docs_per_s", round(self.docs_per_s, 1))
+
+    @classmethod
+    def of(cls, report: TagReport) -> TagReportJson:
+        return msgspec.convert(report, cls, from_attributes=True)
 
 
 def decide(model: TagModel, titles: Sequence[str], abstracts: Sequence[str], vectors: np.ndarray) -> np.ndarray:

@@ -6,8 +6,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Protocol, TypedDict
+from typing import Protocol
 
+import msgspec
 import numpy as np
 
 from radar.analysis.trends.cache import CACHE_VERSION, RULES, Progress, documents_version, term_table
@@ -17,8 +18,8 @@ from radar.analysis.trends.errors import TrendsError
 from radar.analysis.trends.family import family_lists, join
 from radar.analysis.trends.methods import Introductions, first_seen_names, introduced_names, introduction_span
 from radar.analysis.trends.parts import Parts, code_version, settings_key
-from radar.analysis.trends.result import NewMethod, SharePoint, Span, TagTrend, TermTrend, Topic, TrendsResult
-from radar.analysis.trends.series import tag_series
+from radar.analysis.trends.result import NewMethod, Span, TermTrend, Topic, TrendsResult
+from radar.analysis.trends.series import TagSeries, tag_series
 from radar.analysis.trends.term_table import TermTable, day_date, day_number
 from radar.analysis.trends.topics import current_model, discover_topics
 from radar.index.config import EmbeddingConfig
@@ -71,7 +72,8 @@ def default_as_of(days: np.ndarray) -> date:
     return day_date(first + int(full[-1] if len(full) else len(daily) - 1))
 
 
-class Frame(TypedDict):
+# The parts of a result, each kept by ``Parts`` as its JSON and read back as its type (msgspec checks each value).
+class Frame(msgspec.Struct, frozen=True):
     """The part of a result every other part is relative to: the as-of day and the windows."""
 
     as_of: str
@@ -80,19 +82,12 @@ class Frame(TypedDict):
     periods: list[str]
 
 
-class TermsPart(TypedDict):
+class TermsPart(msgspec.Struct, frozen=True):
     emerging: list[TermTrend]
     declining: list[TermTrend]
 
 
-class TagsPart(TypedDict):
-    tags: dict[str, list[SharePoint]]
-    groups: dict[str, list[SharePoint]]
-    tag_trends: list[TagTrend]
-    group_trends: list[TagTrend]
-
-
-class TopicsPart(TypedDict):
+class TopicsPart(msgspec.Struct, frozen=True):
     topics: list[Topic]
     note: str
 
@@ -109,7 +104,7 @@ def compute_trends(
 ) -> TrendsResult:
     """What is rising, falling and new as of ``as_of`` (default: ``default_as_of``, about the newest day).
 
-    Uses only documents published on or before ``as_of``; ``TrendsResult.as_dict()`` is the JSON. Each part of the
+    Uses only documents published on or before ``as_of``; ``msgspec.to_builtins(result)`` is the JSON. Each part of the
     answer is kept in ``env.parts_dir`` under a key of its inputs (parts.py): a call whose inputs did not change
     reads them back, without loading the term table.
     """
@@ -132,7 +127,7 @@ def compute_trends(
         return loaded[0]
 
     frame = parts.get("frame", [], lambda: _frame(table(), _as_of(table(), as_of), window, cfg), shape=Frame)
-    day = date.fromisoformat(frame["as_of"])
+    day = date.fromisoformat(frame.as_of)
     win = windows(day, window, cfg)
     starts = series_starts(day, window, cfg)
 
@@ -142,27 +137,21 @@ def compute_trends(
             launches, successions = family_lists(table(), win, cfg, window, starts)
             emerging = join(emerging, launches, cfg.max_terms, rising=True)
             declining = join(declining, successions, cfg.max_terms, rising=False)
-        return {"emerging": emerging, "declining": declining}
+        return TermsPart(emerging, declining)
 
-    def tags() -> TagsPart:
-        found = tag_series(store, table(), win, cfg, window, starts, env.tag_groups)
-        return {
-            "tags": found.tags,
-            "groups": found.groups,
-            "tag_trends": found.tag_trends,
-            "group_trends": found.group_trends,
-        }
+    def tags() -> TagSeries:
+        return tag_series(store, table(), win, cfg, window, starts, env.tag_groups)
 
     def topic_list() -> TopicsPart:
         found, note = discover_topics(
             store, table(), win, cfg, window, embedding=env.embedding, state_dir=env.topics_dir
         )
-        return {"topics": found, "note": note}
+        return TopicsPart(found, note)
 
     term_part = parts.get("terms", [], terms, shape=TermsPart)
     groups = repr(sorted((g, sorted(t)) for g, t in (env.tag_groups or {}).items()))
-    tag_part = parts.get("tags", [store.tags_fingerprint(), groups], tags, shape=TagsPart)
-    topic_part: TopicsPart = {"topics": [], "note": "not computed"}
+    tag_part = parts.get("tags", [store.tags_fingerprint(), groups], tags, shape=TagSeries)
+    topic_part = TopicsPart([], "not computed")
     if topics:
         model = current_model(store, env.embedding) or ""
         topic_part = parts.get("topics", [str(store.embeddings_generation()), model], topic_list, shape=TopicsPart)
@@ -185,19 +174,19 @@ def compute_trends(
 
         new_methods = parts.get("methods", [version()], methods, shape=list[NewMethod], inputs_after=saved_under)
     return TrendsResult(
-        as_of=frame["as_of"],
+        as_of=frame.as_of,
         window=window,
-        recent=frame["recent"],
-        baseline=frame["baseline"],
-        periods=frame["periods"],
-        emerging=term_part["emerging"],
-        declining=term_part["declining"],
-        tags=tag_part["tags"],
-        groups=tag_part["groups"],
-        tag_trends=tag_part["tag_trends"],
-        group_trends=tag_part["group_trends"],
-        topics=topic_part["topics"],
-        topics_note=topic_part["note"],
+        recent=frame.recent,
+        baseline=frame.baseline,
+        periods=frame.periods,
+        emerging=term_part.emerging,
+        declining=term_part.declining,
+        tags=tag_part.tags,
+        groups=tag_part.groups,
+        tag_trends=tag_part.tag_trends,
+        group_trends=tag_part.group_trends,
+        topics=topic_part.topics,
+        topics_note=topic_part.note,
         new_methods=new_methods,
     )
 
@@ -223,15 +212,15 @@ def _frame(table: TermTable, as_of: date, window: str, cfg: TrendsConfig) -> Fra
         table.rows_until(day_number(as_of.isoformat()))
         - table.row_range(day_number(win.recent_start.isoformat()), 0)[0]
     )
-    return {
-        "as_of": as_of.isoformat(),
-        "recent": {"start": win.recent_start.isoformat(), "end": as_of.isoformat(), "documents": recent_docs},
-        "baseline": {
+    return Frame(
+        as_of=as_of.isoformat(),
+        recent={"start": win.recent_start.isoformat(), "end": as_of.isoformat(), "documents": recent_docs},
+        baseline={
             "start": win.baseline_start.isoformat(),
             "end": day_date(day_number(win.recent_start.isoformat()) - 1).isoformat(),
         },
-        "periods": [s.isoformat() for s in series_starts(as_of, window, cfg)],
-    }
+        periods=[s.isoformat() for s in series_starts(as_of, window, cfg)],
+    )
 
 
 def _new_methods(

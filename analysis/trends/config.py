@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import date, timedelta
-from typing import Any
 
-from radar.store.config import check_keys, check_types
+from radar.store.config import TomlTable, dataclass_from
 from radar.store.errors import ConfigError
 
 WINDOWS = ("week", "month")
@@ -106,10 +105,9 @@ class TrendsConfig:
             raise ConfigError("[trends] topic_match must be between 0 and 1 (cosine similarity)")
 
     @classmethod
-    def from_section(cls, table: dict[str, Any]) -> TrendsConfig:
-        check_keys(table, {f.name for f in fields(cls)}, "[trends]")
-        check_types(cls, table, "[trends]")
-        return cls(**table)
+    def from_section(cls, table: TomlTable) -> TrendsConfig:
+        found: TrendsConfig = dataclass_from(cls, table, "[trends]")  # every field a scalar with a default
+        return found
 
 
 def check_window(window: str) -> str:

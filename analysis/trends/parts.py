@@ -17,7 +17,8 @@ holding that key in full (a hash collision is a miss, not a wrong answer):
   call. Their key is read again after the contributions are brought up to date and after the cards are read: they
   are kept under it only when the two agree (another process's write in between: not kept).
 
-A saved value whose shape is not the part's type (``fits``) is a miss.
+A part's value is saved as its JSON (``msgspec.to_builtins``) and read back as its type (``msgspec.convert``, every
+value checked): a saved value of another shape is a miss, and a fresh value is returned as a saved one reads back.
 
 A part that is missing, unreadable or of another key is computed and saved (written atomically; on a full or
 read-only disk it is only not kept). The newest ``KEEP`` files of each part are kept.
@@ -27,15 +28,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import types
-import typing
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, NotRequired, TypeVar, Union, cast
+from typing import Any, TypeVar, cast
 
+import msgspec
 import numpy as np
 
 from radar.analysis.trends.config import TrendsConfig
@@ -68,50 +68,6 @@ def code_version() -> str:
     return h.hexdigest()
 
 
-@cache
-def _fields(shape: type) -> tuple[tuple[tuple[str, object], ...], frozenset[str]]:
-    """A TypedDict's (field, type) pairs and its required keys (``__required_keys__`` counts ``NotRequired``
-    fields as required under postponed annotations)."""
-    hints = typing.get_type_hints(shape, include_extras=True)
-    required = frozenset(k for k, t in hints.items() if typing.get_origin(t) is not NotRequired)
-    pairs = tuple((k, typing.get_args(t)[0] if typing.get_origin(t) is NotRequired else t) for k, t in hints.items())
-    return pairs, required
-
-
-def fits(value: object, shape: Any) -> bool:
-    """Whether JSON ``value`` has the shape of type ``shape`` (TypedDicts, lists, tuples as lists, dicts of str,
-    unions, str, int, float, bool and None; other types are not looked into): a part saved by other code is a
-    miss, not a KeyError."""
-    origin, args = typing.get_origin(shape), typing.get_args(shape)
-    if shape is Any:
-        return True
-    if shape is None or shape is type(None):
-        return value is None
-    if origin in (Union, types.UnionType):
-        return any(fits(value, a) for a in args)
-    if typing.is_typeddict(shape):
-        if not isinstance(value, dict):
-            return False
-        pairs, required = _fields(shape)
-        hints = dict(pairs)
-        return required <= value.keys() and all(k not in hints or fits(v, hints[k]) for k, v in value.items())
-    if origin in (list, tuple, Sequence):
-        if not isinstance(value, list):
-            return False
-        if origin is tuple and args and args[-1] is not Ellipsis:
-            return len(value) == len(args) and all(fits(v, a) for v, a in zip(value, args, strict=True))
-        return not args or all(fits(v, args[0]) for v in value)
-    if origin is dict:
-        return isinstance(value, dict) and all(isinstance(k, str) and fits(v, args[1]) for k, v in value.items())
-    if shape is float:
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    if shape is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if shape in (str, bool):
-        return isinstance(value, shape)
-    return True
-
-
 def _plain(value: object) -> object:
     """NumPy scalars and arrays as JSON (json's ``default``); NaN and infinities are kept, as the period cache
     keeps them."""
@@ -121,7 +77,7 @@ def _plain(value: object) -> object:
 
 
 def _dumps(value: object) -> bytes:
-    return json.dumps(value, default=_plain, ensure_ascii=False).encode("utf-8")
+    return json.dumps(msgspec.to_builtins(value, enc_hook=_plain), ensure_ascii=False).encode("utf-8")
 
 
 def settings_key(cfg: TrendsConfig) -> str:
@@ -154,7 +110,13 @@ class Parts:
         if not isinstance(saved, dict) or saved.get("key") != key:
             return None
         value = saved.get("value")
-        return value if value is not None and fits(value, shape) else None
+        if value is None:
+            return None
+        try:
+            found: object = msgspec.convert(value, shape)
+        except msgspec.ValidationError:
+            return None
+        return found
 
     def save(self, name: str, inputs: Sequence[str], value: object) -> None:
         if self.folder is None:
@@ -195,11 +157,11 @@ class Parts:
             return compute()
         found = self.load(name, inputs, shape)
         if found is not None:
-            return cast(T, found)  # JSON of the part's own TypedDict (checked), written by save() under the same key
-        # returned as it is saved (tuples as lists, NumPy scalars as Python's), so a warm call returns what a cold
-        # one did
-        value = cast(T, json.loads(_dumps(compute())))
+            return cast(T, found)  # the part's own type (checked), written by save() under the same key
+        # returned as it is saved and read back (tuples as lists, NumPy scalars as Python's), so a warm call returns
+        # what a cold one did
+        value = json.loads(_dumps(compute()))
         after = inputs_after() if inputs_after is not None else inputs
         if after is not None:
             self.save(name, after, value)
-        return value
+        return cast(T, msgspec.convert(value, shape))

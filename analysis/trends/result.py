@@ -1,14 +1,17 @@
 """The typed result of ``compute_trends``: what `radar trends --json` prints and the report reads.
 
-``TrendsResult`` is a dataclass; its rows are TypedDicts because they *are* the rows of the documented
-JSON contract (`radar trends --json`): the type checker knows every key, and ``as_dict()`` is the JSON
-without any conversion that could drift from it.
+``TrendsResult`` and ``PeriodTrends`` are msgspec Structs, their JSON what msgspec converts them to; their rows are
+TypedDicts because they *are* the rows of the documented JSON contract (`radar trends --json`) that the report and
+the dashboard read by key: the type checker knows every key, and msgspec checks each row's types where a cached
+file is read back.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
-from typing import Any, NotRequired, TypedDict
+import json
+from typing import NotRequired, TypedDict, TypeVar
+
+import msgspec
 
 
 class Burst(TypedDict):
@@ -106,92 +109,35 @@ class Span(TypedDict):
     documents: NotRequired[int]
 
 
-class TrendsJson(TypedDict):
-    """``TrendsResult.as_dict()``: the `radar trends --json` document."""
+class TrendsResult(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """What is rising, falling and new as of a day: `radar trends --json` as it is (``encode``); read back from the
+    workspace's cached period trends with every row's type checked and unknown keys refused (``decode``)."""
 
-    as_of: str
-    window: str
-    recent: Span | None
-    baseline: Span | None
-    periods: list[str]
-    emerging: list[TermTrend]
-    declining: list[TermTrend]
-    tags: dict[str, list[SharePoint]]
-    groups: dict[str, list[SharePoint]]
-    tag_trends: list[TagTrend]
-    group_trends: list[TagTrend]
-    topics: list[Topic]
-    topics_note: str
-    new_methods: list[NewMethod]
-
-
-@dataclass(frozen=True)
-class TrendsResult:
     as_of: str
     window: str
     recent: Span | None = None
     baseline: Span | None = None
-    periods: list[str] = field(default_factory=list)
-    emerging: list[TermTrend] = field(default_factory=list)
-    declining: list[TermTrend] = field(default_factory=list)
-    tags: dict[str, list[SharePoint]] = field(default_factory=dict)
-    groups: dict[str, list[SharePoint]] = field(default_factory=dict)
-    tag_trends: list[TagTrend] = field(default_factory=list)
-    group_trends: list[TagTrend] = field(default_factory=list)  # the taxonomy's groups, judged as tags are
-    topics: list[Topic] = field(default_factory=list)
+    periods: list[str] = []
+    emerging: list[TermTrend] = []
+    declining: list[TermTrend] = []
+    tags: dict[str, list[SharePoint]] = {}
+    groups: dict[str, list[SharePoint]] = {}
+    tag_trends: list[TagTrend] = []
+    group_trends: list[TagTrend] = []  # the taxonomy's groups, judged as tags are
+    topics: list[Topic] = []
     topics_note: str = ""
-    new_methods: list[NewMethod] = field(default_factory=list)
+    new_methods: list[NewMethod] = []
 
     @classmethod
     def empty(cls) -> TrendsResult:
         """No trends (too little data, or the step failed): the report still goes out."""
         return cls(as_of="", window="month")
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> TrendsResult:  # JSON edge: parsed JSON, its keys checked here
-        """A result read back from its JSON (the workspace's cached period trends); unknown keys are refused."""
-        names = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - names)
-        if unknown:
-            raise ValueError(f"trends JSON has unknown keys: {', '.join(unknown)}")
-        return cls(**data)
 
-    def as_dict(self) -> TrendsJson:
-        """The `radar trends --json` document."""
-        return {
-            "as_of": self.as_of,
-            "window": self.window,
-            "recent": self.recent,
-            "baseline": self.baseline,
-            "periods": self.periods,
-            "emerging": self.emerging,
-            "declining": self.declining,
-            "tags": self.tags,
-            "groups": self.groups,
-            "tag_trends": self.tag_trends,
-            "group_trends": self.group_trends,
-            "topics": self.topics,
-            "topics_note": self.topics_note,
-            "new_methods": self.new_methods,
-        }
-
-
-class PeriodTrendsJson(TypedDict):
-    """``PeriodTrends.as_dict()``: the workspace's cached period trends, `radar trends --week --json`."""
-
-    label: str
-    start: str
-    end: str
-    fingerprint: str
-    computed_at: str
-    tags: TrendsJson
-    terms: TrendsJson
-
-
-@dataclass(frozen=True)
-class PeriodTrends:
+class PeriodTrends(msgspec.Struct, frozen=True, kw_only=True):
     """What the report, `radar trends --week`, the demo and the dashboard say about one period: computed once
-    (``analysis.trends.period.period_trends``), cached in the workspace, read by all of them.
+    (``app.period_trends``), cached in the workspace (``encode``/``decode``: a file without ``fingerprint`` or
+    ``computed_at`` reads with them empty), read by all of them.
 
     ``tags``: the period's own window (a week: that ISO week against the 8 weeks before), for the tags' and
     groups' change in share and their test. ``terms``: the month up to the period's last day against the
@@ -201,37 +147,28 @@ class PeriodTrends:
     label: str  # "2025-W39" (the report folder's name)
     start: str  # YYYY-MM-DD, inclusive
     end: str
-    tags: TrendsResult
-    terms: TrendsResult
     fingerprint: str = ""  # the store's state the trends were computed on ("" unknown)
     computed_at: str = ""
-
-    def as_dict(self) -> PeriodTrendsJson:
-        return {
-            "label": self.label,
-            "start": self.start,
-            "end": self.end,
-            "fingerprint": self.fingerprint,
-            "computed_at": self.computed_at,
-            "tags": self.tags.as_dict(),
-            "terms": self.terms.as_dict(),
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> PeriodTrends:  # JSON edge: the cached file as parsed
-        return cls(
-            label=str(data["label"]),
-            start=str(data["start"]),
-            end=str(data["end"]),
-            tags=TrendsResult.from_dict(data["tags"]),
-            terms=TrendsResult.from_dict(data["terms"]),
-            fingerprint=str(data.get("fingerprint", "")),
-            computed_at=str(data.get("computed_at", "")),
-        )
+    tags: TrendsResult
+    terms: TrendsResult
 
     @classmethod
     def empty(cls, label: str = "", start: str = "", end: str = "") -> PeriodTrends:
-        return cls(label, start, end, TrendsResult.empty(), TrendsResult.empty())
+        return cls(label=label, start=start, end=end, tags=TrendsResult.empty(), terms=TrendsResult.empty())
+
+
+Trends = TypeVar("Trends", TrendsResult, PeriodTrends)
+
+
+def encode(found: TrendsResult | PeriodTrends) -> bytes:
+    """The JSON of trends as msgspec converts them, written by ``json`` (a NaN or an infinity stays one, where
+    msgspec's encoder would write null: the cached files have always kept them)."""
+    return json.dumps(msgspec.to_builtins(found), ensure_ascii=False).encode("utf-8")
+
+
+def decode(data: bytes | str, kind: type[Trends]) -> Trends:
+    """Trends read back (``encode``'s JSON), every type checked; a ``ValueError`` when they are not of ``kind``."""
+    return msgspec.convert(json.loads(data), kind)
 
 
 def pct_share(value: float | None) -> str:

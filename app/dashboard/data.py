@@ -16,18 +16,24 @@ import os
 import re
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
+import msgspec
+import pandas as pd
 import streamlit as st
 
+from radar.analysis.trends.result import NewMethod
 from radar.app.context import Radar
 from radar.reports.text import code_spans, plain
 from radar.store import Store, Workspace, resolve_root
 from radar.store.errors import RadarError
 from radar.store.text import strip_invisible
+
+if TYPE_CHECKING:  # the searcher loads faiss and the embedder: imported where it is opened
+    from radar.index.search import Filters, Hit, Searcher
 
 NO_CACHE_ENV = "RADAR_DASHBOARD_NO_CACHE"
 F = TypeVar("F", bound=Callable[..., Any])
@@ -111,39 +117,65 @@ def read(root: str, fn: Callable[[Store], Any]) -> Any:
 
 
 # -- cached aggregates (keyed by root and version) --------------------------------------------------
-@cache_data
-def facets(root: str, ver: str) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class Facets:
     """Filter choices and headline totals."""
 
-    def go(s: Store) -> dict[str, Any]:
-        first, last = s.published_range()
-        return {
-            "first": first,
-            "last": last,
-            "last_paper": s.published_range("paper")[1],
-            "sources": s.stats()["by_source"],
-            "tags": s.known_tags(),
-            "categories": s.primary_categories(),
-            "counts": s.table_counts(),
-        }
-
-    return read(root, go)
+    first: str  # stamps of the first and last day documents entered the record ('' when none)
+    last: str
+    last_paper: str
+    sources: dict[str, int]  # documents per source
+    tags: list[str]
+    categories: dict[str, int]  # documents per primary category, most first
+    counts: dict[str, int]  # rows per table
 
 
 @cache_data
-def taxonomy(root: str, config_mtime: float) -> list[dict[str, Any]]:
+def facets(root: str, ver: str) -> Facets:
+    """Filter choices and headline totals."""
+
+    def go(s: Store) -> Facets:
+        first, last = s.published_range()
+        return Facets(
+            first=first,
+            last=last,
+            last_paper=s.published_range("paper")[1],
+            sources=s.stats()["by_source"],
+            tags=s.known_tags(),
+            categories=s.primary_categories(),
+            counts=s.table_counts(),
+        )
+
+    result: Facets = read(root, go)
+    return result
+
+
+class TaxonomyRow(msgspec.Struct, frozen=True):
+    """A tag of the taxonomy as the settings page lists it."""
+
+    tag: str
+    group: str
+    description: str
+    keywords: str  # comma-separated
+
+
+@cache_data
+def taxonomy(root: str, config_mtime: float) -> list[TaxonomyRow]:
     """The tagger's taxonomy as rows (cached until radar.toml changes)."""
     tax = radar(root).taxonomy
-    return [
-        {"tag": t.name, "group": t.group, "description": t.description, "keywords": ", ".join(t.keywords)}
-        for t in tax.tags
-    ]
+    return [TaxonomyRow(t.name, t.group, t.description, ", ".join(t.keywords)) for t in tax.tags]
+
+
+def table(rows: Sequence[msgspec.Struct]) -> pd.DataFrame:
+    """A page's rows (records whose fields, or their ``rename``d JSON names, are the columns) as a dataframe: the
+    one place a page's records become a table."""
+    return pd.DataFrame(msgspec.to_builtins(rows))
 
 
 # -- search -----------------------------------------------------------------------------------------
 @dataclass
 class SearchHandle:
-    searcher: Any
+    searcher: Searcher
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -162,23 +194,23 @@ def search_handle(root: str) -> SearchHandle:
 
 
 @cache_data
-def search(root: str, ver: str, query: str, filters: Any, k: int) -> list[Any]:
-    """Hybrid search hits (index.search.Hit) for a query and filters (index.search.Filters)."""
+def search(root: str, ver: str, query: str, filters: Filters, k: int) -> list[Hit]:
+    """Hybrid search hits for a query and filters."""
     handle = search_handle(root)
     with handle.lock:
         return handle.searcher.search(query, k=k, filters=filters)
 
 
 @cache_data
-def similar(root: str, ver: str, doc_id: str, k: int) -> list[Any]:
+def similar(root: str, ver: str, doc_id: str, k: int) -> list[Hit]:
     handle = search_handle(root)
     with handle.lock:
         return handle.searcher.similar(doc_id, k=k)
 
 
 @cache_data
-def latest(root: str, ver: str, filters: Any, k: int) -> tuple[list[Any], dict[str, list[str]]]:
-    """The newest ``k`` documents matching ``filters`` (an index.search.Filters) and their tags."""
+def latest(root: str, ver: str, filters: Filters, k: int) -> tuple[list[Any], dict[str, list[str]]]:
+    """The newest ``k`` documents matching ``filters`` and their tags."""
     since, until = filters.sql_bounds()
 
     def go(s: Store) -> tuple[list[Any], dict[str, list[str]]]:
@@ -246,18 +278,33 @@ def page_root() -> str:
 METHOD_KINDS = (None, "method", "system", "hardware")  # a name the classifier does not know stays
 
 
-def method_rows(methods: list[Any]) -> list[dict[str, Any]]:
+class MethodRow(msgspec.Struct, frozen=True, rename={"this_period": "this period"}):
+    """A new method as a person reads it: named columns, the introducing paper, growth as "4.6x"."""
+
+    method: str
+    kind: str
+    introduced: str
+    paper: str
+    papers: int
+    this_period: int
+    growth: str
+
+
+def method_rows(methods: Sequence[NewMethod] | Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """New methods (the trends' ``new_methods``: what a paper of the last months introduces) as a table a person
-    reads: named columns, the introducing paper, growth as "4.6x", the kind beside the name."""
-    return [
-        {
-            "method": m["name"],
-            "kind": m.get("kind") or "unknown",
-            "introduced": str(m.get("first_seen") or "")[:10],
-            "paper": m.get("first_id") or "",
-            "papers": m.get("count", 0),
-            "this period": m.get("recent_count", 0),
-            "growth": f"{float(m.get('growth') or 0):.1f}x",
-        }
-        for m in methods
-    ]
+    reads: named columns, the introducing paper, growth as "4.6x", the kind beside the name (the repro page passes
+    them as plain mappings)."""
+    return table(
+        [
+            MethodRow(
+                method=m["name"],
+                kind=m.get("kind") or "unknown",
+                introduced=str(m.get("first_seen") or "")[:10],
+                paper=m.get("first_id") or "",
+                papers=m.get("count", 0),
+                this_period=m.get("recent_count", 0),
+                growth=f"{float(m.get('growth') or 0):.1f}x",
+            )
+            for m in methods
+        ]
+    )

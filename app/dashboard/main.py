@@ -62,7 +62,7 @@ def main() -> None:
     with st.sidebar:
         st.markdown("**Research Radar**")
         st.caption(data.md(root))
-        counts = data.facets(root, data.version(root))["counts"]
+        counts = data.facets(root, data.version(root)).counts
         st.caption(
             f"{counts['documents']:,} documents · {counts['document_tags']:,} tags · {counts['embeddings']:,} vectors"
         )

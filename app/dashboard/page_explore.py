@@ -7,9 +7,9 @@ special escaped), never as HTML.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
-from typing import Any
 
 import streamlit as st
 
@@ -39,53 +39,61 @@ def render() -> None:
             st.caption("Open a result to see its abstract, tags and similar papers.")
 
 
-def _filter_widgets(facets: dict[str, Any]) -> dict[str, Any]:
-    first = date.fromisoformat(facets["first"][:10]) if facets["first"] else None
-    last = date.fromisoformat(facets["last"][:10]) if facets["last"] else None
+@dataclass(frozen=True, slots=True)
+class Picked:
+    """What the filter widgets hold: index.search.Filters' fields and how many results."""
+
+    since: str  # YYYY-MM-DD, '' for no bound
+    until: str
+    tags: tuple[str, ...]
+    sources: tuple[str, ...]
+    categories: tuple[str, ...]
+    kinds: tuple[str, ...]
+    k: int
+
+
+def _filter_widgets(facets: data.Facets) -> Picked:
+    first = date.fromisoformat(facets.first[:10]) if facets.first else None
+    last = date.fromisoformat(facets.last[:10]) if facets.last else None
     with st.expander("Filters", expanded=False):
         c1, c2, c3 = st.columns(3)
         since = c1.date_input("Published from", value=None, min_value=first, max_value=last, key="ex_since")
         until = c1.date_input("Published until", value=None, min_value=first, max_value=last, key="ex_until")
-        tags = c2.multiselect("Tags (any)", facets["tags"], key="ex_tags")
+        tags = c2.multiselect("Tags (any)", facets.tags, key="ex_tags")
         kinds = c2.multiselect("Kind", ["paper", "post"], key="ex_kinds")
-        sources = c3.multiselect("Source", list(facets["sources"]), key="ex_sources")
-        categories = c3.multiselect("Category", list(facets["categories"]), key="ex_categories")
+        sources = c3.multiselect("Source", list(facets.sources), key="ex_sources")
+        categories = c3.multiselect("Category", list(facets.categories), key="ex_categories")
         k = st.slider("Results", 5, 50, 10, step=5, key="ex_k")
-    return {
-        "since": since.isoformat() if since else "",
-        "until": until.isoformat() if until else "",
-        "tags": tuple(tags),
-        "sources": tuple(sources),
-        "categories": tuple(categories),
-        "kinds": tuple(kinds),
-        "k": k,
-    }
+    return Picked(
+        since=since.isoformat() if since else "",
+        until=until.isoformat() if until else "",
+        tags=tuple(tags),
+        sources=tuple(sources),
+        categories=tuple(categories),
+        kinds=tuple(kinds),
+        k=k,
+    )
 
 
-def _results(root: str, query: str, f: dict[str, Any], week: Period | None) -> None:
+def _results(root: str, query: str, f: Picked, week: Period | None) -> None:
     from radar.index.search import Filters  # defers faiss, bm25s
 
-    in_week = not query.strip() and not f["since"] and not f["until"] and week is not None
+    in_week = not query.strip() and not f.since and not f.until and week is not None
     if in_week and week is not None:  # the list without a query: the dashboard's week, unless dates are chosen
-        f = f | {"since": week.start.isoformat(), "until": week.end.isoformat()}
+        f = replace(f, since=week.start.isoformat(), until=week.end.isoformat())
     filters = Filters(
-        since=f["since"],
-        until=f["until"],
-        tags=f["tags"],
-        sources=f["sources"],
-        categories=f["categories"],
-        kinds=f["kinds"],
+        since=f.since, until=f.until, tags=f.tags, sources=f.sources, categories=f.categories, kinds=f.kinds
     )
     ver = data.version(root)
     if not query.strip():
-        docs, tags = data.latest(root, ver, filters, f["k"])
+        docs, tags = data.latest(root, ver, filters, f.k)
         where = f"of {week.label}" if in_week and week is not None else "matching the filters"
         st.caption(data.md(f"newest {len(docs)} documents {where}; type a query to search all dates"))
         for d in docs:
             _row(d.id, d.title, d.published, d.source, tags.get(d.id, []), None)
         return
     try:
-        hits = data.search(root, ver, query.strip(), filters, f["k"])
+        hits = data.search(root, ver, query.strip(), filters, f.k)
     except RadarError as exc:
         st.error(data.md(f"radar: {exc}"))
         return
@@ -108,7 +116,7 @@ def _open(doc_id: str) -> None:
     st.session_state["ex_doc"] = doc_id
 
 
-def _detail(root: str, doc_id: str, facets: dict[str, Any]) -> None:
+def _detail(root: str, doc_id: str, facets: data.Facets) -> None:
     doc = data.read(root, lambda s: s.get_document(doc_id))
     if doc is None:
         st.warning(data.md(f"no document {doc_id} in this workspace"))
@@ -139,7 +147,7 @@ def _links(doc_id: str, url: str, kind: str) -> list[tuple[str, str]]:
     return out
 
 
-def _tag_controls(root: str, doc_id: str, tags: list[TagScore], fixes: dict[str, int], facets: dict[str, Any]) -> None:
+def _tag_controls(root: str, doc_id: str, tags: list[TagScore], fixes: dict[str, int], facets: data.Facets) -> None:
     st.markdown("**Tags**")
     if not tags:
         st.caption("no tags")
@@ -178,10 +186,10 @@ def _tag_controls(root: str, doc_id: str, tags: list[TagScore], fixes: dict[str,
         (st.success if msg[0] else st.error)(msg[1])
 
 
-def _tag_names(root: str, facets: dict[str, Any]) -> list[str]:
+def _tag_names(root: str, facets: data.Facets) -> list[str]:
     config = Path(root) / "radar.toml"
     tax = data.taxonomy(root, config.stat().st_mtime if config.exists() else 0.0)
-    return [t["tag"] for t in tax] if tax else list(facets["tags"])
+    return [t.tag for t in tax] if tax else list(facets.tags)
 
 
 def _review(root: str) -> None:

@@ -10,11 +10,11 @@ date). The page reads them: it decides nothing and never calls the summary endpo
 
 from __future__ import annotations
 
-from typing import Any
-
-import pandas as pd
+import msgspec
 import streamlit as st
 
+from radar.analysis.contributions.adoptions import Adoptions
+from radar.analysis.contributions.card import CardJson
 from radar.analysis.contributions.frameworks import with_adoptions
 from radar.analysis.contributions.labels import LAB_AREAS
 from radar.analysis.contributions.week import week_cards as cards_of_week
@@ -26,13 +26,14 @@ MAX_IDS = 40  # ids listed per line of a card's detail (the count is always the 
 
 
 @data.cache_data
-def week_cards(root: str, ver: str, label: str) -> list[dict[str, Any]]:
-    """The week's cards as `radar methods --week --json` prints them (``MethodCard.as_dict``)."""
+def week_cards(root: str, ver: str, label: str) -> list[CardJson]:
+    """The week's cards as `radar methods --week --json` prints them (``CardJson``: rounded scores, no preset as
+    None)."""
 
     radar = data.radar(root)
     presets, groups = steps_contributions.presets(radar), steps_contributions.tag_groups(radar)
-    found: list[dict[str, Any]] = data.read(
-        root, lambda s: [c.as_dict() for c in with_adoptions(s, cards_of_week(s, label, presets, groups))]
+    found: list[CardJson] = data.read(
+        root, lambda s: [CardJson.of(c) for c in with_adoptions(Adoptions(s), cards_of_week(s, label, presets, groups))]
     )
     return found
 
@@ -52,7 +53,7 @@ def render() -> None:
         st.info("The workspace is empty: run `radar crawl` or `radar import FILE` first.")
         return
     cards = week_cards(root, ver, week.label)
-    adopted = [c for c in cards if c["adopted"]]
+    adopted = [c for c in cards if c.adopted]
     only = st.checkbox(
         f"Adopted by a framework ({len(adopted)})",
         key="methods_adopted",
@@ -61,7 +62,7 @@ def render() -> None:
     if only:
         cards = adopted
 
-    lab = [c for c in cards if c["area"] in LAB_AREAS]
+    lab = [c for c in cards if c.area in LAB_AREAS]
     st.caption(
         data.ours(
             f"{week.label}: {len(cards)} names its papers introduce, {len(lab)} in the lab's areas; in the lead's "
@@ -74,7 +75,7 @@ def render() -> None:
         st.info(data.ours(f"no paper of {week.label} {none}"))
         return
     st.dataframe(
-        pd.DataFrame(_rows(cards)),
+        data.table([_row(c) for c in cards]),
         hide_index=True,
         width="stretch",
         column_config={  # short columns first, what it changes last: a narrow screen cuts only that
@@ -83,31 +84,45 @@ def render() -> None:
             "changes": st.column_config.TextColumn(width="large"),
         },
     )
-    names = [c["name"] for c in cards]
+    names = [c.name for c in cards]
     picked = st.selectbox(
-        "Card", range(len(cards)), key=DETAIL, format_func=lambda i: f"{names[i]} ({cards[i]['introduced_by']})"
+        "Card", range(len(cards)), key=DETAIL, format_func=lambda i: f"{names[i]} ({cards[i].introduced_by})"
     )
     _detail(root, ver, cards[picked or 0])
 
 
-def _rows(cards: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [
-        {
-            "method": c["name"],
-            "consequence": c["consequence"]["score"],
-            "why": "; ".join(c["consequence"]["evidence"]),
-            "kind": c["kind"] if c["named"] else f"{c['kind']} (no name: its title's handle)",
-            "area": c["area"] or "-",
-            "paper": c["introduced_by"],
-            "later papers": c["uses"],
-            "comparing": c["compares"],
-            "preset": c["preset"] or "no preset",
-            "adopted by": ", ".join(dict.fromkeys(a["framework"] for a in c["adopted"])) or "-",
-            "code": "yes" if c["code"] else "no",
-            "changes": data.one_line(c["changes"], 160),
-        }
-        for c in cards
-    ]
+class CardRow(msgspec.Struct, frozen=True, rename={"later_papers": "later papers", "adopted_by": "adopted by"}):
+    """A card as the page's table shows it: short columns first, what it changes last."""
+
+    method: str
+    consequence: float
+    why: str
+    kind: str
+    area: str
+    paper: str | None
+    later_papers: int
+    comparing: int
+    preset: str
+    adopted_by: str
+    code: str
+    changes: str
+
+
+def _row(c: CardJson) -> CardRow:
+    return CardRow(
+        method=c.name,
+        consequence=c.consequence.score,
+        why="; ".join(c.consequence.evidence),
+        kind=c.kind if c.named else f"{c.kind} (no name: its title's handle)",
+        area=c.area or "-",
+        paper=c.introduced_by,
+        later_papers=c.uses,
+        comparing=c.compares,
+        preset=c.preset or "no preset",
+        adopted_by=", ".join(dict.fromkeys(a.framework for a in c.adopted)) or "-",
+        code="yes" if c.code else "no",
+        changes=data.one_line(c.changes, 160),
+    )
 
 
 def _ids(ids: list[str]) -> str:
@@ -115,32 +130,32 @@ def _ids(ids: list[str]) -> str:
     return shown or "none yet"
 
 
-def _detail(root: str, ver: str, card: dict[str, Any]) -> None:
-    st.subheader(data.md(card["name"]))
-    st.caption(data.md(f"{card['kind']} · {card['area'] or 'area unknown'} · introduced {card['introduced_on']}"))
-    st.markdown(data.text(card["changes"] or "-"))
-    paper = card["introduced_by"] or ""
+def _detail(root: str, ver: str, card: CardJson) -> None:
+    st.subheader(data.md(card.name))
+    st.caption(data.md(f"{card.kind} · {card.area or 'area unknown'} · introduced {card.introduced_on}"))
+    st.markdown(data.text(card.changes or "-"))
+    paper = card.introduced_by or ""
     url = paper_urls(root, ver, (paper,)).get(paper, "")
     st.markdown(
-        "**Paper:** " + data.link(data.text(card["title"] or paper), url) + data.md(f" ({paper})")
+        "**Paper:** " + data.link(data.text(card.title or paper), url) + data.md(f" ({paper})")
         if paper
         else "**Paper:** -"
     )
     lines = [
-        ("Builds on", ", ".join(card["builds_on"]) or "-"),
-        ("Also introduces", ", ".join(card["also"]) or "-"),
-        ("Later papers naming it", f"{card['uses']}: {_ids(card['used_by'])}"),
-        ("Of those, comparing against it", f"{card['compares']}: {_ids(card['compared_by'])}"),
-        ("First seen", f"{card['first_seen']} ({card['first_id']})"),
-        ("Reproduction preset", f"{card['preset']} ({card['preset_title']})" if card["preset"] else "no preset"),
+        ("Builds on", ", ".join(card.builds_on) or "-"),
+        ("Also introduces", ", ".join(card.also) or "-"),
+        ("Later papers naming it", f"{card.uses}: {_ids(card.used_by)}"),
+        ("Of those, comparing against it", f"{card.compares}: {_ids(card.compared_by)}"),
+        ("First seen", f"{card.first_seen} ({card.first_id})"),
+        ("Reproduction preset", f"{card.preset} ({card.preset_title})" if card.preset else "no preset"),
     ]
     for label, value in lines:
         st.markdown(f"**{label}:** " + data.text(value))
     firsts: dict[str, str] = {}
-    for a in card["adopted"]:  # oldest first: each framework's first commit or release naming it
-        firsts.setdefault(a["framework"], data.link(data.text(f"{a['framework']} ({a['date']})"), a["link"]))
+    for a in card.adopted:  # oldest first: each framework's first commit or release naming it
+        firsts.setdefault(a.framework, data.link(data.text(f"{a.framework} ({a.date})"), a.link))
     st.markdown("**Adopted by:** " + (", ".join(firsts.values()) if firsts else "no framework yet"))
-    code = [data.link(data.md(link), link) for link in card["code"]]
+    code = [data.link(data.md(link), link) for link in card.code]
     st.markdown("**Code (its own abstract's links):** " + (", ".join(code) if code else "no link in its abstract"))
 
 

@@ -5,15 +5,13 @@ changes through the report's own computation (reports.volume), the recommendatio
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 import altair as alt
-import pandas as pd
+import msgspec
 import streamlit as st
 
 from radar.analysis.trends.result import NewMethod, PeriodTrends, TrendsResult
 from radar.app.dashboard import data, period, reproduce
+from radar.reports.result import Headline, TagRow
 
 TOP_METHODS = 6  # lines in the new-methods chart
 
@@ -23,15 +21,14 @@ def render() -> None:
     ver = data.version(root)
     facets = data.facets(root, ver)
     st.title("Overview")
-    if not facets["counts"]["documents"]:
+    if not facets.counts["documents"]:
         st.info("The workspace is empty: run `radar crawl` or `radar import FILE` first.")
         return
     week = period.picker(root, ver)
     if week is None:
         return
     found, note = period.trends(root, ver, week.label)
-    tags_json = json.dumps(found.tags.as_dict()) if found is not None else ""
-    head, rows = period.volumes(root, ver, week.label, tags_json)
+    head, rows = period.volumes(root, ver, week.label)
     st.caption(data.md(f"{week.describe()}: what was announced from its Monday to its Sunday"))
     _headline(head, facets)
     _recommendations(root, week.label)
@@ -49,30 +46,71 @@ def render() -> None:
     _topics(found.terms)
 
 
-def _headline(head: dict[str, Any], facets: dict[str, Any]) -> None:
+# -- the rows the page's tables and charts show (``data.table`` turns them into a dataframe) -------------------
+class GroupShare(msgspec.Struct, frozen=True, rename={"change_in_share": "change in share"}):
+    group: str
+    papers: int
+    share: str  # "12.5%"
+    change_in_share: str  # the report's wording, "-" when flat
+
+
+class TagShare(msgspec.Struct, frozen=True, rename={"change_in_share": "change in share"}):
+    tag: str
+    group: str
+    papers: int
+    change_in_share: str
+
+
+class SharePoint(msgspec.Struct, frozen=True):
+    """One point of a tag's small multiple: its weekly share in percent."""
+
+    tag: str
+    period: str
+    share: float
+    papers: int
+
+
+class TermRow(msgspec.Struct, frozen=True, rename={"share_now": "share now", "first_seen": "first seen"}):
+    term: str
+    recent: int
+    share_now: str
+    before: str
+    first_seen: str
+
+
+class MethodPoint(msgspec.Struct, frozen=True):
+    """Papers naming a new method in one period (the new-methods chart)."""
+
+    method: str
+    period: str
+    count: int
+
+
+class TopicRow(msgspec.Struct, frozen=True):
+    id: str
+    topic: str
+    papers: int
+    recent: int
+    growth: str
+    keywords: str
+
+
+def _headline(head: Headline, facets: data.Facets) -> None:
     cols = st.columns(5)
-    change = head.get("change_pct")
+    change = head.change_pct
     cols[0].metric(
         "Documents",
-        f"{head['documents']:,}",
+        f"{head.documents:,}",
         delta=f"{change:+.0f}%" if change is not None else None,
-        help=f"the change against the mean of the {head['trailing_weeks']} weeks before ({head['trailing_mean']})",
+        help=f"the change against the mean of the {head.trailing_weeks} weeks before ({head.trailing_mean})",
     )
-    cols[1].metric("Papers", f"{head['papers']:,}")
-    cols[2].metric("Posts", f"{head['posts']:,}")
-    cols[3].metric("Tagged", f"{head['tagged']:,}", help="documents of this week with at least one tag")
-    cols[4].metric("In the workspace", f"{facets['counts']['documents']:,}")
-    groups = [
-        {
-            "group": g["group"],
-            "papers": g["count"],
-            "share": f"{g['share_pct']}%",
-            "change in share": g["change"] or "-",
-        }
-        for g in head["groups"]
-    ]
+    cols[1].metric("Papers", f"{head.papers:,}")
+    cols[2].metric("Posts", f"{head.posts:,}")
+    cols[3].metric("Tagged", f"{head.tagged:,}", help="documents of this week with at least one tag")
+    cols[4].metric("In the workspace", f"{facets.counts['documents']:,}")
+    groups = [GroupShare(g.group, g.count, f"{g.share_pct}%", g.change or "-") for g in head.groups]
     if groups:
-        st.dataframe(pd.DataFrame(groups), hide_index=True, width="stretch")
+        st.dataframe(data.table(groups), hide_index=True, width="stretch")
 
 
 def _recommendations(root: str, label: str) -> None:
@@ -83,16 +121,16 @@ def _recommendations(root: str, label: str) -> None:
         return
     recs = built.content.recommendations
     with st.expander(f"Recommendations of the {label} report ({len(recs)})", expanded=True):
-        reproduce.recommendations(root, [r.as_dict() for r in recs], "overview")
+        reproduce.recommendations(root, msgspec.to_builtins(recs), "overview")
 
 
-def _volume(head: dict[str, Any]) -> None:
-    series = head.get("series") or []
+def _volume(head: Headline) -> None:
+    series = head.series
     if not series:
         return
     st.subheader("Documents per week")
-    frame = pd.DataFrame(series)
-    order = [p["period"] for p in series]
+    frame = data.table(series)
+    order = [p.period for p in series]
     chart = (
         alt.Chart(frame)
         .mark_bar()
@@ -106,10 +144,10 @@ def _volume(head: dict[str, Any]) -> None:
     st.altair_chart(chart, width="stretch")
 
 
-def _tags(rows: list[dict[str, Any]], found: PeriodTrends) -> None:
+def _tags(rows: list[TagRow], found: PeriodTrends) -> None:
     """Each tag's change in share, as the report words it, and small multiples of its weekly share."""
     st.subheader("Tags: change in share this week")
-    if not rows or not any(r["count"] for r in rows):
+    if not rows or not any(r.count for r in rows):
         st.info("No tagged documents this week: run `radar tag` to tag them.")
         return
     base = found.tags.baseline
@@ -121,21 +159,18 @@ def _tags(rows: list[dict[str, Any]], found: PeriodTrends) -> None:
             "report and `radar trends --week` say"
         )
     )
-    table = [
-        {"tag": r["tag"], "group": r["group"], "papers": r["count"], "change in share": r["change"] or "-"}
-        for r in rows
-    ]
-    st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch")
-    points: list[dict[str, Any]] = [
-        {"tag": tag, "period": p["period"], "share": 100 * p["raw_share"], "papers": p["count"]}
+    table = [TagShare(r.tag, r.group, r.count, r.change or "-") for r in rows]
+    st.dataframe(data.table(table), hide_index=True, width="stretch")
+    points = [
+        SharePoint(tag, p["period"], 100 * p["raw_share"], p["count"])
         for tag, series in found.tags.tags.items()
         for p in series[-12:]
     ]
     if not points:
         return
-    order = sorted({str(p["period"]) for p in points})
+    order = sorted({p.period for p in points})
     chart = (
-        alt.Chart(pd.DataFrame(points))
+        alt.Chart(data.table(points))
         .mark_line(point=True)
         .encode(
             x=alt.X("period:O", title=None, sort=order, axis=alt.Axis(labels=False, ticks=False)),
@@ -165,19 +200,17 @@ def _terms(terms: TrendsResult) -> None:
         if not items:
             col.caption("none passes the bar")
             continue
-        frame = pd.DataFrame(
-            [
-                {
-                    "term": t["term"],
-                    "recent": t["recent_count"],
-                    "share now": f"{100 * t['recent_share']:.2f}%",
-                    "before": f"{100 * (t['baseline_share'] or 0):.2f}%",
-                    "first seen": (t.get("first_seen") or "")[:10],
-                }
-                for t in items
-            ]
-        )
-        col.dataframe(frame, hide_index=True, width="stretch")
+        frame = [
+            TermRow(
+                term=t["term"],
+                recent=t["recent_count"],
+                share_now=f"{100 * t['recent_share']:.2f}%",
+                before=f"{100 * (t['baseline_share'] or 0):.2f}%",
+                first_seen=(t.get("first_seen") or "")[:10],
+            )
+            for t in items
+        ]
+        col.dataframe(data.table(frame), hide_index=True, width="stretch")
 
 
 def _new_methods(terms: TrendsResult) -> None:
@@ -196,16 +229,14 @@ def _new_methods(terms: TrendsResult) -> None:
     if not methods:
         st.caption("No new method names in this period.")
         return
-    st.dataframe(pd.DataFrame(data.method_rows(methods)), hide_index=True, width="stretch")
-    series: list[dict[str, Any]] = [
-        {"method": m["name"], "period": p["period"], "count": p["count"]}
-        for m in methods[:TOP_METHODS]
-        for p in m.get("series") or []
+    st.dataframe(data.method_rows(methods), hide_index=True, width="stretch")
+    series = [
+        MethodPoint(m["name"], p["period"], p["count"]) for m in methods[:TOP_METHODS] for p in m.get("series") or []
     ]
     if series:
-        order = sorted({str(p["period"]) for p in series})
+        order = sorted({p.period for p in series})
         chart = (
-            alt.Chart(pd.DataFrame(series))
+            alt.Chart(data.table(series))
             .mark_line(point=True)
             .encode(
                 x=alt.X("period:O", title=None, sort=order),
@@ -225,18 +256,18 @@ def _topics(terms: TrendsResult) -> None:
         st.caption(data.md(terms.topics_note or "No topics in this period."))
         return
     rows = [
-        {
-            "id": t["id"],
-            "topic": t["label"],
-            "papers": t["size"],
-            "recent": t["recent_size"],
-            "growth": f"{t['growth']:.2f}x",
-            "keywords": ", ".join(t["keywords"][:6]),
-        }
+        TopicRow(
+            id=t["id"],
+            topic=t["label"],
+            papers=t["size"],
+            recent=t["recent_size"],
+            growth=f"{t['growth']:.2f}x",
+            keywords=", ".join(t["keywords"][:6]),
+        )
         for t in sorted(terms.topics, key=lambda t: (-(t["growth"] or 0), t["id"]))
     ]
     st.dataframe(
-        pd.DataFrame(rows),
+        data.table(rows),
         hide_index=True,
         width="stretch",
         height=36 * (len(rows) + 1) + 2,  # every topic, no scrolling

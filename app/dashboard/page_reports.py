@@ -12,6 +12,7 @@ import re
 from datetime import date, timedelta
 from pathlib import Path
 
+import msgspec
 import streamlit as st
 
 from radar.app.context import Radar
@@ -110,19 +111,19 @@ def _recommendations(root: str, week: str) -> None:
     recs = built.content.recommendations
     if recs:
         with st.expander(f"Recommendations ({len(recs)})", expanded=False):
-            reproduce.recommendations(root, [r.as_dict() for r in recs], "reports")
+            reproduce.recommendations(root, msgspec.to_builtins(recs), "reports")
 
 
 def generate(ws: Workspace, week: str) -> BuiltReportJson:
     """Write the report for ISO week ``week`` (what `radar report --week` does, without sending)."""
     from radar.app import steps  # defers scipy, faiss, bm25s
 
-    return steps.report(Radar(ws), parse_week(week)).as_dict()
+    return BuiltReportJson.of(steps.report(Radar(ws), parse_week(week)))
 
 
 def _generate(ws: Workspace, root: str, chosen: Period | None) -> None:
     facets = data.facets(root, data.version(root))
-    newest = facets["last_paper"] or facets["last"]
+    newest = facets.last_paper or facets.last
     last = date.fromisoformat(newest[:10]) if newest else date.today()
     default = chosen.start if chosen is not None else last - timedelta(days=7)
     with st.expander("Generate now", expanded=not list_reports(ws)):
@@ -137,8 +138,8 @@ def _generate(ws: Workspace, root: str, chosen: Period | None) -> None:
                 return
             st.session_state[period.KEY] = label
             st.success(
-                f"wrote the {label} report: {done['documents']:,} documents, {done['recommendations']} "
-                f"recommendations in {done['seconds']:.1f} s"
+                f"wrote the {label} report: {done.documents:,} documents, {done.recommendations} "
+                f"recommendations in {done.seconds:.1f} s"
             )
 
 

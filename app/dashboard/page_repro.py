@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import altair as alt
+import msgspec
 import pandas as pd
 import streamlit as st
 
@@ -56,7 +57,7 @@ def _flagged(root: str, api: Reproductions) -> None:
     ver = data.version(root)
     facets = data.facets(root, ver)
     chosen = period.picker(root, ver)  # the dashboard's one week; its trends as the weekly job kept them
-    found = period.trends(root, ver, chosen.label)[0] if chosen is not None and facets["counts"]["documents"] else None
+    found = period.trends(root, ver, chosen.label)[0] if chosen is not None and facets.counts["documents"] else None
     flagged = [dict(m) for m in found.terms.new_methods if m.get("kind") in data.METHOD_KINDS] if found else []
     if flagged:
         st.caption(
@@ -125,7 +126,7 @@ def latest_recommendations(ws: Workspace, week: str | None = None) -> tuple[str,
     for folder in [ws.report_dir(week)] if week else list_reports(ws):
         built = load_report(folder)
         if built is not None:
-            return folder.name, [r.as_dict() for r in built.content.recommendations]
+            return folder.name, msgspec.to_builtins(built.content.recommendations)
     return "", []
 
 

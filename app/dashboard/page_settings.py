@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
+import msgspec
 import streamlit as st
 
 from radar.app.dashboard import data, period
@@ -23,6 +23,27 @@ def render() -> None:
     _sources(root, ws)
     _taxonomy(root, ws)
     _workspace(root, ws)
+
+
+class SourceRow(msgspec.Struct, frozen=True, rename=lambda name: name.replace("_", " ")):
+    """A configured source and its last crawl, as the sources table shows it."""
+
+    source: str
+    type: str
+    url: str  # scrubbed: a feed url's user:password@ and ?token= stay out of the page
+    enabled: bool
+    status: str  # never crawled | failed | ok
+    last_success: str
+    last_attempt: str
+    last_result: str
+    last_error: str
+    error_at: str
+
+
+class PathRow(msgspec.Struct, frozen=True):
+    what: str
+    path: str
+    exists: bool
 
 
 def _sources(root: str, ws: Workspace) -> None:
@@ -44,26 +65,14 @@ def _sources(root: str, ws: Workspace) -> None:
             if not state.last_attempt
             else ("failed" if state.last_error and state.last_error_at >= state.last_success else "ok")
         )
-        rows.append(
-            {
-                "source": src.name,
-                "type": src.type,
-                "url": scrub(src.target),  # a feed url's user:password@ and ?token= stay out of the page
-                "enabled": src.enabled,
-                "status": status,
-                "last success": state.last_success,
-                "last attempt": state.last_attempt,
-                "last result": state.last_summary,
-                "last error": state.last_error,
-                "error at": state.last_error_at,
-            }
-        )
-    st.dataframe(pd.DataFrame(rows), hide_index=True)
-    failing = [r for r in rows if r["status"] == "failed"]
+        last = (state.last_success, state.last_attempt, state.last_summary, state.last_error, state.last_error_at)
+        rows.append(SourceRow(src.name, src.type, scrub(src.target), src.enabled, status, *last))
+    st.dataframe(data.table(rows), hide_index=True)
+    failing = [r for r in rows if r.status == "failed"]
     if failing:
         st.warning(
             f"{len(failing)} source(s) failed on their last crawl: "
-            + data.md(", ".join(r["source"] for r in failing))
+            + data.md(", ".join(r.source for r in failing))
             + "; see `last error`"
         )
     st.caption(f"edit {data.md(str(ws.config_path))} to add or change sources, then run `radar crawl`")
@@ -77,7 +86,7 @@ def _taxonomy(root: str, ws: Workspace) -> None:
     except RadarError as exc:
         st.error(data.md(f"radar: {exc}"))
         return
-    st.dataframe(pd.DataFrame(tax), hide_index=True)
+    st.dataframe(data.table(tax), hide_index=True)
 
 
 def _workspace(root: str, ws: Workspace) -> None:
@@ -97,8 +106,7 @@ def _workspace(root: str, ws: Workspace) -> None:
         "runs": ws.runs_dir,
     }
     size = ws.db_path.stat().st_size if ws.db_path.exists() else 0
-    rows = [{"what": k, "path": str(v), "exists": v.exists()} for k, v in paths.items()]
-    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    st.dataframe(data.table([PathRow(k, str(v), v.exists()) for k, v in paths.items()]), hide_index=True)
     st.caption(f"database {size / 1e6:,.1f} MB (WAL mode)")
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 from pathlib import Path
-from typing import Any
 
 import streamlit as st
 
@@ -23,6 +22,7 @@ from radar.analysis.trends.result import PeriodTrends, TrendsResult
 from radar.app.dashboard import data
 from radar.reports.build import BuiltReport, load_report, report_file
 from radar.reports.period import Period, latest_data_week, parse_week, week_of
+from radar.reports.volume import Volumes
 from radar.reports.volume import volumes as report_volumes
 from radar.store import Workspace
 from radar.store.errors import RadarError
@@ -64,7 +64,7 @@ def default_label(root: str, ver: str) -> str:
 def choices(root: str, ver: str) -> list[str]:
     """Every ISO week of the workspace's data, newest first (the report weeks among them)."""
     facets = data.facets(root, ver)
-    first, last = facets["first"], facets["last_paper"] or facets["last"]
+    first, last = facets.first, facets.last_paper or facets.last
     if not first or not last:
         return report_weeks(root)
     out: list[str] = []
@@ -174,20 +174,21 @@ def report(root: str, label: str) -> BuiltReport | None:
     return _report_file(root, label, _mtime(report_file(folder, "json")))
 
 
-@data.cache_data
-def volumes(root: str, ver: str, label: str, tags_json: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def volumes(root: str, ver: str, label: str) -> Volumes:
     """The report's headline and per-tag rows for the week (reports.volume: the report's own computation), with the
-    changes in share from the week's cached trends (``tags_json``: their tags part, so the cache key follows it)."""
-    import json
+    changes in share from the week's kept trends (their file's time is in the cache key, so the rows follow it)."""
+    return _volumes(root, ver, label, _mtime(data.radar(root).ws.period_trends_path(label)))
 
+
+@data.cache_data
+def _volumes(root: str, ver: str, label: str, trends_mtime: float) -> Volumes:
     from radar.reports.content import tag_groups  # defers scipy, requests
 
     radar = data.radar(root)
     groups = {t.name: t.group for t in radar.taxonomy.tags}
-    tags = TrendsResult.from_dict(json.loads(tags_json)) if tags_json else TrendsResult.empty()
+    found = _trends_file(root, label, trends_mtime)
+    tags = found.tags if found is not None else TrendsResult.empty()
     period = parse_week(label)
     cfg = radar.settings.report
-    found: tuple[dict[str, Any], list[dict[str, Any]]] = data.read(
-        root, lambda s: report_volumes(s, period, tag_groups(groups, s), cfg, tags)
-    )
-    return found
+    result: Volumes = data.read(root, lambda s: report_volumes(s, period, tag_groups(groups, s), cfg, tags))
+    return result

@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # Streamlit's server is Starlette; only its ASGI types are named here
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 HOSTS_VAR = "RADAR_ALLOWED_HOSTS"
 
@@ -33,15 +36,15 @@ FRAME_HEADERS = ((b"content-security-policy", b"frame-ancestors 'none'"), (b"x-f
 class FrameGuard:
     """ASGI middleware: the anti-framing headers on every HTTP response (replacing any the app set)."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
 
-        async def with_headers(message: dict[str, Any]) -> None:
+        async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 names = {name for name, _ in FRAME_HEADERS}
                 kept = [(k, v) for k, v in message.get("headers", []) if k.lower() not in names]

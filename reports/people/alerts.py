@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import TypedDict
 
+import msgspec
 import numpy as np
 
 from radar.index.search import Filters, Searcher
@@ -74,26 +74,24 @@ def _first_seen(store: DocumentsTable, doc_id: str) -> str:
     return meta.first_seen if meta else ""
 
 
-class AlertMessageJson(TypedDict):
-    """``AlertMessage.as_dict()``: `radar alerts test --json`."""
-
-    subject: str
-    text: str
-    alerts: list[AlertHit]
-
-
 @dataclass
 class AlertMessage:
     subject: str
     text: str
     alerts: list[PersonAlert]
 
-    def as_dict(self) -> AlertMessageJson:
-        return {
-            "subject": self.subject,
-            "text": self.text,
-            "alerts": [{"id": a.doc_id, "search": a.search, "score": round(a.score, 4)} for a in self.alerts],
-        }
+
+class AlertMessageJson(msgspec.Struct, frozen=True):
+    """``AlertMessage`` as `radar alerts test --json` prints it, with the channels it would go to."""
+
+    subject: str
+    text: str
+    alerts: list[AlertHit]
+    channels: list[str]
+
+    @classmethod
+    def of(cls, msg: AlertMessage, channels: list[str]) -> AlertMessageJson:
+        return cls(msg.subject, msg.text, [AlertHit.of(a, found_at=False) for a in msg.alerts], channels)
 
 
 def message(store: PeopleStore, person: Person, alerts: list[PersonAlert]) -> AlertMessage:

@@ -11,8 +11,9 @@ from dataclasses import dataclass, field, replace
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 from html import escape
-from typing import NotRequired, TypedDict
 from urllib.parse import quote, urlencode
+
+import msgspec
 
 from radar.reports.config import DeliveryConfig, Profile, ReportConfig, WebhookConfig
 from radar.reports.deliver import (
@@ -47,33 +48,31 @@ from radar.store.urls import check_configured_url, check_email
 TOP_N = 10
 
 
-class AlertHit(TypedDict):
-    """A saved-search match as the digest and the alert message show it."""
+class AlertHit(msgspec.Struct, frozen=True):
+    """A saved-search match as the digest and the alert message show it (their JSON: these fields)."""
 
     id: str
     search: str
     score: float  # rounded to 4 places
-    found_at: NotRequired[str]  # the digest's rows (``alert_rows``) carry it
+    found_at: str | msgspec.UnsetType = msgspec.UNSET  # the digest's rows (``alert_rows``) carry it
+
+    def __post_init__(self) -> None:
+        msgspec.structs.force_setattr(self, "score", round(float(self.score), 4))
+
+    @classmethod
+    def of(cls, alert: PersonAlert, *, found_at: bool = True) -> AlertHit:
+        return cls(alert.doc_id, alert.search, alert.score, alert.found_at if found_at else msgspec.UNSET)
 
 
-class DigestPaper(TypedDict):
+class DigestPaper(msgspec.Struct, frozen=True):
     id: str
     title: str
-    score: float
+    score: float  # rounded to 4 places
     why: list[str]
     url: str
 
-
-class DigestJson(TypedDict):
-    """``Digest.as_dict()``: `radar people digest --json`."""
-
-    person: str
-    week: str
-    method: str
-    candidates: int
-    dropped_by_negative_terms: int
-    papers: list[DigestPaper]
-    alerts: list[AlertHit]
+    def __post_init__(self) -> None:
+        msgspec.structs.force_setattr(self, "score", round(float(self.score), 4))
 
 
 @dataclass
@@ -87,19 +86,22 @@ class Digest:
     candidates: int = 0
     links: dict[str, dict[str, str]] = field(default_factory=dict)  # doc id -> {like, dislike} dashboard urls
 
-    def as_dict(self) -> DigestJson:
-        return {
-            "person": self.person,
-            "week": self.period.label,
-            "method": self.method,
-            "candidates": self.candidates,
-            "dropped_by_negative_terms": self.dropped,
-            "papers": [
-                {"id": p.doc.id, "title": p.doc.title, "score": round(p.score, 4), "why": p.why, "url": p.doc.url}
-                for p in self.papers
-            ],
-            "alerts": self.alerts,
-        }
+
+class DigestJson(msgspec.Struct, frozen=True):
+    """``Digest`` as `radar people digest --json` prints it."""
+
+    person: str
+    week: str
+    method: str
+    candidates: int
+    dropped_by_negative_terms: int
+    papers: list[DigestPaper]
+    alerts: list[AlertHit]
+
+    @classmethod
+    def of(cls, d: Digest) -> DigestJson:
+        papers = [DigestPaper(p.doc.id, p.doc.title, p.score, p.why, p.doc.url) for p in d.papers]
+        return cls(d.person, d.period.label, d.method, d.candidates, d.dropped, papers, d.alerts)
 
 
 def _examples(store: StoredVectors, docs: list[Document], model_id: str) -> list[Example]:
@@ -185,7 +187,7 @@ def render_text(d: Digest) -> str:
             lines.append(f"   like: {md_url(link['like'])}  not for me: {md_url(link['dislike'])}")
     if d.alerts:
         lines += ["", "Alerts from your saved searches:"]
-        lines += [f"- {e(a['id'])} ({e(a['search'])}, score {a['score']:.3f})" for a in d.alerts]
+        lines += [f"- {e(a.id)} ({e(a.search)}, score {a.score:.3f})" for a in d.alerts]
     return "\n".join(line for line in lines if line is not None) + "\n"
 
 
@@ -207,7 +209,7 @@ def render_html(d: Digest) -> str:
             f"<li>{title} <small>({escape(p.doc.id)}, {p.score:.2f}){actions}</small><br>"
             f"<small><bdi>{escape('; '.join(p.why))}</bdi></small></li>"
         )
-    alerts = "".join(f"<li>{escape(a['id'])} (<bdi>{escape(a['search'])}</bdi>)</li>" for a in d.alerts)
+    alerts = "".join(f"<li>{escape(a.id)} (<bdi>{escape(a.search)}</bdi>)</li>" for a in d.alerts)
     return (
         f"<!doctype html><html><head><meta charset='utf-8'><title>Digest {escape(d.person)} "
         f"{escape(d.period.label)}</title></head><body><h1>Digest for {escape(d.person)}, "
@@ -257,4 +259,4 @@ def send_digest(store: Database, d: Digest, person: Person, cfg: DeliveryConfig)
 
 
 def alert_rows(alerts: list[PersonAlert]) -> list[AlertHit]:
-    return [{"id": a.doc_id, "search": a.search, "score": round(a.score, 4), "found_at": a.found_at} for a in alerts]
+    return [AlertHit.of(a) for a in alerts]

@@ -13,7 +13,8 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypedDict
+
+import msgspec
 
 from radar.reports.errors import ReportError
 from radar.reports.people.repository import People
@@ -170,11 +171,13 @@ def match_entries(store: PeopleStore, entries: list[Entry]) -> LibraryMatch:
     return out
 
 
-class EntryRow(TypedDict):
+class EntryRow(msgspec.Struct, frozen=True):
+    """An unmatched entry as `radar people import --json` lists it."""
+
     key: str
     title: str
     arxiv_id: str
 
 
 def describe(entry: Entry) -> EntryRow:
-    return {"key": entry.key, "title": entry.title, "arxiv_id": entry.arxiv_id}
+    return msgspec.convert(entry, EntryRow, from_attributes=True)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypedDict
 
 import numpy as np
 from scipy import sparse
@@ -43,32 +42,11 @@ class Example:
     vector: np.ndarray | None  # unit-norm embedding, None when the document has none yet
 
 
-class PersonScoreRow(TypedDict):
-    """``PersonScore.as_dict()``."""
-
-    id: str
-    title: str
-    url: str
-    published: str
-    score: float
-    why: list[str]
-
-
 @dataclass
 class PersonScore:
     doc: Document
     score: float
     why: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> PersonScoreRow:
-        return {
-            "id": self.doc.id,
-            "title": self.doc.title,
-            "url": self.doc.url,
-            "published": self.doc.published,
-            "score": round(self.score, 4),
-            "why": self.why,
-        }
 
 
 class LearnedModel:

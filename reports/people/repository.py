@@ -12,9 +12,10 @@ as msgspec encodes them."""
 from __future__ import annotations
 
 import re
+import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import TypedDict
 
 import msgspec
 
@@ -278,7 +279,7 @@ def _filters(label: str, stored: str) -> SearchFilters:
         ) from None
 
 
-def _person(row: Any) -> Person:
+def _person(row: sqlite3.Row) -> Person:
     return Person(
         id=row["id"],
         name=row["name"],

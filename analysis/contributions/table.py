@@ -1,7 +1,11 @@
-"""The contributions tables: what each paper introduces (``contributions``, one row per paper, with the content
-hash and the model version that decided it) and the names each paper mentions (``document_mentions``, by
-spelling key, with whether it compares against them). Written by analysis/contributions when papers are new or
-the model changed; read by the method cards (``radar methods --week/--name``), later trends and reports."""
+"""The contributions stage's repository: what each paper introduces (``contributions``, one row per paper, with the
+content hash and the model version that decided it) and the names each paper mentions (``document_mentions``, by
+spelling key, with whether it compares against them). Written by update.py when papers are new or the model
+changed; read by the method cards (``radar methods --week/--name``), trends and reports.
+
+The tables' schema stays with the workspace's migrations (store/schema.py); their records and their reads and writes
+are here, on the store's connection (``store.table.Database``), and so is their write counter's use
+(``store.table.CONTRIBUTION_WRITES``, which fingerprints read)."""
 
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ import msgspec
 
 from radar.store.dates import entered_sql
 from radar.store.models import utc_now
-from radar.store.table import CONTRIBUTION_WRITES, Table, bump_counter
+from radar.store.table import CONTRIBUTION_WRITES, Database, bump_counter
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,12 +106,16 @@ _SELECT = f"SELECT {', '.join('c.' + c.strip() for c in _COLUMNS.split(','))}, d
 _PUBLISHED_BY = "d.published <= ?"
 
 
-class ContributionsTable(Table):
-    """Contributions and mentions: the papers still to decide, writes per batch, reads by week, name and id."""
+class Contributions:
+    """Contributions and mentions on ``db``: the papers still to decide, writes per batch, reads by week, name and
+    id."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
 
     def papers_without_contribution(self, model: str) -> list[str]:
         """Ids of the papers with no contribution by ``model`` for their current text, oldest first."""
-        rows = self.conn.execute(
+        rows = self.db.conn.execute(
             "SELECT d.id FROM documents d LEFT JOIN contributions c ON c.doc_id = d.id "
             "WHERE d.kind = 'paper' AND (c.doc_id IS NULL OR c.model != ? OR c.content_hash != d.content_hash) "
             "ORDER BY d.published, d.id",
@@ -119,7 +127,7 @@ class ContributionsTable(Table):
         """Store ``rows`` (replacing each paper's previous row and mentions) in one transaction."""
         now = utc_now()
         values = [(*_values(r), now) for r in rows]
-        with self.transaction() as conn:
+        with self.db.transaction() as conn:
             bump_counter(conn, CONTRIBUTION_WRITES)
             conn.executemany("DELETE FROM document_mentions WHERE doc_id = ?", [(r.doc_id,) for r in rows])
             conn.executemany(
@@ -134,14 +142,14 @@ class ContributionsTable(Table):
 
     def set_rewritten_changes(self, lines: dict[str, str]) -> None:
         """Store the summary endpoint's one-line ``changes`` per paper id."""
-        with self.transaction() as conn:
+        with self.db.transaction() as conn:
             bump_counter(conn, CONTRIBUTION_WRITES)
             conn.executemany(
                 "UPDATE contributions SET changes_rewritten = ? WHERE doc_id = ?", [(v, k) for k, v in lines.items()]
             )
 
     def contributions(self, ids: Iterable[str]) -> dict[str, ContributionRow]:
-        return {r["doc_id"]: _row(r) for r in self.rows_for(_SELECT + " WHERE c.doc_id IN ({marks})", ids)}
+        return {r["doc_id"]: _row(r) for r in self.db.rows_for(_SELECT + " WHERE c.doc_id IN ({marks})", ids)}
 
     def introductions(self, since: str = "", until: str = "") -> list[ContributionRow]:
         """Papers that entered the record in [since, until] (YYYY-MM-DD or stamps; '' = open; store.dates: a paper
@@ -153,7 +161,7 @@ class ContributionsTable(Table):
         if until:
             clauses += [f"{entered_sql('d')} <= ?", _PUBLISHED_BY]
             params += [until if len(until) > 10 else until + "\uffff"] * 2
-        rows = self.conn.execute(_SELECT + " WHERE " + " AND ".join(clauses) + " ORDER BY d.published, d.id", params)
+        rows = self.db.conn.execute(_SELECT + " WHERE " + " AND ".join(clauses) + " ORDER BY d.published, d.id", params)
         return [_row(r) for r in rows]
 
     def contributions_between(self, since: str, until: str, *, introducing: bool = True) -> list[ContributionRow]:
@@ -167,18 +175,18 @@ class ContributionsTable(Table):
         ]
         until = until if len(until) > 10 else until + "\uffff"
         params = [since, until, until]
-        rows = self.conn.execute(_SELECT + " WHERE " + " AND ".join(clauses) + " ORDER BY d.published, d.id", params)
+        rows = self.db.conn.execute(_SELECT + " WHERE " + " AND ".join(clauses) + " ORDER BY d.published, d.id", params)
         return [_row(r) for r in rows]
 
     def introductions_of(self, keys: Iterable[str]) -> list[ContributionRow]:
         """Papers that introduce a name with one of these spelling keys, oldest first."""
-        rows = self.rows_for(_SELECT + " WHERE c.introduces = 1 AND c.name_key IN ({marks})", dict.fromkeys(keys))
+        rows = self.db.rows_for(_SELECT + " WHERE c.introduces = 1 AND c.name_key IN ({marks})", dict.fromkeys(keys))
         return sorted((_row(r) for r in rows), key=lambda r: (r.published, r.doc_id))
 
     def introductions_also_naming(self, text: str) -> list[ContributionRow]:
         """Papers whose other introduced names (``also``) contain ``text`` (case-insensitive), oldest first."""
         escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        rows = self.conn.execute(
+        rows = self.db.conn.execute(
             _SELECT + " WHERE c.introduces = 1 AND c.also LIKE ? ESCAPE '\\' ORDER BY d.published, d.id",
             (f"%{escaped}%",),
         )
@@ -187,7 +195,7 @@ class ContributionsTable(Table):
     def mentions_by_paper(self, ids: Iterable[str]) -> dict[str, list[Mention]]:
         """The names each of ``ids`` mentions (papers that mention none are absent), by key."""
         out: dict[str, list[Mention]] = {}
-        rows = self.rows_for(
+        rows = self.db.rows_for(
             "SELECT doc_id, key, compared, expansion FROM document_mentions WHERE doc_id IN ({marks}) "
             "ORDER BY doc_id, key",
             ids,
@@ -200,7 +208,7 @@ class ContributionsTable(Table):
         """Papers naming each spelling key, oldest first (keys nobody names are absent), with the long form
         each gives and the area of its own contribution."""
         out: dict[str, list[MentionRow]] = {}
-        rows = self.rows_for(
+        rows = self.db.rows_for(
             "SELECT m.key, m.doc_id, d.published, m.compared, m.expansion, COALESCE(c.area, '') "
             "FROM document_mentions m JOIN documents d ON d.id = m.doc_id "
             "LEFT JOIN contributions c ON c.doc_id = m.doc_id "
@@ -213,7 +221,7 @@ class ContributionsTable(Table):
 
     def mention_counts(self, min_papers: int = 1) -> dict[str, int]:
         """Papers naming each spelling key, for the keys at least ``min_papers`` papers name."""
-        rows = self.conn.execute(
+        rows = self.db.conn.execute(
             "SELECT key, COUNT(*) FROM document_mentions GROUP BY key HAVING COUNT(*) >= ?", (min_papers,)
         )
         return {str(k): int(n) for k, n in rows}
@@ -222,7 +230,7 @@ class ContributionsTable(Table):
         """The stored papers published on or after ``since`` (every paper when ''), oldest first: what a look-up of
         multi-word names reads (``analysis.contributions.extract.papers_naming``)."""
         clause, params = ("published >= ? AND ", [since]) if since else ("", [])
-        rows = self.conn.execute(
+        rows = self.db.conn.execute(
             f"SELECT id, title, abstract, published FROM documents WHERE {clause}kind = 'paper' ORDER BY published, id",
             params,
         )
@@ -231,19 +239,19 @@ class ContributionsTable(Table):
 
     def first_paper_day(self) -> str:
         """YYYY-MM-DD of the earliest stored paper ('' when none is stored): where the store's papers begin."""
-        row = self.conn.execute("SELECT MIN(published) FROM documents WHERE kind = 'paper'").fetchone()
+        row = self.db.conn.execute("SELECT MIN(published) FROM documents WHERE kind = 'paper'").fetchone()
         return str(row[0])[:10] if row and row[0] else ""
 
     def contribution_models(self) -> dict[str, int]:
         """Stored contributions per model version."""
-        return {r[0]: r[1] for r in self.conn.execute("SELECT model, COUNT(*) FROM contributions GROUP BY model")}
+        return {r[0]: r[1] for r in self.db.conn.execute("SELECT model, COUNT(*) FROM contributions GROUP BY model")}
 
     def contributions_fingerprint(self) -> str:
         """Changes whenever a contribution, a paper's mentions or a rewritten ``changes`` line is written: the count
         of those writes (``CONTRIBUTION_WRITES``: a rewrite of the same length, or rows replaced by as many under
         reused rowids, leave the tables' counts and last rowids as they were), and those for writes made without
         it."""
-        row = self.conn.execute(  # one statement: one snapshot
+        row = self.db.conn.execute(  # one statement: one snapshot
             "SELECT (SELECT COALESCE(MAX(CAST(value AS INTEGER)), 0) FROM meta WHERE key = ?), "
             "(SELECT COUNT(*) FROM contributions), (SELECT COALESCE(MAX(rowid), 0) FROM contributions), "
             "(SELECT COALESCE(MAX(computed_at), '') FROM contributions), "
