@@ -542,3 +542,14 @@ def test_review_queue_asks_about_uncertain_papers_and_records_answers(app: AppTe
     yes[0].click().run(timeout=600)
     assert not app.exception, [e.value for e in app.exception]
     assert _count(dash_ws, query, doc_id, tag) == 1
+
+
+def test_a_recommendations_last_run_reads_as_before() -> None:
+    """A recommendation's last run (reports.runs.RunSummary, as report.json's evidence holds it) in one line: the
+    text the dashboard showed when the row was the run's JSON (which held no ``line``)."""
+    from radar.app.dashboard.reproduce import run_line
+    from radar.reports.runs import RunSummary
+
+    run = RunSummary(id="r1", method="dapo", baseline="grpo", setup="s", verdict="better", adoptable=True, adoption="a")
+    assert run_line(run) == "dapo vs grpo: better (adoptable: a)"
+    assert run_line(RunSummary(id="r2", method="x", baseline="grpo")) == "x vs grpo:  (not adoptable: )"

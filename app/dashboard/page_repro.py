@@ -8,10 +8,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import altair as alt
-import msgspec
 import pandas as pd
 import streamlit as st
 
@@ -20,7 +18,7 @@ from radar.app.dashboard import data, period, reproduce
 from radar.app.dashboard.page_reports import list_reports
 from radar.app.reproductions import Reproductions
 from radar.reports.build import load_report
-from radar.reports.recommend import match_preset, preset_patterns
+from radar.reports.recommend import Recommendation, match_preset, preset_patterns
 from radar.repro.records import RunRecord
 from radar.repro.sizes import SIZES  # not repro.policy: that imports torch (8 s on a first load)
 from radar.repro.tasks import TASKS
@@ -77,12 +75,12 @@ def _flagged(root: str, api: Reproductions) -> None:
             pd.DataFrame(
                 [
                     {
-                        "method": r["method"],
-                        "action": r["action"],
-                        "reason": r["reason"].replace("`", ""),  # a table cell shows no code spans
-                        "preset": r["evidence"].get("preset", ""),
-                        "papers": r["evidence"].get("count", 0),
-                        "last run": reproduce.run_line(r["evidence"]["run"]) if r["evidence"].get("run") else "",
+                        "method": r.method,
+                        "action": r.action,
+                        "reason": r.reason.replace("`", ""),  # a table cell shows no code spans
+                        "preset": r.evidence.preset,
+                        "papers": r.evidence.count,
+                        "last run": reproduce.run_line(r.evidence.run) if r.evidence.run is not None else "",
                     }
                     for r in recs
                 ]
@@ -91,7 +89,7 @@ def _flagged(root: str, api: Reproductions) -> None:
         )
         reproduce.recommendations(
             root,
-            [r for r in recs if r["evidence"].get("preset")],
+            [r for r in recs if r.evidence.preset],
             "repro",
             empty="none of these recommendations has a reproduction preset to run",
         )
@@ -119,14 +117,14 @@ def _reproduce_flagged(root: str, api: Reproductions, names: list[str]) -> None:
             reproduce.button(root, preset, "repro", key=f"flagged-reproduce-{preset}")
 
 
-def latest_recommendations(ws: Workspace, week: str | None = None) -> tuple[str, list[dict[str, Any]]]:
+def latest_recommendations(ws: Workspace, week: str | None = None) -> tuple[str, list[Recommendation]]:
     """(week, recommendations) of the report of ``week`` (None: the newest readable one), or ("", []); read by the
     report module's loader."""
 
     for folder in [ws.report_dir(week)] if week else list_reports(ws):
         built = load_report(folder)
         if built is not None:
-            return folder.name, msgspec.to_builtins(built.content.recommendations)
+            return folder.name, list(built.content.recommendations)
     return "", []
 
 
@@ -137,7 +135,7 @@ def _launch_form(api: Reproductions) -> None:
     with st.form("rp_launch"):
         c1, c2, c3 = st.columns(3)
         # default: the preset the latest report recommends reproducing, else DAPO
-        wanted = [r["evidence"].get("preset") for r in latest_recommendations(api.ws)[1] if r["evidence"].get("preset")]
+        wanted = [r.evidence.preset for r in latest_recommendations(api.ws)[1] if r.evidence.preset]
         first = next((m for m in wanted if m in methods), "dapo" if "dapo" in methods else methods[0])
         method = c1.selectbox("Method", methods, index=methods.index(first))
         baseline = c1.selectbox(
