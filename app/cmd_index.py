@@ -41,7 +41,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         run = steps.index(radar, device=args.device, engine=args.engine, progress=progress)
     report = run.report
     if args.json:
-        from radar.index.pipeline import IndexReportJson
+        from radar.index.pipeline import IndexReportJson  # defers numpy, faiss
 
         print_json({**msgspec.to_builtins(IndexReportJson.of(report)), "device": run.device, "engine": args.engine})
     else:

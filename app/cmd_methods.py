@@ -114,7 +114,7 @@ def _cards(args: argparse.Namespace) -> int:
         else:
             cards = [contributions.name_card(radar, store, args.name)]
     if args.json:
-        from radar.analysis.contributions.card import CardJson
+        from radar.analysis.contributions.card import CardJson  # defers the method-card stage
 
         found = CardJson.builtins(cards)
         print_json(found if args.week else found[0])

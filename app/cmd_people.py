@@ -177,7 +177,7 @@ def cmd_digest(args: argparse.Namespace) -> int:
         period = resolve_period(store, week=args.week)
     d = steps_people.digest(radar, args.name, period)
     if args.json:
-        from radar.reports.people.digest import DigestJson
+        from radar.reports.people.digest import DigestJson  # defers scipy, requests
 
         print_json(msgspec.to_builtins(DigestJson.of(d)))
         return 0
@@ -192,7 +192,7 @@ def cmd_alerts_test(args: argparse.Namespace) -> int:
 
     msg, channels = steps_people.alerts_preview(open_radar(args), args.name)
     if args.json:
-        from radar.reports.people.alerts import AlertMessageJson
+        from radar.reports.people.alerts import AlertMessageJson  # defers scipy, requests, faiss
 
         print_json(msgspec.to_builtins(AlertMessageJson.of(msg, channels)))
         return 0

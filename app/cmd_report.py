@@ -16,7 +16,7 @@ from radar.reports.period import resolve_period
 
 def cmd_report(args: argparse.Namespace) -> int:
     from radar.app import steps  # defers scipy, faiss, bm25s
-    from radar.reports.build import BuiltReportJson
+    from radar.reports.build import BuiltReportJson  # defers jinja2
     from radar.reports.deliver import summarize_outcomes  # defers requests, jinja2
 
     radar = open_radar(args)

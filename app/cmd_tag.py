@@ -43,7 +43,7 @@ def cmd_tag(args: argparse.Namespace) -> int:
     for note in report.notes:
         err_console.print(f"radar: note: {note}", markup=False, highlight=False)
     if args.json:
-        from radar.analysis.tags.tagger import TagReportJson
+        from radar.analysis.tags.tagger import TagReportJson  # defers the tagger (numpy, scipy, the embedder)
 
         print_json(msgspec.to_builtins(TagReportJson.of(report)))
         return 0

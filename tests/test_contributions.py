@@ -243,7 +243,9 @@ def test_partial_labels_train_what_they_label_and_nothing_else() -> None:
 
 def test_label_file_errors_name_the_line() -> None:
     good = '{"id": "1", "week": "2025-W12", "introduces": false, "area": "other"}'
-    assert parse_labels(good)[0] == Label("1", "2025-W12", False, "", (), "", "other", (), "", False)
+    assert parse_labels(good)[0] == Label(
+        "1", False, "", (), "", "other", (), "", week="2025-W12", lead_should_see=False
+    )
     with pytest.raises(ContributionsError, match="line 2"):
         parse_labels(good + "\n{not json")
 
@@ -267,7 +269,7 @@ def test_grouped_cv_never_scores_a_paper_with_a_model_that_saw_its_week() -> Non
 
 def test_scores_count_what_the_list_shows() -> None:
     def lab(i: str, intro: bool, name: str, kind: str, lead: bool) -> Label:
-        return Label(i, "2025-W12", intro, name, (), kind, "rl-post-training", (), "", lead)
+        return Label(i, intro, name, (), kind, "rl-post-training", (), "", week="2025-W12", lead_should_see=lead)
 
     def pred(i: str, intro: bool, name: str, kind: str) -> evaluate.Predicted:
         return evaluate.Predicted(i, intro, name, (), kind, "rl-post-training", (), "")

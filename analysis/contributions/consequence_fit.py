@@ -32,6 +32,7 @@ from radar.analysis.contributions.linear import Linear, fit
 from radar.analysis.contributions.signals import signals
 from radar.analysis.contributions.table import Contributions
 from radar.analysis.contributions.week import _handle_card, named_cards, paper_of
+from radar.analysis.label_lines import json_lines
 from radar.store.tables import MethodsStore
 
 LEAD_C = 0.1  # inverse regularisation of the lead and must models (the backtest's levers: docs/benchmarks.md)
@@ -124,15 +125,7 @@ def load_leads(sources: tuple[str, ...] = ("dev", "dev2", "extra")) -> list[Lead
     (checked: the shared weeks are what the backtest measures)."""
     out = []
     for source in sources:
-        name = LEAD_FILES[source]
-        for n, line in enumerate(_label_file(name).splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                lead = _lead(msgspec.json.decode(line, type=LabelRow), source)
-            except ValueError:  # msgspec's errors: not JSON, or a field missing or of another type
-                raise ContributionsError(f"{name} line {n} is not a labeled introduction; fix that line") from None
-            out.append(lead)
+        out += _leads_of(LEAD_FILES[source], source)
     shared = {x.week for x in out if x.source != "extra"}
     mixed = sorted({x.week for x in out if x.source == "extra"} & shared)
     if mixed:
@@ -140,20 +133,26 @@ def load_leads(sources: tuple[str, ...] = ("dev", "dev2", "extra")) -> list[Lead
     return out
 
 
+def _leads_of(name: str, source: str) -> list[Lead]:
+    return json_lines(
+        _label_file(name),
+        lambda line: _lead(msgspec.json.decode(line, type=LabelRow), source),
+        lambda n: ContributionsError(f"{name} line {n} is not a labeled introduction; fix that line"),
+    )
+
+
 def load_adopted() -> list[Adopted]:
     """The shipped ``adopted_dev.jsonl``: introductions of 2024 that frameworks later took in."""
-    out = []
-    for n, line in enumerate(_label_file("adopted_dev.jsonl").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            r = orjson.loads(line)
-            out.append(Adopted(str(r["arxiv_id"]), str(r["name"]), str(r["corpus_week"])))
-        except (orjson.JSONDecodeError, KeyError, TypeError):
-            raise ContributionsError(
-                f"adopted_dev.jsonl line {n} is not an adopted introduction; fix that line"
-            ) from None
-    return out
+    return json_lines(
+        _label_file("adopted_dev.jsonl"),
+        _adopted,
+        lambda n: ContributionsError(f"adopted_dev.jsonl line {n} is not an adopted introduction; fix that line"),
+    )
+
+
+def _adopted(line: bytes) -> Adopted:
+    r = orjson.loads(line)
+    return Adopted(str(r["arxiv_id"]), str(r["name"]), str(r["corpus_week"]))
 
 
 def examples(

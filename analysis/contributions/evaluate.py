@@ -21,40 +21,20 @@ from dataclasses import dataclass
 
 from radar.analysis.contributions.errors import ContributionsError
 from radar.analysis.contributions.find import changes_line, contribution_of
-from radar.analysis.contributions.labels import LEAD_KINDS, Label, LabeledPaper, Training, disjoint
+from radar.analysis.contributions.labels import LEAD_KINDS, Introduction, Label, LabeledPaper, Training, disjoint
 from radar.analysis.contributions.model import ContributionModel, fit_shipped, train
 from radar.analysis.contributions.rules import rule_decision
 
 
 @dataclass(frozen=True, slots=True)
-class Predicted:
-    doc_id: str
-    introduces: bool
-    name: str
-    also: tuple[str, ...]
-    kind: str
-    area: str
-    builds_on: tuple[str, ...]
-    changes: str
+class Predicted(Introduction):
     score: float = 1.0  # the probability that it introduces ``name`` (1 for the rules)
-
-
-@dataclass(frozen=True, slots=True)
-class _Doc:
-    id: str
-    title: str
-    abstract: str
-    categories: tuple[str, ...]
-
-
-def _doc(p: LabeledPaper) -> _Doc:
-    return _Doc(p.label.doc_id, p.title, p.abstract, p.categories)
 
 
 def model_predictions(model: ContributionModel, papers: Sequence[LabeledPaper]) -> list[Predicted]:
     out = []
     for p in papers:
-        c = contribution_of(_doc(p), model)
+        c = contribution_of(p, model)
         out.append(Predicted(c.doc_id, c.introduces, c.name, c.also, c.kind, c.area, c.builds_on, c.changes, c.score))
     return out
 

@@ -16,6 +16,7 @@ from radar.analysis.contributions.extract import INTRO, SENTENCE, Extracted, pla
 from radar.analysis.contributions.extract import extract as extract_candidates
 from radar.analysis.contributions.model import ContributionModel, shipped_model
 from radar.analysis.names.extract import code_links
+from radar.analysis.texts import DocumentText
 
 CHANGES_CHARS = 200
 _LEAD = re.compile(
@@ -28,15 +29,9 @@ _APPOSITIVE = re.compile(r"^\s*(?:\([^)]{0,80}\)\s*)?(?:,|:|\s[-–—]{1,2})\s*
 _RELATIVE = re.compile(r"^\s*(?:\([^)]{0,80}\)\s*)?,?\s*((?:which|that|to)\s+.+)$", re.IGNORECASE)
 
 
-class PaperText(Protocol):
-    """What contributions read of a document (``radar.store.Document`` has it)."""
+class PaperText(DocumentText, Protocol):
+    """What contributions read of a document (``radar.store.Document`` has it): its text and categories."""
 
-    @property
-    def id(self) -> str: ...
-    @property
-    def title(self) -> str: ...
-    @property
-    def abstract(self) -> str: ...
     @property
     def categories(self) -> tuple[str, ...]: ...
 

@@ -11,6 +11,7 @@ from importlib import resources
 import orjson
 
 from radar.analysis.contributions.errors import ContributionsError
+from radar.analysis.label_lines import json_lines
 from radar.analysis.names.find import SHARED_LABEL_FILES
 from radar.analysis.names.find import load_labels as load_name_labels
 
@@ -21,11 +22,10 @@ LEAD_KINDS = ("method", "system")  # what a lead wants flagged in the lab's area
 
 
 @dataclass(frozen=True, slots=True)
-class Label:
-    """What annotators say one paper introduces (INTRODUCTIONS.md of the shared labels)."""
+class Introduction:
+    """What one paper introduces, as labeled (``Label``) or predicted (``evaluate.Predicted``): the fields scored."""
 
     doc_id: str
-    week: str  # ISO week, YYYY-Www
     introduces: bool
     name: str
     also: tuple[str, ...]
@@ -33,6 +33,13 @@ class Label:
     area: str
     builds_on: tuple[str, ...]
     changes: str
+
+
+@dataclass(frozen=True, slots=True)
+class Label(Introduction):
+    """What annotators say one paper introduces (INTRODUCTIONS.md of the shared labels)."""
+
+    week: str  # ISO week, YYYY-Www
     lead_should_see: bool
 
 
@@ -44,33 +51,36 @@ class LabeledPaper:
     categories: tuple[str, ...]
     published: str
 
+    @property
+    def id(self) -> str:
+        """The labeled paper's id: a labeled paper is a text the contributions read (``find.PaperText``)."""
+        return self.label.doc_id
+
+
+def _label(line: str) -> Label:
+    r = orjson.loads(line)
+    return Label(
+        doc_id=str(r["id"]),
+        week=str(r["week"]),
+        introduces=bool(r["introduces"]),
+        name=str(r.get("name") or ""),
+        also=tuple(str(a) for a in r.get("also") or ()),
+        kind=str(r.get("kind") or ""),
+        area=str(r["area"]),
+        builds_on=tuple(str(b) for b in r.get("builds_on") or ()),
+        changes=str(r.get("changes") or ""),
+        lead_should_see=bool(r.get("lead_should_see")),
+    )
+
 
 def parse_labels(text: str) -> list[Label]:
-    out = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            r = orjson.loads(line)
-            out.append(
-                Label(
-                    doc_id=str(r["id"]),
-                    week=str(r["week"]),
-                    introduces=bool(r["introduces"]),
-                    name=str(r.get("name") or ""),
-                    also=tuple(str(a) for a in r.get("also") or ()),
-                    kind=str(r.get("kind") or ""),
-                    area=str(r["area"]),
-                    builds_on=tuple(str(b) for b in r.get("builds_on") or ()),
-                    changes=str(r.get("changes") or ""),
-                    lead_should_see=bool(r.get("lead_should_see")),
-                )
-            )
-        except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
-            raise ContributionsError(
-                f"introduction labels line {n} is not a JSON object with id, week, introduces and area; fix that line"
-            ) from None
-    return out
+    return json_lines(
+        text,
+        _label,
+        lambda n: ContributionsError(
+            f"introduction labels line {n} is not a JSON object with id, week, introduces and area; fix that line"
+        ),
+    )
 
 
 def load_labeled(name: str = "introductions_dev.jsonl") -> list[LabeledPaper]:

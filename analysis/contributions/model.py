@@ -183,16 +183,15 @@ def examples(papers: Sequence[LabeledPaper]) -> list[Example]:
     return [Example(p, extract(p.title, p.abstract)) for p in papers]
 
 
+def _introducing_candidates(exs: Sequence[Example]) -> list[tuple[Candidate, Example]]:
+    """Every candidate of the papers labeled as introducing something (what the name and also models learn from)."""
+    return [(c, e) for e in exs if e.paper.label.introduces for c in e.ex.candidates]
+
+
 def _name_rows(train: Sequence[Example], lexicon: Mapping[str, str]) -> tuple[list[set[str]], list[str]]:
-    rows, ys = [], []
-    for e in train:
-        lab = e.paper.label
-        if not lab.introduces:
-            continue
-        for c in e.ex.candidates:
-            rows.append(name_features(c, e.ex.paper, lexicon))
-            ys.append("yes" if c.surface == lab.name else "no")
-    return rows, ys
+    pairs = _introducing_candidates(train)
+    rows = [name_features(c, e.ex.paper, lexicon) for c, e in pairs]
+    return rows, ["yes" if c.surface == e.paper.label.name else "no" for c, e in pairs]
 
 
 def _fit_name(train: Sequence[Example], lexicon: Mapping[str, str]) -> Linear:
@@ -286,16 +285,9 @@ def train(
             b_rows.append(builds_features(c, lex, lab.name))
             b_y.append("yes" if c.surface in lab.builds_on else "no")
     builds = fit(b_rows, b_y, c=1.0, class_weight="balanced")
-    a_rows, a_y = [], []
-    for e in full_exs:
-        lab = e.paper.label
-        if not lab.introduces:
-            continue
-        for c in e.ex.candidates:
-            if c.surface != lab.name:
-                a_rows.append(also_features(c, lex))
-                a_y.append("yes" if c.surface in lab.also else "no")
-    also = fit(a_rows, a_y, c=0.5)
+    others = [(c, e) for c, e in _introducing_candidates(full_exs) if c.surface != e.paper.label.name]
+    a_y = ["yes" if c.surface in e.paper.label.also else "no" for c, e in others]
+    also = fit([also_features(c, lex) for c, _ in others], a_y, c=0.5)
     return ContributionModel(
         name=name,
         introduces=introduces,

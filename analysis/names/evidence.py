@@ -17,17 +17,12 @@ from typing import Protocol
 
 from radar.analysis.names.aliases import case_form, distinct_contexts, key_of, merge_keys
 from radar.analysis.names.extract import _TOKEN, code_links, family_of, is_candidate, mentions
+from radar.analysis.texts import DocumentText
 
 
-class TextDocument(Protocol):
-    """What find_names reads of a document (``radar.store.Document`` has it)."""
+class TextDocument(DocumentText, Protocol):
+    """What find_names reads of a document (``radar.store.Document`` has it): its text and publication day."""
 
-    @property
-    def id(self) -> str: ...
-    @property
-    def title(self) -> str: ...
-    @property
-    def abstract(self) -> str: ...
     @property
     def published(self) -> str: ...
 

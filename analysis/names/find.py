@@ -9,19 +9,20 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import date, timedelta
 from importlib import resources
 
 import numpy as np
 import orjson
 
+from radar.analysis.label_lines import json_lines
 from radar.analysis.names.aliases import surface_key
 from radar.analysis.names.context import Embed, context_vectors
 from radar.analysis.names.errors import NamesError
 from radar.analysis.names.evidence import Corpus, Evidence, TextDocument, collect
 from radar.analysis.names.features import HARDWARE, features, neighbour_features, neighbours, rule_kind
 from radar.analysis.names.kinds import KINDS, Decider
+from radar.analysis.names.table import NameRow
 
 # the classifier is fitted when the corpus holds at least this many labeled names of at least 3 kinds
 MIN_LABELED = 40
@@ -37,23 +38,8 @@ LABEL_FILES = SHARED_LABEL_FILES + EXTRA_LABEL_FILES
 PRIOR_MENTIONS = 2
 
 
-@dataclass(frozen=True, slots=True)
-class Name:
-    """A named thing of the corpus (documents counted up to ``as_of``)."""
-
-    name: str
-    kind: str
-    kind_score: float  # the classifier's probability of ``kind`` (0 when decided by rules)
-    aliases: tuple[str, ...]  # other spellings and variants (Qwen-3.5, Qwen3.5-9B, ...)
-    introduced_by: str | None  # the earliest paper whose title or abstract introduces it
-    first_seen: str  # YYYY-MM-DD of its first mention
-    first_id: str  # the paper of its first mention
-    count: int  # documents that mention it
-    recent_count: int  # ... in the recent window (``recent_days`` up to as_of)
-    baseline_mentions: int  # documents that compare against it ("outperforms X", "than X", ...)
-    recent_baseline_mentions: int
-    code: tuple[str, ...]  # GitHub/GitLab/Hugging Face links in the introducing paper's abstract
-    series: tuple[tuple[str, int], ...]  # (YYYY-MM, documents) per month since its first mention
+# the names stage's record: what ``find_names`` decides is the row the names table stores (table.py)
+Name = NameRow
 
 
 def load_labels(text: str | None = None, files: Sequence[str] = LABEL_FILES) -> list[tuple[str, str]]:
@@ -63,18 +49,17 @@ def load_labels(text: str | None = None, files: Sequence[str] = LABEL_FILES) -> 
     if text is None:
         folder = resources.files("radar.analysis.names").joinpath("labels")
         text = "\n".join(folder.joinpath(f).read_text("utf-8") for f in files)
-    out = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = orjson.loads(line)
-            name, kind = str(row["name"]), str(row["kind"])
-        except (orjson.JSONDecodeError, KeyError, TypeError):
-            raise NamesError(f"name labels line {n} is not a JSON object with name and kind; fix that line") from None
-        if kind in KINDS:
-            out.append((name, kind))
-    return out
+    pairs = json_lines(
+        text,
+        _name_label,
+        lambda n: NamesError(f"name labels line {n} is not a JSON object with name and kind; fix that line"),
+    )
+    return [(name, kind) for name, kind in pairs if kind in KINDS]
+
+
+def _name_label(line: str) -> tuple[str, str]:
+    row = orjson.loads(line)
+    return str(row["name"]), str(row["kind"])
 
 
 def training_set(corpus: Corpus, labels: Sequence[tuple[str, str]]) -> dict[str, str]:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from radar.analysis.names.aliases import surface_key
 from radar.analysis.names.context import Embed
-from radar.analysis.names.find import Name, find_names
+from radar.analysis.names.find import find_names
 from radar.analysis.names.table import NameRow, Names
 from radar.store.tables import NamesStore
 
@@ -21,24 +21,6 @@ NAMES_VERSION = "9"  # 9: spelling keys fold Cyrillic/Greek lookalikes in mixed-
 def names_state(store: NamesStore, as_of: str = "", embed: Embed | None = None) -> str:
     """What the stored names of ``store`` up to ``as_of`` are computed from: documents, cut-off, code version."""
     return f"{store.fingerprint()}|{as_of}|{NAMES_VERSION}" + ("|context" if embed is not None else "")
-
-
-def _row(n: Name) -> NameRow:
-    return NameRow(
-        name=n.name,
-        kind=n.kind,
-        kind_score=n.kind_score,
-        aliases=n.aliases,
-        introduced_by=n.introduced_by,
-        first_seen=n.first_seen,
-        first_id=n.first_id,
-        count=n.count,
-        recent_count=n.recent_count,
-        baseline_mentions=n.baseline_mentions,
-        recent_baseline_mentions=n.recent_baseline_mentions,
-        code=n.code,
-        series=n.series,
-    )
 
 
 def stored_names(store: NamesStore, as_of: str = "", embed: Embed | None = None) -> list[NameRow]:
@@ -52,7 +34,7 @@ def stored_names(store: NamesStore, as_of: str = "", embed: Embed | None = None)
     table = Names(store)
     if table.names_state() != state:
         found = find_names(store.iter_documents(), as_of or None, embed=embed)
-        table.replace_names((_row(n) for n in found), state)
+        table.replace_names(found, state)
     return table.names()
 
 

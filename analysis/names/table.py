@@ -25,19 +25,22 @@ _STATE_KEY = "names_state"
 
 @dataclass(frozen=True, slots=True)
 class NameRow:
+    """A named thing of the corpus (documents counted up to ``as_of``): what ``find_names`` decides (``Name`` there)
+    and the table stores, one record."""
+
     name: str
     kind: str
-    kind_score: float
-    aliases: tuple[str, ...]
-    introduced_by: str | None
-    first_seen: str  # YYYY-MM-DD
-    first_id: str
-    count: int
-    recent_count: int
-    baseline_mentions: int
+    kind_score: float  # the classifier's probability of ``kind`` (0 when decided by rules)
+    aliases: tuple[str, ...]  # other spellings and variants (Qwen-3.5, Qwen3.5-9B, ...)
+    introduced_by: str | None  # the earliest paper whose title or abstract introduces it
+    first_seen: str  # YYYY-MM-DD of its first mention
+    first_id: str  # the paper of its first mention
+    count: int  # documents that mention it
+    recent_count: int  # ... in the recent window (``recent_days`` up to as_of)
+    baseline_mentions: int  # documents that compare against it ("outperforms X", "than X", ...)
     recent_baseline_mentions: int
-    code: tuple[str, ...]
-    series: tuple[tuple[str, int], ...]  # (YYYY-MM, documents)
+    code: tuple[str, ...]  # GitHub/GitLab/Hugging Face links in the introducing paper's abstract
+    series: tuple[tuple[str, int], ...]  # (YYYY-MM, documents) per month since its first mention
 
 
 # a column per field, tuples stored as JSON arrays (each decoded to its field's type)
