@@ -485,17 +485,23 @@ def test_finished_reproduction_shows_its_verdict_and_drives_the_rule(tmp_path: P
 
 
 def test_a_run_of_an_older_report_json_reads_back_and_a_malformed_one_is_refused() -> None:
-    from radar.reports.runs import RunSummary
+    from radar.reports.runs import read_runs, runs_json
 
     full = _summary("better", "evidence", adoptable=True)
-    assert RunSummary.from_dict(full.as_dict()) == full
+    (written,) = runs_json([full])
+    assert list(written) == [*full.__dataclass_fields__, "line"] and written["line"] == full.line
+    assert read_runs(json.loads(json.dumps([written]))) == [full]
     older = {"id": "r0", "method": "dapo", "baseline": "grpo", "verdict": "better", "line": "stale"}  # fewer fields
-    read = RunSummary.from_dict(older)
-    assert (read.verdict, read.adoption, read.adoptable, read.mde) == ("better", "", False, None)
+    (read,) = read_runs([older | {"summary": None, "mde": None}])
+    assert (read.verdict, read.adoption, read.adoptable, read.mde, read.summary) == ("better", "", False, None, "")
     assert read.line == "dapo vs grpo (): , better"  # recomputed from the fields, not the stale text
-    for bad in ({"method": "dapo"}, ["r0"]):
-        with pytest.raises(ValueError, match="not an object with an id"):
-            RunSummary.from_dict(bad)  # type: ignore[arg-type]
+    assert list(runs_json([read])[0]) == list(written)  # written back whole: every field, its default included
+    assert read_runs(None) == []
+    for bad in ([{"method": "dapo"}], [{"id": ""}], ["r0"], {"id": "r0"}):
+        with pytest.raises(ValueError, match="not a list of objects with an id"):
+            read_runs(bad)
+    with pytest.raises(ValueError, match=r"a run in report.json does not read \(Expected `bool`.*adoptable"):
+        read_runs([{"id": "r0", "adoptable": "maybe"}])
 
 
 def test_an_older_report_json_reads_back_and_a_damaged_one_is_refused(report_ws: Workspace, tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ CEILINGS = {
     "index": 0,
     "analysis": 2,
     "reports": 0,
-    "repro": 2,
+    "repro": 1,  # the verl export's Hydra overrides (export_verl.py)
 }
 
 
@@ -134,16 +134,6 @@ def test_the_count_sees_every_spelling(source: str, expected: int) -> None:
     assert count_loose(source) == expected
 
 
-def test_json_shapes_name_every_field_of_their_dataclass() -> None:
-    """A TypedDict that an ``as_dict`` spells out field by field names every field of its dataclass (a field
-    added to the dataclass but not to the JSON would otherwise be left out silently)."""
-    from dataclasses import fields
-
-    from radar.reports.runs import RunSummary, RunSummaryJson
-
-    assert set(RunSummaryJson.__required_keys__) == {f.name for f in fields(RunSummary)} | {"line"}
-
-
 def test_run_params_name_every_spec_field() -> None:
     """repro.records.RunParams types a run's stored params; repro's RunSpec fields are among them."""
     from radar.repro.records import RunParams
@@ -158,7 +148,6 @@ def test_typed_shapes_name_the_fields_their_code_reads() -> None:
     from radar.repro.methods import PRESET_KEYS, PRESET_SETTINGS, PresetSettings, TrlSettings
     from radar.repro.records import UserPreset
     from radar.repro.shapes import GrpoConfigJson
-    from radar.repro.spec import RunSpec, SpecFields
     from radar.repro.user_presets import PLUGIN_ARGS, PLUGIN_SETTINGS
 
     own = {"overlong_shaping", "dynamic_sampling", *PLUGIN_SETTINGS}
@@ -167,7 +156,6 @@ def test_typed_shapes_name_the_fields_their_code_reads() -> None:
     assert set(PresetSettings.__optional_keys__) == set(PRESET_SETTINGS) - set(PLUGIN_ARGS) | {"plugin_args"}
     assert set(UserPreset.__required_keys__ | UserPreset.__optional_keys__) == set(PRESET_KEYS)
     assert set(GrpoConfigJson.__optional_keys__) == _GRPO_FIELDS
-    assert set(SpecFields.__required_keys__ | SpecFields.__optional_keys__) == set(RunSpec.__dataclass_fields__)
 
 
 def test_run_records_name_every_column(tmp_path: Path) -> None:
