@@ -13,6 +13,7 @@ from rich.text import Text
 
 from radar.app.cli_helpers import open_workspace
 from radar.app.output import console, print_json
+from radar.crawler.documents import Documents, row_intact
 from radar.store import Workspace
 from radar.store.doctor import Salvage, salvage
 from radar.store.errors import ConfigError
@@ -29,7 +30,7 @@ def cmd_rm(args: argparse.Namespace) -> int:
     ws = open_workspace(args)
     # the index and tag steps read the documents they work on: removing under them waits for neither
     with ws.lock("index"), ws.lock("tag"), ws.store() as store:
-        removed = store.delete_documents(args.ids)
+        removed = Documents(store).delete(args.ids)
     missing = [i for i in dict.fromkeys(args.ids) if i not in set(removed)]
     if not removed:
         raise ConfigError(f"no document {missing[0]!r} in {ws.root}; find ids with `radar search` or `radar stats`")
@@ -104,9 +105,10 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     found = None
     if ws.db_path.is_file() and ws.db_path.stat().st_size > 0:
         out = Path(args.out).expanduser().absolute() if args.out else ws.root / "radar.recovered.db"
-        found = salvage(ws.db_path)
+        checks = {"documents": row_intact}
+        found = salvage(ws.db_path, checks=checks)
         if found.damaged and args.recover:
-            found = salvage(ws.db_path, out)
+            found = salvage(ws.db_path, out, checks)
     lines, wrong = _doctor_lines(ws, found)
     if found is not None and found.damaged:
         if found.written:

@@ -18,13 +18,14 @@ from radar.app.cli_helpers import open_radar, open_workspace, parse_date
 from radar.app.cmd_trends import print_period
 from radar.app.context import Radar
 from radar.app.output import console, err_console, print_json, progress_bar
+from radar.crawler.documents import Documents, DocumentStats
 from radar.crawler.snapshot import describe_problems, import_snapshot
+from radar.index.embeddings import Embeddings
 from radar.index.errors import IndexError_
 from radar.index.prebuilt import PrebuiltVectors
 from radar.reports.period import week_of
 from radar.store import Workspace, WorkspaceError, resolve_root
 from radar.store.config import DEFAULT_CONFIG_TEXT
-from radar.store.documents import DocumentStats
 
 if TYPE_CHECKING:
     from multiprocessing.process import BaseProcess
@@ -125,9 +126,9 @@ def adopt_prebuilt(ws: Workspace, path: Path) -> PrebuiltVectors | None:
 def cmd_stats(args: argparse.Namespace) -> int:
     ws = open_workspace(args)
     with ws.store() as store:
-        stats = store.stats()
+        stats = Documents(store).stats()
     if args.json:
-        print_json(stats)
+        print_json(msgspec.to_builtins(stats))
         return 0
     print_stats(stats)
     return 0
@@ -136,15 +137,15 @@ def cmd_stats(args: argparse.Namespace) -> int:
 def print_stats(stats: DocumentStats) -> None:
     from rich.table import Table
 
-    console.print(f"[bold]{stats['documents']:,} documents[/bold]")
-    for title, counts in (("source", stats["by_source"]), ("kind", stats["by_kind"])):
+    console.print(f"[bold]{stats.documents:,} documents[/bold]")
+    for title, counts in (("source", stats.by_source), ("kind", stats.by_kind)):
         table = Table(title=f"by {title}", title_justify="left")
         table.add_column(title)
         table.add_column("documents", justify="right")
         for name, count in counts.items():
             table.add_row(name, f"{count:,}")
         console.print(table)
-    months = stats["by_month"]
+    months = stats.by_month
     if months:
         table = Table(title="by month", title_justify="left")
         table.add_column("month")
@@ -319,8 +320,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     worst = max(worst, code)
 
     with ws.store() as store:
-        stats = store.stats()
-        models = store.embedding_models()
+        stats = Documents(store).stats()
+        models = Embeddings(store).models()
     app_cfg = radar.settings.with_app(port=args.port).app
     app_argv = base + ["app"] + (["--port", str(args.port)] if args.port else [])
     print_summary(
@@ -409,10 +410,10 @@ def print_summary(
     paths are never wrapped, so they stay copyable in a terminal and greppable in a pipe)."""
     from radar.reports.build import report_file  # defers jinja2 and the report stage (~60 ms at every start)
 
-    kinds = ", ".join(f"{n:,} {k}s" for k, n in stats["by_kind"].items())
+    kinds = ", ".join(f"{n:,} {k}s" for k, n in stats.by_kind.items())
     lines = [
         "[bold]What was imported[/bold]",
-        f"  {stats['documents']:,} documents ({kinds}) from {len(stats['by_source'])} sources",
+        f"  {stats.documents:,} documents ({kinds}) from {len(stats.by_source)} sources",
         f"  {vectors:,} vectors indexed; {prebuilt:,} prebuilt vectors came with the snapshot",
         "[bold]What the report says[/bold]",
         *(f"  {line}" for line in story),

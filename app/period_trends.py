@@ -18,6 +18,9 @@ from radar.analysis.trends.compute import TrendDetector, compute_trends
 from radar.analysis.trends.result import PeriodTrends, decode, encode
 from radar.app import steps_contributions, wiring
 from radar.app.context import Radar
+from radar.crawler.documents import Documents
+from radar.index.embeddings import Embeddings
+from radar.index.tags_table import Tags
 from radar.reports.period import Period
 from radar.store import Store
 from radar.store.files import write_cache_atomic
@@ -31,7 +34,8 @@ def state(radar: Radar, store: Store) -> str:  # the whole Store: a fingerprint 
     methods are the method cards) and the [trends] settings."""
     settings = hashlib.blake2b(repr(asdict(radar.settings.trends)).encode(), digest_size=6).hexdigest()
     models = ",".join(f"{m}:{n}" for m, n in sorted(Contributions(store).contribution_models().items()))
-    return f"{store.fingerprint()}|{store.tags_fingerprint()}|{store.embeddings_generation()}|{models}|{settings}"
+    tables = f"{Documents(store).fingerprint()}|{Tags(store).fingerprint()}|{Embeddings(store).generation()}"
+    return f"{tables}|{models}|{settings}"
 
 
 def tags_window(period: Period) -> str:

@@ -35,12 +35,14 @@ from radar.analysis.trends.compute import TrendDetector, compute_trends
 from radar.analysis.trends.result import PeriodTrends, TrendsResult
 from radar.app import period_trends, steps_contributions, wiring
 from radar.app.context import Radar
+from radar.crawler.documents import Documents
 from radar.crawler.run import ProgressFn as CrawlProgress
 from radar.crawler.run import SourceResult, crawl
 from radar.index.embedder import Embedder
 from radar.index.pipeline import BatchEmbedder, IndexReport, local_batches, run_index
 from radar.index.prebuilt import PrebuiltVectors
 from radar.index.ray_engine import ray_batches
+from radar.index.tags_table import Tags
 from radar.reports.build import BuiltReport, load_report, write_report
 from radar.reports.calls import WEEKS_AGO, PastWeek
 from radar.reports.content import ReportInputs, gather, tag_groups
@@ -53,7 +55,7 @@ from radar.reports.summarize import Summarizer
 from radar.repro.runs_table import Runs
 from radar.store import ConfigError, Store, Workspace, WorkspaceError
 from radar.store.errors import RadarError
-from radar.store.tables import MethodsStore, NamesStore, ReportStore
+from radar.store.table import Database
 from radar.store.workspace import cannot_write
 
 Progress = Callable[[int, int], None]
@@ -172,11 +174,11 @@ def fix_tags(radar: Radar, doc_id: str, add: Sequence[str], remove: Sequence[str
     """Record a correction (applies at once, weighs in the next retrain); the document's tags after it."""
     with radar.store() as store:
         record_correction(store, radar.taxonomy, doc_id, add, remove)
-        return store.tags_of([doc_id]).get(doc_id, [])
+        return Tags(store).of([doc_id]).get(doc_id, [])
 
 
 # -- names ---------------------------------------------------------------------------------------------
-def stored_names(store: NamesStore, as_of: str = "") -> list[NameRow]:
+def stored_names(store: Database, as_of: str = "") -> list[NameRow]:
     """The names table of ``store`` up to ``as_of`` (the names stage, ``analysis.names.stage``), computed on
     first use after the documents change."""
     return names_stage.stored_names(store, as_of)
@@ -266,7 +268,7 @@ def report(
     return built
 
 
-def period_cards(radar: Radar, store: MethodsStore, period: Period) -> list[MethodCard]:
+def period_cards(radar: Radar, store: Database, period: Period) -> list[MethodCard]:
     """The method cards of the period's papers: for a week what `radar methods --week` lists (the same call), for
     a date range those of every kind and area its papers introduce, in the same order."""
     if period.is_week:
@@ -284,7 +286,7 @@ def period_cards(radar: Radar, store: MethodsStore, period: Period) -> list[Meth
     return steps_contributions.rewrite_changes(store, cards, steps_contributions.changes_writer(radar))
 
 
-def past_weeks(radar: Radar, store: MethodsStore, period: Period) -> list[PastWeek]:
+def past_weeks(radar: Radar, store: Database, period: Period) -> list[PastWeek]:
     """For a week's report, the weeks ``WEEKS_AGO`` before it: their cards (the week listing, with framework
     adoptions; no summary endpoint call) and what each week's stored report flagged (None when none was stored)."""
     if not period.is_week:
@@ -304,10 +306,10 @@ def past_weeks(radar: Radar, store: MethodsStore, period: Period) -> list[PastWe
     return out
 
 
-def contribution_areas(store: ReportStore, period: Period) -> Area:
+def contribution_areas(store: Database, period: Period) -> Area:
     """area_of(doc_id): the area of the paper's stored contribution (rl-post-training, hardware-systems,
     other-llm, other; reports.sections places it), None for a document the contributions stage has not decided."""
-    ids = [d.id for d in store.iter_documents(since=period.since, until=period.until, kind="paper")]
+    ids = [d.id for d in Documents(store).scan(since=period.since, until=period.until, kind="paper")]
     rows = Contributions(store).contributions(ids)
     return lambda doc_id: rows[doc_id].area if doc_id in rows else None
 

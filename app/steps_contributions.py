@@ -30,18 +30,20 @@ from radar.analysis.contributions.update import Progress, UpdateReport, update_c
 from radar.analysis.contributions.week import introduced_methods, week_cards
 from radar.analysis.names.table import Names
 from radar.app.context import Radar
+from radar.crawler.documents import Documents
+from radar.index.tags_table import Tags
 from radar.reports.recommend import preset_name
 from radar.repro.methods import catalog
 from radar.store import WorkspaceError
 from radar.store.errors import DiskError
-from radar.store.tables import ContributionsStore, FrameworksStore, MethodsStore
+from radar.store.table import Database
 
 Rewrite = Callable[[str, str, str], str]  # (title, abstract, name) -> one line, '' when it could not
 
 
 def update(
     radar: Radar,
-    store: ContributionsStore,
+    store: Database,
     *,
     progress: Progress | None = None,
     prebuilt: PrebuiltContributions | None = None,
@@ -52,7 +54,7 @@ def update(
         return update_contributions(store, progress=progress, prebuilt=prebuilt)
 
 
-def refresh(radar: Radar, store: MethodsStore, *, prebuilt: PrebuiltContributions | None = None) -> UpdateReport | None:
+def refresh(radar: Radar, store: Database, *, prebuilt: PrebuiltContributions | None = None) -> UpdateReport | None:
     """Bring contributions, then the framework entries' matches to them, up to date, unless another process is
     doing so right now (then None: what is stored is read as it is, and that process completes it)."""
     try:
@@ -63,7 +65,7 @@ def refresh(radar: Radar, store: MethodsStore, *, prebuilt: PrebuiltContribution
     return report
 
 
-def match_frameworks(radar: Radar, store: FrameworksStore) -> int | None:
+def match_frameworks(radar: Radar, store: Database) -> int | None:
     """Match the stored framework commits and releases to the cards' names again when anything they depend on
     changed (None when nothing did; a read-only workspace keeps the matches it has)."""
     if getattr(store, "read_only", False):
@@ -98,7 +100,7 @@ def presets(radar: Radar) -> dict[str, str]:
     return catalog(radar.settings.repro.presets).titles()
 
 
-def version(radar: Radar, store: MethodsStore) -> str:
+def version(radar: Radar, store: Database) -> str:
     """What the method cards of a span read besides its documents (the trends cache them under it): the stored
     contributions and mentions, the tags (the lab's areas), the presets, the tag groups and the shipped model
     (a new one decides every paper again)."""
@@ -106,7 +108,7 @@ def version(radar: Radar, store: MethodsStore) -> str:
     h = hashlib.blake2b(model, digest_size=8)
     h.update(repr((sorted(presets(radar).items()), sorted((tag_groups(radar) or {}).items()))).encode())
     models = ",".join(f"{m}:{n}" for m, n in sorted(Contributions(store).contribution_models().items()))
-    return f"{models}|{Contributions(store).contributions_fingerprint()}|{store.tags_fingerprint()}|{h.hexdigest()}"
+    return f"{models}|{Contributions(store).contributions_fingerprint()}|{Tags(store).fingerprint()}|{h.hexdigest()}"
 
 
 def changes_writer(radar: Radar) -> Rewrite | None:
@@ -133,13 +135,13 @@ def changes_writer(radar: Radar) -> Rewrite | None:
     return rewrite
 
 
-def rewrite_changes(store: MethodsStore, cards: Sequence[MethodCard], rewrite: Rewrite | None) -> list[MethodCard]:
+def rewrite_changes(store: Database, cards: Sequence[MethodCard], rewrite: Rewrite | None) -> list[MethodCard]:
     """Cards whose ``changes`` the endpoint rewrote (cached in the store, so each paper is asked once)."""
     if rewrite is None:
         return list(cards)
     ids = [c.introduced_by for c in cards if c.introduced_by]
     stored = Contributions(store).contributions(ids)
-    docs = store.documents([i for i in ids if i in stored and not stored[i].changes_rewritten])
+    docs = Documents(store).of([i for i in ids if i in stored and not stored[i].changes_rewritten])
     lines = {}
     for doc_id, doc in docs.items():
         line = rewrite(doc.title, doc.abstract, stored[doc_id].name)
@@ -151,14 +153,14 @@ def rewrite_changes(store: MethodsStore, cards: Sequence[MethodCard], rewrite: R
     return [replace(c, changes=lines[c.introduced_by]) if c.introduced_by in lines else c for c in cards]
 
 
-def week(radar: Radar, store: MethodsStore, week_label: str) -> list[MethodCard]:
+def week(radar: Radar, store: Database, week_label: str) -> list[MethodCard]:
     """``radar methods --week``: the week's cards (contributions brought up to date first)."""
     refresh(radar, store)
     cards = week_cards(store, week_label, presets(radar), tag_groups(radar))
     return with_adoptions(Adoptions(store), rewrite_changes(store, cards, changes_writer(radar)))
 
 
-def name_card(radar: Radar, store: MethodsStore, name: str) -> MethodCard:
+def name_card(radar: Radar, store: Database, name: str) -> MethodCard:
     """``radar methods --name``: one name's card, introduced, before the corpus or spreading (the names table,
     as last computed, gives a name no stored paper introduces its kind)."""
     refresh(radar, store)
@@ -166,7 +168,7 @@ def name_card(radar: Radar, store: MethodsStore, name: str) -> MethodCard:
     return with_adoptions(Adoptions(store), rewrite_changes(store, [card], changes_writer(radar)))[0]
 
 
-def new_methods(radar: Radar, store: MethodsStore, since: str, until: str) -> list[MethodCard]:
+def new_methods(radar: Radar, store: Database, since: str, until: str) -> list[MethodCard]:
     """The methods and systems papers of [since, until] introduce in the lab's areas: what trends and the report
     call *new* (introduced by a paper of the period, not first seen in several)."""
     refresh(radar, store)

@@ -23,10 +23,10 @@ from radar.reports.people.library import LibraryMatch, match_entries, read_libra
 from radar.reports.people.repository import People, PersonAlert
 from radar.reports.period import Period
 from radar.store.files import write_text_atomic
-from radar.store.tables import StoredVectors
+from radar.store.table import Database
 
 
-def model_id(radar: Radar, store: StoredVectors) -> str:
+def model_id(radar: Radar, store: Database) -> str:
     """The stored embeddings' model id, '' when nothing is embedded (the rules rank then)."""
     try:
         return stored_model(store, radar.settings.embedding)[0]

@@ -38,7 +38,7 @@ from radar.reports.summarize import Summarizer, make_summarizer
 from radar.repro.methods import BUILTIN, Catalog, catalog
 from radar.repro.plugins.catalog import plugin_catalog
 from radar.store import Store
-from radar.store.tables import MethodsStore, NamesStore, StoredVectors
+from radar.store.table import Database
 
 # -- embedder and search: app/wiring_search.py (imported above: index_paths, prebuilt_vectors, embedder, searcher,
 # open_searcher), which `radar search` imports alone
@@ -61,7 +61,7 @@ def name_encoder(radar: Radar) -> Embed:
 
 
 # -- tagging ---------------------------------------------------------------------------------------------
-def tag_vectors(radar: Radar, store: StoredVectors, *, allow_empty: bool = False) -> Vectors:
+def tag_vectors(radar: Radar, store: Database, *, allow_empty: bool = False) -> Vectors:
     """The embedding model whose vectors the workspace holds (as search picks it). With ``allow_empty`` a
     workspace with nothing embedded gets the model `radar index` would use on this CPU."""
     cfg = radar.settings.embedding
@@ -79,7 +79,7 @@ def tag_vectors(radar: Radar, store: StoredVectors, *, allow_empty: bool = False
     return Vectors(model_id, precision, radar.ws.model_cache_dir, make)
 
 
-def tag_env(radar: Radar, store: StoredVectors, *, allow_empty: bool = False) -> TagEnv:
+def tag_env(radar: Radar, store: Database, *, allow_empty: bool = False) -> TagEnv:
     settings = radar.settings
     return TagEnv(
         config=settings.tagging,
@@ -110,7 +110,7 @@ def trends_env(radar: Radar, store: Store) -> TrendsEnv:  # the Store: kind_of a
     )
 
 
-def _lazy_kinds(store: NamesStore) -> Callable[[str], str | None]:
+def _lazy_kinds(store: Database) -> Callable[[str], str | None]:
     """kind_of(name) of the names stage on ``store``, its index built at the first look-up (trends with method
     cards never looks one up, so the names are not computed for them)."""
     found: list[Callable[[str], str | None]] = []
@@ -123,7 +123,7 @@ def _lazy_kinds(store: NamesStore) -> Callable[[str], str | None]:
     return kind_of
 
 
-def introductions(radar: Radar, store: MethodsStore) -> Introductions:
+def introductions(radar: Radar, store: Database) -> Introductions:
     """(first day, last day) -> the method cards of what that span's papers on ``store`` introduce in the lab's
     areas, of the kinds trends lists (the reproduction presets and tag groups of this workspace). A read: the
     command brings the contributions up to date first (``steps_contributions.refresh``)."""

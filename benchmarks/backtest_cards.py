@@ -50,6 +50,7 @@ from radar.analysis.contributions.update import decide_documents, name_key
 from radar.analysis.contributions.week import week_cards
 from radar.app.cli import main as radar
 from radar.app.wiring import repro_presets
+from radar.crawler.documents import Documents
 from radar.store import Store
 
 console = Console(width=120)
@@ -149,8 +150,10 @@ def main() -> None:
             held = [p for p in papers if p.label.week == week]
             model = fit_shipped([p for p in papers if p.label.week != week], training)
             start, end = parse_week(week)
-            ids = store.filter_documents(since=start.isoformat(), until=end.isoformat() + "T23:59:59Z", kinds=["paper"])
-            docs = store.documents(ids)
+            ids = Documents(store).matching(
+                since=start.isoformat(), until=end.isoformat() + "T23:59:59Z", kinds=["paper"]
+            )
+            docs = Documents(store).of(ids)
             # a labeled paper whose arXiv id is of a later month than its date entered the record then (store.dates):
             # the week's listing cannot show it, so it counts as missed
             moved = sorted({p.label.doc_id for p in held} - docs.keys())

@@ -64,6 +64,7 @@ from radar.analysis.contributions.labels import LAB_AREAS
 from radar.analysis.contributions.linear import fit
 from radar.analysis.contributions.signals import stack_of
 from radar.analysis.contributions.week import MAX_UNNAMED, UNNAMED_LEAD
+from radar.crawler.documents import Documents
 from radar.store import Store
 from radar.store.dates import week_monday
 
@@ -316,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
     groups = {t: g for g, ts in _tag_groups().items() for t in ts}
     with Store(args.workspace / "radar.db") as store:
         exs = examples(store, "", "9999", groups=groups, leads=leads, adopted=adopted, words=not args.no_words)
-        days = {d.id: d.published[:10] for d in store.iter_documents(kind="paper")}
+        days = {d.id: d.published[:10] for d in Documents(store).scan(kind="paper")}
     console.print(f"{len(exs):,} cards built in {time.process_time() - t0:.0f} CPU-s")
     priority = {x.doc_id: x for x in leads if x.source != "extra"}  # measured: the shared labels only
     models: dict[tuple[str, str], ConsequenceModel] = {}

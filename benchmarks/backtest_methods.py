@@ -46,6 +46,7 @@ from radar.analysis.trends.cache import term_table
 from radar.analysis.trends.config import TrendsConfig, series_starts, windows
 from radar.analysis.trends.methods import first_seen_names
 from radar.analysis.trends.term_table import day_number
+from radar.crawler.documents import Documents
 
 KINDS = ("method", "system")
 FOLLOW_WEEKS = 26
@@ -55,7 +56,7 @@ def introduced(ws: Any, first: str, last: str) -> tuple[list[dict[str, Any]], st
     """The introduced methods (see the module docstring) and the corpus's last day."""
     started = time.perf_counter()
     with ws.store() as store:
-        corpus = collect(store.iter_documents())
+        corpus = collect(Documents(store).scan())
     kinds = classify(corpus)
     out = []
     for key, ev in corpus.names.items():

@@ -43,6 +43,8 @@ from radar.analysis.trends.result import PeriodTrends
 from radar.app import steps_contributions, wiring
 from radar.app.context import Radar
 from radar.app.steps import contribution_areas
+from radar.crawler.documents import Documents
+from radar.index.tags_table import Tags
 from radar.reports.config import ReportConfig
 from radar.reports.content import ReportInputs, gather, tag_groups
 from radar.reports.period import parse_week as report_week
@@ -90,8 +92,8 @@ def score(content: dict[str, Any], labels: dict[str, Any], groups: dict[str, str
 def placements(store: Any, ids: list[str], labels: dict[str, Any], groups: dict[str, str], area_of: Any) -> dict:
     """Every labeled paper of the week carrying a lab tag, placed as the report places it (all, not only those
     the sections show first)."""
-    scores = store.tag_scores(ids)
-    docs = store.documents(ids)
+    scores = Tags(store).scores(ids)
+    docs = Documents(store).of(ids)
     n_lab = n_right = n_apps = n_out = n_lab_total = n_elsewhere = n_elsewhere_right = 0
     for i in ids:
         tags = scores.get(i, {})
@@ -137,8 +139,8 @@ def main() -> None:
             model = fit_shipped([p for p in papers if p.label.week != week], training)
             period = report_week(week)
             start, end = parse_week(week)
-            ids = store.filter_documents(since=period.since, until=period.until, kinds=["paper"])
-            decide_documents(store, list(store.documents(ids).values()), model)
+            ids = Documents(store).matching(since=period.since, until=period.until, kinds=["paper"])
+            decide_documents(store, list(Documents(store).of(ids).values()), model)
             rows = Contributions(store).contributions(ids)
             cards = {c.introduced_by: c.area for c in cards_of(store, list(rows.values()), presets, card_groups)}
             seams = {

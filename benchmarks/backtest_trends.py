@@ -78,6 +78,8 @@ from radar.analysis.trends.term_table import TermTable, day_date, day_number
 from radar.analysis.trends.terms import NAME_PREFIX
 from radar.app import steps_contributions, wiring
 from radar.app.context import Radar
+from radar.crawler.documents import Documents
+from radar.index.tags_table import Tags
 from radar.store import Workspace
 from radar.store.db import Store
 
@@ -129,13 +131,13 @@ def setup(ws_root: Path, corpus: Path) -> Workspace:
         Workspace.init(ws_root)
     ws = Workspace.open(ws_root)
     with ws.store() as store:
-        empty = store.count_documents() == 0
+        empty = Documents(store).count() == 0
     if empty:
         t = time.perf_counter()
         radar(["--workspace", str(ws_root), "import", str(corpus)])
         console.print(f"imported {corpus.name} in {time.perf_counter() - t:.1f} s")
     with ws.store() as store:
-        if not store.known_tags():
+        if not Tags(store).known():
             _keyword_tags(store)
     return ws
 
@@ -148,7 +150,7 @@ def _keyword_tags(store: Store) -> None:
         parts = [re.escape(k.rstrip("*")) + (r"\w*" if k.endswith("*") else "") for k in tag["keywords"]]
         patterns[tag["name"]] = re.compile(r"(?<!\w)(?:" + "|".join(parts) + r")(?!\w)", re.IGNORECASE)
     rows = []
-    for row in store.text_rows(""):
+    for row in Documents(store).text_rows(""):
         text = f"{row.title}. {row.abstract}"
         rows.extend((row.doc_id, name) for name, pat in patterns.items() if pat.search(text))
     with store.transaction() as conn:

@@ -52,9 +52,9 @@ from radar.analysis.contributions.cards import all_cards, iso_week
 from radar.analysis.contributions.update import update_contributions
 from radar.analysis.contributions.week import week_cards
 from radar.app.wiring import repro_presets
+from radar.crawler.documents import Document, Documents
 from radar.store import Workspace
 from radar.store.config import DEFAULT_CONFIG_TEXT
-from radar.store.models import Document
 
 console = Console(width=120)
 _WORDS = re.compile(r"\w+")
@@ -145,14 +145,14 @@ def main() -> None:
     ws, _ = Workspace.init(root, config_text=DEFAULT_CONFIG_TEXT)
     rows: list[tuple[str, int, float, float]] = []
     with ws.store() as store:
-        store.upsert_documents(first)
-        words, wall, cpu = timed(lambda: plain_pass(store.iter_documents()))
+        Documents(store).upsert(first)
+        words, wall, cpu = timed(lambda: plain_pass(Documents(store).scan()))
         rows.append(("plain pass (read + split into words)", len(first), wall, cpu))
         rep, wall, cpu = timed(lambda: update_contributions(store, workers=args.workers))
         rows.append((f"contributions (all papers, {args.workers or 'auto'} workers)", rep.decided, wall, cpu))
         cards, wall, cpu = timed(lambda: all_cards(store, repro_presets()))
         rows.append(("cards (every introduced name)", len(cards), wall, cpu))
-        store.upsert_documents(held)
+        Documents(store).upsert(held)
         new, wall, cpu = timed(lambda: update_contributions(store))
         rows.append((f"a new week ({last_week}: its papers only)", new.decided, wall, cpu))
         week, wall, cpu = timed(lambda: week_cards(store, last_week, repro_presets()))

@@ -45,6 +45,8 @@ from streamlit.testing.v1 import AppTest
 
 from radar.app.cli import main as radar
 from radar.app.dashboard.data import NO_CACHE_ENV
+from radar.crawler.documents import Documents
+from radar.index.tags_table import Tags
 from radar.store import Workspace
 from radar.store.models import utc_now
 
@@ -63,7 +65,7 @@ def build_large(root: Path) -> Workspace:
             assert radar(["--workspace", str(root), "import", str(corpus)]) in (0, 2)
     ws = Workspace.open(root)
     with ws.store() as store:
-        if not store.known_tags():
+        if not Tags(store).known():
             _load_tags(store)
     return ws
 
@@ -73,7 +75,7 @@ def _load_tags(store) -> None:  # type: ignore[no-untyped-def]
     taxonomy = tomllib.loads((ROOT / "analysis" / "tags" / "taxonomy.toml").read_text())
     rules = [(t["name"], [k.lower().rstrip("*") for k in t.get("keywords", [])]) for t in taxonomy.get("tag", [])]
     rows = []
-    for doc in store.iter_documents():
+    for doc in Documents(store).scan():
         title = doc.title.lower()
         rows += [(doc.id, name, 1.0, "rule", utc_now()) for name, words in rules if any(w in title for w in words)]
     with store.transaction() as conn:
@@ -92,7 +94,7 @@ def prepare_large(ws: Workspace) -> None:
     from radar.app.context import Radar
 
     with ws.store() as store:
-        last = date.fromisoformat(store.published_range().last[:10])
+        last = date.fromisoformat(Documents(store).published_range().last[:10])
         started = time.perf_counter()
         steps.trends(Radar(ws), store, as_of=last, window="week")
         console.print(f"trends warm-up (term cache; reused later): {time.perf_counter() - started:.1f} s")
@@ -180,7 +182,7 @@ def bench_demo(demo: Path, base: Path, reruns: int) -> None:
     ws = copy_demo(base / "demo", demo)
     radar_ = Radar(ws)
     with ws.store() as store:
-        docs = store.count_documents()
+        docs = Documents(store).count()
         label = default_label(str(ws.root), "")
         started = time.perf_counter()
         period_trends.compute(radar_, store, parse_week(label))  # term table built, topics' seeds cached
@@ -221,7 +223,7 @@ def main() -> None:
     prepare_large(large)
     search = copy_demo(base / "search") if DEMO.exists() else None
     with large.store() as store:
-        n_docs, n_tags = store.count_documents(), len(store.known_tags())
+        n_docs, n_tags = Documents(store).count(), len(Tags(store).known())
     console.print(
         f"large workspace: {n_docs:,} documents, {n_tags} tags (set-up {time.perf_counter() - started:.0f} s)"
     )
@@ -235,7 +237,7 @@ def main() -> None:
     results = []
     for ws, page, query in cases:
         with ws.store() as store:
-            docs = store.count_documents()
+            docs = Documents(store).count()
         label = page + (" + search" if query else "")
         r = measure(ws, page, args.reruns, query)
         results.append({"page": label, "documents": docs, **{k: round(v, 3) for k, v in r.items()}})

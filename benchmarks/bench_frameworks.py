@@ -35,6 +35,7 @@ from radar.app.cli import main as radar
 from radar.app.context import Radar
 from radar.app.steps import stored_names
 from radar.app.steps_contributions import presets
+from radar.crawler.documents import Documents
 from radar.crawler.run import crawl
 from radar.reports.recommend import preset_name
 from radar.store import Workspace
@@ -95,10 +96,10 @@ def main(argv: list[str] | None = None) -> None:
             c0 = time.process_time()
             matched = refresh_matches(store, names) or 0
             match_s = time.process_time() - c0
-            entries = sum(r.counts.added for r in results)
+            entries = sum(r.added for r in results)
             keys = {m[0] for m in store.conn.execute("SELECT DISTINCT key FROM framework_matches")}
             adopted = Adoptions(store).adoptions_of(keys)
-            papers = store.count_documents()
+            papers = Documents(store).count()
         speed = Table(title=f"{entries} entries (TRL and verl), {papers:,} papers; CPU seconds, one run")
         for col in ("step", "CPU s", "entries/s", "vs feedparser alone"):
             speed.add_column(col, justify="left" if col == "step" else "right")

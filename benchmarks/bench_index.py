@@ -31,8 +31,10 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from radar.crawler.documents import Documents
 from radar.index.config import EmbeddingConfig, SearchConfig
 from radar.index.embedder import document_text, make_embedder, resolve_model_dir
+from radar.index.embeddings import Embeddings
 from radar.index.vectors import VectorIndex
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -202,17 +204,17 @@ def bench_latency(n_full: int, skip_1m: bool, real: np.ndarray) -> list[tuple]: 
                     dst.writelines(itertools.islice(src, size))
                 import_snapshot(store, path)
                 embedder = make_embedder(EmbeddingConfig(), cache_dir=ws.model_cache_dir)
-                docs = [d.id for d in store.iter_documents()]
+                docs = [d.id for d in Documents(store).scan()]
                 vecs = synthetic(len(docs), seed=size)
-                store.save_embeddings(
+                Embeddings(store).save(
                     (d, embedder.model_id, h, v.tobytes())
-                    for d, h, v in zip(docs, [store.document_meta(d).content_hash for d in docs], vecs, strict=True)
+                    for d, h, v in zip(docs, [Documents(store).meta(d).content_hash for d in docs], vecs, strict=True)
                 )
                 cfg = SearchConfig()
-                ids = np.array(list(store.vec_ids_of(docs).values()), np.int64)
+                ids = np.array(list(Embeddings(store).vec_ids_of(docs).values()), np.int64)
                 vi = VectorIndex.build(embedder.model_id, ids, vecs, exact_below=cfg.exact_below, nprobe=cfg.nprobe)
                 (kw, kw_secs) = timed(
-                    KeywordIndex.build, [(d.id, d.title, d.abstract) for d in store.iter_documents()], ""
+                    KeywordIndex.build, [(d.id, d.title, d.abstract) for d in Documents(store).scan()], ""
                 )
                 searcher = Searcher(store, embedder, vi, kw, cfg)
                 for q in queries[:5]:

@@ -33,11 +33,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import tagging_data as data  # noqa: E402
 
+from radar.crawler.documents import Document  # noqa: E402
 from radar.reports.config import ReportConfig  # noqa: E402
 from radar.reports.people.ranking import Example, Training, learned_scores, rule_scores  # noqa: E402
 from radar.reports.people.repository import PersonProfile  # noqa: E402
 from radar.reports.period import parse_week  # noqa: E402
-from radar.store.models import Document  # noqa: E402
 
 SPLITS = (0.5, 0.6, 0.7)
 K = 10

@@ -38,7 +38,9 @@ sys.path.insert(0, str(ROOT))
 from radar.analysis.trends.result import PeriodTrends
 from radar.app import period_trends, steps
 from radar.app.context import Radar
+from radar.crawler.documents import Documents
 from radar.crawler.snapshot import import_snapshot
+from radar.index.tags_table import Tags
 from radar.reports.period import Period, latest_data_week, parse_week
 from radar.reports.render import render
 from radar.store import Store, Workspace
@@ -81,13 +83,13 @@ def build_workspace(root: Path, console: Console) -> Workspace:
 
 
 def keyword_tags(store: Store, console: Console) -> None:
-    if store.known_tags():
+    if Tags(store).known():
         return
     t = time.perf_counter()
     pats = {tag: re.compile(p, re.I) for tag, p in RULES.items()}
     rows = [
         (d.id, tag, utc_now())
-        for d in store.iter_documents()
+        for d in Documents(store).scan()
         for tag, pat in pats.items()
         if pat.search(d.title) or pat.search(d.abstract)
     ]
@@ -102,7 +104,7 @@ def keyword_tags(store: Store, console: Console) -> None:
 
 def plain_report(store: Store, period: Period) -> str:
     """The naive way: scan everything, filter and count in Python, render an unranked list."""
-    docs = [d for d in store.iter_documents() if period.since <= d.published <= period.until]
+    docs = [d for d in Documents(store).scan() if period.since <= d.published <= period.until]
     ids = {d.id for d in docs}
     counts: Counter[str] = Counter(
         tag for doc_id, tag in store.conn.execute("SELECT doc_id, tag FROM document_tags") if doc_id in ids
@@ -192,7 +194,7 @@ def main() -> None:
         table.add_column(col, justify="right" if col != "what" else "left")
     with ws.store() as store:
         keyword_tags(store, console)
-        total = store.count_documents()
+        total = Documents(store).count()
         weeks = [parse_week(w) for w in args.week] if args.week else [parse_week("2025-W20"), latest_data_week(store)]
         steps.report(radar, weeks[0], trends_result=(PeriodTrends.empty(weeks[0].label), ""))  # warm imports
         for period in weeks:

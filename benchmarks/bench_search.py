@@ -79,7 +79,7 @@ class PlainRanking:
         from radar.index.embedder import document_text
 
         self.s = searcher
-        docs = [(d.id, document_text(d.title, d.abstract)) for d in searcher.store.iter_documents()]
+        docs = [(d.id, document_text(d.title, d.abstract)) for d in searcher.documents.scan()]
         self.ids = [d for d, _ in docs]
         self.bm25 = bm25s.BM25()
         self.bm25.index(bm25s.tokenize([t for _, t in docs], stopwords="en", show_progress=False), show_progress=False)
@@ -120,7 +120,7 @@ class NamesRanking:
             having = {s.keyword.doc_ids[i] for i in set.intersection(*sets)} if sets else set()
             if having:
                 order = [d for d, _ in sorted(fused.items(), key=lambda kv: (-kv[1], kv[0])) if d in having]
-                docs = s.store.documents(order)
+                docs = s.documents.of(order)
                 in_title = [d for d in order if d in docs and set(named) <= set(terms(docs[d].title))]
                 lists = [in_title + [d for d in order if d not in set(in_title)]]
                 if in_title and len(having) <= 0.01 * max(len(s.keyword.doc_ids), 1):
@@ -135,7 +135,7 @@ class TitleVotes:
     def __init__(self, searcher: Any) -> None:
         from radar.index.keyword import unlatex
 
-        docs = [(d.id, unlatex(d.title)) for d in searcher.store.iter_documents()]
+        docs = [(d.id, unlatex(d.title)) for d in searcher.documents.scan()]
         started = time.process_time()
         self.vectors = searcher.embedder.embed([t for _, t in docs])
         self.cpu_s = time.process_time() - started
@@ -155,7 +155,7 @@ class FeedbackVotes:
         self.s, self.top, self.beta = searcher, top, beta
 
     def __call__(self, query_vector: np.ndarray, ids: list[str]) -> dict[str, float]:
-        blobs = self.s.store.current_vectors(ids, self.s.vectors.manifest.model_id)
+        blobs = self.s.embeddings.current_vectors(ids, self.s.vectors.manifest.model_id)
         vecs = {d: np.frombuffer(b, dtype=np.float32) for d, b in blobs.items()}
         tops = [vecs[d] for d in ids[: self.top] if d in vecs]
         centroid = query_vector + self.beta * np.mean(tops, axis=0) if tops else query_vector
@@ -175,7 +175,7 @@ class SentenceVotes:
         from radar.index.keyword import unlatex
 
         todo = [d for d in ids if d not in self.cache]
-        docs = self.s.store.documents(todo)
+        docs = self.s.documents.of(todo)
         for d in todo:
             sentences = [x for x in self.SPLIT.split(unlatex(docs[d].abstract)) if len(x) > 20] if d in docs else []
             self.cache[d] = self.s.embedder.embed(sentences) if sentences else np.zeros((0, len(query_vector)))
@@ -231,7 +231,7 @@ def rankers(
         if rrf_k is not None:
             s.cfg = replace(s.cfg, rrf_k=rrf_k)
         if title_weight is not None or not latex:
-            docs = [(d.id, d.title, d.abstract) for d in searcher.store.iter_documents()]
+            docs = [(d.id, d.title, d.abstract) for d in searcher.documents.scan()]
             s.keyword = KeywordIndex.build(docs, "bench", title_weight or TITLE_WEIGHT, latex)
         return lambda q, k: [h.id for h in s.search(q, k=k)]
 
@@ -326,7 +326,7 @@ def evaluate(
         seconds = r["lead"]["seconds"] + r["heldout"]["seconds"]
         r["ms"] = 1000 * statistics.median(seconds)
         out[name] = r
-    out["_texts"] = searcher.store.documents(
+    out["_texts"] = searcher.documents.of(
         list({d for r in out.values() for s in ("lead", "heldout") for _, d in r[s]["unjudged"]})
     )
     searcher.store.close()
@@ -372,7 +372,7 @@ def radar_rankings(workspace: Path) -> dict[str, list[list[Any]]]:
 
     searcher = wiring.open_searcher(Radar(Workspace.open(workspace)))
     try:
-        tags = searcher.store.known_tags()
+        tags = searcher.tags.known()
         filters = {"": Filters(), "since 2025-06-01": Filters(since="2025-06-01")}
         filters["cs.DC"] = Filters(categories=("cs.DC",))
         if tags:

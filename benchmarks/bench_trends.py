@@ -61,6 +61,8 @@ from radar.analysis.trends.terms import document_terms
 from radar.analysis.trends.topics import cluster, current_model, match
 from radar.app import steps_contributions, wiring
 from radar.app.context import Radar
+from radar.crawler.documents import Documents
+from radar.index.embeddings import Embeddings
 from radar.store import Store, Workspace
 
 SHARED = ROOT.parent / "shared" / "data"
@@ -83,7 +85,7 @@ def plain_counter(ws: Workspace, as_of: date) -> tuple[int, float]:
     recent, base = Counter(), Counter()  # type: ignore[var-annotated]
     n_recent = n_base = 0
     with ws.store() as store:
-        for doc in store.iter_documents(since=win.baseline_start.isoformat(), until=f"{as_of.isoformat()}T23:59:59Z"):
+        for doc in Documents(store).scan(since=win.baseline_start.isoformat(), until=f"{as_of.isoformat()}T23:59:59Z"):
             terms = document_terms(doc.title, doc.abstract)
             if doc.published[:10] >= win.recent_start.isoformat():
                 recent.update(terms)
@@ -104,7 +106,7 @@ def part_terms(corpus: Path, extra: Path, scratch: Path) -> list[list[str]]:
     radar(["--workspace", str(scratch), "import", str(corpus)])
     ws = Workspace.open(scratch)
     with ws.store() as store:
-        n_docs = store.count_documents()
+        n_docs = Documents(store).count()
     cfg = TrendsConfig()
     rows = []
     rising, plain_s = plain_counter(ws, AS_OF)
@@ -153,7 +155,7 @@ def part_terms(corpus: Path, extra: Path, scratch: Path) -> list[list[str]]:
     )
     radar(["--workspace", str(scratch), "import", str(extra)])
     with ws.store() as store:
-        n_more = store.count_documents()
+        n_more = Documents(store).count()
         started = time.perf_counter()
         table = term_table(ws.term_cache_path, store)
         update_s = time.perf_counter() - started
@@ -198,8 +200,8 @@ def _horizon_vectors(ws: Workspace, as_of: date) -> tuple[list[str], np.ndarray]
     first = as_of - timedelta(weeks=12) + timedelta(days=1)
     with ws.store() as store:
         model = current_model(store, Radar(ws).settings.embedding)
-        ids = [d.id for d in store.iter_documents(since=first.isoformat(), until=f"{as_of.isoformat()}T23:59:59Z")]
-        found = store.current_vectors(ids, model) if model else {}
+        ids = [d.id for d in Documents(store).scan(since=first.isoformat(), until=f"{as_of.isoformat()}T23:59:59Z")]
+        found = Embeddings(store).current_vectors(ids, model) if model else {}
     ids = [i for i in ids if i in found]
     vectors = np.stack([np.frombuffer(found[i], dtype=np.float32) for i in ids])
     return ids, vectors / np.linalg.norm(vectors, axis=1, keepdims=True)

@@ -28,6 +28,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from radar.crawler.documents import Documents
 from radar.crawler.snapshot import import_snapshot
 from radar.store import Store, Workspace
 from radar.store.schema import LATEST_VERSION
@@ -107,7 +108,7 @@ def main() -> None:
         ws, _ = Workspace.init(base / "corpus")
         with ws.store() as store:
             import_snapshot(store, args.corpus)
-            papers = store.count_documents()
+            papers = Documents(store).count()
         with sqlite3.connect(ws.db_path) as conn:
             conn.execute(f"PRAGMA user_version = {LATEST_VERSION - 1}")  # as an older radar left it (no clean-up yet)
         os.sync()

@@ -120,7 +120,7 @@ def mine(workspace: Path, n_queries: int, seed: int, negatives: int = 7, rare: f
     eval_words = [content(q) for q in evaluation]
     exact = {" ".join(q.lower().split()) for q in evaluation}
     searcher = wiring.open_searcher(Radar(Workspace.open(workspace)))
-    docs = [d for d in searcher.store.iter_documents() if d.kind == "paper" and d.id not in excluded]
+    docs = [d for d in searcher.documents.scan() if d.kind == "paper" and d.id not in excluded]
     rng.shuffle(docs)
     out: list[dict[str, Any]] = []
     for doc in docs:
@@ -213,9 +213,10 @@ class CrossScorer:
 
 def abstracts_of(store: Any, ids: list[str]) -> dict[str, str]:
     """The papers' abstracts as the model reads them (LaTeX markup as its words)."""
+    from radar.crawler.documents import Documents
     from radar.index.keyword import unlatex
 
-    return {d: unlatex(doc.abstract) for d, doc in store.documents(ids).items()}
+    return {d: unlatex(doc.abstract) for d, doc in Documents(store).of(ids).items()}
 
 
 def abstracts(workspace: Path, ids: set[str]) -> dict[str, str]:

@@ -41,11 +41,11 @@ def features(s: Any, query: str) -> tuple[list[str], np.ndarray]:
     n = s.cfg.candidates
     dense = s.dense(vector, n, None)
     keyword = [d for d, _ in s.keyword.search(query, n, None)]
-    docs = s.store.documents(list(dict.fromkeys(dense + keyword)))
+    docs = s.documents.of(list(dict.fromkeys(dense + keyword)))
     texts = {d: (doc.title, doc.abstract) for d, doc in docs.items()}
     top = [d for d, _ in rank(q, dense, keyword, texts, s.keyword, s.cfg.rrf_k, s.votes)][:DEPTH]
     ev = evidence(q, s.keyword, {d: texts[d] for d in top})
-    blobs = s.store.current_vectors(top, s.vectors.manifest.model_id)
+    blobs = s.embeddings.current_vectors(top, s.vectors.manifest.model_id)
     dr = {d: i for i, d in enumerate(dense, 1)}
     kr = {d: i for i, d in enumerate(keyword, 1)}
     rows = []

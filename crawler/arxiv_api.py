@@ -16,10 +16,11 @@ from datetime import datetime
 import arxiv
 from arxiv import _feed as arxiv_feed  # the package's lxml parser: bytes -> arxiv.Result
 
+from radar.crawler.documents import Document
 from radar.crawler.errors import FeedParseError, FetchError
 from radar.crawler.http import HttpClient, Response, RetryableEmpty
 from radar.crawler.text import clean_text
-from radar.store import Document, iso_utc
+from radar.store import iso_utc
 
 _ENTRY_ID = re.compile(r"arxiv\.org/abs/(?P<id>.+?)(?:v(?P<v>\d+))?$")
 

@@ -19,9 +19,9 @@ from urllib.parse import parse_qsl, urlencode, urljoin, urlparse, urlunparse
 
 import feedparser
 
+from radar.crawler.documents import Document
 from radar.crawler.errors import FeedParseError
 from radar.crawler.text import clean_text, html_to_text
-from radar.store import Document
 
 _TRACKING = re.compile(r"^(utm_|fbclid$|gclid$|mc_|ref$)")
 _ARXIV_OAI = re.compile(r"(?:oai:arXiv\.org:|arxiv\.org/abs/)(?P<id>[^v\s]+?(?:/\d+)?)(?:v(?P<v>\d+))?$")

@@ -16,6 +16,7 @@ import msgspec
 
 from radar.crawler.arxiv_api import ArxivClient, ArxivQuery
 from radar.crawler.config import ArxivRssSource, ArxivSource, CrawlerConfig, FeedSource, FrameworkSource, Source
+from radar.crawler.documents import Documents
 from radar.crawler.errors import CrawlError, FetchError
 from radar.crawler.feeds import ParsedFeed, parse_arxiv_rss, parse_feed
 from radar.crawler.frameworks import FrameworkEntries, framework_entries
@@ -23,7 +24,7 @@ from radar.crawler.http import HttpClient, Response
 from radar.crawler.state import CrawlState, CrawlStates
 from radar.store import UpsertCounts, utc_now
 from radar.store.scrub import scrub_line, url_secrets
-from radar.store.tables import CrawlStore
+from radar.store.table import Database
 
 # progress(source_name, documents_in_this_step, total_expected_or_None)
 ProgressFn = Callable[[str, int, int | None], None]
@@ -69,7 +70,7 @@ class _Crawl:
     """What one source's crawl works with: the store, the HTTP client, the source's crawl state (its cursor and
     validators move as pages are stored), the result it fills, the ``--since`` bound and the progress callback."""
 
-    store: CrawlStore
+    store: Database
     http: HttpClient
     state: CrawlState
     result: SourceResult
@@ -120,7 +121,7 @@ def crawl_arxiv(run: _Crawl, src: ArxivSource) -> None:
         run.http, src.base_url, page_size=src.page_size, min_interval_s=src.min_interval_s, source=src.name
     )
     for page in client.pages(query, max_results=src.max_results):
-        run.result.count(run.store.upsert_documents(page.documents))
+        run.result.count(Documents(run.store).upsert(page.documents))
         if page.newest_update and page.newest_update > run.state.cursor:
             run.state.cursor = page.newest_update
         CrawlStates(run.store).save(run.state)  # the cursor moves only after the page is stored
@@ -165,7 +166,7 @@ def crawl_feed(run: _Crawl, src: ArxivRssSource | FeedSource) -> None:
         )
     docs, left = _newest(parsed.documents, run.since, cap)
     left += int(parsed.extra.get("cut", 0))
-    run.result.count(run.store.upsert_documents(docs))
+    run.result.count(Documents(run.store).upsert(docs))
     run.result.message = "; ".join(
         m
         for m in (
@@ -231,7 +232,7 @@ def _record_failure(result: SourceResult, state: CrawlState, message: str, src: 
 
 
 def crawl_source(
-    store: CrawlStore,
+    store: Database,
     src: Source,
     http: HttpClient,
     *,
@@ -269,7 +270,7 @@ def crawl_source(
 
 
 def crawl(
-    store: CrawlStore,
+    store: Database,
     config: CrawlerConfig,
     *,
     only: str | None = None,

@@ -25,10 +25,11 @@ from typing import Any
 
 import orjson
 
+from radar.crawler.documents import Document, Documents
 from radar.crawler.errors import SnapshotError
 from radar.crawler.text import clean_text as _clean
-from radar.store import Document, UpsertCounts
-from radar.store.documents import DocumentsTable
+from radar.store import UpsertCounts
+from radar.store.table import Database
 
 BATCH = 5000
 _ID_RE = re.compile(r"^(?:\d{4}\.\d{4,5}|[a-z\-]{1,40}(?:\.[A-Z]{2})?/\d{7})$")
@@ -136,7 +137,7 @@ def _lines(path: Path) -> Iterator[bytes]:
 
 
 def import_snapshot(
-    store: DocumentsTable,
+    store: Database,
     path: Path,
     *,
     source: str = "snapshot",
@@ -154,11 +155,11 @@ def import_snapshot(
         if not batch:
             return
         try:
-            result.counts += store.upsert_documents(batch)
+            result.counts += Documents(store).upsert(batch)
         except _ROW_ERRORS:  # one row the database refuses must not cost the others: store them one by one
             for doc, at in zip(batch, batch_lines, strict=True):
                 try:
-                    result.counts += store.upsert_documents([doc])
+                    result.counts += Documents(store).upsert([doc])
                 except _ROW_ERRORS as exc:
                     result.bad_lines.append((at, f"not storable ({type(exc).__name__}: {str(exc)[:80]})"))
         if progress:

@@ -42,6 +42,7 @@ from radar.app.cmd_core import DEMO_FEEDS, demo_config  # noqa: E402
 from radar.app.context import Radar  # noqa: E402
 from radar.crawler.snapshot import import_snapshot  # noqa: E402
 from radar.index.embedder import document_text  # noqa: E402
+from radar.index.embeddings import Embeddings  # noqa: E402
 from radar.index.prebuilt import merge_prebuilt, write_prebuilt  # noqa: E402
 from radar.store import Workspace  # noqa: E402
 from radar.store.config import DEFAULT_CONFIG_TEXT  # noqa: E402
@@ -141,7 +142,7 @@ def harvest(workspaces: list[Path], out: Path) -> int:
     for root in workspaces:
         ws = Workspace.open(root)
         with ws.store() as store:
-            model_id = max(store.embedding_models().items(), key=lambda kv: kv[1])[0]
+            model_id = max(Embeddings(store).models().items(), key=lambda kv: kv[1])[0]
             rows = store.conn.execute(
                 "SELECT e.doc_id, e.content_hash, e.vector FROM embeddings e JOIN documents d ON d.id = e.doc_id "
                 "WHERE e.model_id = ? AND e.content_hash = d.content_hash ORDER BY d.rowid",

@@ -18,14 +18,16 @@ import msgspec
 import numpy as np
 from msgspec.structs import force_setattr
 
+from radar.crawler.documents import Documents
 from radar.index.config import EmbeddingConfig, SearchConfig
 from radar.index.embedder import Embedder, document_text, model_id_for, resolve_model_dir
+from radar.index.embeddings import Embeddings
 from radar.index.errors import IndexError_, NothingIndexed
 from radar.index.keyword import KeywordIndex
 from radar.index.postings import LAYOUT
 from radar.index.prebuilt import PrebuiltVectors
 from radar.index.vectors import VectorIndex, vectors_from_blobs
-from radar.store.tables import IndexStore, StoredVectors
+from radar.store.table import Database
 
 CHUNK = 256
 SAVE_EVERY_S = 30.0
@@ -84,12 +86,12 @@ class IndexPaths:
 
 
 def load_vectors(
-    paths: IndexPaths, store: IndexStore, model_id: str, dim: int, cfg: SearchConfig, *, mmap: bool = False
+    paths: IndexPaths, store: Database, model_id: str, dim: int, cfg: SearchConfig, *, mmap: bool = False
 ) -> tuple[VectorIndex, bool]:
     """The saved index if it matches the store (``mmap``: memory-mapped, read-only, for a search); otherwise one
     rebuilt from the stored vectors."""
     saved = VectorIndex.load(paths.vectors, cfg.nprobe, mmap=mmap)
-    generation = store.embeddings_generation()
+    generation = Embeddings(store).generation()
     if saved is not None and saved.manifest.model_id == model_id and saved.manifest.generation == generation:
         return saved, False
     ids, vectors = _all_vectors(store, model_id, dim)
@@ -98,12 +100,12 @@ def load_vectors(
     ), True
 
 
-def load_keyword(paths: IndexPaths, store: IndexStore, *, rebuild_if_stale: bool = True) -> tuple[KeywordIndex, bool]:
-    fingerprint = store.fingerprint()
+def load_keyword(paths: IndexPaths, store: Database, *, rebuild_if_stale: bool = True) -> tuple[KeywordIndex, bool]:
+    fingerprint = Documents(store).fingerprint()
     saved = KeywordIndex.load(paths.keyword)
     if saved is not None and (saved.fingerprint == fingerprint or not rebuild_if_stale):
         return saved, False
-    docs = [(d.id, d.title, d.abstract) for d in store.iter_documents()]
+    docs = [(d.id, d.title, d.abstract) for d in Documents(store).scan()]
     return KeywordIndex.build(docs, fingerprint), True
 
 
@@ -118,7 +120,7 @@ def local_batches(embedder: Embedder) -> BatchEmbedder:
 
 def run_index(
     paths: IndexPaths,
-    store: IndexStore,
+    store: Database,
     *,
     model_id: str,
     dim: int,
@@ -130,22 +132,23 @@ def run_index(
     """Embed the documents with no current vector from ``model_id`` (vectors of ``prebuilt`` files whose
     model id and content hash match are stored instead of embedding) and bring both indexes in step."""
     started = time.perf_counter()
-    pending = store.pending_embeddings(model_id)
-    hashes = {doc_id: content_hash for doc_id, content_hash, _, _ in pending}
+    embeddings = Embeddings(store)
+    pending = embeddings.pending(model_id)
+    hashes = {p.doc_id: p.content_hash for p in pending}
     vi, rebuilt = load_vectors(paths, store, model_id, dim, search_cfg)
     reused = _reuse(store, vi, model_id, prebuilt, list(hashes.items()))
-    items = [(doc_id, document_text(title, abstract)) for doc_id, _, title, abstract in pending if doc_id not in reused]
+    items = [(p.doc_id, document_text(p.title, p.abstract)) for p in pending if p.doc_id not in reused]
     if progress:
         progress(0, len(items))
     done = 0
     last_save = time.monotonic()
     for doc_ids, vectors in batches(items):
-        store.save_embeddings(
+        embeddings.save(
             (d, model_id, hashes[d], v.astype(np.float32).tobytes()) for d, v in zip(doc_ids, vectors, strict=True)
         )
-        vec_ids = store.vec_ids_of(doc_ids)
+        vec_ids = embeddings.vec_ids_of(doc_ids)
         vi.upsert(np.array([vec_ids[d] for d in doc_ids], dtype=np.int64), vectors)
-        vi.manifest.generation = store.embeddings_generation()
+        vi.manifest.generation = embeddings.generation()
         done += len(doc_ids)
         if progress:
             progress(done, len(items))
@@ -160,7 +163,7 @@ def run_index(
             *_all_vectors(store, model_id, dim),
             exact_below=search_cfg.exact_below,
             nprobe=search_cfg.nprobe,
-            generation=store.embeddings_generation(),
+            generation=embeddings.generation(),
         )
     vi.save(paths.vectors)
     keyword, keyword_rebuilt = load_keyword(paths, store)
@@ -172,7 +175,7 @@ def run_index(
 
 
 def _reuse(
-    store: IndexStore,
+    store: Database,
     vi: VectorIndex,
     model_id: str,
     prebuilt: Sequence[PrebuiltVectors],
@@ -180,33 +183,34 @@ def _reuse(
 ) -> set[str]:
     """Store the prebuilt vectors of ``wanted`` (doc id, content hash) that match; returns their ids."""
     taken: set[str] = set()
+    embeddings = Embeddings(store)
     for source in prebuilt:
         rest = [(d, h) for d, h in wanted if d not in taken]
         doc_ids, vectors = source.take(model_id, rest)
         hashes = dict(rest)
         for start in range(0, len(doc_ids), 4096):
             ids, vecs = doc_ids[start : start + 4096], vectors[start : start + 4096]
-            store.save_embeddings((d, model_id, hashes[d], v.tobytes()) for d, v in zip(ids, vecs, strict=True))
-            vec_ids = store.vec_ids_of(ids)
+            embeddings.save((d, model_id, hashes[d], v.tobytes()) for d, v in zip(ids, vecs, strict=True))
+            vec_ids = embeddings.vec_ids_of(ids)
             vi.upsert(np.array([vec_ids[d] for d in ids], dtype=np.int64), vecs)
-            vi.manifest.generation = store.embeddings_generation()
+            vi.manifest.generation = embeddings.generation()
         taken.update(doc_ids)
     return taken
 
 
-def _all_vectors(store: IndexStore, model_id: str, dim: int) -> tuple[np.ndarray, np.ndarray]:
-    parts = [vectors_from_blobs(rows, dim) for rows in store.iter_vectors(model_id)]
+def _all_vectors(store: Database, model_id: str, dim: int) -> tuple[np.ndarray, np.ndarray]:
+    parts = [vectors_from_blobs(rows, dim) for rows in Embeddings(store).iter_vectors(model_id)]
     if not parts:
         return np.zeros(0, np.int64), np.zeros((0, dim), np.float32)
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
-def stored_model(store: StoredVectors, cfg: EmbeddingConfig) -> tuple[str, str]:
+def stored_model(store: Database, cfg: EmbeddingConfig) -> tuple[str, str]:
     """(model id, "int8" or "fp") of the stored vectors that radar.toml's model produced; when both
     precisions are stored, the one with more vectors. Search, tagging and topics all read these.
 
     Raises NothingIndexed when nothing is embedded, IndexError_ when the vectors are another model's."""
-    models = store.embedding_models()
+    models = Embeddings(store).models()
     if not models:
         raise NothingIndexed("nothing is indexed yet; run `radar index` first")
     model_dir = resolve_model_dir(cfg.model)

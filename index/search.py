@@ -13,14 +13,17 @@ import msgspec
 import numpy as np
 from msgspec.structs import force_setattr
 
+from radar.crawler.documents import Document, Documents
 from radar.index.config import SearchConfig
 from radar.index.embedder import Embedder
+from radar.index.embeddings import Embeddings
 from radar.index.errors import IndexError_
 from radar.index.keyword import KeywordIndex
 from radar.index.rerank import Votes, analyse, rank
 from radar.index.rerank import rrf as weighted_rrf
+from radar.index.tags_table import Tags
 from radar.index.vectors import Manifest
-from radar.store import Document, Store
+from radar.store import Store
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,9 @@ class Searcher:
         similarity: Similar | None = None,
     ) -> None:
         self.store = store
+        self.documents = Documents(store)
+        self.embeddings = Embeddings(store)
+        self.tags = Tags(store)
         self.similarity = similarity
         self.votes = votes or Votes()
         self.embedder = embedder
@@ -131,10 +137,10 @@ class Searcher:
             kind = np.full(n, "", dtype="U5")
             vec = np.full(n, -1, dtype=np.int64)
             position = self._positions()
-            for doc_id, pub, src, knd, vec_id in self.store.facets():
-                i = position.get(doc_id)
+            for f in self.embeddings.facets():
+                i = position.get(f.doc_id)
                 if i is not None:
-                    published[i], source[i], kind[i], vec[i] = pub, src, knd, vec_id
+                    published[i], source[i], kind[i], vec[i] = f.published, f.source, f.kind, f.vec_id
             self._facet_cache = {"published": published, "source": source, "kind": kind, "vec": vec}
         return self._facet_cache
 
@@ -155,12 +161,12 @@ class Searcher:
             mask &= np.isin(facets["kind"], list(filters.kinds))
         if filters.tags or filters.categories:
             if filters.tags:
-                known = set(self.store.known_tags())
+                known = set(self.tags.known())
                 unknown = [t for t in filters.tags if t not in known]
                 if unknown:
                     valid = ", ".join(sorted(known)) or "none yet: run `radar tag` first"
                     raise IndexError_(f"no document has tag {', '.join(unknown)}; tags in use: {valid}")
-            ids = self.store.filter_documents(tags=filters.tags, categories=filters.categories)
+            ids = self.documents.matching(tags=filters.tags, categories=filters.categories)
             keep = np.zeros_like(mask)
             position = self._positions()
             keep[[p for p in (position.get(d) for d in ids) if p is not None]] = True
@@ -173,7 +179,7 @@ class Searcher:
             return []
         _, ids = self.vectors.search(query_vector[None, :], k, allowed_vec)
         found = [int(i) for i in ids[0] if i >= 0]
-        mapping = self.store.doc_ids_for_vectors(found)
+        mapping = self.embeddings.doc_ids_for_vectors(found)
         return [mapping[i] for i in found if i in mapping]
 
     def search(self, query: str, k: int = 10, filters: Filters = Filters()) -> list[Hit]:
@@ -187,7 +193,7 @@ class Searcher:
         dense = self.dense(query_vector, n, allowed_vec)
         keyword = [d for d, _ in self.keyword.search(query, n, allowed_mask)]
         candidates = list(dict.fromkeys(dense + keyword))
-        docs = self.store.documents(candidates)
+        docs = self.documents.of(candidates)
         texts = {d: (doc.title, doc.abstract) for d, doc in docs.items()}
         vote = self.similarity if self.votes.similar else None
         similar = (lambda top: vote(query_vector, top)) if vote is not None else None
@@ -200,23 +206,23 @@ class Searcher:
         return hits
 
     def similar(self, doc_id: str, k: int = 10, filters: Filters = Filters()) -> list[Hit]:
-        stored = self.store.vector_of(doc_id, self.vectors.manifest.model_id)
+        stored = self.embeddings.vector_of(doc_id, self.vectors.manifest.model_id)
         if stored is None:
-            if self.store.get_document(doc_id) is None:
+            if self.documents.get(doc_id) is None:
                 raise IndexError_(f"no document {doc_id!r} in this workspace; find ids with `radar search`")
             raise IndexError_(f"{doc_id} is not embedded yet; run `radar index` first")
-        vec_id, blob = stored
-        vector = np.frombuffer(blob, dtype=np.float32)
+        vec_id = stored.vec_id
+        vector = np.frombuffer(stored.vector, dtype=np.float32)
         _, allowed_vec = self._allowed(filters)
         scores, ids = self.vectors.search(vector[None, :], k + 1, allowed_vec)
         pairs = [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i >= 0 and i != vec_id][:k]
-        mapping = self.store.doc_ids_for_vectors([i for i, _ in pairs])
+        mapping = self.embeddings.doc_ids_for_vectors([i for i, _ in pairs])
         return self._hits([(mapping[i], s) for i, s in pairs if i in mapping])
 
     def _hits(self, ranked: list[tuple[str, float]], docs: dict[str, Document] | None = None) -> list[Hit]:
         ids = [d for d, _ in ranked]
-        docs = self.store.documents(ids) if docs is None else docs
-        tags = self.store.tags_of(ids)
+        docs = self.documents.of(ids) if docs is None else docs
+        tags = self.tags.of(ids)
         return [
             Hit(d, docs[d].title, s, docs[d].published, docs[d].url, tags.get(d, []), docs[d].source)
             for d, s in ranked

@@ -22,8 +22,8 @@ from typing import Any
 import faiss
 import numpy as np
 
+from radar.index.embeddings import StoredVector
 from radar.index.errors import IndexError_
-from radar.store.embeddings import StoredVector
 from radar.store.errors import disk_error
 from radar.store.files import write_text_atomic
 

@@ -16,6 +16,8 @@ from typing import Any
 
 from radar.analysis.contributions.cards import MethodCard
 from radar.analysis.trends.result import PeriodTrends, Topic, TrendsResult
+from radar.crawler.documents import Documents
+from radar.index.tags_table import Tags
 from radar.reports.calls import CallsSection, PastWeek, last_calls
 from radar.reports.config import Profile, ReportConfig
 from radar.reports.evidence import gather_evidence
@@ -41,7 +43,7 @@ from radar.reports.text import plain
 from radar.reports.volume import volumes
 from radar.store.dates import entered
 from radar.store.models import utc_now
-from radar.store.tables import ReportStore
+from radar.store.table import Database
 
 GROUP_ORDER = ("rl-post-training", "hardware-systems", "other")
 MAX_RECOMMENDATIONS = 12
@@ -62,10 +64,10 @@ class TagGroups:
         return sorted(names, key=lambda g: (GROUP_ORDER.index(g) if g in GROUP_ORDER else len(GROUP_ORDER), g))
 
 
-def tag_groups(taxonomy_groups: dict[str, str], store: ReportStore) -> TagGroups:
+def tag_groups(taxonomy_groups: dict[str, str], store: Database) -> TagGroups:
     """The taxonomy's tag -> group (in its order), plus any other stored tag in "other"."""
     groups = dict(taxonomy_groups)
-    for t in store.known_tags():
+    for t in Tags(store).known():
         groups.setdefault(t, "other")
     return TagGroups(groups)
 
@@ -96,32 +98,32 @@ def method_kinds(profile: Profile, grouping: TagGroups) -> frozenset[str | None]
     return frozenset(kinds)
 
 
-def _relevant_to(store: ReportStore, profile: Profile) -> Callable[[list[str], str], bool]:
+def _relevant_to(store: Database, profile: Profile) -> Callable[[list[str], str], bool]:
     """relevant(example ids, text): whether a trend item concerns the profile: one of its example documents
     carries a profile tag, or the profile's terms occur in its documents or its own words."""
     patterns = [term_pattern(t) for t, w in profile.terms.items() if w > 0]
     wanted = {t for t, w in profile.tags.items() if w > 0}
 
     def relevant(ids: list[str], text: str) -> bool:
-        if wanted and any(wanted & set(tags) for tags in store.tags_of(ids).values()):
+        if wanted and any(wanted & set(tags) for tags in Tags(store).of(ids).values()):
             return True
         if not patterns:
             return False
-        docs = store.documents(ids).values()
+        docs = Documents(store).of(ids).values()
         texts = [text, *(f"{d.title} {d.abstract}" for d in docs)]
         return any(p.search(t) for p in patterns for t in texts)
 
     return relevant
 
 
-def _topic_is_relevant(store: ReportStore, profile: Profile, topic: Topic) -> bool:
+def _topic_is_relevant(store: Database, profile: Profile, topic: Topic) -> bool:
     """A topic concerns the profile when at least half of its members nearest the centroid carry a profile tag (one
     tagged example was enough before: a clinical topic with one RL paper among its examples passed), or when
     the profile's terms occur in its words or examples."""
     wanted = {t for t, w in profile.tags.items() if w > 0}
     sample = topic.sample_ids or topic.example_ids
     if wanted and sample:
-        tags = store.tags_of(sample)
+        tags = Tags(store).of(sample)
         if sum(1 for i in sample if wanted & set(tags.get(i, {}))) * 2 >= len(sample):
             return True
     if not profile.terms:
@@ -235,7 +237,7 @@ class ReportInputs:
     past: Sequence[PastWeek] = ()  # the cards of the weeks 4, 8 and 12 before and what their reports flagged
 
 
-def gather(store: ReportStore, inputs: ReportInputs) -> ReportContent:
+def gather(store: Database, inputs: ReportInputs) -> ReportContent:
     """Everything the templates show; ``ReportContent.document()`` is report.json."""
     period, cfg, trends, grouping, summarizer = (
         inputs.period,
@@ -248,14 +250,14 @@ def gather(store: ReportStore, inputs: ReportInputs) -> ReportContent:
     used_profile, profile_note = effective_profile(inputs.profile, grouping)
     terms = trends.terms
     headline, tag_volume = volumes(store, period, grouping, cfg, trends.tags)
-    docs = list(store.iter_documents(since=period.since, until=period.until))
+    docs = list(Documents(store).scan(since=period.since, until=period.until))
     papers = [d for d in docs if d.kind == "paper"]
     posts = sorted((d for d in docs if d.kind == "post"), key=lambda d: (d.published, d.id), reverse=True)
-    tags = store.tag_scores(d.id for d in docs)
+    tags = Tags(store).scores(d.id for d in docs)
     trail_start = period.trailing(cfg.trailing_weeks)[0]
     day_before = (period.start - timedelta(days=1)).isoformat() + "T23:59:59Z"
-    baseline = list(store.iter_documents(since=trail_start.since, until=day_before, kind="paper"))
-    liked = list(store.documents(used_profile.liked).values())
+    baseline = list(Documents(store).scan(since=trail_start.since, until=day_before, kind="paper"))
+    liked = list(Documents(store).of(used_profile.liked).values())
     ranked = rank(
         papers,
         tags,
@@ -310,7 +312,7 @@ def gather(store: ReportStore, inputs: ReportInputs) -> ReportContent:
     new = new_this_week(
         cards,
         areas,
-        {i: d.url for i, d in store.documents([c.introduced_by for c in cards if c.introduced_by]).items()},
+        {i: d.url for i, d in Documents(store).of([c.introduced_by for c in cards if c.introduced_by]).items()},
     )
     found, off_profile = gather_evidence(
         store,
@@ -391,7 +393,7 @@ def gather(store: ReportStore, inputs: ReportInputs) -> ReportContent:
             profile=profile_note,
             summaries=summary_note,
             off_profile=off_note,
-            tags="" if store.known_tags() else "no tags yet: run `radar tag` for per-tag sections",
+            tags="" if Tags(store).known() else "no tags yet: run `radar tag` for per-tag sections",
             ranking=f"score = {cfg.relevance_weight:g} relevance + {cfg.novelty_weight:g} novelty + "
             f"{cfg.recency_weight:g} recency",
             topics=topics_note,
@@ -409,10 +411,10 @@ def gather(store: ReportStore, inputs: ReportInputs) -> ReportContent:
     )
 
 
-def _past_days_and_urls(store: ReportStore, past: Sequence[PastWeek]) -> tuple[dict[str, str], dict[str, str]]:
+def _past_days_and_urls(store: Database, past: Sequence[PastWeek]) -> tuple[dict[str, str], dict[str, str]]:
     """The day each later paper naming an earlier week's card entered the record, and the cards' papers' links."""
     later = {d for w in past for c in w.cards for d in c.used_by}
     intros = {c.introduced_by for w in past for c in w.cards if c.introduced_by}
-    docs = store.documents(later | intros)
+    docs = Documents(store).of(later | intros)
     days = {i: entered(i, d.published)[:10] for i, d in docs.items() if i in later}
     return days, {i: d.url for i, d in docs.items() if i in intros}

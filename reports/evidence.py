@@ -30,13 +30,13 @@ from radar.analysis.contributions.senses import Intro, sense_with, senses_of
 from radar.analysis.contributions.table import Contributions, MentionRow
 from radar.analysis.contributions.update import name_key
 from radar.analysis.trends.result import NewMethod
+from radar.crawler.documents import Document, Documents
 from radar.reports.period import Period
 from radar.reports.ranking import Ranked
 from radar.reports.recommend import Evidence, Presets, paper_ref, preset_name
 from radar.reports.runs import RunSummary
 from radar.store.dates import entered
-from radar.store.models import Document
-from radar.store.tables import ReportStore
+from radar.store.table import Database
 
 MIN_RISING = 3  # papers of the period naming a name before its rise is tested
 FDR = 0.1
@@ -67,7 +67,7 @@ def is_baseline(preset: str) -> bool:
 
 
 def candidates(
-    store: ReportStore,
+    store: Database,
     cards: Sequence[MethodCard],
     areas: Sequence[str],
     kinds: frozenset[str | None],
@@ -100,7 +100,7 @@ def candidates(
             )
             add(name_key(card.name), cand)
     rows = Contributions(store).contributions([*preset_papers.values(), *(m.first_id for m in trend_names)])
-    stored = store.documents(preset_papers.values())
+    stored = Documents(store).of(preset_papers.values())
     for preset in presets:
         if not is_baseline(preset):
             paper = preset_papers.get(preset, "")
@@ -125,7 +125,7 @@ def candidates(
 
 
 def gather_evidence(
-    store: ReportStore,
+    store: Database,
     period: Period,
     *,
     cards: Sequence[MethodCard],
@@ -158,7 +158,7 @@ def gather_evidence(
     introducing: dict[str, list[Intro]] = {}  # the papers introducing each name: a reused acronym's senses
     for row in contributions.introductions_of(found):
         introducing.setdefault(row.name_key, []).append(Intro(row.doc_id, row.published, row.area))
-    intros = store.documents([c.intro for c in found.values() if c.intro])
+    intros = Documents(store).of([c.intro for c in found.values() if c.intro])
     adoptions = Adoptions(store).adoptions_of(found)
     chosen_keys = {name_key(c) for c in chosen}
     out: list[Evidence] = []

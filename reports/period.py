@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
+from radar.crawler.documents import Documents
 from radar.reports.errors import ReportError
 from radar.store.dates import ISO_WEEK, week_monday
-from radar.store.documents import DocumentsTable
+from radar.store.table import Database
 
 
 @dataclass(frozen=True)
@@ -88,10 +89,10 @@ def last_full_week(today: date | None = None) -> Period:
     return week_of(today - timedelta(days=7))
 
 
-def latest_data_week(store: DocumentsTable) -> Period:
+def latest_data_week(store: Database) -> Period:
     """The latest ISO week the store's papers cover completely (its Sunday is on or before the newest
     paper's date), so a snapshot that ends on a Wednesday reports the week before."""
-    newest = store.published_range("paper").last or store.published_range().last
+    newest = Documents(store).published_range("paper").last or Documents(store).published_range().last
     if not newest:
         raise ReportError("the workspace has no documents yet; run `radar import` or `radar crawl` first")
     day = date.fromisoformat(newest[:10])
@@ -100,7 +101,7 @@ def latest_data_week(store: DocumentsTable) -> Period:
 
 
 def resolve_period(
-    store: DocumentsTable,
+    store: Database,
     *,
     week: str | None = None,
     since: str | None = None,

@@ -25,10 +25,10 @@ from datetime import datetime
 import msgspec
 import numpy as np
 
+from radar.crawler.documents import Document
 from radar.reports.config import Profile, ReportConfig
 from radar.reports.period import Period
 from radar.store.dates import entered
-from radar.store.models import Document
 
 
 class PaperRow(msgspec.Struct, frozen=True):

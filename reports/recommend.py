@@ -40,9 +40,9 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from radar.crawler.documents import Document
 from radar.reports.runs import RunSummary
 from radar.reports.text import plain
-from radar.store.models import Document
 
 ACTIONS = ("adopt", "reproduce", "evaluate", "watch")
 CODE_LINK = re.compile(

@@ -21,7 +21,7 @@ from radar.reports.calls import CallsSection
 from radar.reports.new_this_week import NewThisWeek
 from radar.reports.ranking import PaperRow
 from radar.reports.recommend import Recommendation
-from radar.reports.runs import RunSummary
+from radar.reports.runs import RunSummary, read_runs, runs_json
 
 # A JSON value as json.loads gives it: what report.json holds and the templates read.
 JsonValue: TypeAlias = str | int | float | bool | None | list["JsonValue"] | dict[str, "JsonValue"]
@@ -216,7 +216,7 @@ class ReportContent:
         """report.json: the fields in order as msgspec writes them, then the sections read from a later version."""
         out: dict[str, JsonValue] = msgspec.to_builtins(self, enc_hook=_as_float)
         del out["extra"]
-        out["runs"] = msgspec.to_builtins([r.as_dict() for r in self.runs])  # with each run's ``line`` (runs.py)
+        out["runs"] = msgspec.to_builtins(runs_json(self.runs))  # with each run's ``line`` (runs.py)
         return {**out, **self.extra}
 
     @classmethod
@@ -239,6 +239,6 @@ class ReportContent:
                     values[name] = msgspec.convert(data[name] or empty, record, strict=False)
         except msgspec.ValidationError as exc:
             raise ValueError(f"report.json: {exc}") from None
-        values["runs"] = [RunSummary.from_dict(r) for r in data["runs"] or []]  # older runs: fields missing, read
+        values["runs"] = read_runs(data["runs"])  # older runs: fields missing or null read as defaults
         later = LaterSections({k: v for k, v in data.items() if k not in names})
         return cls(**values, extra=later)

@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from radar.analysis.contributions.labels import LAB_AREAS
-from radar.store.models import Document
+from radar.crawler.documents import Document
 
 Area = Callable[[str], str | None]
 

@@ -17,10 +17,12 @@ from typing import Any
 import msgspec
 
 from radar.analysis.trends.result import TagTrend, TrendsResult, share_change
+from radar.crawler.documents import Documents
+from radar.index.tags_table import Tags
 from radar.reports.config import ReportConfig
 from radar.reports.period import Period
 from radar.reports.result import GroupRow, Headline, SeriesPoint, ShareFields, TagRow
-from radar.store.tables import ReportStore
+from radar.store.table import Database
 
 Volumes = tuple[Headline, list[TagRow]]
 
@@ -44,7 +46,7 @@ def share_fields(found: TagTrend | None) -> ShareFields:
     return ShareFields(found.direction, found.recent_share, found.baseline_share, found.z, share_change(found))
 
 
-def volumes(store: ReportStore, period: Period, grouping: Any, cfg: ReportConfig, trends: TrendsResult) -> Volumes:
+def volumes(store: Database, period: Period, grouping: Any, cfg: ReportConfig, trends: TrendsResult) -> Volumes:
     """Headline (documents against the trailing mean; per group: count and change in share) and per-tag rows
     (count, change in share, per-period counts for the charts). ``grouping``: reports.content.TagGroups;
     ``trends``: the period's tag trends (PeriodTrends.tags)."""
@@ -52,17 +54,17 @@ def volumes(store: ReportStore, period: Period, grouping: Any, cfg: ReportConfig
     periods = [*period.trailing(n_hist - 1), period]
     first = periods[0]
     kinds: list[Counter[str]] = [Counter() for _ in periods]
-    for day, kind, n in store.counts_by_day(first.since, period.until):
-        i = _bucket(day, periods)
+    for count in Documents(store).counts_by_day(first.since, period.until):
+        i = _bucket(count.day, periods)
         if i >= 0:
-            kinds[i][kind] += n
+            kinds[i][count.kind] += count.documents
     tag_counts: list[Counter[str]] = [Counter() for _ in periods]
     group_docs: list[dict[str, set[str]]] = [defaultdict(set) for _ in periods]
-    for doc_id, day, tag in store.tagged_in(first.since, period.until):
-        i = _bucket(day, periods)
+    for row in Tags(store).tagged_in(first.since, period.until):
+        i = _bucket(row.day, periods)
         if i >= 0:
-            tag_counts[i][tag] += 1
-            group_docs[i][grouping.group_of(tag)].add(doc_id)
+            tag_counts[i][row.tag] += 1
+            group_docs[i][grouping.group_of(row.tag)].add(row.doc_id)
     k = cfg.trailing_weeks
     trail = range(len(periods) - 1 - k, len(periods) - 1)
     totals = [sum(c.values()) for c in kinds]

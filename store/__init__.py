@@ -3,35 +3,16 @@ named row types). Every stage depends on it."""
 
 from radar.store.config import Config, parse_config
 from radar.store.db import Store
-from radar.store.documents import DayCount, DocumentHash, DocumentMeta, DocumentText, PublishedRange
-from radar.store.embeddings import Embedding, Facet, PendingEmbedding, StoredVector
 from radar.store.errors import ConfigError, RadarError, StoreError, WorkspaceError
-from radar.store.models import Document, UpsertCounts, iso_utc, utc_now
-from radar.store.tags import Correction, EmbeddedDocument, TagDecision, TagDetails, TaggedDocument, TagScore
+from radar.store.models import UpsertCounts, iso_utc, utc_now
 from radar.store.workspace import Workspace, resolve_root
 
 __all__ = [
     "Config",
     "ConfigError",
-    "Correction",
-    "DayCount",
-    "Document",
-    "DocumentHash",
-    "DocumentMeta",
-    "DocumentText",
-    "EmbeddedDocument",
-    "Embedding",
-    "Facet",
-    "PendingEmbedding",
-    "PublishedRange",
     "RadarError",
     "Store",
     "StoreError",
-    "StoredVector",
-    "TagDecision",
-    "TagDetails",
-    "TagScore",
-    "TaggedDocument",
     "UpsertCounts",
     "Workspace",
     "WorkspaceError",

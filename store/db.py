@@ -15,11 +15,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from radar.store.documents import DocumentsTable
-from radar.store.embeddings import EmbeddingsTable
 from radar.store.errors import DiskError, StoreError, damage_message, disk_message, free_bytes
 from radar.store.schema import LATEST_VERSION, MIGRATIONS
-from radar.store.tags import TagsTable
 from radar.store.text import INVISIBLE, fold_lookalikes, strip_invisible
 
 BUSY_TIMEOUT_S = 30.0  # how long a write waits for another process's write before "the workspace is busy"
@@ -104,18 +101,13 @@ def _temp(create: str) -> str:
     return create.replace("CREATE TABLE", "CREATE TEMP TABLE", 1)
 
 
-class Store(
-    DocumentsTable,
-    EmbeddingsTable,
-    TagsTable,
-):
+class Store:
     """A connection to the workspace database. Use as a context manager or call close().
 
-    The connection, transactions and migrations live here; each table's methods and row types live in
-    its module (documents, embeddings, tags), composed into this one class; a stage that owns its table
-    reads it through its own repository on this connection (crawler.state, crawler.frameworks,
-    analysis.contributions.table and .adoptions, analysis.names.table, reports.deliveries, reports.people,
-    repro.runs_table).
+    The connection, transactions and migrations live here, and no table's methods: each stage reads its tables
+    through its own repository on this connection (crawler.documents,
+    crawler.state, crawler.frameworks, index.embeddings, index.tags_table, analysis.contributions.table and
+    .adoptions, analysis.names.table, reports.deliveries, reports.people, repro.runs_table).
 
     On a read-only workspace (a read-only mount, a folder without write permission) the database is opened
     read-only: reading works, the cache tables (names, meta) are kept in memory for the process, and a

@@ -14,14 +14,13 @@ damaged file is never written.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from urllib.parse import quote
 
 from radar.store.db import Store, expected_schema, integrity
-from radar.store.documents import _row_doc
 from radar.store.errors import StoreError, damage_message
 
 # tables whose rows others reference go first, so a recovered row keeps its foreign keys
@@ -30,6 +29,9 @@ _LAST = (1 << 63) - 1  # SQLite's largest rowid
 MAX_REPEATS = 1_000  # rows read again in a row before the scan is taken to loop
 MAX_RESTARTS = 10_000  # damaged spots in one table before the doctor gives the table up
 _DAMAGE_WORDS = ("malformed", "not a database", "could not decode", "disk image", "encrypted")
+
+# a table's row check (its columns, a row's values: still intact?), given by the stage that owns the table's records
+RowCheck = Callable[[Sequence[str], Sequence[object]], bool]
 
 
 def damaged(path: Path, exc: BaseException) -> StoreError | None:
@@ -171,24 +173,22 @@ def _rows(
     state.error = f"stopped after {MAX_RESTARTS:,} damaged spots"
 
 
-def _intact_documents(
-    rows: Iterator[tuple[object, ...]], columns: list[str], state: TableSalvage
+def _intact(
+    rows: Iterator[tuple[object, ...]], columns: list[str], state: TableSalvage, check: RowCheck
 ) -> Iterator[tuple[object, ...]]:
-    """The document rows whose title, abstract, authors and categories still hash to their content_hash."""
+    """The rows ``check`` finds intact (documents: title, abstract, authors and categories still hash to their
+    content_hash)."""
     for row in rows:
-        values = dict(zip(columns, row, strict=True))
-        try:
-            intact = _row_doc(values).content_hash == values["content_hash"]  # type: ignore[arg-type]
-        except (ValueError, TypeError, KeyError):  # JSON that no longer parses, a missing column
-            intact = False
-        if intact:
+        if check(columns, row):
             yield row
         else:
             state.altered += 1
 
 
-def salvage(path: Path, out: Path | None = None) -> Salvage:
-    """What of ``path`` can be read, table by table; with ``out``, those rows written into a new database there."""
+def salvage(path: Path, out: Path | None = None, checks: Mapping[str, RowCheck] | None = None) -> Salvage:
+    """What of ``path`` can be read, table by table; with ``out``, those rows written into a new database there.
+    ``checks``: per table, the rows to keep besides readable ones (the documents' content-hash check, which the
+    crawler owns: ``crawler.documents.row_intact``)."""
     if out is not None and (out.exists() or Path(f"{out}-wal").exists()):
         raise StoreError(f"{out} exists; give another --out file (the doctor never overwrites a database)")
     result = Salvage(path, integrity(path))
@@ -213,8 +213,8 @@ def salvage(path: Path, out: Path | None = None) -> Salvage:
             listed = ", ".join(f'"{c}"' for c in columns)
             insert = f'INSERT OR IGNORE INTO "{table}" ({listed}) VALUES ({", ".join("?" * len(columns))})'
             rows = _rows(src, table, columns, state)
-            if table == "documents":
-                rows = _intact_documents(rows, columns, state)
+            if checks and table in checks:
+                rows = _intact(rows, columns, state, checks[table])
             if dst is None:
                 state.rows = sum(1 for _ in rows)
                 continue

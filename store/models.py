@@ -1,12 +1,9 @@
-"""Plain values that cross package boundaries: documents, upsert counts."""
+"""Plain values that cross package boundaries: UTC stamps, upsert counts."""
 
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
-
-KINDS = ("paper", "post")
 
 
 def utc_now() -> str:
@@ -24,31 +21,6 @@ def iso_utc(value: datetime | str) -> str:
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
     return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-@dataclass(frozen=True, slots=True)
-class Document:
-    """A paper or a post. ``id`` is the bare arXiv id for papers, ``post:<hash>`` for posts."""
-
-    id: str
-    kind: str
-    source: str
-    title: str
-    abstract: str
-    published: str
-    updated: str = ""
-    authors: tuple[str, ...] = ()
-    categories: tuple[str, ...] = ()
-    primary_category: str = ""
-    url: str = ""
-    version: int = 0
-    date_estimated: bool = False
-    extra: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
-
-    @property
-    def content_hash(self) -> str:
-        text = "\x1e".join((self.title, self.abstract, "\x1f".join(self.authors), "\x1f".join(self.categories)))
-        return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
 
 
 @dataclass

@@ -1,14 +1,12 @@
-"""What every per-table mixin of ``Store`` relies on: the connection, transactions and chunked IN queries.
-
-``Store`` (store/db.py) owns them; the mixins only declare them so each table module type-checks alone.
-"""
+"""What every stage's repository relies on: the connection, transactions and chunked IN queries (``Database``;
+``Store`` in store/db.py is one), and the ``meta`` write counters that fingerprints read."""
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 
 class Database(Protocol):
@@ -20,18 +18,6 @@ class Database(Protocol):
     def transaction(self) -> AbstractContextManager[sqlite3.Connection]: ...
 
     def rows_for(self, sql: str, ids: Iterable[str], *params: Any) -> Iterator[sqlite3.Row]: ...
-
-
-class Table:
-    """Base of the table mixins (``DocumentsTable``, ``RunsTable``, ...); ``Store`` composes them."""
-
-    conn: sqlite3.Connection
-
-    if TYPE_CHECKING:
-
-        def transaction(self) -> AbstractContextManager[sqlite3.Connection]: ...
-
-        def rows_for(self, sql: str, ids: Iterable[str], *params: Any) -> Iterator[sqlite3.Row]: ...
 
 
 # the ``meta`` counters of writes (``bump_counter``) that fingerprints read

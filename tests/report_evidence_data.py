@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
+from radar.crawler.documents import Document, Documents
 from radar.store import Store
-from radar.store.models import Document, utc_now
+from radar.store.models import utc_now
 
 WEEK = "2025-W39"  # Mon 22 - Sun 28 Sep 2025
 FIRST_DAY = date(2025, 4, 7)
@@ -153,7 +154,7 @@ def build(store: Store) -> None:
     special.append(homonym)
     docs += special + users
     tags += [(d.id, RL_TAG) for d in special + users if d.id != TTS_ID] + [(TTS_ID, TTS_TAG)]
-    store.upsert_documents(docs)
+    Documents(store).upsert(docs)
     with store.transaction() as conn:
         conn.executemany(
             "INSERT OR IGNORE INTO document_tags (doc_id, tag, score, origin, created_at) "

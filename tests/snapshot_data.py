@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from radar.store.models import Document
+from radar.crawler.documents import Document
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAPSHOT = ROOT / "data" / "snapshot.jsonl.gz"

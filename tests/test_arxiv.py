@@ -7,6 +7,7 @@ import pytest
 
 from radar.crawler.arxiv_api import ArxivClient, ArxivQuery
 from radar.crawler.config import CrawlConfig, crawler_config
+from radar.crawler.documents import Documents
 from radar.crawler.errors import FetchError
 from radar.crawler.http import HttpClient
 from radar.crawler.run import crawl
@@ -47,9 +48,9 @@ def test_crawl_pages_store_every_entry_once(server: FeedServer, tmp_path: Path) 
         (result,) = crawl(store, crawler_config(ws.config()))
         assert result.ok, result.message
         assert (result.added, result.requests) == (20, 2)
-        assert store.count_documents() == 20
+        assert Documents(store).count() == 20
         cursor = CrawlStates(store).get("arxiv").cursor
-        assert cursor == max(d.updated for d in store.iter_documents())
+        assert cursor == max(d.updated for d in Documents(store).scan())
     hits = server.hits("/api/query")
     assert [h.query["start"] for h in hits] == ["0", "10"]
     assert all(h.query["max_results"] == "10" for h in hits)
@@ -57,7 +58,7 @@ def test_crawl_pages_store_every_entry_once(server: FeedServer, tmp_path: Path) 
     # the second crawl asks only for what changed since the cursor, and stores nothing twice
     with ws.store() as store:
         (again,) = crawl(store, crawler_config(ws.config()))
-        assert again.added == 0 and store.count_documents() == 20
+        assert again.added == 0 and Documents(store).count() == 20
     since = server.hits("/api/query")[-1].query["search_query"].split("lastUpdatedDate:[")[1][:12]
     assert since == cursor[:16].replace("-", "").replace("T", "").replace(":", "")
 
@@ -105,11 +106,11 @@ def test_legacy_2016_format_and_version_update(server: FeedServer, tmp_path: Pat
     ws = make_workspace(tmp_path / "ws", arxiv_source(server, page_size=10))
     with ws.store() as store:
         crawl(store, crawler_config(ws.config()))
-        n = store.count_documents()
+        n = Documents(store).count()
         assert n == 10
-        doc = store.get_document("1201.4869")
+        doc = Documents(store).get("1201.4869")
         assert doc.version == 1 and doc.authors == ("Adrian Del Maestro",)
-        first_seen = store.document_meta("1201.4869").first_seen
+        first_seen = Documents(store).meta("1201.4869").first_seen
     v2 = legacy.replace(b"1201.4869v1</id>", b"1201.4869v2</id>").replace(
         b"A Luttinger Liquid Core Inside Helium-4 Filled Nanopores", b"A Luttinger Liquid Core (revised)"
     )
@@ -119,10 +120,10 @@ def test_legacy_2016_format_and_version_update(server: FeedServer, tmp_path: Pat
     with ws.store() as store:
         (res,) = crawl(store, crawler_config(ws.config()), since=datetime(2010, 1, 1, tzinfo=UTC))
         assert (res.added, res.updated) == (0, 1)
-        doc = store.get_document("1201.4869")
+        doc = Documents(store).get("1201.4869")
         assert doc.version == 2 and doc.title == "A Luttinger Liquid Core (revised)"
-        assert store.document_meta("1201.4869").first_seen == first_seen
-        assert store.count_documents() == n
+        assert Documents(store).meta("1201.4869").first_seen == first_seen
+        assert Documents(store).count() == n
 
 
 def test_arxiv_rate_limit_between_pages(server: FeedServer, tmp_path: Path) -> None:

@@ -20,8 +20,9 @@ from radar.analysis.contributions.update import name_key, update_contributions
 from radar.analysis.contributions.week import introduced_methods, week_cards
 from radar.analysis.names.extract import _TOKEN, is_candidate
 from radar.app.wiring import repro_presets
+from radar.crawler.documents import Document, Documents
+from radar.index.tags_table import Tags
 from radar.store import Store, Workspace
-from radar.store.models import Document
 from tests.cli_helpers import run_cli
 from tests.snapshot_data import snapshot_documents
 
@@ -59,7 +60,7 @@ def store_path(tmp_path_factory: pytest.TempPathFactory, corpus_file: Path) -> P
     path = tmp_path_factory.mktemp("cards-db") / "radar.db"
     docs = snapshot_documents(lambda r: True, corpus_file)
     with Store(path) as store:
-        store.upsert_documents(docs)
+        Documents(store).upsert(docs)
         update_contributions(store)
     return path
 
@@ -85,7 +86,7 @@ def test_every_card_number_equals_what_the_store_holds(store_path: Path) -> None
     with Store(store_path) as store:
         cards = week_cards(store, W39, repro_presets())
         cards.append(card_for(store, "DAPO", repro_presets()))
-        docs = list(store.iter_documents())
+        docs = list(Documents(store).scan())
         areas = {i: r.area for i, r in Contributions(store).contributions([d.id for d in docs]).items()}
     published = {d.id: d.published[:10] for d in docs}
     names = {d.id: _names_of(d) for d in docs}
@@ -117,7 +118,7 @@ def test_every_card_number_equals_what_the_store_holds(store_path: Path) -> None
 def test_dapo_card_names_its_paper_its_preset_and_its_adopters(store_path: Path) -> None:
     with Store(store_path) as store:
         card = card_for(store, "dapo", repro_presets())  # any spelling
-        intro = store.get_document("2503.14476")
+        intro = Documents(store).get("2503.14476")
     assert card.introduced_by == "2503.14476" and card.kind == "method" and card.area == "rl-post-training"
     assert card.preset == "dapo" and "DAPO" in card.preset_title
     assert len(card.used_by) >= 20 and card.compared_by and set(card.compared_by) <= set(card.used_by)
@@ -130,7 +131,7 @@ def test_code_links_come_from_the_introducing_abstract_only(workspace: Workspace
     later = Document("2501.00002", "paper", "t", "Beyond ZetaPO", "We compare against ZetaPO and release "
                      "https://github.com/other/repo.", "2025-01-08T00:00:00Z")  # fmt: skip
     with workspace.store() as store:
-        store.upsert_documents([intro, later])
+        Documents(store).upsert([intro, later])
         update_contributions(store)
         card = card_for(store, "ZetaPO", {})
     assert card.code == ("https://github.com/zeta/zetapo",)
@@ -148,7 +149,7 @@ def test_a_name_many_earlier_papers_used_is_not_new_unless_the_title_starts_with
     reused = Document("2502.00002", "paper", "t", "OmegaRL: a robot controller", "We present a controller.",
                       "2025-02-05T00:00:00Z")  # fmt: skip
     with workspace.store() as store:
-        store.upsert_documents([*before, defines, reused])
+        Documents(store).upsert([*before, defines, reused])
         update_contributions(store)  # the mentions; the two introductions are written as the model would
         Contributions(store).write_contributions(
             [
@@ -195,7 +196,7 @@ def test_weeks_and_presets() -> None:
     presets = repro_presets()
     assert preset_for("Dr. GRPO", presets)[0] == "dr_grpo" and preset_for("GSPO", presets)[0] == "gspo"
     assert preset_for("CISPO", presets)[0] == "cispo" and preset_for("TEMPO", presets) == ("", "")
-    # the presets of 2025-26 methods carry the names their papers and cards use (repro/presets_2025.py)
+    # the presets of 2025-26 methods carry the names their papers and cards use (repro/presets_2025.toml)
     for name, preset in {"QAE": "qae", "PSPO": "pspo", "RL-ZVP": "rl-zvp", "VCRL": "vcrl", "NGRPO": "ngrpo"}.items():
         assert preset_for(name, presets)[0] == preset
 
@@ -276,7 +277,7 @@ def test_stored_tags_move_a_card_into_the_lab_areas_and_leave_its_kind(workspace
         Document("2501.00012", "paper", "t", "Wisp: a method", "We propose Wisp.", "2025-01-06T00:00:00Z"),
     ]  # fmt: skip
     with workspace.store() as store:
-        store.upsert_documents(docs)
+        Documents(store).upsert(docs)
         update_contributions(store)
         Contributions(store).write_contributions(
             [
@@ -287,7 +288,7 @@ def test_stored_tags_move_a_card_into_the_lab_areas_and_leave_its_kind(workspace
             ],
             [],
         )
-        store.save_tag_decisions("test", ["2501.00011"], [("2501.00011", "accelerator-hardware", 0.9, "model")])
+        Tags(store).save_decisions("test", ["2501.00011"], [("2501.00011", "accelerator-hardware", 0.9, "model")])
         groups = {"accelerator-hardware": "hardware-systems", "graphics-xr": "other"}
         cards = {c.name: c for c in week_cards(store, iso_week("2025-01-06"), {}, groups)}
         untagged = {c.name: c for c in week_cards(store, iso_week("2025-01-06"), {})}
@@ -303,7 +304,7 @@ def test_a_name_introduced_beside_the_main_one_has_its_own_card(workspace: Works
     later = Document("2507.00001", "paper", "t", "Clipping revisited", "We compare GRPO with CISPO on math.",
                      "2025-07-02T00:00:00Z")  # fmt: skip
     with workspace.store() as store:
-        store.upsert_documents([*docs, later])
+        Documents(store).upsert([*docs, later])
         update_contributions(store)
         row = Contributions(store).contributions(["2506.13585"])["2506.13585"]
         assert row.introduces and row.name == "MiniMax-M1" and "CISPO" in row.also

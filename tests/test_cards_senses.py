@@ -17,8 +17,8 @@ from radar.analysis.contributions.table import Contributions, MentionRow
 from radar.analysis.contributions.update import name_key, update_contributions
 from radar.analysis.contributions.week import week_cards
 from radar.app.wiring import repro_presets
+from radar.crawler.documents import Document, Documents
 from radar.store import Workspace
-from radar.store.models import Document
 from tests.cli_helpers import run_cli
 from tests.snapshot_data import document_of, snapshot_rows
 
@@ -76,7 +76,7 @@ def grpo_store(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     ws, _ = Workspace.init(tmp_path_factory.mktemp("grpo") / "ws")
     docs = snapshot({"2402.03300", "2405.20304"}, naming="GRPO", limit=40, until="2025-06-01")
     with ws.store() as store:
-        store.upsert_documents(docs)
+        Documents(store).upsert(docs)
         update_contributions(store)
     return ws
 
@@ -102,7 +102,7 @@ def test_a_name_in_use_when_the_stored_papers_begin_was_introduced_before_them(w
     card says DPO predates the stored papers, counts that paper among its users, and that week does not list it."""
     docs = snapshot({"2402.08114"}, naming="DPO", limit=10, until="2024-03-01")
     with workspace.store() as store:
-        store.upsert_documents(docs)
+        Documents(store).upsert(docs)
         update_contributions(store)
         row = Contributions(store).contributions(["2402.08114"])["2402.08114"]
         redefines = replace(row, introduces=True, name="DPO", name_key=name_key("DPO"), kind="method")
@@ -120,7 +120,7 @@ def test_a_name_in_use_when_the_stored_papers_begin_was_introduced_before_them(w
 def test_qae_shows_the_lab_sense_and_names_the_quantum_ones(workspace: Workspace) -> None:
     docs = corpus_papers("2504.17548", "2506.11730", "2509.16186", "2509.22611")
     with workspace.store() as store:
-        store.upsert_documents(docs)
+        Documents(store).upsert(docs)
         update_contributions(store)
         card = card_for(store, "qae", repro_presets())
     assert (card.name, card.introduced_by, card.expansion) == ("QAE", "2509.22611", "Quantile Advantage Estimation")
@@ -135,7 +135,7 @@ def test_dr_grpo_is_introduced_and_later_papers_are_found_by_its_phrase(workspac
     plain = snapshot(naming="GRPO", limit=5, until="2025-03-01")
     docs = [*corpus_papers("2503.20783"), *later, *plain]
     with workspace.store() as store:
-        store.upsert_documents(docs)
+        Documents(store).upsert(docs)
         update_contributions(store)
         card = card_for(store, "Dr. GRPO", repro_presets())
     assert (card.introduced_by, card.kind, card.area) == ("2503.20783", "method", "rl-post-training")
@@ -161,7 +161,7 @@ def test_card_text_neutralises_control_characters(capsys: pytest.CaptureFixture[
     assert run_cli(capsys, "-w", ws, "init").code == 0
     assert run_cli(capsys, "-w", ws, "import", str(papers)).code == 0
     with Workspace.open(Path(ws)).store() as store:  # whatever ingest cleaned, put the hostile text back
-        doc = store.get_document("2509.99001")
+        doc = Documents(store).get("2509.99001")
         assert doc is not None
         store.conn.execute("UPDATE documents SET title = ?, abstract = ? WHERE id = ?",
                            (hostile["title"], hostile["abstract"], doc.id))  # fmt: skip
@@ -194,7 +194,7 @@ def test_many_phrases_are_looked_up_in_one_pass(tmp_path: Path) -> None:
         for i in range(700)
     ]
     with ws.store() as store:
-        store.upsert_documents(docs)
+        Documents(store).upsert(docs)
         phrases = [f"Method Number{i}" for i in range(700)] + ["Not Stored"]
         found = papers_naming(Contributions(store).papers_since("2025-06-01"), phrases)
     assert len(found) == 700 and "Not Stored" not in found
@@ -210,7 +210,7 @@ def test_many_phrases_are_looked_up_in_one_pass(tmp_path: Path) -> None:
         "2507.00008": ("Marked up", "We improve on \\textsc{Dr. GRPO} and ((Dr. GRPO))."),
     }
     with ws.store() as store:
-        store.upsert_documents(
+        Documents(store).upsert(
             Document(
                 id=i,
                 kind="paper",

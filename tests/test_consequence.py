@@ -30,6 +30,7 @@ from radar.analysis.contributions.table import MentionRow
 from radar.analysis.contributions.update import update_contributions
 from radar.analysis.contributions.week import MAX_UNNAMED, paper_of, rank, week_cards
 from radar.app.wiring import repro_presets
+from radar.crawler.documents import Documents
 from radar.reports.text import plain
 from radar.store import Store
 from tests.snapshot_data import snapshot_documents
@@ -46,7 +47,7 @@ def store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     docs = snapshot_documents(lambda r: start <= date.fromisoformat(r["published"][:10]) <= last, authors=True)
     path = tmp_path_factory.mktemp("consequence") / "radar.db"
     with Store(path) as store:
-        store.upsert_documents(docs)
+        Documents(store).upsert(docs)
         update_contributions(store)
     return path
 
@@ -259,7 +260,7 @@ def test_the_labels_read_two_ways_and_stay_apart() -> None:
 def test_paper_of_reads_the_cards_paper(store_path: Path) -> None:
     with Store(store_path) as store:
         card = card_for(store, "QAE", repro_presets())
-        doc = store.get_document(card.introduced_by or "")
+        doc = Documents(store).get(card.introduced_by or "")
     p = paper_of(card, doc, ["rl-policy-optimization"])
     assert p.abstract and p.tags == ("rl-policy-optimization",) and p.name == "QAE"
 

@@ -31,8 +31,8 @@ from radar.analysis.contributions.model import ContributionModel, fit_shipped, s
 from radar.analysis.contributions.rules import rule_decision, rule_name
 from radar.analysis.contributions.table import Contributions
 from radar.analysis.contributions.update import update_contributions
+from radar.crawler.documents import Document, Documents
 from radar.store import Store, Workspace
-from radar.store.models import Document
 from tests.snapshot_data import snapshot_documents
 
 # papers of the bundled snapshot the issue names: what each introduces
@@ -295,7 +295,7 @@ def test_contributions_are_computed_once_per_text_and_model(workspace: Workspace
     post = Document(id="post:1", kind="post", source="blog", title="Introducing ZetaPO", abstract="...",
                     published="2025-09-25T00:00:00Z")  # fmt: skip
     with workspace.store() as store:
-        store.upsert_documents([*docs, post])
+        Documents(store).upsert([*docs, post])
         first = update_contributions(store)
         assert first.decided == len(docs) and first.introducing == len(docs)  # posts get no contribution
         rows = Contributions(store).contributions(KNOWN)
@@ -303,7 +303,7 @@ def test_contributions_are_computed_once_per_text_and_model(workspace: Workspace
         assert all(r.model == shipped_model().version and r.content_hash for r in rows.values())
         assert update_contributions(store).decided == 0  # nothing new: nothing decided
         changed = dataclasses.replace(docs[0], abstract=docs[0].abstract + " We also release code.", version=2)
-        store.upsert_documents([changed])
+        Documents(store).upsert([changed])
         assert update_contributions(store).decided == 1  # its text changed
         other = msgspec.structs.replace(shipped_model(), threshold=0.99)
         assert other.version != shipped_model().version
@@ -311,7 +311,7 @@ def test_contributions_are_computed_once_per_text_and_model(workspace: Workspace
         # mentions: by spelling key, with comparisons
         dapo = Contributions(store).mentions_of(["dapo"])["dapo"]
         assert "2503.14476" in {m.doc_id for m in dapo}
-        removed = store.delete_documents(["2503.14476"])
+        removed = Documents(store).delete(["2503.14476"])
         assert removed and not Contributions(store).contributions(["2503.14476"])
         assert "2503.14476" not in {m.doc_id for m in Contributions(store).mentions_of(["dapo"]).get("dapo", [])}
 
@@ -327,7 +327,7 @@ def test_worker_processes_store_what_one_process_does(tmp_path: Path) -> None:
     got = []
     for workers in (1, 2):
         with Store(tmp_path / f"w{workers}.db") as store:
-            store.upsert_documents(docs)
+            Documents(store).upsert(docs)
             assert update_contributions(store, workers=workers, batch=2).decided == len(docs)
             got.append(
                 (
@@ -366,7 +366,7 @@ def test_a_page_left_as_main_breaks_spawned_workers_until_main_is_put_back(tmp_p
     ]
     ws, _ = Workspace.init(tmp_path / "ws")
     with ws.store() as store:
-        store.upsert_documents(docs)
+        Documents(store).upsert(docs)
         with main_module_kept():
             left = types.ModuleType("__main__")
             left.__file__ = str(page)

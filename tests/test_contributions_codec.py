@@ -18,8 +18,8 @@ from radar.analysis.contributions.errors import ContributionsError
 from radar.analysis.contributions.linear import Linear, encode
 from radar.analysis.contributions.model import ContributionModel, shipped_model
 from radar.analysis.contributions.table import ContributionRow, Contributions
+from radar.crawler.documents import Document, Documents
 from radar.store import Store
-from radar.store.models import Document
 
 ROOT = Path(__file__).resolve().parents[1]
 TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=40)  # any text SQLite and JSON carry
@@ -53,7 +53,7 @@ def test_a_stored_row_reads_back_as_written(
         code, score, kind_score, published="2025-01-02",
     )  # fmt: skip
     with Store(Path(":memory:")) as store:
-        store.upsert_documents(
+        Documents(store).upsert(
             [Document(id="2501.00001", kind="paper", source="arxiv", title="T", abstract="A.", published="2025-01-02")]
         )
         Contributions(store).write_contributions([row], [])

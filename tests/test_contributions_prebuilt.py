@@ -17,6 +17,7 @@ from radar.analysis.contributions.model import shipped_model
 from radar.analysis.contributions.table import Contributions
 from radar.analysis.contributions.update import _decided
 from radar.app.cli import main
+from radar.crawler.documents import Documents
 from radar.crawler.snapshot import record_to_document
 from radar.store import Workspace
 from tests.conftest import snapshot_cut
@@ -105,7 +106,7 @@ def test_import_stores_the_matching_rows_and_decides_the_rest(tmp_path: Path, cu
     with ws.store() as store:
         assert Contributions(store).contribution_models() == {shipped_model().version: len(ids)}
         row = Contributions(store).contributions([edited])[edited]
-        assert row.content_hash == store.content_hashes([edited])[edited] != rows[edited].content_hash
+        assert row.content_hash == Documents(store).content_hashes([edited])[edited] != rows[edited].content_hash
     assert table(ws) != table(fresh)  # the edit shows (the edited paper was decided from its new text, not copied)
     assert table(ws) == table(again)
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from radar.crawler.documents import Documents
 from radar.crawler.state import CrawlStates
 from tests.cli_helpers import run_cli
 from tests.conftest import ROOT, make_workspace
@@ -158,7 +159,7 @@ def test_crawl_killed_between_pages_resumes_without_loss(server: FeedServer, tmp
     proc = _radar(ws.root, "crawl")
     _wait_for(lambda: any(h.query["start"] == "10" for h in server.hits("/api/query")))
     with ws.store() as store:
-        assert store.count_documents() == 10  # page one was stored before page two was asked for
+        assert Documents(store).count() == 10  # page one was stored before page two was asked for
         cursor = CrawlStates(store).get("arxiv").cursor
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=20)
@@ -169,7 +170,7 @@ def test_crawl_killed_between_pages_resumes_without_loss(server: FeedServer, tmp
     out, err = rerun.communicate(timeout=60)
     assert rerun.returncode == 0, err
     with ws.store() as store:
-        assert store.count_documents() == 20
+        assert Documents(store).count() == 20
         assert CrawlStates(store).get("arxiv").cursor >= cursor
     last_query = server.hits("/api/query")[-1].query["search_query"]
     assert "lastUpdatedDate:[" + cursor[:16].replace("-", "").replace("T", "").replace(":", "") in last_query

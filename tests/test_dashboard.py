@@ -24,9 +24,10 @@ from radar.analysis.contributions.table import Contributions
 from radar.app.cli import main
 from radar.app.dashboard import MAIN_SCRIPT, data
 from radar.app.dashboard.page_reports import sandboxed
+from radar.crawler.documents import Document, Documents
 from radar.crawler.state import CrawlState, CrawlStates
 from radar.repro.runs_table import Runs
-from radar.store import Document, Workspace
+from radar.store import Workspace
 from radar.store.models import utc_now
 from tests.cli_helpers import run_cli
 from tests.index_helpers import dev_queries, write_subset
@@ -60,8 +61,8 @@ def dash_ws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     assert main(["--workspace", str(root), "import", str(subset)]) == 0
     ws = Workspace.open(root)
     with ws.store() as store:
-        last = store.published_range().last
-        store.upsert_documents([_evil_doc(last)])
+        last = Documents(store).published_range().last
+        Documents(store).upsert([_evil_doc(last)])
         target = dev_queries()[0]["id"]
         with store.transaction() as conn:
             conn.executemany(
@@ -121,10 +122,10 @@ def test_overview_opens_on_the_latest_complete_week_and_reads_its_trends(app: Ap
     assert not app.exception, [e.value for e in app.exception]
     assert app.title[0].value == "Overview"
     with dash_ws.store() as store:
-        total = store.count_documents()
+        total = Documents(store).count()
         week = latest_data_week(store)
-        docs = store.filter_documents(since=week.since, until=week.until)
-        kinds = store.counts_by_kind(week.since, week.until)
+        docs = Documents(store).matching(since=week.since, until=week.until)
+        kinds = Documents(store).counts_by_kind(week.since, week.until)
     assert app.session_state[period.KEY] == week.label
     assert app.selectbox(key=period.WIDGET).value == week.label
     assert _metric(app, "Documents") == f"{len(docs):,}"
@@ -140,7 +141,7 @@ def test_overview_opens_on_the_latest_complete_week_and_reads_its_trends(app: Ap
     earlier = parse_week(week.label).shifted(-8)
     app.selectbox(key=period.WIDGET).set_value(earlier.label).run()
     with dash_ws.store() as store:
-        before = store.filter_documents(since=earlier.since, until=earlier.until)
+        before = Documents(store).matching(since=earlier.since, until=earlier.until)
     assert _metric(app, "Documents") == f"{len(before):,}"
     app.selectbox(key=period.WIDGET).set_value(week.label).run()
 
@@ -181,7 +182,7 @@ def test_filters_narrow_the_list(app: AppTest, dash_ws: Workspace) -> None:
     from radar.reports.period import week_of
 
     with dash_ws.store() as store:
-        newest = date.fromisoformat(store.published_range().last[:10])
+        newest = date.fromisoformat(Documents(store).published_range().last[:10])
     app.session_state[period.KEY] = week_of(newest).label  # the list without a query: the chosen week's documents
     _page(app, "explore")
     app.multiselect(key="ex_kinds").set_value(["post"]).run()
@@ -196,7 +197,7 @@ def test_detail_shows_abstract_similar_papers_and_tags(app: AppTest, dash_ws: Wo
     app.button(key=f"open-{target['id']}").click().run()
     assert not app.exception
     with dash_ws.store() as store:
-        doc = store.get_document(target["id"])
+        doc = Documents(store).get(target["id"])
     assert doc is not None
     assert data.text(doc.abstract) in _markdown(app)  # through the report's LaTeX-to-text step
     assert any((b.key or "").startswith(f"sim-{target['id']}-") for b in app.button), "no similar papers"
@@ -230,7 +231,7 @@ def test_feed_text_is_never_markup(app: AppTest, dash_ws: Workspace) -> None:
     from radar.reports.period import week_of
 
     with dash_ws.store() as store:
-        newest = date.fromisoformat(store.published_range().last[:10])
+        newest = date.fromisoformat(Documents(store).published_range().last[:10])
     app.session_state[period.KEY] = week_of(newest).label  # the week of the hostile post
     _page(app, "explore")
     app.button(key=f"open-{EVIL_ID}").click().run()
@@ -295,7 +296,7 @@ def test_a_cards_detail_names_its_adopters_and_escapes_feed_text(
     later = Document("2510.10001", "paper", "arxiv", "Stable reinforcement learning for reasoning",
                      "Our recipe outperforms EVILPO and GRPO on math benchmarks.", "2025-10-08T10:00:00Z")  # fmt: skip
     with ws.store() as store:
-        store.upsert_documents([intro, later])
+        Documents(store).upsert([intro, later])
         steps_contributions.refresh(Radar(ws), store)
     monkeypatch.setenv("RADAR_HOME", str(ws.root))
     at = AppTest.from_file(str(MAIN_SCRIPT), default_timeout=180).run()
@@ -345,7 +346,7 @@ def test_generate_now_writes_the_weeks_report(app: AppTest, dash_ws: Workspace) 
     from radar.app.dashboard import period
 
     with dash_ws.store() as store:
-        day = date.fromisoformat(store.published_range("paper").last[:10]) - timedelta(days=7)
+        day = date.fromisoformat(Documents(store).published_range("paper").last[:10]) - timedelta(days=7)
     year, week, _ = day.isocalendar()
     label = f"{year}-W{week:02d}"
     _page(app, "reports")
@@ -444,6 +445,7 @@ def test_repro_page_shows_a_finished_runs_verdict_and_curves(app: AppTest, dash_
             "overall": "no clear difference",
             "summary": "gspo vs grpo over 2 seed(s): ... -> no clear difference.",
             "claim": {"claim": "clips far more", "status": "holds"},
+            "mechanisms": {"method": {"clip_high": 0.01, "length": 12.0}, "baseline": {"clip_high": 0.002}},
         }
         Runs(store).update_run(
             "20260101-000000-gspo-vs-grpo-abcd",
@@ -476,6 +478,15 @@ def test_repro_page_shows_a_finished_runs_verdict_and_curves(app: AppTest, dash_
     assert "**Efficiency**" in text and "slower per step" in text
     profile = next(df.value for df in app.dataframe if "step s" in df.value.columns)
     assert list(profile["step s"]) == [0.54, 0.5] and list(profile["arm"]) == ["gspo", "grpo (baseline)"]
+    assert list(profile.columns) == ["arm", "step s", "generation s", "reward s", "reference s", "optimisation s"] + [
+        "tokens/s",
+        "peak GB",
+        "device",
+        "memory",
+    ]
+    mech = next(df.value for df in app.dataframe if "clip high" in df.value.columns)
+    assert list(mech["arm"]) == ["gspo", "grpo (baseline)"] and list(mech["clip high"]) == [0.01, 0.002]
+    assert list(mech.columns)[:4] == ["arm", "overlong punished", "clip low", "clip high"] and len(mech.columns) == 11
     assert app.get("vega_lite_chart"), "no curves"
 
 
@@ -532,3 +543,14 @@ def test_review_queue_asks_about_uncertain_papers_and_records_answers(app: AppTe
     yes[0].click().run(timeout=600)
     assert not app.exception, [e.value for e in app.exception]
     assert _count(dash_ws, query, doc_id, tag) == 1
+
+
+def test_a_recommendations_last_run_reads_as_before() -> None:
+    """A recommendation's last run (reports.runs.RunSummary, as report.json's evidence holds it) in one line: the
+    text the dashboard showed when the row was the run's JSON (which held no ``line``)."""
+    from radar.app.dashboard.reproduce import run_line
+    from radar.reports.runs import RunSummary
+
+    run = RunSummary(id="r1", method="dapo", baseline="grpo", setup="s", verdict="better", adoptable=True, adoption="a")
+    assert run_line(run) == "dapo vs grpo: better (adoptable: a)"
+    assert run_line(RunSummary(id="r2", method="x", baseline="grpo")) == "x vs grpo:  (not adoptable: )"

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from radar.app.cli import main
-from radar.store import Document, Workspace
+from radar.crawler.documents import Document, Documents
+from radar.store import Workspace
 from radar.store.models import utc_now
 from tests.browser import ARTIFACTS, open_page, require_chromium, shared_browser
 
@@ -41,7 +42,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, small_snapshot: Path) -> It
     with ws.store() as store:
         # the hostile post inside the week the dashboard opens on (the report's week): the Explore list shows it
         last = latest_data_week(store).end.isoformat() + "T12:00:00Z"
-        store.upsert_documents(
+        Documents(store).upsert(
             [
                 Document(  # a hostile paper introducing a method in that week: the Methods page shows its card
                     id="2403.99999",
@@ -64,7 +65,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, small_snapshot: Path) -> It
                 ),
             ]
         )
-        ids = [d.id for d in store.latest_documents(kinds=["paper"], limit=40)]
+        ids = [d.id for d in Documents(store).latest(kinds=["paper"], limit=40)]
         with store.transaction() as conn:
             conn.executemany(
                 "INSERT INTO document_tags (doc_id, tag, score, origin, created_at) VALUES (?, ?, ?, ?, ?)",

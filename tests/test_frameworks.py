@@ -19,6 +19,7 @@ from radar.analysis.contributions.adoptions import Adoptions
 from radar.analysis.contributions.frameworks import Matcher, is_word
 from radar.app.cli import main
 from radar.crawler.config import FrameworkSource, crawler_config
+from radar.crawler.documents import Documents
 from radar.crawler.frameworks import FrameworkEntries, FrameworkEntry
 from radar.crawler.state import CrawlStates
 from radar.reports.recommend import Evidence, decide
@@ -84,7 +85,7 @@ def crawled(
     ws = make_workspace(root, sources)
     assert main(["-w", str(ws.root), "import", str(papers)]) == 0
     with ws.store() as store:
-        before = store.count_documents()
+        before = Documents(store).count()
     assert main(["-w", str(ws.root), "crawl", "--source", "trl", "--json"]) == 0
     with ws.store() as store:
         crawl = CrawlStates(store).get("trl")
@@ -97,7 +98,7 @@ def test_crawl_source_trl_stores_entries_and_cards_show_adopted(
     ws, facts = crawled
     assert str(facts["summary"]).startswith("trl: 814 new")  # every commit of the recording, every release
     with ws.store() as store:
-        assert store.count_documents() == facts["documents"]  # entries are not documents: never indexed or searched
+        assert Documents(store).count() == facts["documents"]  # entries are not documents: never indexed or searched
         counts = Adoptions(store).framework_counts()
     assert counts["TRL"][0] == 814 and 0 < counts["TRL"][1] < 814  # entries naming no card are kept
     for name, day, subject in (

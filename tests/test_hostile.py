@@ -15,10 +15,12 @@ import orjson
 import pytest
 
 from radar.crawler.config import CrawlConfig, crawler_config
+from radar.crawler.documents import Document, Documents
 from radar.crawler.http import HttpClient
 from radar.crawler.snapshot import import_snapshot
+from radar.index.embeddings import Embeddings
 from radar.reports.deliveries import Deliveries
-from radar.store import Document, Store, StoreError, Workspace
+from radar.store import Store, StoreError, Workspace
 from radar.store.config import DEFAULT_CONFIG_TEXT
 from radar.store.scrub import scrub, url_secrets
 from tests.cli_helpers import run_cli
@@ -177,7 +179,7 @@ def test_year_zero_or_9999_dates_are_skipped_and_trends_and_report_still_work(
     assert res.code == 2 and res.json()["bad_lines"] == 4 and res.json()["added"] == len(good)
     assert "skipped 4 bad line(s)" in res.err and _one_line(res.err)
     with ws.store() as store:
-        assert store.count_documents() == len(good)
+        assert Documents(store).count() == len(good)
     tag_rows(ws)
     res = run_cli(capsys, "--workspace", str(ws.root), "trends", "--as-of", "2024-02-18", "--json")
     assert res.code == 0, res.err
@@ -210,7 +212,7 @@ def test_huge_abstract_and_title_are_clipped_like_feed_text(tmp_path: Path, work
     snap = _write(tmp_path / "big.jsonl.gz", [_paper(1, abstract="word " * 2_000_000, title="T " * 1000)])
     with workspace.store() as store:
         result = import_snapshot(store, snap)
-        doc = store.get_document("2402.10001")
+        doc = Documents(store).get("2402.10001")
     assert result.ok and doc is not None
     assert len(doc.abstract) <= 10_000 and len(doc.title) <= 500 and doc.abstract.endswith("…")
 
@@ -222,7 +224,7 @@ def test_overflowing_version_costs_only_its_line(tmp_path: Path, workspace: Work
     snap = _write(tmp_path / "batch.jsonl.gz", lines)
     with workspace.store() as store:
         result = import_snapshot(store, snap)
-        assert store.count_documents() == 4999
+        assert Documents(store).count() == 4999
     assert result.counts.added == 4999 and [n for n, _ in result.bad_lines] == [2501]
     assert "version" in result.bad_lines[0][1]
 
@@ -231,18 +233,18 @@ def test_a_row_the_database_refuses_costs_only_itself(
     tmp_path: Path, workspace: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Whatever slips past the line checks: the batch is retried row by row."""
-    real = Store.upsert_documents
+    real = Documents.upsert
 
-    def picky(self: Store, docs: list[Document]) -> object:
+    def picky(self: Documents, docs: list[Document]) -> object:
         if any(d.id == "2402.10007" for d in docs):
             raise OverflowError("Python int too large to convert to SQLite INTEGER")
         return real(self, docs)
 
-    monkeypatch.setattr(Store, "upsert_documents", picky)
+    monkeypatch.setattr(Documents, "upsert", picky)
     snap = _write(tmp_path / "b.jsonl.gz", [_paper(i) for i in range(20)])
     with workspace.store() as store:
         result = import_snapshot(store, snap)
-        assert store.count_documents() == 19
+        assert Documents(store).count() == 19
     assert result.bad_lines == [(8, "not storable (OverflowError: Python int too large to convert to SQLite INTEGER)")]
 
 
@@ -305,7 +307,7 @@ def test_bad_cli_values_are_one_line_exit_1(
     argv: list[str], indexed: Workspace, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with indexed.store() as store:
-        some_id = next(store.iter_documents()).id
+        some_id = next(Documents(store).scan()).id
     argv = [some_id if a == "ID" else a for a in argv]
     res = run_cli(capsys, "--workspace", str(indexed.root), *argv)
     assert res.code == 1 and res.err.startswith("radar: error:") and _one_line(res.err), res
@@ -355,7 +357,7 @@ def test_locked_database_is_one_line_workspace_busy(workspace: Workspace) -> Non
     try:
         store = Store(workspace.db_path, busy_timeout_s=0.3)
         with pytest.raises(StoreError) as err:
-            store.upsert_documents(
+            Documents(store).upsert(
                 [
                     Document(
                         id="2402.00001",
@@ -381,19 +383,19 @@ def test_rm_removes_a_document_and_what_derives_from_it(
     snap = _write(tmp_path / "s.jsonl.gz", [_paper(i) for i in range(3)])
     with workspace.store() as store:
         import_snapshot(store, snap)
-        store.save_embeddings([(f"2402.1000{i}", "m", "h", b"\0" * 16) for i in range(3)])
+        Embeddings(store).save([(f"2402.1000{i}", "m", "h", b"\0" * 16) for i in range(3)])
         store.conn.execute(
             "INSERT INTO document_tags (doc_id, tag, score, origin, created_at) "
             "VALUES ('2402.10001', 'x', 1, 'user', '')"
         )
-        generation = store.embeddings_generation()
+        generation = Embeddings(store).generation()
     res = run_cli(capsys, "--workspace", str(workspace.root), "rm", "2402.10001", "2402.77777", "--json")
     assert res.code == 0 and res.json() == {"removed": ["2402.10001"], "missing": ["2402.77777"]}
     with workspace.store() as store:
-        assert store.count_documents() == 2 and store.get_document("2402.10001") is None
+        assert Documents(store).count() == 2 and Documents(store).get("2402.10001") is None
         assert store.conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0] == 2
         assert store.conn.execute("SELECT COUNT(*) FROM document_tags").fetchone()[0] == 0
-        assert store.embeddings_generation() > generation  # a saved vector index is rebuilt without it
+        assert Embeddings(store).generation() > generation  # a saved vector index is rebuilt without it
 
 
 # -- 8: dashboard hosts and outbound calls ---------------------------------------------------------------
@@ -502,7 +504,7 @@ def test_nul_and_escape_codes_in_titles_never_reach_the_terminal(tmp_path: Path,
     snap = _write(tmp_path / "n.jsonl.gz", [_paper(1, title="Evil\x00 title \x1b[31mred\x1b[0m", authors=["A\x00B"])])
     with workspace.store() as store:
         import_snapshot(store, snap)
-        doc = store.get_document("2402.10001")
+        doc = Documents(store).get("2402.10001")
     assert doc is not None and doc.title == "Evil title [31mred [0m" and doc.authors == ("A B",)
 
 

@@ -12,8 +12,10 @@ import numpy as np
 import pytest
 
 from radar.app.cli import main
+from radar.crawler.documents import Documents
 from radar.index.config import EmbeddingConfig
 from radar.index.embedder import FastTokenizer, document_text, make_embedder, model_id_for, resolve_model_dir
+from radar.index.embeddings import Embeddings
 from radar.index.errors import IndexError_, ModelNotFound
 from radar.index.search import rrf
 from radar.index.vectors import VectorIndex
@@ -78,7 +80,7 @@ def test_filters_apply_inside_retrieval(indexed: Workspace, capsys: pytest.Captu
     assert hits and all("2025-06-01" <= h["published"] <= "2025-12-31" for h in hits)
     cat = run_cli(capsys, "--workspace", ws, "search", "GPU cluster scheduling", "--category", "cs.DC", "--json").json()
     with indexed.store() as store:
-        docs = store.documents([h["id"] for h in cat])
+        docs = Documents(store).of([h["id"] for h in cat])
     assert cat and all("cs.DC" in d.categories for d in docs.values())
     none = run_cli(capsys, "--workspace", ws, "search", "anything", "--source", "no-such-source", "--json")
     assert none.code == 0 and none.json() == []
@@ -86,7 +88,7 @@ def test_filters_apply_inside_retrieval(indexed: Workspace, capsys: pytest.Captu
 
 def test_tag_filter_names_known_tags(copy_of: Workspace, capsys: pytest.CaptureFixture[str]) -> None:
     with copy_of.store() as store:
-        doc_id = next(store.iter_documents()).id
+        doc_id = next(Documents(store).scan()).id
         store.conn.execute("INSERT INTO document_tags VALUES (?, 'graphics-xr', 0.9, 'user', '2026-01-01')", (doc_id,))
     ws = str(copy_of.root)
     bad = run_cli(capsys, "--workspace", ws, "search", "rendering", "--tag", "nope")
@@ -108,17 +110,17 @@ def test_similar_excludes_the_paper_itself(indexed: Workspace, capsys: pytest.Ca
 def test_changed_abstract_is_re_embedded_alone(copy_of: Workspace, capsys: pytest.CaptureFixture[str]) -> None:
     target = dev_queries()[1]["id"]
     with copy_of.store() as store:
-        doc = store.get_document(target)
-        old_vec = store.vector_of(target, store.embedding_models().popitem()[0])
+        doc = Documents(store).get(target)
+        old_vec = Embeddings(store).vector_of(target, Embeddings(store).models().popitem()[0])
         from dataclasses import replace
 
-        store.upsert_documents(
+        Documents(store).upsert(
             [replace(doc, abstract="A completely new abstract about FPGA accelerators.", version=doc.version + 1)]
         )
     report = run_cli(capsys, "--workspace", str(copy_of.root), "index", "--json").json()
     assert report["embedded"] == 1
     with copy_of.store() as store:
-        new_vec = store.vector_of(target, report["model_id"])
+        new_vec = Embeddings(store).vector_of(target, report["model_id"])
     assert new_vec.vec_id == old_vec.vec_id and new_vec.vector != old_vec.vector  # same vec_id, new vector
     hits = run_cli(capsys, "--workspace", str(copy_of.root), "search", "FPGA accelerators abstract", "--json").json()
     assert target in [h["id"] for h in hits[:3]]
@@ -294,7 +296,7 @@ def test_index_killed_midway_resumes_consistently(tmp_path: Path) -> None:
     loaded = VectorIndex.load(workspace.index_dir / "vectors")
     with workspace.store() as store:
         assert loaded is not None and len(loaded) == docs
-        assert loaded.manifest.generation == store.embeddings_generation()
+        assert loaded.manifest.generation == Embeddings(store).generation()
 
 
 def _make_stale(ws: Workspace, doc_ids: list[str]) -> None:
@@ -308,7 +310,7 @@ def _make_stale(ws: Workspace, doc_ids: list[str]) -> None:
 
 def _vectors_of(ws: Workspace, doc_ids: list[str], model_id: str) -> dict[str, np.ndarray]:
     with ws.store() as store:
-        return {d: np.frombuffer(store.vector_of(d, model_id).vector, np.float32) for d in doc_ids}
+        return {d: np.frombuffer(Embeddings(store).vector_of(d, model_id).vector, np.float32) for d in doc_ids}
 
 
 @pytest.mark.slow
@@ -319,7 +321,7 @@ def test_ray_engine_gives_the_local_engine_results(copy_of: Workspace, capsys: p
     batch, so a paper's vector depends on the papers embedded with it, by up to cosine 0.994.)"""
     ws = str(copy_of.root)
     with copy_of.store() as store:
-        model_id = next(iter(store.embedding_models()))
+        model_id = next(iter(Embeddings(store).models()))
         all_ids = [r[0] for r in store.conn.execute("SELECT doc_id FROM embeddings ORDER BY doc_id")]
     stale = sorted({q["id"] for q in dev_queries()} | set(all_ids[::10]))
     docs = _count(copy_of, "SELECT COUNT(*) FROM documents")
@@ -458,7 +460,7 @@ def test_radar_index_saves_a_bm25s_layout_again_without_rebuilding(
     current = KeywordIndex.load(folder)
     assert current is not None and (folder / "keyword.json").is_file()
     with copy_of.store() as store:
-        docs = [(d.id, d.title, d.abstract) for d in store.iter_documents()]
+        docs = [(d.id, d.title, d.abstract) for d in Documents(store).scan()]
     from radar.index.keyword import document_terms
 
     retriever = bm25s.BM25()

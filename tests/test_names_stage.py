@@ -16,8 +16,8 @@ from radar.analysis.names.find import MAX_ALIASES, PRIOR_MENTIONS
 from radar.analysis.names.table import NameRow, Names
 from radar.app import wiring
 from radar.app.context import Radar
+from radar.crawler.documents import Document, Documents
 from radar.store import Store, Workspace
-from radar.store.models import Document
 from tests.cli_helpers import run_cli
 from tests.conftest import SNAPSHOT
 
@@ -37,20 +37,20 @@ PAPERS = [
 
 def test_stored_names_are_computed_once_per_corpus_state(workspace: Workspace) -> None:
     with workspace.store() as store:
-        store.upsert_documents(PAPERS)
+        Documents(store).upsert(PAPERS)
         rows = stage.stored_names(store)
         state = Names(store).names_state()
         assert state.endswith(f"|{stage.NAMES_VERSION}") and {"ZetaPO", "GRPO", "Qwen3.5"} <= {r.name for r in rows}
         Names(store).replace_names([r for r in rows if r.name != "GRPO"], state)  # what is stored is what is read ...
         assert "GRPO" not in {r.name for r in stage.stored_names(store)}
-        store.upsert_documents([_paper(6, "Late", "GRPO again, with ZetaPO.", "2025-05-01")])
+        Documents(store).upsert([_paper(6, "Late", "GRPO again, with ZetaPO.", "2025-05-01")])
         again = {r.name: r for r in stage.stored_names(store)}  # ... until the documents change
         assert Names(store).names_state() != state and again["GRPO"].count == 4 and again["ZetaPO"].count == 4
 
 
 def test_look_ups_resolve_any_spelling(workspace: Workspace) -> None:
     with workspace.store() as store:
-        store.upsert_documents(PAPERS)
+        Documents(store).upsert(PAPERS)
         kind_of = stage.name_kinds(store)
         adoption = stage.name_adoption(store)
         rows = {r.name: r for r in stage.stored_names(store)}
@@ -65,7 +65,7 @@ def test_look_ups_resolve_any_spelling(workspace: Workspace) -> None:
 
 def test_wiring_hands_trends_the_kinds_of_names(workspace: Workspace) -> None:
     with workspace.store() as store:
-        store.upsert_documents(PAPERS)
+        Documents(store).upsert(PAPERS)
         env = wiring.trends_env(Radar(workspace), store)
         assert env.introductions is not None  # the method cards, and ...
         assert Names(store).names_state() == ""  # ... the names are computed at the first kind look-up, not before
@@ -90,14 +90,14 @@ def snapshot_store(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     ws, _ = Workspace.init(tmp_path_factory.mktemp("names-stage") / "ws")
     with gzip.open(SNAPSHOT, "rb") as fh, ws.store() as store:
         papers = [orjson.loads(line) for line in itertools.islice(fh, 3000)]
-        store.upsert_documents(
+        Documents(store).upsert(
             Document(p["id"], "paper", "arxiv", p["title"], p["abstract"], p["published"]) for p in papers
         )
     return ws
 
 
 def _checked(store: Store) -> tuple[list[tuple[Document, set[str]]], list[NameRow]]:
-    docs = [(d, _spelled(d)) for d in store.iter_documents()]
+    docs = [(d, _spelled(d)) for d in Documents(store).scan()]
     rows = [r for r in stage.stored_names(store) if len(r.aliases) < MAX_ALIASES]
     return docs, rows
 
@@ -138,6 +138,6 @@ def test_radar_methods_counts_equal_the_store(capsys: pytest.CaptureFixture[str]
     res = run_cli(capsys, "--workspace", str(snapshot_store.root), "methods", "--json")
     assert res.code == 0, res.err
     with snapshot_store.store() as store:
-        docs = [(d, _spelled(d)) for d in store.iter_documents()]
+        docs = [(d, _spelled(d)) for d in Documents(store).scan()]
     for r in [r for r in res.json() if len(r["aliases"]) < MAX_ALIASES][:10]:
         assert r["count"] == len(_mentioning(docs, {surface_key(s) for s in (r["name"], *r["aliases"])}))

@@ -18,7 +18,9 @@ from streamlit.testing.v1 import AppTest
 from radar.analysis.trends.result import TagTrend, share_change
 from radar.app.context import Radar
 from radar.app.dashboard import MAIN_SCRIPT, data
-from radar.store import Document, Workspace
+from radar.crawler.documents import Document, Documents
+from radar.index.embeddings import Embeddings
+from radar.store import Workspace
 from radar.store.dates import entered, entered_sql
 from radar.store.models import utc_now
 from tests.cli_helpers import run_cli
@@ -44,10 +46,10 @@ def _vectors(ws: Workspace) -> None:
     centres = rng.normal(size=(6, 384)).astype(np.float32)
     with ws.store() as store:
         rows = []
-        for i, d in enumerate(store.iter_documents()):
+        for i, d in enumerate(Documents(store).scan()):
             v = centres[i % 6] + 0.8 * rng.normal(size=384).astype(np.float32)
             rows.append((d.id, model, d.content_hash, (v / np.linalg.norm(v)).astype(np.float32).tobytes()))
-        store.save_embeddings(rows)
+        Embeddings(store).save(rows)
 
 
 @pytest.fixture(scope="module")
@@ -79,10 +81,10 @@ def truth(small_snapshot: Path, tmp_path_factory: pytest.TempPathFactory) -> Wor
             published="2024-02-15T10:00:00Z",
             url=f"https://arxiv.org/abs/{HELD_INTRO}",
         )
-        store.upsert_documents([held, held_intro])
+        Documents(store).upsert([held, held_intro])
         rows = [
             (d.id, tag)
-            for d in store.iter_documents(kind="paper")
+            for d in Documents(store).scan(kind="paper")
             for tag, pat in RULES.items()
             if pat.search(d.title + " " + d.abstract)
         ]
@@ -184,8 +186,8 @@ def test_report_cli_and_dashboard_show_the_same_week(
     listed = {p["id"] for p in report["top_overall"]} | {p["id"] for s in report["top_papers"] for p in s["papers"]}
     assert HELD not in listed
     with ws.store() as store:
-        in_week = store.filter_documents(since="2024-02-12T00:00:00Z", until="2024-02-18T23:59:59Z")
-        in_march = store.filter_documents(since="2024-03-01T00:00:00Z", until="2024-03-03T23:59:59Z")
+        in_week = Documents(store).matching(since="2024-02-12T00:00:00Z", until="2024-02-18T23:59:59Z")
+        in_march = Documents(store).matching(since="2024-03-01T00:00:00Z", until="2024-03-03T23:59:59Z")
     assert HELD not in in_week and HELD in in_march and len(in_week) == docs
     march = run_cli(capsys, "--workspace", root, "methods", "--week", "2024-W09", "--json")
     assert "HELDPO" in [c["name"] for c in json.loads(march.out)]  # listed in the week it was announced

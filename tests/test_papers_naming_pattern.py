@@ -16,8 +16,8 @@ from radar.analysis.contributions.cards import mentions_for
 from radar.analysis.contributions.extract import any_phrase, papers_naming
 from radar.analysis.contributions.table import Contributions, PaperText
 from radar.analysis.contributions.update import name_key
+from radar.crawler.documents import Document, Documents
 from radar.store import Workspace
-from radar.store.models import Document
 
 # names of several words, as cards carry them: hyphens, digits, dots, a parenthesis, one that starts another
 NAMES = [
@@ -50,7 +50,7 @@ def _scan_all(papers: list[PaperText], phrases: list[str]) -> dict[str, list[Pap
 def test_week_mentions_are_those_of_the_full_scan(tmp_path: Path) -> None:
     ws, _ = Workspace.init(tmp_path / "ws")
     with ws.store() as store:
-        store.upsert_documents(
+        Documents(store).upsert(
             Document(id=i, kind="paper", source="test", title=t, abstract=a, published="2025-07-15T00:00:00Z")
             for i, (t, a) in TEXTS.items()
         )

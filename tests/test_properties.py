@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from radar.analysis.trends.cache import term_table
 from radar.analysis.trends.term_table import TermTable
 from radar.analysis.trends.terms import NAME_PREFIX, fold, is_name
+from radar.crawler.documents import Document, Documents
 from radar.crawler.feeds import canonical_url, post_id
 from radar.reports.errors import ReportError
 from radar.reports.period import parse_range, parse_week, period_from_label, week_of
-from radar.store import Document
 from radar.store.db import Store
 
 # -- canonical URLs ----------------------------------------------------------------------------------------------
@@ -237,9 +237,9 @@ def test_incremental_term_cache_keeps_the_readable_spelling_of_a_fresh_build(
     """A key's readable spelling after an update is the one a fresh build gives, whichever spelling the cached
     rows held (the fresh build's rule: a folded spelling, unless the key was seen as itself after it)."""
     with Store(tmp_path / "radar.db") as store:
-        store.upsert_documents([_paper("a1", "Pirlox", first)])
+        Documents(store).upsert([_paper("a1", "Pirlox", first)])
         term_table(tmp_path / "terms.npz", store)
-        store.upsert_documents([_paper("b1", "Tesrim", then)])
+        Documents(store).upsert([_paper("b1", "Tesrim", then)])
         updated = term_table(tmp_path / "terms.npz", store)
         fresh = term_table(tmp_path / "fresh.npz", store)
     key = "mudash zovel"
@@ -261,12 +261,12 @@ def test_incremental_term_cache_equals_a_fresh_build(data: st.DataObject, n: int
     ]
     with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "radar.db") as store:
         cache, fresh_cache = Path(tmp) / "terms.npz", Path(tmp) / "fresh.npz"
-        store.upsert_documents(first)
+        Documents(store).upsert(first)
         if first:
             before = term_table(cache, store)
             assert canonical(before) == canonical(term_table(fresh_cache, store))  # same order: same spellings
             fresh_cache.unlink()
-        store.upsert_documents(more + edited)
+        Documents(store).upsert(more + edited)
         updated = term_table(cache, store)
         fresh = term_table(fresh_cache, store)
         assert sorted(updated.ids) == sorted(d.id for d in first + more)

@@ -11,6 +11,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from radar.crawler.documents import Documents
 from radar.crawler.snapshot import import_snapshot
 from radar.reports.deliver import webhook_recipient
 from radar.reports.deliveries import Deliveries
@@ -27,7 +28,7 @@ def make_ws(root: Path, snapshot: Path, extra_toml: str = "") -> Workspace:
     ws, _ = Workspace.init(root, config_text=DEFAULT_CONFIG_TEXT + "\n" + extra_toml)
     with ws.store() as store:
         import_snapshot(store, snapshot)
-        store.upsert_documents([evil_post()])
+        Documents(store).upsert([evil_post()])
     tag_rows(ws)
     return ws
 
@@ -50,7 +51,7 @@ def test_report_writes_files_and_json_gives_the_paths(
     for path in doc["paths"].values():
         assert Path(path).parent == ws.reports_dir / WEEK and Path(path).stat().st_size > 500
     with ws.store() as store:
-        assert doc["documents"] == len(store.filter_documents(since="2024-02-12", until="2024-02-18T23:59:59Z"))
+        assert doc["documents"] == len(Documents(store).matching(since="2024-02-12", until="2024-02-18T23:59:59Z"))
     data = json.loads(Path(doc["paths"]["json"]).read_text())
     assert data["headline"]["documents"] == doc["documents"]
     # the trends section is analysis.trends' own result for the week
@@ -252,4 +253,4 @@ def test_concurrent_sender_refused_and_range_report(
     doc = res.json()
     assert doc["period"] == "2024-02-01_2024-02-14" and Path(doc["paths"]["html"]).parent.name == doc["period"]
     with ws.store() as store:
-        assert doc["documents"] == len(store.filter_documents(since="2024-02-01", until="2024-02-14T23:59:59Z"))
+        assert doc["documents"] == len(Documents(store).matching(since="2024-02-01", until="2024-02-14T23:59:59Z"))

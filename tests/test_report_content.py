@@ -14,7 +14,9 @@ import pytest
 from radar.analysis.trends.result import PeriodTrends, Topic, TrendsResult
 from radar.app import wiring
 from radar.app.context import Radar
+from radar.crawler.documents import Document, Documents
 from radar.crawler.snapshot import import_snapshot
+from radar.index.tags_table import Tags
 from radar.reports.config import DeliveryConfig, Profile, ReportConfig
 from radar.reports.content import ReportInputs, gather, tag_groups
 from radar.reports.errors import ReportError
@@ -25,7 +27,7 @@ from radar.reports.summarize import EndpointSummarizer, ExtractiveSummarizer, ma
 from radar.repro.runs_table import Runs
 from radar.store import ConfigError, Store, Workspace
 from radar.store.dates import entered
-from radar.store.models import Document, utc_now
+from radar.store.models import utc_now
 from tests import trend_rows
 
 WEEK = "2024-W07"  # Mon 12 - Sun 18 Feb 2024: inside the first 500 snapshot lines, with 4+ weeks before it
@@ -131,7 +133,7 @@ def tag_rows(ws: Workspace) -> int:
     with ws.store() as store:
         rows = [
             (d.id, tag)
-            for d in store.iter_documents(kind="paper")
+            for d in Documents(store).scan(kind="paper")
             for tag, pat in TAG_RULES.items()
             if pat.search(d.title + " " + d.abstract)
         ]
@@ -161,7 +163,7 @@ def report_ws(small_snapshot: Path, tmp_path_factory: pytest.TempPathFactory) ->
     ws, _ = Workspace.init(tmp_path_factory.mktemp("report") / "ws")
     with ws.store() as store:
         import_snapshot(store, small_snapshot)
-        store.upsert_documents([evil_post()])
+        Documents(store).upsert([evil_post()])
     assert tag_rows(ws) > 50
     return ws
 
@@ -188,7 +190,7 @@ def test_periods_parse_and_refuse_with_one_line() -> None:
 
 def test_latest_data_week_is_the_last_week_the_papers_cover(report_ws: Workspace) -> None:
     with report_ws.store() as store:
-        newest = max(entered(d.id, d.published) for d in store.iter_documents(kind="paper"))  # store.dates
+        newest = max(entered(d.id, d.published) for d in Documents(store).scan(kind="paper"))  # store.dates
         week = latest_data_week(store)
     assert week.end <= date.fromisoformat(newest[:10]) < week.end + timedelta(days=7)
     assert week.start.isoweekday() == 1 and week.is_week
@@ -312,10 +314,10 @@ def test_content_counts_agree_with_the_store(report_ws: Workspace) -> None:
     profile = Profile(tags={"rl-policy-optimization": 1.0}, terms={"reinforcement learning": 1.0})
     with report_ws.store() as store:
         content = gather_content(report_ws, store, period, cfg, profile, trends=TRENDS)
-        in_week = store.filter_documents(since=period.since, until=period.until)
-        papers = store.filter_documents(since=period.since, until=period.until, kinds=["paper"])
-        tagged = store.tags_of(in_week)
-        earlier = [len(store.filter_documents(since=p.since, until=p.until)) for p in period.trailing(4)]
+        in_week = Documents(store).matching(since=period.since, until=period.until)
+        papers = Documents(store).matching(since=period.since, until=period.until, kinds=["paper"])
+        tagged = Tags(store).of(in_week)
+        earlier = [len(Documents(store).matching(since=p.since, until=p.until)) for p in period.trailing(4)]
     h = content["headline"]
     assert (h["documents"], h["papers"], h["posts"]) == (len(in_week), len(papers), 1)
     assert h["tagged"] == len(tagged) and h["trailing_mean"] == pytest.approx(sum(earlier) / 4, abs=0.05)
@@ -343,7 +345,7 @@ def store_mentions(ws: Workspace, period, word: str) -> list[str]:  # type: igno
     with ws.store() as store:
         return [
             d.id
-            for d in store.iter_documents(since=period.since, until=period.until)
+            for d in Documents(store).scan(since=period.since, until=period.until)
             if pat.search(d.title + " " + d.abstract)
         ]
 
@@ -453,7 +455,7 @@ def test_finished_reproduction_shows_its_verdict_and_drives_the_rule(tmp_path: P
         "metrics": {"heldout_greedy": test | {"label": "better"}},  # a calibrated verdict (paired, Holm)
     }
     with ws.store() as store:
-        store.upsert_documents([paper])
+        Documents(store).upsert([paper])
         Runs(store).create_run(
             "r-dapo-1", "repro", {"method": "dapo", "baseline": "grpo", "task": "arith"}, status="done"
         )
@@ -485,17 +487,23 @@ def test_finished_reproduction_shows_its_verdict_and_drives_the_rule(tmp_path: P
 
 
 def test_a_run_of_an_older_report_json_reads_back_and_a_malformed_one_is_refused() -> None:
-    from radar.reports.runs import RunSummary
+    from radar.reports.runs import read_runs, runs_json
 
     full = _summary("better", "evidence", adoptable=True)
-    assert RunSummary.from_dict(full.as_dict()) == full
+    (written,) = runs_json([full])
+    assert list(written) == [*full.__dataclass_fields__, "line"] and written["line"] == full.line
+    assert read_runs(json.loads(json.dumps([written]))) == [full]
     older = {"id": "r0", "method": "dapo", "baseline": "grpo", "verdict": "better", "line": "stale"}  # fewer fields
-    read = RunSummary.from_dict(older)
-    assert (read.verdict, read.adoption, read.adoptable, read.mde) == ("better", "", False, None)
+    (read,) = read_runs([older | {"summary": None, "mde": None}])
+    assert (read.verdict, read.adoption, read.adoptable, read.mde, read.summary) == ("better", "", False, None, "")
     assert read.line == "dapo vs grpo (): , better"  # recomputed from the fields, not the stale text
-    for bad in ({"method": "dapo"}, ["r0"]):
-        with pytest.raises(ValueError, match="not an object with an id"):
-            RunSummary.from_dict(bad)  # type: ignore[arg-type]
+    assert list(runs_json([read])[0]) == list(written)  # written back whole: every field, its default included
+    assert read_runs(None) == []
+    for bad in ([{"method": "dapo"}], [{"id": ""}], ["r0"], {"id": "r0"}):
+        with pytest.raises(ValueError, match="not a list of objects with an id"):
+            read_runs(bad)
+    with pytest.raises(ValueError, match=r"a run in report.json does not read \(Expected `bool`.*adoptable"):
+        read_runs([{"id": "r0", "adoptable": "maybe"}])
 
 
 def test_an_older_report_json_reads_back_and_a_damaged_one_is_refused(report_ws: Workspace, tmp_path: Path) -> None:
@@ -639,8 +647,8 @@ def test_a_topic_is_on_the_profile_when_most_of_its_nearest_members_are(report_w
 
     profile = Profile(tags={"inference-serving": 1.0})
     with report_ws.store() as store:
-        ids = [d.id for d in store.iter_documents(kind="paper")]
-        tags = store.tags_of(ids)
+        ids = [d.id for d in Documents(store).scan(kind="paper")]
+        tags = Tags(store).of(ids)
         on = [i for i in ids if "inference-serving" in tags.get(i, {})][:12]
         off = [i for i in ids if not tags.get(i)][:12]
         assert len(on) >= 10 and len(off) >= 10

@@ -17,6 +17,7 @@ from radar.analysis.contributions.table import Contributions
 from radar.analysis.contributions.update import name_key
 from radar.app import steps, steps_contributions
 from radar.app.context import Radar
+from radar.crawler.documents import Documents
 from radar.reports.period import parse_week
 from radar.reports.recommend import EVALUATE_AT
 from radar.reports.text import plain
@@ -89,10 +90,10 @@ def _store_counts(story_ws: Workspace, report: dict[str, Any], rec: dict[str, An
     ev = rec["evidence"]
     with story_ws.store() as store:
         rows = mentions_for(Contributions(store), [(rec["method"], "")]).get(name_key(rec["method"]), [])
-        week = set(store.filter_documents(since=period.since, until=period.until, kinds=["paper"]))
+        week = set(Documents(store).matching(since=period.since, until=period.until, kinds=["paper"]))
         trail = period.trailing(ev["trailing_weeks"])
-        before = set(store.filter_documents(since=trail[0].since, until=trail[-1].until, kinds=["paper"]))
-        intro = store.get_document(ev["introduced_by"]["id"]) if ev["introduced_by"] else None
+        before = set(Documents(store).matching(since=trail[0].since, until=trail[-1].until, kinds=["paper"]))
+        intro = Documents(store).get(ev["introduced_by"]["id"]) if ev["introduced_by"] else None
     since = intro.published[:10] if intro is not None else ""
     day = {m.doc_id: entered(m.doc_id, m.published + "T00:00:00Z")[:10] for m in rows if m.published >= since}
     if intro is not None:
@@ -118,7 +119,7 @@ def test_every_number_in_the_evidence_is_the_stores(story_ws: Workspace, report:
     # and the store's mentions are the papers' own text: counted again from the titles and abstracts
     period = parse_week(story.WEEK)
     with story_ws.store() as store:
-        docs = list(store.iter_documents(until=period.until, kind="paper"))
+        docs = list(Documents(store).scan(until=period.until, kind="paper"))
     # (any case, whole tokens; from the introducing paper's day on, when it has one: an earlier paper spelled
     # alike means something else), for single-token names and for a preset's name of two words
     for name in ("DAPO", "KAPPAPO", "ZETAPO", "Dr. GRPO"):
@@ -140,13 +141,13 @@ def test_each_link_goes_to_the_paper_its_line_names(story_ws: Workspace, report:
         for rec in report["recommendations"]:
             ev = rec["evidence"]
             for ref in [*ev["papers"], *([ev["introduced_by"]] if ev["introduced_by"] else [])]:
-                doc = store.get_document(ref["id"])
+                doc = Documents(store).get(ref["id"])
                 assert doc is not None and ref["url"] == doc.url and ref["title"] == plain(doc.title), ref
             intro = ev["introduced_by"]
             if intro:  # the introducing paper is the one whose contribution introduces the name (or the preset's)
                 row = Contributions(store).contributions([intro["id"]])[intro["id"]]
                 assert row.introduces and (name_key(row.name) == name_key(rec["method"]) or ev["preset"])
-            own = store.get_document(intro["id"]).abstract if intro else ""  # type: ignore[union-attr]
+            own = Documents(store).get(intro["id"]).abstract if intro else ""  # type: ignore[union-attr]
             assert all(link in own for link in ev["code_links"]), rec["method"]  # its own paper's code only
     dapo = _recs(report)["DAPO"]["evidence"]
     assert dapo["introduced_by"]["id"] == story.DAPO_ID and dapo["code_links"] == []

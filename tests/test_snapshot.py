@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from radar.crawler.documents import Documents
 from radar.crawler.snapshot import record_to_document
 from radar.store import Workspace
 from tests.cli_helpers import run_cli
@@ -43,12 +44,12 @@ def test_truncated_gzip_keeps_what_was_read(
     assert "truncated or corrupt" in res.err and "import it again" in res.err
     assert "Traceback" not in res.err
     with workspace.store() as store:
-        kept = store.count_documents()
+        kept = Documents(store).count()
     assert 0 < kept < 500
     # the full file afterwards completes the set without duplicates
     assert run_cli(capsys, "--workspace", str(workspace.root), "import", str(small_snapshot)).code == 0
     with workspace.store() as store:
-        assert store.count_documents() == 500
+        assert Documents(store).count() == 500
 
 
 def test_bad_lines_are_reported_and_good_lines_kept(
@@ -79,7 +80,7 @@ def test_bad_lines_are_reported_and_good_lines_kept(
     assert res.code == 2
     assert "skipped 2 bad line(s)" in res.err and "line 2, not valid JSON" in res.err
     with workspace.store() as store:
-        assert store.count_documents() == 2
+        assert Documents(store).count() == 2
 
 
 def test_missing_file_is_an_input_error(workspace: Workspace, capsys: pytest.CaptureFixture[str]) -> None:
@@ -117,8 +118,8 @@ def test_import_export_round_trip(workspace: Workspace, title: str, abstract: st
     }
     with workspace.store() as store:
         store.conn.execute("DELETE FROM documents")
-        store.upsert_documents([record_to_document(rec)])
-        back = store.get_document("2502.12345")
+        Documents(store).upsert([record_to_document(rec)])
+        back = Documents(store).get("2502.12345")
     assert back.title == _plain(title) and back.abstract == _plain(abstract)
     assert list(back.authors) == [_plain(a) for a in authors]
 

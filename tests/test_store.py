@@ -3,39 +3,32 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import msgspec
 import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from msgspec.structs import astuple
 
-from radar.crawler.state import CrawlStates
-from radar.reports.deliveries import Deliveries, Delivery
-from radar.repro.runs_table import Runs
-from radar.store import (
-    Correction,
+from radar.crawler.documents import (
     DayCount,
     Document,
+    DocumentHash,
     DocumentMeta,
+    Documents,
     DocumentText,
-    EmbeddedDocument,
-    Embedding,
-    Facet,
-    PendingEmbedding,
     PublishedRange,
-    Store,
-    StoredVector,
-    StoreError,
-    TagDecision,
-    TagDetails,
-    TaggedDocument,
-    TagScore,
-    Workspace,
+    row_intact,
 )
+from radar.crawler.state import CrawlStates
+from radar.index.embeddings import EmbeddedDocument, Embedding, Embeddings, Facet, PendingEmbedding, StoredVector
+from radar.index.tags_table import Correction, TagDecision, TagDetails, TaggedDocument, Tags, TagScore
+from radar.reports.deliveries import Deliveries, Delivery
+from radar.repro.runs_table import Runs
+from radar.store import Store, StoreError, Workspace
 from radar.store.dates import entered
-from radar.store.documents import DocumentsTable
-from radar.store.embeddings import EmbeddingsTable
+from radar.store.doctor import salvage
 from radar.store.schema import LATEST_VERSION
-from radar.store.tags import TagsTable
 
 
 def paper(
@@ -65,45 +58,45 @@ def test_init_creates_wal_database_and_commented_config(workspace: Workspace) ->
 def test_init_twice_keeps_config_and_data(workspace: Workspace) -> None:
     workspace.config_path.write_text(workspace.config_path.read_text() + "\n# my edit\n")
     with workspace.store() as store:
-        store.upsert_documents([paper()])
+        Documents(store).upsert([paper()])
     ws2, created = Workspace.init(workspace.root)
     assert not created
     assert "# my edit" in ws2.config_path.read_text()
     with ws2.store() as store:
-        assert store.count_documents() == 1
+        assert Documents(store).count() == 1
 
 
 def test_new_version_replaces_old_in_place_and_keeps_first_seen(workspace: Workspace) -> None:
     with workspace.store() as store:
-        assert store.upsert_documents([paper(version=1)]).added == 1
-        first = store.document_meta("2501.00001")
-        counts = store.upsert_documents([paper(version=2, title="A better title", published="2025-02-01T00:00:00Z")])
+        assert Documents(store).upsert([paper(version=1)]).added == 1
+        first = Documents(store).meta("2501.00001")
+        counts = Documents(store).upsert([paper(version=2, title="A better title", published="2025-02-01T00:00:00Z")])
         assert (counts.added, counts.updated) == (0, 1)
-        doc = store.get_document("2501.00001")
+        doc = Documents(store).get("2501.00001")
         assert doc.title == "A better title" and doc.version == 2
         # the v1 date stays the paper's date; first_seen is unchanged
         assert doc.published == "2025-01-02T00:00:00Z"
-        assert store.document_meta("2501.00001").first_seen == first.first_seen
+        assert Documents(store).meta("2501.00001").first_seen == first.first_seen
         # an older version arriving late does not overwrite the newer one
-        assert store.upsert_documents([paper(version=1, title="Old")]).unchanged == 1
-        assert store.get_document("2501.00001").title == "A better title"
-        assert store.count_documents() == 1
+        assert Documents(store).upsert([paper(version=1, title="Old")]).unchanged == 1
+        assert Documents(store).get("2501.00001").title == "A better title"
+        assert Documents(store).count() == 1
 
 
 def test_same_content_twice_is_unchanged(workspace: Workspace) -> None:
     with workspace.store() as store:
-        store.upsert_documents([paper()])
-        counts = store.upsert_documents([paper(), paper()])
-        assert counts.unchanged == 2 and store.count_documents() == 1
+        Documents(store).upsert([paper()])
+        counts = Documents(store).upsert([paper(), paper()])
+        assert counts.unchanged == 2 and Documents(store).count() == 1
 
 
 def test_transaction_rolls_back_on_interrupt(workspace: Workspace) -> None:
     with workspace.store() as store:
-        store.upsert_documents([paper("2501.00001")])
+        Documents(store).upsert([paper("2501.00001")])
         with pytest.raises(KeyboardInterrupt), store.transaction() as conn:
             conn.execute("DELETE FROM documents")
             raise KeyboardInterrupt
-        assert store.count_documents() == 1
+        assert Documents(store).count() == 1
 
 
 def test_database_from_a_newer_radar_is_refused(tmp_path: Path) -> None:
@@ -179,17 +172,17 @@ documents = st.builds(
 def test_store_round_trip(workspace: Workspace, doc: Document) -> None:
     with workspace.store() as store:
         store.conn.execute("DELETE FROM documents")
-        store.upsert_documents([doc])
-        back = store.get_document(doc.id)
+        Documents(store).upsert([doc])
+        back = Documents(store).get(doc.id)
         assert back == doc
         assert back.extra == doc.extra
         # the named rows other stages read carry the same values
-        meta = store.document_meta(doc.id)
+        meta = Documents(store).meta(doc.id)
         assert isinstance(meta, DocumentMeta)
         assert (meta.doc_id, meta.content_hash, meta.version) == (doc.id, doc.content_hash, doc.version)
-        [text] = store.text_rows("")
+        [text] = Documents(store).text_rows("")
         assert isinstance(text, DocumentText)
-        assert text._replace(categories="") == DocumentText(
+        assert msgspec.structs.replace(text, categories="") == DocumentText(
             doc.id,
             doc.published,
             doc.source,
@@ -201,10 +194,10 @@ def test_store_round_trip(workspace: Workspace, doc: Document) -> None:
             meta.changed_at,
         )
         assert tuple(orjson.loads(text.categories)) == doc.categories
-        assert store.content_hashes_since("") == [(doc.id, doc.content_hash)]
+        assert Documents(store).content_hashes_since("") == [DocumentHash(doc.id, doc.content_hash)]
         day = entered(doc.id, doc.published)  # the day it entered the record (store.dates)
-        assert store.published_range() == PublishedRange(day, day)
-        assert store.counts_by_day() == [DayCount(day[:10], doc.kind, 1)]
+        assert Documents(store).published_range() == PublishedRange(day, day)
+        assert Documents(store).counts_by_day() == [DayCount(day[:10], doc.kind, 1)]
 
 
 def test_migrations_upgrade_an_existing_database_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -212,28 +205,35 @@ def test_migrations_upgrade_an_existing_database_in_place(tmp_path: Path, monkey
 
     db = tmp_path / "radar.db"
     with Store(db) as store:
-        store.upsert_documents([paper()])
+        Documents(store).upsert([paper()])
     extra = (LATEST_VERSION + 1, "ALTER TABLE documents ADD COLUMN note TEXT NOT NULL DEFAULT ''")
     monkeypatch.setattr(db_module, "MIGRATIONS", [*db_module.MIGRATIONS, extra])
     monkeypatch.setattr(db_module, "LATEST_VERSION", LATEST_VERSION + 1)
     with Store(db) as store:
         assert store.schema_version == LATEST_VERSION + 1
-        assert store.count_documents() == 1
+        assert Documents(store).count() == 1
         assert store.conn.execute("SELECT note FROM documents").fetchone()[0] == ""
 
 
-def test_store_composes_every_table_and_no_table_shadows_another() -> None:
-    tables = (DocumentsTable, EmbeddingsTable, TagsTable)
-    assert all(issubclass(Store, t) for t in tables)
-    owners: dict[str, list[str]] = {}
-    for table in tables:
-        for name, value in vars(table).items():
-            if callable(value) or isinstance(value, staticmethod):
-                owners.setdefault(name, []).append(table.__name__)
-    assert {n: o for n, o in owners.items() if len(o) > 1 and not n.startswith("__")} == {}
-    # Store itself keeps the connection, transactions and migrations, and redefines no table method
+def test_the_doctor_skips_a_document_whose_text_no_longer_matches_its_hash(tmp_path: Path) -> None:
+    """The kernel salvages rows without knowing a document; the crawler's check (the content hash) finds one whose
+    title was altered behind the store's back."""
+    db = tmp_path / "radar.db"
+    with Store(db) as store:
+        Documents(store).upsert([paper("2501.00001"), paper("2501.00002")])
+        store.conn.execute("UPDATE documents SET title = 'flipped' WHERE id = '2501.00001'")
+    checked = salvage(db, checks={"documents": row_intact}).tables["documents"]
+    assert (checked.rows, checked.altered) == (1, 1)
+    assert salvage(db).tables["documents"].rows == 2  # no check given: every readable row is kept
+
+
+def test_the_store_is_the_kernel_and_holds_no_stage_table() -> None:
+    """Store keeps the connection, transactions and migrations and composes no table: each stage reads its tables
+    through a repository of its own (documents: crawler.documents, embeddings and tags: index, ...)."""
+    assert Store.__bases__ == (object,)
     assert {"transaction", "rows_for", "_migrate"} <= set(vars(Store))
-    assert set(vars(Store)) & set(owners) == set()
+    moved = {"upsert_documents", "documents", "current_vectors", "save_embeddings", "tags_of", "save_tag_decisions"}
+    assert moved.isdisjoint(dir(Store))
 
 
 vectors = st.binary(min_size=8, max_size=8)
@@ -243,32 +243,34 @@ vectors = st.binary(min_size=8, max_size=8)
 @given(docs=st.lists(documents, min_size=1, max_size=5, unique_by=lambda d: d.id), data=st.data())
 def test_embeddings_round_trip(docs: list[Document], data: st.DataObject) -> None:
     with Store(Path(":memory:")) as store:
-        store.upsert_documents(docs)
-        pending = store.pending_embeddings("m")
+        Documents(store).upsert(docs)
+        embeddings = Embeddings(store)
+        pending = embeddings.pending("m")
         assert all(isinstance(p, PendingEmbedding) for p in pending)
         assert {p.doc_id: (p.content_hash, p.title, p.abstract) for p in pending} == {
             d.id: (d.content_hash, d.title, d.abstract) for d in docs
         }
         saved = {d.id: data.draw(vectors) for d in docs}
-        store.save_embeddings(Embedding(p.doc_id, "m", p.content_hash, saved[p.doc_id]) for p in pending)
-        assert store.pending_embeddings("m") == [] and store.count_unembedded("m") == 0
-        assert store.current_vectors([d.id for d in docs], "m") == saved
-        vec_ids = store.vec_ids_of(saved)
+        embeddings.save(Embedding(p.doc_id, "m", p.content_hash, saved[p.doc_id]) for p in pending)
+        assert embeddings.pending("m") == [] and embeddings.count_unembedded("m") == 0
+        assert embeddings.current_vectors([d.id for d in docs], "m") == saved
+        vec_ids = embeddings.vec_ids_of(saved)
         for doc_id, vector in saved.items():
-            assert store.vector_of(doc_id, "m") == StoredVector(vec_ids[doc_id], vector)
-        assert [v for batch in store.iter_vectors("m") for v in batch] == sorted(
-            StoredVector(vec_ids[i], v) for i, v in saved.items()
+            assert embeddings.vector_of(doc_id, "m") == StoredVector(vec_ids[doc_id], vector)
+        assert [v for batch in embeddings.iter_vectors("m") for v in batch] == sorted(
+            (StoredVector(vec_ids[i], v) for i, v in saved.items()), key=lambda v: v.vec_id
         )
-        assert store.doc_ids_for_vectors(vec_ids.values()) == {v: i for i, v in vec_ids.items()}
-        assert sorted(store.facets()) == sorted(
-            Facet(d.id, entered(d.id, d.published), d.source, d.kind, vec_ids[d.id]) for d in docs
+        assert embeddings.doc_ids_for_vectors(vec_ids.values()) == {v: i for i, v in vec_ids.items()}
+        assert sorted(embeddings.facets(), key=lambda f: f.doc_id) == sorted(
+            (Facet(d.id, entered(d.id, d.published), d.source, d.kind, vec_ids[d.id]) for d in docs),
+            key=lambda f: f.doc_id,
         )
-        rows = store.sample_embedded("m", len(docs))
+        rows = Embeddings(store).sample_embedded("m", len(docs))
         assert all(isinstance(r, EmbeddedDocument) for r in rows)
         assert {r.doc_id: (r.title, r.abstract, r.vector) for r in rows} == {
             d.id: (d.title, d.abstract, saved[d.id]) for d in docs
         }
-        assert store.embedding_models() == {"m": len(docs)}
+        assert embeddings.models() == {"m": len(docs)}
 
 
 tag_names = st.sampled_from(["rl", "kernels", "inference"])
@@ -286,12 +288,14 @@ def test_tags_and_corrections_round_trip(
 ) -> None:
     ids = ["2501.00001", "2501.00002"]
     with Store(Path(":memory:")) as store:
-        store.upsert_documents([paper(i) for i in ids])
-        store.save_tag_decisions("v1", ids, [TagDecision(d, t, s, "model") for d, t, s in decisions])
+        Documents(store).upsert([paper(i) for i in ids])
+        Tags(store).save_decisions("v1", ids, [TagDecision(d, t, s, "model") for d, t, s in decisions])
         for doc_id, tag, add in fixes:
-            store.save_correction(doc_id, [tag] if add else [], [] if add else [tag])
+            Tags(store).save_correction(doc_id, [tag] if add else [], [] if add else [tag])
         last = {(d, t): add for d, t, add in fixes}  # a later correction of the same tag replaces the earlier
-        assert sorted(store.corrections()) == sorted(Correction(d, t, add) for (d, t), add in last.items())
+        assert sorted(Tags(store).corrections(), key=astuple) == sorted(
+            (Correction(d, t, add) for (d, t), add in last.items()), key=astuple
+        )
         expected: dict[str, dict[str, TagScore]] = {i: {} for i in ids}
         for d, t, s in decisions:
             expected[d][t] = TagScore(t, s, "model")
@@ -301,14 +305,14 @@ def test_tags_and_corrections_round_trip(
             else:
                 expected[d].pop(t, None)
         for doc_id in ids:
-            details = store.tag_details(doc_id)
+            details = Tags(store).details(doc_id)
             assert isinstance(details, TagDetails)
-            assert sorted(details.tags) == sorted(expected[doc_id].values())
+            assert sorted(details.tags, key=astuple) == sorted(expected[doc_id].values(), key=astuple)
             assert details.corrections == {t: int(add) for (d, t), add in last.items() if d == doc_id}
-        assert sorted(store.tagged_in("", "~")) == sorted(
-            TaggedDocument(d, "2025-01-02", t) for d in ids for t in expected[d]
+        assert sorted(Tags(store).tagged_in("", "~"), key=astuple) == sorted(
+            (TaggedDocument(d, "2025-01-02", t) for d in ids for t in expected[d]), key=astuple
         )
-        assert store.tags_of(ids) == {d: sorted(tags) for d, tags in expected.items() if tags}
+        assert Tags(store).of(ids) == {d: sorted(tags) for d, tags in expected.items() if tags}
 
 
 @settings(max_examples=30, deadline=None)
@@ -333,15 +337,15 @@ def test_a_retag_with_as_many_rows_changes_the_tags_fingerprint() -> None:
     last rowid stay as they were; the fingerprint still changes (the trends' tag series and method cards are kept
     under it)."""
     with Store(Path(":memory:")) as store:
-        store.upsert_documents([paper("2501.00001"), paper("2501.00002")])
-        store.save_tag_decisions("v1", ["2501.00001"], [TagDecision("2501.00001", "rl", 0.9, "model")])
-        before = store.tags_fingerprint()
-        store.save_tag_decisions("v1", ["2501.00001"], [TagDecision("2501.00001", "vision", 0.9, "model")])
-        assert store.tags_of(["2501.00001"]) == {"2501.00001": ["vision"]}
-        assert store.tags_fingerprint() != before
-        before = store.tags_fingerprint()
-        store.save_correction("2501.00002", ["rl"], [])
-        assert store.tags_fingerprint() != before
+        Documents(store).upsert([paper("2501.00001"), paper("2501.00002")])
+        Tags(store).save_decisions("v1", ["2501.00001"], [TagDecision("2501.00001", "rl", 0.9, "model")])
+        before = Tags(store).fingerprint()
+        Tags(store).save_decisions("v1", ["2501.00001"], [TagDecision("2501.00001", "vision", 0.9, "model")])
+        assert Tags(store).of(["2501.00001"]) == {"2501.00001": ["vision"]}
+        assert Tags(store).fingerprint() != before
+        before = Tags(store).fingerprint()
+        Tags(store).save_correction("2501.00002", ["rl"], [])
+        assert Tags(store).fingerprint() != before
 
 
 def test_every_contributions_write_changes_their_fingerprint() -> None:
@@ -354,7 +358,7 @@ def test_every_contributions_write_changes_their_fingerprint() -> None:
         )
 
     with Store(Path(":memory:")) as store:
-        store.upsert_documents([paper("2501.00001")])
+        Documents(store).upsert([paper("2501.00001")])
         table = Contributions(store)
         table.write_contributions([row("ZorPO")], [Mention("2501.00001", "grpo", True)])
         seen = {table.contributions_fingerprint()}

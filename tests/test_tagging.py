@@ -28,7 +28,9 @@ from radar.analysis.tags.training import (
 from radar.app import wiring
 from radar.app.context import Radar
 from radar.index.embedder import Embedder, document_text
+from radar.index.embeddings import Embeddings
 from radar.index.prebuilt import PrebuiltVectors
+from radar.index.tags_table import Tags
 from radar.store import Workspace
 from tests.cli_helpers import run_cli
 from tests.test_demo import MIN_COSINE  # int8 ONNX embedding depends on the batch; see there
@@ -471,10 +473,8 @@ def test_interrupted_tagging_resumes_where_it_stopped(
         calls.append(done)
         raise KeyboardInterrupt
 
-    from radar.store.db import Store
-
-    original = Store.tagging_candidates
-    monkeypatch.setattr(Store, "tagging_candidates", lambda self, *a, **k: original(self, *a, **{**k, "batch": 50}))
+    original = Tags.candidates
+    monkeypatch.setattr(Tags, "candidates", lambda self, *a, **k: original(self, *a, **{**k, "batch": 50}))
     with ws.store() as store, pytest.raises(KeyboardInterrupt):
         tag_documents(store, wiring.tag_env(Radar(ws), store), retrain=True, progress=stop_after_first_batch)
     with ws.store() as store:
@@ -516,7 +516,7 @@ def test_review_queue_asks_about_the_least_sure_papers_in_the_important_tags(
         env = wiring.tag_env(Radar(ws), store)
         queue = review_queue(store, env, k=16)
         model = saved_model(env)
-        sample = store.sample_embedded(env.vectors.model_id, 5000)
+        sample = Embeddings(store).sample_embedded(env.vectors.model_id, 5000)
         vecs = np.stack([np.frombuffer(r.vector, dtype=np.float32) for r in sample])
         margins = uncertainty(model, decide(model, [r.title for r in sample], [r.abstract for r in sample], vecs))
     assert len(queue) == 16 and len({q.doc_id for q in queue}) == 16

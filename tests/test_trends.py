@@ -20,6 +20,8 @@ from radar.analysis.trends.stats import fixed_effect_shares, kleinberg_active, s
 from radar.analysis.trends.terms import document_terms
 from radar.app import steps_contributions, wiring
 from radar.app.context import Radar
+from radar.crawler.documents import Documents
+from radar.index.embeddings import Embeddings
 from radar.store import Store, Workspace
 from tests.trends_data import (
     base_corpus,
@@ -116,7 +118,7 @@ def test_source_mix_change_is_not_a_trend(corpus_ws: Workspace) -> None:
     with corpus_ws.store() as store:
         pixel_lattice_in_base(store)
         new_ids = new_source(store)
-        base_ids = [d.id for d in store.iter_documents() if d.source == "feed-a"]
+        base_ids = [d.id for d in Documents(store).scan() if d.source == "feed-a"]
         tag(store, [(i, "vision") for i in new_ids[::2]] + [(i, "vision") for i in base_ids[::20]])
         radar = trends_of(corpus_ws, store, as_of=AS_OF, window="month")
         naive = trends_of(corpus_ws, store, as_of=AS_OF, window="month", cfg=TrendsConfig(stratify=False))
@@ -150,8 +152,8 @@ def test_cache_is_reused_and_invalidated(corpus_ws: Workspace) -> None:
         first = term_table(corpus_ws.term_cache_path, store)
         again = term_table(corpus_ws.term_cache_path, store)
         assert again.fingerprint == first.fingerprint and again.matrix.nnz == first.matrix.nnz
-        doc = next(store.iter_documents())
-        store.upsert_documents([replace(doc, abstract="A flibbertigibbet regularizer.")])
+        doc = next(Documents(store).scan())
+        Documents(store).upsert([replace(doc, abstract="A flibbertigibbet regularizer.")])
         changed = term_table(corpus_ws.term_cache_path, store)
         col = changed.column("flibbertigibbet regularizer")
         assert col is not None and changed.matrix[:, col].sum() == 1
@@ -176,12 +178,12 @@ def test_topic_ids_stable_a_week_later(corpus_ws: Workspace) -> None:
     rng = np.random.default_rng(0)
     centres = rng.normal(size=(6, 384)).astype(np.float32)
     with corpus_ws.store() as store:
-        docs = list(store.iter_documents(since="2025-03-01"))
+        docs = list(Documents(store).scan(since="2025-03-01"))
         rows = []
         for i, d in enumerate(docs):
             v = centres[i % 6] + 0.3 * rng.normal(size=384).astype(np.float32)
             rows.append((d.id, model, d.content_hash, (v / np.linalg.norm(v)).astype(np.float32).tobytes()))
-        store.save_embeddings(rows)
+        Embeddings(store).save(rows)
         first = trends_of(corpus_ws, store, as_of=date(2025, 6, 15), window="week")
         later = trends_of(corpus_ws, store, as_of=date(2025, 6, 22), window="week")
         again = trends_of(corpus_ws, store, as_of=date(2025, 6, 22), window="week")
@@ -368,7 +370,7 @@ def test_a_new_spelling_of_an_old_name_is_not_a_new_method(workspace: Workspace)
             make_doc(rng, f"vx-new-{i}", date(2025, 6, 5 + i), "arxiv", "cs.LG", ["We fine-tune Vorlax3 on it"])
             for i in range(12)
         ]
-        store.upsert_documents(old + new)
+        Documents(store).upsert(old + new)
         result = trends_of(workspace, store, as_of=AS_OF, window="month")
     names = {m["name"] for m in result["new_methods"]}
     assert "ZORPO" in names
@@ -402,14 +404,14 @@ def test_new_methods_are_what_papers_introduce_not_names_seen_in_several(workspa
             abstract="We propose OLDPO, a policy optimization algorithm for reinforcement learning with verifiable "
             "rewards of large language models that improves on GRPO.",
         )
-        store.upsert_documents([*bench, *old, intro])
+        Documents(store).upsert([*bench, *old, intro])
         tag(store, [(ZORPO_ID, "rl-policy-optimization"), ("2506.09999", "rl-policy-optimization")])
         env = env_of(workspace, store)
         result = msgspec.to_builtins(compute_trends(store, env, as_of=AS_OF, window="month"))
         plain = msgspec.to_builtins(
             compute_trends(store, replace(env, introductions=None), as_of=AS_OF, window="month")
         )
-        naming = [d for d in store.iter_documents(until="2025-06-30T23:59:59Z") if "ZORPO" in d.title + d.abstract]
+        naming = [d for d in Documents(store).scan(until="2025-06-30T23:59:59Z") if "ZORPO" in d.title + d.abstract]
         june = [d for d in naming if d.published >= "2025-06-01"]
     names = {m["name"]: m for m in result["new_methods"]}
     assert "BLIMPBENCH" in {m["name"] for m in plain["new_methods"]}  # the check can fail: the old list had it
@@ -459,7 +461,9 @@ def test_a_phrase_in_use_before_its_paper_is_not_a_new_method(
             title="Ladder Search: Tree Search over Verifier Ladders",
             abstract="We propose Ladder Search, a tree search method for RL training of LLMs with verifiers.",
         )
-        store.upsert_documents([intro, *later, *(earlier if in_use_before else []), *([again] if second_paper else [])])
+        Documents(store).upsert(
+            [intro, *later, *(earlier if in_use_before else []), *([again] if second_paper else [])]
+        )
         tag(store, [(i, "rl-policy-optimization") for i in ("2506.09991", *(["2506.09995"] if second_paper else []))])
         result = trends_of(workspace, store, as_of=AS_OF, window="month")
         card = [c for c in wiring.trends_env(Radar(workspace), store).introductions("2025-06-01", "2025-06-30")]

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from radar.crawler.documents import Documents
 from tests.cli_helpers import run_cli
 
 ITEM_KEYS = {"term", "score", "recent_count", "recent_share", "baseline_share", "first_seen", "example_ids"}
@@ -25,7 +26,7 @@ def test_json_contract(snap_ws: str, capsys: pytest.CaptureFixture[str]) -> None
 
     with Workspace.open(Path(snap_ws)).store() as store:
         base_corpus(store)  # synthetic 2025-01..06 documents with a rising term and a new method
-        ids = [d.id for d in store.iter_documents()]
+        ids = [d.id for d in Documents(store).scan()]
         tag(store, [(i, "rl-policy-optimization") for i in ids[::7]])
     res = run_cli(capsys, "--workspace", snap_ws, "trends", "--window", "month", "--as-of", "2025-06-30", "--json")
     assert res.code == 0, res.err
@@ -66,8 +67,8 @@ def test_as_of_and_month_window(snap_ws: str, capsys: pytest.CaptureFixture[str]
     shown += [m["first_id"] for m in doc["new_methods"]] + [i for m in doc["new_methods"] for i in m["example_ids"]]
     assert shown
     with Workspace.open(Path(snap_ws)).store() as store:
-        assert all(d.published[:10] <= "2025-06-15" for d in store.documents(shown).values())
-        assert any(d.published[:10] > "2025-06-15" for d in store.iter_documents())  # later documents exist
+        assert all(d.published[:10] <= "2025-06-15" for d in Documents(store).of(shown).values())
+        assert any(d.published[:10] > "2025-06-15" for d in Documents(store).scan())  # later documents exist
     assert all(p["period"] <= "2025-06" for series in doc["tags"].values() for p in series)
 
 

@@ -25,6 +25,8 @@ from radar.analysis.trends.compute import TrendsEnv, compute_trends
 from radar.analysis.trends.parts import KEEP, Parts
 from radar.app import wiring
 from radar.app.context import Radar
+from radar.crawler.documents import Documents
+from radar.index.embeddings import Embeddings
 from radar.store import Store, Workspace
 from tests.conftest import ROOT
 from tests.trends_data import base_corpus, make_doc, noisy_vectors, tag
@@ -62,7 +64,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     with ws.store() as store:
         base_corpus(store)
         noisy_vectors(store, model_id_for(cfg, resolve_model_dir(cfg.model), int8=True), 0.3)
-        ids = [d.id for d in store.iter_documents(since="2025-05-01")]
+        ids = [d.id for d in Documents(store).scan(since="2025-05-01")]
         tag(store, [(d, "rl-policy-optimization") for d in ids[::3]])
         steps_contributions.refresh(Radar(ws), store)
     return ws
@@ -94,17 +96,17 @@ def test_a_warm_call_recomputes_nothing(corpus: Workspace) -> None:
 def test_a_part_whose_inputs_changed_is_computed_again_and_only_it(corpus: Workspace) -> None:
     with corpus.store() as store:
         _trends(_env(corpus, store), store)
-        ids = [d.id for d in store.iter_documents(since="2025-06-01")]
+        ids = [d.id for d in Documents(store).scan(since="2025-06-01")]
         tag(store, [(d, "llm-reasoning") for d in ids[::2]])  # the tags changed: the tag series only
         retagged = _trends(_env(corpus, store), store)
         assert retagged == _computed(corpus, store)
         assert len(_files(corpus, "tags")) == 2 and len(_files(corpus, "terms")) == 1
         assert len(_files(corpus, "topics")) == 1 and len(_files(corpus, "frame")) == 1
-        noisy_vectors(store, store.embedding_models().popitem()[0], 1.6)  # new vectors: the topics again
+        noisy_vectors(store, Embeddings(store).models().popitem()[0], 1.6)  # new vectors: the topics again
         moved = _trends(_env(corpus, store), store)
         assert moved == _computed(corpus, store) and len(_files(corpus, "topics")) == 2
         new = make_doc(random.Random(0), "2506.99999", date(2025, 6, 20), "arxiv", "cs.LG", ["zorpo method"])
-        store.upsert_documents([new])
+        Documents(store).upsert([new])
         added = _trends(_env(corpus, store), store)  # a new document: every part
         assert added == _computed(corpus, store)
     assert all(len(_files(corpus, p)) >= 2 for p in ("frame", "terms", "tags", "topics", "methods"))

@@ -8,7 +8,6 @@ import os
 import random
 import subprocess
 import sys
-from collections.abc import Callable
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
@@ -21,7 +20,8 @@ from radar.analysis.trends import cache
 from radar.analysis.trends.cache import term_table
 from radar.analysis.trends.terms import display, document_terms
 from radar.analysis.trends.tokenise import chunk_terms, merge_surfaces
-from radar.store import DocumentHash, Store, Workspace
+from radar.crawler.documents import DocumentHash, Documents
+from radar.store import Store, Workspace
 from tests.trends_data import base_corpus, make_doc
 
 # phrases whose keys fold (Policies -> policy) next to the same keys written as themselves, so that which spelling a
@@ -57,8 +57,8 @@ def _docs(store: Store, n: int) -> None:
     """``base_corpus`` with the phrases above spread over its documents in a random order."""
     base_corpus(store)
     rng = random.Random(5)
-    docs = list(store.iter_documents())[:n]
-    store.upsert_documents([replace(d, abstract=f"{d.abstract} {rng.choice(PHRASES)}.") for d in docs])
+    docs = list(Documents(store).scan())[:n]
+    Documents(store).upsert([replace(d, abstract=f"{d.abstract} {rng.choice(PHRASES)}.") for d in docs])
 
 
 @pytest.mark.parametrize("parallel", [False, True])
@@ -72,7 +72,7 @@ def test_the_table_is_what_one_pass_gives(
     with workspace.store() as store:
         _docs(store, 400)
         table = term_table(workspace.term_cache_path, store)
-        rows = list(store.text_rows())
+        rows = list(Documents(store).text_rows())
     keysets, surfaces = _one_pass([(r.title, r.abstract) for r in rows])
     want = dict(zip((r.doc_id for r in rows), keysets, strict=True))
     for i, doc_id in enumerate(table.ids):
@@ -106,30 +106,18 @@ def test_a_chunks_columns_are_the_same_in_every_process() -> None:
     assert len(found) == 1, found
 
 
-class _RacingStore(Store):
-    """A store another process writes to (``race``) right after the term cache read which documents changed (the
-    second read of content hashes: the first is the documents' version)."""
-
-    race: Callable[[], None] | None = None
-    reads = 0
-
-    def content_hashes_since(self, changed_since: str) -> list[DocumentHash]:
-        found = super().content_hashes_since(changed_since)
-        self.reads += 1
-        if self.reads == 2 and self.race is not None:
-            self.race()
-        return found
-
-
-def test_a_document_changed_while_the_table_is_updated_is_read_next_time(workspace: Workspace) -> None:
-    """Another process changes a document the update did not pick (then one it did) between the update's reads:
-    the next update still reads it, though the last change it saw is later."""
+def test_a_document_changed_while_the_table_is_updated_is_read_next_time(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process changes a document the update did not pick (then one it did) between the update's reads
+    (right after the term cache read which documents changed: the second read of content hashes, the first is the
+    documents' version): the next update still reads it, though the last change it saw is later."""
     rng = random.Random(1)
     docs = [make_doc(rng, f"2501.0000{i}", date(2025, 1, 1 + i), "arxiv", "cs.LG", []) for i in range(3)]
     with workspace.store() as store:
-        store.upsert_documents(docs)
+        Documents(store).upsert(docs)
         term_table(workspace.term_cache_path, store)
-        store.upsert_documents([replace(docs[0], abstract="A changed abstract about zorpo sharding.")])
+        Documents(store).upsert([replace(docs[0], abstract="A changed abstract about zorpo sharding.")])
 
     def another_process() -> None:
         with Store(workspace.db_path) as other, other.transaction() as conn:
@@ -142,10 +130,20 @@ def test_a_document_changed_while_the_table_is_updated_is_read_next_time(workspa
                     (f"An abstract about {words} lattices.", f"hash-{words}", f"{stamp}T00:00:00Z", doc_id),
                 )
 
-    with _RacingStore(workspace.db_path) as racing:
-        racing.race = another_process
-        term_table(workspace.term_cache_path, racing)
-        assert racing.reads == 2
+    reads: list[str] = []
+    real = Documents.content_hashes_since
+
+    def racing(self: Documents, changed_since: str) -> list[DocumentHash]:
+        found = real(self, changed_since)
+        reads.append(changed_since)
+        if len(reads) == 2:
+            another_process()
+        return found
+
+    with workspace.store() as store, monkeypatch.context() as m:
+        m.setattr(Documents, "content_hashes_since", racing)
+        term_table(workspace.term_cache_path, store)
+    assert len(reads) == 2
     with workspace.store() as store:
         table = term_table(workspace.term_cache_path, store)
     row = table.ids.index("2501.00001")

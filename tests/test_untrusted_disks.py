@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from radar.crawler.documents import Documents
 from radar.crawler.snapshot import import_snapshot
 from radar.store import Store, StoreError, Workspace
 from tests.cli_helpers import run_cli
@@ -161,7 +162,7 @@ def test_a_full_disk_gives_one_line_and_no_half_written_report(reportable: Works
         assert res["code"] in (0, 1) and "Traceback" not in res["err"] and "restore" not in res["err"], res
         assert res["code"] == 0 or ("disk is full" in res["err"] and _one_line(res["err"])), res
     with Store(reportable.db_path) as store:  # the source workspace is untouched; the copies rolled back
-        assert store.count_documents() == 500
+        assert Documents(store).count() == 500
 
 
 # -- read-only workspaces -----------------------------------------------------------------------------------------
@@ -248,21 +249,19 @@ def test_a_failed_database_write_is_one_line_and_rolled_back(
     workspace: Workspace, small_snapshot: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """SQLite's "database or disk is full" inside a transaction: one line, nothing half-stored."""
-    from radar.store import documents
-
-    real = documents.DocumentsTable.upsert_documents
+    real = Documents.upsert
 
     def full(self: Any, docs: Any) -> Any:
-        with self.transaction() as conn:
+        with self.db.transaction() as conn:
             conn.execute("INSERT INTO meta (key, value) VALUES ('half', 'done')")
             raise sqlite3.OperationalError("database or disk is full")
         return real(self, docs)
 
-    monkeypatch.setattr(documents.DocumentsTable, "upsert_documents", full)
+    monkeypatch.setattr(Documents, "upsert", full)
     res = run_cli(capsys, "--workspace", str(workspace.root), "import", str(small_snapshot))
     assert res.code == 1 and _one_line(res.err) and "disk is full" in res.err and "Traceback" not in res.err, res
     with workspace.store() as store:
-        assert store.count_documents() == 0
+        assert Documents(store).count() == 0
         assert store.conn.execute("SELECT COUNT(*) FROM meta WHERE key = 'half'").fetchone()[0] == 0
 
 

@@ -15,7 +15,9 @@ from pathlib import Path
 import orjson
 import pytest
 
+from radar.crawler.documents import Documents
 from radar.crawler.snapshot import import_snapshot
+from radar.index.tags_table import Tags
 from radar.reports.people.repository import People
 from radar.store import Workspace
 from tests.cli_helpers import run_cli
@@ -111,9 +113,9 @@ def test_no_bidi_or_zero_width_character_reaches_a_report_a_mail_the_webhook_or_
         assert run_cli(capsys, "--workspace", str(ws.root), "crawl").code == 0
         tag_rows(ws)
         with ws.store() as store:
-            doc = store.get_document("2402.99001")
+            doc = Documents(store).get("2402.99001")
             assert doc is not None and doc.title == CLEAN_TITLE and doc.authors == ("Eve Noslen",)
-            titles = [d.title for d in store.iter_documents() if d.id == "2402.99001" or d.kind == "post"]
+            titles = [d.title for d in Documents(store).scan() if d.id == "2402.99001" or d.kind == "post"]
         res = run_cli(capsys, "--workspace", str(ws.root), "report", "--week", WEEK, "--send", "--json")
         assert res.code == 0, res.err
         mail = smtp.messages[0][1]
@@ -147,7 +149,7 @@ def test_rows_stored_before_the_fix_are_cleaned_by_the_migration(tmp_path: Path)
     conn.commit()
     conn.close()
     with ws.store() as store:
-        doc = store.get_document("2402.99002")
+        doc = Documents(store).get("2402.99002")
         person = People(store).person("p")
     assert doc is not None and doc.title == CLEAN_TITLE and doc.authors == ("AB",)
     assert person.profile.terms == {"GR": 1.0}
@@ -236,7 +238,7 @@ def test_dropped_tables_are_recreated_and_methods_tag_and_report_still_work(
         res = run_cli(capsys, "--workspace", str(ws.root), *argv)
         assert res.code == 0 and "Traceback" not in res.err, (argv, res.err)
     with ws.store() as store:
-        assert list(store.tagging_candidates("m", "t")) == []  # what `radar tag` reads first
+        assert list(Tags(store).candidates("m", "t")) == []  # what `radar tag` reads first
         indexes = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     assert {"names_kind", "tag_state_tagger"} <= indexes
     conn = sqlite3.connect(ws.db_path)
@@ -269,7 +271,7 @@ def test_a_flooded_feed_stores_its_newest_entries_up_to_the_cap(
     (src,) = res.json()["sources"]
     assert src["added"] == 120 and "180 entries left ([crawl] max_feed_entries = 120" in src["message"]
     with ws.store() as store:
-        stored = sorted(d.published for d in store.iter_documents())
+        stored = sorted(d.published for d in Documents(store).scan())
     # the first 240 entries are parsed (twice the cap: a feed lists its newest first, mostly), the newest 120 kept
     newest = sorted(f"2024-01-{1 + i % 28:02d}T{i % 24:02d}:00:00Z" for i in range(240))[-120:]
     assert stored == newest
@@ -311,7 +313,7 @@ def test_one_weekly_run_embeds_at_most_its_cap_and_the_next_run_the_rest(tmp_pat
         fh.writelines(lines)
     with ws.store() as store:
         import_snapshot(store, snap)
-        newest = [d.id for d in store.iter_documents()][-10:]
+        newest = [d.id for d in Documents(store).scan()][-10:]
     radar = Radar(ws)
     first = steps.index(radar, limit=10, prebuilt=())
     assert (first.report.embedded, first.left) == (10, 15)

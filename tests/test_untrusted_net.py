@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from radar.crawler.config import CrawlConfig
+from radar.crawler.documents import Documents
 from radar.crawler.http import HttpClient
 from radar.crawler.state import CrawlStates
 from radar.reports.deliveries import Deliveries
@@ -137,7 +138,7 @@ def test_a_feed_redirecting_to_another_loopback_address_is_refused_and_nothing_i
     assert canary.hits == []  # never requested
     assert "redirected to 127.0.0.2" in res.out + res.err and "refused" in res.out + res.err
     with ws.store() as store:
-        assert store.count_documents() == 0
+        assert Documents(store).count() == 0
         assert "127.0.0.2" in CrawlStates(store).get("blog").last_error
     assert len(server.hits("/feed.xml")) == 1  # a refusal is not retried
 

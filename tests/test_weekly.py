@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from radar.crawler.documents import Documents
+from radar.index.embeddings import Embeddings
+from radar.index.tags_table import Tags
 from radar.reports.deliveries import Deliveries
 from radar.repro.records import RunRecord
 from radar.repro.runs_table import Runs
@@ -56,16 +59,16 @@ def test_weekly_delivers_once_and_reruns_cleanly(
         assert steps["reproduce"]["summary"] == "off ([repro] weekly_runs = 0)"
         assert all(s["ok"] for s in steps.values()), doc["summary"]
         with ws.store() as store:
-            n_docs = store.count_documents()
-            in_week = store.filter_documents(since="2025-08-18", until="2025-08-24T23:59:59Z")
+            n_docs = Documents(store).count()
+            in_week = Documents(store).matching(since="2025-08-18", until="2025-08-24T23:59:59Z")
             assert n_docs > 20 and len(in_week) >= 5
-            assert sum(store.embedding_models().values()) == n_docs  # the index step embedded everything
+            assert sum(Embeddings(store).models().values()) == n_docs  # the index step embedded everything
         assert f"{n_docs} new" in steps["crawl"]["summary"]
         assert f"{n_docs} decided" in steps["tag"]["summary"]
         report = json.loads(Path(doc["paths"]["json"]).read_text())
         assert report["headline"]["documents"] == len(in_week)
         with ws.store() as store:
-            assert report["headline"]["tagged"] == len(store.tags_of(in_week))
+            assert report["headline"]["tagged"] == len(Tags(store).of(in_week))
         assert sorted(d["status"] for d in doc["deliveries"]) == ["sent", "sent", "sent"]
         assert len(smtp.messages) == 2 and len(hook.posts) == 1
         assert doc["summary"].startswith(f"weekly {WEEK}: crawl: ")
@@ -192,7 +195,7 @@ task = "sorting"
 
 
 def _repro_ws(tmp_path: Path, budget: int) -> Workspace:
-    from radar.store.models import Document
+    from radar.crawler.documents import Document
 
     ws, _ = Workspace.init(tmp_path / "ws", config_text=REPRO_TOML.format(budget=budget))
     docs = [
@@ -220,7 +223,7 @@ def _repro_ws(tmp_path: Path, budget: int) -> Workspace:
         )
     ]
     with ws.store() as store:
-        store.upsert_documents(docs)
+        Documents(store).upsert(docs)
     return ws
 
 

@@ -8,8 +8,9 @@ from datetime import date, timedelta
 
 import numpy as np
 
+from radar.crawler.documents import Document, Documents
+from radar.index.embeddings import Embeddings
 from radar.store.db import Store
-from radar.store.models import Document
 
 # made-up topic words: no stop-words, no generic words, no collisions with the rules
 WORDS = [f"{c}{v}{e}" for c in "bdfgklmnprstvz" for v in "aeiou" for e in ("lox", "rim", "tash")]
@@ -81,7 +82,7 @@ def base_corpus(
             docs.append(make_doc(rng, f"2501.{day.strftime('%m%d')}{k}", day, "feed-a", "cs.CL", extra))
     if first <= rise_from <= last:
         docs.append(zorpo_paper(rise_from))
-    store.upsert_documents(docs)
+    Documents(store).upsert(docs)
 
 
 ZORPO_ID = "2501.99999"
@@ -116,7 +117,7 @@ def new_source(
             if rng.random() < 0.3:  # a model family the first source never names: new with the source
                 extra.append("We fine-tune Vora-1")
             docs.append(make_doc(rng, f"2506.{day.strftime('%d')}{k:03d}", day, "feed-b", "cs.CV", extra))
-    store.upsert_documents(docs)
+    Documents(store).upsert(docs)
     return [d.id for d in docs]
 
 
@@ -124,11 +125,11 @@ def pixel_lattice_in_base(store: Store, *, seed: int = 3) -> None:
     """Give 3% of the first source's documents the phrase the new source brings in bulk."""
     rng, topic_rng = random.Random(seed), random.Random(seed + 1)
     docs = []
-    for doc in store.iter_documents():
+    for doc in Documents(store).scan():
         if doc.source == "feed-a" and rng.random() < 0.03:
             sentence = topical(topic_rng, "Each pixel lattice is fitted", LATTICE_TOPIC)
             docs.append(replace(doc, abstract=f"{doc.abstract} {sentence}."))
-    store.upsert_documents(docs)
+    Documents(store).upsert(docs)
 
 
 def generic_rise(
@@ -139,10 +140,10 @@ def generic_rise(
     in common."""
     rng = random.Random(seed)
     docs = []
-    for doc in store.iter_documents(since=f"{since.isoformat()}T00:00:00Z"):
+    for doc in Documents(store).scan(since=f"{since.isoformat()}T00:00:00Z"):
         if rng.random() < share:
             docs.append(replace(doc, abstract=f"{doc.abstract} It is {word}."))
-    store.upsert_documents(docs)
+    Documents(store).upsert(docs)
 
 
 def tag(store: Store, rows: list[tuple[str, str]]) -> None:
@@ -160,10 +161,10 @@ def noisy_vectors(store: Store, model: str, noise: float, since: str = "2025-02-
     rng = np.random.default_rng(3)
     centres = rng.normal(size=(8, 384)).astype(np.float32)
     rows = []
-    for i, d in enumerate(store.iter_documents(since=since)):
+    for i, d in enumerate(Documents(store).scan(since=since)):
         v = centres[i % 8] + noise * rng.normal(size=384).astype(np.float32)
         rows.append((d.id, model, d.content_hash, (v / np.linalg.norm(v)).astype(np.float32).tobytes()))
-    store.save_embeddings(rows)
+    Embeddings(store).save(rows)
 
 
 def continuing_corpus(store: Store, *, seed: int = 7) -> None:
@@ -178,7 +179,7 @@ def model_family(store: Store, *, seed: int = 13) -> None:
     1 June in 15% of documents, spread over three variants (Zeta-3, Zeta-3-VL, Zeta-3-Coder)."""
     rng = random.Random(seed)
     docs = []
-    for doc in store.iter_documents():
+    for doc in Documents(store).scan():
         extra = []
         day = date.fromisoformat(doc.published[:10])
         if rng.random() < (0.2 if day < date(2025, 4, 1) else 0.04):
@@ -187,4 +188,4 @@ def model_family(store: Store, *, seed: int = 13) -> None:
             extra.append(f"We evaluate {rng.choice(['Zeta-3', 'Zeta-3-VL', 'Zeta-3-Coder'])}")
         if extra:
             docs.append(replace(doc, abstract=f"{doc.abstract} {'. '.join(extra)}."))
-    store.upsert_documents(docs)
+    Documents(store).upsert(docs)

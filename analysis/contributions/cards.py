@@ -40,8 +40,10 @@ from radar.analysis.contributions.senses import Intro, Sense, sense_with, senses
 from radar.analysis.contributions.table import ContributionRow, Contributions, MentionRow
 from radar.analysis.contributions.update import name_key
 from radar.analysis.names.table import NameRow
+from radar.crawler.documents import Documents
+from radar.index.tags_table import Tags
 from radar.store.dates import week_monday
-from radar.store.tables import CardsStore
+from radar.store.table import Database
 
 Presets = Mapping[str, str]  # preset name -> title (app/wiring.repro_presets)
 TagGroups = Mapping[str, str]  # tag -> taxonomy group
@@ -238,7 +240,7 @@ def _intros(rows: Iterable[ContributionRow]) -> list[Intro]:
 
 
 def cards_of(
-    store: CardsStore, rows: Sequence[ContributionRow], presets: Presets, groups: TagGroups | None = None
+    store: Database, rows: Sequence[ContributionRow], presets: Presets, groups: TagGroups | None = None
 ) -> list[MethodCard]:
     """One card per introducing row (adoption counted from the store's mentions, in the row's sense)."""
     if not rows:
@@ -246,10 +248,10 @@ def cards_of(
     ids = [r.doc_id for r in rows]
     contributions = Contributions(store)
     mentions = mentions_for(contributions, ((r.name, r.published) for r in rows))
-    docs = store.documents(ids)
+    docs = Documents(store).of(ids)
     titles = {i: d.title for i, d in docs.items()}
     abstracts = {i: d.abstract for i, d in docs.items()}
-    tags = store.tags_of(ids)
+    tags = Tags(store).of(ids)
     intros: dict[str, list[ContributionRow]] = {}  # every stored paper introducing each name (senses split on them)
     for r in contributions.introductions_of({r.name_key for r in rows}):
         intros.setdefault(r.name_key, []).append(r)
@@ -275,10 +277,10 @@ def cards_of(
     ]
 
 
-def as_main(store: CardsStore, row: ContributionRow, also: str) -> ContributionRow:
+def as_main(store: Database, row: ContributionRow, also: str) -> ContributionRow:
     """A name a paper introduces beside its main one (CISPO in the MiniMax-M1 paper) as that paper's row: its
     own key, the clause that introduces it."""
-    doc = store.get_document(row.doc_id)
+    doc = Documents(store).get(row.doc_id)
     others = (row.name, *(a for a in row.also if a != also))
     if doc is None:
         return replace(row, name=also, name_key=name_key(also), also=others, changes_rewritten="")
@@ -298,7 +300,7 @@ def as_main(store: CardsStore, row: ContributionRow, also: str) -> ContributionR
     )
 
 
-def introducing_rows(store: CardsStore, name: str) -> list[ContributionRow]:
+def introducing_rows(store: Database, name: str) -> list[ContributionRow]:
     """The stored papers introducing ``name`` (any spelling) as their main name or beside it, oldest first."""
     key = name_key(name.strip())
     if not key:
@@ -326,7 +328,7 @@ def _preset(names: Iterable[str], presets: Presets) -> tuple[str, str]:
 
 
 def _unintroduced(
-    store: CardsStore,
+    store: Database,
     name: str,
     kind: str,
     sense: Sense,
@@ -366,7 +368,7 @@ def _unintroduced(
 
 
 def _spreading(
-    row: NameRow, found: Mapping[str, Sequence[MentionRow]], store: CardsStore, presets: Presets
+    row: NameRow, found: Mapping[str, Sequence[MentionRow]], store: Database, presets: Presets
 ) -> MethodCard:
     senses = senses_of(_merge(*(found.get(k, []) for k in _keys(row))))
     if not senses:
@@ -385,7 +387,7 @@ def _spreading(
 
 
 def card_for(
-    store: CardsStore, name: str, presets: Presets, names: Sequence[NameRow] = (), groups: TagGroups | None = None
+    store: Database, name: str, presets: Presets, names: Sequence[NameRow] = (), groups: TagGroups | None = None
 ) -> MethodCard:
     """The card of ``name`` (any spelling), in the sense the lab's areas use most (then most papers; the other
     senses are named on it): from the earliest stored paper introducing that sense, else, when no stored paper
@@ -400,10 +402,10 @@ def card_for(
         main = senses[0] if senses else None
         mine = [r for r in rows if main is None or r.doc_id in main.ids]
         if mine:
-            docs = store.documents([r.doc_id for r in mine])
+            docs = Documents(store).of([r.doc_id for r in mine])
             titles = {i: d.title for i, d in docs.items()}
             abstracts = {i: d.abstract for i, d in docs.items()}
-            tags = store.tags_of([r.doc_id for r in mine])
+            tags = Tags(store).of([r.doc_id for r in mine])
             start = Contributions(store).first_paper_day()
             cards = [
                 _card(
@@ -439,7 +441,7 @@ def card_for(
 
 
 def all_cards(
-    store: CardsStore, presets: Presets, names: Sequence[NameRow] = (), groups: TagGroups | None = None
+    store: Database, presets: Presets, names: Sequence[NameRow] = (), groups: TagGroups | None = None
 ) -> list[MethodCard]:
     """Every introduced name (its earliest introducing paper) and every spreading name (a names-table name of
     a kind labs adopt, named by at least ``MIN_SPREADING`` papers, that no stored paper introduces)."""

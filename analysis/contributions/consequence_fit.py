@@ -33,7 +33,9 @@ from radar.analysis.contributions.signals import signals
 from radar.analysis.contributions.table import Contributions
 from radar.analysis.contributions.week import _handle_card, named_cards, paper_of
 from radar.analysis.label_lines import json_lines
-from radar.store.tables import MethodsStore
+from radar.crawler.documents import Documents
+from radar.index.tags_table import Tags
+from radar.store.table import Database
 
 LEAD_C = 0.1  # inverse regularisation of the lead and must models (the backtest's levers: docs/benchmarks.md)
 ADOPT_C = 0.1
@@ -156,7 +158,7 @@ def _adopted(line: bytes) -> Adopted:
 
 
 def examples(
-    store: MethodsStore,
+    store: Database,
     since: str,
     until: str,
     *,
@@ -176,16 +178,16 @@ def examples(
     wanted = (set(lead_of) | adopted_ids) - with_card
     if wanted:
         unnamed = [r for r in Contributions(store).contributions(wanted).values() if since <= r.published <= until]
-        docs = store.documents([r.doc_id for r in unnamed])
-        utags = store.tags_of([r.doc_id for r in unnamed])
+        docs = Documents(store).of([r.doc_id for r in unnamed])
+        utags = Tags(store).of([r.doc_id for r in unnamed])
         for r in unnamed:
             doc = docs.get(r.doc_id)
             if doc is not None and title_handle(doc.title):
                 area = card_area(r.area, utags.get(r.doc_id, []), groups, doc.title, doc.abstract)
                 cards.append(_handle_card(r, title_handle(doc.title), area, doc))
     ids = [c.introduced_by for c in cards if c.introduced_by]
-    docs = store.documents(ids)
-    tags = store.tags_of(ids)
+    docs = Documents(store).of(ids)
+    tags = Tags(store).of(ids)
     out = []
     for c in cards:
         doc_id = c.introduced_by or ""

@@ -52,8 +52,9 @@ from radar.analysis.contributions.senses import same_sense, sense_key, senses_of
 from radar.analysis.contributions.table import ContributionRow, Contributions
 from radar.analysis.contributions.update import name_key
 from radar.analysis.names.table import Names
+from radar.crawler.documents import Documents
 from radar.crawler.frameworks import FrameworkEntries, FrameworkEntry
-from radar.store.tables import FrameworksStore
+from radar.store.table import Database
 
 MATCHER_VERSION = "frameworks-4"
 KINDS = LEAD_KINDS  # what a framework adopts: methods and systems (not the models, benchmarks or orgs it names)
@@ -123,7 +124,7 @@ def _majority(areas: Iterable[str]) -> str:
 class Matcher:
     """The names of the store's cards, looked up in entries; senses computed once per name hit."""
 
-    def __init__(self, store: FrameworksStore, names: Sequence[str] = ()) -> None:
+    def __init__(self, store: Database, names: Sequence[str] = ()) -> None:
         self.store = store
         self.lexicon = shipped_model().lexicon
         # forms of names that are not methods or systems (NVIDIA, DeepSeek-R1, multi-GPU): never matched, and a
@@ -250,14 +251,14 @@ def _form_cased(text: str) -> str:
     return "".join(_TOKEN.findall(text))
 
 
-def matches_state(store: FrameworksStore, names: Sequence[str] = ()) -> str:
+def matches_state(store: Database, names: Sequence[str] = ()) -> str:
     models = ",".join(f"{k}={v}" for k, v in sorted(Contributions(store).contribution_models().items()))
     extra = ",".join(sorted(names))
     return "|".join(
         (
             MATCHER_VERSION,
             FrameworkEntries(store).framework_entries_state(),
-            store.fingerprint(),
+            Documents(store).fingerprint(),
             models,
             Names(store).names_state(),
             extra,
@@ -265,7 +266,7 @@ def matches_state(store: FrameworksStore, names: Sequence[str] = ()) -> str:
     )
 
 
-def refresh_matches(store: FrameworksStore, names: Sequence[str] = ()) -> int | None:
+def refresh_matches(store: Database, names: Sequence[str] = ()) -> int | None:
     """Match every stored entry again when entries, papers, contributions, the names table or ``names`` (more
     names to look for) changed since the last matching (None when nothing did); the number of matches stored
     otherwise."""

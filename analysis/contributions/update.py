@@ -23,8 +23,8 @@ from radar.analysis.contributions.prebuilt import PrebuiltContributions
 from radar.analysis.contributions.table import ContributionRow, Contributions, Mention
 from radar.analysis.names.aliases import surface_key
 from radar.analysis.names.extract import family_of
-from radar.store.models import Document
-from radar.store.tables import ContributionsStore
+from radar.crawler.documents import Document, Documents
+from radar.store.table import Database
 
 Progress = Callable[[int, int], None]
 PARALLEL_MIN = 6000  # papers waiting before worker processes pay off (each starts in about a second)
@@ -76,7 +76,7 @@ def mentions(doc_id: str, contribution: Contribution, candidates: Any) -> list[M
 
 
 def update_contributions(
-    store: ContributionsStore,
+    store: Database,
     model: ContributionModel | None = None,
     *,
     progress: Progress | None = None,
@@ -110,14 +110,14 @@ def update_contributions(
 
     if workers <= 1 or len(chunks) <= 1:
         for chunk in chunks:
-            by_id = store.documents(chunk)
+            by_id = Documents(store).of(chunk)
             stored(*_decided([by_id[i] for i in chunk if i in by_id], m))
     else:
         model_json = encode(m)
         with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
             pending = []
             for chunk in chunks:
-                by_id = store.documents(chunk)
+                by_id = Documents(store).of(chunk)
                 texts = [_Text.of(by_id[i]) for i in chunk if i in by_id]
                 pending.append(pool.submit(_decide_in_worker, texts, model_json))
                 while len(pending) > workers * 2:  # bounded memory: store the oldest before reading more
@@ -129,7 +129,7 @@ def update_contributions(
 
 
 def _store_prebuilt(
-    store: ContributionsStore, ids: list[str], prebuilt: PrebuiltContributions, batch: int
+    store: Database, ids: list[str], prebuilt: PrebuiltContributions, batch: int
 ) -> tuple[list[str], int, int]:
     """Store the prebuilt rows of ``ids`` whose content hash is the stored one; returns the ids left to decide,
     how many were stored and how many of those introduce a name."""
@@ -137,7 +137,7 @@ def _store_prebuilt(
     reused = introducing = 0
     for start in range(0, len(ids), batch):
         chunk = ids[start : start + batch]
-        hashes = store.content_hashes(chunk)
+        hashes = Documents(store).content_hashes(chunk)
         rows: list[ContributionRow] = []
         found: list[Mention] = []
         for doc_id in chunk:
@@ -187,7 +187,7 @@ def _decided(docs: Sequence[_Text | Document], model: ContributionModel) -> tupl
     return rows, found
 
 
-def decide_documents(store: ContributionsStore, docs: Sequence[Document], model: ContributionModel) -> int:
+def decide_documents(store: Database, docs: Sequence[Document], model: ContributionModel) -> int:
     """Decide ``docs`` with ``model`` and store the rows and mentions (one transaction); returns how many
     introduce a name."""
     rows, found = _decided(docs, model)

@@ -35,8 +35,9 @@ from radar.analysis.contributions.labels import LAB_AREAS, LEAD_KINDS
 from radar.analysis.contributions.signals import Paper, signals
 from radar.analysis.contributions.table import ContributionRow, Contributions
 from radar.analysis.contributions.update import name_key
-from radar.store.models import Document
-from radar.store.tables import CardsStore
+from radar.crawler.documents import Document, Documents
+from radar.index.tags_table import Tags
+from radar.store.table import Database
 
 # an introduced name beside the paper's main one gets a card of its own when the main one is one of these kinds
 # and it is a method (CISPO beside the model MiniMax-M1)
@@ -62,13 +63,13 @@ def paper_of(card: MethodCard, doc: Document | None, tags: Sequence[str]) -> Pap
     )
 
 
-def rank(store: CardsStore, cards: Sequence[MethodCard], model: ConsequenceModel | None = None) -> list[MethodCard]:
+def rank(store: Database, cards: Sequence[MethodCard], model: ConsequenceModel | None = None) -> list[MethodCard]:
     """``cards`` with their consequence scored, highest first (then by name); a card with no introducing paper
     (spreading, before the corpus) keeps no score and comes last."""
     model = model or shipped_consequence()
     ids = [c.introduced_by for c in cards if c.introduced_by]
-    docs = store.documents(ids)
-    tags = store.tags_of(ids)
+    docs = Documents(store).of(ids)
+    tags = Tags(store).of(ids)
     scored = []
     for c in cards:
         if c.introduced_by is None:
@@ -79,7 +80,7 @@ def rank(store: CardsStore, cards: Sequence[MethodCard], model: ConsequenceModel
     return sorted(scored, key=lambda c: (-c.consequence.score, c.name.lower(), c.introduced_by or ""))
 
 
-def _beside(store: CardsStore, rows: Sequence[ContributionRow]) -> list[ContributionRow]:
+def _beside(store: Database, rows: Sequence[ContributionRow]) -> list[ContributionRow]:
     """The methods papers introduce beside a main name of a ``HOST_KINDS`` kind, each as a row of its own."""
     out = []
     for row in rows:
@@ -93,7 +94,7 @@ def _beside(store: CardsStore, rows: Sequence[ContributionRow]) -> list[Contribu
 
 
 def _unnamed_cards(
-    store: CardsStore,
+    store: Database,
     since: str,
     until: str,
     groups: TagGroups | None,
@@ -106,8 +107,8 @@ def _unnamed_cards(
     rows = [r for r in between if r.doc_id not in taken]
     if not rows:
         return []
-    docs = store.documents([r.doc_id for r in rows])
-    tags = store.tags_of([r.doc_id for r in rows])
+    docs = Documents(store).of([r.doc_id for r in rows])
+    tags = Tags(store).of([r.doc_id for r in rows])
     found = []
     for r in rows:
         doc = docs.get(r.doc_id)
@@ -154,7 +155,7 @@ def _handle_card(row: ContributionRow, handle: str, area: str, doc: Document) ->
 
 
 def named_cards(
-    store: CardsStore, since: str, until: str, presets: Presets, groups: TagGroups | None = None
+    store: Database, since: str, until: str, presets: Presets, groups: TagGroups | None = None
 ) -> list[MethodCard]:
     """The new named cards of the papers entered in [since, until], unranked: one per introducing paper and one
     per method introduced beside a model or system (what the listing and the consequence model's fitting read)."""
@@ -163,7 +164,7 @@ def named_cards(
 
 
 def period_cards(
-    store: CardsStore,
+    store: Database,
     since: str,
     until: str,
     presets: Presets,
@@ -190,7 +191,7 @@ def _dedup(cards: Sequence[MethodCard]) -> list[MethodCard]:
 
 
 def week_cards(
-    store: CardsStore,
+    store: Database,
     week: str,
     presets: Presets,
     groups: TagGroups | None = None,
@@ -202,7 +203,7 @@ def week_cards(
 
 
 def introduced_methods(
-    store: CardsStore,
+    store: Database,
     since: str,
     until: str,
     presets: Presets,

@@ -29,7 +29,8 @@ from radar.analysis.tags.tagger import (
 )
 from radar.analysis.tags.taxonomy import Taxonomy
 from radar.analysis.tags.training import Examples, read_label_file, shipped_papers
-from radar.store.tables import TaggingStore
+from radar.crawler.documents import Documents
+from radar.store.table import Database
 
 FOLDS = 5
 
@@ -84,12 +85,12 @@ def keyword_baseline(taxonomy: Taxonomy, titles: Sequence[str], abstracts: Seque
     return (hits[:, :n] + hits[:, n:]) > 0
 
 
-def evaluate_file(store: TaggingStore, env: TagEnv, path: Path) -> TagEvaluation:
+def evaluate_file(store: Database, env: TagEnv, path: Path) -> TagEvaluation:
     """Scores against a label file. ``env.vectors`` may be the model `radar index` would use when nothing
     is embedded yet: eval works on an imported, unindexed workspace (it embeds the few documents it needs)."""
     taxonomy, cfg, vectors = env.taxonomy, env.config, env.vectors
     labels = read_label_file(path, taxonomy)
-    stored = store.documents(labels)
+    stored = Documents(store).of(labels)
     texts = {i: (d.title, d.abstract) for i, d in stored.items()}
     shipped = shipped_papers()
     texts.update({i: shipped[i] for i in labels if i not in texts and i in shipped})

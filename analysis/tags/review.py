@@ -21,7 +21,8 @@ from radar.analysis.tags.errors import TaggingError
 from radar.analysis.tags.model import TagModel
 from radar.analysis.tags.tagger import decide, labeled_pairs, saved_model, train
 from radar.analysis.tags.taxonomy import Taxonomy
-from radar.store.tables import TaggingStore
+from radar.index.embeddings import Embeddings
+from radar.store.table import Database
 
 if TYPE_CHECKING:
     from radar.analysis.tags.tagger import TagEnv
@@ -100,7 +101,7 @@ def pick_uncertain(
 
 
 def review_queue(
-    store: TaggingStore, env: TagEnv, *, k: int = 20, tags: Sequence[str] | None = None, pool: int = POOL
+    store: Database, env: TagEnv, *, k: int = 20, tags: Sequence[str] | None = None, pool: int = POOL
 ) -> list[ReviewItem]:
     """The ``k`` papers to review next: embedded papers of the store (a fixed sample of ``pool``) whose
     tag the current model (trained now if there is none) is least sure about, in ``tags`` (default:
@@ -108,7 +109,7 @@ def review_queue(
 
     if k <= 0:
         return []
-    rows = store.sample_embedded(env.vectors.model_id, pool)
+    rows = Embeddings(store).sample_embedded(env.vectors.model_id, pool)
     if not rows:
         raise TaggingError("nothing is embedded yet; run `radar index` and `radar tag` before reviewing tags")
     model = saved_model(env) or train(store, env)

@@ -37,11 +37,14 @@ from radar.analysis.tags.training import (
     read_label_file,
     shipped_papers,
 )
+from radar.crawler.documents import Documents
 from radar.index.embedder import Embedder, document_text
+from radar.index.embeddings import Embeddings
 from radar.index.errors import IndexError_
 from radar.index.prebuilt import DAMAGED_NPZ, PrebuiltVectors
+from radar.index.tags_table import Tags
 from radar.store.files import write_bytes_atomic
-from radar.store.tables import StoredVectors, TaggingStore
+from radar.store.table import Database
 
 MODEL_FORMAT = 4  # 4: numpy + JSON (persist.py), trained on dev + dev2 + dev3; 3 was a pickle, never read now
 VOCAB_SAMPLE = 5000  # workspace documents that join the examples to fit the TF-IDF vocabulary
@@ -88,11 +91,11 @@ class Vectors:
         digest = hashlib.sha1(self.model_id.encode()).hexdigest()[:12]
         return self.cache_dir / f"tag-examples-{digest}.npz"
 
-    def for_texts(self, store: StoredVectors, ids: Sequence[str], texts: dict[str, tuple[str, str]]) -> np.ndarray:
+    def for_texts(self, store: Database, ids: Sequence[str], texts: dict[str, tuple[str, str]]) -> np.ndarray:
         """Vectors of ``ids``: stored ones for their current content, else cached by text, else shipped (the
         labeled papers, default model), else embedded now; what was not cached is cached (once per model,
         not per workspace)."""
-        stored = store.current_vectors(ids, self.model_id)
+        stored = Embeddings(store).current_vectors(ids, self.model_id)
         keys = {i: hashlib.sha1(document_text(*texts[i]).encode()).hexdigest() for i in ids if i not in stored}
         cache: dict[str, np.ndarray] = {}
         path = self.cache_path()
@@ -132,13 +135,13 @@ class TagEnv:
 # -- examples ----------------------------------------------------------------------------------------
 
 
-def gather_examples(store: TaggingStore, env: TagEnv) -> Examples:
+def gather_examples(store: Database, env: TagEnv) -> Examples:
     """Every labeled document (later label sources win), then corrections on top."""
     cfg, taxonomy, vectors = env.config, env.taxonomy, env.vectors
     labels, scope = _label_files(env)
-    corrections = [(d, t, v) for d, t, v in store.corrections() if t in taxonomy.names]
+    corrections = [(c.doc_id, c.tag, c.add) for c in Tags(store).corrections() if c.tag in taxonomy.names]
     texts = shipped_papers() if cfg.use_dev_labels else {}
-    stored = store.documents(set(labels) | {d for d, _, _ in corrections})
+    stored = Documents(store).of(set(labels) | {d for d, _, _ in corrections})
     texts.update({i: (doc.title, doc.abstract) for i, doc in stored.items()})
     ids = [i for i in labels if i in texts] + sorted({d for d, _, _ in corrections if d not in labels and d in texts})
     names = taxonomy.names
@@ -185,7 +188,7 @@ def _label_files(env: TagEnv) -> tuple[dict[str, set[str]], dict[str, frozenset[
     return labels, scope
 
 
-def labeled_pairs(store: TaggingStore, env: TagEnv) -> set[tuple[str, str]]:
+def labeled_pairs(store: Database, env: TagEnv) -> set[tuple[str, str]]:
     """(doc id, tag) pairs a human has decided: the tags of labeled papers their labeler decided, and
     each correction."""
     scope = _label_files(env)[1]
@@ -193,7 +196,7 @@ def labeled_pairs(store: TaggingStore, env: TagEnv) -> set[tuple[str, str]]:
     pairs: set[tuple[str, str]] = set()
     for doc_id, decided in scope.items():
         pairs.update((doc_id, n) for n in names if decided is None or n in decided)
-    pairs.update((c.doc_id, c.tag) for c in store.corrections())
+    pairs.update((c.doc_id, c.tag) for c in Tags(store).corrections())
     return pairs
 
 
@@ -209,12 +212,14 @@ class Corpus:
     vectors: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
 
     @classmethod
-    def sample(cls, store: TaggingStore, model_id: str, n: int = WEAK_SAMPLE) -> Corpus:
-        rows = store.sample_embedded(model_id, n)
+    def sample(cls, store: Database, model_id: str, n: int = WEAK_SAMPLE) -> Corpus:
+        rows = Embeddings(store).sample_embedded(model_id, n)
         if not rows:
             return cls()
         return cls(
-            [r[1] for r in rows], [r[2] for r in rows], np.stack([np.frombuffer(r[3], dtype=np.float32) for r in rows])
+            [r.title for r in rows],
+            [r.abstract for r in rows],
+            np.stack([np.frombuffer(r.vector, dtype=np.float32) for r in rows]),
         )
 
 
@@ -293,7 +298,7 @@ def _header(env: TagEnv) -> ModelHeader:
     return ModelHeader(MODEL_FORMAT, env.taxonomy.digest, env.vectors.model_id, repr(env.config))
 
 
-def train(store: TaggingStore, env: TagEnv) -> TagModel:
+def train(store: Database, env: TagEnv) -> TagModel:
     cfg, taxonomy, vectors = env.config, env.taxonomy, env.vectors
     examples = gather_examples(store, env)
     model = fit_model(examples, taxonomy, cfg, Corpus.sample(store, vectors.model_id), vectors.embed)
@@ -386,7 +391,7 @@ def decide(model: TagModel, titles: Sequence[str], abstracts: Sequence[str], vec
 
 
 def tag_documents(
-    store: TaggingStore, env: TagEnv, *, retrain: bool = False, progress: Progress | None = None
+    store: Database, env: TagEnv, *, retrain: bool = False, progress: Progress | None = None
 ) -> TagReport:
     """Tag embedded documents that the current model has not decided yet (all of them when retraining)."""
     start = time.perf_counter()
@@ -398,25 +403,25 @@ def tag_documents(
     tag_start = time.perf_counter()
     thresholds = model.thresholds()
     origins = [model.rules[n].origin for n in model.names]
-    total = store.count_documents() - store.count_unembedded(vectors.model_id)
+    total = Documents(store).count() - Embeddings(store).count_unembedded(vectors.model_id)
     decided = 0
-    for batch in store.tagging_candidates(vectors.model_id, model.version, everything=retrain):
-        ids = [r[0] for r in batch]
-        vecs = np.stack([np.frombuffer(r[3], dtype=np.float32) for r in batch])
-        scores = decide(model, [r[1] for r in batch], [r[2] for r in batch], vecs)
+    for batch in Tags(store).candidates(vectors.model_id, model.version, everything=retrain):
+        ids = [r.doc_id for r in batch]
+        vecs = np.stack([np.frombuffer(r.vector, dtype=np.float32) for r in batch])
+        scores = decide(model, [r.title for r in batch], [r.abstract for r in batch], vecs)
         hits = np.argwhere(scores >= thresholds)
-        store.save_tag_decisions(
+        Tags(store).save_decisions(
             model.version, ids, [(ids[i], model.names[j], float(scores[i, j]), origins[j]) for i, j in hits]
         )
         decided += len(ids)
         if progress:
             progress(decided, total)
-    counts = store.tag_counts()
+    counts = Tags(store).counts()
     return TagReport(
         model.version,
         trained,
         decided,
-        store.count_unembedded(vectors.model_id),
+        Embeddings(store).count_unembedded(vectors.model_id),
         tag_start - start,
         time.perf_counter() - tag_start,
         {n: sum(counts.get(n, {}).values()) for n in model.names},
@@ -426,7 +431,7 @@ def tag_documents(
 
 
 def record_correction(
-    store: TaggingStore, taxonomy: Taxonomy, doc_id: str, add: Sequence[str] = (), remove: Sequence[str] = ()
+    store: Database, taxonomy: Taxonomy, doc_id: str, add: Sequence[str] = (), remove: Sequence[str] = ()
 ) -> None:
     """Store +tag/-tag corrections for one document: they apply at once and enter the next retrain."""
     if not add and not remove:
@@ -435,14 +440,14 @@ def record_correction(
     both = sorted(set(add) & set(remove))
     if both:
         raise TaggingError(f"{', '.join(both)} is both added and removed; give each tag once")
-    if store.get_document(doc_id) is None:
+    if Documents(store).get(doc_id) is None:
         raise TaggingError(f"no document {doc_id!r} in this workspace; find its id with `radar search`")
-    store.save_correction(doc_id, add, remove)
+    Tags(store).save_correction(doc_id, add, remove)
 
 
 class Tagger(Protocol):
     """The tagging seam (``tag_documents`` is the real one): decide the tags of what is undecided."""
 
     def __call__(
-        self, store: TaggingStore, env: TagEnv, *, retrain: bool = False, progress: Progress | None = None
+        self, store: Database, env: TagEnv, *, retrain: bool = False, progress: Progress | None = None
     ) -> TagReport: ...

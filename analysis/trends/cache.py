@@ -27,10 +27,10 @@ import scipy.sparse as sp
 
 from radar.analysis.trends.term_table import Strings, TermTable, VocabIndex, day_number, first_rows, pack
 from radar.analysis.trends.tokenise import Chunk, chunk_terms, merge_surfaces
+from radar.crawler.documents import Documents, DocumentText
 from radar.store.dates import entered
-from radar.store.documents import DocumentText
 from radar.store.files import write_cache_atomic
-from radar.store.tables import TrendsStore
+from radar.store.table import Database
 
 CACHE_VERSION = 4  # 4: a row's day is the day it entered the record (store.dates), not its v1 date
 # the cache is only valid for the term rules that built it (terms.py and the stop words it reads)
@@ -119,14 +119,14 @@ def _load(path: Path) -> TermTable | None:
         return None  # unreadable or from another version: rebuilt from the store
 
 
-def documents_version(store: TrendsStore) -> str:
+def documents_version(store: Database) -> str:
     """The store's fingerprint (count, max rowid, max changed_at) plus a hash of the documents changed
     in that last second: an edit within the same second as the previous change still shows."""
-    base = store.fingerprint()
+    base = Documents(store).fingerprint()
     last = base.split(":", 2)[2]
     h = hashlib.blake2b(digest_size=8)
-    for doc_id, content_hash in store.content_hashes_since(last) if last else ():
-        h.update(f"{doc_id}\x1f{content_hash}\x1e".encode())
+    for row in Documents(store).content_hashes_since(last) if last else ():
+        h.update(f"{row.doc_id}\x1f{row.content_hash}\x1e".encode())
     return f"{base}:{h.hexdigest()}"
 
 
@@ -235,25 +235,25 @@ def _batches(rows: Iterator[DocumentText], size: int) -> Iterator[list[DocumentT
         yield batch
 
 
-def term_table(cache: Path, store: TrendsStore, progress: Progress | None = None) -> TermTable:
+def term_table(cache: Path, store: Database, progress: Progress | None = None) -> TermTable:
     """The table cached at ``cache``, brought up to date with the store (incrementally when it can be)."""
     fingerprint = documents_version(store)
     cached = _load(cache)
     if cached is not None and cached.fingerprint == fingerprint:
         return cached
     since = cached.max_changed if cached is not None else ""
-    changed = store.content_hashes_since(since)
+    changed = Documents(store).content_hashes_since(since)
     kept: np.ndarray | None = None
     if cached is not None:
         known = dict(zip(cached.ids, cached.hashes.tolist(), strict=True))
         changed = [h for h in changed if known.get(h.doc_id) != h.content_hash.encode()]  # re-read, unchanged: skip
         changed_ids = {h.doc_id for h in changed}
         kept = np.array([i not in changed_ids for i in cached.ids], dtype=bool)
-        if int(kept.sum()) + len(changed) != store.count_documents():
+        if int(kept.sum()) + len(changed) != Documents(store).count():
             cached, kept, since = None, None, ""  # something was deleted: start over
-            changed = store.content_hashes_since("")
+            changed = Documents(store).content_hashes_since("")
     wanted = {h.doc_id for h in changed}
-    rows = (r for r in store.text_rows(since) if r.doc_id in wanted)
+    rows = (r for r in Documents(store).text_rows(since) if r.doc_id in wanted)
     # the cached readable spellings go in first, so a key the new rows show as itself reads as itself, as it
     # would in a fresh build (which tokenises the old rows first)
     seeded = (

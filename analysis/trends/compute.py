@@ -23,7 +23,9 @@ from radar.analysis.trends.series import TagSeries, tag_series
 from radar.analysis.trends.term_table import TermTable, day_date, day_number
 from radar.analysis.trends.topics import current_model, discover_topics
 from radar.index.config import EmbeddingConfig
-from radar.store.tables import TrendsStore
+from radar.index.embeddings import Embeddings
+from radar.index.tags_table import Tags
+from radar.store.table import Database
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,7 @@ class TrendDetector(Protocol):
 
     def __call__(
         self,
-        store: TrendsStore,
+        store: Database,
         env: TrendsEnv,
         *,
         as_of: date | None = None,
@@ -93,7 +95,7 @@ class TopicsPart(msgspec.Struct, frozen=True):
 
 
 def compute_trends(
-    store: TrendsStore,
+    store: Database,
     env: TrendsEnv,
     *,
     as_of: date | None = None,
@@ -150,11 +152,11 @@ def compute_trends(
 
     term_part = parts.get("terms", [], terms, shape=TermsPart)
     groups = repr(sorted((g, sorted(t)) for g, t in (env.tag_groups or {}).items()))
-    tag_part = parts.get("tags", [store.tags_fingerprint(), groups], tags, shape=TagSeries)
+    tag_part = parts.get("tags", [Tags(store).fingerprint(), groups], tags, shape=TagSeries)
     topic_part = TopicsPart([], "not computed")
     if topics:
         model = current_model(store, env.embedding) or ""
-        topic_part = parts.get("topics", [str(store.embeddings_generation()), model], topic_list, shape=TopicsPart)
+        topic_part = parts.get("topics", [str(Embeddings(store).generation()), model], topic_list, shape=TopicsPart)
     if env.methods_version is None or env.introductions is None:  # the plain first-seen names: not kept
         new_methods = _new_methods(env, table(), win, cfg, window, starts)
     else:

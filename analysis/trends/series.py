@@ -19,7 +19,8 @@ from radar.analysis.trends.config import TrendsConfig, Windows, period_label
 from radar.analysis.trends.result import SharePoint, TagTrend
 from radar.analysis.trends.stats import fixed_effect_shares, stratified_test
 from radar.analysis.trends.term_table import TermTable, day_number
-from radar.store.tables import TrendsStore
+from radar.index.tags_table import Tags
+from radar.store.table import Database
 
 
 @dataclass(frozen=True)
@@ -33,17 +34,17 @@ class TagSeries:
 
 
 def _tag_matrix(
-    store: TrendsStore, table: TermTable, first: date, as_of: date
+    store: Database, table: TermTable, first: date, as_of: date
 ) -> tuple[int, int, list[str], dict[str, np.ndarray]]:
     """Row range [lo, hi) and, per tag, the row offsets (within the range) of documents with it."""
     lo = table.row_range(day_number(first.isoformat()), 0)[0]
     hi = table.rows_until(day_number(as_of.isoformat()))
     where = {doc_id: i for i, doc_id in enumerate(table.ids[lo:hi])}
     rows: dict[str, list[int]] = {}
-    for doc_id, _day, tag in store.tagged_in(first.isoformat(), f"{as_of.isoformat()}T23:59:59Z~"):
-        i = where.get(doc_id)
+    for row in Tags(store).tagged_in(first.isoformat(), f"{as_of.isoformat()}T23:59:59Z~"):
+        i = where.get(row.doc_id)
         if i is not None:
-            rows.setdefault(tag, []).append(i)
+            rows.setdefault(row.tag, []).append(i)
     return lo, hi, sorted(rows), {t: np.array(sorted(set(r)), dtype=np.int64) for t, r in rows.items()}
 
 
@@ -52,7 +53,7 @@ def _counts(keys: np.ndarray, rows: np.ndarray, n_keys: int) -> np.ndarray:
 
 
 def tag_series(
-    store: TrendsStore,
+    store: Database,
     table: TermTable,
     win: Windows,
     cfg: TrendsConfig,

@@ -36,26 +36,27 @@ from radar.analysis.trends.stats import stratified_test
 from radar.analysis.trends.term_table import TermTable, day_number
 from radar.analysis.trends.topic_ids import ANCHOR_DEPTH, Registry, anchor_before, horizon_key, load_seed, save_seed
 from radar.index.config import EmbeddingConfig
+from radar.index.embeddings import Embeddings
 from radar.index.errors import IndexError_, ModelNotFound
 from radar.index.pipeline import stored_model
-from radar.store.tables import StoredVectors
+from radar.store.table import Database
 
 SAMPLE = 20  # a topic's members nearest its centroid, for readers that judge what the topic is about
 
 
-def current_model(store: StoredVectors, embedding: EmbeddingConfig) -> str | None:
+def current_model(store: Database, embedding: EmbeddingConfig) -> str | None:
     """The embedding model id radar.toml asks for (int8 or float), if the store has its vectors."""
     try:
         return stored_model(store, embedding)[0]
     except ModelNotFound:  # the model is not installed here: use what the store has most of
-        models = store.embedding_models()
+        models = Embeddings(store).models()
         return max(models, key=lambda m: models[m])
     except IndexError_:  # nothing embedded, or another model's vectors: no topics
         return None
 
 
-def _vectors(store: StoredVectors, model: str, ids: list[str]) -> tuple[list[int], np.ndarray]:
-    found = store.current_vectors(ids, model)
+def _vectors(store: Database, model: str, ids: list[str]) -> tuple[list[int], np.ndarray]:
+    found = Embeddings(store).current_vectors(ids, model)
     keep = [i for i, doc_id in enumerate(ids) if doc_id in found]
     if not keep:
         return [], np.zeros((0, 0), dtype=np.float32)
@@ -135,7 +136,7 @@ def _k(n: int) -> int:
 
 
 def _horizon(
-    store: StoredVectors, table: TermTable, model: str, cfg: TrendsConfig, window: str, as_of: date
+    store: Database, table: TermTable, model: str, cfg: TrendsConfig, window: str, as_of: date
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(all rows of the topic horizon ending on ``as_of``, the rows with a current vector, their unit vectors)."""
     win = windows(as_of, window, cfg)
@@ -146,7 +147,7 @@ def _horizon(
 
 
 def _seed(
-    store: StoredVectors,
+    store: Database,
     table: TermTable,
     cfg: TrendsConfig,
     window: str,
@@ -179,7 +180,7 @@ def _seed(
 
 
 def discover_topics(
-    store: StoredVectors,
+    store: Database,
     table: TermTable,
     win: Windows,
     cfg: TrendsConfig,

@@ -27,6 +27,9 @@ import streamlit as st
 
 from radar.analysis.trends.result import NewMethod
 from radar.app.context import Radar
+from radar.crawler.documents import Documents
+from radar.index.embeddings import Embeddings
+from radar.index.tags_table import Tags
 from radar.reports.text import code_spans, plain
 from radar.store import Store, Workspace, resolve_root
 from radar.store.errors import RadarError
@@ -104,7 +107,8 @@ def version(root: str) -> str:
     with sh.lock:
         seen = sh.store.data_version()
         if seen != sh.data_version or not sh.version:
-            sh.version = f"{sh.store.fingerprint()}|{sh.store.tags_fingerprint()}|{sh.store.embeddings_generation()}"
+            db = sh.store
+            sh.version = f"{Documents(db).fingerprint()}|{Tags(db).fingerprint()}|{Embeddings(db).generation()}"
             sh.data_version = seen
         return sh.version
 
@@ -135,14 +139,14 @@ def facets(root: str, ver: str) -> Facets:
     """Filter choices and headline totals."""
 
     def go(s: Store) -> Facets:
-        first, last = s.published_range()
+        span = Documents(s).published_range()
         return Facets(
-            first=first,
-            last=last,
-            last_paper=s.published_range("paper")[1],
-            sources=s.stats()["by_source"],
-            tags=s.known_tags(),
-            categories=s.primary_categories(),
+            first=span.first,
+            last=span.last,
+            last_paper=Documents(s).published_range("paper").last,
+            sources=Documents(s).stats().by_source,
+            tags=Tags(s).known(),
+            categories=Documents(s).primary_categories(),
             counts=s.table_counts(),
         )
 
@@ -214,7 +218,7 @@ def latest(root: str, ver: str, filters: Filters, k: int) -> tuple[list[Any], di
     since, until = filters.sql_bounds()
 
     def go(s: Store) -> tuple[list[Any], dict[str, list[str]]]:
-        docs = s.latest_documents(
+        docs = Documents(s).latest(
             since=since,
             until=until,
             tags=filters.tags,
@@ -223,7 +227,7 @@ def latest(root: str, ver: str, filters: Filters, k: int) -> tuple[list[Any], di
             kinds=filters.kinds,
             limit=k,
         )
-        return docs, s.tags_of([d.id for d in docs])
+        return docs, Tags(s).of([d.id for d in docs])
 
     return read(root, go)
 

@@ -14,9 +14,10 @@ from pathlib import Path
 import streamlit as st
 
 from radar.app.dashboard import data, period
+from radar.crawler.documents import Documents
+from radar.index.tags_table import Tags, TagScore
 from radar.reports.period import Period
 from radar.store.errors import RadarError
-from radar.store.tags import TagScore
 
 
 def render() -> None:
@@ -117,11 +118,12 @@ def _open(doc_id: str) -> None:
 
 
 def _detail(root: str, doc_id: str, facets: data.Facets) -> None:
-    doc = data.read(root, lambda s: s.get_document(doc_id))
+    doc = data.read(root, lambda s: Documents(s).get(doc_id))
     if doc is None:
         st.warning(data.md(f"no document {doc_id} in this workspace"))
         return
-    tags, fixes = data.read(root, lambda s: s.tag_details(doc_id))
+    details = data.read(root, lambda s: Tags(s).details(doc_id))
+    tags, fixes = details.tags, details.corrections
     st.subheader(data.text(data.one_line(doc.title, 500)))
     authors = ", ".join(doc.authors[:8]) + (" et al." if len(doc.authors) > 8 else "")
     st.caption(data.md(" · ".join(x for x in (doc.id, doc.published[:10], doc.source, authors) if x)))

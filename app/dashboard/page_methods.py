@@ -20,6 +20,7 @@ from radar.analysis.contributions.labels import LAB_AREAS
 from radar.analysis.contributions.week import week_cards as cards_of_week
 from radar.app import steps_contributions
 from radar.app.dashboard import data, period
+from radar.crawler.documents import Documents
 
 DETAIL = "methods_card"
 MAX_IDS = 40  # ids listed per line of a card's detail (the count is always the whole list's)
@@ -40,7 +41,7 @@ def week_cards(root: str, ver: str, label: str) -> list[CardJson]:
 
 @data.cache_data
 def paper_urls(root: str, ver: str, ids: tuple[str, ...]) -> dict[str, str]:
-    found: dict[str, str] = data.read(root, lambda s: {i: d.url for i, d in s.documents(ids).items()})
+    found: dict[str, str] = data.read(root, lambda s: {i: d.url for i, d in Documents(s).of(ids).items()})
     return found
 
 

@@ -122,7 +122,7 @@ def _recommendations(root: str, label: str) -> None:
         return
     recs = built.content.recommendations
     with st.expander(f"Recommendations of the {label} report ({len(recs)})", expanded=True):
-        reproduce.recommendations(root, msgspec.to_builtins(recs), "overview")
+        reproduce.recommendations(root, recs, "overview")
 
 
 def _volume(head: Headline) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 import streamlit as st
 
 from radar.app.dashboard import data, period
+from radar.crawler.documents import Documents
 from radar.reports.people.repository import People, PersonProfile
 from radar.reports.period import parse_week, week_of
 from radar.store.errors import RadarError
@@ -92,7 +93,7 @@ def _digest(radar: Any, name: str) -> None:
     from radar.app import steps_people  # defers scipy, faiss, bm25s
 
     with radar.store() as store:
-        newest = store.published_range().last
+        newest = Documents(store).published_range().last
     if not newest:
         st.info("No documents yet: run `radar import` or `radar crawl`, then `radar index`.")
         return

@@ -18,15 +18,16 @@ from dataclasses import dataclass
 import msgspec
 import numpy as np
 
+from radar.crawler.documents import Documents
+from radar.index.embeddings import Embeddings
 from radar.index.search import Filters, Searcher
 from radar.reports.config import DeliveryConfig
 from radar.reports.deliver import Outcome, send_jobs
 from radar.reports.deliveries import Deliveries
 from radar.reports.people.digest import AlertHit, person_jobs
 from radar.reports.people.repository import People, Person, PersonAlert, SavedSearch
-from radar.store.documents import DocumentsTable
 from radar.store.models import utc_now
-from radar.store.tables import PeopleStore
+from radar.store.table import Database
 
 CANDIDATES = 100
 DEFAULT_MIN_SCORE = 0.35
@@ -57,7 +58,7 @@ def matches(searcher: Searcher, person: Person) -> list[PersonAlert]:
             continue
         query = np.asarray(searcher.embedder.embed([search.query])[0], dtype=np.float32)
         query /= max(float(np.linalg.norm(query)), 1e-12)
-        vectors = store.current_vectors(new, model_id)
+        vectors = Embeddings(store).current_vectors(new, model_id)
         for doc_id in new:
             if doc_id not in vectors:
                 continue
@@ -69,8 +70,8 @@ def matches(searcher: Searcher, person: Person) -> list[PersonAlert]:
     return sorted((a for a in best.values() if a.doc_id not in already), key=lambda a: -a.score)
 
 
-def _first_seen(store: DocumentsTable, doc_id: str) -> str:
-    meta = store.document_meta(doc_id)
+def _first_seen(store: Database, doc_id: str) -> str:
+    meta = Documents(store).meta(doc_id)
     return meta.first_seen if meta else ""
 
 
@@ -94,8 +95,8 @@ class AlertMessageJson(msgspec.Struct, frozen=True):
         return cls(msg.subject, msg.text, [AlertHit.of(a, found_at=False) for a in msg.alerts], channels)
 
 
-def message(store: PeopleStore, person: Person, alerts: list[PersonAlert]) -> AlertMessage:
-    docs = store.documents([a.doc_id for a in alerts])
+def message(store: Database, person: Person, alerts: list[PersonAlert]) -> AlertMessage:
+    docs = Documents(store).of([a.doc_id for a in alerts])
     lines = [f"{len(alerts)} new paper(s) match your saved searches:"]
     for a in alerts:
         d = docs.get(a.doc_id)
@@ -110,7 +111,7 @@ def _label(person: Person, doc_id: str) -> str:
     return f"alert:{person.name}:{doc_id}"
 
 
-def pending(store: PeopleStore, person: Person, channel: str, recipient: str) -> list[PersonAlert]:
+def pending(store: Database, person: Person, channel: str, recipient: str) -> list[PersonAlert]:
     """Recorded alerts not yet sent on this channel to this recipient."""
     out = []
     log = Deliveries(store)
@@ -121,7 +122,7 @@ def pending(store: PeopleStore, person: Person, channel: str, recipient: str) ->
     return out
 
 
-def send_alerts(store: PeopleStore, person: Person, cfg: DeliveryConfig) -> list[Outcome]:
+def send_alerts(store: Database, person: Person, cfg: DeliveryConfig) -> list[Outcome]:
     """One message per channel holding the alerts that channel has not had; each alerted document is then
     recorded as sent there (never sent again)."""
     outcomes: list[Outcome] = []

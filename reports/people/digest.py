@@ -15,6 +15,9 @@ from urllib.parse import quote, urlencode
 
 import msgspec
 
+from radar.crawler.documents import Document, Documents
+from radar.index.embeddings import Embeddings
+from radar.index.tags_table import Tags
 from radar.reports.config import DeliveryConfig, Profile, ReportConfig, WebhookConfig
 from radar.reports.deliver import (
     Job,
@@ -39,10 +42,8 @@ from radar.reports.people.ranking import (
 from radar.reports.people.repository import People, Person, PersonAlert
 from radar.reports.period import Period
 from radar.reports.render import md_escape, md_url
-from radar.store.models import Document
 from radar.store.scrub import url_secrets
 from radar.store.table import Database
-from radar.store.tables import PeopleStore, StoredVectors
 from radar.store.urls import check_configured_url, check_email
 
 TOP_N = 10
@@ -104,22 +105,24 @@ class DigestJson(msgspec.Struct, frozen=True):
         return cls(d.person, d.period.label, d.method, d.candidates, d.dropped, papers, d.alerts)
 
 
-def _examples(store: StoredVectors, docs: list[Document], model_id: str) -> list[Example]:
-    vectors = store.current_vectors([d.id for d in docs], model_id) if model_id else {}
+def _examples(store: Database, docs: list[Document], model_id: str) -> list[Example]:
+    vectors = Embeddings(store).current_vectors([d.id for d in docs], model_id) if model_id else {}
     return [Example(d, unit(vectors.get(d.id))) for d in docs]
 
 
-def training_of(store: PeopleStore, person: Person, model_id: str, *, exclude: set[str]) -> Training:
+def training_of(store: Database, person: Person, model_id: str, *, exclude: set[str]) -> Training:
     """The person's liked and not-for-me papers, and a fixed sample of other stored papers as skipped."""
     verdicts = {f.doc_id: f.value for f in People(store).feedback(person.name)}
-    docs = store.documents(verdicts)
+    docs = Documents(store).of(verdicts)
     liked = [docs[i] for i, v in verdicts.items() if v > 0 and i in docs]
     disliked = [docs[i] for i, v in verdicts.items() if v < 0 and i in docs]
     skipped: list[Document] = []
     if model_id and len(liked) >= 1:
-        sample = [e.doc_id for e in store.sample_embedded(model_id, N_SKIPPED + len(verdicts) + len(exclude))]
+        sample = [
+            e.doc_id for e in Embeddings(store).sample_embedded(model_id, N_SKIPPED + len(verdicts) + len(exclude))
+        ]
         keep = [i for i in sample if i not in verdicts and i not in exclude][:N_SKIPPED]
-        found = store.documents(keep)
+        found = Documents(store).of(keep)
         skipped = [found[i] for i in keep if i in found]
     return Training(
         _examples(store, liked, model_id), _examples(store, disliked, model_id), _examples(store, skipped, model_id)
@@ -127,7 +130,7 @@ def training_of(store: PeopleStore, person: Person, model_id: str, *, exclude: s
 
 
 def build_digest(
-    store: PeopleStore,
+    store: Database,
     person: Person,
     period: Period,
     cfg: ReportConfig,
@@ -143,15 +146,15 @@ def build_digest(
     if lab is not None and not (profile.tags or profile.terms):
         profile = replace(profile, tags=dict(lab.tags), terms=dict(lab.terms))
     verdicts = {f.doc_id for f in People(store).feedback(person.name)}
-    ids = [i for i in store.filter_documents(since=period.since, until=period.until) if i not in verdicts]
-    found = store.documents(ids)
+    ids = [i for i in Documents(store).matching(since=period.since, until=period.until) if i not in verdicts]
+    found = Documents(store).of(ids)
     docs = [found[i] for i in sorted(found)]
     training = training_of(store, person, model_id, exclude=set(ids))
     if training.learnable and model_id:
         scores, method = learned_scores(training, _examples(store, docs, model_id)), "learned"
     else:
         liked = [ex.doc for ex in training.liked]
-        scores, method = rule_scores(docs, store.tag_scores(ids), profile, liked, period, cfg), "rules"
+        scores, method = rule_scores(docs, Tags(store).scores(ids), profile, liked, period, cfg), "rules"
     kept, dropped = adjust(scores, profile)
     top = [s for s in kept if s.score >= profile.min_score][:top_n]
     alerts = alert_rows(People(store).alerts(person.name, since=period.since))

@@ -16,10 +16,11 @@ from pathlib import Path
 
 import msgspec
 
+from radar.crawler.documents import Documents
 from radar.reports.errors import ReportError
 from radar.reports.people.repository import People
 from radar.store.jsonio import loads_bounded
-from radar.store.tables import PeopleStore
+from radar.store.table import Database
 
 _NEW_ID = r"\d{4}\.\d{4,5}"
 _OLD_ID = r"[a-z\-]+(?:\.[A-Z]{2})?/\d{7}"
@@ -144,11 +145,11 @@ def read_library(path: Path) -> list[Entry]:
     raise LibraryError(f"{path.name}: unknown library format; give a BibTeX .bib or a Zotero CSL JSON .json file")
 
 
-def match_entries(store: PeopleStore, entries: list[Entry]) -> LibraryMatch:
+def match_entries(store: Database, entries: list[Entry]) -> LibraryMatch:
     """Match entries to documents of the workspace: explicit ids first, then normalised titles."""
     out = LibraryMatch()
     with_id = [e for e in entries if e.arxiv_id]
-    known = set(store.documents([e.arxiv_id for e in with_id]))
+    known = set(Documents(store).of([e.arxiv_id for e in with_id]))
     rest: list[Entry] = []
     for e in entries:
         if e.arxiv_id and e.arxiv_id in known:

@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import sparse
 
+from radar.crawler.documents import Document
 from radar.reports.config import Profile, ReportConfig
 from radar.reports.people.repository import PersonProfile
 from radar.reports.period import Period
 from radar.reports.ranking import rank, term_pattern
-from radar.store.models import Document
 
 MIN_LIKES = 5  # fewer liked papers than this: the profile rules rank
 DISLIKE_WEIGHT = 3.0  # an explicit not-for-me counts as three skipped papers

@@ -1,29 +1,28 @@
-"""The tag tables: ``document_tags`` (tags with score and origin), ``tag_corrections`` (the user's +tag/-tag)
-and ``tag_state`` (which tagger model last decided a document). Written and read by analysis/tags; read by
-trends, reports and the dashboard."""
+"""The tags' repository: ``document_tags`` (tags with score and origin), ``tag_corrections`` (the user's +tag/-tag)
+and ``tag_state`` (which tagger model last decided a document). Written by the tagger (analysis/tags); read by
+search's tag filter (the lowest reader, so it lives in index/), trends, reports and the dashboard.
+
+The tables' schema stays with the workspace's migrations (store/schema.py); their records and reads and writes are
+here, on the store's connection (``store.table.Database``); rows become records by msgspec (array-like Structs take
+a row's columns in order).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any, NamedTuple
+from typing import Any
 
+import msgspec
+
+from radar.index.embeddings import EmbeddedDocument
 from radar.store.dates import entered_sql
 from radar.store.models import utc_now
-from radar.store.table import TAG_WRITES, Table, bump_counter
+from radar.store.table import TAG_WRITES, Database, bump_counter
 
 ENTERED = entered_sql("d")
 
 
-class EmbeddedDocument(NamedTuple):
-    """A document's text and its current float32 vector bytes, as the tagger reads it."""
-
-    doc_id: str
-    title: str
-    abstract: str
-    vector: bytes
-
-
-class TagDecision(NamedTuple):
+class TagDecision(msgspec.Struct, frozen=True, array_like=True):
     """One tag the tagger decided; ``origin`` names the rule or model that decided it."""
 
     doc_id: str
@@ -32,26 +31,26 @@ class TagDecision(NamedTuple):
     origin: str
 
 
-class TagScore(NamedTuple):
+class TagScore(msgspec.Struct, frozen=True, array_like=True):
     tag: str
     score: float  # the tagger's confidence; corrections and rules score 1
     origin: str
 
 
-class TagDetails(NamedTuple):
+class TagDetails(msgspec.Struct, frozen=True):
     """A document's tags, best first, and its corrections ({tag: 1 confirmed / 0 removed})."""
 
     tags: list[TagScore]
     corrections: dict[str, int]
 
 
-class TaggedDocument(NamedTuple):
+class TaggedDocument(msgspec.Struct, frozen=True, array_like=True):
     doc_id: str
     day: str  # publication date, YYYY-MM-DD
     tag: str
 
 
-class Correction(NamedTuple):
+class Correction(msgspec.Struct, frozen=True, array_like=True):
     """A user's +tag (``add``) or -tag on a document."""
 
     doc_id: str
@@ -59,50 +58,54 @@ class Correction(NamedTuple):
     add: bool
 
 
-class TagsTable(Table):
-    """Tags: decisions, corrections, and the reads of tags per document, per day and per origin."""
+class Tags:
+    """Tags on ``db``: decisions, corrections, and the reads of tags per document, per day and per origin."""
 
-    def known_tags(self) -> list[str]:
-        return [r[0] for r in self.conn.execute("SELECT DISTINCT tag FROM document_tags ORDER BY tag")]
+    def __init__(self, db: Database) -> None:
+        self.db = db
 
-    def tag_scores(self, ids: Iterable[str]) -> dict[str, dict[str, float]]:
+    def _rows(self, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
+        cur = self.db.conn.cursor()
+        cur.row_factory = None  # plain tuples: what msgspec converts to array-like Structs
+        return cur.execute(sql, tuple(params)).fetchall()
+
+    def known(self) -> list[str]:
+        """Every tag some document has, sorted."""
+        return [r[0] for r in self._rows("SELECT DISTINCT tag FROM document_tags ORDER BY tag")]
+
+    def scores(self, ids: Iterable[str]) -> dict[str, dict[str, float]]:
         """{doc_id: {tag: score}} (the tagger's confidence; corrections and rules score 1)."""
         out: dict[str, dict[str, float]] = {}
-        for doc_id, tag, score in self.rows_for(
+        for doc_id, tag, score in self.db.rows_for(
             "SELECT doc_id, tag, score FROM document_tags WHERE doc_id IN ({marks})", ids
         ):
             out.setdefault(doc_id, {})[tag] = float(score)
         return out
 
-    def tags_of(self, ids: Iterable[str]) -> dict[str, list[str]]:
+    def of(self, ids: Iterable[str]) -> dict[str, list[str]]:
         """{doc_id: sorted tags} (documents with no tag are absent)."""
-        return {doc_id: sorted(scores) for doc_id, scores in self.tag_scores(ids).items()}
+        return {doc_id: sorted(scores) for doc_id, scores in self.scores(ids).items()}
 
-    def tag_details(self, doc_id: str) -> TagDetails:
+    def details(self, doc_id: str) -> TagDetails:
         """A document's tags (best first) and its corrections ({tag: 1 confirmed / 0 removed})."""
-        tags = [
-            TagScore(r[0], float(r[1]), r[2])
-            for r in self.conn.execute(
-                "SELECT tag, score, origin FROM document_tags WHERE doc_id = ? ORDER BY score DESC, tag", (doc_id,)
-            )
-        ]
-        fixes = {
-            r[0]: r[1] for r in self.conn.execute("SELECT tag, value FROM tag_corrections WHERE doc_id = ?", (doc_id,))
-        }
-        return TagDetails(tags, fixes)
+        tags = self._rows(
+            "SELECT tag, score, origin FROM document_tags WHERE doc_id = ? ORDER BY score DESC, tag", (doc_id,)
+        )
+        fixes = self._rows("SELECT tag, value FROM tag_corrections WHERE doc_id = ?", (doc_id,))
+        return msgspec.convert({"tags": tags, "corrections": dict(fixes)}, TagDetails)
 
-    def tag_counts(self) -> dict[str, dict[str, int]]:
+    def counts(self) -> dict[str, dict[str, int]]:
         """{tag: {origin: documents}}."""
         out: dict[str, dict[str, int]] = {}
-        for tag, origin, n in self.conn.execute("SELECT tag, origin, COUNT(*) FROM document_tags GROUP BY 1, 2"):
+        for tag, origin, n in self._rows("SELECT tag, origin, COUNT(*) FROM document_tags GROUP BY 1, 2"):
             out.setdefault(tag, {})[origin] = n
         return out
 
-    def tags_fingerprint(self) -> str:
+    def fingerprint(self) -> str:
         """Changes whenever a tag or a tag correction is written: the count of those writes (``TAG_WRITES``; a retag
         that replaces a document's tags with as many rows leaves count and last rowid as they were), and the tables'
         counts and last rows for writes made without it (by another tool)."""
-        row = self.conn.execute(  # one statement: one snapshot
+        row = self.db.conn.execute(  # one statement: one snapshot
             "SELECT (SELECT COALESCE(MAX(CAST(value AS INTEGER)), 0) FROM meta WHERE key = ?), "
             "(SELECT COUNT(*) FROM document_tags), (SELECT COALESCE(MAX(rowid), 0) FROM document_tags), "
             "(SELECT COUNT(*) FROM tag_corrections), (SELECT COALESCE(MAX(created_at), '') FROM tag_corrections)",
@@ -113,14 +116,14 @@ class TagsTable(Table):
     def tagged_in(self, since: str, until: str) -> list[TaggedDocument]:
         """One row per (document, tag) of tagged documents that entered the record (store.dates) in [since, until],
         with that day."""
-        rows = self.conn.execute(
+        rows = self._rows(
             f"SELECT d.id, substr({ENTERED}, 1, 10), t.tag FROM documents d "
             f"JOIN document_tags t ON t.doc_id = d.id WHERE d.published <= ? AND {ENTERED} >= ? AND {ENTERED} <= ?",
             (until, since, until),
         )
-        return [TaggedDocument(r[0], r[1], r[2]) for r in rows]
+        return msgspec.convert(rows, list[TaggedDocument])
 
-    def tagging_candidates(
+    def candidates(
         self, model_id: str, tagger: str, *, everything: bool = False, batch: int = 4096
     ) -> Iterator[list[EmbeddedDocument]]:
         """Batches of embedded documents not yet decided by ``tagger`` (all embedded documents when
@@ -130,7 +133,7 @@ class TagsTable(Table):
         # ids first: the caller writes tag_state between batches, which this query reads
         ids = [
             r[0]
-            for r in self.conn.execute(
+            for r in self._rows(
                 "SELECT d.id FROM documents d JOIN embeddings e ON e.doc_id = d.id "
                 "LEFT JOIN tag_state s ON s.doc_id = d.id "
                 f"WHERE e.model_id = ? AND e.content_hash = d.content_hash {where} ORDER BY d.rowid",
@@ -140,8 +143,8 @@ class TagsTable(Table):
         for start in range(0, len(ids), batch):
             chunk = ids[start : start + batch]
             rows = {
-                r[0]: EmbeddedDocument(r[0], r[1], r[2], r[3])
-                for r in self.rows_for(
+                r[0]: msgspec.convert(tuple(r), EmbeddedDocument)
+                for r in self.db.rows_for(
                     "SELECT d.id, d.title, d.abstract, e.vector FROM documents d JOIN embeddings e ON e.doc_id = d.id "
                     "WHERE d.id IN ({marks})",
                     chunk,
@@ -149,23 +152,14 @@ class TagsTable(Table):
             }
             yield [rows[i] for i in chunk if i in rows]
 
-    def sample_embedded(self, model_id: str, n: int) -> list[EmbeddedDocument]:
-        """Up to ``n`` embedded documents, a fixed pseudo-random sample."""
-        rows = self.conn.execute(
-            "SELECT d.id, d.title, d.abstract, e.vector FROM documents d JOIN embeddings e ON e.doc_id = d.id "
-            "WHERE e.model_id = ? AND e.content_hash = d.content_hash ORDER BY (e.vec_id * 2654435761) % 4294967296 "
-            "LIMIT ?",
-            (model_id, n),
-        )
-        return [EmbeddedDocument(r[0], r[1], r[2], r[3]) for r in rows]
-
-    def save_tag_decisions(
-        self, tagger: str, doc_ids: list[str], decisions: Iterable[tuple[str, str, float, str]]
+    def save_decisions(
+        self, tagger: str, doc_ids: list[str], decisions: Iterable[TagDecision | tuple[str, str, float, str]]
     ) -> None:
         """Replace the model/rule tags of ``doc_ids`` with ``TagDecision`` rows (or plain tuples in that order),
         in one transaction; user corrections win: a removed tag is never written, a confirmed one is kept."""
         now = utc_now()
-        with self.transaction() as conn:
+        rows = [msgspec.structs.astuple(d) if isinstance(d, TagDecision) else d for d in decisions]
+        with self.db.transaction() as conn:
             bump_counter(conn, TAG_WRITES)
             for start in range(0, len(doc_ids), 900):
                 chunk = doc_ids[start : start + 900]
@@ -175,7 +169,7 @@ class TagsTable(Table):
                 "INSERT INTO document_tags (doc_id, tag, score, origin, created_at) SELECT ?, ?, ?, ?, ? "
                 "WHERE NOT EXISTS (SELECT 1 FROM tag_corrections c WHERE c.doc_id = ?1 AND c.tag = ?2) "
                 "ON CONFLICT(doc_id, tag) DO NOTHING",
-                [(d, t, s, o, now) for d, t, s, o in decisions],
+                [(d, t, s, o, now) for d, t, s, o in rows],
             )
             conn.executemany(
                 "INSERT INTO tag_state (doc_id, tagger, tagged_at) VALUES (?, ?, ?) "
@@ -186,7 +180,7 @@ class TagsTable(Table):
     def save_correction(self, doc_id: str, add: Iterable[str], remove: Iterable[str]) -> None:
         """Record +tag / -tag corrections and apply them to the document's tags at once."""
         now = utc_now()
-        with self.transaction() as conn:
+        with self.db.transaction() as conn:
             bump_counter(conn, TAG_WRITES)
             for tag, value in [(t, 1) for t in add] + [(t, 0) for t in remove]:
                 conn.execute(
@@ -206,9 +200,5 @@ class TagsTable(Table):
 
     def corrections(self) -> list[Correction]:
         """Every user correction, oldest first."""
-        return [
-            Correction(r[0], r[1], bool(r[2]))
-            for r in self.conn.execute(
-                "SELECT doc_id, tag, value FROM tag_corrections ORDER BY created_at, doc_id, tag"
-            )
-        ]
+        rows = self._rows("SELECT doc_id, tag, value FROM tag_corrections ORDER BY created_at, doc_id, tag")
+        return msgspec.convert([(d, t, bool(v)) for d, t, v in rows], list[Correction])

@@ -1,23 +1,52 @@
-"""The documents table: papers and posts, their upsert rule, filters, and the counts the dashboard and
-reports read.
+"""The crawler's repository: the documents table (papers and posts), their upsert rule, filters, and the counts the
+dashboard and reports read. The crawler writes documents; every later stage reads them through this module.
 
-Rows leave as ``Document`` or as the named rows below; read them by field (``row.content_hash``).
+The table's schema stays with the workspace's migrations (store/schema.py); ``Document`` and the named rows below
+are the records, read by field (``row.content_hash``), on the store's connection (``store.table.Database``); the
+small rows are converted by msgspec (array-like Structs take a row's columns in order).
 """
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from typing import Any, NamedTuple, TypedDict
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
+import msgspec
 import orjson
 
 from radar.store.dates import entered_sql
-from radar.store.models import Document, UpsertCounts, utc_now
-from radar.store.table import CONTRIBUTION_WRITES, TAG_WRITES, Table, bump_counter
+from radar.store.models import UpsertCounts, utc_now
+from radar.store.table import CONTRIBUTION_WRITES, TAG_WRITES, Database, bump_counter
 
 ENTERED = entered_sql("d")
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A paper or a post. ``id`` is the bare arXiv id for papers, ``post:<hash>`` for posts."""
+
+    id: str
+    kind: str
+    source: str
+    title: str
+    abstract: str
+    published: str
+    updated: str = ""
+    authors: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    primary_category: str = ""
+    url: str = ""
+    version: int = 0
+    date_estimated: bool = False
+    extra: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def content_hash(self) -> str:
+        text = "\x1e".join((self.title, self.abstract, "\x1f".join(self.authors), "\x1f".join(self.categories)))
+        return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +60,7 @@ class DocumentMeta:
     version: int
 
 
-class DocumentText(NamedTuple):
+class DocumentText(msgspec.Struct, frozen=True, array_like=True):
     """What the trends term cache reads of a document; ``categories`` is the stored JSON list."""
 
     doc_id: str
@@ -45,25 +74,25 @@ class DocumentText(NamedTuple):
     changed_at: str
 
 
-class DocumentHash(NamedTuple):
+class DocumentHash(msgspec.Struct, frozen=True, array_like=True):
     doc_id: str
     content_hash: str
 
 
-class PublishedRange(NamedTuple):
+class PublishedRange(msgspec.Struct, frozen=True, array_like=True):
     """First and last publication stamps ('' when there is no document)."""
 
     first: str
     last: str
 
 
-class DayCount(NamedTuple):
+class DayCount(msgspec.Struct, frozen=True, array_like=True):
     day: str  # YYYY-MM-DD
     kind: str
     documents: int
 
 
-class DocumentStats(TypedDict):
+class DocumentStats(msgspec.Struct, frozen=True):
     """What `radar stats` shows (and prints with --json): documents, by source, kind and month published."""
 
     documents: int
@@ -124,7 +153,13 @@ def _doc_row(doc: Document, now: str) -> tuple[Any, ...]:
     )
 
 
-def _row_doc(row: sqlite3.Row) -> Document:
+class _Row(Protocol):
+    """A documents row by column name: an ``sqlite3.Row``, or the doctor's columns zipped with a raw row."""
+
+    def __getitem__(self, key: str, /) -> Any: ...
+
+
+def _row_doc(row: _Row) -> Document:
     return Document(
         id=row["id"],
         kind=row["kind"],
@@ -143,16 +178,35 @@ def _row_doc(row: sqlite3.Row) -> Document:
     )
 
 
-class DocumentsTable(Table):
-    """Documents: upsert, read by id or filter, and aggregate counts."""
+def row_intact(columns: Sequence[str], row: Sequence[object]) -> bool:
+    """Whether a documents row (its ``columns``' values) still hashes to its content_hash: its title, abstract,
+    authors and categories unaltered (the doctor's check of a damaged database)."""
+    values = dict(zip(columns, row, strict=True))
+    try:
+        return _row_doc(values).content_hash == values["content_hash"]
+    except (ValueError, TypeError, KeyError):  # JSON that no longer parses, a missing column
+        return False
 
-    def upsert_documents(self, docs: Iterable[Document]) -> UpsertCounts:
+
+class Documents:
+    """Documents on ``db``: upsert, read by id or filter, and aggregate counts."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.conn = db.conn
+
+    def _tuples(self, sql: str, params: Iterable[Any] = ()) -> sqlite3.Cursor:
+        cur = self.conn.cursor()
+        cur.row_factory = None  # plain tuples: what msgspec converts to array-like Structs
+        return cur.execute(sql, tuple(params))
+
+    def upsert(self, docs: Iterable[Document]) -> UpsertCounts:
         """Insert or update documents in one transaction; returns added/updated/unchanged counts."""
         now = utc_now()
         rows = [_doc_row(d, now) for d in docs]
         if not rows:
             return UpsertCounts()
-        with self.transaction() as conn:
+        with self.db.transaction() as conn:
             # new rows get rowids above the current maximum: counting them is a cheap range scan
             max_rowid = conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM documents").fetchone()[0]
             before_changes = conn.total_changes
@@ -161,14 +215,14 @@ class DocumentsTable(Table):
             added = conn.execute("SELECT COUNT(*) FROM documents WHERE rowid > ?", (max_rowid,)).fetchone()[0]
         return UpsertCounts(added=added, updated=changed - added, unchanged=len(rows) - changed)
 
-    def delete_documents(self, ids: Iterable[str]) -> list[str]:
+    def delete(self, ids: Iterable[str]) -> list[str]:
         """Remove documents and what derives from them (embeddings, tags, corrections and tag state go by
         ON DELETE CASCADE) in one transaction; the embeddings generation moves, so a saved vector index is
         rebuilt without them, and the fingerprint changes, so keyword and term indexes are. Returns the ids
         that were there."""
-        found = [r[0] for r in self.rows_for("SELECT id FROM documents WHERE id IN ({marks})", dict.fromkeys(ids))]
+        found = [r[0] for r in self.db.rows_for("SELECT id FROM documents WHERE id IN ({marks})", dict.fromkeys(ids))]
         if found:
-            with self.transaction() as conn:
+            with self.db.transaction() as conn:
                 conn.executemany("DELETE FROM documents WHERE id = ?", [(i,) for i in found])
                 conn.execute(
                     "INSERT INTO meta (key, value) VALUES ('embeddings_generation', '1') ON CONFLICT(key) "
@@ -178,35 +232,33 @@ class DocumentsTable(Table):
                     bump_counter(conn, counter)
         return found
 
-    def get_document(self, doc_id: str) -> Document | None:
+    def get(self, doc_id: str) -> Document | None:
         row = self.conn.execute(f"SELECT {_DOC_COLUMNS} FROM documents WHERE id = ?", (doc_id,)).fetchone()
         return _row_doc(row) if row else None
 
-    def document_meta(self, doc_id: str) -> DocumentMeta | None:
+    def meta(self, doc_id: str) -> DocumentMeta | None:
         row = self.conn.execute(
             "SELECT id, first_seen, changed_at, content_hash, version FROM documents WHERE id = ?", (doc_id,)
         ).fetchone()
         return DocumentMeta(*row) if row else None
 
-    def iter_documents(
-        self, *, since: str = "", until: str = "", kind: str = "", batch: int = 5000
-    ) -> Iterator[Document]:
+    def scan(self, *, since: str = "", until: str = "", kind: str = "", batch: int = 5000) -> Iterator[Document]:
         clauses, params = self._filter_sql(since, until, (), (), (), (kind,) if kind else ())
         where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
         cur = self.conn.execute(f"SELECT {_DOC_COLUMNS} FROM documents d {where} ORDER BY published, id", params)
         while rows := cur.fetchmany(batch):
             yield from (_row_doc(r) for r in rows)
 
-    def count_documents(self) -> int:
+    def count(self) -> int:
         return int(self.conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0])
 
-    def documents(self, ids: Iterable[str]) -> dict[str, Document]:
+    def of(self, ids: Iterable[str]) -> dict[str, Document]:
         return {
             r["id"]: _row_doc(r)
-            for r in self.rows_for(f"SELECT {_DOC_COLUMNS} FROM documents WHERE id IN ({{marks}})", ids)
+            for r in self.db.rows_for(f"SELECT {_DOC_COLUMNS} FROM documents WHERE id IN ({{marks}})", ids)
         }
 
-    def latest_documents(
+    def latest(
         self,
         *,
         since: str = "",
@@ -225,7 +277,7 @@ class DocumentsTable(Table):
         )
         return [_row_doc(r) for r in rows]
 
-    def filter_documents(
+    def matching(
         self,
         *,
         since: str = "",
@@ -287,37 +339,37 @@ class DocumentsTable(Table):
 
     def text_rows(self, changed_since: str = "", batch: int = 5000) -> Iterator[DocumentText]:
         """The text of every document changed at or after ``changed_since`` (all of them when empty)."""
-        cur = self.conn.execute(
+        cur = self._tuples(
             "SELECT id, published, source, primary_category, categories, content_hash, title, abstract, changed_at "
             "FROM documents WHERE changed_at >= ?",
             (changed_since,),
         )
         while rows := cur.fetchmany(batch):
-            yield from map(DocumentText._make, rows)
+            yield from msgspec.convert(rows, list[DocumentText])
 
     def content_hashes(self, ids: Iterable[str]) -> dict[str, str]:
         """The content hash of each of ``ids`` that is stored."""
-        return {r[0]: r[1] for r in self.rows_for("SELECT id, content_hash FROM documents WHERE id IN ({marks})", ids)}
+        return {
+            r[0]: r[1] for r in self.db.rows_for("SELECT id, content_hash FROM documents WHERE id IN ({marks})", ids)
+        }
 
     def content_hashes_since(self, changed_since: str) -> list[DocumentHash]:
         """Content hashes of documents changed at or after ``changed_since``, sorted by id."""
-        rows = self.conn.execute(
+        rows = self._tuples(
             "SELECT id, content_hash FROM documents WHERE changed_at >= ? ORDER BY id", (changed_since,)
         )
-        return [DocumentHash(r[0], r[1]) for r in rows]
+        return msgspec.convert(rows.fetchall(), list[DocumentHash])
 
     def stats(self) -> DocumentStats:
         q = self.conn.execute
-        return {
-            "documents": self.count_documents(),
-            "by_source": {
-                r[0]: r[1] for r in q("SELECT source, COUNT(*) FROM documents GROUP BY source ORDER BY source")
-            },
-            "by_kind": {r[0]: r[1] for r in q("SELECT kind, COUNT(*) FROM documents GROUP BY kind ORDER BY kind")},
-            "by_month": {
+        return DocumentStats(
+            documents=self.count(),
+            by_source={r[0]: r[1] for r in q("SELECT source, COUNT(*) FROM documents GROUP BY source ORDER BY source")},
+            by_kind={r[0]: r[1] for r in q("SELECT kind, COUNT(*) FROM documents GROUP BY kind ORDER BY kind")},
+            by_month={
                 r[0]: r[1] for r in q("SELECT substr(published, 1, 7), COUNT(*) FROM documents GROUP BY 1 ORDER BY 1")
             },
-        }
+        )
 
     def published_range(self, kind: str = "") -> PublishedRange:
         """(first, last) stamps of the day documents entered the record (store.dates), of one kind if given
@@ -350,7 +402,7 @@ class DocumentsTable(Table):
         """Documents per (YYYY-MM-DD, kind) published in [since, until] (no bound when '')."""
         clauses, params = self._filter_sql(since, until, (), (), (), ())
         where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
-        rows = self.conn.execute(
+        rows = self._tuples(
             f"SELECT substr({ENTERED}, 1, 10), d.kind, COUNT(*) FROM documents d {where} GROUP BY 1, 2", params
         )
-        return [DayCount(r[0], r[1], r[2]) for r in rows]
+        return msgspec.convert(rows.fetchall(), list[DayCount])
