@@ -40,9 +40,10 @@ class CardRef(msgspec.Struct, frozen=True):
     area: str
     introduced_by: str
     url: str
-    score: float  # its consequence score to 2 places (0 for a card with no introducing paper)
-    why: str  # the evidence behind its rank, one line
-    named: bool
+    # a report.json written before the consequence ranking (2-6 Dec 2026) lacks these three: read as unranked
+    score: float = 0.0  # its consequence score to 2 places (0 for a card with no introducing paper)
+    why: str = ""  # the evidence behind its rank, one line
+    named: bool = True
 
 
 class CompactRef(CardRef, frozen=True, kw_only=True):

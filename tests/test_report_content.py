@@ -506,6 +506,40 @@ def test_a_run_of_an_older_report_json_reads_back_and_a_malformed_one_is_refused
         read_runs([{"id": "r0", "adoptable": "maybe"}])
 
 
+def test_a_report_json_from_before_the_ranking_reads_its_cards_as_unranked(report_ws: Workspace) -> None:
+    """New this week's cards of a report.json written between the section's first version and the consequence
+    ranking (2-6 Dec 2026) have no score, why or named: they read (score 0, no evidence line, named), as the code
+    before the records read them; a card without its name is still refused."""
+    from radar.reports.result import ReportContent
+
+    profile = Profile(tags={"rl-policy-optimization": 1.0}, terms={"GRPO": 1.0})
+    with report_ws.store() as store:
+        content = gather_content(report_ws, store, parse_week(WEEK), ReportConfig(top_n=3), profile, trends=TRENDS)
+    ref = {"name": "ZORPO", "kind": "method", "area": "rl-post-training", "introduced_by": "2402.00001", "url": ""}
+    card = ref | {
+        "title": "ZORPO: zero-order preference optimisation",
+        "introduced_on": "2024-02-12",
+        "changes": "drops the reference model",
+        "builds_on": ["DPO"],
+        "also": [],
+        "code": [],
+        "preset": "",
+        "preset_title": "",
+        "uses": 0,
+        "compares": 0,
+    }
+    section = {"areas": ["rl-post-training"], "total": 3, "in_areas": 3, "cards": [card],
+               "compact": [ref | {"changes": "one line"}], "more": [ref], "others": []}  # fmt: skip
+    read = ReportContent.read(json.loads(json.dumps(content | {"new_this_week": section})))
+    (got,) = read.new_this_week.cards
+    assert (got.name, got.score, got.why, got.named) == ("ZORPO", 0.0, "", True)
+    assert (read.new_this_week.compact[0].changes, read.new_this_week.more[0].score) == ("one line", 0.0)
+    assert msgspec.to_builtins(got)["score"] == 0.0  # written back whole, in today's shape
+    nameless = {k: v for k, v in card.items() if k != "name"}
+    with pytest.raises(ValueError, match="name"):
+        ReportContent.read(content | {"new_this_week": section | {"cards": [nameless]}})
+
+
 def test_an_older_report_json_reads_back_and_a_damaged_one_is_refused(report_ws: Workspace, tmp_path: Path) -> None:
     """A report.json written before summary, elsewhere, new_this_week and calls existed, its recommendations'
     evidence without the fields added since (and with one a later version added), a run with fewer fields and a
