@@ -110,8 +110,8 @@ def _print_runs(runs: RunRecord | list[RunRecord]) -> None:
 
 
 def _profile_summary(profile: object) -> dict[str, ProfileBrief] | None:
-    """Each arm's efficiency profile in brief (None for a run without profiles; an arm's that does not read is
-    left out)."""
+    """Each arm's efficiency profile in brief (None for a run without profiles). A damaged or foreign profile keeps
+    its arm: a value that is not a number, text or null reads as null, a per-seed part that does not read as {}."""
     if not isinstance(profile, dict):
         return None
     out: dict[str, ProfileBrief] = {}
@@ -120,7 +120,8 @@ def _profile_summary(profile: object) -> dict[str, ProfileBrief] | None:
             try:
                 out[arm] = msgspec.convert(prof | {"per_seed": prof.get("per_seed") or {}}, ProfileBrief)
             except msgspec.ValidationError:
-                continue
+                scalars = {k: v for k, v in prof.items() if k != "per_seed" and isinstance(v, str | int | float)}
+                out[arm] = msgspec.convert(scalars, ProfileBrief)
     return out
 
 

@@ -529,3 +529,19 @@ print("ok")
 """
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr
+
+
+def test_a_damaged_profile_keeps_its_arm_in_the_json() -> None:
+    """A stored profile with a per-seed part or a value of another shape (a damaged record, another version's) keeps
+    its arm in `repro show --json`, those values as null or {}, as the code before the records printed the arm."""
+    from radar.app.cmd_repro import _profile_summary
+
+    brief = _profile_summary(
+        {
+            "dapo": {"step_s": 1.5, "per_seed": {"0": None, "1": [1, 2]}, "peak_mem_gb": [3]},
+            "grpo": {"step_s": 2.0, "per_seed": {"0": {"step_s": 2.0}}},
+        }
+    )
+    assert brief is not None and set(brief) == {"dapo", "grpo"}
+    assert (brief["dapo"].step_s, brief["dapo"].peak_mem_gb, brief["dapo"].per_seed) == (1.5, None, {})
+    assert brief["grpo"].per_seed == {"0": {"step_s": 2.0}}
