@@ -369,3 +369,34 @@ def test_every_contributions_write_changes_their_fingerprint() -> None:
         table.write_contributions([row("BarPO")], [Mention("2501.00001", "ppo", True)])
         seen.add(table.contributions_fingerprint())
         assert len(seen) == 4
+
+
+def test_the_kernels_generic_table_reads_records_in_batches_and_upserts_by_key() -> None:
+    """store.table: a repository's rows become records by msgspec (all at once or in batches of one query), IN lists
+    go 900 ids at a time, and an upsert updates the row's other columns but those it keeps."""
+    from radar.store.table import Repository, chunks, set_meta, upsert_sql
+
+    class Pair(msgspec.Struct, frozen=True, array_like=True):
+        key: str
+        n: int
+
+    with Store(Path(":memory:")) as store:
+        store.conn.execute("CREATE TABLE t (key TEXT PRIMARY KEY, n INTEGER, first TEXT)")
+        put = upsert_sql("t", ("key", "n", "first"), "key", keep=("first",))
+        store.conn.executemany(put, [(f"k{i:04d}", i, "then") for i in range(2000)])
+        store.conn.execute(put, ("k0001", 99, "now"))  # taken: n updated, first kept
+        table = Repository(store)
+        assert table.conn is store.conn
+        rows = table.records(Pair, "SELECT key, n FROM t ORDER BY key")
+        assert len(rows) == 2000 and rows[1] == Pair("k0001", 99)
+        assert table.tuples("SELECT first FROM t WHERE key = 'k0001'").fetchall() == [("then",)]
+        batches = list(table.batches(Pair, "SELECT key, n FROM t WHERE n >= ? ORDER BY key", (1000,), size=300))
+        assert [len(b) for b in batches] == [300, 300, 300, 100] and batches[0][0] == Pair("k1000", 1000)
+        assert table.meta_value("state") == ""
+        with store.transaction() as conn:
+            set_meta(conn, "state", "a")
+            set_meta(conn, "state", "b")
+        assert table.meta_value("state") == "b"
+    assert [len(c) for c in chunks(range(2000))] == [900, 900, 200] and list(chunks([])) == []
+    with pytest.raises(ValueError, match="no key"):
+        upsert_sql("t", ("key", "n"))

@@ -18,7 +18,7 @@ import msgspec
 
 from radar.store.dates import entered_sql
 from radar.store.models import utc_now
-from radar.store.table import CONTRIBUTION_WRITES, Database, bump_counter
+from radar.store.table import CONTRIBUTION_WRITES, Repository, bump_counter
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,12 +106,9 @@ _SELECT = f"SELECT {', '.join('c.' + c.strip() for c in _COLUMNS.split(','))}, d
 _PUBLISHED_BY = "d.published <= ?"
 
 
-class Contributions:
+class Contributions(Repository):
     """Contributions and mentions on ``db``: the papers still to decide, writes per batch, reads by week, name and
     id."""
-
-    def __init__(self, db: Database) -> None:
-        self.db = db
 
     def papers_without_contribution(self, model: str) -> list[str]:
         """Ids of the papers with no contribution by ``model`` for their current text, oldest first."""
