@@ -210,7 +210,7 @@ class Documents(Repository):
         ON DELETE CASCADE) in one transaction; the embeddings generation moves, so a saved vector index is
         rebuilt without them, and the fingerprint changes, so keyword and term indexes are. Returns the ids
         that were there."""
-        found = [r[0] for r in self.db.rows_for("SELECT id FROM documents WHERE id IN ({marks})", dict.fromkeys(ids))]
+        found = [r[0] for r in self.rows_for("SELECT id FROM documents WHERE id IN ({marks})", dict.fromkeys(ids))]
         if found:
             with self.db.transaction() as conn:
                 conn.executemany("DELETE FROM documents WHERE id = ?", [(i,) for i in found])
@@ -242,7 +242,7 @@ class Documents(Repository):
     def of(self, ids: Iterable[str]) -> dict[str, Document]:
         return {
             r["id"]: _row_doc(r)
-            for r in self.db.rows_for(f"SELECT {_DOC_COLUMNS} FROM documents WHERE id IN ({{marks}})", ids)
+            for r in self.rows_for(f"SELECT {_DOC_COLUMNS} FROM documents WHERE id IN ({{marks}})", ids)
         }
 
     def latest(
@@ -326,20 +326,17 @@ class Documents(Repository):
 
     def text_rows(self, changed_since: str = "", batch: int = 5000) -> Iterator[DocumentText]:
         """The text of every document changed at or after ``changed_since`` (all of them when empty)."""
-        for rows in self.batches(
-            DocumentText,
+        cur = self.tuples(
             "SELECT id, published, source, primary_category, categories, content_hash, title, abstract, changed_at "
             "FROM documents WHERE changed_at >= ?",
             (changed_since,),
-            batch,
-        ):
-            yield from rows
+        )
+        while rows := cur.fetchmany(batch):
+            yield from msgspec.convert(rows, list[DocumentText])
 
     def content_hashes(self, ids: Iterable[str]) -> dict[str, str]:
         """The content hash of each of ``ids`` that is stored."""
-        return {
-            r[0]: r[1] for r in self.db.rows_for("SELECT id, content_hash FROM documents WHERE id IN ({marks})", ids)
-        }
+        return {r[0]: r[1] for r in self.rows_for("SELECT id, content_hash FROM documents WHERE id IN ({marks})", ids)}
 
     def content_hashes_since(self, changed_since: str) -> list[DocumentHash]:
         """Content hashes of documents changed at or after ``changed_since``, sorted by id."""

@@ -81,7 +81,7 @@ class FrameworkEntries(Repository):
         with self.db.transaction() as conn:
             old = {
                 r[0]: tuple(r[1:])
-                for r in self.db.rows_for(
+                for r in self.rows_for(
                     f"SELECT {', '.join(_ENTRY_COLUMNS)} FROM framework_entries WHERE id IN ({{marks}})",
                     [e.id for e in rows],
                 )

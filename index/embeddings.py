@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 import msgspec
 
 from radar.store.dates import entered_sql
-from radar.store.table import EMBEDDINGS_GENERATION, Repository, bump_counter, chunks, marks, upsert_sql
+from radar.store.table import EMBEDDINGS_GENERATION, Repository, bump_counter, upsert_sql
 
 _SAVE_SQL = upsert_sql("embeddings", ("doc_id", "model_id", "content_hash", "vector"), "doc_id")
 
@@ -101,14 +101,14 @@ class Embeddings(Repository):
     def vec_ids_of(self, doc_ids: Iterable[str]) -> dict[str, int]:
         return {
             r[0]: r[1]
-            for r in self.db.rows_for("SELECT doc_id, vec_id FROM embeddings WHERE doc_id IN ({marks})", doc_ids)
+            for r in self.rows_for("SELECT doc_id, vec_id FROM embeddings WHERE doc_id IN ({marks})", doc_ids)
         }
 
     def doc_ids_for_vectors(self, vec_ids: Iterable[int]) -> dict[int, str]:
-        out: dict[int, str] = {}
-        for ids in chunks(vec_ids):
-            out.update(self.tuples(f"SELECT vec_id, doc_id FROM embeddings WHERE vec_id IN ({marks(ids)})", ids))
-        return out
+        return {
+            r[0]: r[1]
+            for r in self.rows_for("SELECT vec_id, doc_id FROM embeddings WHERE vec_id IN ({marks})", vec_ids)
+        }
 
     def facets(self) -> list[Facet]:
         """The filterable fields of every document, for in-memory filtering."""
@@ -120,13 +120,13 @@ class Embeddings(Repository):
 
     def iter_vectors(self, model_id: str, batch: int = 20000) -> Iterator[list[StoredVector]]:
         """Batches of the vectors of the current content of every document, by vec_id."""
-        yield from self.batches(
-            StoredVector,
+        cur = self.tuples(
             "SELECT e.vec_id, e.vector FROM embeddings e JOIN documents d ON d.id = e.doc_id "
             "WHERE e.model_id = ? AND e.content_hash = d.content_hash ORDER BY e.vec_id",
             (model_id,),
-            batch,
         )
+        while rows := cur.fetchmany(batch):
+            yield msgspec.convert(rows, list[StoredVector])
 
     def sample_embedded(self, model_id: str, n: int) -> list[EmbeddedDocument]:
         """Up to ``n`` embedded documents, a fixed pseudo-random sample."""
@@ -148,7 +148,7 @@ class Embeddings(Repository):
         """Vector bytes of the given documents from ``model_id``, for their current content only."""
         return {
             r[0]: r[1]
-            for r in self.db.rows_for(
+            for r in self.rows_for(
                 "SELECT e.doc_id, e.vector FROM embeddings e JOIN documents d ON d.id = e.doc_id "
                 "WHERE e.model_id = ? AND e.content_hash = d.content_hash AND e.doc_id IN ({marks})",
                 ids,

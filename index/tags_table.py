@@ -17,11 +17,11 @@ import msgspec
 from radar.index.embeddings import EmbeddedDocument
 from radar.store.dates import entered_sql
 from radar.store.models import utc_now
-from radar.store.table import TAG_WRITES, Repository, bump_counter, chunks, marks, upsert_sql
+from radar.store.table import TAG_WRITES, Repository, bump_counter, chunks, upsert_sql
 
 ENTERED = entered_sql("d")
 _STATE_SQL = upsert_sql("tag_state", ("doc_id", "tagger", "tagged_at"), "doc_id")
-_CORRECTION_SQL = upsert_sql("tag_corrections", ("doc_id", "tag", "value", "created_at"), "doc_id", "tag")
+_CORRECTION_SQL = upsert_sql("tag_corrections", ("doc_id", "tag", "value", "created_at"), "doc_id, tag")
 
 
 class TagDecision(msgspec.Struct, frozen=True, array_like=True):
@@ -70,7 +70,7 @@ class Tags(Repository):
     def scores(self, ids: Iterable[str]) -> dict[str, dict[str, float]]:
         """{doc_id: {tag: score}} (the tagger's confidence; corrections and rules score 1)."""
         out: dict[str, dict[str, float]] = {}
-        for doc_id, tag, score in self.db.rows_for(
+        for doc_id, tag, score in self.rows_for(
             "SELECT doc_id, tag, score FROM document_tags WHERE doc_id IN ({marks})", ids
         ):
             out.setdefault(doc_id, {})[tag] = float(score)
@@ -137,7 +137,7 @@ class Tags(Repository):
         for chunk in chunks(ids, batch):
             rows = {
                 r[0]: msgspec.convert(tuple(r), EmbeddedDocument)
-                for r in self.db.rows_for(
+                for r in self.rows_for(
                     "SELECT d.id, d.title, d.abstract, e.vector FROM documents d JOIN embeddings e ON e.doc_id = d.id "
                     "WHERE d.id IN ({marks})",
                     chunk,
@@ -155,7 +155,10 @@ class Tags(Repository):
         with self.db.transaction() as conn:
             bump_counter(conn, TAG_WRITES)
             for chunk in chunks(doc_ids):
-                conn.execute(f"DELETE FROM document_tags WHERE origin != 'user' AND doc_id IN ({marks(chunk)})", chunk)
+                conn.execute(
+                    f"DELETE FROM document_tags WHERE origin != 'user' AND doc_id IN ({','.join('?' * len(chunk))})",
+                    chunk,
+                )
             conn.executemany(
                 "INSERT INTO document_tags (doc_id, tag, score, origin, created_at) SELECT ?, ?, ?, ?, ? "
                 "WHERE NOT EXISTS (SELECT 1 FROM tag_corrections c WHERE c.doc_id = ?1 AND c.tag = ?2) "

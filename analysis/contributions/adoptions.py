@@ -65,7 +65,7 @@ class Adoptions(Repository):
     def adoptions_of(self, keys: Iterable[str]) -> dict[str, list[Adopted]]:
         """The framework entries matched to each spelling key, oldest first (keys no entry names are absent)."""
         out: dict[str, list[Adopted]] = {}
-        rows = self.db.rows_for(
+        rows = self.rows_for(
             "SELECT m.key, e.framework, e.published, e.link, e.kind, e.title, m.via, m.intro_id, m.sense "
             "FROM framework_matches m JOIN framework_entries e ON e.id = m.entry_id "
             "WHERE m.key IN ({marks}) ORDER BY e.published, e.id",

@@ -146,7 +146,7 @@ class Contributions(Repository):
             )
 
     def contributions(self, ids: Iterable[str]) -> dict[str, ContributionRow]:
-        return {r["doc_id"]: _row(r) for r in self.db.rows_for(_SELECT + " WHERE c.doc_id IN ({marks})", ids)}
+        return {r["doc_id"]: _row(r) for r in self.rows_for(_SELECT + " WHERE c.doc_id IN ({marks})", ids)}
 
     def introductions(self, since: str = "", until: str = "") -> list[ContributionRow]:
         """Papers that entered the record in [since, until] (YYYY-MM-DD or stamps; '' = open; store.dates: a paper
@@ -177,7 +177,7 @@ class Contributions(Repository):
 
     def introductions_of(self, keys: Iterable[str]) -> list[ContributionRow]:
         """Papers that introduce a name with one of these spelling keys, oldest first."""
-        rows = self.db.rows_for(_SELECT + " WHERE c.introduces = 1 AND c.name_key IN ({marks})", dict.fromkeys(keys))
+        rows = self.rows_for(_SELECT + " WHERE c.introduces = 1 AND c.name_key IN ({marks})", dict.fromkeys(keys))
         return sorted((_row(r) for r in rows), key=lambda r: (r.published, r.doc_id))
 
     def introductions_also_naming(self, text: str) -> list[ContributionRow]:
@@ -192,7 +192,7 @@ class Contributions(Repository):
     def mentions_by_paper(self, ids: Iterable[str]) -> dict[str, list[Mention]]:
         """The names each of ``ids`` mentions (papers that mention none are absent), by key."""
         out: dict[str, list[Mention]] = {}
-        rows = self.db.rows_for(
+        rows = self.rows_for(
             "SELECT doc_id, key, compared, expansion FROM document_mentions WHERE doc_id IN ({marks}) "
             "ORDER BY doc_id, key",
             ids,
@@ -205,7 +205,7 @@ class Contributions(Repository):
         """Papers naming each spelling key, oldest first (keys nobody names are absent), with the long form
         each gives and the area of its own contribution."""
         out: dict[str, list[MentionRow]] = {}
-        rows = self.db.rows_for(
+        rows = self.rows_for(
             "SELECT m.key, m.doc_id, d.published, m.compared, m.expansion, COALESCE(c.area, '') "
             "FROM document_mentions m JOIN documents d ON d.id = m.doc_id "
             "LEFT JOIN contributions c ON c.doc_id = m.doc_id "

@@ -28,13 +28,12 @@ from radar.store.urls import UrlRefused, check_configured_url, check_email
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 FEEDBACK_SOURCES = ("import", "cli", "dashboard", "report")
 _FEEDBACK_SQL = upsert_sql(
-    "person_feedback", ("person_id", "doc_id", "value", "source", "created_at"), "person_id", "doc_id"
+    "person_feedback", ("person_id", "doc_id", "value", "source", "created_at"), "person_id, doc_id"
 )
 _SEARCH_SQL = upsert_sql(
     "saved_searches",
     ("person_id", "name", "query", "filters", "min_score", "created_at"),
-    "person_id",
-    "name",
+    "person_id, name",
     keep=("created_at",),
 )
 
@@ -172,7 +171,7 @@ class People(Repository):
         if value not in (1, -1) or source not in FEEDBACK_SOURCES:
             raise StoreError(f"feedback must be +1 or -1 from one of {', '.join(FEEDBACK_SOURCES)}")
         person = self.person(name)
-        known = {r[0] for r in self.db.rows_for("SELECT id FROM documents WHERE id IN ({marks})", doc_ids)}
+        known = {r[0] for r in self.rows_for("SELECT id FROM documents WHERE id IN ({marks})", doc_ids)}
         now = utc_now()
         with self.db.transaction() as conn:
             conn.executemany(
