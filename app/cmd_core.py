@@ -384,12 +384,12 @@ def report_story(built: BuiltReport | None) -> list[str]:
     t = c.trends
     lines = [f"{c.period.describe}: {c.headline.documents:,} documents"]
     lines += [f"- {b.text}".replace("`", "") + (f": {b.label}" if b.label else "") for b in c.summary]
-    emerging = [f"{e['term']} ({e['recent_count']} recent)" for e in t["emerging"][:4]]
-    window = f"{t.get('start', '')}..{t['as_of']}" if t.get("start") else t["as_of"]
+    emerging = [f"{e.term} ({e.recent_count} recent)" for e in t.emerging[:4]]
+    window = f"{t.start}..{t.as_of}" if t.start else t.as_of
     lines.append(f"emerging over {window}: " + (", ".join(emerging) if emerging else "none passes the bar"))
-    for label, named in (("new methods", t["new_methods"]), ("new models", t.get("new_models") or [])):
+    for label, named in (("new methods", t.new_methods), ("new models", t.new_models)):
         if named:
-            shown = [f"{m['name']} (first seen {m['first_seen'][:10]})" for m in named[:4]]
+            shown = [f"{m.name} (first seen {m.first_seen[:10]})" for m in named[:4]]
             lines.append(f"{label}: " + ", ".join(shown))
     return lines
 

@@ -11,13 +11,16 @@ from __future__ import annotations
 import argparse
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+import msgspec
 from rich.markup import escape
 
 from radar.app.context import Radar
 from radar.app.output import console, err_console, print_json
-from radar.repro.records import RunRecord
+from radar.repro.records import RunParams, RunRecord
+from radar.repro.result_shapes import Json, JsonObject
+from radar.repro.shapes import Scalar
 from radar.store import Workspace, resolve_root
 from radar.store.errors import RadarError
 
@@ -35,57 +38,89 @@ def _api(args: argparse.Namespace) -> Reproductions:
     return wiring.reproductions(Radar(Workspace.open(resolve_root(args.workspace))))
 
 
-def _summary(run: RunRecord) -> dict[str, Any]:  # the JSON edge: `radar repro run/list/show --json`
-    """The run as one JSON object: what it compared on what, its verdict, metrics, plots, params, life cycle,
-    and each arm's profile in brief."""
-    result = run.result
-    verdict = result.get("verdict")
-    return {
-        "id": run.id,
-        "status": run.status,
-        "setup": run.setup,
-        "verdict": verdict,
-        "metrics": result.get("metrics"),
-        "plots": list(run.plots),
-        "params": run.params,
-        "progress": run.progress,
-        "error": run.error,
-        "created_at": run.created_at,
-        "started_at": run.started_at,
-        "finished_at": run.finished_at,
-        "folder": result.get("folder"),
-        "eval_overlap": run.eval_overlap,
-        "model": result.get("model"),
-        "profile": _profile_summary(result.get("profile")),
-        "efficiency": verdict.get("efficiency") if isinstance(verdict, dict) else None,
-    }
+class ProfileBrief(msgspec.Struct, kw_only=True):
+    """An arm's efficiency profile in brief (means over its seeds; each seed's own under ``per_seed``): the stored
+    profile's values as stored (a key it lacks reads as null)."""
+
+    step_s: Scalar = None
+    generate_s: Scalar = None
+    reward_s: Scalar = None
+    ref_s: Scalar = None
+    train_s: Scalar = None
+    tokens_per_s: Scalar = None
+    gen_tokens_per_s: Scalar = None
+    train_tokens_per_s: Scalar = None
+    peak_mem_gb: Scalar = None
+    peak_mem_kind: Scalar = None
+    ref_model: Scalar = None
+    device: Scalar = None
+    seeds: Scalar = None
+    per_seed: dict[str, dict[str, Scalar]] = {}
 
 
-PROFILE_KEYS = (
-    "step_s",
-    "generate_s",
-    "reward_s",
-    "ref_s",
-    "train_s",
-    "tokens_per_s",
-    "gen_tokens_per_s",
-    "train_tokens_per_s",
-    "peak_mem_gb",
-    "peak_mem_kind",
-    "ref_model",
-    "device",
-    "seeds",
-)
+class RunJson(msgspec.Struct, kw_only=True):
+    """`radar repro run/list/show/cancel --json`: what a run compared on what, its verdict, metrics, plots, params,
+    life cycle, and each arm's profile in brief; the stored JSON parts as stored (``RunJson.of``)."""
+
+    id: str
+    status: str
+    setup: str
+    verdict: JsonObject | None
+    metrics: JsonObject | None
+    plots: list[str]
+    params: RunParams
+    progress: float
+    error: str
+    created_at: str
+    started_at: str
+    finished_at: str
+    folder: str | None
+    eval_overlap: JsonObject | None
+    model: JsonObject | None
+    profile: dict[str, ProfileBrief] | None
+    efficiency: Json
+
+    @classmethod
+    def of(cls, run: RunRecord) -> RunJson:
+        result, verdict = run.result, run.result.get("verdict")
+        return cls(
+            id=run.id,
+            status=run.status,
+            setup=run.setup,
+            verdict=verdict,
+            metrics=result.get("metrics"),
+            plots=list(run.plots),
+            params=run.params,
+            progress=run.progress,
+            error=run.error,
+            created_at=run.created_at,
+            started_at=run.started_at,
+            finished_at=run.finished_at,
+            folder=result.get("folder"),
+            eval_overlap=result.get("eval_overlap"),
+            model=result.get("model"),
+            profile=_profile_summary(result.get("profile")),
+            efficiency=verdict.get("efficiency") if isinstance(verdict, dict) else None,
+        )
 
 
-def _profile_summary(profile: Any) -> dict[str, Any] | None:
-    """Each arm's efficiency profile (means over its seeds; per seed under ``per_seed``)."""
+def _print_runs(runs: RunRecord | list[RunRecord]) -> None:
+    """The --json of one run or a list of them."""
+    print_json(msgspec.to_builtins(RunJson.of(runs) if isinstance(runs, RunRecord) else [RunJson.of(r) for r in runs]))
+
+
+def _profile_summary(profile: object) -> dict[str, ProfileBrief] | None:
+    """Each arm's efficiency profile in brief (None for a run without profiles; an arm's that does not read is
+    left out)."""
     if not isinstance(profile, dict):
         return None
-    out: dict[str, Any] = {}
+    out: dict[str, ProfileBrief] = {}
     for arm, prof in profile.items():
         if isinstance(prof, dict):
-            out[arm] = {k: prof.get(k) for k in PROFILE_KEYS} | {"per_seed": prof.get("per_seed") or {}}
+            try:
+                out[arm] = msgspec.convert(prof | {"per_seed": prof.get("per_seed") or {}}, ProfileBrief)
+            except msgspec.ValidationError:
+                continue
     return out
 
 
@@ -121,7 +156,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     log = api.log_path(run.id)
     if args.background:
         if args.json:
-            print_json(_summary(api.get(run.id, reap_first=False)))
+            _print_runs(api.get(run.id, reap_first=False))
         else:
             console.print(
                 f"started {run.id} in the background (pid {proc.pid}); follow it with "
@@ -140,7 +175,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     run = api.wait(run.id, proc, on_progress=progress)
     if args.json:
-        print_json(_summary(run))
+        _print_runs(run)
     else:
         _print_run(run)
     if run.status == "cancelled" and "stopped by" in run.error:
@@ -173,7 +208,7 @@ def _print_run(run: RunRecord) -> None:
                 f"p {_p(t.p)} (Holm {_p(t.p_adjusted)}), n={t.n}, {t.test}"
             )
         if run.eval_overlap is not None:
-            console.print(f"  evaluation prompts seen in training (measured): {run.eval_overlap.get('share')}")
+            console.print(f"  evaluation prompts seen in training (measured): {run.eval_overlap.share}")
         m: Mapping[str, object] = run.metrics or {}  # a record without metrics prints None, as before
         console.print(
             f"time to verdict {m.get('time_to_verdict_s')} s, {m.get('steps_per_s')} steps/s on {m.get('device')}"
@@ -235,18 +270,18 @@ def _print_profile(run: RunRecord) -> None:
     )
     names = {"method": run.method, "baseline": f"{run.baseline} (baseline)"}
     for arm, p in profile.items():
-        cells = [_num(p.get(k), 3) for k in ("step_s", "generate_s", "reward_s", "ref_s", "train_s")]
+        cells = [_num(x, 3) for x in (p.step_s, p.generate_s, p.reward_s, p.ref_s, p.train_s)]
         console.print(
             f"    {escape(names.get(arm, arm)):<22} {cells[0]:>8} {cells[1]:>9} {cells[2]:>8} {cells[3]:>7} "
-            f"{cells[4]:>9} {_num(p.get('tokens_per_s'), 1):>8} {_num(p.get('peak_mem_gb'), 2):>8}"
+            f"{cells[4]:>9} {_num(p.tokens_per_s, 1):>8} {_num(p.peak_mem_gb, 2):>8}"
         )
     first = next(iter(profile.values()))
-    console.print(f"    device {first.get('device')}; memory: {escape(str(first.get('peak_mem_kind') or ''))}")
+    console.print(f"    device {first.device}; memory: {escape(str(first.peak_mem_kind or ''))}")
     if run.efficiency_text:
         console.print(f"  {escape(run.method)} vs {escape(run.baseline)}: {escape(run.efficiency_text)}")
 
 
-def _num(x: Any, digits: int) -> str:
+def _num(x: Scalar, digits: int) -> str:
     return "n/a" if not isinstance(x, int | float) else f"{x:.{digits}f}"
 
 
@@ -257,7 +292,7 @@ def _p(x: float | None) -> str:
 def cmd_list(args: argparse.Namespace) -> int:
     runs = _api(args).runs(status=args.status)
     if args.json:
-        print_json([_summary(r) for r in runs])
+        _print_runs(runs)
         return 0
     if not runs:
         console.print("no reproduction runs yet; start one with `radar repro run --method dapo`")
@@ -272,7 +307,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     run = _api(args).get(args.run_id)
     if args.json:
-        print_json(_summary(run))
+        _print_runs(run)
     else:
         _print_run(run)
     return 0
@@ -281,7 +316,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_cancel(args: argparse.Namespace) -> int:
     run = _api(args).cancel(args.run_id)
     if args.json:
-        print_json(_summary(run))
+        _print_runs(run)
     else:
         console.print(
             f"{run.id}: {run.status}" + (" (cancel requested; stops at its next step)" if run.cancel_requested else "")
@@ -320,17 +355,17 @@ def cmd_methods(args: argparse.Namespace) -> int:
         return 0
     docs = presets.describe()  # radar.toml's [[repro.presets]] beside the built-ins
     if args.json:
-        print_json(docs)
+        print_json(msgspec.to_builtins(docs))
         return 0
     for d in docs:
-        mark = "  (radar.toml)" if d["source"] != "built-in" else ""
-        console.print(f"[bold]{escape(d['name'])}[/bold]  {escape(d['title'])}  arXiv:{d['arxiv'] or '-'}{mark}")
-        if d["baseline"]:
-            console.print(f"    vs {d['baseline']}, changes: {escape(', '.join(d['changes']))}")
-        if d["plugins"]:
-            named = ", ".join(f"{point} {name}" for point, name in d["plugins"].items())
+        mark = "  (radar.toml)" if d.source != "built-in" else ""
+        console.print(f"[bold]{escape(d.name)}[/bold]  {escape(d.title)}  arXiv:{d.arxiv or '-'}{mark}")
+        if d.baseline:
+            console.print(f"    vs {d.baseline}, changes: {escape(', '.join(d.changes))}")
+        if d.plugins:
+            named = ", ".join(f"{point} {name}" for point, name in d.plugins.items())
             console.print(f"    plug-ins: {escape(named)}")
-        console.print(f"    claim: {escape(d['claim'])}")
+        console.print(f"    claim: {escape(d.claim)}")
     extra = [p for p in plugins.all() if plugins.source(p.point, p.name) != "built-in"]
     if extra:
         console.print("installed plug-ins (entry points; name them in [[repro.presets]] settings):")
@@ -361,7 +396,7 @@ def cmd_work(args: argparse.Namespace) -> int:
 
     done = _api(args).work(log=log, max_runs=args.max_runs)
     if args.json:
-        print_json([_summary(r) for r in done])
+        _print_runs(done)
     elif not done:
         console.print("the queue is empty; `radar weekly` queues its `reproduce` recommendations ([repro] weekly_runs)")
     if any(r.status == "cancelled" and "stopped by" in r.error for r in done):

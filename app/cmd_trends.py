@@ -6,12 +6,13 @@ import argparse
 from typing import Any
 
 import msgspec
+from msgspec import UNSET
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
 from radar.analysis.trends.config import check_window
-from radar.analysis.trends.result import PeriodTrends, TermTrend, TrendsResult, share_change
+from radar.analysis.trends.result import Burst, PeriodTrends, TermTrend, TrendsResult, share_change
 from radar.app.cli_helpers import open_radar, parse_date
 from radar.app.output import console, err_console, keep_whole, print_json
 from radar.reports.period import resolve_period
@@ -77,8 +78,8 @@ def _period(args: argparse.Namespace) -> int:
 def print_period(found: PeriodTrends, limit: int) -> None:
     """The tags' change in share for the period, then its terms, new names and topics."""
     tags = found.tags
-    docs = tags.recent.get("documents", 0) if tags.recent else 0
-    against = f"{tags.baseline['start']}..{tags.baseline['end']}" if tags.baseline else "?"
+    docs = tags.recent.documents if tags.recent and tags.recent.documents is not UNSET else 0
+    against = f"{tags.baseline.start}..{tags.baseline.end}" if tags.baseline else "?"
     console.print(
         Text(f"{found.label} ({found.start}..{found.end}): tags' share of the {docs:,} documents against {against}")
     )
@@ -106,9 +107,9 @@ def _pct(x: float | None) -> str:
 def _why(e: TermTrend) -> str:
     """Which rule listed a term (short: the JSON has baseline_end and family): rise, continuing (against the
     months before its burst), launch (a model family's), fall, or the successor that replaced a family."""
-    if e.get("successor"):
-        return f"-> {e['successor']}"
-    return {"continuing rise": "continuing", "family launch": "launch"}.get(e.get("rule") or "", e.get("rule") or "")
+    if e.successor:
+        return f"-> {e.successor}"
+    return {"continuing rise": "continuing", "family launch": "launch"}.get(e.rule or "", e.rule or "")
 
 
 def _print(r: TrendsResult, limit: int, *, tags_too: bool = True) -> None:
@@ -116,19 +117,19 @@ def _print(r: TrendsResult, limit: int, *, tags_too: bool = True) -> None:
     assert rec is not None and base is not None  # a result with terms has its windows
     console.print(
         Text(
-            f"trends as of {r.as_of} ({r.window}): recent {rec['start']}..{rec['end']} "
-            f"({rec['documents']:,} documents) against {base['start']}..{base['end']}"
+            f"trends as of {r.as_of} ({r.window}): recent {rec.start}..{rec.end} "
+            f"({rec.documents:,} documents) against {base.start}..{base.end}"
         )
     )
     for terms, title in ((r.emerging, "Emerging terms"), (r.declining, "Declining terms")):
         rows: list[list[object]] = [
             [
-                e["term"] + (f" (= {', '.join(e['aliases'][:2])})" if e["aliases"] else ""),
-                f"{e['score']:.1f}",
-                e["recent_count"],
-                f"{_pct(e['baseline_share'])} -> {_pct(e['recent_share'])}",
-                e["first_seen"],
-                e["burst"]["since"] or "-",
+                e.term + (f" (= {', '.join(e.aliases[:2])})" if e.aliases else ""),
+                f"{e.score:.1f}",
+                e.recent_count,
+                f"{_pct(e.baseline_share)} -> {_pct(e.recent_share)}",
+                e.first_seen,
+                (e.burst.since if isinstance(e.burst, Burst) else None) or "-",
                 _why(e),
             ]
             for e in terms[:limit]
@@ -143,8 +144,7 @@ def _print(r: TrendsResult, limit: int, *, tags_too: bool = True) -> None:
             else Text(f"{title}: none")
         )
     rows = [
-        [m["name"], m.get("kind") or "-", m["first_seen"], m["first_id"], m["count"], m["recent_count"]]
-        + [f"{m['growth']:.1f}x"]
+        [m.name, m.kind or "-", m.first_seen, m.first_id, m.count, m.recent_count] + [f"{m.growth:.1f}x"]
         for m in r.new_methods[:limit]
     ]
     console.print(
@@ -156,7 +156,7 @@ def _print(r: TrendsResult, limit: int, *, tags_too: bool = True) -> None:
         if rows
         else Text("New methods: none")
     )
-    rows = [[t["id"], t["label"], t["size"], t["recent_size"], f"{t['growth']:.2f}x"] for t in r.topics[:limit]]
+    rows = [[t.id, t.label, t.size, t.recent_size, f"{t.growth:.2f}x"] for t in r.topics[:limit]]
     console.print(
         _table("Topics", ["id", "label", "docs", "recent", "growth"], rows)
         if rows
@@ -169,7 +169,7 @@ def _print(r: TrendsResult, limit: int, *, tags_too: bool = True) -> None:
 def _print_tags(r: TrendsResult) -> None:
     """Tags and groups: count and change in share, in the words of the report and the dashboard."""
     for key, title, found in (("tag_trends", "Tags", r.tag_trends), ("group_trends", "Tag groups", r.group_trends)):
-        rows = [[t["tag"], t["recent_count"], share_change(t)] for t in found]
+        rows = [[t.tag, t.recent_count, share_change(t)] for t in found]
         if not rows and key == "group_trends":
             continue
         console.print(

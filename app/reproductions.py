@@ -31,10 +31,11 @@ import msgspec
 
 from radar.app.run_summaries import finished_runs
 from radar.app.settings import ReproConfig
+from radar.reports.recommend import Recommendation
 from radar.reports.runs import RunSummary
 from radar.repro import supervise
 from radar.repro.export import export_run
-from radar.repro.methods import Catalog
+from radar.repro.methods import Catalog, PresetSettings
 from radar.repro.records import RunAdoption, RunRecord
 from radar.repro.runs_table import Runs
 from radar.repro.spec import (
@@ -76,12 +77,16 @@ class Queued:
         return self.status == "queued"
 
 
-def _hash(doc: dict[str, Any]) -> str:
+# what identifies an experiment: the RunSpec's fields but the device and seed pairs, the steps, each arm's settings
+ExperimentDoc = dict[str, str | int | bool | dict[str, PresetSettings]]
+
+
+def _hash(doc: ExperimentDoc) -> str:
     return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()[:20]
 
 
-def _experiment_doc(spec: RunSpec, presets: Catalog, dataset_sha256: str = "") -> dict[str, Any]:
-    doc: dict[str, Any] = {k: v for k, v in asdict(spec).items() if k not in ("device", "seeds", "first_pair")}
+def _experiment_doc(spec: RunSpec, presets: Catalog, dataset_sha256: str = "") -> ExperimentDoc:
+    doc: ExperimentDoc = {k: v for k, v in asdict(spec).items() if k not in ("device", "seeds", "first_pair")}
     doc["steps"] = spec.total_steps
     doc["settings"] = {arm: presets.settings(getattr(spec, arm)) for arm in ("method", "baseline")}
     dataset = doc.get("dataset")
@@ -133,11 +138,16 @@ class Reproductions:
     def configured_spec(self, method: str) -> RunSpec:
         """The run `radar weekly` and the dashboard's Reproduce button queue for ``method``: [repro]'s settings."""
         cfg = self.config
-        extra: dict[str, Any] = {
-            k: v for k, v in (("model", cfg.model), ("dataset", cfg.dataset), ("lora", cfg.lora)) if v
-        }
         return self.spec(
-            method, task=cfg.task, preset=cfg.preset, seeds=cfg.seeds, steps=cfg.steps, device=cfg.device, **extra
+            method,
+            task=cfg.task,
+            preset=cfg.preset,
+            seeds=cfg.seeds,
+            steps=cfg.steps,
+            device=cfg.device,
+            model=cfg.model,  # RunSpec's defaults ("", False) when [repro] names no checkpoint
+            dataset=cfg.dataset,
+            lora=cfg.lora,
         )
 
     @contextmanager
@@ -280,12 +290,12 @@ class Reproductions:
             return
 
     def queue_recommended(
-        self, recommendations: Sequence[dict[str, Any]], budget: int, week: str
+        self, recommendations: Sequence[Recommendation], budget: int, week: str
     ) -> tuple[list[Queued], int]:
         """Queue the ``reproduce`` recommendations' presets, at most ``budget`` new runs for ``week`` (runs queued
         for it earlier count; duplicates cost nothing). Returns (asked for, budget left)."""
         out: list[Queued] = []
-        presets = [r.get("evidence", {}).get("preset", "") for r in recommendations if r.get("action") == "reproduce"]
+        presets = [r.evidence.preset for r in recommendations if r.action == "reproduce"]
         with self.runs_table() as store:
             left = budget - sum(r.params.get("queued_for") == week for r in store.list_runs(kind=KIND))
             for preset in dict.fromkeys(p for p in presets if p):
@@ -377,7 +387,7 @@ class Reproductions:
             self.start_worker()
         return queued
 
-    def weekly_step(self, recommendations: Sequence[dict[str, Any]], week: str) -> tuple[bool, str]:
+    def weekly_step(self, recommendations: Sequence[Recommendation], week: str) -> tuple[bool, str]:
         """`radar weekly`'s reproduce step: queue this week's reproduce recommendations within the budget."""
         cfg = self.config
         if not cfg.weekly_runs:
@@ -387,7 +397,7 @@ class Reproductions:
         parts = [f"{len(new)} queued" + (f" ({', '.join(q.method for q in new)})" if new else "")]
         if len(queued) > len(new):
             parts.append(", ".join(f"{q.method} {q.status}" for q in queued if not q.new))
-        wanted = {r["evidence"].get("preset") for r in recommendations if r.get("action") == "reproduce"} - {None, ""}
+        wanted = {r.evidence.preset for r in recommendations if r.action == "reproduce"} - {""}
         if not left and len(wanted) > len(queued):
             parts.append(f"this week's budget of {cfg.weekly_runs} is used")
         if new and cfg.run_queued:

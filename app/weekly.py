@@ -187,5 +187,5 @@ class WeeklyJob:
             return True, "off ([repro] weekly_runs = 0)"
         if self.result.report is None:
             return False, "no report, so no recommendations to reproduce"
-        recs = msgspec.to_builtins(self.result.report.content.recommendations)
+        recs = self.result.report.content.recommendations
         return wiring.reproductions(self.radar).weekly_step(recs, self.period.label)

@@ -97,7 +97,7 @@ def weekly_new_methods(ws: Any, first: date, last: date) -> dict[str, list[str]]
         table.stratify(cfg.major_categories, table.rows_until(day_number(day.isoformat())))
         win = windows(day, "month", cfg)
         listed = first_seen_names(table, win, cfg, "month", series_starts(day, "month", cfg))
-        out[day.isoformat()] = [surface_key(m["name"]) for m in listed]
+        out[day.isoformat()] = [surface_key(m.name) for m in listed]
         day += timedelta(days=7)
     return out
 

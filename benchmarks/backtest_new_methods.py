@@ -24,6 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -91,7 +92,7 @@ def main() -> None:
             after = introduced_names(table, win, cfg, "month", starts, cards)
             t2 = time.perf_counter()
             month = as_of.isoformat()[:7]
-            lists["before"][month], lists["after"][month] = before, after
+            lists["before"][month], lists["after"][month] = msgspec.to_builtins(before), msgspec.to_builtins(after)
             console.print(
                 f"{month}: before {len(before)} names ({t1 - t0:.2f} s), after {len(after)} of {len(cards)} cards "
                 f"({t2 - t1:.2f} s)",

@@ -31,6 +31,7 @@ from radar.repro.methods import BUILTIN  # noqa: E402
 from radar.repro.policy import cached_policy, eval_sets  # noqa: E402
 from radar.repro.sizes import get_size  # noqa: E402
 from radar.repro.tasks import get_task  # noqa: E402
+from radar.repro.toy_arm import ToyArm  # noqa: E402
 from radar.repro.trainer import train_arm  # noqa: E402
 
 
@@ -43,20 +44,8 @@ def _arm(name: str, policy: Path, task: Any, size: Any, steps: int, sets: dict[s
     method = BUILTIN.get(name)
     records: list[dict[str, float]] = []
     cpu, wall = _cpu(), time.perf_counter()
-    summary = train_arm(
-        policy_path=policy,
-        method=method,
-        task=task,
-        size=size,
-        steps=steps,
-        seed=0,
-        device="cpu",
-        output_dir=out / name,
-        on_record=records.append,
-        should_cancel=lambda: False,
-        eval_sets=sets,
-        pass_samples=1,
-    )
+    arm = ToyArm(policy, method, task, size, steps, 0, "cpu", out / name, records.append, lambda: False)
+    summary = train_arm(arm, sets, pass_samples=1)
     lever = next((lv for lv in method.levers if lv.arm == "method"), None)
     rate = None
     if lever is not None:
@@ -68,10 +57,10 @@ def _arm(name: str, policy: Path, task: Any, size: Any, steps: int, sets: dict[s
         "rate_name": lever.metric if lever else "",
         "rate": rate,
         "rate_minimum": lever.minimum if lever else None,
-        "step_s": summary["profile"].get("step_s"),
+        "step_s": summary.profile.get("step_s"),
         "cpu_s": round(_cpu() - cpu, 1),
         "wall_s": round(time.perf_counter() - wall, 1),
-        "heldout_greedy": summary["final"].get("heldout_greedy"),
+        "heldout_greedy": summary.final.get("heldout_greedy"),
     }
 
 

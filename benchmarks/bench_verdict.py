@@ -42,18 +42,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from radar.app import wiring  # noqa: E402
 from radar.app.context import Radar  # noqa: E402
 from radar.repro import supervise  # noqa: E402
-from radar.repro.paired_tests import SIM_TRAIN_SD, simulate  # noqa: E402
+from radar.repro.paired_tests import SIM_TRAIN_SD, SimNoise, simulate  # noqa: E402
 from radar.repro.verdict import DEFAULT_SEEDS  # noqa: E402
 from radar.store import Workspace  # noqa: E402
 
 
 def bench_simulate(train_sd: float) -> list[dict[str, Any]]:
+    noise = SimNoise(train_sd=train_sd)
     rows = []
     for seeds in (3, 5, 10):
         started = time.perf_counter()
-        null = simulate(seeds, 0.0, train_sd=train_sd, rng_seed=seeds)
-        plus = simulate(seeds, 0.05, train_sd=train_sd, rng_seed=100 + seeds)
-        plus2 = simulate(seeds, 0.02, train_sd=train_sd, rng_seed=200 + seeds)
+        null = simulate(seeds, 0.0, noise=noise, rng_seed=seeds)
+        plus = simulate(seeds, 0.05, noise=noise, rng_seed=100 + seeds)
+        plus2 = simulate(seeds, 0.02, noise=noise, rng_seed=200 + seeds)
         rows.append(
             {
                 "seeds": seeds,
@@ -77,13 +78,12 @@ def bench_simulate(train_sd: float) -> list[dict[str, Any]]:
 def bench_family(train_sd: float, trials: int = 20_000) -> dict[str, Any]:
     from radar.repro.adoption import simulate_family, simulate_looks
 
+    noise = SimNoise(train_sd=train_sd)
     rows = []
     for presets in (1, 3, 10):
         started = time.perf_counter()
-        null = simulate_family(presets=presets, trials=trials, train_sd=train_sd, rng_seed=presets)
-        plus = simulate_family(
-            presets=presets, effect=0.05, trials=trials // 4, train_sd=train_sd, rng_seed=50 + presets
-        )
+        null = simulate_family(presets=presets, trials=trials, noise=noise, rng_seed=presets)
+        plus = simulate_family(presets=presets, effect=0.05, trials=trials // 4, noise=noise, rng_seed=50 + presets)
         rows.append(
             {
                 "presets": presets,
@@ -108,10 +108,8 @@ def bench_family(train_sd: float, trials: int = 20_000) -> dict[str, Any]:
             f"{100 * r['any_adopt']:.2f}% | {100 * r['adopt_per_run_at_5pts']:.1f}% |"
         )
     looks = {
-        "corrected": simulate_looks((3, 5, 10), trials=trials, train_sd=train_sd, rng_seed=7)["false_adopt"],
-        "alone": simulate_looks((3, 5, 10), trials=trials, train_sd=train_sd, rng_seed=7, corrected=False)[
-            "false_adopt"
-        ],
+        "corrected": simulate_looks((3, 5, 10), trials=trials, noise=noise, rng_seed=7)["false_adopt"],
+        "alone": simulate_looks((3, 5, 10), trials=trials, noise=noise, rng_seed=7, corrected=False)["false_adopt"],
     }
     print("\none preset at 3, then 5, then 10 seed pairs (fresh pairs), stopping at the first adopt:")
     print(
@@ -212,6 +210,7 @@ def bench_presets(ws: Workspace, steps: int) -> list[dict[str, Any]]:
     from radar.repro.methods import METHODS
     from radar.repro.policy import cached_policy, eval_sets, get_size
     from radar.repro.tasks import get_task
+    from radar.repro.toy_arm import ToyArm
     from radar.repro.trainer import train_arm
 
     task, size = get_task("addition"), get_size("tiny")
@@ -222,19 +221,8 @@ def bench_presets(ws: Workspace, steps: int) -> list[dict[str, Any]]:
     for name, method in METHODS.items():
         records: list[dict[str, Any]] = []
         started = time.perf_counter()
-        summary = train_arm(
-            policy_path=path,
-            method=method,
-            task=task,
-            size=size,
-            steps=steps,
-            seed=0,
-            device="cpu",
-            output_dir=Path(tempfile.mkdtemp(prefix="radar-bench-preset-")),
-            on_record=records.append,
-            should_cancel=lambda: False,
-            eval_sets=sets,
-        )
+        out = Path(tempfile.mkdtemp(prefix="radar-bench-preset-"))
+        summary = train_arm(ToyArm(path, method, task, size, steps, 0, "cpu", out, records.append, lambda: False), sets)
 
         def mean(key: str, recs: list[dict[str, Any]] = records) -> float | None:
             vals = [r[key] for r in recs if isinstance(r.get(key), int | float)]
@@ -248,7 +236,7 @@ def bench_presets(ws: Workspace, steps: int) -> list[dict[str, Any]]:
                 "length": mean("length"),
                 "incorrect_length": mean("incorrect_length"),
                 "entropy": mean("entropy"),
-                "heldout_greedy": summary["final"]["heldout_greedy"],
+                "heldout_greedy": summary.final["heldout_greedy"],
                 "seconds": round(time.perf_counter() - started, 1),
             }
         )

@@ -15,7 +15,7 @@ from datetime import timedelta
 from typing import Any
 
 from radar.analysis.contributions.cards import MethodCard
-from radar.analysis.trends.result import PeriodTrends, TrendsResult
+from radar.analysis.trends.result import PeriodTrends, Topic, TrendsResult
 from radar.crawler.documents import Documents
 from radar.index.tags_table import Tags
 from radar.reports.calls import CallsSection, PastWeek, last_calls
@@ -32,6 +32,7 @@ from radar.reports.result import (
     PeriodInfo,
     PostRow,
     ReportContent,
+    ReportTrends,
     TagRow,
     TagSection,
 )
@@ -82,10 +83,7 @@ def effective_profile(profile: Profile, grouping: TagGroups) -> tuple[Profile, s
 
 
 def _flagged_ids(trends: TrendsResult) -> set[str]:
-    ids: set[str] = set()
-    for item in [*trends.emerging, *trends.new_methods]:
-        ids.update(item["example_ids"])
-    return ids
+    return {i for t in trends.emerging for i in t.example_ids} | {i for m in trends.new_methods for i in m.example_ids}
 
 
 METHOD_KINDS = frozenset({"method", "system"})
@@ -118,19 +116,19 @@ def _relevant_to(store: Database, profile: Profile) -> Callable[[list[str], str]
     return relevant
 
 
-def _topic_is_relevant(store: Database, profile: Profile, topic: Any) -> bool:
+def _topic_is_relevant(store: Database, profile: Profile, topic: Topic) -> bool:
     """A topic concerns the profile when at least half of its members nearest the centroid carry a profile tag (one
     tagged example was enough before: a clinical topic with one RL paper among its examples passed), or when
     the profile's terms occur in its words or examples."""
     wanted = {t for t, w in profile.tags.items() if w > 0}
-    sample = topic.get("sample_ids") or topic["example_ids"]
+    sample = topic.sample_ids or topic.example_ids
     if wanted and sample:
         tags = Tags(store).of(sample)
         if sum(1 for i in sample if wanted & set(tags.get(i, {}))) * 2 >= len(sample):
             return True
     if not profile.terms:
         return False
-    return _relevant_to(store, replace(profile, tags={}))(topic["example_ids"], " ".join(topic["keywords"]))
+    return _relevant_to(store, replace(profile, tags={}))(topic.example_ids, " ".join(topic.keywords))
 
 
 def tag_bullet(tag_volume: list[TagRow], profile: Profile, sections: list[TagSection]) -> Bullet | None:
@@ -177,7 +175,7 @@ def executive_summary(
     recs: list[Recommendation],
     tag_line: Bullet | None,
     top: list[PaperRow],
-    topics: list[Any],
+    topics: list[Topic],
     runs: list[RunSummary],
     new: NewThisWeek | None = None,
 ) -> list[Bullet]:
@@ -193,7 +191,7 @@ def executive_summary(
         out.append(Bullet("Top paper for the profile", top[0].url, top[0].title))
     if topics:
         t = topics[0]
-        out.append(Bullet(f"Growing topic: {t['label']} ({t['recent_size']} recent of {t['size']})"))
+        out.append(Bullet(f"Growing topic: {t.label} ({t.recent_size} recent of {t.size})"))
     done = [r for r in runs if r.verdict]
     if done and len(out) < 5:
         run = done[0]
@@ -322,7 +320,7 @@ def gather(store: Database, inputs: ReportInputs) -> ReportContent:
         cards=cards,
         areas=areas,
         kinds=kinds,
-        trend_names=[m for m in terms.new_methods if m.get("kind") in kinds],
+        trend_names=[m for m in terms.new_methods if m.kind in kinds],
         ranked=ranked,
         baseline=baseline,
         trailing_weeks=cfg.trailing_weeks,
@@ -352,13 +350,13 @@ def gather(store: Database, inputs: ReportInputs) -> ReportContent:
         else ""
     )
     relevant = _relevant_to(store, used_profile)
-    topics = sorted(terms.topics, key=lambda t: (-(t["growth"] or 0.0), t["id"]))
-    growing = [t for t in topics if (t["growth"] or 0) > 0]
+    topics = sorted(terms.topics, key=lambda t: (-(t.growth or 0.0), t.id))
+    growing = [t for t in topics if (t.growth or 0) > 0]
     shown_topics = [t for t in growing if _topic_is_relevant(store, used_profile, t)]
-    named = [m for m in terms.new_methods if relevant(m["example_ids"], m["name"])]
-    new_names = [m for m in named if m.get("kind") in kinds]
-    left_out = [t["label"] for t in growing if t not in shown_topics] + [
-        m["name"] for m in terms.new_methods if m not in named
+    named = [m for m in terms.new_methods if relevant(m.example_ids, m.name)]
+    new_names = [m for m in named if m.kind in kinds]
+    left_out = [t.label for t in growing if t not in shown_topics] + [
+        m.name for m in terms.new_methods if m not in named
     ]
     topics_note = (
         f"left out as unrelated to the profile: {', '.join(left_out[:8])}{' ...' if len(left_out) > 8 else ''}"
@@ -372,18 +370,18 @@ def gather(store: Database, inputs: ReportInputs) -> ReportContent:
         generated_at=utc_now(),
         headline=headline,
         tag_volume=tag_volume,
-        trends={
-            "as_of": terms.as_of,
-            "start": terms.recent["start"] if terms.recent else "",
-            "baseline_start": terms.baseline["start"] if terms.baseline else "",
-            "tags_baseline": f"{tb['start']}..{tb['end']}" if (tb := trends.tags.baseline) else "",
-            "emerging": terms.emerging[:10],
-            "declining": terms.declining[:6],
-            "new_methods": new_names[:10],
-            "new_models": [m for m in named if m.get("kind") == "model"][:8],
-            "new_benchmarks": [m for m in named if m.get("kind") == "benchmark"][:8],
-            "topics": shown_topics[:6],
-        },
+        trends=ReportTrends(
+            as_of=terms.as_of,
+            start=terms.recent.start if terms.recent else "",
+            baseline_start=terms.baseline.start if terms.baseline else "",
+            tags_baseline=f"{tb.start}..{tb.end}" if (tb := trends.tags.baseline) else "",
+            emerging=terms.emerging[:10],
+            declining=terms.declining[:6],
+            new_methods=new_names[:10],
+            new_models=[m for m in named if m.kind == "model"][:8],
+            new_benchmarks=[m for m in named if m.kind == "benchmark"][:8],
+            topics=shown_topics[:6],
+        ),
         top_overall=top_overall,
         top_papers=by_tag,
         posts=post_items,

@@ -99,7 +99,7 @@ def candidates(
                 "; ".join(card.consequence.day0_evidence),
             )
             add(name_key(card.name), cand)
-    rows = Contributions(store).contributions([*preset_papers.values(), *(m["first_id"] for m in trend_names)])
+    rows = Contributions(store).contributions([*preset_papers.values(), *(m.first_id for m in trend_names)])
     stored = Documents(store).of(preset_papers.values())
     for preset in presets:
         if not is_baseline(preset):
@@ -109,18 +109,18 @@ def candidates(
             name = preset_name(preset, presets)
             add(name_key(name), Candidate(name, "preset", intro, "method", PRESET_AREA, code, preset))
     for m in trend_names:
-        row = rows.get(m["first_id"])
-        preset = preset_for(m["name"], presets)[0]
+        row = rows.get(m.first_id)
+        preset = preset_for(m.name, presets)[0]
         cand = Candidate(
-            m["name"],
+            m.name,
             "adoption",
-            m["first_id"] or None,
-            str(m.get("kind") or ""),
-            str(m.get("area") or ""),
+            m.first_id or None,
+            str(m.kind or ""),
+            str(m.area or ""),
             row.code if row else (),
             "" if is_baseline(preset) else preset,
         )
-        add(name_key(m["name"]), cand)
+        add(name_key(m.name), cand)
     return found
 
 

@@ -4,15 +4,15 @@ One codec, msgspec: ``document()`` is the content as ``msgspec.to_builtins`` wri
 it; Jinja reads the same names either way), the dashboard and delivery read the dataclass, and ``read``
 decodes a report.json written earlier (to retry its deliveries, last month's calls): its records
 (``RECORDS``: the period, the headline, the tags' table, the listed papers, recommendations, notes, ...;
-``RunSummary``) typed and checked; the trends section is kept as read: ``ReportTrends`` below, report.json's shape
-holding rows of the trends' own shapes (terms, names and topics, which a report renders even when partial).
+``RunSummary``) typed and checked; the trends section is ``ReportTrends``, holding the trends' own rows (terms,
+names and topics: analysis.trends.result's records).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import NotRequired, TypeAlias, TypedDict
+from typing import TypeAlias
 
 import msgspec
 
@@ -21,7 +21,7 @@ from radar.reports.calls import CallsSection
 from radar.reports.new_this_week import NewThisWeek
 from radar.reports.ranking import PaperRow
 from radar.reports.recommend import Recommendation
-from radar.reports.runs import RunSummary
+from radar.reports.runs import RunSummary, read_runs, runs_json
 
 # A JSON value as json.loads gives it: what report.json holds and the templates read.
 JsonValue: TypeAlias = str | int | float | bool | None | list["JsonValue"] | dict[str, "JsonValue"]
@@ -133,17 +133,20 @@ class ElsewhereRow(msgspec.Struct, frozen=True):
     field: str
 
 
-class ReportTrends(TypedDict):
+class ReportTrends(msgspec.Struct, frozen=True, kw_only=True):
+    """The trends' rows as the report shows them (an older report.json's missing windows and name lists read as
+    empty)."""
+
     as_of: str
-    start: NotRequired[str]  # the terms' window (the month up to the period's end), YYYY-MM-DD
-    baseline_start: NotRequired[str]  # ... against this baseline, up to the day before ``start``
-    tags_baseline: NotRequired[str]  # "YYYY-MM-DD..YYYY-MM-DD": the tags' share this period is compared with
+    start: str = ""  # the terms' window (the month up to the period's end), YYYY-MM-DD
+    baseline_start: str = ""  # ... against this baseline, up to the day before ``start``
+    tags_baseline: str = ""  # "YYYY-MM-DD..YYYY-MM-DD": the tags' share this period is compared with
     emerging: list[TermTrend]
     declining: list[TermTrend]
     new_methods: list[NewMethod]  # kinds method and system (and hardware for a hardware profile)
+    new_models: list[NewMethod] = []  # new names of kind model: their own short section
+    new_benchmarks: list[NewMethod] = []
     topics: list[Topic]
-    new_models: NotRequired[list[NewMethod]]  # new names of kind model: their own short section
-    new_benchmarks: NotRequired[list[NewMethod]]
 
 
 class Notes(msgspec.Struct, kw_only=True):
@@ -171,6 +174,7 @@ RECORDS: tuple[tuple[str, object, list[str] | dict[str, str]], ...] = (
     ("period", PeriodInfo, {}),
     ("headline", Headline, {}),
     ("tag_volume", list[TagRow], []),
+    ("trends", ReportTrends, {}),
     ("top_overall", list[PaperRow], []),
     ("top_papers", list[TagSection], []),
     ("posts", list[PostRow], []),
@@ -212,16 +216,16 @@ class ReportContent:
         """report.json: the fields in order as msgspec writes them, then the sections read from a later version."""
         out: dict[str, JsonValue] = msgspec.to_builtins(self, enc_hook=_as_float)
         del out["extra"]
-        out["runs"] = msgspec.to_builtins([r.as_dict() for r in self.runs])  # with each run's ``line`` (runs.py)
+        out["runs"] = msgspec.to_builtins(runs_json(self.runs))  # with each run's ``line`` (runs.py)
         return {**out, **self.extra}
 
     @classmethod
     def read(cls, data: object) -> ReportContent:
         """A report.json read back; ValueError when it is not one (a section missing, a record malformed). Its
         records (``RECORDS``) are decoded by msgspec, types checked, the runs by ``RunSummary``'s reader (lenient
-        with older runs); the trends (rows of the trends' own shapes) are kept as read, as the templates read
-        them. A report written before summary, elsewhere, new_this_week or calls existed reads with them empty;
-        keys a later version added are ignored inside records and kept in ``extra`` at the top."""
+        with older runs); the trends' rows are the trends' records (analysis.trends.result). A report written
+        before summary, elsewhere, new_this_week or calls existed reads with them empty; keys a later version
+        added are ignored inside records and kept in ``extra`` at the top."""
         if not isinstance(data, dict):
             raise ValueError("report.json is not a JSON object")
         names = {f.name for f in fields(cls)} - {"extra"}
@@ -235,6 +239,6 @@ class ReportContent:
                     values[name] = msgspec.convert(data[name] or empty, record, strict=False)
         except msgspec.ValidationError as exc:
             raise ValueError(f"report.json: {exc}") from None
-        values["runs"] = [RunSummary.from_dict(r) for r in data["runs"] or []]  # older runs: fields missing, read
+        values["runs"] = read_runs(data["runs"])  # older runs: fields missing or null read as defaults
         later = LaterSections({k: v for k, v in data.items() if k not in names})
         return cls(**values, extra=later)

@@ -43,9 +43,7 @@ def share_fields(found: TagTrend | None) -> ShareFields:
     """A row's share-change fields from the trends' test (empty values when the trends have no row for it)."""
     if found is None:
         return ShareFields()
-    return ShareFields(
-        found["direction"], found["recent_share"], found["baseline_share"], found["z"], share_change(found)
-    )
+    return ShareFields(found.direction, found.recent_share, found.baseline_share, found.z, share_change(found))
 
 
 def volumes(store: Database, period: Period, grouping: Any, cfg: ReportConfig, trends: TrendsResult) -> Volumes:
@@ -72,8 +70,8 @@ def volumes(store: Database, period: Period, grouping: Any, cfg: ReportConfig, t
     totals = [sum(c.values()) for c in kinds]
     now_total = totals[-1]
     mean_total = sum(totals[i] for i in trail) / k
-    group_test = {t["tag"]: t for t in trends.group_trends}
-    tag_test = {t["tag"]: t for t in trends.tag_trends}
+    group_test = {t.tag: t for t in trends.group_trends}
+    tag_test = {t.tag: t for t in trends.tag_trends}
     groups: list[GroupRow] = []
     for g in grouping.group_names():
         now = len(group_docs[-1].get(g, ()))

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from radar.repro.paired_tests import SIM_EVAL_PROMPTS, SIM_INIT_SD, SIM_TRAIN_SD, decide, holm
+from radar.repro.paired_tests import SIM_NOISE, SimNoise, decide, holm
 from radar.repro.power import ALPHA, MIN_EFFECT
 from radar.repro.records import RunAdoption, RunParams, RunRecord
 from radar.repro.shapes import Calibration
@@ -68,13 +68,9 @@ def calibration_for(records: Iterable[RunRecord], params: RunParams, exclude: st
             continue
         noise = v.seed_noise
         if noise is not None and noise.sd_difference is not None:
-            return {
-                "run": run.id,
-                "method": run.method,
-                "seeds": run.seeds,
-                "sd_difference": noise.sd_difference,
-                "overall": v.overall,
-            }
+            return Calibration(
+                run=run.id, method=run.method, seeds=run.seeds, sd_difference=noise.sd_difference, overall=v.overall
+            )
     return None
 
 
@@ -84,7 +80,7 @@ def stored_noise(records: Iterable[RunRecord], params: RunParams) -> tuple[float
     runs = list(records)
     cal = calibration_for(runs, params)
     if cal is not None:
-        return float(cal["sd_difference"]), f"A/A run {cal['run']}"
+        return cal.sd_difference, f"A/A run {cal.run}"
     key = setting_key(params)
     for run in _finished(runs):
         noise = run.verdict.seed_noise if run.verdict else None
@@ -158,19 +154,19 @@ def _decide(
             f"(`radar repro run --method {run.baseline} --baseline {run.baseline}` with the same settings)",
             family_p=base_p,
         )
-    if cal["overall"] not in ("no clear difference",):
+    if cal.overall not in ("no clear difference",):
         return adoption(
             adoptable=False,
-            reason=f"the A/A run {cal['run']} found {cal['overall']}: the pipeline's null is not calibrated here",
-            calibration=cal["run"],
+            reason=f"the A/A run {cal.run} found {cal.overall}: the pipeline's null is not calibrated here",
+            calibration=cal.run,
             family_p=base_p,
         )
     if survives:
         return adoption(
             adoptable=True,
-            reason=f"better with evidence, A/A {cal['run']} calibrated, and Holm across {len(family)} run(s) "
+            reason=f"better with evidence, A/A {cal.run} calibrated, and Holm across {len(family)} run(s) "
             f"against {run.baseline} (this week and every look at the experiment) keeps p = {adjusted:.3g}",
-            calibration=cal["run"],
+            calibration=cal.run,
             family_p=base_p,
         )
     twin = next(
@@ -190,9 +186,9 @@ def _decide(
     if twin is not None:
         return adoption(
             adoptable=True,
-            reason=f"better with evidence, A/A {cal['run']} calibrated, and replicated by {twin.id} "
+            reason=f"better with evidence, A/A {cal.run} calibrated, and replicated by {twin.id} "
             "(independent seed pairs)",
-            calibration=cal["run"],
+            calibration=cal.run,
             replicated_by=twin.id,
             family_p=base_p,
         )
@@ -200,7 +196,7 @@ def _decide(
         adoptable=False,
         reason=f"does not survive Holm across {len(family)} run(s) against {run.baseline} (adjusted p = "
         f"{adjusted:.3g}); a replication (`radar repro run` again: fresh seed pairs) can confirm it",
-        calibration=cal["run"],
+        calibration=cal.run,
         family_p=base_p,
     )
 
@@ -225,15 +221,13 @@ def _runs(
     presets: int,
     seeds: int,
     effect: float,
-    train_sd: float,
-    init_sd: float,
-    prompts: int,
-    base: float,
+    noise: SimNoise,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Overall labels and decision p values of ``presets`` runs per trial against one shared baseline."""
-    init = rng.normal(0.0, init_sd, (trials, 1, seeds))  # the pair's warm start, shared by every arm
-    baseline = _scores(rng, base + init + rng.normal(0.0, train_sd, (trials, 1, seeds)), prompts)  # one baseline
-    method = _scores(rng, base + effect + init + rng.normal(0.0, train_sd, (trials, presets, seeds)), prompts)
+    base, sd, prompts = noise.base, noise.train_sd, noise.prompts
+    init = rng.normal(0.0, noise.init_sd, (trials, 1, seeds))  # the pair's warm start, shared by every arm
+    baseline = _scores(rng, base + init + rng.normal(0.0, sd, (trials, 1, seeds)), prompts)  # one baseline
+    method = _scores(rng, base + effect + init + rng.normal(0.0, sd, (trials, presets, seeds)), prompts)
     tests, _, overall = decide(method - baseline)  # (trials, presets, metrics, seeds)
     return overall, np.nanmin(tests["p_adjusted"], axis=-1)
 
@@ -243,17 +237,14 @@ def simulate_family(
     seeds: int = 5,
     trials: int = 20_000,
     effect: float = 0.0,
-    train_sd: float = SIM_TRAIN_SD,
-    init_sd: float = SIM_INIT_SD,
-    prompts: int = SIM_EVAL_PROMPTS,
-    base: float = 0.63,
+    noise: SimNoise = SIM_NOISE,
     rng_seed: int = 0,
 ) -> dict[str, float]:
     """A week of ``presets`` runs against one shared baseline (the baseline arms are the same numbers in every
     run, as the runner's seeds make them), all of class evidence with a calibrated A/A. Returns the share of
     weeks with some "better" (no correction) and with some "adopt" (``family_adopt``)."""
     rng = np.random.default_rng(rng_seed)
-    overall, ps = _runs(rng, trials, presets, seeds, effect, train_sd, init_sd, prompts, base)
+    overall, ps = _runs(rng, trials, presets, seeds, effect, noise)
     _, adopt = family_adopt(overall, ps)
     return {
         "any_better": float(np.mean(np.any(overall == "better", axis=-1))),
@@ -267,10 +258,7 @@ def simulate_looks(
     looks: Sequence[int] = (3, 5, 10),
     trials: int = 20_000,
     effect: float = 0.0,
-    train_sd: float = SIM_TRAIN_SD,
-    init_sd: float = SIM_INIT_SD,
-    prompts: int = SIM_EVAL_PROMPTS,
-    base: float = 0.63,
+    noise: SimNoise = SIM_NOISE,
     rng_seed: int = 0,
     corrected: bool = True,
 ) -> dict[str, float]:
@@ -281,7 +269,7 @@ def simulate_looks(
     overall = np.empty((trials, len(looks)), dtype=object)
     ps = np.empty((trials, len(looks)))
     for k, n in enumerate(looks):
-        o, p = _runs(rng, trials, 1, n, effect, train_sd, init_sd, prompts, base)
+        o, p = _runs(rng, trials, 1, n, effect, noise)
         overall[:, k], ps[:, k] = o[:, 0], p[:, 0]
     adopted = np.zeros(trials, dtype=bool)
     for k in range(len(looks)):

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from radar.repro.errors import ReproError
 from radar.repro.mathreward import reference_answer
-from radar.repro.shapes import Example, ModelFingerprint, Overlap
+from radar.repro.shapes import Example, ModelFingerprint, Overlap, OverlapPart
 from radar.repro.tasks import part_of
 
 MAX_ROWS = 500_000
@@ -221,8 +221,8 @@ def eval_overlap(data: MathDataset, streams: list[list[Example]], n_eval: int) -
     held = eval_rows(data, n_eval)
     in_rl = sum(prompt_key(r["prompt"]) in rl_keys for r in held)
     share = round(in_rl / len(held), 4) if held else None
-    return {
-        "by": "normalised prompt (whitespace collapsed, case folded)",
-        "eval": {"prompts": len(held), "in_sft": 0, "in_rl": in_rl, "share": share},
-        "share": share,
-    }
+    return Overlap(
+        by="normalised prompt (whitespace collapsed, case folded)",
+        eval=OverlapPart(prompts=len(held), in_sft=0, in_rl=in_rl, share=share),
+        share=share,
+    )

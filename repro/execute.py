@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor
 from concurrent.futures import wait as wait_futures
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any, cast
@@ -42,6 +43,8 @@ from radar.repro.shapes import (
     ArmSummary,
     Calibration,
     ModelFingerprint,
+    ResultModel,
+    ResultRecord,
     RunJson,
     RunMetrics,
     RunResult,
@@ -66,6 +69,7 @@ from radar.repro.spec import (
 )
 from radar.repro.supervise import pid_alive, require
 from radar.repro.tasks import get_task
+from radar.repro.toy_arm import ToyArm
 from radar.repro.verdict import verdict
 from radar.store import Store, utc_now
 from radar.store.files import write_text_atomic
@@ -250,7 +254,7 @@ def arm_job(
             eval_rows=eval_rows(data, preset.eval_prompts),
         )
         return summary, records
-    summary = toy_engine().train_toy_arm(
+    toy = ToyArm(
         policy_path=Path(policy["path"]),
         method=method,
         task=get_task(spec.task),
@@ -262,6 +266,7 @@ def arm_job(
         on_record=on_record,
         should_cancel=should_cancel,
     )
+    summary = toy_engine().train_toy_arm(toy)
     return summary, records
 
 
@@ -290,8 +295,8 @@ def _execute(db: Path, run_id: str, params: RunParams, log: Log) -> RunResult:
         record, overlap, policies = engine.toy_record(run_id, spec, params, device, arms, log_and_beat)
         record["engine"] = engine.__name__  # provenance: a run trained by a test seam's engine says so in run.json
     warm_s = time.perf_counter() - started  # ~0 when every warm start was cached
-    write_text_atomic(record_path(folder), json.dumps(record, indent=2, default=str))
-    if overlap["share"]:
+    write_text_atomic(record_path(folder), json.dumps(msgspec.to_builtins(record, enc_hook=str), indent=2))
+    if overlap.share:
         raise ReproError(f"held-out problems overlap training data ({overlap}); this is a bug in repro/tasks.py")
 
     pairs, steps = spec.pairs, spec.total_steps
@@ -353,14 +358,14 @@ def _execute(db: Path, run_id: str, params: RunParams, log: Log) -> RunResult:
 
     with _store(db) as store:
         calibration = calibration_for(store.list_runs(kind=KIND), params, exclude=run_id)
-    timing: Timing = {
-        "train_wall_s": round(time.perf_counter() - train_started, 2),
-        "warm_start_seconds": round(warm_s, 2),
-        "warm_start_cached": all(warm_s < 0.5 * float(p.get("seconds") or 0) for p in policies),
-        "warm_start_sampled_accuracy": [p.get("sampled_accuracy") for p in policies],
-        "parallel_arms": workers,
-        "device": device,
-    }
+    timing = Timing(
+        train_wall_s=round(time.perf_counter() - train_started, 2),
+        warm_start_seconds=round(warm_s, 2),
+        warm_start_cached=all(warm_s < 0.5 * float(p.get("seconds") or 0) for p in policies),
+        warm_start_sampled_accuracy=[p.get("sampled_accuracy") for p in policies],
+        parallel_arms=workers,
+        device=device,
+    )
     result = finish(
         folder,
         arms,
@@ -374,18 +379,17 @@ def _execute(db: Path, run_id: str, params: RunParams, log: Log) -> RunResult:
         timing=timing,
         started=started,
     )
-    log(result["verdict"]["summary"])
-    result["eval_overlap"] = overlap
-    result["record"] = {  # with the run record's provenance
-        "device": device,
-        "cuda_device": record["cuda_device"],
-        "seeds": pairs,
-        "git_commit": record["git_commit"],
-        "repro_dirty": record["repro_dirty"],
-        "python": record["python"],
-        "packages": record["packages"],
-    }
-    return result
+    log(result.verdict.summary)
+    provenance = ResultRecord(  # with the run record's provenance
+        device=device,
+        cuda_device=record["cuda_device"],
+        seeds=pairs,
+        git_commit=record["git_commit"],
+        repro_dirty=record["repro_dirty"],
+        python=record["python"],
+        packages=record["packages"],
+    )
+    return replace(result, eval_overlap=overlap, record=provenance)
 
 
 def finish(
@@ -406,11 +410,11 @@ def finish(
     from radar.repro.plots import plot_run  # defers matplotlib
 
     runs: dict[str, dict[int, ArmRun]] = {
-        arm: {p: {"records": records[arm][p], "final": s["final"]} for p, s in per.items()}
+        arm: {p: ArmRun(records=records[arm][p], final=s.final) for p, s in per.items()}
         for arm, per in summaries.items()
     }
-    profiles = {arm: {p: s["profile"] for p, s in per.items() if s.get("profile")} for arm, per in summaries.items()}
-    parameters = next((s.get("parameters") for per in summaries.values() for s in per.values()), None)
+    profiles = {arm: {p: s.profile for p, s in per.items() if s.profile} for arm, per in summaries.items()}
+    parameters = next((s.parameters for per in summaries.values() for s in per.values()), None)
     weights = int(params.get("weights") or 0)
     setting = Setting(
         toy=spec.toy,
@@ -431,32 +435,33 @@ def finish(
     )
     names = {"method": arms["method"].name, "baseline": f"{arms['baseline'].name} (baseline)"}
     plots = plot_run(runs, names, folder / "plots", title)
-    train_s = sum(s["seconds"] for per in summaries.values() for s in per.values())
-    trained_steps = sum(s["steps"] for per in summaries.values() for s in per.values())
-    metrics: RunMetrics = {
-        **timing,
-        "time_to_verdict_s": round(time.perf_counter() - started, 2),
-        "train_seconds": round(train_s, 2),
-        "steps_per_s": round(trained_steps / train_s, 3) if train_s else None,  # per arm process
-        "steps_per_s_wall": round(trained_steps / timing["train_wall_s"], 3) if timing.get("train_wall_s") else None,
-        "heldout": {arm: {str(p): s["final"] for p, s in per.items()} for arm, per in summaries.items()},
-        "final_heldout_greedy": {arm: _arm_mean(doc["metrics"]["heldout_greedy"], arm) for arm in arms},
-        "eval_seconds": round(sum(s["eval_seconds"] for per in summaries.values() for s in per.values()), 2),
-    }
-    write_text_atomic(verdict_path(folder), json.dumps(msgspec.to_builtins(doc | {"timing": metrics}), indent=2))
-    return {
-        "verdict": doc,
-        "metrics": metrics,
-        "plots": [str(p) for p in plots],
-        "folder": str(folder),
-        "model": {"name": setup_text(params, parameters).split(",")[0], "parameters": parameters, "toy": spec.toy},
-        "profile": {
+    train_s = sum(s.seconds for per in summaries.values() for s in per.values())
+    trained_steps = sum(s.steps for per in summaries.values() for s in per.values())
+    metrics = RunMetrics(
+        **msgspec.structs.asdict(timing),
+        time_to_verdict_s=round(time.perf_counter() - started, 2),
+        train_seconds=round(train_s, 2),
+        steps_per_s=round(trained_steps / train_s, 3) if train_s else None,  # per arm process
+        steps_per_s_wall=round(trained_steps / timing.train_wall_s, 3) if timing.train_wall_s else None,
+        heldout={arm: {str(p): s.final for p, s in per.items()} for arm, per in summaries.items()},
+        final_heldout_greedy={arm: _arm_mean(doc.metrics["heldout_greedy"], arm) for arm in arms},
+        eval_seconds=round(sum(s.eval_seconds for per in summaries.values() for s in per.values()), 2),
+    )
+    written = msgspec.to_builtins(doc) | {"timing": msgspec.to_builtins(metrics)}  # verdict.json: then its timing
+    write_text_atomic(verdict_path(folder), json.dumps(written, indent=2))
+    return RunResult(
+        verdict=doc,
+        metrics=metrics,
+        plots=[str(p) for p in plots],
+        folder=str(folder),
+        model=ResultModel(name=setup_text(params, parameters).split(",")[0], parameters=parameters, toy=spec.toy),
+        profile={
             arm: mean_profile([per[p] for p in sorted(per)]) | {"per_seed": {str(p): per[p] for p in sorted(per)}}
             for arm, per in profiles.items()
         },
-    }
+    )
 
 
 def _arm_mean(test: VerdictMetric, arm: str) -> float | None:
     """The arm's mean held-out score in a verdict metric ("method" or "baseline")."""
-    return test["method_mean"] if arm == "method" else test["baseline_mean"]
+    return test.method_mean if arm == "method" else test.baseline_mean

@@ -54,8 +54,9 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
+import msgspec
 import yaml
 
 from radar.repro.checkpoint import eval_rows, load_dataset
@@ -164,8 +165,10 @@ def _micro(per_gpu: int) -> int:
     return max(d for d in range(1, min(per_gpu, MAX_MICRO_BATCH) + 1) if per_gpu % d == 0)
 
 
-class VerlPlugin(TypedDict):
-    """One plug-in the launcher registers (radar_plugins.json): verl's name for it, radar's, its settings."""
+@dataclass(frozen=True, slots=True)
+class VerlPlugin:
+    """One plug-in the launcher registers (radar_plugins.json, as msgspec encodes it): verl's name for it, radar's,
+    its settings."""
 
     registered: str
     plugin: str
@@ -197,11 +200,7 @@ def verl_plugins(method: Method, arm: str, plugins: PluginCatalog = BUILTIN_CATA
         plugin = plugins.get(point, name)
         if not plugin.verl:
             raise ReproError(f"{method.name}'s {point} plug-in {name!r} cannot go to verl: {plugin.no_verl}")
-        out[plugin.verl] = {
-            "registered": f"radar_{arm}_{name}",
-            "plugin": name,
-            "args": dict(method.plugin_args.get(point, {})),
-        }
+        out[plugin.verl] = VerlPlugin(f"radar_{arm}_{name}", name, dict(method.plugin_args.get(point, {})))
     return out
 
 
@@ -244,7 +243,7 @@ def verl_overrides(
     if method.loss_plugin == "gmpo":
         loss_mode = "geo_mean"
     if "policy_loss" in registered:
-        loss_mode = registered["policy_loss"]["registered"]
+        loss_mode = registered["policy_loss"].registered
     eps_low = cfg.get("epsilon", 0.2)
     eps_high = cfg.get("epsilon_high") or eps_low
     if loss_type == "cispo":  # TRL's epsilon_high is the absolute cap; verl clamps to [1 - low, 1 + high]
@@ -252,9 +251,7 @@ def verl_overrides(
     beta = float(cfg.get("beta", 0.0))
     actor = "actor_rollout_ref.actor."
     out = {
-        "algorithm.adv_estimator": registered["adv_estimator"]["registered"]
-        if "adv_estimator" in registered
-        else "grpo",
+        "algorithm.adv_estimator": registered["adv_estimator"].registered if "adv_estimator" in registered else "grpo",
         "algorithm.norm_adv_by_std_in_grpo": cfg.get("scale_rewards", "group") != "none",
         "algorithm.use_kl_in_reward": False,
         actor + "policy_loss.loss_mode": loss_mode,
@@ -404,7 +401,7 @@ def write_verl(
     written.append(write("radar_reward.py", VERL_REWARD))
     spec = {kind: [r[kind] for r in registered.values() if kind in r] for kind in ("adv_estimator", "policy_loss")}
     if any(spec.values()):
-        written.append(write(PLUGINS_FILE, json.dumps(spec, indent=2)))
+        written.append(write(PLUGINS_FILE, json.dumps(msgspec.to_builtins(spec), indent=2)))
         written.append(write(f"{LAUNCHER}.py", VERL_LAUNCHER))
     mu = int(configs["method"].get("num_iterations", _shape(params).mu))
     trl_steps = int(params["total_steps"])

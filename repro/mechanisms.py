@@ -19,8 +19,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import msgspec
+
 from radar.repro.methods import Method
-from radar.repro.shapes import ArmRates, ArmRun, ClaimResult, Lever, StepRecord
+from radar.repro.shapes import ArmRates, ArmRun, ClaimResult, LeverCheck, StepRecord
 
 Records = list[StepRecord]
 RATE_PREFIX = "rate/"  # repro.trainer.RATE_PREFIX: the plug-ins' rates in the step records
@@ -79,7 +81,7 @@ def mechanisms(runs: dict[str, dict[int, ArmRun]]) -> dict[str, ArmRates]:
     """{arm: {rate: mean over pairs, ..., "per_seed": {pair: {rate: value}}}} for both arms."""
     out: dict[str, ArmRates] = {}
     for arm, per in runs.items():
-        seeds = {pair: seed_rates(run.get("records") or []) for pair, run in sorted(per.items())}
+        seeds = {pair: seed_rates(run.records) for pair, run in sorted(per.items())}
         plugin_rates = sorted({k for s in seeds.values() for k in s} - {*RATES, "length_range", "length_slope"})
         names = [*RATES, "length_range", "length_slope", *plugin_rates]
         summary: ArmRates = {k: _round(_mean([s[k] for s in seeds.values() if s.get(k) is not None])) for k in names}
@@ -94,35 +96,26 @@ def _round(x: float | None) -> float | None:
 
 def gate(claim: ClaimResult, method: Method, mech: dict[str, ArmRates]) -> ClaimResult:
     """The claim's result, or "not testable here" when one of the method's levers did not engage."""
-    if claim.get("status") == "not checked":
+    if claim.status == "not checked":
         return claim
-    levers: list[Lever] = []
+    levers: list[LeverCheck] = []
     for lever in method.levers:
         raw = (mech.get(lever.arm) or {}).get(lever.metric)
         rate = raw if isinstance(raw, int | float) else None  # a rate (never "per_seed"), or None: not logged
         engaged = rate is not None and rate >= lever.minimum
-        levers.append(
-            {
-                "metric": lever.metric,
-                "arm": lever.arm,
-                "minimum": lever.minimum,
-                "measured": rate,
-                "engaged": engaged,
-                "what": lever.what,
-            }
-        )
-    out = claim | {"levers": levers}
-    idle = [lv for lv in levers if not lv["engaged"]]
-    if idle:
-        lv = idle[0]
-        measured = "not logged" if lv["measured"] is None else _rate(lv["metric"], lv["measured"])
-        out["tested_status"] = claim["status"]  # what the test alone said, kept for reference
-        out["status"] = "not testable here"
-        out["reason"] = (
-            f"{lv['what']}; the {lv['arm']} arm's {lv['metric']} was {measured} "
-            f"(needs >= {_rate(lv['metric'], lv['minimum'])})"
-        )
-    return out
+        levers.append(LeverCheck(lever.metric, lever.arm, lever.minimum, rate, engaged, lever.what))
+    idle = [lv for lv in levers if not lv.engaged]
+    if not idle:
+        return msgspec.structs.replace(claim, levers=levers)
+    lv = idle[0]
+    measured = "not logged" if lv.measured is None else _rate(lv.metric, lv.measured)
+    return msgspec.structs.replace(
+        claim,
+        levers=levers,
+        tested_status=claim.status,  # what the test alone said, kept for reference
+        status="not testable here",
+        reason=f"{lv.what}; the {lv.arm} arm's {lv.metric} was {measured} (needs >= {_rate(lv.metric, lv.minimum)})",
+    )
 
 
 NOT_SHARES = ("kl", "resampled_groups", "gpg_alpha", "batch_scale", "baseline_shift", "length_weight_spread")
@@ -134,13 +127,13 @@ def _rate(metric: str, value: float) -> str:
     return f"{100 * value:.2f}%"
 
 
-def lever_text(levers: list[Lever]) -> str:
+def lever_text(levers: list[LeverCheck]) -> str:
     """The claim's mechanism rates in words, for the verdict's summary: "mechanism: method zero_adv_share 85.94%
     (needs >= 25.00%)"; "" when the claim names no lever."""
     shown = [
-        f"{lv['arm']} {lv['metric']} "
-        + ("not logged" if lv["measured"] is None else _rate(lv["metric"], lv["measured"]))
-        + f" (needs >= {_rate(lv['metric'], lv['minimum'])})"
+        f"{lv.arm} {lv.metric} "
+        + ("not logged" if lv.measured is None else _rate(lv.metric, lv.measured))
+        + f" (needs >= {_rate(lv.metric, lv.minimum)})"
         for lv in levers
     ]
     return f" Mechanism: {'; '.join(shown)}." if shown else ""

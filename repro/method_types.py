@@ -2,8 +2,9 @@
 
 A preset (``Method``) maps onto TRL's ``GRPOConfig`` (``config``) and names the plug-ins it fills the plug-in points
 with (``advantage``, ``loss_plugin`` for the ratio/loss point, ``batch``; repro/plugins/), with their settings
-(``plugin_args``). The built-in presets are in repro/presets.py and repro/presets_2025.py, radar.toml's in
-repro/user_presets.py; repro/methods.py holds the ``Catalog`` value that joins them.
+(``plugin_args``). The built-in presets are data (repro/presets_2024.toml and presets_2025.toml, read by
+repro/builtin.py), radar.toml's in repro/user_presets.py; repro/methods.py holds the ``Catalog`` value that joins
+them.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import TypedDict
 from radar.repro.errors import ReproError
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Claim:
     """A checkable statement: ``metric`` aggregated by ``window`` compared with the baseline.
 
@@ -43,7 +44,7 @@ class Claim:
             raise ReproError(f"claim {self.text!r} needs a minimum effect (min_effect > 0)")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Lever:
     """What a claim needs to have acted: ``metric`` (a field of repro.verdict_record.ArmMechanisms) of ``arm`` at least
     ``minimum`` over the run (mean over steps and seed pairs); ``what`` says why in words."""
@@ -108,8 +109,9 @@ class PresetSettings(TrlSettings, total=False):
     plugin_args: PluginArgs
 
 
-class MethodSummary(TypedDict):
-    """A preset as `radar repro methods` lists it (``describe``; its --json)."""
+@dataclass(frozen=True, slots=True)
+class MethodSummary:
+    """A preset as `radar repro methods` lists it (``describe``; its --json is this as msgspec encodes it)."""
 
     name: str
     source: str  # "built-in" or "radar.toml"
@@ -133,7 +135,7 @@ class MethodSummary(TypedDict):
     deviations: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Method:
     name: str
     title: str
@@ -148,7 +150,7 @@ class Method:
     levers: tuple[Lever, ...] = ()  # what the claim needs to have engaged (else "not testable here")
     notes: str = ""
     deviations: str = ""  # how this preset departs from its paper
-    hparams_from_paper: dict[str, float | str | list[float]] = field(default_factory=dict)  # as the paper states them
+    hparams_from_paper: dict[str, int | float | str | list[float]] = field(default_factory=dict)  # as the paper says
     advantage: str = ""  # the advantage plug-in; "" = TRL's group normalisation (scale_rewards)
     batch: str = ""  # the batch plug-in; "" = every group trains (or DAPO's filter with dynamic_sampling)
     plugin_args: PluginArgs = field(default_factory=dict)  # plug-in point -> settings that differ from the defaults
@@ -202,27 +204,30 @@ def baseline_of(method: Method) -> str:
     return method.baseline or method.name
 
 
-def describe(method: Method, source: str = "built-in") -> MethodSummary:
-    """A JSON-ready summary for `radar repro methods`."""
-    return {
-        "name": method.name,
-        "source": source,
-        "title": method.title,
-        "arxiv": method.arxiv,
-        "baseline": method.baseline,
-        "changes": list(method.changes),
-        "config": method.config,
-        "claim": method.claim.text + (f"; {method.claim.also.text}" if method.claim.also else ""),
-        "levers": [f"{lv.arm} {lv.metric} >= {lv.minimum:g}: {lv.what}" for lv in method.levers],
-        "overlong_shaping": method.overlong_shaping,
-        "dynamic_sampling": method.dynamic_sampling,
-        "loss_plugin": method.loss_plugin,
-        "advantage": method.advantage,
-        "batch": method.batch,
-        "plugins": method.plugins(),
-        "plugin_args": {point: dict(args) for point, args in method.plugin_args.items()},
-        "card": method.card,
-        "equation": method.equation,
-        "notes": method.notes,
-        "deviations": method.deviations,
-    }
+def describe(method: Method, source: str = "built-in", plugin_args: PluginArgs | None = None) -> MethodSummary:
+    """A JSON-ready summary for `radar repro methods`; ``plugin_args``: its plug-ins' settings (default: the ones
+    the preset sets)."""
+    return MethodSummary(
+        name=method.name,
+        source=source,
+        title=method.title,
+        arxiv=method.arxiv,
+        baseline=method.baseline,
+        changes=list(method.changes),
+        config=method.config,
+        claim=method.claim.text + (f"; {method.claim.also.text}" if method.claim.also else ""),
+        levers=[f"{lv.arm} {lv.metric} >= {lv.minimum:g}: {lv.what}" for lv in method.levers],
+        overlong_shaping=method.overlong_shaping,
+        dynamic_sampling=method.dynamic_sampling,
+        loss_plugin=method.loss_plugin,
+        advantage=method.advantage,
+        batch=method.batch,
+        plugins=method.plugins(),
+        plugin_args={point: dict(args) for point, args in method.plugin_args.items()}
+        if plugin_args is None
+        else plugin_args,
+        card=method.card,
+        equation=method.equation,
+        notes=method.notes,
+        deviations=method.deviations,
+    )

@@ -2,9 +2,9 @@
 
 A preset (``Method``, repro/method_types.py) maps onto TRL's ``GRPOConfig``, names its paper, its baseline, the
 settings and plug-ins it changes against that baseline (one change at a time where the paper allows) and one claim
-a small run can check. The built-ins: repro/presets.py (2024 to mid-2025) and repro/presets_2025.py (QAE, PSPO,
-RL-ZVP, VCRL, NGRPO, ...); a test checks that every preset's declared ``changes`` equal the real difference of its
-GRPOConfig, reward shaping and plug-ins from its baseline's.
+a small run can check. The built-ins: repro/presets_2024.toml (2024 to mid-2025) and repro/presets_2025.toml (QAE,
+PSPO, RL-ZVP, VCRL, NGRPO, ...), read by repro/builtin.py; a test checks that every preset's declared ``changes``
+equal the real difference of its GRPOConfig, reward shaping and plug-ins from its baseline's.
 
 A method TRL lacks fills a plug-in point (advantage, ratio/loss, batch) with a plug-in of the plug-in catalog
 (repro/plugins: built-ins plus the ``radar.repro.plugins`` entry points of installed packages).
@@ -95,13 +95,12 @@ class Catalog:
         """Every preset as `radar repro methods --json` lists it, its plug-ins' settings in full (defaults too)."""
         out = []
         for m in self.methods.values():
-            d = describe(m, self.source(m.name))
-            d["plugin_args"] = {
+            args = {
                 point: self.plugins.get(point, name).settings(m.plugin_args.get(point, {}))
                 for point, name in m.plugins().items()
                 if (point, name) in self.plugins.plugins
             }
-            out.append(d)
+            out.append(describe(m, self.source(m.name), args))
         return out
 
     def titles(self) -> dict[str, str]:

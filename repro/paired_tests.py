@@ -8,6 +8,7 @@ Pure functions; no I/O, no torch.
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
@@ -21,6 +22,21 @@ from radar.repro.power import ALPHA, MIN_EFFECT
 SIM_TRAIN_SD = 0.012
 SIM_INIT_SD = 0.07  # sd between warm starts (shared within a pair, so it cancels in the difference)
 SIM_EVAL_PROMPTS = 1000
+
+
+@dataclass(frozen=True)
+class SimNoise:
+    """The simulated runs' noise model (``simulate`` here, ``simulate_family``/``simulate_looks`` in
+    repro/adoption.py): training noise per arm, the warm start's level per pair (shared by its arms), the held-out
+    problems scored, and the base accuracy."""
+
+    train_sd: float = SIM_TRAIN_SD
+    init_sd: float = SIM_INIT_SD
+    prompts: int = SIM_EVAL_PROMPTS
+    base: float = 0.63
+
+
+SIM_NOISE = SimNoise()  # the defaults: the noise measured on the toy tasks
 
 
 # -- tests (vectorised: the last axis holds the seeds) ----------------------------------------------
@@ -104,19 +120,17 @@ def simulate(
     seeds: int,
     effect: float = 0.0,
     trials: int = 20_000,
-    train_sd: float = SIM_TRAIN_SD,
-    init_sd: float = SIM_INIT_SD,
-    prompts: int = SIM_EVAL_PROMPTS,
-    base: float = 0.63,
+    noise: SimNoise = SIM_NOISE,
     rng_seed: int = 0,
 ) -> dict[str, float]:
     """Synthetic runs through ``decide``: per pair a shared warm-start level, per arm independent
     training noise, then held-out scores drawn as binomial counts over ``prompts`` problems (greedy)
     and over 4 x ``prompts`` samples (pass@1). Returns the shares of overall labels."""
     rng = np.random.default_rng(rng_seed)
-    init = rng.normal(0.0, init_sd, (trials, 1, seeds))
+    prompts = noise.prompts
+    init = rng.normal(0.0, noise.init_sd, (trials, 1, seeds))
     levels = {
-        arm: np.clip(base + init + rng.normal(0.0, train_sd, (trials, 1, seeds)) + shift, 0.0, 1.0)
+        arm: np.clip(noise.base + init + rng.normal(0.0, noise.train_sd, (trials, 1, seeds)) + shift, 0.0, 1.0)
         for arm, shift in (("method", effect), ("baseline", 0.0))
     }
     scores = {

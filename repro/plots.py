@@ -12,8 +12,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TypedDict
 
 import matplotlib
 
@@ -53,7 +53,7 @@ def _per_step(arm_runs: ArmRuns, metric: str, smoothed: bool) -> dict[int, dict[
     """step -> {pair: value}."""
     table: dict[int, dict[int, float]] = {}
     for pair, run in arm_runs.items():
-        points = series(run.get("records") or [], metric)
+        points = series(run.records, metric)
         for step, value in smooth(points) if smoothed else points:
             table.setdefault(step, {})[pair] = value
     return table
@@ -80,7 +80,8 @@ def paired_difference(runs: dict[str, ArmRuns], metric: str = "heldout") -> dict
     return out
 
 
-class EndDifference(TypedDict):
+@dataclass(frozen=True, slots=True)
+class EndDifference:
     """What difference.png marks as tested: per pair, method minus baseline of ``metric``, their mean and interval."""
 
     metric: str
@@ -97,8 +98,8 @@ def end_difference(runs: dict[str, ArmRuns], metric: str = "heldout_greedy") -> 
     pairs = sorted(set(runs["method"]) & set(runs["baseline"]))
     diffs = []
     for pair in pairs:
-        mine = (runs["method"][pair].get("final") or {}).get(metric)
-        theirs = (runs["baseline"][pair].get("final") or {}).get(metric)
+        mine = runs["method"][pair].final.get(metric)
+        theirs = runs["baseline"][pair].final.get(metric)
         if isinstance(mine, int | float) and isinstance(theirs, int | float):
             diffs.append((pair, float(mine) - float(theirs)))
     values = np.array([d for _, d in diffs])
@@ -108,14 +109,9 @@ def end_difference(runs: dict[str, ArmRuns], metric: str = "heldout_greedy") -> 
         if values.size > 1
         else float("nan")
     )
-    return {
-        "metric": metric,
-        "pairs": [p for p, _ in diffs],
-        "diffs": list(values),
-        "mean": mean,
-        "lo": mean - half,
-        "hi": mean + half,
-    }
+    return EndDifference(
+        metric=metric, pairs=[p for p, _ in diffs], diffs=list(values), mean=mean, lo=mean - half, hi=mean + half
+    )
 
 
 def plot_run(runs: dict[str, ArmRuns], names: dict[str, str], out_dir: Path, title: str) -> list[Path]:
@@ -149,19 +145,17 @@ def plot_run(runs: dict[str, ArmRuns], names: dict[str, str], out_dir: Path, tit
         )
     end = end_difference(runs)
     last = max([s for per in (m, b) for s in per] or [1])
-    if end["pairs"]:
-        ax.scatter([last] * len(end["diffs"]), [100 * d for d in end["diffs"]], color="black", s=14, zorder=3)
+    if end.pairs:
+        ax.scatter([last] * len(end.diffs), [100 * d for d in end.diffs], color="black", s=14, zorder=3)
         ax.errorbar(
             [last],
-            [100 * end["mean"]],
-            yerr=[[100 * (end["mean"] - end["lo"])], [100 * (end["hi"] - end["mean"])]]
-            if len(end["pairs"]) > 1
-            else None,
+            [100 * end.mean],
+            yerr=[[100 * (end.mean - end.lo)], [100 * (end.hi - end.mean)]] if len(end.pairs) > 1 else None,
             color="tab:red",
             marker="D",
             capsize=4,
             zorder=4,
-            label=f"tested: full held-out set at the end, mean and 95% t CI over {len(end['pairs'])} pairs",
+            label=f"tested: full held-out set at the end, mean and 95% t CI over {len(end.pairs)} pairs",
         )
     ax.axhline(0, color="tab:green", linewidth=0.8)
     ax.set_xlabel("step")
@@ -176,9 +170,7 @@ def plot_run(runs: dict[str, ArmRuns], names: dict[str, str], out_dir: Path, tit
     fig.savefig(paths[-1], dpi=90)
     plt.close(fig)
 
-    panels = [
-        p for p in PANELS if any(series(r.get("records") or [], p[0]) for arm in runs.values() for r in arm.values())
-    ]
+    panels = [p for p in PANELS if any(series(r.records, p[0]) for arm in runs.values() for r in arm.values())]
     cols = 2
     rows = max(1, (len(panels) + cols - 1) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(11, 3.0 * rows), squeeze=False)

@@ -98,23 +98,26 @@ def eval_overlap(task: Any, size: Any, steps: int, pairs: list[int], warm: list[
                 refill_stream(task, refill_size(steps, size), seed, size.difficulty),
             )
             rl_keys |= {task.key(ex) for stream in streams for ex in stream}
-    parts: dict[str, OverlapPart] = {}
+    parts: dict[str, OverlapPart] = {}  # "eval", "ood"
     for name, exs in eval_sets(task, size).items():
         if name == "curve":
             continue
         in_rl = sum(task.key(e) in rl_keys for e in exs)
         in_sft = max(_in_sft(w, name) for w in warm)
         measured = all(name in (w.get("eval_overlap") or {}) for w in warm)
-        parts[name] = {
-            "prompts": len(exs),
-            "distinct": len({task.key(e) for e in exs}),
-            "in_sft": in_sft if measured else None,
-            "in_rl": in_rl,
-            "share": round(max(in_sft, in_rl) / len(exs), 4) if exs and measured else None,
-        }
-    out = cast(Overlap, {"by": "canonical problem key (reorderings of a problem count as the same problem)", **parts})
-    out["share"] = max((v["share"] for v in parts.values() if v["share"] is not None), default=None)
-    return out
+        parts[name] = OverlapPart(
+            prompts=len(exs),
+            distinct=len({task.key(e) for e in exs}),
+            in_sft=in_sft if measured else None,
+            in_rl=in_rl,
+            share=round(max(in_sft, in_rl) / len(exs), 4) if exs and measured else None,
+        )
+    return Overlap(
+        by="canonical problem key (reorderings of a problem count as the same problem)",
+        eval=parts["eval"],
+        ood=parts["ood"],
+        share=max((v.share for v in parts.values() if v.share is not None), default=None),
+    )
 
 
 def _in_sft(warm: RunPolicy, name: str) -> int:
@@ -132,7 +135,7 @@ def _common(spec: RunSpec, device: str, steps: int, arms: dict[str, Method]) -> 
         "steps": steps,
         "seeds": spec.pairs,
         "rl_seeds": {arm: [rl_seed(arm, p) for p in spec.pairs] for arm in arms},
-        "methods": {arm: asdict(m) for arm, m in arms.items()},
+        "methods": dict(arms),
         "cuda_device": torch.cuda.get_device_name(0) if device == "cuda" else None,
         **provenance(),
     }

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Required, TypedDict
 
-from radar.repro.result_shapes import Overlap, PlannedPower, RunMetrics, StoredResult
+from radar.repro.result_shapes import JsonObject, Overlap, PlannedPower, StoredResult
 from radar.repro.verdict_record import ArmProfile, RunVerdict, decode
 
 RUN_STATUSES = ("queued", "running", "done", "failed", "cancelled")
@@ -98,7 +98,7 @@ class RunRecord:
         object.__setattr__(self, "verdict", RunVerdict.read(self.result.get("verdict")))
 
     @property
-    def metrics(self) -> RunMetrics | None:
+    def metrics(self) -> JsonObject | None:
         """None for a run without them (not finished, or an older record)."""
         return self.result.get("metrics") or None
 
@@ -112,7 +112,8 @@ class RunRecord:
 
     @property
     def eval_overlap(self) -> Overlap | None:
-        return self.result.get("eval_overlap")
+        """The measured overlap, decoded (None for a run without one, or one that does not read)."""
+        return decode(self.result.get("eval_overlap"), Overlap)
 
     @property
     def method(self) -> str:

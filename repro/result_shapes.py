@@ -11,7 +11,10 @@ before they use one. No I/O.
 
 from __future__ import annotations
 
-from typing import NotRequired, Required, TypedDict
+from dataclasses import dataclass
+from typing import NotRequired, TypeAlias, TypedDict
+
+import msgspec
 
 from radar.repro.verdict_record import ArmRates, PowerPlan, SeedNoise
 
@@ -56,8 +59,9 @@ Evidence = TypedDict(
 )
 
 
-class VerdictMetric(TypedDict):
-    """One verdict metric's paired test (verdict.json ``metrics``; verdict_record.MetricTest reads it back)."""
+class VerdictMetric(msgspec.Struct, frozen=True, kw_only=True):
+    """One verdict metric's paired test (verdict.json ``metrics``, as msgspec writes it; verdict_record.MetricTest
+    reads it back)."""
 
     title: str
     test: str
@@ -75,8 +79,9 @@ class VerdictMetric(TypedDict):
     seeds: list[int]
 
 
-class ClaimTest(TypedDict):
-    """The test of one condition of a method's claim (repro/verdict.py ``check_claim``)."""
+class ClaimTest(msgspec.Struct, frozen=True, kw_only=True):
+    """The test of one condition of a method's claim (repro/verdict.py ``check_claim``); ``p_adjusted`` is set (and
+    written, last) once Holm has run over the claim's conditions."""
 
     name: str
     metric: str
@@ -90,16 +95,21 @@ class ClaimTest(TypedDict):
     method: list[float | None]
     baseline: list[float | None]
     seeds: list[int]
-    p_adjusted: NotRequired[float | None]  # Holm over the claim's conditions
+    p_adjusted: float | None | msgspec.UnsetType = msgspec.UNSET  # Holm over the claim's conditions
 
 
-class ClaimCondition(TypedDict):
+@dataclass(frozen=True, slots=True)
+class ClaimCondition:
+    """One condition of a claim, tested (repro/verdict.py ``check_claim``); stored as msgspec encodes it."""
+
     test: ClaimTest
     status: str
 
 
-class Lever(TypedDict):
-    """Whether one of a method's levers engaged (repro/mechanisms.py ``gate``)."""
+@dataclass(frozen=True, slots=True)
+class LeverCheck:
+    """Whether one of a method's levers (repro.methods.Lever) engaged (repro/mechanisms.py ``gate``): the lever,
+    the rate measured (None: not logged) and whether it reached the minimum; stored as msgspec encodes it."""
 
     metric: str
     arm: str
@@ -109,38 +119,41 @@ class Lever(TypedDict):
     what: str
 
 
-class ClaimResult(TypedDict, total=False):
-    """The verdict's claim: its test's status, or why it was not checked or is not testable here."""
+class ClaimResult(msgspec.Struct, frozen=True, kw_only=True):
+    """The verdict's claim: its test's status (and each condition's), or why it was not checked or is not testable
+    here; what is unset is not written (a claim not checked: claim, status, reason)."""
 
-    claim: Required[str]
-    status: Required[str]  # holds / refuted / inconclusive / not testable here / not checked
-    test: ClaimTest
-    conditions: list[ClaimCondition]
-    reason: str
-    levers: list[Lever]
-    tested_status: str  # what the test alone said, when a lever did not engage
-
-
-class Efficiency(TypedDict, total=False):
-    """Method vs baseline cost over the seed pairs with both profiles (repro/verdict.py ``efficiency``)."""
-
-    pairs: Required[int]
-    step_ratio: float | None
-    step_ratio_interval: list[float | None] | None
-    step_ratio_range: list[float | None]
-    step_ratio_per_pair: list[float | None]
-    peak_mem_diff_gb: float | None
-    peak_mem_diff_range: list[float | None] | None
-    tokens_per_s_ratio: float | None
-    peak_mem_kind: str
-    device: str
-    method: dict[str, float | None]
-    baseline: dict[str, float | None]
-    text: str
+    claim: str
+    status: str  # holds / refuted / inconclusive / not testable here / not checked
+    test: ClaimTest | msgspec.UnsetType = msgspec.UNSET
+    conditions: list[ClaimCondition] | msgspec.UnsetType = msgspec.UNSET
+    levers: list[LeverCheck] | msgspec.UnsetType = msgspec.UNSET
+    tested_status: str | msgspec.UnsetType = msgspec.UNSET  # what the test alone said, when a lever did not engage
+    reason: str | msgspec.UnsetType = msgspec.UNSET
 
 
-class Verdict(TypedDict):
-    """verdict.json without its timing, and the runs table's result["verdict"] (verdict_record.RunVerdict reads it)."""
+class Efficiency(msgspec.Struct, frozen=True, kw_only=True):
+    """Method vs baseline cost over the seed pairs with both profiles (repro/verdict.py ``efficiency``); without a
+    pair only ``pairs`` (0) is set and written."""
+
+    pairs: int
+    step_ratio: float | None | msgspec.UnsetType = msgspec.UNSET
+    step_ratio_interval: list[float | None] | None | msgspec.UnsetType = msgspec.UNSET
+    step_ratio_range: list[float | None] | msgspec.UnsetType = msgspec.UNSET
+    step_ratio_per_pair: list[float | None] | msgspec.UnsetType = msgspec.UNSET
+    peak_mem_diff_gb: float | None | msgspec.UnsetType = msgspec.UNSET
+    peak_mem_diff_range: list[float | None] | None | msgspec.UnsetType = msgspec.UNSET
+    tokens_per_s_ratio: float | None | msgspec.UnsetType = msgspec.UNSET
+    peak_mem_kind: str | msgspec.UnsetType = msgspec.UNSET
+    device: str | msgspec.UnsetType = msgspec.UNSET
+    method: dict[str, float | None] | msgspec.UnsetType = msgspec.UNSET
+    baseline: dict[str, float | None] | msgspec.UnsetType = msgspec.UNSET
+    text: str | msgspec.UnsetType = msgspec.UNSET  # last: built from the rest (verdict.efficiency_text)
+
+
+class Verdict(msgspec.Struct, frozen=True, kw_only=True):
+    """The verdict document as built (repro/verdict.py ``verdict``): verdict.json without its timing, and the runs
+    table's result["verdict"], as msgspec writes it (verdict_record.RunVerdict reads it back)."""
 
     overall: str
     alpha: float
@@ -153,11 +166,11 @@ class Verdict(TypedDict):
     setup: str
     evidence: Evidence
     mechanisms: dict[str, ArmRates]
-    efficiency: NotRequired[Efficiency]
-    summary: NotRequired[str]  # last: built from the rest
+    efficiency: Efficiency | msgspec.UnsetType = msgspec.UNSET  # with the arms' profiles
+    summary: str = ""  # last: built from the rest
 
 
-class Timing(TypedDict):
+class Timing(msgspec.Struct, frozen=True):
     """How long a run's parts took (repro/execute.py), before the verdict."""
 
     train_wall_s: float
@@ -168,8 +181,8 @@ class Timing(TypedDict):
     device: str
 
 
-class RunMetrics(Timing):
-    """The result's ``metrics`` (and verdict.json's ``timing``)."""
+class RunMetrics(Timing, frozen=True):
+    """The result's ``metrics`` (and verdict.json's ``timing``): the timing, then these."""
 
     time_to_verdict_s: float
     train_seconds: float
@@ -180,14 +193,19 @@ class RunMetrics(Timing):
     eval_seconds: float
 
 
-class ResultModel(TypedDict):
+@dataclass(frozen=True, slots=True)
+class ResultModel:
+    """What a run trained: the model in words, its parameter count (None: not recorded) and whether it is a toy."""
+
     name: str
     parameters: int | None
     toy: bool
 
 
-class RunResult(TypedDict):
-    """A finished run's result as the runs table stores it (records.RunRecord reads it back)."""
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """A finished run's result as repro/execute.py builds it; the runs table stores it as msgspec encodes it and
+    reads it back as a ``StoredResult`` (records.RunRecord)."""
 
     verdict: Verdict
     metrics: RunMetrics
@@ -195,30 +213,32 @@ class RunResult(TypedDict):
     folder: str
     model: ResultModel
     profile: dict[str, Profile]  # per arm: the mean over its seed pairs, with ``per_seed``
-    eval_overlap: NotRequired[Overlap]
-    record: NotRequired[ResultRecord]
+    eval_overlap: Overlap | None = None  # set by the runner before the result is stored
+    record: ResultRecord | None = None
 
 
-class OverlapPart(TypedDict):
-    """One held-out set's measured overlap with the training data."""
+class OverlapPart(msgspec.Struct, frozen=True, kw_only=True):
+    """One held-out set's measured overlap with the training data (``distinct``: toy tasks only)."""
 
     prompts: int
-    distinct: NotRequired[int]
-    in_sft: int | None  # None: a warm start recorded before it was measured
-    in_rl: int
-    share: float | None
+    distinct: int | msgspec.UnsetType = msgspec.UNSET
+    in_sft: int | None = None  # None: a warm start recorded before it was measured
+    in_rl: int = 0
+    share: float | None = None
 
 
-class Overlap(TypedDict):
-    """Measured share of held-out problems that occur in the training data (run.json, the result)."""
+class Overlap(msgspec.Struct, frozen=True, kw_only=True):
+    """Measured share of held-out problems that occur in the training data (run.json, the result); a stored one is
+    decoded where it is read (records.RunRecord.eval_overlap)."""
 
     by: str  # the canonical key problems are compared by
     eval: OverlapPart
-    ood: NotRequired[OverlapPart]  # toy tasks: one difficulty up
-    share: float | None
+    ood: OverlapPart | msgspec.UnsetType = msgspec.UNSET  # toy tasks: one difficulty up
+    share: float | None = None
 
 
-class ResultRecord(TypedDict):
+@dataclass(frozen=True, slots=True)
+class ResultRecord:
     """The result's ``record``: where a run ran and on what code."""
 
     device: str
@@ -230,17 +250,22 @@ class ResultRecord(TypedDict):
     packages: dict[str, str | None]
 
 
-class StoredResult(TypedDict, total=False):
-    """The runs table's result column as read: a finished run's ``RunResult``, else what a failed or reaped
-    run recorded (its log and the log's tail), else nothing."""
+Json: TypeAlias = str | int | float | bool | None | list["Json"] | dict[str, "Json"]
+JsonObject: TypeAlias = dict[str, Json]  # a stored part as read, kept as stored (the CLI prints it as it is)
 
-    verdict: Verdict
-    metrics: RunMetrics
+
+class StoredResult(TypedDict, total=False):
+    """The runs table's result column as read: a finished run's ``RunResult`` as stored (its metrics, model and
+    record as stored: readers print them as they are), else what a failed or reaped run recorded (its log and the
+    log's tail), else nothing."""
+
+    verdict: JsonObject  # RunVerdict.read decodes it
+    metrics: JsonObject
     plots: list[str]
     folder: str
-    model: ResultModel
+    model: JsonObject
     profile: dict[str, Profile]
-    eval_overlap: Overlap
-    record: ResultRecord
+    eval_overlap: JsonObject
+    record: JsonObject
     log: str  # a failed run: its log file
     log_tail: str  # a reaped run: the last lines of its log

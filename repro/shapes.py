@@ -9,15 +9,17 @@ torch); they are re-exported here beside the shapes only repro reads. No torch, 
 
 from __future__ import annotations
 
-from typing import Any, Required, TypedDict
+from dataclasses import dataclass, field
+from typing import Required, TypedDict
 
+from radar.repro.method_types import Method
 from radar.repro.result_shapes import (
     ClaimCondition,
     ClaimResult,
     ClaimTest,
     Efficiency,
     Evidence,
-    Lever,
+    LeverCheck,
     Overlap,
     OverlapPart,
     PlannedPower,
@@ -45,7 +47,7 @@ __all__ = [  # this module's shapes and the result's (repro/result_shapes.py)
     "Evidence",
     "Example",
     "GrpoConfigJson",
-    "Lever",
+    "LeverCheck",
     "ModelFingerprint",
     "Overlap",
     "OverlapPart",
@@ -90,15 +92,18 @@ class Example(TypedDict, total=False):
     part: str  # a data set row: "rl" or "eval"
 
 
-class ArmRun(TypedDict):
-    """One (arm, seed pair) as the verdict and the plots read it."""
+@dataclass(frozen=True, slots=True)
+class ArmRun:
+    """One (arm, seed pair) as the verdict, its mechanisms and the plots read it (in memory: the worker builds it from
+    the arm's summary and step records)."""
 
-    records: list[StepRecord]
-    final: dict[str, float]  # held-out scores at the end: heldout_greedy, heldout_pass1 (, ood_greedy)
+    records: list[StepRecord] = field(default_factory=list)
+    final: dict[str, float] = field(default_factory=dict)  # held-out scores at the end: heldout_greedy, ...
 
 
-class ArmSummary(TypedDict):
-    """One trained (arm, seed pair) (repro/trainer.py ``_arm_result``)."""
+@dataclass(frozen=True, slots=True)
+class ArmSummary:
+    """One trained (arm, seed pair) (repro/trainer.py ``_arm_result``): what its arm process hands the worker."""
 
     steps: int
     seconds: float
@@ -205,7 +210,7 @@ class RunCommon(Provenance):
     steps: int
     seeds: list[int]  # the seed pairs
     rl_seeds: dict[str, list[int]]  # arm -> RL seed per pair
-    methods: dict[str, dict[str, Any]]  # arm -> its Method as dataclasses.asdict writes it: run.json only, read by none
+    methods: dict[str, Method]  # arm -> its Method (msgspec writes its fields): run.json only, read by none
     cuda_device: str | None
 
 

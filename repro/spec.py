@@ -14,7 +14,7 @@ import secrets
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Required, TypedDict, cast
+from typing import Any, cast
 
 from radar.repro.checkpoint import load_dataset, model_fingerprint, resolve_model
 from radar.repro.errors import ReproError
@@ -89,22 +89,6 @@ class RunSpec:
         return not self.model
 
 
-class SpecFields(TypedDict, total=False):
-    """RunSpec's fields as keywords (``spec_of`` hands a recorded run's to ``make_spec``; a test keeps them equal)."""
-
-    method: Required[str]
-    baseline: str
-    task: str
-    preset: str
-    seeds: int
-    steps: int
-    device: str
-    model: str
-    dataset: str
-    lora: bool
-    first_pair: int
-
-
 def make_spec(presets: Catalog, *, method: str, baseline: str = "", **fields: Any) -> RunSpec:
     """A RunSpec whose presets ``presets`` knows; ``baseline`` "" = the method's own (grpo; gspo for luspo)."""
     chosen = presets.get(method)
@@ -118,8 +102,10 @@ def spec_of(params: RunParams, presets: Catalog | None = None) -> RunSpec:
     so the worker knows them without reading radar.toml."""
     known = presets if presets is not None else run_catalog(params)
     # RunParams names RunSpec's fields with their types (tests/test_typed.py): the spec's fields of the params
-    fields = cast(SpecFields, {k: v for k, v in params.items() if k in RunSpec.__dataclass_fields__})
-    return make_spec(known, **fields)
+    fields = {k: v for k, v in params.items() if k in RunSpec.__dataclass_fields__ and k not in ("method", "baseline")}
+    return make_spec(
+        known, method=str(params.get("method") or ""), baseline=str(params.get("baseline") or ""), **fields
+    )
 
 
 def run_catalog(params: RunParams, plugins: PluginCatalog = BUILTIN_CATALOG) -> Catalog:

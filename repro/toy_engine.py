@@ -10,16 +10,12 @@ Checkpoint runs always train with TRL.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
-
-from radar.repro.methods import Method
 from radar.repro.record import resolve_device, toy_record
-from radar.repro.shapes import ArmSummary, StepRecord
+from radar.repro.shapes import ArmSummary
 from radar.repro.sizes import PolicySize
-from radar.repro.tasks import Task
+from radar.repro.toy_arm import ToyArm
 
-__all__ = ["resolve_device", "toy_record", "train_toy_arm"]
+__all__ = ["ToyArm", "resolve_device", "toy_record", "train_toy_arm"]
 
 
 def _threads(device: str, size: PolicySize) -> None:
@@ -29,34 +25,10 @@ def _threads(device: str, size: PolicySize) -> None:
         torch.set_num_threads(size.cpu_threads)  # 2 threads on a tiny model are ~15x slower under load
 
 
-def train_toy_arm(
-    *,
-    policy_path: Path,
-    method: Method,
-    task: Task,
-    size: PolicySize,
-    steps: int,
-    seed: int,
-    device: str,
-    output_dir: Path,
-    on_record: Callable[[StepRecord], None],
-    should_cancel: Callable[[], bool],
-) -> ArmSummary:
+def train_toy_arm(arm: ToyArm) -> ArmSummary:
     """Train one (arm, seed pair) with TRL from its warm start, scored on the task's held-out sets."""
     from radar.repro.policy import eval_sets  # defers torch, transformers
     from radar.repro.trainer import train_arm  # defers torch, transformers, trl
 
-    _threads(device, size)
-    return train_arm(
-        policy_path=policy_path,
-        method=method,
-        task=task,
-        size=size,
-        steps=steps,
-        seed=seed,
-        device=device,
-        output_dir=output_dir,
-        on_record=on_record,
-        should_cancel=should_cancel,
-        eval_sets=eval_sets(task, size),
-    )
+    _threads(arm.device, arm.size)
+    return train_arm(arm, eval_sets(arm.task, arm.size))

@@ -30,6 +30,7 @@ from radar.repro.profile import StepProfiler
 from radar.repro.shapes import ArmSummary, Example, Profile, StepRecord
 from radar.repro.sizes import CheckpointPreset
 from radar.repro.tasks import Task, correctness_reward, format_reward, refill_stream, rl_stream
+from radar.repro.toy_arm import ToyArm
 
 
 # -- configuration ----------------------------------------------------------------------------------
@@ -259,21 +260,7 @@ class RecordCallback(TrainerCallback):
             control.should_training_stop = True
 
 
-def train_arm(
-    *,
-    policy_path: Path,
-    method: Method,
-    task: Task,
-    size: PolicySize,
-    steps: int,
-    seed: int,
-    device: str,
-    output_dir: Path,
-    on_record: Callable[[StepRecord], None],
-    should_cancel: Callable[[], bool],
-    eval_sets: dict[str, list[Example]],
-    pass_samples: int = 4,
-) -> ArmSummary:
+def train_arm(arm: ToyArm, eval_sets: dict[str, list[Example]], pass_samples: int = 4) -> ArmSummary:
     """Train one (method, seed) arm from a cached warm start on the RL part of the problem space;
     returns its summary with the held-out scores at the end (``final``).
 
@@ -282,26 +269,28 @@ def train_arm(
     """
     from transformers import AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(policy_path, padding_side="left")
-    examples = rl_stream(task, steps * size.prompts_per_step, seed, size.difficulty)
-    config = build_config(method, size, task, steps=steps, seed=seed, output_dir=output_dir, device=device)
-    eval_every = max(1, steps // 10)
+    tokenizer = AutoTokenizer.from_pretrained(arm.policy_path, padding_side="left")
+    examples = rl_stream(arm.task, arm.steps * arm.size.prompts_per_step, arm.seed, arm.size.difficulty)
+    config = build_config(
+        arm.method, arm.size, arm.task, steps=arm.steps, seed=arm.seed, output_dir=arm.output_dir, device=arm.device
+    )
+    eval_every = max(1, arm.steps // 10)
 
     def heldout(model: Any) -> float:
-        return accuracy(model, tokenizer, task, eval_sets["curve"], model.device, greedy=True)
+        return accuracy(model, tokenizer, arm.task, eval_sets["curve"], model.device, greedy=True)
 
-    record = RecordCallback(on_record, should_cancel, heldout, eval_every, steps)
-    profiler = StepProfiler(device, warmup_steps=config.num_iterations)
+    record = RecordCallback(arm.on_record, arm.should_cancel, heldout, eval_every, arm.steps)
+    profiler = StepProfiler(arm.device, warmup_steps=config.num_iterations)
     trainer = RadarGRPOTrainer(
-        model=str(policy_path),
-        reward_funcs=reward_functions(method, task, tokenizer),
+        model=str(arm.policy_path),
+        reward_funcs=reward_functions(arm.method, arm.task, tokenizer),
         args=config,
         train_dataset=Dataset.from_list(examples),
         processing_class=tokenizer,
         callbacks=[record],
-        plugins=plugin_set(method, plugin_catalog()),
+        plugins=plugin_set(arm.method, plugin_catalog()),
         profiler=profiler,
-        refill=iter(refill_stream(task, refill_size(steps, size), seed, size.difficulty)),
+        refill=iter(refill_stream(arm.task, refill_size(arm.steps, arm.size), arm.seed, arm.size.difficulty)),
     )
     trainer.remove_callback(PrinterCallback)
     started = time.perf_counter()
@@ -311,11 +300,11 @@ def train_arm(
     if record.cancelled:
         raise RunCancelled("run cancelled")
     model: Any = trainer.model
-    torch.manual_seed(50_000 + seed)
+    torch.manual_seed(50_000 + arm.seed)
     final = {
-        "heldout_greedy": accuracy(model, tokenizer, task, eval_sets["eval"], model.device, greedy=True),
-        "heldout_pass1": accuracy(model, tokenizer, task, eval_sets["eval"], model.device, samples=pass_samples),
-        "ood_greedy": accuracy(model, tokenizer, task, eval_sets["ood"], model.device, greedy=True),
+        "heldout_greedy": accuracy(model, tokenizer, arm.task, eval_sets["eval"], model.device, greedy=True),
+        "heldout_pass1": accuracy(model, tokenizer, arm.task, eval_sets["eval"], model.device, samples=pass_samples),
+        "ood_greedy": accuracy(model, tokenizer, arm.task, eval_sets["ood"], model.device, greedy=True),
     }
     return _arm_result(trainer.state.global_step, seconds, started, final, profile, _parameters(model))
 
@@ -427,13 +416,13 @@ def _arm_result(
     done: int, seconds: float, started: float, final: dict[str, float], profile: Profile, parameters: int
 ) -> ArmSummary:
     """One arm's summary: steps and time of training (evaluation after it), final held-out scores, profile."""
-    return {
-        "steps": done,
-        "seconds": round(seconds, 2),
-        "steps_per_s": round(done / seconds, 3) if seconds else None,
-        "eval_seconds": round(time.perf_counter() - started - seconds, 2),
-        "final": {k: round(v, 4) for k, v in final.items()},
-        "eval_accuracy": round(final["heldout_greedy"], 4),
-        "profile": profile,
-        "parameters": parameters,
-    }
+    return ArmSummary(
+        steps=done,
+        seconds=round(seconds, 2),
+        steps_per_s=round(done / seconds, 3) if seconds else None,
+        eval_seconds=round(time.perf_counter() - started - seconds, 2),
+        final={k: round(v, 4) for k, v in final.items()},
+        eval_accuracy=round(final["heldout_greedy"], 4),
+        profile=profile,
+        parameters=parameters,
+    )

@@ -30,9 +30,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeGuard
 
+import msgspec
 import numpy as np
 from scipy import stats
 
@@ -93,9 +94,9 @@ def aggregate(records: Records, metric: str, window: str) -> float:
 def arm_value(run: ArmRun, metric: str, window: str) -> float:
     """One number per (arm, seed): a held-out score at the end, or an aggregate of the step records."""
     if window == "end":
-        value = (run.get("final") or {}).get(metric)
+        value = run.final.get(metric)
         return float(value) if isinstance(value, int | float) else math.nan
-    return aggregate(run.get("records") or [], metric, window)
+    return aggregate(run.records, metric, window)
 
 
 # -- claims -----------------------------------------------------------------------------------------
@@ -103,15 +104,14 @@ def check_claim(claim: Claim, method_runs: dict[int, ArmRun], baseline_runs: dic
     """'holds', 'refuted' or 'inconclusive', with the test behind it (Holm over the claim's conditions)."""
     conditions = [claim] + ([claim.also] if claim.also else [])
     tested = [_claim_test(c, method_runs, baseline_runs) for c in conditions]
-    adjusted = holm(np.array([t.test["p"] if t.test["p"] is not None else np.nan for t in tested]))
+    adjusted = holm(np.array([t.test.p if t.test.p is not None else np.nan for t in tested]))
     results: list[ClaimCondition] = []
     for t, p_adj in zip(tested, adjusted, strict=True):
-        t.test["p_adjusted"] = _r(p_adj)
-        results.append({"test": t.test, "status": _claim_status(t)})
-    statuses = {r["status"] for r in results}
+        held = replace(t, test=msgspec.structs.replace(t.test, p_adjusted=_r(p_adj)))
+        results.append(ClaimCondition(held.test, _claim_status(held)))
+    statuses = {r.status for r in results}
     status = "refuted" if "refuted" in statuses else "holds" if statuses == {"holds"} else "inconclusive"
-    out: ClaimResult = {"claim": claim.text, "status": status, "test": results[0]["test"], "conditions": results}
-    return out
+    return ClaimResult(claim=claim.text, status=status, test=results[0].test, conditions=results)
 
 
 @dataclass(frozen=True)
@@ -150,24 +150,22 @@ def _claim_test(claim: Claim, method_runs: dict[int, ArmRun], baseline_runs: dic
     effect = float(t["effect"][0])
     return _Tested(
         claim=claim,
-        test={
-            "name": claim.text,
-            "metric": claim.metric,
-            "window": claim.window,
-            "test": test,
-            "n": int(t["n"][0]),
-            "effect": _r(
-                math.exp(effect) if claim.direction == "ratio_at_least" and not math.isnan(effect) else effect
-            ),
-            "effect_scale": "ratio" if claim.direction == "ratio_at_least" else "difference",
-            "interval": [_r(t["lo"][0]), _r(t["hi"][0])]
+        test=ClaimTest(
+            name=claim.text,
+            metric=claim.metric,
+            window=claim.window,
+            test=test,
+            n=int(t["n"][0]),
+            effect=_r(math.exp(effect) if claim.direction == "ratio_at_least" and not math.isnan(effect) else effect),
+            effect_scale="ratio" if claim.direction == "ratio_at_least" else "difference",
+            interval=[_r(t["lo"][0]), _r(t["hi"][0])]
             if claim.direction != "ratio_at_least"
             else [_r(_exp(t["lo"][0])), _r(_exp(t["hi"][0]))],
-            "p": _r(t["p"][0]),
-            "method": _r(list(m)),
-            "baseline": _r(list(b)),
-            "seeds": seeds,
-        },
+            p=_r(t["p"][0]),
+            method=_r(list(m)),
+            baseline=_r(list(b)),
+            seeds=seeds,
+        ),
         upper=effect + one_sided,
         lower=effect - one_sided,
         effect=effect,
@@ -176,8 +174,8 @@ def _claim_test(claim: Claim, method_runs: dict[int, ArmRun], baseline_runs: dic
 
 def _claim_status(r: _Tested) -> str:
     claim, upper, lower, effect = r.claim, r.upper, r.lower, r.effect
-    p_adj = r.test.get("p_adjusted")
-    if p_adj is None or math.isnan(upper):
+    p_adj = r.test.p_adjusted
+    if not isinstance(p_adj, float) or math.isnan(upper):
         return "inconclusive"
     rejects = p_adj < ALPHA
     if claim.direction == "higher":
@@ -221,59 +219,57 @@ def verdict(
     tests, labels, overall = decide(m - b)
     metrics: dict[str, VerdictMetric] = {}
     for i, (name, title) in enumerate(VERDICT_METRICS):
-        metrics[name] = {
-            "title": title,
-            "test": "paired t over seed pairs, two-sided, Holm over " + " and ".join(names),
-            "n": int(tests["n"][i]),
-            "effect": _r(tests["effect"][i]),
-            "interval": [_r(tests["lo"][i]), _r(tests["hi"][i])],
-            "confidence": 1 - ALPHA,
-            "p": _r(tests["p"][i]),
-            "p_adjusted": _r(tests["p_adjusted"][i]),
-            "label": str(labels[i]),
-            "method_mean": _r(np.nanmean(m[i]) if m[i].size else math.nan),
-            "baseline_mean": _r(np.nanmean(b[i]) if b[i].size else math.nan),
-            "method": _r(list(m[i])),
-            "baseline": _r(list(b[i])),
-            "seeds": seeds,
-        }
+        metrics[name] = VerdictMetric(
+            title=title,
+            test="paired t over seed pairs, two-sided, Holm over " + " and ".join(names),
+            n=int(tests["n"][i]),
+            effect=_r(tests["effect"][i]),
+            interval=[_r(tests["lo"][i]), _r(tests["hi"][i])],
+            confidence=1 - ALPHA,
+            p=_r(tests["p"][i]),
+            p_adjusted=_r(tests["p_adjusted"][i]),
+            label=str(labels[i]),
+            method_mean=_r(np.nanmean(m[i]) if m[i].size else math.nan),
+            baseline_mean=_r(np.nanmean(b[i]) if b[i].size else math.nan),
+            method=_r(list(m[i])),
+            baseline=_r(list(b[i])),
+            seeds=seeds,
+        )
     rates = mech.mechanisms(runs)
     claim: ClaimResult
     if method.baseline == baseline.name or (not method.baseline and method.name == baseline.name):
         claim = mech.gate(check_claim(method.claim, m_runs, b_runs), method, rates)
     else:
         want = method.baseline or method.name
-        claim = {
-            "claim": method.claim.text,
-            "status": "not checked",
-            "reason": f"the claim is about {want}; run with --baseline {want}",
-        }
+        claim = ClaimResult(
+            claim=method.claim.text,
+            status="not checked",
+            reason=f"the claim is about {want}; run with --baseline {want}",
+        )
     noise = seed_noise(m, b, calibration)
     setting = setting or Setting(toy=True, quick=False, steps=0, seeds=len(seeds))
-    cal_sd = calibration.get("sd_difference") if calibration else None
+    cal_sd = calibration.sd_difference if calibration else None
     own = noise.sd_difference
     sd: float | None
     if calibration and cal_sd is not None and (own is None or cal_sd >= own):
-        sd, source = float(cal_sd), f"A/A run {calibration['run']}"
+        sd, source = float(cal_sd), f"A/A run {calibration.run}"
     else:  # the run's own noise when it is the larger (or the only) one: power is never overstated
         sd, source = own, "this run's own seed pairs"
-    doc: Verdict = {
-        "overall": str(overall),
-        "alpha": ALPHA,
-        "min_effect": MIN_EFFECT,
-        "primary": names[0],
-        "metrics": metrics,
-        "claim": claim,
-        "seed_noise": noise,
-        "aa": method.name == baseline.name,
-        "setup": setting.setup,
-        "evidence": classify(setting, sd, source) | {"planned": planned},
-        "mechanisms": rates,
-    }
-    if profiles:
-        doc["efficiency"] = efficiency(profiles)
-    doc["summary"] = summary(method.name, baseline.name, doc)
-    return doc
+    doc = Verdict(
+        overall=str(overall),
+        alpha=ALPHA,
+        min_effect=MIN_EFFECT,
+        primary=names[0],
+        metrics=metrics,
+        claim=claim,
+        seed_noise=noise,
+        aa=method.name == baseline.name,
+        setup=setting.setup,
+        evidence=classify(setting, sd, source) | {"planned": planned},
+        mechanisms=rates,
+        efficiency=efficiency(profiles) if profiles else msgspec.UNSET,
+    )
+    return msgspec.structs.replace(doc, summary=summary(method.name, baseline.name, doc))
 
 
 def efficiency(profiles: dict[str, dict[int, Profile]]) -> Efficiency:
@@ -283,30 +279,20 @@ def efficiency(profiles: dict[str, dict[int, Profile]]) -> Efficiency:
     same device under the same conditions as far as the runner controls them."""
     m_p, b_p = profiles.get("method") or {}, profiles.get("baseline") or {}
     pairs = sorted(p for p in set(m_p) & set(b_p) if _pos(m_p[p].get("step_s")) and _pos(b_p[p].get("step_s")))
-    out: Efficiency = {"pairs": len(pairs)}
     if not pairs:
-        return out
+        return Efficiency(pairs=0)
     logs = np.array([math.log(m_p[p]["step_s"] / b_p[p]["step_s"]) for p in pairs])
     t = paired_t(logs[None, :])
-    out["step_ratio"] = _r(math.exp(float(t["effect"][0])))
-    out["step_ratio_interval"] = [_r(_exp(float(t["lo"][0]))), _r(_exp(float(t["hi"][0])))] if len(pairs) >= 2 else None
-    out["step_ratio_range"] = [_r(math.exp(float(logs.min()))), _r(math.exp(float(logs.max())))]
-    out["step_ratio_per_pair"] = [_r(math.exp(float(x))) for x in logs]
     mems = [
         m_p[p]["peak_mem_gb"] - b_p[p]["peak_mem_gb"]
         for p in pairs
         if isinstance(m_p[p].get("peak_mem_gb"), int | float) and isinstance(b_p[p].get("peak_mem_gb"), int | float)
     ]
-    out["peak_mem_diff_gb"] = _r(sum(mems) / len(mems)) if mems else None
-    out["peak_mem_diff_range"] = [_r(min(mems)), _r(max(mems))] if mems else None
     tps = [
         math.log(mt / bt)
         for p in pairs
         if _pos(mt := m_p[p].get("tokens_per_s")) and _pos(bt := b_p[p].get("tokens_per_s"))
     ]
-    out["tokens_per_s_ratio"] = _r(math.exp(sum(tps) / len(tps))) if tps else None
-    out["peak_mem_kind"] = m_p[pairs[0]].get("peak_mem_kind", "")
-    out["device"] = m_p[pairs[0]].get("device", "")
 
     def means(per: dict[int, Profile]) -> dict[str, float | None]:
         return {
@@ -314,9 +300,21 @@ def efficiency(profiles: dict[str, dict[int, Profile]]) -> Efficiency:
             for k in ("step_s", "generate_s", "reward_s", "ref_s", "train_s", "tokens_per_s", "peak_mem_gb")
         }
 
-    out["method"], out["baseline"] = means(m_p), means(b_p)
-    out["text"] = efficiency_text(out)
-    return out
+    out = Efficiency(
+        pairs=len(pairs),
+        step_ratio=_r(math.exp(float(t["effect"][0]))),
+        step_ratio_interval=[_r(_exp(float(t["lo"][0]))), _r(_exp(float(t["hi"][0])))] if len(pairs) >= 2 else None,
+        step_ratio_range=[_r(math.exp(float(logs.min()))), _r(math.exp(float(logs.max())))],
+        step_ratio_per_pair=[_r(math.exp(float(x))) for x in logs],
+        peak_mem_diff_gb=_r(sum(mems) / len(mems)) if mems else None,
+        peak_mem_diff_range=[_r(min(mems)), _r(max(mems))] if mems else None,
+        tokens_per_s_ratio=_r(math.exp(sum(tps) / len(tps))) if tps else None,
+        peak_mem_kind=m_p[pairs[0]].get("peak_mem_kind", ""),
+        device=m_p[pairs[0]].get("device", ""),
+        method=means(m_p),
+        baseline=means(b_p),
+    )
+    return msgspec.structs.replace(out, text=efficiency_text(out))
 
 
 def _pos(x: object) -> TypeGuard[float]:
@@ -325,8 +323,8 @@ def _pos(x: object) -> TypeGuard[float]:
 
 def efficiency_text(e: Efficiency) -> str:
     """'8% slower per step (x1.08; pairs x1.05-x1.10, 95% CI x1.02-x1.14 over 3 seed pairs), +0.40 GB peak (...)'."""
-    ratio = e.get("step_ratio")
-    if ratio is None:
+    ratio = e.step_ratio
+    if not isinstance(ratio, float):
         return "no efficiency profile"
     pct = 100 * (ratio - 1)
     speed = (
@@ -334,18 +332,16 @@ def efficiency_text(e: Efficiency) -> str:
         if round(abs(pct)) >= 1
         else ("the same time per step (within 1%)")
     )
-    if interval := e.get("step_ratio_interval"):
+    if isinstance(interval := e.step_ratio_interval, list) and isinstance(span := e.step_ratio_range, list):
         lo, hi = interval
-        first, last = e["step_ratio_range"]
-        spread = (
-            f"x{ratio:.2f}; pairs x{first:.2f}-x{last:.2f}, 95% CI x{lo:.2f}-x{hi:.2f} over {e['pairs']} seed pairs"
-        )
+        first, last = span
+        spread = f"x{ratio:.2f}; pairs x{first:.2f}-x{last:.2f}, 95% CI x{lo:.2f}-x{hi:.2f} over {e.pairs} seed pairs"
     else:
         spread = f"x{ratio:.2f} from one seed pair: no spread"
     text = f"{speed} ({spread})"
-    mem = e.get("peak_mem_diff_gb")
-    kind = e.get("peak_mem_kind") or "memory"
-    if mem is not None:
+    mem = e.peak_mem_diff_gb
+    kind = e.peak_mem_kind or "memory"
+    if isinstance(mem, float):
         text += f", {mem:+.2f} GB peak ({kind})" if abs(mem) >= 0.005 else f", the same peak within 0.01 GB ({kind})"
     return text
 
@@ -374,37 +370,35 @@ def summary(method: str, baseline: str, doc: Verdict) -> str:
     parts = []
     n = 0
     for name, title in VERDICT_METRICS:
-        t = doc["metrics"][name]
-        n = max(n, t["n"])
-        if t["effect"] is None:
-            parts.append(f"{title}: no data -> {t['label']}")
+        t = doc.metrics[name]
+        n = max(n, t.n)
+        if t.effect is None:
+            parts.append(f"{title}: no data -> {t.label}")
             continue
         interval = (
-            f", {int(100 * t['confidence'])}% CI [{_pts(t['interval'][0])}, {_pts(t['interval'][1])}], "
-            f"Holm p={t['p_adjusted']:.3f}"
-            if t["p_adjusted"] is not None
+            f", {int(100 * t.confidence)}% CI [{_pts(t.interval[0])}, {_pts(t.interval[1])}], Holm p={t.p_adjusted:.3f}"
+            if t.p_adjusted is not None
             else ", no interval from one seed"
         )
         parts.append(
-            f"{title} {_pct(t['method_mean'])} vs {_pct(t['baseline_mean'])} ({_pts(t['effect'])} pts{interval})"
-            f" -> {t['label']}"
+            f"{title} {_pct(t.method_mean)} vs {_pct(t.baseline_mean)} ({_pts(t.effect)} pts{interval}) -> {t.label}"
         )
-    noise = doc["seed_noise"]
+    noise = doc.seed_noise
     noise_text = (
         f"seed noise: sd of per-seed differences {_pts(noise.sd_difference, sign=False)} pts"
         if noise.sd_difference is not None
         else "seed noise: not measurable from fewer than 2 seeds"
     )
     cal = noise.calibration
-    if cal and cal.get("sd_difference") is not None:
-        noise_text += f" (A/A run {cal['run']}: {_pts(cal['sd_difference'], sign=False)} pts)"
-    claim = doc["claim"]
-    evidence = doc.get("evidence") or {}
+    if cal:
+        noise_text += f" (A/A run {cal.run}: {_pts(cal.sd_difference, sign=False)} pts)"
+    claim = doc.claim
+    evidence = doc.evidence
     head = ""
     if evidence:
         cls = str(evidence.get("class", ""))
         head = f"{cls[:1].upper()}{cls[1:]} ({evidence.get('reason', '')})"
-        head += f": {method} vs {baseline}, {doc['setup']}. " if doc.get("setup") else ". "
+        head += f": {method} vs {baseline}, {doc.setup}. " if doc.setup else ". "
     power = evidence.get("power")
     power_text = (
         f"; minimum detectable effect {_pts(power.mde, sign=False)} pts at {power.seeds} pairs "
@@ -412,18 +406,18 @@ def summary(method: str, baseline: str, doc: Verdict) -> str:
         if power is not None and power.mde is not None
         else ""
     )
-    why = f" ({claim['reason']})" if claim.get("status") == "not testable here" and claim.get("reason") else ""
+    why = f" ({claim.reason})" if claim.status == "not testable here" and claim.reason else ""
     text = head + (
-        f"{method} vs {baseline} over {n} paired seed(s): {'; '.join(parts)}. Overall: {doc['overall']}"
-        f"{' (an A/A run: any difference is seed noise)' if doc.get('aa') else ''}; {noise_text}{power_text}. "
-        f'Claim "{claim["claim"]}": {claim["status"]}{why}.'
+        f"{method} vs {baseline} over {n} paired seed(s): {'; '.join(parts)}. Overall: {doc.overall}"
+        f"{' (an A/A run: any difference is seed noise)' if doc.aa else ''}; {noise_text}{power_text}. "
+        f'Claim "{claim.claim}": {claim.status}{why}.'
     )
-    text += mech.lever_text(claim.get("levers") or []) if claim.get("status") != "not testable here" else ""
+    text += mech.lever_text(claim.levers or []) if claim.status != "not testable here" else ""
     if n < 2:
         text += " One seed gives no test: run --seeds 5 or more."
-    eff = doc.get("efficiency")
-    if eff and eff.get("step_ratio") is not None:  # last: on a shared CPU step times carry the machine's load
-        text += f" Efficiency ({eff.get('device') or 'device'}): {eff['text']}."
+    eff = doc.efficiency  # last: on a shared CPU step times carry the load
+    if isinstance(eff, Efficiency) and isinstance(eff.step_ratio, float):
+        text += f" Efficiency ({eff.device or 'device'}): {eff.text}."
     return text
 
 

@@ -15,8 +15,8 @@ one type of a run's seed noise: repro/verdict.py builds it, the stored document 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, is_dataclass, replace
-from typing import TypedDict, TypeVar
+from dataclasses import dataclass, is_dataclass
+from typing import TypeVar
 
 import msgspec
 
@@ -29,22 +29,26 @@ Rate = float | None
 ArmRates = dict[str, Rate | dict[str, dict[str, Rate]]]
 
 
-class Calibration(TypedDict):
-    """The matching A/A run a verdict quotes (repro/adoption.py ``calibration_for``), as stored. Read back from
-    a record written before calibrations carried the A/A run's label (30 Nov), ``overall`` is "" and ``seeds``
-    may be None."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Calibration:
+    """The matching A/A run a verdict quotes (repro/adoption.py ``calibration_for``), stored in its seed noise.
+    Read back from a record written before calibrations carried the A/A run's label (30 Nov), ``overall`` is ""
+    and ``seeds`` may be None."""
 
     run: str
     method: str
-    seeds: int | None
+    seeds: int | None = None
     sd_difference: float
-    overall: str
+    overall: str = ""
 
 
 def decode(value: object, kind: type[T]) -> T | None:
     """``value`` (parsed JSON, or a document as built) as a ``kind``, or None when it is not one (an older or
     damaged record). Lenient as the reader before msgspec was: a null field of a record (a Struct or dataclass)
-    reads as absent (its default), and an integral float reads as an int (``strict=False``)."""
+    reads as absent (its default), and an integral float reads as an int (``strict=False``). A part of a document as
+    built (a Struct or dataclass) reads as it would be stored."""
+    if isinstance(value, msgspec.Struct) or (is_dataclass(value) and not isinstance(value, type)):
+        value = msgspec.to_builtins(value)
     if isinstance(value, dict) and isinstance(kind, type) and (issubclass(kind, msgspec.Struct) or is_dataclass(kind)):
         value = {k: v for k, v in value.items() if v is not None}
     try:
@@ -70,8 +74,7 @@ class MetricTest(msgspec.Struct, frozen=True):
     name: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class SeedNoise:
+class SeedNoise(msgspec.Struct, frozen=True):
     """Seed-to-seed spread of the primary held-out score (repro/verdict.py ``seed_noise``); ``sd_differences``
     per verdict metric; ``calibration`` is the latest matching A/A run's."""
 
@@ -79,7 +82,7 @@ class SeedNoise:
     sd_method: float | None = None
     sd_baseline: float | None = None
     sd_difference: float | None = None
-    sd_differences: dict[str, float | None] = field(default_factory=dict)
+    sd_differences: dict[str, float | None] = {}
     n: int = 0
     calibration: Calibration | None = None
 
@@ -184,6 +187,8 @@ class RunVerdict(msgspec.Struct, frozen=True):
     def read(cls, doc: object) -> RunVerdict | None:
         """The stored verdict document (result["verdict"]), each part decoded on its own (a bad or missing part
         reads as empty, the others are kept); None for a run without one (no string ``overall``)."""
+        if isinstance(doc, msgspec.Struct):  # a document as built reads as it is stored
+            doc = msgspec.to_builtins(doc)
         if not isinstance(doc, dict) or not isinstance(overall := doc.get("overall"), str):
             return None
         rates = doc.get("mechanisms")
@@ -267,21 +272,25 @@ def _metrics(raw: object) -> dict[str, MetricTest]:
 def _seed_noise(raw: object) -> SeedNoise | None:
     """The seed-noise part; its calibration decoded on its own (none when it does not decode), one stored before
     calibrations carried the A/A run's label with ``overall`` "" (repro/runner.py of 30 Nov)."""
-    if not isinstance(raw, dict):
-        return decode(raw, SeedNoise)  # a document as built holds the SeedNoise itself
-    noise = decode({k: v for k, v in raw.items() if k != "calibration"}, SeedNoise)
-    cal = raw.get("calibration")
-    calibration = decode({"overall": ""} | cal, Calibration) if isinstance(cal, dict) else None
-    return None if noise is None else replace(noise, calibration=calibration)
+    return _with_part(raw, SeedNoise, "calibration", Calibration)
 
 
 def _evidence(raw: object) -> EvidencePart | None:
     """The evidence part; its power decoded on its own (none when it does not decode: e.g. stored without
     ``seeds``), its class and reason kept."""
+    return _with_part(raw, EvidencePart, "power", Power)
+
+
+S = TypeVar("S", bound=msgspec.Struct)
+
+
+def _with_part(raw: object, kind: type[S], key: str, part: type) -> S | None:
+    """``raw`` as a ``kind``, its ``key`` decoded on its own as a ``part`` (None when that does not decode, the rest
+    kept); a document as built (not a dict) decodes whole."""
     if not isinstance(raw, dict):
-        return decode(raw, EvidencePart)
-    evidence = decode({k: v for k, v in raw.items() if k != "power"}, EvidencePart)
-    return None if evidence is None else msgspec.structs.replace(evidence, power=decode(raw.get("power"), Power))
+        return decode(raw, kind)
+    whole = decode({k: v for k, v in raw.items() if k != key}, kind)
+    return None if whole is None else msgspec.structs.replace(whole, **{key: decode(raw.get(key), part)})
 
 
 class ArmProfile(msgspec.Struct, frozen=True):

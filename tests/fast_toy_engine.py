@@ -13,18 +13,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 from radar.repro.errors import ReproError, RunCancelled
 from radar.repro.methods import Method
 from radar.repro.record import provenance
 from radar.repro.records import RunParams
-from radar.repro.shapes import ArmSummary, Overlap, OverlapPart, StepRecord
-from radar.repro.sizes import PolicySize
+from radar.repro.shapes import ArmSummary, Overlap, OverlapPart
 from radar.repro.spec import RunSpec, rl_seed
-from radar.repro.tasks import Task
+from radar.repro.toy_arm import ToyArm
 
 STEP_S = 0.1
 ENGINE = "tests.fast_toy_engine"
@@ -46,8 +43,8 @@ def toy_record(
 ) -> tuple[dict[str, Any], Overlap, list[dict[str, Any]]]:
     log(f"fast test engine ({ENGINE}): no warm start, no TRL")
     policies = [{"pair": p, "path": f"(no warm start {p})", "seconds": 0.0} for p in spec.pairs]
-    nothing: OverlapPart = {"prompts": 0, "in_sft": 0, "in_rl": 0, "share": 0.0}
-    overlap: Overlap = {"by": "the fast test engine trains on nothing", "eval": nothing, "share": 0.0}
+    nothing = OverlapPart(prompts=0, in_sft=0, in_rl=0, share=0.0)
+    overlap = Overlap(by="the fast test engine trains on nothing", eval=nothing, share=0.0)
     record = {
         "id": run_id,
         "engine": ENGINE,
@@ -55,7 +52,7 @@ def toy_record(
         "steps": spec.total_steps,
         "seeds": spec.pairs,
         "rl_seeds": {arm: [rl_seed(arm, p) for p in spec.pairs] for arm in arms},
-        "methods": {arm: asdict(m) for arm, m in arms.items()},  # as the real record names each arm's method
+        "methods": dict(arms),  # as the real record names each arm's method
         "cuda_device": None,
         **provenance(),
         "policies": policies,
@@ -65,35 +62,23 @@ def toy_record(
     return record, overlap, policies
 
 
-def train_toy_arm(
-    *,
-    policy_path: Path,
-    method: Method,
-    task: Task,
-    size: PolicySize,
-    steps: int,
-    seed: int,
-    device: str,
-    output_dir: Path,
-    on_record: Callable[[StepRecord], None],
-    should_cancel: Callable[[], bool],
-) -> ArmSummary:
+def train_toy_arm(arm: ToyArm) -> ArmSummary:
     """``steps`` steps of STEP_S each, recorded as a trained arm records them; stops as the real one does."""
     started = time.perf_counter()
-    score = (seed % 7) / 10
-    for step in range(1, steps + 1):
-        if should_cancel():
+    score = (arm.seed % 7) / 10
+    for step in range(1, arm.steps + 1):
+        if arm.should_cancel():
             raise RunCancelled("run cancelled")
         time.sleep(STEP_S)
-        on_record({"step": step, "correct": score, "reward_std": 0.1, "time": time.perf_counter() - started})
+        arm.on_record({"step": step, "correct": score, "reward_std": 0.1, "time": time.perf_counter() - started})
     seconds = time.perf_counter() - started
-    return {
-        "steps": steps,
-        "seconds": round(seconds, 2),
-        "steps_per_s": round(steps / seconds, 3) if seconds else None,
-        "eval_seconds": 0.0,
-        "final": {"heldout_greedy": score, "heldout_pass1": score},
-        "eval_accuracy": score,
-        "profile": {},
-        "parameters": 0,
-    }
+    return ArmSummary(
+        steps=arm.steps,
+        seconds=round(seconds, 2),
+        steps_per_s=round(arm.steps / seconds, 3) if seconds else None,
+        eval_seconds=0.0,
+        final={"heldout_greedy": score, "heldout_pass1": score},
+        eval_accuracy=score,
+        profile={},
+        parameters=0,
+    )

@@ -196,7 +196,7 @@ def test_weeks_and_presets() -> None:
     presets = repro_presets()
     assert preset_for("Dr. GRPO", presets)[0] == "dr_grpo" and preset_for("GSPO", presets)[0] == "gspo"
     assert preset_for("CISPO", presets)[0] == "cispo" and preset_for("TEMPO", presets) == ("", "")
-    # the presets of 2025-26 methods carry the names their papers and cards use (repro/presets_2025.py)
+    # the presets of 2025-26 methods carry the names their papers and cards use (repro/presets_2025.toml)
     for name, preset in {"QAE": "qae", "PSPO": "pspo", "RL-ZVP": "rl-zvp", "VCRL": "vcrl", "NGRPO": "ngrpo"}.items():
         assert preset_for(name, presets)[0] == preset
 

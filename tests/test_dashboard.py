@@ -445,6 +445,7 @@ def test_repro_page_shows_a_finished_runs_verdict_and_curves(app: AppTest, dash_
             "overall": "no clear difference",
             "summary": "gspo vs grpo over 2 seed(s): ... -> no clear difference.",
             "claim": {"claim": "clips far more", "status": "holds"},
+            "mechanisms": {"method": {"clip_high": 0.01, "length": 12.0}, "baseline": {"clip_high": 0.002}},
         }
         Runs(store).update_run(
             "20260101-000000-gspo-vs-grpo-abcd",
@@ -477,6 +478,15 @@ def test_repro_page_shows_a_finished_runs_verdict_and_curves(app: AppTest, dash_
     assert "**Efficiency**" in text and "slower per step" in text
     profile = next(df.value for df in app.dataframe if "step s" in df.value.columns)
     assert list(profile["step s"]) == [0.54, 0.5] and list(profile["arm"]) == ["gspo", "grpo (baseline)"]
+    assert list(profile.columns) == ["arm", "step s", "generation s", "reward s", "reference s", "optimisation s"] + [
+        "tokens/s",
+        "peak GB",
+        "device",
+        "memory",
+    ]
+    mech = next(df.value for df in app.dataframe if "clip high" in df.value.columns)
+    assert list(mech["arm"]) == ["gspo", "grpo (baseline)"] and list(mech["clip high"]) == [0.01, 0.002]
+    assert list(mech.columns)[:4] == ["arm", "overlong punished", "clip low", "clip high"] and len(mech.columns) == 11
     assert app.get("vega_lite_chart"), "no curves"
 
 
@@ -533,3 +543,14 @@ def test_review_queue_asks_about_uncertain_papers_and_records_answers(app: AppTe
     yes[0].click().run(timeout=600)
     assert not app.exception, [e.value for e in app.exception]
     assert _count(dash_ws, query, doc_id, tag) == 1
+
+
+def test_a_recommendations_last_run_reads_as_before() -> None:
+    """A recommendation's last run (reports.runs.RunSummary, as report.json's evidence holds it) in one line: the
+    text the dashboard showed when the row was the run's JSON (which held no ``line``)."""
+    from radar.app.dashboard.reproduce import run_line
+    from radar.reports.runs import RunSummary
+
+    run = RunSummary(id="r1", method="dapo", baseline="grpo", setup="s", verdict="better", adoptable=True, adoption="a")
+    assert run_line(run) == "dapo vs grpo: better (adoptable: a)"
+    assert run_line(RunSummary(id="r2", method="x", baseline="grpo")) == "x vs grpo:  (not adoptable: )"

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from radar.analysis.trends.result import NewMethod
 from radar.app import steps, wiring
 from radar.app.cmd_core import DEMO_FEEDS, demo_config
 from radar.app.context import Radar
@@ -199,10 +200,11 @@ def test_demo_story_repeats_the_report_and_lists_methods_apart_from_models(tmp_p
     from radar.app.cmd_core import report_story
     from radar.reports.build import BuiltReport
     from radar.reports.period import parse_week
-    from radar.reports.result import Bullet, Headline, Notes, PeriodInfo, ReportContent
+    from radar.reports.result import Bullet, Headline, Notes, PeriodInfo, ReportContent, ReportTrends
+    from tests import trend_rows
 
-    def name(n: str, kind: str | None) -> dict:
-        return {"name": n, "kind": kind, "first_seen": "2025-08-01"}
+    def name(n: str, kind: str | None) -> NewMethod:
+        return trend_rows.method(name=n, kind=kind, first_seen="2025-08-01")
 
     content = ReportContent(
         title="t",
@@ -210,15 +212,15 @@ def test_demo_story_repeats_the_report_and_lists_methods_apart_from_models(tmp_p
         generated_at="",
         headline=Headline(documents=325),
         tag_volume=[],
-        trends={
-            "as_of": "2025-09-28",
-            "start": "2025-08-29",
-            "emerging": [{"term": "GPT-5", "recent_count": 5}],  # type: ignore[typeddict-item]
-            "declining": [],
-            "new_methods": [name("GSPO", "method")],  # type: ignore[list-item]
-            "new_models": [name("GPT-5", "model")],  # type: ignore[list-item]
-            "topics": [],
-        },
+        trends=ReportTrends(
+            as_of="2025-09-28",
+            start="2025-08-29",
+            emerging=[trend_rows.term(term="GPT-5", recent_count=5)],
+            declining=[],
+            new_methods=[name("GSPO", "method")],
+            new_models=[name("GPT-5", "model")],
+            topics=[],
+        ),
         top_overall=[],
         top_papers=[],
         posts=[],

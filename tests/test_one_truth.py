@@ -10,11 +10,12 @@ import re
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from radar.analysis.trends.result import share_change
+from radar.analysis.trends.result import TagTrend, share_change
 from radar.app.context import Radar
 from radar.app.dashboard import MAIN_SCRIPT, data
 from radar.crawler.documents import Document, Documents
@@ -142,12 +143,12 @@ def test_report_cli_and_dashboard_show_the_same_week(
             continue
         found = cli_tags[row["tag"]]
         assert row["count"] == found["recent_count"], row["tag"]
-        assert row["change"] == share_change(found)  # type: ignore[arg-type]
+        assert row["change"] == share_change(msgspec.convert(found, TagTrend))
         assert shown_tags[row["tag"]]["papers"] == row["count"]
         assert shown_tags[row["tag"]]["change in share"] == row["change"]
     groups = {g["tag"]: g for g in cli["tags"]["group_trends"]}
     for g in report["headline"]["groups"]:
-        assert g["change"] == share_change(groups[g["group"]])  # type: ignore[arg-type]
+        assert g["change"] == share_change(msgspec.convert(groups[g["group"]], TagTrend))
 
     # the brief repeats the table: its tag line carries a row's own change text
     tag_lines = [b["text"] for b in report["summary"] if "share" in b["text"] or "change" in b["text"]]

@@ -8,9 +8,10 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
-from radar.analysis.trends.result import PeriodTrends, TrendsResult
+from radar.analysis.trends.result import PeriodTrends, Topic, TrendsResult
 from radar.app import wiring
 from radar.app.context import Radar
 from radar.crawler.documents import Document, Documents
@@ -27,6 +28,7 @@ from radar.repro.runs_table import Runs
 from radar.store import ConfigError, Store, Workspace
 from radar.store.dates import entered
 from radar.store.models import utc_now
+from tests import trend_rows
 
 WEEK = "2024-W07"  # Mon 12 - Sun 18 Feb 2024: inside the first 500 snapshot lines, with 4+ weeks before it
 EVIL = "<script>alert(1)</script> [click](javascript:alert(2)) *GRPO* tricks"
@@ -63,7 +65,7 @@ TRENDS = {
     "tags": {},
     "topics": [
         {
-            "id": 1,
+            "id": "1",
             "label": "speculative decoding",
             "keywords": ["draft", "verify"],
             "size": 12,
@@ -113,7 +115,7 @@ def gather_content(
             start=period.start.isoformat(),
             end=period.end.isoformat(),
             tags=TrendsResult(as_of=period.end.isoformat(), window="week"),
-            terms=TrendsResult(**{"window": "month", **trends}),
+            terms=trend_rows.trends({"window": "month", **trends}),
         ),
         grouping=tag_groups({t.name: t.group for t in radar.taxonomy.tags}, store),
         summarizer=make_summarizer(cfg),
@@ -485,17 +487,23 @@ def test_finished_reproduction_shows_its_verdict_and_drives_the_rule(tmp_path: P
 
 
 def test_a_run_of_an_older_report_json_reads_back_and_a_malformed_one_is_refused() -> None:
-    from radar.reports.runs import RunSummary
+    from radar.reports.runs import read_runs, runs_json
 
     full = _summary("better", "evidence", adoptable=True)
-    assert RunSummary.from_dict(full.as_dict()) == full
+    (written,) = runs_json([full])
+    assert list(written) == [*full.__dataclass_fields__, "line"] and written["line"] == full.line
+    assert read_runs(json.loads(json.dumps([written]))) == [full]
     older = {"id": "r0", "method": "dapo", "baseline": "grpo", "verdict": "better", "line": "stale"}  # fewer fields
-    read = RunSummary.from_dict(older)
-    assert (read.verdict, read.adoption, read.adoptable, read.mde) == ("better", "", False, None)
+    (read,) = read_runs([older | {"summary": None, "mde": None}])
+    assert (read.verdict, read.adoption, read.adoptable, read.mde, read.summary) == ("better", "", False, None, "")
     assert read.line == "dapo vs grpo (): , better"  # recomputed from the fields, not the stale text
-    for bad in ({"method": "dapo"}, ["r0"]):
-        with pytest.raises(ValueError, match="not an object with an id"):
-            RunSummary.from_dict(bad)  # type: ignore[arg-type]
+    assert list(runs_json([read])[0]) == list(written)  # written back whole: every field, its default included
+    assert read_runs(None) == []
+    for bad in ([{"method": "dapo"}], [{"id": ""}], ["r0"], {"id": "r0"}):
+        with pytest.raises(ValueError, match="not a list of objects with an id"):
+            read_runs(bad)
+    with pytest.raises(ValueError, match=r"a run in report.json does not read \(Expected `bool`.*adoptable"):
+        read_runs([{"id": "r0", "adoptable": "maybe"}])
 
 
 def test_an_older_report_json_reads_back_and_a_damaged_one_is_refused(report_ws: Workspace, tmp_path: Path) -> None:
@@ -522,7 +530,12 @@ def test_an_older_report_json_reads_back_and_a_damaged_one_is_refused(report_ws:
     old["notes"] = {k: v for k, v in content["notes"].items() if k != "topics"}  # before the topics' note
     old["tag_volume"] = [{k: v for k, v in t.items() if k not in ("trend", "change")} for t in content["tag_volume"]]
     old["later_section"] = {"rows": [1, 2]}
+    # the trends before their windows and the names' own lists: their rows the trends' records
+    gone = ("start", "baseline_start", "tags_baseline", "new_models", "new_benchmarks")
+    old["trends"] = {k: v for k, v in content["trends"].items() if k not in gone}
     read = ReportContent.read(json.loads(json.dumps(old)))
+    assert (read.trends.start, read.trends.new_models) == ("", []) and read.trends.emerging[0].term.startswith("<img")
+    assert msgspec.to_builtins(read.trends.emerging) == content["trends"]["emerging"]
     assert (read.summary, read.elsewhere, read.new_this_week, read.calls) == ([], [], NewThisWeek(), CallsSection())
     rec = read.recommendations[0]
     assert rec.method == content["recommendations"][0]["method"] and rec.evidence.adopted == []
@@ -541,6 +554,9 @@ def test_an_older_report_json_reads_back_and_a_damaged_one_is_refused(report_ws:
     paper = content["top_overall"][0] | {"score": "high"}
     with pytest.raises(ValueError, match=r"report.json: Expected `float`, got `str` - at `\$\[0\]\.score`"):
         ReportContent.read(old | {"top_overall": [paper]})
+    term = content["trends"]["emerging"][0] | {"recent_count": "many"}
+    with pytest.raises(ValueError, match=r"Expected `int`, got `str` - at `\$\.emerging\[0\]\.recent_count`"):
+        ReportContent.read(old | {"trends": old["trends"] | {"emerging": [term]}})
     with pytest.raises(ValueError, match="report.json lacks headline"):
         ReportContent.read({k: v for k, v in old.items() if k != "headline"})
     (folder / "report.json").write_text(json.dumps(old | {"recommendations": [{"method": "x"}]}), encoding="utf-8")
@@ -637,8 +653,8 @@ def test_a_topic_is_on_the_profile_when_most_of_its_nearest_members_are(report_w
         off = [i for i in ids if not tags.get(i)][:12]
         assert len(on) >= 10 and len(off) >= 10
 
-        def topic(sample: list[str]) -> dict[str, object]:
-            return {"example_ids": sample[:3], "keywords": ["patient"], "sample_ids": sample}
+        def topic(sample: list[str]) -> Topic:
+            return trend_rows.topic(example_ids=sample[:3], keywords=["patient"], sample_ids=sample)
 
         assert not _topic_is_relevant(store, profile, topic([on[0], *off[:9]]))  # 1 of 10
         assert _topic_is_relevant(store, profile, topic([*on[:6], *off[:4]]))  # 6 of 10

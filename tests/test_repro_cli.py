@@ -37,6 +37,7 @@ from radar.repro.records import RunRecord
 from radar.repro.runs_table import Runs
 from radar.repro.spec import record_path
 from radar.repro.tasks import get_task
+from radar.repro.toy_arm import ToyArm
 from radar.store import Workspace
 from tests import fast_toy_engine
 from tests.cli_helpers import run_cli
@@ -404,19 +405,19 @@ def test_the_real_engine_trains_each_arm_by_its_own_rl_seed(tmp_path: Path, monk
     assert seeds[0] != seeds[1]
     for seed in seeds:
         with pytest.raises(Built):
-            trainer.train_arm(
-                policy_path=tmp_path / "policy",
-                method=METHODS["grpo"],
-                task=task,
-                size=size,
-                steps=4,
-                seed=seed,
-                device="cpu",
-                output_dir=tmp_path / f"out{seed}",
+            arm = ToyArm(
+                tmp_path / "policy",
+                METHODS["grpo"],
+                task,
+                size,
+                4,
+                seed,
+                "cpu",
+                tmp_path / f"out{seed}",
                 on_record=lambda r: None,
                 should_cancel=lambda: False,
-                eval_sets={},
             )
+            trainer.train_arm(arm, eval_sets={})
     for seed in seeds:
         assert built[seed]["seeds"] == (seed, seed)
         assert built[seed]["prompts"] == rl_stream(task, 4 * size.prompts_per_step, seed, size.difficulty)

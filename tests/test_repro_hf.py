@@ -247,10 +247,10 @@ def test_heldout_split_is_disjoint_and_stable(tmp_path: Path) -> None:
     assert 0.15 < len(data.eval) / len(data.rows) < 0.35  # about 25 % held out
     streams = [checkpoint.rl_stream(data, 500, seed) for seed in (0, 1, 1000)]
     overlap = checkpoint.eval_overlap(data, streams, 10_000)
-    assert overlap["share"] == 0.0 and overlap["eval"]["prompts"] == len(ev)
+    assert overlap.share == 0.0 and overlap.eval.prompts == len(ev)
     # the measurement can fail: a stream that leaks a held-out prompt is counted
     leak = [[*streams[0], data.eval[0]]]
-    assert checkpoint.eval_overlap(data, leak, 10_000)["eval"]["in_rl"] == 1
+    assert checkpoint.eval_overlap(data, leak, 10_000).eval.in_rl == 1
     # stable: the part of a prompt depends only on the prompt
     assert checkpoint.load_dataset(path).eval == data.eval
 
@@ -356,8 +356,8 @@ def test_lora_trains_an_adapter(tiny: dict[str, Path], tmp_path: Path) -> None:
         should_cancel=lambda: False,
         eval_rows=checkpoint.eval_rows(data, 4),
     )
-    prof = out["profile"]
-    assert out["steps"] == 1 and prof["lora"] is True
+    prof = out.profile
+    assert out.steps == 1 and prof["lora"] is True
     assert prof["ref_model"] == "adapter disabled (PEFT)" and prof["ref_s"] > 0
     assert records and "loss" in records[0]
 
@@ -368,6 +368,10 @@ def test_efficiency_is_paired_over_seeds_and_quoted_in_the_summary() -> None:
     from radar.repro.methods import BUILTIN
 
     get_method = BUILTIN.get
+    import msgspec
+
+    from radar.repro.result_shapes import Efficiency
+    from radar.repro.shapes import ArmRun
     from radar.repro.verdict import efficiency, verdict
 
     def prof(step: float, mem: float) -> dict[str, object]:
@@ -379,26 +383,30 @@ def test_efficiency_is_paired_over_seeds_and_quoted_in_the_summary() -> None:
         "baseline": {0: prof(1.00, 2.0), 1: prof(1.00, 2.0), 2: prof(1.00, 2.1)},
     }
     e = efficiency(profiles)
-    assert e["pairs"] == 3 and 1.07 < e["step_ratio"] < 1.08
-    lo, hi = e["step_ratio_interval"]
-    assert lo < e["step_ratio"] < hi and e["step_ratio_range"] == [1.05, 1.1]
-    assert abs(e["peak_mem_diff_gb"] - 0.4) < 1e-9
-    assert e["text"].startswith("8% slower per step (x1.08; pairs x1.05-x1.10, 95% CI x1.0")
-    assert e["text"].endswith(" over 3 seed pairs), +0.40 GB peak (cuda max allocated)")
+    assert e.pairs == 3 and isinstance(e.step_ratio, float) and 1.07 < e.step_ratio < 1.08
+    assert isinstance(e.step_ratio_interval, list) and isinstance(e.peak_mem_diff_gb, float)
+    lo, hi = e.step_ratio_interval
+    assert lo is not None and hi is not None and lo < e.step_ratio < hi and e.step_ratio_range == [1.05, 1.1]
+    assert abs(e.peak_mem_diff_gb - 0.4) < 1e-9
+    assert isinstance(e.text, str) and e.text.startswith("8% slower per step (x1.08; pairs x1.05-x1.10, 95% CI x1.0")
+    assert e.text.endswith(" over 3 seed pairs), +0.40 GB peak (cuda max allocated)")
     faster = efficiency({"method": {0: prof(0.5, 1.0)}, "baseline": {0: prof(1.0, 1.0)}})
-    assert faster["text"] == (
+    assert faster.text == (
         "50% faster per step (x0.50 from one seed pair: no spread), the same peak within 0.01 GB (cuda max allocated)"
     )
     runs = {
-        arm: {s: {"records": [], "final": {"heldout_greedy": 0.5 + d, "heldout_pass1": 0.4 + d}} for s, d in
+        arm: {s: ArmRun(final={"heldout_greedy": 0.5 + d, "heldout_pass1": 0.4 + d}) for s, d in
               enumerate((0.02, 0.03, 0.025) if arm == "method" else (0.0, 0.0, 0.0))}
         for arm in ("method", "baseline")
     }  # fmt: skip
     doc = verdict(get_method("dapo"), get_method("grpo"), runs, profiles=profiles)
     # the verdict first; the efficiency phrase (a shared CPU's load shows in it) closes the summary
-    assert doc["summary"].endswith(f"Efficiency (cuda): {e['text']}.") and "8% slower" not in doc["summary"][:200]
-    assert doc["efficiency"] == e
-    assert "efficiency" not in verdict(get_method("dapo"), get_method("grpo"), runs)  # no profiles: unchanged
+    assert doc.summary.endswith(f"Efficiency (cuda): {e.text}.") and "8% slower" not in doc.summary[:200]
+    assert doc.efficiency == e
+    assert json.loads(msgspec.json.encode(efficiency({}))) == {"pairs": 0}  # no pair: only the count is written
+    assert list(msgspec.to_builtins(e)) == [*Efficiency.__struct_fields__]  # a full one: every key, in order
+    without = verdict(get_method("dapo"), get_method("grpo"), runs)  # no profiles: no efficiency, none written
+    assert without.efficiency is msgspec.UNSET and "efficiency" not in msgspec.to_builtins(without)
 
 
 def test_profiler_leaves_out_the_warmup_cycle() -> None:
@@ -438,6 +446,7 @@ def test_toy_tasks_get_the_same_profile(tmp_path: Path) -> None:
     from radar.repro.policy import build_model, build_tokenizer, eval_sets
     from radar.repro.sizes import get_size
     from radar.repro.tasks import get_task
+    from radar.repro.toy_arm import ToyArm
     from radar.repro.trainer import train_arm
 
     task, size = get_task("addition"), get_size("tiny")
@@ -449,22 +458,24 @@ def test_toy_tasks_get_the_same_profile(tmp_path: Path) -> None:
     torch.set_num_threads(1)  # as the runner does for the tiny preset
     try:
         out = train_arm(
-            policy_path=tmp_path / "policy",
-            method=get_method("grpo-kl"),  # beta > 0: the reference model's cost is profiled
-            task=task,
-            size=size,
-            steps=2,
-            seed=0,
-            device="cpu",
-            output_dir=tmp_path / "trl",
-            on_record=lambda _: None,
-            should_cancel=lambda: False,
+            ToyArm(
+                policy_path=tmp_path / "policy",
+                method=get_method("grpo-kl"),  # beta > 0: the reference model's cost is profiled
+                task=task,
+                size=size,
+                steps=2,
+                seed=0,
+                device="cpu",
+                output_dir=tmp_path / "trl",
+                on_record=lambda _: None,
+                should_cancel=lambda: False,
+            ),
             eval_sets=sets,
             pass_samples=1,
         )
     finally:
         torch.set_num_threads(threads)
-    prof = out["profile"]
+    prof = out.profile
     assert prof["steps"] == 2 and prof["device"] == "cpu" and prof["ref_model"] == "separate copy"
     for key in ("step_s", "generate_s", "train_s", "ref_s", "tokens_per_s", "peak_mem_gb", "ref_mem_gb"):
         assert prof[key] > 0, (key, prof)
@@ -495,16 +506,18 @@ def test_a_cancelled_toy_arm_stops_at_its_next_trl_step(tmp_path: Path) -> None:
     try:
         with pytest.raises(RunCancelled):
             toy_engine.train_toy_arm(
-                policy_path=tmp_path / "policy",
-                method=BUILTIN.get("dr_grpo"),
-                task=task,
-                size=size,
-                steps=5000,
-                seed=0,
-                device="cpu",
-                output_dir=tmp_path / "trl",
-                on_record=records.append,
-                should_cancel=lambda: len(records) >= 2,
+                toy_engine.ToyArm(
+                    policy_path=tmp_path / "policy",
+                    method=BUILTIN.get("dr_grpo"),
+                    task=task,
+                    size=size,
+                    steps=5000,
+                    seed=0,
+                    device="cpu",
+                    output_dir=tmp_path / "trl",
+                    on_record=records.append,
+                    should_cancel=lambda: len(records) >= 2,
+                )
             )
     finally:
         torch.set_num_threads(threads)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -39,7 +40,7 @@ def test_every_preset_builds_a_grpo_config(name: str, tmp_path: Path) -> None:
     assert method.claim.text and method.title
     for point, plugin in method.plugins().items():
         assert (point, plugin) in BUILTIN_CATALOG.plugins, (name, point, plugin)
-    assert describe(method)["name"] == name
+    assert describe(method).name == name
 
 
 def test_grpo_baseline_overrides_trl_defaults_and_is_kl_free(tmp_path: Path) -> None:
@@ -271,7 +272,7 @@ def test_user_presets_form_a_catalog_value_that_travels_with_a_run() -> None:
     mine = catalog([EPS03])
     assert mine.get("dapo-eps03").config["epsilon_high"] == 0.3 and "dapo-eps03" not in BUILTIN
     assert mine.definitions("dapo-eps03", "grpo") == [EPS03]  # built-ins need no definition
-    assert [d["source"] for d in mine.describe() if d["name"] == "dapo-eps03"] == ["radar.toml"]
+    assert [d.source for d in mine.describe() if d.name == "dapo-eps03"] == ["radar.toml"]
     with pytest.raises(ReproError, match="unknown method 'dapo-eps03'"):
         make_spec(BUILTIN, method="dapo-eps03")  # a worker knows only what the run's params carry
     spec = spec_of({"method": "dapo-eps03", "baseline": "grpo", "user_presets": [EPS03], "seeds": 2})
@@ -349,3 +350,18 @@ def test_user_preset_from_radar_toml_runs_through_the_queue(tmp_path: Path, monk
     assert run.verdict.evidence_class == "pipeline check"
     again = wiring.reproductions(Radar.at(ws.root)).reproduce("dapo-eps03", queued_by="test")
     assert (again.status, again.run_id) == ("already done", queued.run_id)
+
+
+def test_a_built_in_preset_is_written_whole() -> None:
+    """The built-in presets are data (repro/presets_*.toml) converted into Methods by msgspec; run.json writes each
+    arm's Method with msgspec: every field, its nested claim's and levers' defaults included (what asdict wrote)."""
+    import dataclasses
+
+    import msgspec
+
+    from radar.repro.builtin import METHODS
+
+    for method in METHODS.values():
+        written = json.loads(msgspec.json.encode(method))
+        assert written == json.loads(json.dumps(dataclasses.asdict(method))), method.name
+        assert list(written["claim"]) == [f.name for f in dataclasses.fields(method.claim)], method.name

@@ -37,6 +37,7 @@ def _train(policy: Path, name: str, tmp_path: Path) -> list[StepRecord]:
     from radar.repro.policy import eval_sets
     from radar.repro.sizes import get_size
     from radar.repro.tasks import get_task
+    from radar.repro.toy_arm import ToyArm
     from radar.repro.trainer import train_arm
 
     task, size = get_task("addition"), get_size("tiny")
@@ -45,20 +46,8 @@ def _train(policy: Path, name: str, tmp_path: Path) -> list[StepRecord]:
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        train_arm(
-            policy_path=policy,
-            method=BUILTIN.get(name),
-            task=task,
-            size=size,
-            steps=2,
-            seed=0,
-            device="cpu",
-            output_dir=tmp_path / name,
-            on_record=records.append,
-            should_cancel=lambda: False,
-            eval_sets=sets,
-            pass_samples=1,
-        )
+        arm = ToyArm(policy, BUILTIN.get(name), task, size, 2, 0, "cpu", tmp_path / name, records.append, lambda: False)
+        train_arm(arm, eval_sets=sets, pass_samples=1)
     finally:
         torch.set_num_threads(threads)
     return records

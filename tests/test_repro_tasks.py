@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 import torch
 
 from radar.repro.plots import end_difference, paired_difference, plot_run
 from radar.repro.policy import EVAL_PROMPTS, accuracy, build_model, build_tokenizer, eval_sets, get_size, special_ids
+from radar.repro.shapes import ArmRun
 from radar.repro.tasks import (
     PARTS,
     TASKS,
@@ -197,30 +199,31 @@ def test_plots_are_pngs_with_a_paired_difference(tmp_path) -> None:  # type: ign
     rng = random.Random(0)
     runs = {
         arm: {
-            s: {
-                "records": [
+            s: ArmRun(
+                records=[
                     {"step": i, "correct": rng.random(), "entropy": 0.5, "clip_ratio": 0.01}
                     | ({"heldout": 0.5 + 0.01 * i + (0.1 if arm == "method" else 0.0) + 0.01 * s} if i % 5 == 0 else {})
                     for i in range(1, 21)
                 ],
-                "final": {},
-            }
+            )
             for s in (0, 1, 2)
         }
         for arm in ("method", "baseline")
     }
     for s in (0, 1, 2):  # the end-of-training scores on the full held-out set differ from the curve subset's
-        runs["method"][s]["final"] = {"heldout_greedy": 0.70 + 0.01 * s, "heldout_pass1": 0.6}
-        runs["baseline"][s]["final"] = {"heldout_greedy": 0.66 + 0.005 * s, "heldout_pass1": 0.6}
+        runs["method"][s] = replace(runs["method"][s], final={"heldout_greedy": 0.70 + 0.01 * s, "heldout_pass1": 0.6})
+        runs["baseline"][s] = replace(
+            runs["baseline"][s], final={"heldout_greedy": 0.66 + 0.005 * s, "heldout_pass1": 0.6}
+        )
     diff = paired_difference(runs)
     assert diff["step"] == [5, 10, 15, 20] and all(abs(m - 0.1) < 1e-9 for m in diff["mean"])
     end = end_difference(runs)  # what difference.png marks as tested: the verdict's own effect
     from radar.repro.methods import BUILTIN
     from radar.repro.verdict import verdict
 
-    tested = verdict(BUILTIN.get("dapo"), BUILTIN.get("grpo"), runs)["metrics"]["heldout_greedy"]
-    assert end["mean"] == pytest.approx(tested["effect"], abs=1e-4) and end["mean"] != pytest.approx(0.1)
-    assert (end["lo"], end["hi"]) == pytest.approx(tuple(tested["interval"]), abs=1e-4)
+    tested = verdict(BUILTIN.get("dapo"), BUILTIN.get("grpo"), runs).metrics["heldout_greedy"]
+    assert end.mean == pytest.approx(tested.effect, abs=1e-4) and end.mean != pytest.approx(0.1)
+    assert (end.lo, end.hi) == pytest.approx(tuple(tested.interval), abs=1e-4)
     assert all(lo <= m <= hi for lo, m, hi in zip(diff["lo"], diff["mean"], diff["hi"], strict=True))
     paths = plot_run(runs, {"method": "dapo", "baseline": "grpo"}, tmp_path, "t")
     assert [p.name for p in paths] == ["difference.png", "curves.png"]

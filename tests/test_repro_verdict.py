@@ -5,17 +5,21 @@ the false "adopt" rate of the family rule across 10 presets against one baseline
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import re
 from pathlib import Path
 
+import msgspec
 import numpy as np
 import pytest
 from scipy import stats
 
 from radar.repro.methods import BUILTIN, METHODS, Claim
 from radar.repro.paired_tests import holm, paired_t, simulate
+from radar.repro.result_shapes import ClaimResult, ClaimTest
+from radar.repro.shapes import ArmRun
 from radar.repro.verdict import (
     ALPHA,
     DEFAULT_SEEDS,
@@ -24,7 +28,7 @@ from radar.repro.verdict import (
     check_claim,
     verdict,
 )
-from radar.repro.verdict_record import RunVerdict
+from radar.repro.verdict_record import Calibration, RunVerdict
 
 get_method = BUILTIN.get
 
@@ -40,10 +44,10 @@ def _curve(start: float, end: float, steps: int = 40, noise: float = 0.0, seed: 
 
 
 def _arm(greedy: float, pass1: float | None = None, records=None):  # type: ignore[no-untyped-def]
-    return {
-        "records": records or [],
-        "final": {"heldout_greedy": greedy, "heldout_pass1": greedy if pass1 is None else pass1},
-    }
+    return ArmRun(
+        records=records or [],
+        final={"heldout_greedy": greedy, "heldout_pass1": greedy if pass1 is None else pass1},
+    )
 
 
 def test_aggregate_windows() -> None:
@@ -100,52 +104,92 @@ def test_verdict_on_clear_and_null_results() -> None:
     better = {s: _arm(0.80 + 0.002 * s) for s in range(5)}
     base = {s: _arm(0.70 + 0.003 * s) for s in range(5)}
     doc = verdict(get_method("dapo"), get_method("grpo"), {"method": better, "baseline": base})
-    assert doc["overall"] == "better"
-    g = doc["metrics"]["heldout_greedy"]
-    assert g["n"] == 5 and g["effect"] == pytest.approx(0.098, abs=1e-3) and g["p_adjusted"] < ALPHA
-    assert g["interval"][0] < g["effect"] < g["interval"][1] and g["label"] == "better"
-    assert doc["seed_noise"].sd_difference is not None and doc["seed_noise"].n == 5
+    assert doc.overall == "better"
+    g = doc.metrics["heldout_greedy"]
+    assert g.n == 5 and g.effect == pytest.approx(0.098, abs=1e-3) and g.p_adjusted is not None and g.p_adjusted < ALPHA
+    assert g.interval[0] is not None and g.interval[1] is not None and g.interval[0] < g.effect < g.interval[1]
+    assert g.label == "better"
+    assert doc.seed_noise.sd_difference is not None and doc.seed_noise.n == 5
     worse = verdict(get_method("dapo"), get_method("grpo"), {"method": base, "baseline": better})
-    assert worse["overall"] == "worse"
+    assert worse.overall == "worse"
     tiny = {s: _arm(0.70 + 0.003 * s + 0.005) for s in range(5)}  # significant but under the minimum effect
-    assert verdict(get_method("dapo"), get_method("grpo"), {"method": tiny, "baseline": base})["overall"] == (
+    assert verdict(get_method("dapo"), get_method("grpo"), {"method": tiny, "baseline": base}).overall == (
         "no clear difference"
     )
     one = verdict(get_method("dapo"), get_method("grpo"), {"method": {0: better[0]}, "baseline": {0: base[0]}})
-    assert one["overall"] == "too few seeds" and "run --seeds 5" in one["summary"]
+    assert one.overall == "too few seeds" and "run --seeds 5" in one.summary
     assert RunVerdict.read(doc) is not None and RunVerdict.read(doc).calibrated  # type: ignore[union-attr]
+    read = RunVerdict.read(msgspec.structs.replace(doc, claim=ClaimResult(claim="c", status="holds")))  # as built
+    assert read is not None and (read.claim, read.claim_status, read.claim_reason) == ("c", "holds", "")
+
+
+def test_a_claims_conditions_and_levers_are_stored_in_their_json_shape() -> None:
+    """``ClaimCondition`` and ``LeverCheck`` are records; the verdict document stores them as msgspec encodes them:
+    the keys, their order and the values the dicts they replaced held (what stored runs and `radar repro show
+    --json` hold)."""
+    import msgspec
+
+    from radar.repro.mechanisms import gate
+
+    hi = {s: _arm(0.7, records=_curve(0.3, 0.5, seed=s, entropy=0.60 + 0.01 * s)) for s in range(5)}
+    lo = {s: _arm(0.7, records=_curve(0.3, 0.5, seed=s, entropy=0.40 + 0.012 * s)) for s in range(5)}
+    claimed = msgspec.to_builtins(check_claim(Claim("entropy higher", "entropy", "higher", min_effect=0.02), hi, lo))
+    assert list(claimed) == ["claim", "status", "test", "conditions"]
+    [condition] = claimed["conditions"]
+    assert list(condition) == ["test", "status"] and condition == {"test": claimed["test"], "status": "holds"}
+    assert list(claimed["test"])[-1] == "p_adjusted"
+    dapo = get_method("dapo")
+    [lever] = dapo.levers
+    gated = gate(ClaimResult(claim="c", status="holds"), dapo, {lever.arm: {lever.metric: 0.001}})
+    assert json.loads(msgspec.json.encode(gated)) == {
+        "claim": "c",
+        "status": "not testable here",
+        "levers": [
+            {
+                "metric": lever.metric,
+                "arm": lever.arm,
+                "minimum": lever.minimum,
+                "measured": 0.001,
+                "engaged": False,
+                "what": lever.what,
+            }
+        ],
+        "tested_status": "holds",
+        "reason": f"{lever.what}; the {lever.arm} arm's {lever.metric} was 0.10% (needs >= 0.50%)",
+    }
+    assert list(msgspec.to_builtins(gated)["levers"][0]) == ["metric", "arm", "minimum", "measured", "engaged", "what"]
 
 
 def test_claim_against_the_wrong_baseline_is_not_checked() -> None:
     runs = {"method": {s: _arm(0.7) for s in range(3)}, "baseline": {s: _arm(0.7) for s in range(3)}}
     doc = verdict(get_method("luspo"), get_method("grpo"), runs)
-    assert doc["claim"]["status"] == "not checked" and "--baseline gspo" in doc["claim"]["reason"]
+    assert doc.claim.status == "not checked" and "--baseline gspo" in str(doc.claim.reason)
 
 
 def test_claims_need_a_minimum_effect_and_use_their_own_tests() -> None:
     hi = {s: _arm(0.7, records=_curve(0.3, 0.5, seed=s, entropy=0.60 + 0.01 * s)) for s in range(5)}
     lo = {s: _arm(0.7, records=_curve(0.3, 0.5, seed=s, entropy=0.40 + 0.012 * s)) for s in range(5)}
     claim = Claim("entropy higher", "entropy", "higher", min_effect=0.02)
-    assert check_claim(claim, hi, lo)["status"] == "holds"
-    assert check_claim(claim, lo, hi)["status"] == "refuted"
+    assert check_claim(claim, hi, lo).status == "holds"
+    assert check_claim(claim, lo, hi).status == "refuted"
     barely = {s: _arm(0.7, records=_curve(0.3, 0.5, seed=s, entropy=0.40 + 0.012 * s + 0.005)) for s in range(5)}
     # significant, but 0.005 nats is under the claim's minimum effect: refuted (the bound excludes 0.02)
-    assert check_claim(claim, barely, lo)["status"] == "refuted"
+    assert check_claim(claim, barely, lo).status == "refuted"
     with pytest.raises(Exception, match="minimum effect"):
         Claim("x", "entropy", "higher")
 
     not_worse = Claim("within 2 points", "heldout_greedy", "not_lower", "end", 0.02)
     same = {s: _arm(0.70 + 0.001 * s) for s in range(5)}
     result = check_claim(not_worse, same, {s: _arm(0.70 + 0.0012 * s) for s in range(5)})
-    assert result["status"] == "holds" and "non-inferiority" in result["test"]["test"]
-    assert check_claim(not_worse, {s: _arm(0.60 + 0.001 * s) for s in range(5)}, same)["status"] == "refuted"
+    assert result.status == "holds" and isinstance(result.test, ClaimTest) and "non-inferiority" in result.test.test
+    assert check_claim(not_worse, {s: _arm(0.60 + 0.001 * s) for s in range(5)}, same).status == "refuted"
 
     clips = {s: _arm(0.7, records=[{"step": i, "clip_ratio": 0.5 + 0.01 * s} for i in range(1, 9)]) for s in range(3)}
     few = {s: _arm(0.7, records=[{"step": i, "clip_ratio": 0.01 + 0.001 * s} for i in range(1, 9)]) for s in range(3)}
     ratio = Claim("clips 10x", "clip_ratio", "ratio_at_least", "all", 10.0, also=not_worse)
     out = check_claim(ratio, clips, few)
-    assert out["status"] == "holds" and out["test"]["effect"] == pytest.approx(50.0, rel=0.1)
-    assert check_claim(ratio, few, clips)["status"] == "refuted"
+    assert out.status == "holds" and isinstance(out.test, ClaimTest) and out.test.effect == pytest.approx(50.0, rel=0.1)
+    assert check_claim(ratio, few, clips).status == "refuted"
 
 
 _SENTENCE = re.compile(r"-> (better|worse|no clear difference|too few seeds)")
@@ -161,15 +205,15 @@ def test_summary_never_contradicts_the_labels(trial: int) -> None:
     m = {s: _arm(float(rng.normal(0.7 + effect, 0.02)), float(rng.normal(0.6 - effect, 0.02))) for s in range(n)}
     b = {s: _arm(float(rng.normal(0.7, 0.02)), float(rng.normal(0.6, 0.02))) for s in range(n)}
     doc = verdict(method, get_method(method.baseline or name), {"method": m, "baseline": b})
-    text = doc["summary"]
-    assert _SENTENCE.findall(text) == [doc["metrics"][k]["label"] for k in ("heldout_greedy", "heldout_pass1")]
+    text = doc.summary
+    assert _SENTENCE.findall(text) == [doc.metrics[k].label for k in ("heldout_greedy", "heldout_pass1")]
     overall = re.search(r"Overall: ([a-z ]+?)[;(]", text)
-    assert overall and overall.group(1).strip() == doc["overall"]
-    assert f'": {doc["claim"]["status"]}' in text
+    assert overall and overall.group(1).strip() == doc.overall
+    assert f'": {doc.claim.status}' in text
     words = set(re.findall(r"better|worse|mixed", text.split(" Claim ")[0]))
-    labels = {doc["overall"], *(doc["metrics"][k]["label"] for k in ("heldout_greedy", "heldout_pass1"))}
+    labels = {doc.overall, *(doc.metrics[k].label for k in ("heldout_greedy", "heldout_pass1"))}
     assert words <= labels  # no label word appears that the structured result does not carry
-    assert text.startswith(doc["evidence"]["class"].capitalize())  # what the run can support comes first
+    assert text.startswith(doc.evidence["class"].capitalize())  # what the run can support comes first
 
 
 # -- what a run can support: class of evidence, power, mechanisms ---------------------------------------------
@@ -180,33 +224,31 @@ def test_a_toy_run_is_a_pipeline_check_whatever_its_result() -> None:
     base = {s: _arm(0.70 + 0.003 * s) for s in range(5)}
     toy = Setting(toy=True, quick=False, steps=200, seeds=5, setup="tiny char-level Qwen2, 0.1M parameters")
     doc = verdict(get_method("dapo"), get_method("grpo"), {"method": better, "baseline": base}, setting=toy)
-    assert doc["overall"] == "better" and doc["evidence"]["class"] == "pipeline check"
-    assert doc["evidence"]["power"].mde is not None and set(doc["mechanisms"]) == {"method", "baseline"}
-    assert doc["summary"].startswith("Pipeline check (a toy task") and "0.1M parameters" in doc["summary"]
+    assert doc.overall == "better" and doc.evidence["class"] == "pipeline check"
+    assert doc.evidence["power"].mde is not None and set(doc.mechanisms) == {"method", "baseline"}
+    assert doc.summary.startswith("Pipeline check (a toy task") and "0.1M parameters" in doc.summary
     tiny = Setting(toy=False, quick=True, steps=200, seeds=5)
     assert (
-        verdict(get_method("dapo"), get_method("grpo"), {"method": better, "baseline": base}, setting=tiny)["evidence"][
+        verdict(get_method("dapo"), get_method("grpo"), {"method": better, "baseline": base}, setting=tiny).evidence[
             "class"
         ]
         == "pipeline check"
     )
     real = Setting(toy=False, quick=False, steps=200, seeds=5)
     assert (
-        verdict(get_method("dapo"), get_method("grpo"), {"method": better, "baseline": base}, setting=real)["evidence"][
+        verdict(get_method("dapo"), get_method("grpo"), {"method": better, "baseline": base}, setting=real).evidence[
             "class"
         ]
         == "evidence"
     )
     few = Setting(toy=False, quick=False, steps=200, seeds=2)
     two = {k: {s: v[s] for s in (0, 1)} for k, v in (("method", better), ("baseline", base))}
-    out = verdict(get_method("dapo"), get_method("grpo"), two, setting=few)["evidence"]
+    out = verdict(get_method("dapo"), get_method("grpo"), two, setting=few).evidence
     assert out["class"] == "underpowered" and "2 seed pairs" in out["reason"]
     RunVerdict.read(doc)  # and the store reads all of it back, typed
     typed = RunVerdict.read(doc)
     assert typed is not None and typed.evidence_class == "pipeline check" and typed.power is not None
-    assert (
-        typed.mechanisms["method"].length is None and typed.decision_p == doc["metrics"]["heldout_greedy"]["p_adjusted"]
-    )
+    assert typed.mechanisms["method"].length is None and typed.decision_p == doc.metrics["heldout_greedy"].p_adjusted
 
 
 def test_noisy_checkpoint_run_is_underpowered() -> None:
@@ -214,7 +256,7 @@ def test_noisy_checkpoint_run_is_underpowered() -> None:
     base = {s: _arm(0.70) for s in range(5)}
     real = Setting(toy=False, quick=False, steps=200, seeds=5)
     out = verdict(get_method("dapo"), get_method("grpo"), {"method": noisy, "baseline": base}, setting=real)
-    assert out["evidence"]["class"] == "underpowered" and "minimum detectable effect" in out["evidence"]["reason"]
+    assert out.evidence["class"] == "underpowered" and "minimum detectable effect" in out.evidence["reason"]
 
 
 @pytest.mark.parametrize("seeds", [3, DEFAULT_SEEDS, 10])
@@ -249,13 +291,13 @@ def test_a_claim_whose_lever_did_not_engage_is_not_testable_here() -> None:
 
     idle = {"method": {s: arm(0.0, 0.5, s) for s in range(5)}, "baseline": {s: arm(0.0025, 0.4, s) for s in range(5)}}
     doc = verdict(get_method("dapo"), get_method("grpo"), idle)
-    claim = doc["claim"]
-    assert claim["status"] == "not testable here" and claim["tested_status"] == "holds"
-    assert "0.25%" in claim["reason"] and "clip_high" in claim["reason"] and "not testable here (" in doc["summary"]
-    assert doc["mechanisms"]["baseline"]["clip_high"] == pytest.approx(0.0025)
+    claim = doc.claim
+    assert claim.status == "not testable here" and claim.tested_status == "holds" and isinstance(claim.reason, str)
+    assert "0.25%" in claim.reason and "clip_high" in claim.reason and "not testable here (" in doc.summary
+    assert doc.mechanisms["baseline"]["clip_high"] == pytest.approx(0.0025)
     engaged = {"method": idle["method"], "baseline": {s: arm(0.02, 0.4, s) for s in range(5)}}
-    assert verdict(get_method("dapo"), get_method("grpo"), engaged)["claim"]["status"] == "holds"
-    assert RunVerdict.read(doc).claim_reason == claim["reason"]  # type: ignore[union-attr]
+    assert verdict(get_method("dapo"), get_method("grpo"), engaged).claim.status == "holds"
+    assert RunVerdict.read(doc).claim_reason == claim.reason  # type: ignore[union-attr]
 
 
 def test_mechanism_rates_are_means_over_steps_then_pairs() -> None:
@@ -265,7 +307,7 @@ def test_mechanism_rates_are_means_over_steps_then_pairs() -> None:
         [{"step": i, "overlong_rate": r, "length": 10 + i, "length_min": 2, "length_max": 12} for i in range(1, 11)]
         for r in (0.1, 0.3)
     ]
-    out = mechanisms({"method": {0: {"records": recs[0]}, 1: {"records": recs[1]}}})["method"]
+    out = mechanisms({"method": {0: ArmRun(records=recs[0]), 1: ArmRun(records=recs[1])}})["method"]
     assert out["overlong_rate"] == pytest.approx(0.2) and out["length_slope"] == pytest.approx(100.0)
     assert out["length_range"] == pytest.approx(10.0) and out["clip_high"] is None
     assert out["per_seed"]["1"]["overlong_rate"] == pytest.approx(0.3)
@@ -323,7 +365,7 @@ def test_a_stored_verdict_reads_back_typed_an_older_one_empty_and_a_damaged_part
     m = {s: _arm(0.70 + 0.02 * s) for s in range(3)}
     b = {s: _arm(0.65 + 0.02 * s) for s in range(3)}
     doc = verdict(get_method("dapo"), get_method("grpo"), {"method": m, "baseline": b})
-    assert isinstance(doc["seed_noise"], SeedNoise)
+    assert isinstance(doc.seed_noise, SeedNoise)
     damaged = {
         "overall": "better",
         "summary": "s",
@@ -343,11 +385,11 @@ def test_a_stored_verdict_reads_back_typed_an_older_one_empty_and_a_damaged_part
             runs.create_run(run_id, "repro", {"method": "dapo", "baseline": "grpo"})
             runs.update_run(run_id, status="done", result={"verdict": v})
         new, old, bad, none, odd = (runs.get_run(i) for i in stored)
-        assert new is not None and new.verdict is not None and new.verdict.seed_noise == doc["seed_noise"]
-        assert new.verdict.overall == doc["overall"] and new.verdict.summary == doc["summary"]
-        assert [t.name for t in new.verdict.metrics] == list(doc["metrics"])
-        assert new.verdict.metrics[0].p_adjusted == doc["metrics"]["heldout_greedy"]["p_adjusted"]
-        assert new.verdict.power is not None and new.verdict.power.mde == doc["evidence"]["power"].mde
+        assert new is not None and new.verdict is not None and new.verdict.seed_noise == doc.seed_noise
+        assert new.verdict.overall == doc.overall and new.verdict.summary == doc.summary
+        assert [t.name for t in new.verdict.metrics] == list(doc.metrics)
+        assert new.verdict.metrics[0].p_adjusted == doc.metrics["heldout_greedy"].p_adjusted
+        assert new.verdict.power is not None and new.verdict.power.mde == doc.evidence["power"].mde
         assert old is not None and old.verdict is not None and old.verdict.overall == "better"
         assert not old.verdict.calibrated and old.verdict.evidence_class == "" and old.verdict.power is None
         assert bad is not None and bad.verdict is not None and bad.result == {"verdict": damaged}
@@ -445,13 +487,7 @@ def test_a_verdict_stored_on_30_nov_reads_back_with_its_label_summary_and_metric
     assert sampled.interval == (None, None) and reward.interval == (None, None) and reward.p_adjusted == 0.3
     assert v.calibrated and v.decision_p == 0.02 and v.aa is False
     assert v.seed_noise is not None and (v.seed_noise.n, v.seed_noise.sd_difference) == (5, 0.015)
-    assert v.seed_noise.calibration == {
-        "run": "aa-1",
-        "method": "grpo",
-        "seeds": None,
-        "sd_difference": 0.014,
-        "overall": "",
-    }
+    assert v.seed_noise.calibration == Calibration(run="aa-1", method="grpo", seeds=None, sd_difference=0.014)
     assert v.evidence_class == "" and v.power is None and v.mechanisms == {}
     assert verdicts["nulls"].summary == "" and verdicts["nulls"].metrics == v.metrics
     power = verdicts["power"].power
@@ -459,3 +495,36 @@ def test_a_verdict_stored_on_30_nov_reads_back_with_its_label_summary_and_metric
     assert verdicts["noseeds"].power is None and verdicts["noseeds"].evidence_class == "evidence"
     assert verdicts["claimstr"].claim == "" and verdicts["claimstr"].seed_noise is None
     assert verdicts["claimstr"].metrics == v.metrics
+
+
+def test_a_stored_overlap_reads_back_typed_an_older_one_too(tmp_path: Path) -> None:
+    """A run's measured overlap is a record (``Overlap``) stored by msgspec and decoded where it is read
+    (``RunRecord.eval_overlap``): a toy run's (with ``distinct`` and ``ood``), a checkpoint run's (neither), one
+    recorded before the warm starts' overlap was measured (``in_sft`` and ``share`` null) read back, each written
+    again as it was stored; one that does not read is None, the run still listed."""
+    import msgspec
+
+    from radar.repro.result_shapes import OverlapPart
+    from radar.repro.runs_table import Runs
+    from radar.store import Store
+
+    part = {"prompts": 800, "distinct": 800, "in_sft": 0, "in_rl": 0, "share": 0.0}
+    stored = {
+        "toy": {"by": "key", "eval": part, "ood": part | {"prompts": 400, "distinct": 400}, "share": 0.0},
+        "before": {"by": "key", "eval": part | {"in_sft": None, "share": None}, "share": None},
+        "ckpt": {"by": "prompt", "eval": {"prompts": 10, "in_sft": 0, "in_rl": 1, "share": 0.1}, "share": 0.1},
+        "bad": {"by": "key", "eval": "all of it"},
+    }
+    with Store(tmp_path / "radar.db") as store:
+        runs = Runs(store)
+        for run_id, overlap in stored.items():
+            runs.create_run(run_id, "repro", {"method": "dapo"})
+            runs.update_run(run_id, status="done", result={"eval_overlap": overlap})
+        got = {r.id: r.eval_overlap for r in runs.list_runs(kind="repro")}
+    toy, before, ckpt = got["toy"], got["before"], got["ckpt"]
+    assert toy is not None and isinstance(toy.ood, OverlapPart) and toy.ood.prompts == 400 and toy.share == 0.0
+    assert before is not None and before.eval.in_sft is None and before.share is None
+    assert ckpt is not None and ckpt.eval.distinct is msgspec.UNSET and ckpt.ood is msgspec.UNSET
+    for run_id in ("toy", "before", "ckpt"):
+        assert json.loads(msgspec.json.encode(got[run_id])) == stored[run_id]
+    assert got["bad"] is None

@@ -9,8 +9,9 @@ import math
 
 import msgspec
 import pytest
+from msgspec import UNSET
 
-from radar.analysis.trends.result import PeriodTrends, TrendsResult, decode, encode
+from radar.analysis.trends.result import Burst, PeriodTrends, TrendsResult, decode, encode
 
 ROW = {
     "tag": "llm-reasoning",
@@ -22,21 +23,67 @@ ROW = {
     "recent_share": 0.05,
     "baseline_share": 0.03,
 }
+# rows as the code before the records wrote them, keys in their order; a key a row lacks stays out
+TERM = {
+    "term": "grpo",
+    "aliases": ["group relative policy optimization"],
+    "keys": ["grpo", "group relative policy optimization"],
+    "score": 31.2,
+    "z": 5.1,
+    "ratio": 3.2,
+    "ratio_bound": 2.1,
+    "recent_count": 40,
+    "compared_count": 38,
+    "expected_count": 12.1,
+    "recent_share": 0.05,
+    "baseline_share": 0.015,
+    "first_seen": None,
+    "example_ids": ["2509.00001"],
+    "burst": {"active": True, "since": "2025-09"},
+    "coherence": {"value": 0.2, "random": 0.1, "lift": 2.0, "z": 4.0},
+    "rule": "continuing rise",
+    "baseline_end": "2025-06-30",
+    "family": "grpo",
+}
+METHOD = {
+    "name": "SPARK",
+    "first_seen": "2025-09-02",
+    "first_id": "2509.00002",
+    "count": 3,
+    "recent_count": 3,
+    "growth": float("inf"),
+    "example_ids": ["2509.00002"],
+    "series": [{"period": "2025-09", "count": 3}],
+    "kind": None,
+    "area": "rl",
+    "title": "SPARK",
+    "changes": "the reward",
+}
+TOPIC = {
+    "id": "t1",
+    "label": "kv cache",
+    "keywords": ["kv", "cache"],
+    "size": 30,
+    "recent_size": 9,
+    "growth": 1.5,
+    "example_ids": ["2509.00003"],
+    "sample_ids": ["2509.00003", "2509.00004"],
+}
 TAGS = {
     "as_of": "2025-09-28",
     "window": "week",
     "recent": {"start": "2025-09-22", "end": "2025-09-28", "documents": 800},
     "baseline": {"start": "2025-07-28", "end": "2025-09-21"},
     "periods": ["2025-09-22"],
-    "emerging": [],
-    "declining": [],
+    "emerging": [TERM],
+    "declining": [{k: v for k, v in TERM.items() if k not in ("burst", "coherence", "rule", "baseline_end")}],
     "tags": {"llm-reasoning": [{"period": "2025-09-22", "count": 40, "docs": 800, "share": 0.05, "raw_share": 0.05}]},
     "groups": {},
     "tag_trends": [ROW],
     "group_trends": [],
-    "topics": [],
+    "topics": [TOPIC, {k: v for k, v in TOPIC.items() if k != "sample_ids"}],  # an older one without sample_ids
     "topics_note": "",
-    "new_methods": [],
+    "new_methods": [METHOD, {k: v for k, v in METHOD.items() if k not in ("area", "title", "changes")}],
 }
 # what ``PeriodTrends.as_dict()`` gave before the codec, keys in its order
 OLD = {
@@ -54,7 +101,10 @@ def test_a_cached_period_reads_back_and_is_written_as_before() -> None:
     old_bytes = json.dumps(OLD, ensure_ascii=False).encode("utf-8")
     found = decode(old_bytes, PeriodTrends)
     assert found.fingerprint == "f1" and found.terms.window == "month"
-    assert math.isnan(found.tags.tag_trends[0]["z"])
+    assert math.isnan(found.tags.tag_trends[0].z)
+    term = found.terms.emerging[0]
+    assert (term.burst, term.rule, found.terms.declining[0].rule) == (Burst(True, "2025-09"), "continuing rise", UNSET)
+    assert found.terms.new_methods[1].area is UNSET and found.terms.topics[1].sample_ids is UNSET
     assert encode(found) == old_bytes  # the same bytes, key order and NaN included
 
 

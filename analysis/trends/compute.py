@@ -216,11 +216,11 @@ def _frame(table: TermTable, as_of: date, window: str, cfg: TrendsConfig) -> Fra
     )
     return Frame(
         as_of=as_of.isoformat(),
-        recent={"start": win.recent_start.isoformat(), "end": as_of.isoformat(), "documents": recent_docs},
-        baseline={
-            "start": win.baseline_start.isoformat(),
-            "end": day_date(day_number(win.recent_start.isoformat()) - 1).isoformat(),
-        },
+        recent=Span(start=win.recent_start.isoformat(), end=as_of.isoformat(), documents=recent_docs),
+        baseline=Span(
+            start=win.baseline_start.isoformat(),
+            end=day_date(day_number(win.recent_start.isoformat()) - 1).isoformat(),
+        ),
         periods=[s.isoformat() for s in series_starts(as_of, window, cfg)],
     )
 
@@ -230,7 +230,7 @@ def _new_methods(
 ) -> list[NewMethod]:
     if env.introductions is None:
         return [
-            {**m, "kind": env.kind_of(m["name"]) if env.kind_of else None}
+            msgspec.structs.replace(m, kind=env.kind_of(m.name) if env.kind_of else None)
             for m in first_seen_names(table, win, cfg, window, starts)
         ]
     span = introduction_span(table, win, cfg)

@@ -20,13 +20,15 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
+import msgspec
 import numpy as np
 import scipy.sparse as sp
+from msgspec import UNSET, UnsetType
 
 from radar.analysis.trends.coherence import Coherence
 from radar.analysis.trends.config import TrendsConfig, Windows, earlier_baseline, period_label, span
 from radar.analysis.trends.counts import day_rows, period_stratum_counts, stratum_counts
-from radar.analysis.trends.result import StatFields, TermTrend
+from radar.analysis.trends.result import Burst, TermTrend
 from radar.analysis.trends.stats import TestResult, comparable, kleinberg_active, stratified_test
 from radar.analysis.trends.term_table import TermTable, day_date
 
@@ -330,16 +332,21 @@ def term_lists(
         merged = _merge(table, picked, chosen, rows if up else base_rows, cfg.max_terms)
         items = []
         for lead, aliases in merged:
-            item = _item(table, chosen, lead, aliases, rows, base_rows, up)
-            item["burst"] = {"active": burst[lead][0], "since": burst[lead][1]}
-            item["coherence"] = coherent.get(lead)
             gap = int(chosen.gap[lead])
-            item["rule"] = ("continuing rise" if gap else "rise") if up else "fall"
-            if gap:
-                item["baseline_end"] = earlier_baseline(
-                    win, starts[len(starts) - 1 - gap], window, cfg
-                ).baseline_last.isoformat()
-            items.append(item)
+            item = _item(table, chosen, lead, aliases, rows, base_rows, up)
+            items.append(
+                msgspec.structs.replace(
+                    item,
+                    burst=Burst(*burst[lead]),
+                    coherence=coherent.get(lead),
+                    rule=("continuing rise" if gap else "rise") if up else "fall",
+                    baseline_end=(
+                        earlier_baseline(win, starts[len(starts) - 1 - gap], window, cfg).baseline_last.isoformat()
+                        if gap
+                        else UNSET
+                    ),
+                )
+            )
         out.append(items)
     return out[0], out[1]
 
@@ -383,14 +390,16 @@ def _item(
     col = int(scored.columns[idx])
     first = int(table.first_row[col])
     lo, hi = rows if rising else base_rows
-    return {
-        "term": table.readable(col),
-        "aliases": [table.readable(int(scored.columns[a])) for a in aliases],
-        "keys": [table.term(col), *[table.term(int(scored.columns[a])) for a in aliases]],  # term cache keys
-        **stat_fields(scored, idx, rising),
-        "first_seen": day_date(int(table.day[first])).isoformat() if first >= 0 else None,
-        "example_ids": _examples(table, col, lo, hi),
-    }
+    return trend_item(
+        scored,
+        idx,
+        rising,
+        term=table.readable(col),
+        aliases=[table.readable(int(scored.columns[a])) for a in aliases],
+        keys=[table.term(col), *[table.term(int(scored.columns[a])) for a in aliases]],  # term cache keys
+        first_seen=day_date(int(table.day[first])).isoformat() if first >= 0 else None,
+        example_ids=_examples(table, col, lo, hi),
+    )
 
 
 def bursts(
@@ -407,18 +416,37 @@ def bursts(
     return kleinberg_active(counts.sum(axis=1), period_docs, base)
 
 
-def stat_fields(scored: Scored, idx: int, rising: bool) -> StatFields:
-    """The test's statistics of one scored column, as a trend item carries them (terms and families alike)."""
+def trend_item(
+    scored: Scored,
+    idx: int,
+    rising: bool,
+    *,
+    term: str,
+    aliases: list[str],
+    keys: list[str],
+    first_seen: str | None,
+    example_ids: list[str],
+    coherence: dict[str, float] | None | UnsetType = UNSET,
+    family: str | UnsetType = UNSET,
+) -> TermTrend:
+    """A trend item (terms and families alike) with the test's statistics of its scored column."""
     t = scored.test
     docs = max(float(scored.docs[idx]), 1.0)
-    return {
-        "score": round(float(t.llr[idx]), 2),
-        "z": round(float(t.z[idx]), 2),
-        "ratio": round(float(t.ratio[idx]), 3),
-        "ratio_bound": round(float(t.ratio_low[idx] if rising else t.ratio_high[idx]), 3),
-        "recent_count": int(scored.recent_total[idx]),
-        "compared_count": int(t.observed[idx]),
-        "expected_count": round(float(t.expected_base[idx]), 2),
-        "recent_share": round(float(t.observed[idx]) / docs, 6),
-        "baseline_share": round(float(t.expected_base[idx]) / docs, 6),
-    }
+    return TermTrend(
+        term=term,
+        aliases=aliases,
+        keys=keys,
+        score=round(float(t.llr[idx]), 2),
+        z=round(float(t.z[idx]), 2),
+        ratio=round(float(t.ratio[idx]), 3),
+        ratio_bound=round(float(t.ratio_low[idx] if rising else t.ratio_high[idx]), 3),
+        recent_count=int(scored.recent_total[idx]),
+        compared_count=int(t.observed[idx]),
+        expected_count=round(float(t.expected_base[idx]), 2),
+        recent_share=round(float(t.observed[idx]) / docs, 6),
+        baseline_share=round(float(t.expected_base[idx]) / docs, 6),
+        first_seen=first_seen,
+        example_ids=example_ids,
+        coherence=coherence,
+        family=family,
+    )

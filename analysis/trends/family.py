@@ -17,7 +17,9 @@ from __future__ import annotations
 import re
 from datetime import date
 
+import msgspec
 import numpy as np
+from msgspec import UNSET
 
 from radar.analysis.trends.config import TrendsConfig, Windows, earlier_baseline, period_label, span
 from radar.analysis.trends.counts import day_rows, stratum_counts
@@ -28,9 +30,9 @@ from radar.analysis.trends.emerging import (
     rising,
     score_columns,
     score_counts,
-    stat_fields,
+    trend_item,
 )
-from radar.analysis.trends.result import TermTrend
+from radar.analysis.trends.result import Burst, TermTrend
 from radar.analysis.trends.term_table import TermTable, day_date
 from radar.analysis.trends.terms import NAME_PREFIX
 
@@ -172,12 +174,16 @@ def family_lists(
     launches = []
     for i in np.flatnonzero(up.test.expected_base < cfg.min_count).tolist():
         item = _item(fams, up, i, win, window, starts, r_lo, r_hi)
-        item["rule"] = "family launch"
-        if up.gap[i]:  # a launch that continues: compared with the baseline before its burst
-            before = earlier_baseline(win, starts[last - int(up.gap[i])], window, cfg)
-            item["baseline_end"] = before.baseline_last.isoformat()
-        item["burst"] = {"active": bool(active[i]), "since": period_label(starts[int(since[i])], window)}
-        launches.append(item)
+        # a launch that continues: compared with the baseline before its burst
+        before = earlier_baseline(win, starts[last - int(up.gap[i])], window, cfg) if up.gap[i] else None
+        launches.append(
+            msgspec.structs.replace(
+                item,
+                rule="family launch",
+                baseline_end=before.baseline_last.isoformat() if before else UNSET,
+                burst=Burst(bool(active[i]), period_label(starts[int(since[i])], window)),
+            )
+        )
     score = score_families(fams_long, long, cfg, fams_long.counts(*day_rows(table, long.recent_start, win.as_of)))
     t = score.test
     falling = np.flatnonzero(
@@ -192,11 +198,15 @@ def family_lists(
         if not after:
             continue
         item = _item(fams_long, score, i, long, window, starts, b_lo, b_hi)
-        item["rule"] = "successor"
-        item["baseline_end"] = long.baseline_last.isoformat()
-        item["successor"] = _display(fams_long, fams_long.keys.index(max(after, key=z_of.__getitem__)))
-        item["burst"] = {"active": False, "since": None}
-        declines.append(item)
+        declines.append(
+            msgspec.structs.replace(
+                item,
+                rule="successor",
+                baseline_end=long.baseline_last.isoformat(),
+                successor=_display(fams_long, fams_long.keys.index(max(after, key=z_of.__getitem__))),
+                burst=Burst(False, None),
+            )
+        )
     return launches, declines
 
 
@@ -224,16 +234,18 @@ def _item(
     cols, _ = fams.select(np.array([fam]))
     block = table.matrix[lo:hi][:, cols]
     rows = np.flatnonzero(np.asarray(block.sum(axis=1)).ravel())
-    return {
-        "term": table.readable(int(members[0])),
-        "aliases": [table.readable(int(c)) for c in members[1:]],
-        "keys": [table.term(int(c)) for c in members],
-        **stat_fields(scored, idx, rising=bool(scored.test.llr[idx] >= 0)),
-        "first_seen": day_date(int(table.day[first])).isoformat() if first >= 0 else None,
-        "example_ids": [table.ids[lo + int(r)] for r in rows[::-1][:3]],
-        "coherence": None,
-        "family": fams.keys[fam],
-    }
+    return trend_item(
+        scored,
+        idx,
+        bool(scored.test.llr[idx] >= 0),
+        term=table.readable(int(members[0])),
+        aliases=[table.readable(int(c)) for c in members[1:]],
+        keys=[table.term(int(c)) for c in members],
+        first_seen=day_date(int(table.day[first])).isoformat() if first >= 0 else None,
+        example_ids=[table.ids[lo + int(r)] for r in rows[::-1][:3]],
+        coherence=None,
+        family=fams.keys[fam],
+    )
 
 
 def join(items: list[TermTrend], family: list[TermTrend], limit: int, rising: bool) -> list[TermTrend]:
@@ -242,19 +254,20 @@ def join(items: list[TermTrend], family: list[TermTrend], limit: int, rising: bo
     the others are listed by score."""
     out = list(items)
     for fam in family:
-        spelled = {_fold(k) for k in fam["keys"]}
-        home = next((it for it in out if spelled & {_fold(k) for k in it["keys"]}), None)
-        if home is None:
+        spelled = {_fold(k) for k in fam.keys}
+        at = next((i for i, it in enumerate(out) if spelled & {_fold(k) for k in it.keys}), None)
+        if at is None:
             out.append(fam)
             continue
-        for key, alias in zip(fam["keys"], [fam["term"], *fam["aliases"]], strict=True):
-            if key not in home["keys"]:
-                home["keys"].append(key)
-                home["aliases"].append(alias)
-        home["family"] = fam["family"]
-        if "successor" in fam:
-            home["successor"] = fam["successor"]
-    return sorted(out, key=lambda it: -it["score"] if rising else it["score"])[:limit]
+        home = out[at]
+        keys, aliases = list(home.keys), list(home.aliases)
+        for key, alias in zip(fam.keys, [fam.term, *fam.aliases], strict=True):
+            if key not in keys:
+                keys.append(key)
+                aliases.append(alias)
+        successor = fam.successor if fam.successor is not UNSET else home.successor
+        out[at] = msgspec.structs.replace(home, keys=keys, aliases=aliases, family=fam.family, successor=successor)
+    return sorted(out, key=lambda it: -it.score if rising else it.score)[:limit]
 
 
 def _fold(key: str) -> str:

@@ -130,26 +130,26 @@ def introduced_names(
         since = day_number(card.introduced_on) if card.introduced_on else int(days[0])
         period = np.searchsorted(bounds, days[days >= first_period], side="right")
         per_period = np.bincount(period, minlength=len(starts))
-        series: list[PeriodCount] = [
-            {"period": period_label(s, window), "count": int(c)}
+        series = [
+            PeriodCount(period_label(s, window), int(c))
             for s, c in zip(starts, per_period, strict=True)
             if day_number(s.isoformat()) >= since - 31
         ]
         later = [table.ids[int(r)] for r in rows[::-1] if table.ids[int(r)] != card.introduced_by]
-        item: NewMethod = {
-            "name": card.name,
-            "first_seen": card.introduced_on,
-            "first_id": card.introduced_by or "",
-            "count": len(rows),
-            "recent_count": len(in_recent),
-            "growth": round(float(test.ratio[j]), 3),
-            "example_ids": [card.introduced_by or "", *later][:EXAMPLES],
-            "series": series,
-            "kind": card.kind,
-            "area": card.area,
-            "title": card.title,
-            "changes": card.changes,
-        }
+        item = NewMethod(
+            name=card.name,
+            first_seen=card.introduced_on,
+            first_id=card.introduced_by or "",
+            count=len(rows),
+            recent_count=len(in_recent),
+            growth=round(float(test.ratio[j]), 3),
+            example_ids=[card.introduced_by or "", *later][:EXAMPLES],
+            series=series,
+            kind=card.kind,
+            area=card.area,
+            title=card.title,
+            changes=card.changes,
+        )
         # most-named first, then the most named lately, then the newer (as many papers in less time), the surest
         out.append(((-len(rows), -len(in_recent), -since, -card.score, card.name.lower()), item))
     out.sort(key=lambda pair: pair[0])
@@ -220,19 +220,19 @@ def first_seen_names(
         rows = np.flatnonzero(np.asarray(table.matrix[r_lo:r_hi][:, [col]].todense()).ravel())
         since = first_day_of = int(table.day[first[i]])
         out.append(
-            {
-                "name": table.readable(col),
-                "first_seen": day_date(first_day_of).isoformat(),
-                "first_id": table.ids[int(first[i])],
-                "count": int(counts[i]),
-                "recent_count": int(recent_total[i]),
-                "growth": round(float(test.ratio[i]), 3),
-                "example_ids": [table.ids[r_lo + int(r)] for r in rows[::-1][:3]],
-                "series": [
-                    {"period": period_label(s, window), "count": int(c)}
+            NewMethod(
+                name=table.readable(col),
+                first_seen=day_date(first_day_of).isoformat(),
+                first_id=table.ids[int(first[i])],
+                count=int(counts[i]),
+                recent_count=int(recent_total[i]),
+                growth=round(float(test.ratio[i]), 3),
+                example_ids=[table.ids[r_lo + int(r)] for r in rows[::-1][:3]],
+                series=[
+                    PeriodCount(period_label(s, window), int(c))
                     for s, c in zip(starts, per_period[:, rank], strict=True)
                     if day_number(s.isoformat()) >= since - 31
                 ],
-            }
+            )
         )
     return out

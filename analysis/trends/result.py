@@ -1,28 +1,33 @@
 """The typed result of ``compute_trends``: what `radar trends --json` prints and the report reads.
 
-``TrendsResult`` and ``PeriodTrends`` are msgspec Structs, their JSON what msgspec converts them to; their rows are
-TypedDicts because they *are* the rows of the documented JSON contract (`radar trends --json`) that the report and
-the dashboard read by key: the type checker knows every key, and msgspec checks each row's types where a cached
+``TrendsResult`` and ``PeriodTrends`` and their rows are msgspec Structs, their JSON what msgspec converts them to
+(a row's fields in the order its JSON keys have always come; a key that older files or some rows lack is ``UNSET``
+by default, and left out of the JSON). Every row is read by attribute; msgspec checks each row's types where a cached
 file is read back.
 """
 
 from __future__ import annotations
 
 import json
-from typing import NotRequired, TypedDict, TypeVar
+from typing import TypeVar
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 
-class Burst(TypedDict):
+class Burst(msgspec.Struct, frozen=True):
     active: bool
     since: str | None
 
 
-class StatFields(TypedDict):
-    """The test's statistics of one scored term or family (emerging.stat_fields)."""
+class TermTrend(msgspec.Struct, frozen=True, kw_only=True):
+    """An emerging or declining term: its keys as a term's item writes them (a family's own item writes the same
+    keys, ``burst`` among them, in this order too)."""
 
-    score: float  # log-likelihood ratio (ranking)
+    term: str
+    aliases: list[str]
+    keys: list[str]  # term-cache keys of the term and its merged aliases
+    score: float  # the test's statistics (emerging.trend_item): log-likelihood ratio (ranking)
     z: float
     ratio: float
     ratio_bound: float
@@ -31,32 +36,24 @@ class StatFields(TypedDict):
     expected_count: float
     recent_share: float
     baseline_share: float
-
-
-class TermTrend(StatFields):
-    """An emerging or declining term."""
-
-    term: str
-    aliases: list[str]
-    keys: list[str]  # term-cache keys of the term and its merged aliases
     first_seen: str | None
     example_ids: list[str]
-    burst: NotRequired[Burst]
-    coherence: NotRequired[dict[str, float] | None]
+    burst: Burst | UnsetType = UNSET
+    coherence: dict[str, float] | None | UnsetType = UNSET
     # why it is listed: "rise", "continuing rise" (compared with the baseline before its burst, which ends on
     # baseline_end), "family launch", "fall", "successor" (a model family replaced by ``successor``)
-    rule: NotRequired[str]
-    baseline_end: NotRequired[str]
-    family: NotRequired[str]  # the model family key (qwen3) when the item counts a family's members together
-    successor: NotRequired[str]
+    rule: str | UnsetType = UNSET
+    baseline_end: str | UnsetType = UNSET
+    family: str | UnsetType = UNSET  # the model family key (qwen3) when the item counts a family's members together
+    successor: str | UnsetType = UNSET
 
 
-class PeriodCount(TypedDict):
+class PeriodCount(msgspec.Struct, frozen=True):
     period: str
     count: int
 
 
-class NewMethod(TypedDict):
+class NewMethod(msgspec.Struct, frozen=True, kw_only=True):
     name: str
     first_seen: str
     first_id: str
@@ -65,14 +62,14 @@ class NewMethod(TypedDict):
     growth: float
     example_ids: list[str]
     series: list[PeriodCount]
-    kind: NotRequired[str | None]  # method, model, benchmark, system, hardware, metric, org, generic (None: unknown)
+    kind: str | None | UnsetType = UNSET  # method, model, benchmark, system, ... (None: unknown)
     # from the introducing paper's method card (first_id is that paper): its area, title and what it changes
-    area: NotRequired[str]
-    title: NotRequired[str]
-    changes: NotRequired[str]
+    area: str | UnsetType = UNSET
+    title: str | UnsetType = UNSET
+    changes: str | UnsetType = UNSET
 
 
-class Topic(TypedDict):
+class Topic(msgspec.Struct, frozen=True, kw_only=True):
     id: str
     label: str
     keywords: list[str]
@@ -80,10 +77,10 @@ class Topic(TypedDict):
     recent_size: int
     growth: float
     example_ids: list[str]
-    sample_ids: NotRequired[list[str]]  # up to 20 members nearest the centroid (the report judges relevance on them)
+    sample_ids: list[str] | UnsetType = UNSET  # up to 20 members nearest the centroid (the report judges relevance)
 
 
-class SharePoint(TypedDict):
+class SharePoint(msgspec.Struct, frozen=True, kw_only=True):
     period: str
     count: int
     docs: int
@@ -91,7 +88,7 @@ class SharePoint(TypedDict):
     raw_share: float
 
 
-class TagTrend(TypedDict):
+class TagTrend(msgspec.Struct, frozen=True, kw_only=True):
     tag: str  # a tag, or a taxonomy group in ``group_trends``
     direction: str  # rising | falling | flat
     score: float
@@ -100,13 +97,13 @@ class TagTrend(TypedDict):
     recent_count: int
     recent_share: float  # within the strata present in both windows (what the test compares)
     baseline_share: float  # the baseline's rates at the recent window's stratum mix
-    z_needed: NotRequired[float]  # the |z| a change needs (two-sided, Bonferroni over the tags)
+    z_needed: float | UnsetType = UNSET  # the |z| a change needs (two-sided, Bonferroni over the tags)
 
 
-class Span(TypedDict):
+class Span(msgspec.Struct, frozen=True, kw_only=True):
     start: str
     end: str
-    documents: NotRequired[int]
+    documents: int | UnsetType = UNSET
 
 
 class TrendsResult(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -179,6 +176,6 @@ def pct_share(value: float | None) -> str:
 def share_change(t: TagTrend) -> str:
     """A tag's (or group's) change in share in the words every surface uses:
     'flat: 2.08% → 3.72% (z +1.4, needs ±2.8)' or 'rising: 2.08% → 5.10% (z +3.9)'."""
-    need = t.get("z_needed")
-    test = f"z {t['z']:+.1f}" + (f", needs ±{need:.1f}" if t["direction"] == "flat" and need is not None else "")
-    return f"{t['direction']}: {pct_share(t['baseline_share'])} → {pct_share(t['recent_share'])} ({test})"
+    need = t.z_needed
+    test = f"z {t.z:+.1f}" + (f", needs ±{need:.1f}" if t.direction == "flat" and need is not UNSET else "")
+    return f"{t.direction}: {pct_share(t.baseline_share)} → {pct_share(t.recent_share)} ({test})"

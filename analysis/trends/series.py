@@ -81,13 +81,13 @@ def tag_series(
         shares = fixed_effect_shares(counts, docs)
         per, total = counts.sum(axis=1), docs.sum(axis=1)
         return [
-            {
-                "period": lab,
-                "count": int(c),
-                "docs": int(d),
-                "share": 0.0 if np.isnan(s) else round(float(s), 6),
-                "raw_share": round(float(c / d), 6) if d else 0.0,
-            }
+            SharePoint(
+                period=lab,
+                count=int(c),
+                docs=int(d),
+                share=0.0 if np.isnan(s) else round(float(s), 6),
+                raw_share=round(float(c / d), 6) if d else 0.0,
+            )
             for lab, c, d, s in zip(labels, per, total, shares, strict=True)
         ]
 
@@ -153,16 +153,16 @@ def _tag_trends(
     for j, tag in enumerate(tags):
         direction = tag_direction(float(test.z[j]), float(test.ratio[j]), z_needed)
         out.append(
-            {
-                "tag": tag,
-                "direction": direction,
-                "score": round(float(test.llr[j]), 2),
-                "z": round(float(test.z[j]), 2),
-                "ratio": round(float(test.ratio[j]), 3),
-                "recent_count": int(a[:, j].sum()),
-                "recent_share": round(float(test.observed[j]) / docs, 6),
-                "baseline_share": round(float(test.expected_base[j]) / docs, 6),
-                "z_needed": round(z_needed, 2),
-            }
+            TagTrend(
+                tag=tag,
+                direction=direction,
+                score=round(float(test.llr[j]), 2),
+                z=round(float(test.z[j]), 2),
+                ratio=round(float(test.ratio[j]), 3),
+                recent_count=int(a[:, j].sum()),
+                recent_share=round(float(test.observed[j]) / docs, 6),
+                baseline_share=round(float(test.expected_base[j]) / docs, 6),
+                z_needed=round(z_needed, 2),
+            )
         )
-    return sorted(out, key=lambda t: -t["score"])
+    return sorted(out, key=lambda t: -t.score)

@@ -237,15 +237,15 @@ def _describe(
         nearest = [table.ids[int(rows[i])] for i in members[np.argsort(-closeness)][:SAMPLE]]
         examples = nearest[:3]
         out.append(
-            {
-                "id": ids[c],
-                "label": names[c],
-                "keywords": keywords[c][:8],
-                "size": int(len(members)),
-                "recent_size": int(recent[members].sum()),
-                "growth": round(float(test.ratio[c]), 3),
-                "example_ids": examples,
-                "sample_ids": nearest,
-            }
+            Topic(
+                id=ids[c],
+                label=names[c],
+                keywords=keywords[c][:8],
+                size=int(len(members)),
+                recent_size=int(recent[members].sum()),
+                growth=round(float(test.ratio[c]), 3),
+                example_ids=examples,
+                sample_ids=nearest,
+            )
         )
-    return sorted(out, key=lambda t: (-t["recent_size"], t["id"]))
+    return sorted(out, key=lambda t: (-t.recent_size, t.id))

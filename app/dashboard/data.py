@@ -16,7 +16,7 @@ import os
 import re
 import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -294,20 +294,19 @@ class MethodRow(msgspec.Struct, frozen=True, rename={"this_period": "this period
     growth: str
 
 
-def method_rows(methods: Sequence[NewMethod] | Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+def method_rows(methods: Sequence[NewMethod]) -> pd.DataFrame:
     """New methods (the trends' ``new_methods``: what a paper of the last months introduces) as a table a person
-    reads: named columns, the introducing paper, growth as "4.6x", the kind beside the name (the repro page passes
-    them as plain mappings)."""
+    reads: named columns, the introducing paper, growth as "4.6x", the kind beside the name."""
     return table(
         [
             MethodRow(
-                method=m["name"],
-                kind=m.get("kind") or "unknown",
-                introduced=str(m.get("first_seen") or "")[:10],
-                paper=m.get("first_id") or "",
-                papers=m.get("count", 0),
-                this_period=m.get("recent_count", 0),
-                growth=f"{float(m.get('growth') or 0):.1f}x",
+                method=m.name,
+                kind=m.kind or "unknown",
+                introduced=str(m.first_seen or "")[:10],
+                paper=m.first_id or "",
+                papers=m.count,
+                this_period=m.recent_count,
+                growth=f"{float(m.growth or 0):.1f}x",
             )
             for m in methods
         ]

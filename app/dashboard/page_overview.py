@@ -8,6 +8,7 @@ from __future__ import annotations
 import altair as alt
 import msgspec
 import streamlit as st
+from msgspec import UNSET
 
 from radar.analysis.trends.result import NewMethod, PeriodTrends, TrendsResult
 from radar.app.dashboard import data, period, reproduce
@@ -121,7 +122,7 @@ def _recommendations(root: str, label: str) -> None:
         return
     recs = built.content.recommendations
     with st.expander(f"Recommendations of the {label} report ({len(recs)})", expanded=True):
-        reproduce.recommendations(root, msgspec.to_builtins(recs), "overview")
+        reproduce.recommendations(root, recs, "overview")
 
 
 def _volume(head: Headline) -> None:
@@ -151,7 +152,7 @@ def _tags(rows: list[TagRow], found: PeriodTrends) -> None:
         st.info("No tagged documents this week: run `radar tag` to tag them.")
         return
     base = found.tags.baseline
-    against = f"{base['start']}..{base['end']}" if base else "the weeks before"
+    against = f"{base.start}..{base.end}" if base else "the weeks before"
     st.caption(
         data.ours(
             f"the week's share of documents against {against}; rising or "
@@ -162,7 +163,7 @@ def _tags(rows: list[TagRow], found: PeriodTrends) -> None:
     table = [TagShare(r.tag, r.group, r.count, r.change or "-") for r in rows]
     st.dataframe(data.table(table), hide_index=True, width="stretch")
     points = [
-        SharePoint(tag, p["period"], 100 * p["raw_share"], p["count"])
+        SharePoint(tag, p.period, 100 * p.raw_share, p.count)
         for tag, series in found.tags.tags.items()
         for p in series[-12:]
     ]
@@ -186,8 +187,8 @@ def _tags(rows: list[TagRow], found: PeriodTrends) -> None:
 
 
 def _terms(terms: TrendsResult) -> None:
-    rec = f"{terms.recent['start']}..{terms.recent['end']}" if terms.recent else "?"
-    base = f"{terms.baseline['start']}..{terms.baseline['end']}" if terms.baseline else "?"
+    rec = f"{terms.recent.start}..{terms.recent.end}" if terms.recent else "?"
+    base = f"{terms.baseline.start}..{terms.baseline.end}" if terms.baseline else "?"
     st.caption(
         data.md(
             f"terms, new names and topics: {rec} against {base} "
@@ -202,11 +203,11 @@ def _terms(terms: TrendsResult) -> None:
             continue
         frame = [
             TermRow(
-                term=t["term"],
-                recent=t["recent_count"],
-                share_now=f"{100 * t['recent_share']:.2f}%",
-                before=f"{100 * (t['baseline_share'] or 0):.2f}%",
-                first_seen=(t.get("first_seen") or "")[:10],
+                term=t.term,
+                recent=t.recent_count,
+                share_now=f"{100 * t.recent_share:.2f}%",
+                before=f"{100 * (t.baseline_share or 0):.2f}%",
+                first_seen=(t.first_seen or "")[:10],
             )
             for t in items
         ]
@@ -216,13 +217,13 @@ def _terms(terms: TrendsResult) -> None:
 def _new_methods(terms: TrendsResult) -> None:
     st.subheader("New methods")
     st.caption("introduced by a paper of the last months (its method card), most-named first; the week's own: Methods")
-    methods: list[NewMethod] = [m for m in terms.new_methods if m.get("kind") in data.METHOD_KINDS]
-    others = [m for m in terms.new_methods if m.get("kind") not in data.METHOD_KINDS]
+    methods: list[NewMethod] = [m for m in terms.new_methods if m.kind in data.METHOD_KINDS]
+    others = [m for m in terms.new_methods if m.kind not in data.METHOD_KINDS]
     if others:
         st.caption(
             data.md(
                 "new names of other kinds: "
-                + ", ".join(f"{m['name']} ({m.get('kind')})" for m in others[:12])
+                + ", ".join(f"{m.name} ({None if m.kind is UNSET else m.kind})" for m in others[:12])
                 + (" ..." if len(others) > 12 else "")
             )
         )
@@ -230,9 +231,7 @@ def _new_methods(terms: TrendsResult) -> None:
         st.caption("No new method names in this period.")
         return
     st.dataframe(data.method_rows(methods), hide_index=True, width="stretch")
-    series = [
-        MethodPoint(m["name"], p["period"], p["count"]) for m in methods[:TOP_METHODS] for p in m.get("series") or []
-    ]
+    series = [MethodPoint(m.name, p.period, p.count) for m in methods[:TOP_METHODS] for p in m.series]
     if series:
         order = sorted({p.period for p in series})
         chart = (
@@ -257,14 +256,14 @@ def _topics(terms: TrendsResult) -> None:
         return
     rows = [
         TopicRow(
-            id=t["id"],
-            topic=t["label"],
-            papers=t["size"],
-            recent=t["recent_size"],
-            growth=f"{t['growth']:.2f}x",
-            keywords=", ".join(t["keywords"][:6]),
+            id=t.id,
+            topic=t.label,
+            papers=t.size,
+            recent=t.recent_size,
+            growth=f"{t.growth:.2f}x",
+            keywords=", ".join(t.keywords[:6]),
         )
-        for t in sorted(terms.topics, key=lambda t: (-(t["growth"] or 0), t["id"]))
+        for t in sorted(terms.topics, key=lambda t: (-(t.growth or 0), t.id))
     ]
     st.dataframe(
         data.table(rows),

@@ -12,7 +12,6 @@ import re
 from datetime import date, timedelta
 from pathlib import Path
 
-import msgspec
 import streamlit as st
 
 from radar.app.context import Radar
@@ -111,7 +110,7 @@ def _recommendations(root: str, week: str) -> None:
     recs = built.content.recommendations
     if recs:
         with st.expander(f"Recommendations ({len(recs)})", expanded=False):
-            reproduce.recommendations(root, msgspec.to_builtins(recs), "reports")
+            reproduce.recommendations(root, recs, "reports")
 
 
 def generate(ws: Workspace, week: str) -> BuiltReportJson:

@@ -6,11 +6,10 @@ line about a run names its model, parameters, task, steps and seed pairs (``RunR
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import altair as alt
-import msgspec
 import pandas as pd
 import streamlit as st
 
@@ -19,7 +18,7 @@ from radar.app.dashboard import data, period, reproduce
 from radar.app.dashboard.page_reports import list_reports
 from radar.app.reproductions import Reproductions
 from radar.reports.build import load_report
-from radar.reports.recommend import match_preset, preset_patterns
+from radar.reports.recommend import Recommendation, match_preset, preset_patterns
 from radar.repro.records import RunRecord
 from radar.repro.sizes import SIZES  # not repro.policy: that imports torch (8 s on a first load)
 from radar.repro.tasks import TASKS
@@ -55,10 +54,9 @@ def _flagged(root: str, api: Reproductions) -> None:
     st.subheader("Flagged methods")
     ver = data.version(root)
     facets = data.facets(root, ver)
-    flagged: list[dict[str, Any]] = []
     chosen = period.picker(root, ver)  # the dashboard's one week; its trends as the weekly job kept them
     found = period.trends(root, ver, chosen.label)[0] if chosen is not None and facets.counts["documents"] else None
-    flagged = [dict(m) for m in found.terms.new_methods if m.get("kind") in data.METHOD_KINDS] if found else []
+    flagged = [m for m in found.terms.new_methods if m.kind in data.METHOD_KINDS] if found else []
     if flagged:
         st.caption(
             data.md(
@@ -67,7 +65,7 @@ def _flagged(root: str, api: Reproductions) -> None:
             )
         )
         st.dataframe(pd.DataFrame(data.method_rows(flagged)), hide_index=True)
-        _reproduce_flagged(root, api, [str(m.get("name") or "") for m in flagged])
+        _reproduce_flagged(root, api, [m.name for m in flagged])
     else:
         st.caption("No methods flagged by `radar trends` yet; the reproducible presets and the claim each run checks:")
     week, recs = latest_recommendations(Workspace(Path(root)), chosen.label if chosen else None)
@@ -77,12 +75,12 @@ def _flagged(root: str, api: Reproductions) -> None:
             pd.DataFrame(
                 [
                     {
-                        "method": r["method"],
-                        "action": r["action"],
-                        "reason": r["reason"].replace("`", ""),  # a table cell shows no code spans
-                        "preset": r["evidence"].get("preset", ""),
-                        "papers": r["evidence"].get("count", 0),
-                        "last run": reproduce.run_line(r["evidence"]["run"]) if r["evidence"].get("run") else "",
+                        "method": r.method,
+                        "action": r.action,
+                        "reason": r.reason.replace("`", ""),  # a table cell shows no code spans
+                        "preset": r.evidence.preset,
+                        "papers": r.evidence.count,
+                        "last run": reproduce.run_line(r.evidence.run) if r.evidence.run is not None else "",
                     }
                     for r in recs
                 ]
@@ -91,17 +89,14 @@ def _flagged(root: str, api: Reproductions) -> None:
         )
         reproduce.recommendations(
             root,
-            [r for r in recs if r["evidence"].get("preset")],
+            [r for r in recs if r.evidence.preset],
             "repro",
             empty="none of these recommendations has a reproduction preset to run",
         )
     presets = api.presets.describe()
     st.dataframe(
         pd.DataFrame(
-            [
-                {"method": p["name"], "title": p["title"], "arXiv": p["arxiv"], "claim checked": p["claim"]}
-                for p in presets
-            ]
+            [{"method": p.name, "title": p.title, "arXiv": p.arxiv, "claim checked": p.claim} for p in presets]
         ),
         hide_index=True,
     )
@@ -122,14 +117,14 @@ def _reproduce_flagged(root: str, api: Reproductions, names: list[str]) -> None:
             reproduce.button(root, preset, "repro", key=f"flagged-reproduce-{preset}")
 
 
-def latest_recommendations(ws: Workspace, week: str | None = None) -> tuple[str, list[dict[str, Any]]]:
+def latest_recommendations(ws: Workspace, week: str | None = None) -> tuple[str, list[Recommendation]]:
     """(week, recommendations) of the report of ``week`` (None: the newest readable one), or ("", []); read by the
     report module's loader."""
 
     for folder in [ws.report_dir(week)] if week else list_reports(ws):
         built = load_report(folder)
         if built is not None:
-            return folder.name, msgspec.to_builtins(built.content.recommendations)
+            return folder.name, list(built.content.recommendations)
     return "", []
 
 
@@ -140,7 +135,7 @@ def _launch_form(api: Reproductions) -> None:
     with st.form("rp_launch"):
         c1, c2, c3 = st.columns(3)
         # default: the preset the latest report recommends reproducing, else DAPO
-        wanted = [r["evidence"].get("preset") for r in latest_recommendations(api.ws)[1] if r["evidence"].get("preset")]
+        wanted = [r.evidence.preset for r in latest_recommendations(api.ws)[1] if r.evidence.preset]
         first = next((m for m in wanted if m in methods), "dapo" if "dapo" in methods else methods[0])
         method = c1.selectbox("Method", methods, index=methods.index(first))
         baseline = c1.selectbox(
@@ -292,7 +287,7 @@ def _finished(api: Reproductions) -> None:
             st.caption(
                 data.md(
                     f"seed noise (sd of per-seed differences): {v.seed_noise.sd_difference}; "
-                    + (f"A/A run {cal['run']}: {cal['sd_difference']}" if cal else "no A/A run on this setting yet")
+                    + (f"A/A run {cal.run}: {cal.sd_difference}" if cal else "no A/A run on this setting yet")
                 )
             )
         if v.power is not None:
@@ -302,7 +297,7 @@ def _finished(api: Reproductions) -> None:
             st.caption(data.md(f"claim: {v.claim} -> {v.claim_status}{why}"))
         _mechanisms(record)
         if record.eval_overlap is not None:
-            st.caption(data.md(f"evaluation prompts seen in training (measured): {record.eval_overlap.get('share')}"))
+            st.caption(data.md(f"evaluation prompts seen in training (measured): {record.eval_overlap.share}"))
     _profile(record)
     curves = _curves(api.ws, record.id)
     if curves is not None:
@@ -315,34 +310,49 @@ def _finished(api: Reproductions) -> None:
             st.json(record.metrics)
 
 
+# the per-arm tables of a run: column -> the attribute shown (of ArmMechanisms, of ArmProfile)
+MECHANISM_COLUMNS = {
+    "overlong punished": "overlong_rate",
+    "clip low": "clip_low",
+    "clip high": "clip_high",
+    "weights capped": "capped_share",
+    "zero-variance groups": "zero_var_share",
+    "zero-variance trained": "zero_var_trained",
+    "length (tokens)": "length",
+    "length per 100 steps": "length_slope",
+    "right-answer length": "correct_length",
+    "wrong-answer length": "incorrect_length",
+}
+PROFILE_COLUMNS = {
+    "step s": "step_s",
+    "generation s": "generate_s",
+    "reward s": "reward_s",
+    "reference s": "ref_s",
+    "optimisation s": "train_s",
+    "tokens/s": "tokens_per_s",
+    "peak GB": "peak_mem_gb",
+    "device": "device",
+    "memory": "peak_mem_kind",
+}
+
+
+def _arm_table(record: RunRecord, by_arm: Mapping[str, object], columns: Mapping[str, str]) -> None:
+    """One row per arm (method, then the baseline as named in the run): the arm's ``columns``."""
+    names = {"method": record.method, "baseline": f"{record.baseline} (baseline)"}
+    rows = [
+        {"arm": names.get(arm, arm)} | {label: getattr(value, attr) for label, attr in columns.items()}
+        for arm, value in by_arm.items()
+    ]
+    st.dataframe(pd.DataFrame(rows), hide_index=True)
+
+
 def _mechanisms(record: RunRecord) -> None:
     """Per arm: the rates of the levers the methods are about (mean over steps and seed pairs)."""
     mech = record.verdict.mechanisms if record.verdict is not None else {}
     if not mech:
         return
-    names = {"method": record.method, "baseline": f"{record.baseline} (baseline)"}
     st.markdown("**Mechanisms** (did the levers engage? mean over steps and seed pairs)")
-    st.dataframe(
-        pd.DataFrame(
-            [
-                {
-                    "arm": names.get(arm, arm),
-                    "overlong punished": m.overlong_rate,
-                    "clip low": m.clip_low,
-                    "clip high": m.clip_high,
-                    "weights capped": m.capped_share,
-                    "zero-variance groups": m.zero_var_share,
-                    "zero-variance trained": m.zero_var_trained,
-                    "length (tokens)": m.length,
-                    "length per 100 steps": m.length_slope,
-                    "right-answer length": m.correct_length,
-                    "wrong-answer length": m.incorrect_length,
-                }
-                for arm, m in mech.items()
-            ]
-        ),
-        hide_index=True,
-    )
+    _arm_table(record, mech, MECHANISM_COLUMNS)
 
 
 def _profile(record: RunRecord) -> None:
@@ -350,30 +360,10 @@ def _profile(record: RunRecord) -> None:
     profiles = record.profiles
     if not profiles:
         return
-    names = {"method": record.method, "baseline": f"{record.baseline} (baseline)"}
     st.markdown("**Efficiency** (mean per optimiser step over seeds)")
     if record.efficiency_text:
         st.caption(data.md(f"{record.method} vs {record.baseline}: {record.efficiency_text}"))
-    st.dataframe(
-        pd.DataFrame(
-            [
-                {
-                    "arm": names.get(arm, arm),
-                    "step s": p.step_s,
-                    "generation s": p.generate_s,
-                    "reward s": p.reward_s,
-                    "reference s": p.ref_s,
-                    "optimisation s": p.train_s,
-                    "tokens/s": p.tokens_per_s,
-                    "peak GB": p.peak_mem_gb,
-                    "device": p.device,
-                    "memory": p.peak_mem_kind,
-                }
-                for arm, p in profiles.items()
-            ]
-        ),
-        hide_index=True,
-    )
+    _arm_table(record, profiles, PROFILE_COLUMNS)
 
 
 def _curves(ws: Workspace, run_id: str) -> alt.Chart | None:

@@ -6,13 +6,15 @@ twice with the same settings) and starts the queue's worker (`radar repro work`)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import streamlit as st
 
 from radar.app.context import Radar
 from radar.app.dashboard import data
+from radar.reports.recommend import Recommendation
+from radar.reports.runs import RunSummary
 from radar.store.errors import RadarError
 
 MESSAGE = "repro_button_msg"
@@ -59,7 +61,7 @@ def button(root: str, preset: str, origin: str, key: str) -> None:
 
 
 def recommendations(
-    root: str, recs: list[dict[str, Any]], origin: str, empty: str = "no recommendations in this report"
+    root: str, recs: Sequence[Recommendation], origin: str, empty: str = "no recommendations in this report"
 ) -> None:
     """One row per recommendation: method, action, rule and reason, and a Reproduce button where a preset exists;
     ``empty``: what to say when there is none."""
@@ -68,17 +70,12 @@ def recommendations(
         st.caption(empty)
         return
     for i, rec in enumerate(recs):
-        evidence = rec.get("evidence") or {}
-        preset = str(evidence.get("preset") or "")
-        run = evidence.get("run") or {}
+        preset, run = rec.evidence.preset, rec.evidence.run
         left, right = st.columns([4, 1])  # the button's label unbroken on a laptop screen
-        verdict = f"; last reproduction: {run_line(run)}" if run.get("verdict") else ""
+        verdict = f"; last reproduction: {run_line(run)}" if run is not None and run.verdict else ""
         left.markdown(
             data.ours(  # our reason's `commands` as code, the rest escaped
-                data.one_line(
-                    f"{rec.get('method', '')}: {rec.get('action', '')} ({rec.get('rule', '')}) - "
-                    f"{rec.get('reason', '')}{verdict}"
-                )
+                data.one_line(f"{rec.method}: {rec.action} ({rec.rule}) - {rec.reason}{verdict}")
             )
         )
         if preset:
@@ -86,7 +83,7 @@ def recommendations(
                 button(root, preset, origin, key=f"{origin}-reproduce-{i}-{preset}")
 
 
-def run_line(run: dict[str, Any]) -> str:
-    """A run summary (reports.runs.RunSummary as JSON) in one line: setup, class, verdict, adoptable or not."""
-    line = run.get("line") or f"{run.get('method')} vs {run.get('baseline')}: {run.get('verdict')}"
-    return f"{line} ({'adoptable' if run.get('adoptable') else 'not adoptable'}: {run.get('adoption', 'not assessed')})"
+def run_line(run: RunSummary) -> str:
+    """A recommendation's last run in one line: what it compared, its verdict, adoptable or not and why."""
+    adoptable = "adoptable" if run.adoptable else "not adoptable"
+    return f"{run.method} vs {run.baseline}: {run.verdict} ({adoptable}: {run.adoption})"
