@@ -2,14 +2,13 @@
 dashboard and reports read. The crawler writes documents; every later stage reads them through this module.
 
 The table's schema stays with the workspace's migrations (store/schema.py); ``Document`` and the named rows below
-are the records, read by field (``row.content_hash``), on the store's connection (``store.table.Database``); the
+are the records, read by field (``row.content_hash``), a ``store.table.Repository`` on the store's connection; the
 small rows are converted by msgspec (array-like Structs take a row's columns in order).
 """
 
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -19,7 +18,7 @@ import orjson
 
 from radar.store.dates import entered_sql
 from radar.store.models import UpsertCounts, utc_now
-from radar.store.table import CONTRIBUTION_WRITES, TAG_WRITES, Database, bump_counter
+from radar.store.table import CONTRIBUTION_WRITES, EMBEDDINGS_GENERATION, TAG_WRITES, Repository, bump_counter
 
 ENTERED = entered_sql("d")
 
@@ -188,17 +187,8 @@ def row_intact(columns: Sequence[str], row: Sequence[object]) -> bool:
         return False
 
 
-class Documents:
+class Documents(Repository):
     """Documents on ``db``: upsert, read by id or filter, and aggregate counts."""
-
-    def __init__(self, db: Database) -> None:
-        self.db = db
-        self.conn = db.conn
-
-    def _tuples(self, sql: str, params: Iterable[Any] = ()) -> sqlite3.Cursor:
-        cur = self.conn.cursor()
-        cur.row_factory = None  # plain tuples: what msgspec converts to array-like Structs
-        return cur.execute(sql, tuple(params))
 
     def upsert(self, docs: Iterable[Document]) -> UpsertCounts:
         """Insert or update documents in one transaction; returns added/updated/unchanged counts."""
@@ -220,15 +210,12 @@ class Documents:
         ON DELETE CASCADE) in one transaction; the embeddings generation moves, so a saved vector index is
         rebuilt without them, and the fingerprint changes, so keyword and term indexes are. Returns the ids
         that were there."""
-        found = [r[0] for r in self.db.rows_for("SELECT id FROM documents WHERE id IN ({marks})", dict.fromkeys(ids))]
+        found = [r[0] for r in self.rows_for("SELECT id FROM documents WHERE id IN ({marks})", dict.fromkeys(ids))]
         if found:
             with self.db.transaction() as conn:
                 conn.executemany("DELETE FROM documents WHERE id = ?", [(i,) for i in found])
-                conn.execute(
-                    "INSERT INTO meta (key, value) VALUES ('embeddings_generation', '1') ON CONFLICT(key) "
-                    "DO UPDATE SET value = CAST(value AS INTEGER) + 1"
-                )
-                for counter in (TAG_WRITES, CONTRIBUTION_WRITES):  # their rows went by ON DELETE CASCADE
+                # the vectors, tags and contributions went by ON DELETE CASCADE
+                for counter in (EMBEDDINGS_GENERATION, TAG_WRITES, CONTRIBUTION_WRITES):
                     bump_counter(conn, counter)
         return found
 
@@ -255,7 +242,7 @@ class Documents:
     def of(self, ids: Iterable[str]) -> dict[str, Document]:
         return {
             r["id"]: _row_doc(r)
-            for r in self.db.rows_for(f"SELECT {_DOC_COLUMNS} FROM documents WHERE id IN ({{marks}})", ids)
+            for r in self.rows_for(f"SELECT {_DOC_COLUMNS} FROM documents WHERE id IN ({{marks}})", ids)
         }
 
     def latest(
@@ -339,7 +326,7 @@ class Documents:
 
     def text_rows(self, changed_since: str = "", batch: int = 5000) -> Iterator[DocumentText]:
         """The text of every document changed at or after ``changed_since`` (all of them when empty)."""
-        cur = self._tuples(
+        cur = self.tuples(
             "SELECT id, published, source, primary_category, categories, content_hash, title, abstract, changed_at "
             "FROM documents WHERE changed_at >= ?",
             (changed_since,),
@@ -349,16 +336,13 @@ class Documents:
 
     def content_hashes(self, ids: Iterable[str]) -> dict[str, str]:
         """The content hash of each of ``ids`` that is stored."""
-        return {
-            r[0]: r[1] for r in self.db.rows_for("SELECT id, content_hash FROM documents WHERE id IN ({marks})", ids)
-        }
+        return {r[0]: r[1] for r in self.rows_for("SELECT id, content_hash FROM documents WHERE id IN ({marks})", ids)}
 
     def content_hashes_since(self, changed_since: str) -> list[DocumentHash]:
         """Content hashes of documents changed at or after ``changed_since``, sorted by id."""
-        rows = self._tuples(
-            "SELECT id, content_hash FROM documents WHERE changed_at >= ? ORDER BY id", (changed_since,)
+        return self.records(
+            DocumentHash, "SELECT id, content_hash FROM documents WHERE changed_at >= ? ORDER BY id", (changed_since,)
         )
-        return msgspec.convert(rows.fetchall(), list[DocumentHash])
 
     def stats(self) -> DocumentStats:
         q = self.conn.execute
@@ -402,7 +386,5 @@ class Documents:
         """Documents per (YYYY-MM-DD, kind) published in [since, until] (no bound when '')."""
         clauses, params = self._filter_sql(since, until, (), (), (), ())
         where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
-        rows = self._tuples(
-            f"SELECT substr({ENTERED}, 1, 10), d.kind, COUNT(*) FROM documents d {where} GROUP BY 1, 2", params
-        )
-        return msgspec.convert(rows.fetchall(), list[DayCount])
+        sql = f"SELECT substr({ENTERED}, 1, 10), d.kind, COUNT(*) FROM documents d {where} GROUP BY 1, 2"
+        return self.records(DayCount, sql, params)

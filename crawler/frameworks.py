@@ -17,7 +17,7 @@ import msgspec
 from radar.crawler.config import FrameworkSource
 from radar.crawler.feeds import ParsedFeed
 from radar.store.models import UpsertCounts, utc_now
-from radar.store.table import Database
+from radar.store.table import Repository, upsert_sql
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +37,7 @@ class FrameworkEntry:
 
 # a column per field, of the same name (and ``first_seen``, the first crawl that stored it)
 _ENTRY_COLUMNS = tuple(f.name for f in fields(FrameworkEntry))
+_UPSERT_SQL = upsert_sql("framework_entries", (*_ENTRY_COLUMNS, "first_seen"), "id", keep=("first_seen",))
 
 
 @dataclass(frozen=True)
@@ -67,11 +68,8 @@ def framework_entries(parsed: ParsedFeed, src: FrameworkSource, kind: str) -> Pa
     return ParsedEntries(entries, parsed.skipped, parsed.warning, int(parsed.extra.get("cut", 0)))
 
 
-class FrameworkEntries:
+class FrameworkEntries(Repository):
     """Framework entries on ``db`` (upserted per crawl), read by the matcher."""
-
-    def __init__(self, db: Database) -> None:
-        self.db = db
 
     def upsert_framework_entries(self, entries: Iterable[FrameworkEntry]) -> UpsertCounts:
         """Insert new entries, update changed ones (a release note edited), count the rest; one transaction."""
@@ -83,7 +81,7 @@ class FrameworkEntries:
         with self.db.transaction() as conn:
             old = {
                 r[0]: tuple(r[1:])
-                for r in self.db.rows_for(
+                for r in self.rows_for(
                     f"SELECT {', '.join(_ENTRY_COLUMNS)} FROM framework_entries WHERE id IN ({{marks}})",
                     [e.id for e in rows],
                 )
@@ -97,12 +95,7 @@ class FrameworkEntries:
                 else:
                     counts.unchanged += 1
                     continue
-                conn.execute(
-                    f"INSERT INTO framework_entries ({', '.join(_ENTRY_COLUMNS)}, first_seen) "
-                    f"VALUES ({', '.join('?' * (len(_ENTRY_COLUMNS) + 1))}) ON CONFLICT(id) DO UPDATE SET "
-                    + ", ".join(f"{c} = excluded.{c}" for c in _ENTRY_COLUMNS[1:]),
-                    (*values, now),
-                )
+                conn.execute(_UPSERT_SQL, (*values, now))
         return counts
 
     def framework_entries(self, source: str = "") -> Iterator[FrameworkEntry]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import msgspec
 
-from radar.store.table import Database
+from radar.store.table import Repository, upsert_sql
 
 
 class CrawlState(msgspec.Struct, kw_only=True):
@@ -27,17 +27,11 @@ class CrawlState(msgspec.Struct, kw_only=True):
 
 
 _COLUMNS = CrawlState.__struct_fields__
-_UPSERT = (
-    f"INSERT INTO crawl_state ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))}) "
-    f"ON CONFLICT(source) DO UPDATE SET {', '.join(f'{n} = excluded.{n}' for n in _COLUMNS[1:])}"
-)
+_UPSERT = upsert_sql("crawl_state", _COLUMNS, "source")
 
 
-class CrawlStates:
+class CrawlStates(Repository):
     """Crawl state on ``db``: read one source's state (a fresh one when never crawled), save it."""
-
-    def __init__(self, db: Database) -> None:
-        self.db = db
 
     def get(self, source: str) -> CrawlState:
         row = self.db.conn.execute("SELECT * FROM crawl_state WHERE source = ?", (source,)).fetchone()

@@ -3,21 +3,20 @@ that made it and the content hash it was made from. Written by index/, read thro
 topics and the digests.
 
 The table's schema stays with the workspace's migrations (store/schema.py); its records and its reads and writes
-are here, on the store's connection (``store.table.Database``); rows become records by msgspec (array-like Structs
+are here, a ``store.table.Repository`` on the store's connection; rows become records by msgspec (array-like Structs
 take a row's columns in order).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any
 
 import msgspec
 
 from radar.store.dates import entered_sql
-from radar.store.table import Database
+from radar.store.table import EMBEDDINGS_GENERATION, Repository, bump_counter, upsert_sql
 
-GENERATION_KEY = "embeddings_generation"  # the meta counter every save (and every document change) bumps
+_SAVE_SQL = upsert_sql("embeddings", ("doc_id", "model_id", "content_hash", "vector"), "doc_id")
 
 
 class PendingEmbedding(msgspec.Struct, frozen=True, array_like=True):
@@ -62,51 +61,33 @@ class Facet(msgspec.Struct, frozen=True, array_like=True):
     vec_id: int
 
 
-class Embeddings:
+class Embeddings(Repository):
     """Embeddings on ``db``: pending work, saving vectors, and reading them back by document or vec_id."""
-
-    def __init__(self, db: Database) -> None:
-        self.db = db
-
-    def _rows(self, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
-        cur = self.db.conn.cursor()
-        cur.row_factory = None  # plain tuples: what msgspec converts to array-like Structs
-        return cur.execute(sql, tuple(params)).fetchall()
 
     def pending(self, model_id: str) -> list[PendingEmbedding]:
         """Documents with no vector from ``model_id`` for their current content: new, changed, or embedded
         by another model."""
-        rows = self._rows(
+        return self.records(
+            PendingEmbedding,
             "SELECT d.id, d.content_hash, d.title, d.abstract FROM documents d "
             "LEFT JOIN embeddings e ON e.doc_id = d.id "
             "WHERE e.doc_id IS NULL OR e.model_id != ? OR e.content_hash != d.content_hash ORDER BY d.rowid",
             (model_id,),
         )
-        return msgspec.convert(rows, list[PendingEmbedding])
 
     def save(self, rows: Iterable[Embedding | tuple[str, str, str, bytes]]) -> None:
         """Store ``Embedding`` rows (or plain tuples in that order) in one transaction; a doc keeps its vec_id."""
         with self.db.transaction() as conn:
-            conn.execute(
-                "INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT(key) "
-                "DO UPDATE SET value = CAST(value AS INTEGER) + 1",
-                (GENERATION_KEY,),
-            )
-            conn.executemany(
-                "INSERT INTO embeddings (doc_id, model_id, content_hash, vector) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT(doc_id) DO UPDATE SET model_id = excluded.model_id, "
-                "content_hash = excluded.content_hash, vector = excluded.vector",
-                [msgspec.structs.astuple(r) if isinstance(r, Embedding) else r for r in rows],
-            )
+            bump_counter(conn, EMBEDDINGS_GENERATION)
+            conn.executemany(_SAVE_SQL, [msgspec.structs.astuple(r) if isinstance(r, Embedding) else r for r in rows])
 
     def generation(self) -> int:
         """Grows with every save: an index built at generation g is current iff this is g."""
-        row = self.db.conn.execute("SELECT value FROM meta WHERE key = ?", (GENERATION_KEY,)).fetchone()
-        return int(row[0]) if row else 0
+        return int(self.meta_value(EMBEDDINGS_GENERATION) or 0)
 
     def models(self) -> dict[str, int]:
         """How many vectors each model made."""
-        return dict(self._rows("SELECT model_id, COUNT(*) FROM embeddings GROUP BY model_id"))
+        return dict(self.tuples("SELECT model_id, COUNT(*) FROM embeddings GROUP BY model_id").fetchall())
 
     def count_unembedded(self, model_id: str) -> int:
         return int(
@@ -120,29 +101,26 @@ class Embeddings:
     def vec_ids_of(self, doc_ids: Iterable[str]) -> dict[str, int]:
         return {
             r[0]: r[1]
-            for r in self.db.rows_for("SELECT doc_id, vec_id FROM embeddings WHERE doc_id IN ({marks})", doc_ids)
+            for r in self.rows_for("SELECT doc_id, vec_id FROM embeddings WHERE doc_id IN ({marks})", doc_ids)
         }
 
     def doc_ids_for_vectors(self, vec_ids: Iterable[int]) -> dict[int, str]:
-        ids = list(vec_ids)
-        if not ids:
-            return {}
-        marks = ",".join("?" * len(ids))
-        return dict(self._rows(f"SELECT vec_id, doc_id FROM embeddings WHERE vec_id IN ({marks})", ids))
+        return {
+            r[0]: r[1]
+            for r in self.rows_for("SELECT vec_id, doc_id FROM embeddings WHERE vec_id IN ({marks})", vec_ids)
+        }
 
     def facets(self) -> list[Facet]:
         """The filterable fields of every document, for in-memory filtering."""
-        rows = self._rows(
+        return self.records(
+            Facet,
             f"SELECT d.id, {entered_sql('d')}, d.source, d.kind, COALESCE(e.vec_id, -1) FROM documents d "
-            "LEFT JOIN embeddings e ON e.doc_id = d.id"
+            "LEFT JOIN embeddings e ON e.doc_id = d.id",
         )
-        return msgspec.convert(rows, list[Facet])
 
     def iter_vectors(self, model_id: str, batch: int = 20000) -> Iterator[list[StoredVector]]:
         """Batches of the vectors of the current content of every document, by vec_id."""
-        cur = self.db.conn.cursor()
-        cur.row_factory = None
-        cur.execute(
+        cur = self.tuples(
             "SELECT e.vec_id, e.vector FROM embeddings e JOIN documents d ON d.id = e.doc_id "
             "WHERE e.model_id = ? AND e.content_hash = d.content_hash ORDER BY e.vec_id",
             (model_id,),
@@ -152,23 +130,25 @@ class Embeddings:
 
     def sample_embedded(self, model_id: str, n: int) -> list[EmbeddedDocument]:
         """Up to ``n`` embedded documents, a fixed pseudo-random sample."""
-        rows = self._rows(
+        return self.records(
+            EmbeddedDocument,
             "SELECT d.id, d.title, d.abstract, e.vector FROM documents d JOIN embeddings e ON e.doc_id = d.id "
             "WHERE e.model_id = ? AND e.content_hash = d.content_hash ORDER BY (e.vec_id * 2654435761) % 4294967296 "
             "LIMIT ?",
             (model_id, n),
         )
-        return msgspec.convert(rows, list[EmbeddedDocument])
 
     def vector_of(self, doc_id: str, model_id: str) -> StoredVector | None:
-        rows = self._rows("SELECT vec_id, vector FROM embeddings WHERE doc_id = ? AND model_id = ?", (doc_id, model_id))
-        return msgspec.convert(rows[0], StoredVector) if rows else None
+        rows = self.records(
+            StoredVector, "SELECT vec_id, vector FROM embeddings WHERE doc_id = ? AND model_id = ?", (doc_id, model_id)
+        )
+        return rows[0] if rows else None
 
     def current_vectors(self, ids: Iterable[str], model_id: str) -> dict[str, bytes]:
         """Vector bytes of the given documents from ``model_id``, for their current content only."""
         return {
             r[0]: r[1]
-            for r in self.db.rows_for(
+            for r in self.rows_for(
                 "SELECT e.doc_id, e.vector FROM embeddings e JOIN documents d ON d.id = e.doc_id "
                 "WHERE e.model_id = ? AND e.content_hash = d.content_hash AND e.doc_id IN ({marks})",
                 ids,

@@ -3,8 +3,8 @@ and ``tag_state`` (which tagger model last decided a document). Written by the t
 search's tag filter (the lowest reader, so it lives in index/), trends, reports and the dashboard.
 
 The tables' schema stays with the workspace's migrations (store/schema.py); their records and reads and writes are
-here, on the store's connection (``store.table.Database``); rows become records by msgspec (array-like Structs take
-a row's columns in order).
+here, a ``store.table.Repository`` on the store's connection; rows become records by msgspec (array-like Structs
+take a row's columns in order).
 """
 
 from __future__ import annotations
@@ -17,9 +17,11 @@ import msgspec
 from radar.index.embeddings import EmbeddedDocument
 from radar.store.dates import entered_sql
 from radar.store.models import utc_now
-from radar.store.table import TAG_WRITES, Database, bump_counter
+from radar.store.table import TAG_WRITES, Repository, bump_counter, chunks, upsert_sql
 
 ENTERED = entered_sql("d")
+_STATE_SQL = upsert_sql("tag_state", ("doc_id", "tagger", "tagged_at"), "doc_id")
+_CORRECTION_SQL = upsert_sql("tag_corrections", ("doc_id", "tag", "value", "created_at"), "doc_id, tag")
 
 
 class TagDecision(msgspec.Struct, frozen=True, array_like=True):
@@ -58,25 +60,17 @@ class Correction(msgspec.Struct, frozen=True, array_like=True):
     add: bool
 
 
-class Tags:
+class Tags(Repository):
     """Tags on ``db``: decisions, corrections, and the reads of tags per document, per day and per origin."""
-
-    def __init__(self, db: Database) -> None:
-        self.db = db
-
-    def _rows(self, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
-        cur = self.db.conn.cursor()
-        cur.row_factory = None  # plain tuples: what msgspec converts to array-like Structs
-        return cur.execute(sql, tuple(params)).fetchall()
 
     def known(self) -> list[str]:
         """Every tag some document has, sorted."""
-        return [r[0] for r in self._rows("SELECT DISTINCT tag FROM document_tags ORDER BY tag")]
+        return [r[0] for r in self.tuples("SELECT DISTINCT tag FROM document_tags ORDER BY tag")]
 
     def scores(self, ids: Iterable[str]) -> dict[str, dict[str, float]]:
         """{doc_id: {tag: score}} (the tagger's confidence; corrections and rules score 1)."""
         out: dict[str, dict[str, float]] = {}
-        for doc_id, tag, score in self.db.rows_for(
+        for doc_id, tag, score in self.rows_for(
             "SELECT doc_id, tag, score FROM document_tags WHERE doc_id IN ({marks})", ids
         ):
             out.setdefault(doc_id, {})[tag] = float(score)
@@ -88,16 +82,16 @@ class Tags:
 
     def details(self, doc_id: str) -> TagDetails:
         """A document's tags (best first) and its corrections ({tag: 1 confirmed / 0 removed})."""
-        tags = self._rows(
+        tags = self.tuples(
             "SELECT tag, score, origin FROM document_tags WHERE doc_id = ? ORDER BY score DESC, tag", (doc_id,)
-        )
-        fixes = self._rows("SELECT tag, value FROM tag_corrections WHERE doc_id = ?", (doc_id,))
+        ).fetchall()
+        fixes = self.tuples("SELECT tag, value FROM tag_corrections WHERE doc_id = ?", (doc_id,))
         return msgspec.convert({"tags": tags, "corrections": dict(fixes)}, TagDetails)
 
     def counts(self) -> dict[str, dict[str, int]]:
         """{tag: {origin: documents}}."""
         out: dict[str, dict[str, int]] = {}
-        for tag, origin, n in self._rows("SELECT tag, origin, COUNT(*) FROM document_tags GROUP BY 1, 2"):
+        for tag, origin, n in self.tuples("SELECT tag, origin, COUNT(*) FROM document_tags GROUP BY 1, 2"):
             out.setdefault(tag, {})[origin] = n
         return out
 
@@ -116,12 +110,12 @@ class Tags:
     def tagged_in(self, since: str, until: str) -> list[TaggedDocument]:
         """One row per (document, tag) of tagged documents that entered the record (store.dates) in [since, until],
         with that day."""
-        rows = self._rows(
+        return self.records(
+            TaggedDocument,
             f"SELECT d.id, substr({ENTERED}, 1, 10), t.tag FROM documents d "
             f"JOIN document_tags t ON t.doc_id = d.id WHERE d.published <= ? AND {ENTERED} >= ? AND {ENTERED} <= ?",
             (until, since, until),
         )
-        return msgspec.convert(rows, list[TaggedDocument])
 
     def candidates(
         self, model_id: str, tagger: str, *, everything: bool = False, batch: int = 4096
@@ -133,18 +127,17 @@ class Tags:
         # ids first: the caller writes tag_state between batches, which this query reads
         ids = [
             r[0]
-            for r in self._rows(
+            for r in self.tuples(
                 "SELECT d.id FROM documents d JOIN embeddings e ON e.doc_id = d.id "
                 "LEFT JOIN tag_state s ON s.doc_id = d.id "
                 f"WHERE e.model_id = ? AND e.content_hash = d.content_hash {where} ORDER BY d.rowid",
                 params,
             )
         ]
-        for start in range(0, len(ids), batch):
-            chunk = ids[start : start + batch]
+        for chunk in chunks(ids, batch):
             rows = {
                 r[0]: msgspec.convert(tuple(r), EmbeddedDocument)
-                for r in self.db.rows_for(
+                for r in self.rows_for(
                     "SELECT d.id, d.title, d.abstract, e.vector FROM documents d JOIN embeddings e ON e.doc_id = d.id "
                     "WHERE d.id IN ({marks})",
                     chunk,
@@ -161,21 +154,18 @@ class Tags:
         rows = [msgspec.structs.astuple(d) if isinstance(d, TagDecision) else d for d in decisions]
         with self.db.transaction() as conn:
             bump_counter(conn, TAG_WRITES)
-            for start in range(0, len(doc_ids), 900):
-                chunk = doc_ids[start : start + 900]
-                marks = ",".join("?" * len(chunk))
-                conn.execute(f"DELETE FROM document_tags WHERE origin != 'user' AND doc_id IN ({marks})", chunk)
+            for chunk in chunks(doc_ids):
+                conn.execute(
+                    f"DELETE FROM document_tags WHERE origin != 'user' AND doc_id IN ({','.join('?' * len(chunk))})",
+                    chunk,
+                )
             conn.executemany(
                 "INSERT INTO document_tags (doc_id, tag, score, origin, created_at) SELECT ?, ?, ?, ?, ? "
                 "WHERE NOT EXISTS (SELECT 1 FROM tag_corrections c WHERE c.doc_id = ?1 AND c.tag = ?2) "
                 "ON CONFLICT(doc_id, tag) DO NOTHING",
                 [(d, t, s, o, now) for d, t, s, o in rows],
             )
-            conn.executemany(
-                "INSERT INTO tag_state (doc_id, tagger, tagged_at) VALUES (?, ?, ?) "
-                "ON CONFLICT(doc_id) DO UPDATE SET tagger = excluded.tagger, tagged_at = excluded.tagged_at",
-                [(d, tagger, now) for d in doc_ids],
-            )
+            conn.executemany(_STATE_SQL, [(d, tagger, now) for d in doc_ids])
 
     def save_correction(self, doc_id: str, add: Iterable[str], remove: Iterable[str]) -> None:
         """Record +tag / -tag corrections and apply them to the document's tags at once."""
@@ -183,11 +173,7 @@ class Tags:
         with self.db.transaction() as conn:
             bump_counter(conn, TAG_WRITES)
             for tag, value in [(t, 1) for t in add] + [(t, 0) for t in remove]:
-                conn.execute(
-                    "INSERT INTO tag_corrections (doc_id, tag, value, created_at) VALUES (?, ?, ?, ?) "
-                    "ON CONFLICT(doc_id, tag) DO UPDATE SET value = excluded.value, created_at = excluded.created_at",
-                    (doc_id, tag, value, now),
-                )
+                conn.execute(_CORRECTION_SQL, (doc_id, tag, value, now))
                 if value:
                     conn.execute(
                         "INSERT INTO document_tags (doc_id, tag, score, origin, created_at) "
@@ -200,5 +186,5 @@ class Tags:
 
     def corrections(self) -> list[Correction]:
         """Every user correction, oldest first."""
-        rows = self._rows("SELECT doc_id, tag, value FROM tag_corrections ORDER BY created_at, doc_id, tag")
+        rows = self.tuples("SELECT doc_id, tag, value FROM tag_corrections ORDER BY created_at, doc_id, tag")
         return msgspec.convert([(d, t, bool(v)) for d, t, v in rows], list[Correction])

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import msgspec
 
 from radar.store.models import utc_now
-from radar.store.table import Database
+from radar.store.table import Repository
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,11 +28,8 @@ class Delivery:
     updated_at: str
 
 
-class Deliveries:
+class Deliveries(Repository):
     """Deliveries on ``db``: look up one, list them, count an attempt."""
-
-    def __init__(self, db: Database) -> None:
-        self.db = db
 
     def get(self, period: str, channel: str, recipient: str) -> Delivery | None:
         row = self.db.conn.execute(

@@ -8,11 +8,10 @@ from __future__ import annotations
 import errno
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from functools import cache
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
 from radar.store.errors import DiskError, StoreError, damage_message, disk_message, free_bytes
@@ -250,14 +249,6 @@ class Store:
             f"the workspace is busy: another radar process has held the database {self.path} for "
             f"{self.busy_timeout_s:g} s; wait for it to finish (or stop it) and rerun"
         )
-
-    def rows_for(self, sql: str, ids: Iterable[str], *params: Any) -> Iterator[sqlite3.Row]:
-        """Rows of ``sql`` (whose ``{marks}`` takes the ids' placeholders, after ``params``) for any
-        number of ids, 900 at a time (SQLite caps the number of parameters)."""
-        ids = list(ids)
-        for start in range(0, len(ids), 900):
-            chunk = ids[start : start + 900]
-            yield from self.conn.execute(sql.format(marks=",".join("?" * len(chunk))), [*params, *chunk])
 
     @property
     def schema_version(self) -> int:

@@ -231,7 +231,7 @@ def test_the_store_is_the_kernel_and_holds_no_stage_table() -> None:
     """Store keeps the connection, transactions and migrations and composes no table: each stage reads its tables
     through a repository of its own (documents: crawler.documents, embeddings and tags: index, ...)."""
     assert Store.__bases__ == (object,)
-    assert {"transaction", "rows_for", "_migrate"} <= set(vars(Store))
+    assert {"transaction", "_migrate"} <= set(vars(Store))
     moved = {"upsert_documents", "documents", "current_vectors", "save_embeddings", "tags_of", "save_tag_decisions"}
     assert moved.isdisjoint(dir(Store))
 
@@ -369,3 +369,35 @@ def test_every_contributions_write_changes_their_fingerprint() -> None:
         table.write_contributions([row("BarPO")], [Mention("2501.00001", "ppo", True)])
         seen.add(table.contributions_fingerprint())
         assert len(seen) == 4
+
+
+def test_the_kernels_generic_table_reads_records_chunks_in_queries_and_upserts_by_key() -> None:
+    """store.table: a repository's rows become records by msgspec, an IN query takes any number of ids (900 a
+    statement), an upsert updates the row's other columns but those it keeps, and meta values are written once."""
+    from radar.store.table import Repository, chunks, set_meta, upsert_sql
+
+    class Pair(msgspec.Struct, frozen=True, array_like=True):
+        key: str
+        n: int
+
+    with Store(Path(":memory:")) as store:
+        store.conn.execute("CREATE TABLE t (key TEXT, part INTEGER, n INTEGER, first TEXT, PRIMARY KEY (key, part))")
+        put = upsert_sql("t", ("key", "part", "n", "first"), "key, part", keep=("first",))
+        store.conn.executemany(put, [(f"k{i:05d}", 0, i, "then") for i in range(40000)])
+        store.conn.execute(put, ("k00001", 0, 99, "now"))  # taken: n updated, first kept
+        store.conn.execute(put, ("k00001", 1, 7, "now"))  # another key
+        table = Repository(store)
+        assert table.conn is store.conn
+        rows = table.records(Pair, "SELECT key, n FROM t WHERE part = ? ORDER BY key", (0,))
+        assert len(rows) == 40000 and rows[1] == Pair("k00001", 99)
+        assert table.tuples("SELECT part, first FROM t WHERE key = 'k00001'").fetchall() == [(0, "then"), (1, "now")]
+        store.conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 999)  # an SQLite built with the old default
+        ids = [f"k{i:05d}" for i in range(0, 40000, 2)]  # more than that takes in one statement
+        found = [r[0] for r in table.rows_for("SELECT key FROM t WHERE part = ? AND key IN ({marks})", ids, 0)]
+        assert sorted(found) == ids
+        assert table.meta_value("state") == ""
+        with store.transaction() as conn:
+            set_meta(conn, "state", "a")
+            set_meta(conn, "state", "b")
+        assert table.meta_value("state") == "b"
+    assert [len(c) for c in chunks(range(2000))] == [900, 900, 200] and list(chunks([])) == []

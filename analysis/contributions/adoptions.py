@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from radar.store.table import Database
+from radar.store.table import Repository, set_meta
 
 _STATE_KEY = "framework_matches_state"
 
@@ -43,16 +43,12 @@ class Adopted:
     sense: str = ""
 
 
-class Adoptions:
+class Adoptions(Repository):
     """Framework matches on ``db``: replaced whole (with their state), read per card name and per framework."""
-
-    def __init__(self, db: Database) -> None:
-        self.db = db
 
     def framework_matches_state(self) -> str:
         """The state the stored matches were computed from ('' when never)."""
-        row = self.db.conn.execute("SELECT value FROM meta WHERE key = ?", (_STATE_KEY,)).fetchone()
-        return str(row[0]) if row else ""
+        return self.meta_value(_STATE_KEY)
 
     def replace_framework_matches(self, matches: Sequence[FrameworkMatch], state: str) -> int:
         """Store ``matches`` in place of every stored match, and remember ``state``; one transaction."""
@@ -63,16 +59,13 @@ class Adoptions:
                 "VALUES (?, ?, ?, ?, ?, ?)",
                 [(m.entry_id, m.key, m.name, m.intro_id, m.sense, m.via) for m in matches],
             )
-            conn.execute(
-                "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                (_STATE_KEY, state),
-            )
+            set_meta(conn, _STATE_KEY, state)
         return len(matches)
 
     def adoptions_of(self, keys: Iterable[str]) -> dict[str, list[Adopted]]:
         """The framework entries matched to each spelling key, oldest first (keys no entry names are absent)."""
         out: dict[str, list[Adopted]] = {}
-        rows = self.db.rows_for(
+        rows = self.rows_for(
             "SELECT m.key, e.framework, e.published, e.link, e.kind, e.title, m.via, m.intro_id, m.sense "
             "FROM framework_matches m JOIN framework_entries e ON e.id = m.entry_id "
             "WHERE m.key IN ({marks}) ORDER BY e.published, e.id",

@@ -18,7 +18,7 @@ import msgspec
 
 from radar.store.dates import entered_sql
 from radar.store.models import utc_now
-from radar.store.table import CONTRIBUTION_WRITES, Database, bump_counter
+from radar.store.table import CONTRIBUTION_WRITES, Repository, bump_counter
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,12 +106,9 @@ _SELECT = f"SELECT {', '.join('c.' + c.strip() for c in _COLUMNS.split(','))}, d
 _PUBLISHED_BY = "d.published <= ?"
 
 
-class Contributions:
+class Contributions(Repository):
     """Contributions and mentions on ``db``: the papers still to decide, writes per batch, reads by week, name and
     id."""
-
-    def __init__(self, db: Database) -> None:
-        self.db = db
 
     def papers_without_contribution(self, model: str) -> list[str]:
         """Ids of the papers with no contribution by ``model`` for their current text, oldest first."""
@@ -149,7 +146,7 @@ class Contributions:
             )
 
     def contributions(self, ids: Iterable[str]) -> dict[str, ContributionRow]:
-        return {r["doc_id"]: _row(r) for r in self.db.rows_for(_SELECT + " WHERE c.doc_id IN ({marks})", ids)}
+        return {r["doc_id"]: _row(r) for r in self.rows_for(_SELECT + " WHERE c.doc_id IN ({marks})", ids)}
 
     def introductions(self, since: str = "", until: str = "") -> list[ContributionRow]:
         """Papers that entered the record in [since, until] (YYYY-MM-DD or stamps; '' = open; store.dates: a paper
@@ -180,7 +177,7 @@ class Contributions:
 
     def introductions_of(self, keys: Iterable[str]) -> list[ContributionRow]:
         """Papers that introduce a name with one of these spelling keys, oldest first."""
-        rows = self.db.rows_for(_SELECT + " WHERE c.introduces = 1 AND c.name_key IN ({marks})", dict.fromkeys(keys))
+        rows = self.rows_for(_SELECT + " WHERE c.introduces = 1 AND c.name_key IN ({marks})", dict.fromkeys(keys))
         return sorted((_row(r) for r in rows), key=lambda r: (r.published, r.doc_id))
 
     def introductions_also_naming(self, text: str) -> list[ContributionRow]:
@@ -195,7 +192,7 @@ class Contributions:
     def mentions_by_paper(self, ids: Iterable[str]) -> dict[str, list[Mention]]:
         """The names each of ``ids`` mentions (papers that mention none are absent), by key."""
         out: dict[str, list[Mention]] = {}
-        rows = self.db.rows_for(
+        rows = self.rows_for(
             "SELECT doc_id, key, compared, expansion FROM document_mentions WHERE doc_id IN ({marks}) "
             "ORDER BY doc_id, key",
             ids,
@@ -208,7 +205,7 @@ class Contributions:
         """Papers naming each spelling key, oldest first (keys nobody names are absent), with the long form
         each gives and the area of its own contribution."""
         out: dict[str, list[MentionRow]] = {}
-        rows = self.db.rows_for(
+        rows = self.rows_for(
             "SELECT m.key, m.doc_id, d.published, m.compared, m.expansion, COALESCE(c.area, '') "
             "FROM document_mentions m JOIN documents d ON d.id = m.doc_id "
             "LEFT JOIN contributions c ON c.doc_id = m.doc_id "

@@ -18,7 +18,7 @@ from typing import get_origin, get_type_hints
 import msgspec
 
 from radar.store.models import utc_now
-from radar.store.table import Database
+from radar.store.table import Repository, set_meta
 
 _STATE_KEY = "names_state"
 
@@ -64,11 +64,8 @@ def _values(row: NameRow) -> list[object]:
     ]
 
 
-class Names:
+class Names(Repository):
     """Names on ``db``: replace all of them (with the state they were computed from), list them by kind and date."""
-
-    def __init__(self, db: Database) -> None:
-        self.db = db
 
     def replace_names(self, rows: Iterable[NameRow], state: str) -> int:
         """Store ``rows`` in place of every stored name and remember ``state`` (what they were computed from)."""
@@ -79,16 +76,12 @@ class Names:
             conn.executemany(
                 f"INSERT INTO names ({_COLUMNS}, computed_at) VALUES ({', '.join('?' * (len(_FIELDS) + 1))})", values
             )
-            conn.execute(
-                "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                (_STATE_KEY, state),
-            )
+            set_meta(conn, _STATE_KEY, state)
         return len(values)
 
     def names_state(self) -> str:
         """The state the stored names were computed from ('' when none were)."""
-        row = self.db.conn.execute("SELECT value FROM meta WHERE key = ?", (_STATE_KEY,)).fetchone()
-        return str(row[0]) if row else ""
+        return self.meta_value(_STATE_KEY)
 
     def names(self, kind: str = "", since: str = "") -> list[NameRow]:
         """Stored names, most mentioned first; ``kind`` filters, ``since`` keeps names first seen on or after it."""

@@ -21,12 +21,21 @@ import msgspec
 
 from radar.store.errors import StoreError
 from radar.store.models import utc_now
-from radar.store.table import Database
+from radar.store.table import Repository, upsert_sql
 from radar.store.text import strip_invisible
 from radar.store.urls import UrlRefused, check_configured_url, check_email
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 FEEDBACK_SOURCES = ("import", "cli", "dashboard", "report")
+_FEEDBACK_SQL = upsert_sql(
+    "person_feedback", ("person_id", "doc_id", "value", "source", "created_at"), "person_id, doc_id"
+)
+_SEARCH_SQL = upsert_sql(
+    "saved_searches",
+    ("person_id", "name", "query", "filters", "min_score", "created_at"),
+    "person_id, name",
+    keep=("created_at",),
+)
 
 
 class SearchFilters(TypedDict, total=False):
@@ -104,11 +113,8 @@ class PersonAlert:
     found_at: str
 
 
-class People:
+class People(Repository):
     """People on ``db``: their profile, feedback, saved searches and alert matches."""
-
-    def __init__(self, db: Database) -> None:
-        self.db = db
 
     # -- people ------------------------------------------------------------------------------------
     def add_person(self, name: str, *, email: str = "", webhook: str = "") -> Person:
@@ -165,13 +171,11 @@ class People:
         if value not in (1, -1) or source not in FEEDBACK_SOURCES:
             raise StoreError(f"feedback must be +1 or -1 from one of {', '.join(FEEDBACK_SOURCES)}")
         person = self.person(name)
-        known = {r[0] for r in self.db.rows_for("SELECT id FROM documents WHERE id IN ({marks})", doc_ids)}
+        known = {r[0] for r in self.rows_for("SELECT id FROM documents WHERE id IN ({marks})", doc_ids)}
         now = utc_now()
         with self.db.transaction() as conn:
             conn.executemany(
-                "INSERT INTO person_feedback (person_id, doc_id, value, source, created_at) VALUES (?, ?, ?, ?, ?) "
-                "ON CONFLICT(person_id, doc_id) DO UPDATE SET value = excluded.value, source = excluded.source, "
-                "created_at = excluded.created_at",
+                _FEEDBACK_SQL,
                 [(person.id, d, value, source, now) for d in dict.fromkeys(doc_ids) if d in known],
             )
         return len(known)
@@ -204,9 +208,7 @@ class People:
             raise StoreError('a saved search needs a query, e.g. radar people search alice "GRPO variance"')
         with self.db.transaction() as conn:
             conn.execute(
-                "INSERT INTO saved_searches (person_id, name, query, filters, min_score, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(person_id, name) DO UPDATE SET query = excluded.query, "
-                "filters = excluded.filters, min_score = excluded.min_score",
+                _SEARCH_SQL,
                 (person.id, label, query.strip(), msgspec.json.encode(filters or {}).decode(), min_score, utc_now()),
             )
         return next(s for s in self.saved_searches(name) if s.name == label)
