@@ -1,5 +1,6 @@
-"""The workspace store: radar.toml read as tables, paths and the SQLite database (one module per table, each with its
-named row types). Every stage depends on it."""
+"""The workspace store, the kernel every stage depends on: radar.toml read as tables, the workspace's paths, the
+SQLite connection with its migrations and transactions, atomic files, and the generic table (store/table.py) each
+stage's repository builds on."""
 
 from radar.store.config import Config, parse_config
 from radar.store.db import Store

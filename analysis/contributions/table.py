@@ -216,13 +216,6 @@ class Contributions(Repository):
             out.setdefault(key, []).append(MentionRow(doc_id, str(published)[:10], bool(compared), expansion, area))
         return out
 
-    def mention_counts(self, min_papers: int = 1) -> dict[str, int]:
-        """Papers naming each spelling key, for the keys at least ``min_papers`` papers name."""
-        rows = self.db.conn.execute(
-            "SELECT key, COUNT(*) FROM document_mentions GROUP BY key HAVING COUNT(*) >= ?", (min_papers,)
-        )
-        return {str(k): int(n) for k, n in rows}
-
     def papers_since(self, since: str = "") -> Iterator[PaperText]:
         """The stored papers published on or after ``since`` (every paper when ''), oldest first: what a look-up of
         multi-word names reads (``analysis.contributions.extract.papers_naming``)."""
