@@ -14,7 +14,7 @@ import msgspec
 from rich.progress import TaskID
 
 import radar
-from radar.app.cli_helpers import open_radar, open_workspace, parse_date
+from radar.app.cli_helpers import add_command, add_day, add_json, open_radar, open_workspace, parse_date
 from radar.app.cmd_trends import print_period
 from radar.app.context import Radar
 from radar.app.output import console, err_console, print_json, progress_bar
@@ -158,23 +158,22 @@ def print_stats(stats: DocumentStats) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("init", help="create a workspace with a commented radar.toml")
+    p = add_command(sub, "init", cmd_init, help="create a workspace with a commented radar.toml")
     p.add_argument(
         "--force",
         action="store_true",
         help="start a new empty database even though radar.db is missing or empty beside an index, runs or reports",
     )
-    p.add_argument("--json", action="store_true", help="print one JSON document")
-    p.set_defaults(func=cmd_init)
+    add_json(p)
 
     p = sub.add_parser("import", help="load papers from a corpus-schema .jsonl or .jsonl.gz file")
     p.add_argument("file", metavar="FILE.jsonl[.gz]")
     p.add_argument("--source", default="snapshot", help="source name when lines carry no source_repo")
-    p.add_argument("--json", action="store_true", help="print one JSON document")
+    add_json(p)
     p.set_defaults(func=cmd_import)
 
     p = sub.add_parser("stats", help="document counts per source, kind and month")
-    p.add_argument("--json", action="store_true", help="print one JSON document")
+    add_json(p)
     p.set_defaults(func=cmd_stats)
     register_more(sub)
 
@@ -432,17 +431,13 @@ def print_summary(
 def register_more(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("crawl", help="incremental crawl of the configured arXiv queries and feeds")
     p.add_argument("--source", metavar="NAME", help="crawl only this source (a name from radar.toml)")
-    p.add_argument("--since", metavar="YYYY-MM-DD", help="fetch entries published/updated since this date")
-    p.add_argument("--json", action="store_true", help="print one JSON document")
+    add_day(p, "--since", "fetch entries published/updated since this date")
+    add_json(p)
     p.set_defaults(func=cmd_crawl)
 
     p = sub.add_parser("demo", help="the whole product on the bundled snapshot, offline")
     p.add_argument("--data", metavar="DIR", help="folder with snapshot.jsonl.gz and feeds/ (default: bundled)")
     p.add_argument("--no-app", action="store_true", help="stop after the last step instead of serving the dashboard")
     p.add_argument("--port", type=int, metavar="N", help="dashboard port (default 8501)")
-    p.add_argument(
-        "--as-of",
-        metavar="YYYY-MM-DD",
-        help=f"the date the demo's trends and report look back from (default {DEMO_AS_OF})",
-    )
+    add_day(p, "--as-of", f"the date the demo's trends and report look back from (default {DEMO_AS_OF})")
     p.set_defaults(func=cmd_demo)

@@ -11,7 +11,17 @@ from msgspec.structs import force_setattr
 from rich.table import Table
 from rich.text import Text
 
-from radar.app.cli_helpers import open_radar, open_workspace, parse_date
+from radar.app.cli_helpers import (
+    JSON_HELP,
+    add_command,
+    add_day,
+    add_json,
+    add_limit,
+    add_week,
+    open_radar,
+    open_workspace,
+    parse_date,
+)
 from radar.app.output import console, err_console, keep_whole, print_json, safe, title_line
 from radar.store.text import script_mark
 
@@ -197,8 +207,10 @@ def cmd_methods(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "methods",
+        cmd_methods,
         help="named things (methods, models, benchmarks, systems, ...) with their kind and adoption; method cards",
         description="Names found in the stored titles and abstracts, with their kind (method, model, benchmark, "
         "system, hardware, metric, org, generic) decided from corpus evidence, the paper that introduced them, "
@@ -208,21 +220,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "reproduction preset that covers it).",
     )
     p.add_argument("--kind", metavar="KIND", help="only this kind (method, model, benchmark, system, ...)")
-    p.add_argument("--since", metavar="YYYY-MM-DD", help="only names first seen on or after this day")
-    p.add_argument("--as-of", metavar="YYYY-MM-DD", help="use only documents published on or before this day")
-    p.add_argument(
-        "--week", metavar="YYYY-Www", help="the method cards of that ISO week's papers, in the lead's reading order"
-    )
+    add_day(p, "--since", "only names first seen on or after this day")
+    add_day(p, "--as-of", "use only documents published on or before this day")
+    add_week(p, "the method cards of that ISO week's papers, in the lead's reading order")
     p.add_argument("--name", metavar="NAME", help="the method card of one name (any spelling)")
-    p.add_argument(
-        "--limit",
-        type=int,
-        default=30,
-        metavar="N",
-        help="rows shown, or a week's cards listed (the first 10 in full, the rest a line each; default 30; "
-        "not --json)",
+    add_limit(
+        p,
+        30,
+        "rows shown, or a week's cards listed (the first 10 in full, the rest a line each; default 30; not --json)",
     )
-    p.add_argument(
-        "--json", action="store_true", help="print one JSON document (a list of names or cards; one card for --name)"
-    )
-    p.set_defaults(func=cmd_methods)
+    add_json(p, JSON_HELP + " (a list of names or cards; one card for --name)")

@@ -9,7 +9,7 @@ from pathlib import Path
 import msgspec
 from rich.text import Text
 
-from radar.app.cli_helpers import open_radar
+from radar.app.cli_helpers import add_day, add_json, add_week, open_radar
 from radar.app.output import console, print_json, safe, title_line
 from radar.reports.people.library import describe
 from radar.reports.people.repository import People, PersonProfile, SearchFilters
@@ -230,11 +230,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     i = ps.add_parser("import", help="import a BibTeX (.bib) or Zotero CSL JSON (.json) library as liked papers")
     i.add_argument("name")
     i.add_argument("file", metavar="FILE.bib|FILE.json")
-    i.add_argument("--json", action="store_true", help="print one JSON document")
+    add_json(i)
     i.set_defaults(func=cmd_people_import)
 
     li = ps.add_parser("list", help="list people with their profile and feedback counts")
-    li.add_argument("--json", action="store_true", help="print one JSON document")
+    add_json(li)
     li.set_defaults(func=cmd_people_list)
 
     s = ps.add_parser("set", help="edit a person's profile (adds to what is there; --drop removes)")
@@ -262,18 +262,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("query")
     q.add_argument("--tag", action="append", metavar="TAG", help="only papers with this tag")
     q.add_argument("--kind", action="append", choices=("paper", "post"), help="only papers or posts")
-    q.add_argument("--since", metavar="YYYY-MM-DD", help="only documents published since")
+    add_day(q, "--since", "only documents published since")
     q.add_argument("--min-score", type=float, metavar="X", help="cosine cut-off of a match (default 0.35)")
     q.set_defaults(func=cmd_people_search)
 
     d = sub.add_parser("digest", help="one person's top papers of a week, and their alerts")
     d.add_argument("name")
-    d.add_argument(
-        "--week",
-        metavar="YYYY-Www",
-        help="ISO week; 'last' (default) = the last full week; 'latest' = the latest full week the workspace covers",
-    )
-    d.add_argument("--json", action="store_true", help="print one JSON document")
+    add_week(d, "ISO week; 'last' (default) = the last full week; 'latest' = the latest full week the workspace covers")
+    add_json(d)
     d.set_defaults(func=cmd_digest)
 
     al = sub.add_parser("alerts", help="saved-search alerts: test (show what would be sent) and run")
@@ -281,7 +277,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     als.required = True
     t = als.add_parser("test", help="show what a person's saved searches would send now (nothing is sent)")
     t.add_argument("name")
-    t.add_argument("--json", action="store_true", help="print one JSON document")
+    add_json(t)
     t.set_defaults(func=cmd_alerts_test)
     r = als.add_parser("run", help="run every saved search now and send new matches (once each)")
     r.set_defaults(func=cmd_alerts_run)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import msgspec
 
-from radar.app.cli_helpers import open_radar
+from radar.app.cli_helpers import JSON_HELP, add_command, add_day, add_json, add_week, open_radar
 from radar.app.output import console, err_console, print_json
 from radar.reports.errors import DeliveryError, ReportError
 from radar.reports.period import resolve_period
@@ -76,15 +76,14 @@ def cmd_weekly(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("report", help="write one week's report (Markdown, HTML) and optionally send it")
-    p.add_argument(
-        "--week",
-        metavar="YYYY-Www",
-        help="ISO week, e.g. 2025-W20; 'last' (default) = the last full week; 'latest' = the latest "
+    p = add_command(sub, "report", cmd_report, help="write one week's report (Markdown, HTML) and optionally send it")
+    add_week(
+        p,
+        "ISO week, e.g. 2025-W20; 'last' (default) = the last full week; 'latest' = the latest "
         "full week the papers in the workspace cover",
     )
-    p.add_argument("--from", dest="date_from", metavar="YYYY-MM-DD", help="a date range instead of a week (with --to)")
-    p.add_argument("--to", dest="date_to", metavar="YYYY-MM-DD", help="last day of the range, inclusive")
+    add_day(p, "--from", "a date range instead of a week (with --to)", dest="date_from")
+    add_day(p, "--to", "last day of the range, inclusive", dest="date_to")
     p.add_argument("--format", metavar="md,html,pdf", help="formats to write (default: [report] formats)")
     p.add_argument(
         "--send",
@@ -96,17 +95,18 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="DIR",
         help="write the files into DIR instead of the workspace's reports/<week>/ (a read-only workspace works)",
     )
-    p.add_argument("--json", action="store_true", help="print one JSON document (the paths)")
-    p.set_defaults(func=cmd_report)
+    add_json(p, JSON_HELP + " (the paths)")
 
-    p = sub.add_parser(
-        "weekly", help="crawl, index, alerts, tag, trends, report, deliver, digests, reproduce: the job for cron"
+    p = add_command(
+        sub,
+        "weekly",
+        cmd_weekly,
+        help="crawl, index, alerts, tag, trends, report, deliver, digests, reproduce: the job for cron",
     )
-    p.add_argument("--week", metavar="YYYY-Www", help="ISO week to report (default: the last full week)")
+    add_week(p, "ISO week to report (default: the last full week)")
     p.add_argument(
         "--skip",
         metavar="STEP[,STEP]",
         help="steps to skip: crawl,index,alerts,tag,trends,report,deliver,digests,reproduce",
     )
-    p.add_argument("--json", action="store_true", help="print one JSON document")
-    p.set_defaults(func=cmd_weekly)
+    add_json(p)

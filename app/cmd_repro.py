@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import msgspec
 from rich.markup import escape
 
+from radar.app.cli_helpers import add_command, add_json, json_or
 from radar.app.context import Radar
 from radar.app.output import console, err_console, print_json
 from radar.repro.records import RunParams, RunRecord
@@ -104,9 +105,14 @@ class RunJson(msgspec.Struct, kw_only=True):
         )
 
 
-def _print_runs(runs: RunRecord | list[RunRecord]) -> None:
+def _runs_json(runs: RunRecord | list[RunRecord]) -> Json:
     """The --json of one run or a list of them."""
-    print_json(msgspec.to_builtins(RunJson.of(runs) if isinstance(runs, RunRecord) else [RunJson.of(r) for r in runs]))
+    doc: Json = msgspec.to_builtins(RunJson.of(runs) if isinstance(runs, RunRecord) else [RunJson.of(r) for r in runs])
+    return doc
+
+
+def _print_runs(runs: RunRecord | list[RunRecord]) -> None:
+    print_json(_runs_json(runs))
 
 
 def _profile_summary(profile: object) -> dict[str, ProfileBrief] | None:
@@ -292,9 +298,10 @@ def _p(x: float | None) -> str:
 
 def cmd_list(args: argparse.Namespace) -> int:
     runs = _api(args).runs(status=args.status)
-    if args.json:
-        _print_runs(runs)
-        return 0
+    return json_or(args, lambda: _runs_json(runs), lambda: _print_list(runs))
+
+
+def _print_list(runs: list[RunRecord]) -> None:
     if not runs:
         console.print("no reproduction runs yet; start one with `radar repro run --method dapo`")
     for r in runs:
@@ -302,27 +309,17 @@ def cmd_list(args: argparse.Namespace) -> int:
         console.print(
             f"{r.id}  {r.status:<9} {escape(r.method)} vs {escape(r.baseline)} ({escape(r.setup)})  {escape(verdict)}"
         )
-    return 0
 
 
 def cmd_show(args: argparse.Namespace) -> int:
     run = _api(args).get(args.run_id)
-    if args.json:
-        _print_runs(run)
-    else:
-        _print_run(run)
-    return 0
+    return json_or(args, lambda: _runs_json(run), lambda: _print_run(run))
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
     run = _api(args).cancel(args.run_id)
-    if args.json:
-        _print_runs(run)
-    else:
-        console.print(
-            f"{run.id}: {run.status}" + (" (cancel requested; stops at its next step)" if run.cancel_requested else "")
-        )
-    return 0
+    note = " (cancel requested; stops at its next step)" if run.cancel_requested else ""
+    return json_or(args, lambda: _runs_json(run), lambda: console.print(f"{run.id}: {run.status}{note}"))
 
 
 def cmd_methods(args: argparse.Namespace) -> int:
@@ -445,38 +442,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dataset", default="", help="JSONL of {prompt, answer} (GSM8K/MATH exports), with --model")
     p.add_argument("--lora", action="store_true", help="with --model: train a LoRA adapter (peft), not every weight")
     p.add_argument("--background", action="store_true", help="return at once; the worker keeps running")
-    p.add_argument("--json", action="store_true", help="print one JSON document")
+    add_json(p)
     p.set_defaults(func=cmd_run)
 
-    p = rsub.add_parser("list", help="list runs, newest first")
+    p = add_command(rsub, "list", cmd_list, "list runs, newest first")
     p.add_argument("--status", default="", help="only runs with this status")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_list)
+    add_json(p, help=None)
+    add_json(add_command(rsub, "show", cmd_show, "a run's status, verdict, metrics and plots", "run_id"), help=None)
+    add_json(add_command(rsub, "cancel", cmd_cancel, "cancel a queued or running run", "run_id"), help=None)
 
-    p = rsub.add_parser("show", help="a run's status, verdict, metrics and plots")
-    p.add_argument("run_id")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_show)
-
-    p = rsub.add_parser("cancel", help="cancel a queued or running run")
-    p.add_argument("run_id")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_cancel)
-
-    p = rsub.add_parser("methods", help="the method presets: paper, config, plug-ins, claim")
+    p = add_command(rsub, "methods", cmd_methods, "the method presets: paper, config, plug-ins, claim")
     p.add_argument("--plugins", action="store_true", help="list the plug-ins (built-in and installed) instead")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_methods)
+    add_json(p, help=None)
 
-    p = rsub.add_parser("work", help="run the queued reproductions (from weekly or the dashboard) one at a time")
+    p = add_command(rsub, "work", cmd_work, "run the queued reproductions (from weekly or the dashboard) one at a time")
     p.add_argument("--max-runs", type=int, default=0, help="stop after this many runs (default: until empty)")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_work)
+    add_json(p, help=None)
 
-    p = rsub.add_parser("export", help="write a verl (Ray cluster) or TRL+accelerate (multi-GPU) launch")
-    p.add_argument("run_id")
+    p = add_command(
+        rsub, "export", cmd_export, "write a verl (Ray cluster) or TRL+accelerate (multi-GPU) launch", "run_id"
+    )
     p.add_argument("--engine", choices=("verl", "trl"), required=True)
     p.add_argument("--out", default="", help="folder to write to (default: the run's export/ folder)")
     p.add_argument("--gpus", type=int, default=8, help="GPUs per node (accelerate processes / verl n_gpus_per_node)")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_export)
+    add_json(p, help=None)

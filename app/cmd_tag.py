@@ -14,7 +14,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from radar.analysis.tags.errors import TaggingError
-from radar.app.cli_helpers import open_radar
+from radar.app.cli_helpers import add_command, add_json, open_radar
 from radar.app.output import console, err_console, print_json
 
 
@@ -118,24 +118,25 @@ def cmd_tag_fix(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "tag",
+        cmd_tag,
         help="tag documents with the taxonomy; eval and fix subcommands",
         description="Tag embedded documents the current model has not decided yet. "
         "Subcommands: `radar tag eval LABELS.jsonl`, `radar tag fix ID +TAG -TAG`.",
     )
     p.add_argument("--retrain", action="store_true", help="retrain (uses new corrections) and re-decide every document")
-    p.add_argument("--json", action="store_true", help="print one JSON document")
-    p.set_defaults(func=cmd_tag)
+    add_json(p)
     tag_sub = p.add_subparsers(dest="tag_command", metavar="{eval,fix}", parser_class=type(p))
 
     e = tag_sub.add_parser("eval", help="per-tag precision/recall/F1 and macro-F1 against a label file")
     e.add_argument("labels", metavar="LABELS.jsonl", help='JSON lines {"id": ..., "tags": [...]}')
-    e.add_argument("--json", action="store_true", help="print one JSON document")
+    add_json(e)
     e.set_defaults(func=cmd_tag_eval)
 
     f = tag_sub.add_parser("fix", help="record a correction: +TAG confirms, -TAG removes")
     f.add_argument("id", metavar="ID", help="document id, e.g. 2503.14476")
     f.add_argument("changes", nargs="*", metavar="+TAG|-TAG", help="tags to confirm (+) or remove (-)")
-    f.add_argument("--json", action="store_true", help="print one JSON document")
+    add_json(f)
     f.set_defaults(func=cmd_tag_fix, accepts_extra=True)

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from radar.analysis.trends.config import check_window
 from radar.analysis.trends.result import Burst, PeriodTrends, TermTrend, TrendsResult, share_change
-from radar.app.cli_helpers import open_radar, parse_date
+from radar.app.cli_helpers import add_command, add_day, add_json, add_limit, add_week, open_radar, parse_date
 from radar.app.output import console, err_console, keep_whole, print_json
 from radar.reports.period import resolve_period
 from radar.store import ConfigError
@@ -184,8 +184,10 @@ def _print_tags(r: TrendsResult) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "trends",
+        cmd_trends,
         help="what is rising and falling, new methods and topics",
         description="Emerging/declining terms: a stratified test of the recent window against its baseline "
         "(z >= [trends] min_z and a rate-ratio bound >= min_ratio); a rise that began one or two months ago is "
@@ -197,19 +199,18 @@ def register(sub: argparse._SubParsersAction) -> None:
         "share of documents changes significantly, |z| >= the two-sided Bonferroni bound at [trends] tag_alpha "
         "(0.05) over the taxonomy's tags, and flat otherwise; the report and the dashboard use the same rule.",
     )
-    p.add_argument(
+    add_day(
+        p,
         "--as-of",
-        metavar="YYYY-MM-DD",
-        help="use only documents published on or before this day "
+        "use only documents published on or before this day "
         "(default: the newest day whose past week holds at least half the usual weekly volume)",
     )
     p.add_argument("--window", default="week", metavar="week|month", help="recent window compared to its baseline")
-    p.add_argument(
-        "--week",
+    add_week(
+        p,
         metavar="YYYY-Www|last|latest",
         help="one report period: its tags' change in share (the week against the 8 before) and the terms, new "
         "names and topics of the month up to its last day, as `radar report --week` and the dashboard show them",
     )
-    p.add_argument("--limit", type=int, default=15, metavar="N", help="rows per table (default 15)")
-    p.add_argument("--json", action="store_true", help="print one JSON document")
-    p.set_defaults(func=cmd_trends)
+    add_limit(p, 15, "rows per table (default 15)")
+    add_json(p)
