@@ -16,6 +16,7 @@ from typing import TypeAlias
 
 import msgspec
 
+from radar.analysis.trends.parts import numpy_builtins
 from radar.analysis.trends.result import NewMethod, TermTrend, Topic
 from radar.reports.calls import CallsSection
 from radar.reports.new_this_week import NewThisWeek
@@ -161,13 +162,6 @@ class Notes(msgspec.Struct, kw_only=True):
     topics: str = ""  # growing topics and new names left out as unrelated to the profile
 
 
-def _as_float(value: object) -> float:
-    """A float subclass (numpy's float64 from a computation) as the float it is, as json wrote it before."""
-    if isinstance(value, float):
-        return float(value)
-    raise TypeError(f"report.json cannot hold a {type(value).__name__}")
-
-
 # report.json's sections that are records, as ``ReportContent.read`` decodes them (msgspec, types checked): each
 # section's name, its type, and what null reads as
 RECORDS: tuple[tuple[str, object, list[str] | dict[str, str]], ...] = (
@@ -214,7 +208,7 @@ class ReportContent:
 
     def document(self) -> dict[str, JsonValue]:
         """report.json: the fields in order as msgspec writes them, then the sections read from a later version."""
-        out: dict[str, JsonValue] = msgspec.to_builtins(self, enc_hook=_as_float)
+        out: dict[str, JsonValue] = msgspec.to_builtins(self, enc_hook=numpy_builtins)
         del out["extra"]
         out["runs"] = msgspec.to_builtins(runs_json(self.runs))  # with each run's ``line`` (runs.py)
         return {**out, **self.extra}

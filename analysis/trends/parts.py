@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import msgspec
-import numpy as np
 
 from radar.analysis.trends.config import TrendsConfig
 from radar.store.files import write_cache_atomic
@@ -68,16 +67,16 @@ def code_version() -> str:
     return h.hexdigest()
 
 
-def _plain(value: object) -> object:
-    """NumPy scalars and arrays as JSON (json's ``default``); NaN and infinities are kept, as the period cache
-    keeps them."""
-    if isinstance(value, np.generic | np.ndarray):
-        return value.tolist()
+def numpy_builtins(value: object) -> object:
+    """msgspec's ``enc_hook`` for what a computation leaves behind (the trends' parts, report.json): a NumPy scalar or
+    array as the Python value it holds (NaN and infinities kept); anything else is refused (TypeError, one line)."""
+    if type(value).__module__ == "numpy" and callable(tolist := getattr(value, "tolist", None)):
+        return tolist()
     raise TypeError(f"{type(value).__name__} is not JSON")
 
 
 def _dumps(value: object) -> bytes:
-    return json.dumps(msgspec.to_builtins(value, enc_hook=_plain), ensure_ascii=False).encode("utf-8")
+    return json.dumps(msgspec.to_builtins(value, enc_hook=numpy_builtins), ensure_ascii=False).encode("utf-8")
 
 
 def settings_key(cfg: TrendsConfig) -> str:
